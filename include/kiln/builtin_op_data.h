@@ -1,0 +1,123 @@
+/* Kiln: the parsed options of builtin ops.
+ *
+ * KilnOpaqueNodeGetBuiltinData returns a pointer to one of these structs, chosen by the node's builtin code,
+ * so that an operator overriding a builtin reads the same options the builtin does. Field names follow
+ * LiteRT's builtin_op_data.h. This header is C99. */
+#ifndef KILN_BUILTIN_OP_DATA_H_
+#define KILN_BUILTIN_OP_DATA_H_
+
+#include "kiln/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most dimensions a shape option (RESHAPE's new_shape, SQUEEZE's dims) can list. */
+#define KILN_RESHAPE_MAX_DIMENSIONS 8
+
+typedef enum KilnPadding {
+  kKilnPaddingUnknown = 0,
+  kKilnPaddingSame = 1,
+  kKilnPaddingValid = 2,
+} KilnPadding;
+
+typedef enum KilnFusedActivation {
+  kKilnActNone = 0,
+  kKilnActRelu = 1,
+  kKilnActReluN1To1 = 2,
+  kKilnActRelu6 = 3,
+  kKilnActTanh = 4,
+  kKilnActSignBit = 5,
+  kKilnActSigmoid = 6,
+} KilnFusedActivation;
+
+/* ADD, SUB */
+typedef struct KilnAddParams {
+  KilnFusedActivation activation;
+  bool pot_scale_int16;
+} KilnAddParams;
+typedef KilnAddParams KilnSubParams;
+
+/* MUL, DIV */
+typedef struct KilnMulParams {
+  KilnFusedActivation activation;
+} KilnMulParams;
+typedef KilnMulParams KilnDivParams;
+
+/* CONV_2D */
+typedef struct KilnConvParams {
+  KilnPadding padding;
+  int stride_width;
+  int stride_height;
+  int dilation_width_factor;
+  int dilation_height_factor;
+  KilnFusedActivation activation;
+} KilnConvParams;
+
+/* DEPTHWISE_CONV_2D */
+typedef struct KilnDepthwiseConvParams {
+  KilnPadding padding;
+  int stride_width;
+  int stride_height;
+  int depth_multiplier;
+  KilnFusedActivation activation;
+  int dilation_width_factor;
+  int dilation_height_factor;
+} KilnDepthwiseConvParams;
+
+/* AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D */
+typedef struct KilnPoolParams {
+  KilnPadding padding;
+  int stride_width;
+  int stride_height;
+  int filter_width;
+  int filter_height;
+  KilnFusedActivation activation;
+} KilnPoolParams;
+
+typedef enum KilnFullyConnectedWeightsFormat {
+  kKilnFullyConnectedWeightsFormatDefault = 0,
+  kKilnFullyConnectedWeightsFormatShuffled4x16Int8 = 1,
+} KilnFullyConnectedWeightsFormat;
+
+/* FULLY_CONNECTED */
+typedef struct KilnFullyConnectedParams {
+  KilnFusedActivation activation;
+  KilnFullyConnectedWeightsFormat weights_format;
+  bool keep_num_dims;
+  bool asymmetric_quantize_inputs;
+} KilnFullyConnectedParams;
+
+/* SOFTMAX */
+typedef struct KilnSoftmaxParams {
+  float beta;
+} KilnSoftmaxParams;
+
+/* CONCATENATION */
+typedef struct KilnConcatenationParams {
+  int axis;
+  KilnFusedActivation activation;
+} KilnConcatenationParams;
+
+/* RESHAPE. When num_dimensions is 0 the shape comes from the second input. */
+typedef struct KilnReshapeParams {
+  int shape[KILN_RESHAPE_MAX_DIMENSIONS];
+  int num_dimensions;
+} KilnReshapeParams;
+
+/* SQUEEZE. num_squeeze_dims 0 removes every dimension of size 1. */
+typedef struct KilnSqueezeParams {
+  int squeeze_dims[KILN_RESHAPE_MAX_DIMENSIONS];
+  int num_squeeze_dims;
+} KilnSqueezeParams;
+
+/* MEAN, SUM and the other reductions */
+typedef struct KilnReducerParams {
+  bool keep_dims;
+} KilnReducerParams;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_BUILTIN_OP_DATA_H_ */

@@ -1,0 +1,161 @@
+/* Kiln: the application-facing C API.
+ *
+ * An application creates a KilnModel from a .tflite file or buffer, configures KilnInterpreterOptions
+ * (threads, custom operators, error reporter), creates a KilnInterpreter, allocates tensors, fills the inputs,
+ * invokes, and reads the outputs. The names and semantics follow LiteRT's c_api.h with the prefix Kiln.
+ *
+ * Ownership: every Create has a matching Delete, and objects are independent unless stated: a model may be
+ * deleted after the interpreters built from it are created (they keep what they need alive). Tensor pointers
+ * returned by an interpreter stay valid until it is deleted; their data pointers only until the next
+ * ResizeInputTensor or AllocateTensors call.
+ *
+ * This header is C99 and contains no C++ types. */
+#ifndef KILN_C_API_H_
+#define KILN_C_API_H_
+
+#include "kiln/builtin_ops.h"
+#include "kiln/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct KilnModel KilnModel;
+typedef struct KilnInterpreterOptions KilnInterpreterOptions;
+typedef struct KilnInterpreter KilnInterpreter;
+typedef struct KilnTensor KilnTensor;
+typedef struct KilnOperator KilnOperator; /* see kiln/operator.h */
+
+/* The version of this library, "major.minor.patch". */
+KILN_CAPI_EXPORT const char* KilnVersion(void);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Models
+ * ------------------------------------------------------------------------------------------------------- */
+
+/* Creates a model from a .tflite flatbuffer held in memory. The bytes are copied, so the caller may free
+ * `model_data` when this returns. The model is verified (FlatBuffers verifier plus Kiln's structural checks:
+ * indices, shapes, buffer sizes, graph order) before it is accepted. Returns NULL on failure and reports the
+ * reason to stderr; use KilnModelCreateWithErrorReporter to receive it. */
+KILN_CAPI_EXPORT KilnModel* KilnModelCreate(const void* model_data, size_t model_size);
+
+/* As KilnModelCreate, reporting failures to `reporter` (may be NULL for stderr). */
+KILN_CAPI_EXPORT KilnModel* KilnModelCreateWithErrorReporter(const void* model_data, size_t model_size,
+                                                             KilnErrorReporter reporter, void* user_data);
+
+/* Creates a model from a file, which is memory-mapped read-only for the model's lifetime. Buffers stored
+ * after the flatbuffer (models over 2 GB) are read from the mapping. Returns NULL on failure. */
+KILN_CAPI_EXPORT KilnModel* KilnModelCreateFromFile(const char* model_path);
+
+/* As KilnModelCreateFromFile, reporting failures to `reporter` (may be NULL for stderr). */
+KILN_CAPI_EXPORT KilnModel* KilnModelCreateFromFileWithErrorReporter(const char* model_path,
+                                                                     KilnErrorReporter reporter,
+                                                                     void* user_data);
+
+/* Releases the caller's reference. Interpreters created from the model keep it alive. NULL is a no-op. */
+KILN_CAPI_EXPORT void KilnModelDelete(KilnModel* model);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Interpreter options
+ * ------------------------------------------------------------------------------------------------------- */
+
+KILN_CAPI_EXPORT KilnInterpreterOptions* KilnInterpreterOptionsCreate(void);
+/* NULL is a no-op. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsDelete(KilnInterpreterOptions* options);
+
+/* Threads the interpreter may use for its kernels; -1 (the default) lets Kiln choose one per core. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsSetNumThreads(KilnInterpreterOptions* options,
+                                                          int32_t num_threads);
+
+/* Registers an operator: a custom op (builtin code kKilnBuiltinCustom plus its name) or an override of a
+ * builtin (its code and version). Operators added later win over earlier ones, and every added operator wins
+ * over Kiln's builtins. The caller keeps ownership; `op` must outlive every interpreter created with these
+ * options. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsAddOperator(KilnInterpreterOptions* options, KilnOperator* op);
+
+/* Installs the function that receives every error message of interpreters created with these options.
+ * The default writes to stderr. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsSetErrorReporter(KilnInterpreterOptions* options,
+                                                             KilnErrorReporter reporter, void* user_data);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Interpreter
+ * ------------------------------------------------------------------------------------------------------- */
+
+/* Creates an interpreter for the model's main subgraph. `options` may be NULL and may be deleted afterwards
+ * (it is copied). Fails (NULL, with a message to the error reporter) if the model uses a builtin op or op
+ * version that neither Kiln nor an added operator provides; the message names the op, its version and the node
+ * index. Custom ops are resolved later, by KilnInterpreterAllocateTensors. */
+KILN_CAPI_EXPORT KilnInterpreter* KilnInterpreterCreate(const KilnModel* model,
+                                                        const KilnInterpreterOptions* options);
+
+/* As KilnInterpreterCreate, also returning why creation failed through `out_status` (may be NULL). */
+KILN_CAPI_EXPORT KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model,
+                                                                  const KilnInterpreterOptions* options,
+                                                                  KilnStatus* out_status);
+
+/* NULL is a no-op. Calls every op's Free. */
+KILN_CAPI_EXPORT void KilnInterpreterDelete(KilnInterpreter* interpreter);
+
+KILN_CAPI_EXPORT int32_t KilnInterpreterGetInputTensorCount(const KilnInterpreter* interpreter);
+/* Returns NULL if `input_index` is out of range. */
+KILN_CAPI_EXPORT KilnTensor* KilnInterpreterGetInputTensor(const KilnInterpreter* interpreter,
+                                                           int32_t input_index);
+
+/* Changes an input's shape. Takes effect at the next KilnInterpreterAllocateTensors, which re-runs every op's
+ * Prepare; until then Invoke fails. `input_dims` is copied. */
+KILN_CAPI_EXPORT KilnStatus KilnInterpreterResizeInputTensor(KilnInterpreter* interpreter,
+                                                             int32_t input_index, const int* input_dims,
+                                                             int32_t input_dims_size);
+
+/* Resolves custom ops, runs Init and Prepare of every op in order, plans the memory arena and allocates it.
+ * Returns kKilnUnresolvedOps (and reports "Encountered unresolved custom op: NAME.") when a custom op has no
+ * registered operator. */
+KILN_CAPI_EXPORT KilnStatus KilnInterpreterAllocateTensors(KilnInterpreter* interpreter);
+
+/* Runs every op's Invoke in order. Tensors must have been allocated since the last resize. */
+KILN_CAPI_EXPORT KilnStatus KilnInterpreterInvoke(KilnInterpreter* interpreter);
+
+KILN_CAPI_EXPORT int32_t KilnInterpreterGetOutputTensorCount(const KilnInterpreter* interpreter);
+/* Returns NULL if `output_index` is out of range. */
+KILN_CAPI_EXPORT const KilnTensor* KilnInterpreterGetOutputTensor(const KilnInterpreter* interpreter,
+                                                                  int32_t output_index);
+
+/* Memory used for intermediate tensors: the planned arena, and what one buffer per tensor would take.
+ * Valid after a successful KilnInterpreterAllocateTensors. Either out pointer may be NULL. */
+KILN_CAPI_EXPORT KilnStatus KilnInterpreterGetArenaStats(const KilnInterpreter* interpreter,
+                                                         size_t* out_arena_bytes, size_t* out_naive_bytes);
+
+/* Node count of the main subgraph, and for node `node_index` its operator's builtin code, custom name (NULL
+ * for builtins) and version. Lets tools list ops without parsing the model again. */
+KILN_CAPI_EXPORT int32_t KilnInterpreterGetNodeCount(const KilnInterpreter* interpreter);
+KILN_CAPI_EXPORT KilnStatus KilnInterpreterGetNodeInfo(const KilnInterpreter* interpreter, int32_t node_index,
+                                                       int32_t* out_builtin_code,
+                                                       const char** out_custom_name,
+                                                       int32_t* out_version);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Tensors
+ * ------------------------------------------------------------------------------------------------------- */
+
+KILN_CAPI_EXPORT KilnType KilnTensorType(const KilnTensor* tensor);
+KILN_CAPI_EXPORT int32_t KilnTensorNumDims(const KilnTensor* tensor);
+/* Returns -1 if `dim_index` is out of range. */
+KILN_CAPI_EXPORT int32_t KilnTensorDim(const KilnTensor* tensor, int32_t dim_index);
+KILN_CAPI_EXPORT size_t KilnTensorByteSize(const KilnTensor* tensor);
+/* The tensor's memory, or NULL before allocation. */
+KILN_CAPI_EXPORT void* KilnTensorData(const KilnTensor* tensor);
+/* The name stored in the model ("" if none). Valid for the tensor's lifetime. */
+KILN_CAPI_EXPORT const char* KilnTensorName(const KilnTensor* tensor);
+KILN_CAPI_EXPORT KilnQuantizationParams KilnTensorQuantizationParams(const KilnTensor* tensor);
+/* Copies exactly KilnTensorByteSize bytes; any other `input_data_size` is kKilnInvalidArgument. */
+KILN_CAPI_EXPORT KilnStatus KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* input_data,
+                                                     size_t input_data_size);
+KILN_CAPI_EXPORT KilnStatus KilnTensorCopyToBuffer(const KilnTensor* output_tensor, void* output_data,
+                                                   size_t output_data_size);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_C_API_H_ */

@@ -1,0 +1,81 @@
+/* Kiln: operators, the unit of op registration.
+ *
+ * A KilnOperator describes one op kernel: which model op it serves (a builtin code and version, or
+ * kKilnBuiltinCustom plus a custom name) and its four callbacks. It mirrors LiteRT's TfLiteOperator:
+ *
+ *   init    once per node, with the node's custom options (a flexbuffer map for custom ops; for builtins the
+ *           parsed options are available through KilnOpaqueNodeGetBuiltinData instead). Its result becomes
+ *           the node's user data.
+ *   free    once per node, with what init returned.
+ *   prepare whenever input shapes may have changed: validate inputs, resize outputs, request temporaries.
+ *   invoke  for every inference: compute only.
+ *
+ * Any callback may be left unset. The `...WithData` forms pass the operator's own user data (from
+ * KilnOperatorCreateWithData) as the first argument; when both forms are set, the `WithData` form is used.
+ * This header is C99. */
+#ifndef KILN_OPERATOR_H_
+#define KILN_OPERATOR_H_
+
+#include "kiln/builtin_ops.h"
+#include "kiln/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct KilnOperator KilnOperator;
+/* What an op sees of the interpreter, a node and a tensor. See kiln/c_api_opaque.h. */
+typedef struct KilnOpaqueContext KilnOpaqueContext;
+typedef struct KilnOpaqueNode KilnOpaqueNode;
+typedef struct KilnOpaqueTensor KilnOpaqueTensor;
+typedef struct KilnModule KilnModule; /* a compiled kernel module; see kiln/compute.h */
+
+/* Creates an operator. `custom_name` is copied and must be non-NULL exactly when `builtin_code` is
+ * kKilnBuiltinCustom. Returns NULL on invalid arguments. */
+KILN_CAPI_EXPORT KilnOperator* KilnOperatorCreate(KilnBuiltinOperator builtin_code, const char* custom_name,
+                                                  int version);
+/* As KilnOperatorCreate, with `user_data` passed to the `...WithData` callbacks. */
+KILN_CAPI_EXPORT KilnOperator* KilnOperatorCreateWithData(KilnBuiltinOperator builtin_code,
+                                                          const char* custom_name, int version,
+                                                          void* user_data);
+/* NULL is a no-op. Must not be deleted while an interpreter that uses it exists. */
+KILN_CAPI_EXPORT void KilnOperatorDelete(KilnOperator* op);
+
+KILN_CAPI_EXPORT KilnBuiltinOperator KilnOperatorGetBuiltInCode(const KilnOperator* op);
+/* NULL for builtins. Valid for the operator's lifetime. */
+KILN_CAPI_EXPORT const char* KilnOperatorGetCustomName(const KilnOperator* op);
+KILN_CAPI_EXPORT int KilnOperatorGetVersion(const KilnOperator* op);
+KILN_CAPI_EXPORT void* KilnOperatorGetUserData(const KilnOperator* op);
+
+KILN_CAPI_EXPORT void KilnOperatorSetInit(KilnOperator* op,
+                                          void* (*init)(KilnOpaqueContext* context, const char* buffer,
+                                                        size_t length));
+KILN_CAPI_EXPORT void KilnOperatorSetFree(KilnOperator* op,
+                                          void (*free)(KilnOpaqueContext* context, void* data));
+KILN_CAPI_EXPORT void KilnOperatorSetPrepare(KilnOperator* op,
+                                             KilnStatus (*prepare)(KilnOpaqueContext* context,
+                                                                   KilnOpaqueNode* node));
+KILN_CAPI_EXPORT void KilnOperatorSetInvoke(KilnOperator* op,
+                                            KilnStatus (*invoke)(KilnOpaqueContext* context,
+                                                                 KilnOpaqueNode* node));
+
+KILN_CAPI_EXPORT void KilnOperatorSetInitWithData(KilnOperator* op,
+                                                  void* (*init)(void* user_data, KilnOpaqueContext* context,
+                                                                const char* buffer, size_t length));
+KILN_CAPI_EXPORT void KilnOperatorSetFreeWithData(KilnOperator* op,
+                                                  void (*free)(void* user_data, KilnOpaqueContext* context,
+                                                               void* data));
+KILN_CAPI_EXPORT void KilnOperatorSetPrepareWithData(KilnOperator* op,
+                                                     KilnStatus (*prepare)(void* user_data,
+                                                                           KilnOpaqueContext* context,
+                                                                           KilnOpaqueNode* node));
+KILN_CAPI_EXPORT void KilnOperatorSetInvokeWithData(KilnOperator* op,
+                                                    KilnStatus (*invoke)(void* user_data,
+                                                                         KilnOpaqueContext* context,
+                                                                         KilnOpaqueNode* node));
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_OPERATOR_H_ */

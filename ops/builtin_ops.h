@@ -1,0 +1,27 @@
+// The table of builtin op kernels.
+//
+// Every builtin is a KilnOperator written against the public opaque API (kiln/c_api_opaque.h), exactly as a
+// user's custom op would be: builtins get no private access to the interpreter. Options arrive parsed, as the
+// structs of kiln/builtin_op_data.h, through KilnOpaqueNodeGetBuiltinData.
+#ifndef KILN_OPS_BUILTIN_OPS_H_
+#define KILN_OPS_BUILTIN_OPS_H_
+
+#include <vector>
+
+#include "kiln/operator.h"
+
+namespace kiln::ops {
+
+struct BuiltinKernel {
+  int builtin_code;  // KilnBuiltinOperator
+  int min_version;   // the versions of the op this kernel serves, inclusive
+  int max_version;
+  const KilnOperator* op;
+};
+
+// Every builtin kernel Kiln has. Created on first use; valid for the process lifetime.
+const std::vector<BuiltinKernel>& BuiltinKernels();
+
+}  // namespace kiln::ops
+
+#endif  // KILN_OPS_BUILTIN_OPS_H_

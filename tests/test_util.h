@@ -1,0 +1,40 @@
+// Helpers shared by Kiln's tests.
+#ifndef KILN_TESTS_TEST_UTIL_H_
+#define KILN_TESTS_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace kiln::testing {
+
+// The folder of real models (../shared/models), as configured at build time.
+inline std::string ModelsDir() { return KILN_MODELS_DIR; }
+
+inline bool ModelsAvailable() {
+  struct stat st;
+  return stat((ModelsDir() + "/MANIFEST.md").c_str(), &st) == 0;
+}
+
+inline std::string ModelPath(const std::string& file) { return ModelsDir() + "/" + file; }
+
+inline std::vector<uint8_t> ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace kiln::testing
+
+// Skips the current test, with a clear message, when ../shared/models is absent.
+#define KILN_REQUIRE_MODELS()                                                                         \
+  do {                                                                                                \
+    if (!::kiln::testing::ModelsAvailable())                                                          \
+      GTEST_SKIP() << "real models not found at " << ::kiln::testing::ModelsDir()                     \
+                   << " (expected ../shared/models beside the checkout; set -DKILN_MODELS_DIR=...)"; \
+  } while (0)
+
+#endif  // KILN_TESTS_TEST_UTIL_H_

@@ -1,0 +1,48 @@
+# External dependencies, all from Debian 12 packages (scripts/setup.sh installs them). Nothing is downloaded at
+# build time. See README.md in this folder for what each is for and which version is pinned.
+
+find_program(KILN_FLATC flatc REQUIRED)
+execute_process(COMMAND ${KILN_FLATC} --version OUTPUT_VARIABLE _flatc_version OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT _flatc_version MATCHES "2\\.0\\.8")
+  message(WARNING "Kiln is tested with flatc 2.0.8, found: ${_flatc_version}")
+endif()
+find_path(KILN_FLATBUFFERS_INCLUDE flatbuffers/flatbuffers.h REQUIRED)
+add_library(kiln_flatbuffers INTERFACE)
+target_include_directories(kiln_flatbuffers SYSTEM INTERFACE ${KILN_FLATBUFFERS_INCLUDE})
+
+# kiln_flatc_generate(<target> <schema.fbs>): generates <name>_generated.h into the build tree and adds it to
+# <target>'s sources and include path.
+function(kiln_flatc_generate target schema)
+  get_filename_component(_name ${schema} NAME_WE)
+  set(_out_dir ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  set(_out ${_out_dir}/${_name}_generated.h)
+  add_custom_command(
+    OUTPUT ${_out}
+    COMMAND ${KILN_FLATC} --cpp --scoped-enums -o ${_out_dir} ${schema}
+    DEPENDS ${schema}
+    COMMENT "flatc: generating ${_name}_generated.h"
+    VERBATIM)
+  target_sources(${target} PRIVATE ${_out})
+  target_include_directories(${target} PRIVATE ${_out_dir})
+endfunction()
+
+find_package(GTest REQUIRED)
+find_package(benchmark QUIET)
+find_package(Threads REQUIRED)
+
+# LLVM and Clang 19, linked as the shared libLLVM/libclang-cpp to keep links fast.
+find_package(LLVM 19 QUIET CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
+find_package(Clang QUIET CONFIG PATHS /usr/lib/llvm-19/lib/cmake/clang NO_DEFAULT_PATH)
+if(LLVM_FOUND)
+  add_library(kiln_llvm INTERFACE)
+  target_include_directories(kiln_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
+  target_compile_definitions(kiln_llvm INTERFACE ${LLVM_DEFINITIONS})
+  target_link_libraries(kiln_llvm INTERFACE LLVM)
+endif()
+if(Clang_FOUND)
+  add_library(kiln_clang INTERFACE)
+  target_include_directories(kiln_clang SYSTEM INTERFACE ${CLANG_INCLUDE_DIRS})
+  target_link_libraries(kiln_clang INTERFACE clang-cpp kiln_llvm)
+endif()
+set(KILN_LLVM_FOUND ${LLVM_FOUND})
+set(KILN_CLANG_FOUND ${Clang_FOUND})
