@@ -1,1 +1,374 @@
-namespace kiln {} // placeholder
+#include "runtime/interpreter.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "ops/builtin_ops.h"
+#include "runtime/arena_planner.h"
+
+namespace kiln {
+namespace {
+
+KilnOpaqueNode* AsOpaqueNode(Node* node) { return reinterpret_cast<KilnOpaqueNode*>(node); }
+
+}  // namespace
+
+std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData> model,
+                                                 const KilnInterpreterOptions& options, KilnStatus* status) {
+  std::unique_ptr<Interpreter> interpreter(new Interpreter());
+  interpreter->model_ = std::move(model);
+  interpreter->options_ = options;
+  *status = kKilnOk;
+  if (interpreter->model_->desc.subgraphs.empty()) {
+    interpreter->ReportError("model has no subgraphs");
+    *status = kKilnInvalidModel;
+    return nullptr;
+  }
+  interpreter->graph_ = &interpreter->model_->desc.subgraphs[0];
+  if (!interpreter->BuildTensors()) {
+    *status = kKilnOutOfMemory;
+    return nullptr;
+  }
+  if (!interpreter->ResolveBuiltins(status)) return nullptr;
+  return interpreter;
+}
+
+Interpreter::~Interpreter() { FreeNodes(); }
+
+void Interpreter::FreeNodes() {
+  for (Node& node : nodes_) {
+    if (!node.initialized || node.op == nullptr) continue;
+    if (node.op->free_with_data) {
+      node.op->free_with_data(node.op->user_data, AsContext(), node.user_data);
+    } else if (node.op->free) {
+      node.op->free(AsContext(), node.user_data);
+    }
+    node.initialized = false;
+    node.user_data = nullptr;
+  }
+}
+
+void Interpreter::ReportError(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  ReportErrorV(format, args);
+  va_end(args);
+}
+
+void Interpreter::ReportErrorV(const char* format, va_list args) {
+  ReportV(options_.reporter, options_.reporter_user_data, format, args);
+}
+
+bool Interpreter::BuildTensors() {
+  tensors_.reserve(graph_->tensors.size());
+  for (const TensorDesc& desc : graph_->tensors) {
+    auto tensor = std::make_unique<KilnTensor>();
+    tensor->type = desc.type;
+    tensor->dims = desc.shape;
+    tensor->name = desc.name;
+    tensor->is_variable = desc.is_variable;
+    tensor->scales = desc.quantization.scale;
+    tensor->zero_points = desc.quantization.zero_point;
+    tensor->quantized_dimension = desc.quantization.quantized_dimension;
+    if (!tensor->scales.empty()) {
+      tensor->quant.scale = tensor->scales[0];
+      tensor->quant.zero_point = tensor->zero_points.empty() ? 0 : tensor->zero_points[0];
+    }
+    std::string error;
+    if (!SetTensorShape(tensor.get(), desc.shape.data(), static_cast<int>(desc.shape.size()), &error)) {
+      ReportError("tensor %zu ('%s'): %s", tensors_.size(), desc.name.c_str(), error.c_str());
+      return false;
+    }
+    if (desc.data != nullptr) {
+      tensor->allocation = kKilnMmapRo;
+      tensor->data = const_cast<uint8_t*>(desc.data);  // never written: kKilnMmapRo tensors are read-only
+      tensor->bytes = desc.data_size;
+    } else if (desc.is_variable) {
+      tensor->allocation = kKilnArenaRwPersistent;
+      tensor->owned.reset(AlignedAlloc(tensor->bytes));
+      if (tensor->owned == nullptr) {
+        ReportError("out of memory for variable tensor %zu ('%s', %zu bytes)", tensors_.size(),
+                    desc.name.c_str(), tensor->bytes);
+        return false;
+      }
+      std::memset(tensor->owned.get(), 0, tensor->bytes);
+      tensor->data = tensor->owned.get();
+    } else {
+      tensor->allocation = kKilnArenaRw;
+    }
+    tensors_.push_back(std::move(tensor));
+  }
+  inputs_ = graph_->inputs;
+  outputs_ = graph_->outputs;
+  return true;
+}
+
+const KilnOperator* Interpreter::FindOperator(const OperatorDesc& desc) const {
+  for (auto it = options_.operators.rbegin(); it != options_.operators.rend(); ++it) {
+    const KilnOperator* op = *it;
+    if (op == nullptr || op->builtin_code != desc.builtin_code || op->version != desc.version) continue;
+    if (desc.builtin_code == kKilnBuiltinCustom && op->custom_name != desc.custom_name) continue;
+    return op;
+  }
+  if (desc.builtin_code == kKilnBuiltinCustom) return nullptr;
+  for (const ops::BuiltinKernel& kernel : ops::BuiltinKernels()) {
+    if (kernel.builtin_code == desc.builtin_code && desc.version >= kernel.min_version &&
+        desc.version <= kernel.max_version) {
+      return kernel.op;
+    }
+  }
+  return nullptr;
+}
+
+bool Interpreter::ResolveBuiltins(KilnStatus* status) {
+  nodes_.resize(graph_->operators.size());
+  bool ok = true;
+  for (size_t i = 0; i < graph_->operators.size(); ++i) {
+    const OperatorDesc& desc = graph_->operators[i];
+    Node& node = nodes_[i];
+    node.index = static_cast<int>(i);
+    node.desc = &desc;
+    node.inputs = desc.inputs;
+    node.outputs = desc.outputs;
+    if (desc.builtin_code == kKilnBuiltinCustom) continue;  // resolved by AllocateTensors
+    node.op = FindOperator(desc);
+    if (node.op != nullptr) continue;
+    ok = false;
+    const std::string name = BuiltinOperatorName(desc.builtin_code);
+    int min_version = std::numeric_limits<int>::max(), max_version = 0;
+    for (const ops::BuiltinKernel& kernel : ops::BuiltinKernels()) {
+      if (kernel.builtin_code != desc.builtin_code) continue;
+      min_version = std::min(min_version, kernel.min_version);
+      max_version = std::max(max_version, kernel.max_version);
+    }
+    if (max_version == 0) {
+      ReportError("Unsupported builtin op %s version %d at node %zu: Kiln has no kernel for %s; register one "
+                  "with KilnInterpreterOptionsAddOperator.",
+                  name.c_str(), desc.version, i, name.c_str());
+    } else {
+      ReportError("Unsupported builtin op %s version %d at node %zu: Kiln supports versions %d to %d.",
+                  name.c_str(), desc.version, i, min_version, max_version);
+    }
+  }
+  if (!ok) *status = kKilnUnsupported;
+  return ok;
+}
+
+KilnStatus Interpreter::ResolveCustomOps() {
+  KilnStatus status = kKilnOk;
+  for (Node& node : nodes_) {
+    if (node.op != nullptr) continue;
+    node.op = FindOperator(*node.desc);
+    if (node.op == nullptr) {
+      ReportError("Encountered unresolved custom op: %s.", node.desc->custom_name.c_str());
+      status = kKilnUnresolvedOps;
+    }
+  }
+  return status;
+}
+
+std::string Interpreter::NodeName(const Node& node) const {
+  if (node.desc->builtin_code == kKilnBuiltinCustom) return node.desc->custom_name;
+  return BuiltinOperatorName(node.desc->builtin_code);
+}
+
+KilnStatus Interpreter::ResizeInputTensor(int input_index, const int* dims, int num_dims) {
+  if (input_index < 0 || input_index >= static_cast<int>(inputs_.size())) {
+    ReportError("ResizeInputTensor: input index %d out of range (the model has %zu inputs)", input_index,
+                inputs_.size());
+    return kKilnInvalidArgument;
+  }
+  if (num_dims < 0 || (num_dims > 0 && dims == nullptr)) {
+    ReportError("ResizeInputTensor: invalid dims for input %d", input_index);
+    return kKilnInvalidArgument;
+  }
+  KilnTensor* t = tensor(inputs_[input_index]);
+  std::string error;
+  if (!SetTensorShape(t, dims, num_dims, &error)) {
+    ReportError("ResizeInputTensor: input %d ('%s'): %s", input_index, t->name.c_str(), error.c_str());
+    return kKilnInvalidArgument;
+  }
+  state_ = State::kNeedsPrepare;
+  return kKilnOk;
+}
+
+KilnStatus Interpreter::AllocateTensors() {
+  if (state_ == State::kInvoking || state_ == State::kPreparing) {
+    ReportError("AllocateTensors called from inside an op");
+    return kKilnError;
+  }
+  state_ = State::kNeedsPrepare;
+  if (KilnStatus s = ResolveCustomOps(); s != kKilnOk) return s;
+
+  for (Node& node : nodes_) {
+    if (node.initialized) continue;
+    const char* buffer;
+    size_t length;
+    if (node.desc->builtin_code == kKilnBuiltinCustom) {
+      buffer = reinterpret_cast<const char*>(node.desc->custom_options);
+      length = node.desc->custom_options_size;
+    } else {
+      buffer = static_cast<const char*>(node.desc->builtin_data.get());
+      length = 0;
+    }
+    if (node.op->init_with_data) {
+      node.user_data = node.op->init_with_data(node.op->user_data, AsContext(), buffer, length);
+    } else if (node.op->init) {
+      node.user_data = node.op->init(AsContext(), buffer, length);
+    }
+    node.initialized = true;
+  }
+
+  state_ = State::kPreparing;
+  for (Node& node : nodes_) {
+    KilnStatus s = kKilnOk;
+    if (node.op->prepare_with_data) {
+      s = node.op->prepare_with_data(node.op->user_data, AsContext(), AsOpaqueNode(&node));
+    } else if (node.op->prepare) {
+      s = node.op->prepare(AsContext(), AsOpaqueNode(&node));
+    }
+    if (s != kKilnOk) {
+      ReportError("Node number %d (%s) failed to prepare.", node.index, NodeName(node).c_str());
+      state_ = State::kNeedsPrepare;
+      return s == kKilnUnresolvedOps ? s : kKilnError;
+    }
+  }
+  if (KilnStatus s = PlanAndAllocate(); s != kKilnOk) {
+    state_ = State::kNeedsPrepare;
+    return s;
+  }
+  state_ = State::kReady;
+  return kKilnOk;
+}
+
+KilnStatus Interpreter::PlanAndAllocate() {
+  const int num_nodes = static_cast<int>(nodes_.size());
+  constexpr int kUnused = -1;
+  std::vector<int> first(tensors_.size(), kUnused), last(tensors_.size(), kUnused);
+  auto use = [&](int index, int at) {
+    if (index < 0 || index >= static_cast<int>(tensors_.size())) return;
+    if (tensors_[index]->allocation != kKilnArenaRw) return;
+    if (first[index] == kUnused || at < first[index]) first[index] = at;
+    last[index] = std::max(last[index], at);
+  };
+  for (int input : inputs_) use(input, 0);
+  for (const Node& node : nodes_) {
+    for (int t : node.inputs) use(t, node.index);
+    for (int t : node.outputs) use(t, node.index);
+    for (int t : node.temporaries) use(t, node.index);
+  }
+  for (int output : outputs_) use(output, num_nodes);
+
+  std::vector<ArenaRequest> requests;
+  std::vector<int> request_tensor;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (first[i] == kUnused) continue;
+    requests.push_back({tensors_[i]->bytes, first[i], last[i]});
+    request_tensor.push_back(static_cast<int>(i));
+  }
+  ArenaPlan plan = PlanArena(requests, kTensorAlignment);
+  arena_.reset();
+  if (plan.arena_bytes > 0) {
+    arena_.reset(AlignedAlloc(plan.arena_bytes));
+    if (arena_ == nullptr) {
+      ReportError("out of memory: the tensor arena needs %zu bytes", plan.arena_bytes);
+      return kKilnOutOfMemory;
+    }
+  }
+  for (size_t r = 0; r < requests.size(); ++r) {
+    tensors_[request_tensor[r]]->data = static_cast<uint8_t*>(arena_.get()) + plan.offsets[r];
+  }
+  // Dynamic tensors that ops added get memory of their own, sized by what Prepare set.
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    KilnTensor* t = tensors_[i].get();
+    if (t->allocation != kKilnDynamic) continue;
+    t->owned.reset(AlignedAlloc(t->bytes));
+    if (t->owned == nullptr) {
+      ReportError("out of memory for dynamic tensor %zu ('%s', %zu bytes)", i, t->name.c_str(), t->bytes);
+      return kKilnOutOfMemory;
+    }
+    t->data = t->owned.get();
+  }
+  arena_bytes_ = plan.arena_bytes;
+  naive_bytes_ = plan.naive_bytes;
+  return kKilnOk;
+}
+
+KilnStatus Interpreter::Invoke() {
+  if (state_ != State::kReady) {
+    ReportError(state_ == State::kInvoking
+                    ? "Invoke called from inside an op"
+                    : "Invoke called before KilnInterpreterAllocateTensors (or after an input was resized)");
+    return kKilnError;
+  }
+  state_ = State::kInvoking;
+  for (Node& node : nodes_) {
+    KilnStatus s = kKilnOk;
+    if (node.op->invoke_with_data) {
+      s = node.op->invoke_with_data(node.op->user_data, AsContext(), AsOpaqueNode(&node));
+    } else if (node.op->invoke) {
+      s = node.op->invoke(AsContext(), AsOpaqueNode(&node));
+    }
+    if (s != kKilnOk) {
+      ReportError("Node number %d (%s) failed to invoke.", node.index, NodeName(node).c_str());
+      state_ = State::kReady;
+      return kKilnError;
+    }
+  }
+  state_ = State::kReady;
+  return kKilnOk;
+}
+
+KilnStatus Interpreter::ResizeTensor(KilnTensor* t, KilnIntArray* new_size) {
+  std::unique_ptr<KilnIntArray, void (*)(KilnIntArray*)> owner(new_size, KilnIntArrayFree);
+  if (t == nullptr || new_size == nullptr) {
+    ReportError("ResizeTensor: %s is NULL", t == nullptr ? "tensor" : "new_size");
+    return kKilnInvalidArgument;
+  }
+  const std::vector<int> dims(new_size->data, new_size->data + new_size->size);
+  if (t->allocation == kKilnMmapRo || t->allocation == kKilnArenaRwPersistent) {
+    if (dims == t->dims) return kKilnOk;
+    ReportError("ResizeTensor: tensor '%s' is %s and cannot change shape", t->name.c_str(),
+                t->allocation == kKilnMmapRo ? "a constant" : "a variable");
+    return kKilnError;
+  }
+  const size_t old_bytes = t->bytes;
+  std::string error;
+  if (!SetTensorShape(t, dims.data(), static_cast<int>(dims.size()), &error)) {
+    ReportError("ResizeTensor: tensor '%s': %s", t->name.c_str(), error.c_str());
+    return kKilnError;
+  }
+  // While ops run, an arena tensor whose size changes moves to memory of its own.
+  if (state_ == State::kInvoking && (t->bytes != old_bytes || t->allocation == kKilnDynamic)) {
+    if (t->bytes == old_bytes && t->data != nullptr) return kKilnOk;
+    void* memory = AlignedAlloc(t->bytes);
+    if (memory == nullptr && t->bytes > 0) {
+      ReportError("ResizeTensor: out of memory for tensor '%s' (%zu bytes)", t->name.c_str(), t->bytes);
+      return kKilnOutOfMemory;
+    }
+    t->owned.reset(memory);
+    t->data = memory;
+    t->allocation = kKilnDynamic;
+  }
+  return kKilnOk;
+}
+
+KilnStatus Interpreter::AddTensor(KilnType type, KilnAllocationType allocation, KilnQuantizationParams quant,
+                                  void* data, int* out_index) {
+  if (state_ == State::kInvoking) {
+    ReportError("AddTensor called during Invoke; add tensors in Prepare");
+    return kKilnError;
+  }
+  auto t = std::make_unique<KilnTensor>();
+  t->type = type;
+  t->allocation = allocation;
+  t->quant = quant;
+  if (allocation == kKilnCustom) t->data = data;
+  tensors_.push_back(std::move(t));
+  *out_index = static_cast<int>(tensors_.size() - 1);
+  return kKilnOk;
+}
+
+}  // namespace kiln

@@ -7,8 +7,11 @@ if(NOT _flatc_version MATCHES "2\\.0\\.8")
   message(WARNING "Kiln is tested with flatc 2.0.8, found: ${_flatc_version}")
 endif()
 find_path(KILN_FLATBUFFERS_INCLUDE flatbuffers/flatbuffers.h REQUIRED)
+# Header-only use: Kiln needs no text-to-number parsing, so the locale-independent parser (which lives in
+# libflatbuffers, not PIC in Debian's static build) is switched off and nothing is linked.
 add_library(kiln_flatbuffers INTERFACE)
 target_include_directories(kiln_flatbuffers SYSTEM INTERFACE ${KILN_FLATBUFFERS_INCLUDE})
+target_compile_definitions(kiln_flatbuffers INTERFACE FLATBUFFERS_LOCALE_INDEPENDENT=0)
 
 # kiln_flatc_generate(<target> <schema.fbs>): generates <name>_generated.h into the build tree and adds it to
 # <target>'s sources and include path.

@@ -1,0 +1,252 @@
+// CONV_2D and DEPTHWISE_CONV_2D (NHWC, float32; filters may also be constant int8, dequantized once).
+#include "kiln/builtin_op_data.h"
+#include "kiln/c_api_opaque.h"
+#include "ops/kernels.h"
+#include "ops/op_util.h"
+#include "ops/reference/conv.h"
+
+namespace kiln::ops {
+namespace {
+
+struct ConvState {
+  reference::ConvParams conv;
+  reference::DepthwiseConvParams depthwise;
+  std::vector<float> dequantized_filter;
+  bool filter_dequantized = false;
+};
+
+// The parts of CONV_2D and DEPTHWISE_CONV_2D Prepare that are the same: tensors, types, bias, windows.
+struct ConvTensors {
+  const KilnOpaqueTensor* input = nullptr;
+  const KilnOpaqueTensor* filter = nullptr;
+  const KilnOpaqueTensor* bias = nullptr;
+  KilnOpaqueTensor* output = nullptr;
+  Dims input_dims, filter_dims;
+};
+
+KilnStatus GetConvTensors(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                          ConvTensors* t) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 3, 1));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &t->input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "filter", &t->filter));
+  t->bias = KilnOpaqueNodeNumberOfInputs(node) > 2 ? KilnOpaqueNodeGetInput(context, node, 2) : nullptr;
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &t->output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", t->input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", t->output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", t->input, 4, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "filter", t->filter, 4, 4));
+  t->input_dims = TensorDims(t->input);
+  t->filter_dims = TensorDims(t->filter);
+  return kKilnOk;
+}
+
+KilnStatus CheckBias(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* bias,
+                     int64_t output_channels) {
+  if (bias == nullptr) return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "bias", bias));
+  const Dims dims = TensorDims(bias);
+  if (reference::NumElements(dims) != output_channels || dims.size() != 1) {
+    KilnOpaqueContextReportError(context, "%s: bias %s has shape %s; expected [%lld]", op,
+                                 TensorLabel(bias).c_str(), DimsToString(dims).c_str(),
+                                 static_cast<long long>(output_channels));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+KilnStatus ComputeWindows(KilnOpaqueContext* context, const char* op, KilnPadding padding,
+                          const Dims& input_dims, int64_t filter_height, int64_t filter_width, int stride_height,
+                          int stride_width, int dilation_height, int dilation_width, reference::WindowSize* rows,
+                          reference::WindowSize* cols) {
+  reference::Padding pad;
+  KILN_OPAQUE_ENSURE_STATUS(ToPadding(context, op, padding, &pad));
+  if (!reference::ComputeWindowSize(pad, input_dims[1], filter_height, stride_height, dilation_height, rows) ||
+      !reference::ComputeWindowSize(pad, input_dims[2], filter_width, stride_width, dilation_width, cols)) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: invalid window: input %lldx%lld, filter %lldx%lld, stride %dx%d, "
+                                 "dilation %dx%d (each must be positive and the output size non-negative)",
+                                 op, static_cast<long long>(input_dims[1]), static_cast<long long>(input_dims[2]),
+                                 static_cast<long long>(filter_height), static_cast<long long>(filter_width),
+                                 stride_height, stride_width, dilation_height, dilation_width);
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "CONV_2D";
+  KILN_OPS_GET_STATE(ConvState, state, context, node, op);
+  ConvTensors t;
+  KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, &t));
+  const auto* options = static_cast<const KilnConvParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  if (options == nullptr) {
+    KilnOpaqueContextReportError(context, "%s: options are missing", op);
+    return kKilnError;
+  }
+  const int64_t in_channels = t.input_dims[3];
+  const int64_t out_channels = t.filter_dims[0];
+  const int64_t filter_in_channels = t.filter_dims[3];
+  // Grouped convolution (CONV_2D version 6): the filter sees in_channels / groups channels.
+  if (filter_in_channels <= 0 || in_channels % filter_in_channels != 0 ||
+      out_channels % (in_channels / filter_in_channels) != 0) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: filter %s of shape %s does not fit input %s of shape %s (input channels "
+                                 "must be a multiple of the filter's, and output channels of the group count)",
+                                 op, TensorLabel(t.filter).c_str(), DimsToString(t.filter_dims).c_str(),
+                                 TensorLabel(t.input).c_str(), DimsToString(t.input_dims).c_str());
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
+  reference::Activation activation;
+  KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+  reference::WindowSize rows, cols;
+  KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(context, op, options->padding, t.input_dims, t.filter_dims[1],
+                                           t.filter_dims[2], options->stride_height, options->stride_width,
+                                           options->dilation_height_factor, options->dilation_width_factor,
+                                           &rows, &cols));
+  KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "filter", t.filter, /*quantized_dimension=*/0,
+                                                &state->dequantized_filter, &state->filter_dequantized));
+  reference::ConvParams& p = state->conv;
+  p.batch = t.input_dims[0];
+  p.input_height = t.input_dims[1];
+  p.input_width = t.input_dims[2];
+  p.input_channels = in_channels;
+  p.output_height = rows.output;
+  p.output_width = cols.output;
+  p.output_channels = out_channels;
+  p.filter_height = t.filter_dims[1];
+  p.filter_width = t.filter_dims[2];
+  p.stride_height = options->stride_height;
+  p.stride_width = options->stride_width;
+  p.dilation_height = options->dilation_height_factor;
+  p.dilation_width = options->dilation_width_factor;
+  p.pad_top = rows.pad_before;
+  p.pad_left = cols.pad_before;
+  p.groups = in_channels / filter_in_channels;
+  p.activation = activation;
+  return ResizeOutput(context, op, t.output, {p.batch, p.output_height, p.output_width, p.output_channels});
+}
+
+// Fetches the filter and bias data for Invoke, checking that the tensors really hold that much.
+KilnStatus InvokeOperands(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                          const ConvState& state, int64_t input_count, int64_t output_count,
+                          int64_t bias_count, const float** input, const float** filter, const float** bias,
+                          float** output) {
+  const KilnOpaqueTensor* in = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* f = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* b =
+      KilnOpaqueNodeNumberOfInputs(node) > 2 ? KilnOpaqueNodeGetInput(context, node, 2) : nullptr;
+  KilnOpaqueTensor* out = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", in, input_count, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", out, output_count, 4));
+  if (state.filter_dequantized) {
+    *filter = state.dequantized_filter.data();
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "filter", f, reference::NumElements(TensorDims(f)), 4));
+    *filter = FloatData(f);
+  }
+  *bias = nullptr;
+  if (b != nullptr) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "bias", b, bias_count, 4));
+    *bias = FloatData(b);
+  }
+  *input = FloatData(in);
+  *output = FloatData(out);
+  return kKilnOk;
+}
+
+KilnStatus ConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "CONV_2D";
+  KILN_OPS_GET_STATE(ConvState, state, context, node, op);
+  const reference::ConvParams& p = state->conv;
+  const int64_t output_count = p.batch * p.output_height * p.output_width * p.output_channels;
+  if (output_count == 0) return kKilnOk;
+  const float *input, *filter, *bias;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(InvokeOperands(context, node, op, *state,
+                                           p.batch * p.input_height * p.input_width * p.input_channels,
+                                           output_count, p.output_channels, &input, &filter, &bias, &output));
+  reference::ConvFloat(p, input, filter, bias, output);
+  return kKilnOk;
+}
+
+KilnStatus DepthwiseConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "DEPTHWISE_CONV_2D";
+  KILN_OPS_GET_STATE(ConvState, state, context, node, op);
+  ConvTensors t;
+  KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, &t));
+  const auto* options = static_cast<const KilnDepthwiseConvParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  if (options == nullptr) {
+    KilnOpaqueContextReportError(context, "%s: options are missing", op);
+    return kKilnError;
+  }
+  const int64_t in_channels = t.input_dims[3];
+  const int64_t out_channels = t.filter_dims[3];
+  // The multiplier follows from the shapes; LiteRT ignores the redundant depth_multiplier option too.
+  if (t.filter_dims[0] != 1 || in_channels <= 0 || out_channels % in_channels != 0) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: filter %s of shape %s does not fit input %s of shape %s (expected "
+                                 "[1, h, w, input channels * multiplier])",
+                                 op, TensorLabel(t.filter).c_str(), DimsToString(t.filter_dims).c_str(),
+                                 TensorLabel(t.input).c_str(), DimsToString(t.input_dims).c_str());
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
+  reference::Activation activation;
+  KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+  reference::WindowSize rows, cols;
+  KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(context, op, options->padding, t.input_dims, t.filter_dims[1],
+                                           t.filter_dims[2], options->stride_height, options->stride_width,
+                                           options->dilation_height_factor, options->dilation_width_factor,
+                                           &rows, &cols));
+  KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "filter", t.filter, /*quantized_dimension=*/3,
+                                                &state->dequantized_filter, &state->filter_dequantized));
+  reference::DepthwiseConvParams& p = state->depthwise;
+  p.batch = t.input_dims[0];
+  p.input_height = t.input_dims[1];
+  p.input_width = t.input_dims[2];
+  p.input_channels = in_channels;
+  p.output_height = rows.output;
+  p.output_width = cols.output;
+  p.depth_multiplier = out_channels / in_channels;
+  p.filter_height = t.filter_dims[1];
+  p.filter_width = t.filter_dims[2];
+  p.stride_height = options->stride_height;
+  p.stride_width = options->stride_width;
+  p.dilation_height = options->dilation_height_factor;
+  p.dilation_width = options->dilation_width_factor;
+  p.pad_top = rows.pad_before;
+  p.pad_left = cols.pad_before;
+  p.activation = activation;
+  return ResizeOutput(context, op, t.output, {p.batch, p.output_height, p.output_width, out_channels});
+}
+
+KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "DEPTHWISE_CONV_2D";
+  KILN_OPS_GET_STATE(ConvState, state, context, node, op);
+  const reference::DepthwiseConvParams& p = state->depthwise;
+  const int64_t out_channels = p.input_channels * p.depth_multiplier;
+  const int64_t output_count = p.batch * p.output_height * p.output_width * out_channels;
+  if (output_count == 0) return kKilnOk;
+  const float *input, *filter, *bias;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(InvokeOperands(context, node, op, *state,
+                                           p.batch * p.input_height * p.input_width * p.input_channels,
+                                           output_count, out_channels, &input, &filter, &bias, &output));
+  reference::DepthwiseConvFloat(p, input, filter, bias, output);
+  return kKilnOk;
+}
+
+}  // namespace
+
+void AddConvKernels(std::vector<BuiltinKernel>* table) {
+  // CONV_2D: v2/v5 hybrid (int8 filter), v6 grouped; the others add integer types. DEPTHWISE_CONV_2D: v2
+  // dilation, v4/v6 hybrid; the others add integer types.
+  table->push_back({kKilnBuiltinConv2d, 1, 8,
+                    MakeOperator<ConvState>(kKilnBuiltinConv2d, 8, &ConvPrepare, &ConvInvoke)});
+  table->push_back(
+      {kKilnBuiltinDepthwiseConv2d, 1, 7,
+       MakeOperator<ConvState>(kKilnBuiltinDepthwiseConv2d, 7, &DepthwiseConvPrepare, &DepthwiseConvInvoke)});
+}
+
+}  // namespace kiln::ops

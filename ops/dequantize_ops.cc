@@ -1,0 +1,99 @@
+// DEQUANTIZE: int8, uint8, int16 (per tensor or per channel) and float16 to float32.
+#include "kiln/c_api_opaque.h"
+#include "ops/kernels.h"
+#include "ops/op_util.h"
+#include "ops/reference/dequantize.h"
+
+namespace kiln::ops {
+namespace {
+
+struct DequantizeState {
+  reference::DequantizeParams params;
+  KilnType input_type = kKilnNoType;
+  int64_t count = 0;
+};
+
+KilnStatus DequantizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "DEQUANTIZE";
+  KILN_OPS_GET_STATE(DequantizeState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  const KilnType type = KilnOpaqueTensorType(input);
+  const Dims dims = TensorDims(input);
+  state->input_type = type;
+  state->count = reference::NumElements(dims);
+  if (type == kKilnFloat16) return ResizeOutput(context, op, output, dims);
+  if (type != kKilnInt8 && type != kKilnUInt8 && type != kKilnInt16) {
+    KilnOpaqueContextReportError(context, "%s: input %s has type %s; expected int8, uint8, int16 or float16", op,
+                                 TensorLabel(input).c_str(), KilnTypeGetName(type));
+    return kKilnError;
+  }
+  const float* scales = nullptr;
+  const int32_t* zero_points = nullptr;
+  int channels = 0;
+  int quantized_dimension = 0;
+  if (KilnOpaqueTensorGetPerChannelQuantization(input, &scales, &zero_points, &channels, &quantized_dimension) !=
+          kKilnOk ||
+      channels <= 0 || scales == nullptr) {
+    KilnOpaqueContextReportError(context, "%s: input %s has no quantization parameters", op,
+                                 TensorLabel(input).c_str());
+    return kKilnError;
+  }
+  if (channels > 1 && (quantized_dimension < 0 || quantized_dimension >= static_cast<int>(dims.size()) ||
+                       dims[quantized_dimension] != channels)) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: input %s of shape %s has %d scales along dimension %d, which does not "
+                                 "match its size",
+                                 op, TensorLabel(input).c_str(), DimsToString(dims).c_str(), channels,
+                                 quantized_dimension);
+    return kKilnError;
+  }
+  std::vector<int32_t> zps(channels, 0);
+  if (zero_points != nullptr) zps.assign(zero_points, zero_points + channels);
+  state->params = reference::MakeDequantizeParams(dims, quantized_dimension,
+                                                  std::vector<float>(scales, scales + channels), std::move(zps));
+  return ResizeOutput(context, op, output, dims);
+}
+
+KilnStatus DequantizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "DEQUANTIZE";
+  KILN_OPS_GET_STATE(DequantizeState, state, context, node, op);
+  if (state->count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const size_t element_size = state->input_type == kKilnInt8 || state->input_type == kKilnUInt8 ? 1 : 2;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, state->count, element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, state->count, 4));
+  const void* in = KilnOpaqueTensorData(input);
+  float* out = FloatData(output);
+  switch (state->input_type) {
+    case kKilnInt8:
+      reference::DequantizeFloat(state->params, static_cast<const int8_t*>(in), out);
+      break;
+    case kKilnUInt8:
+      reference::DequantizeFloat(state->params, static_cast<const uint8_t*>(in), out);
+      break;
+    case kKilnInt16:
+      reference::DequantizeFloat(state->params, static_cast<const int16_t*>(in), out);
+      break;
+    default:
+      reference::HalfToFloatArray(state->count, static_cast<const uint16_t*>(in), out);
+      break;
+  }
+  return kKilnOk;
+}
+
+}  // namespace
+
+void AddDequantizeKernels(std::vector<BuiltinKernel>* table) {
+  // v2 int8, v3 float16/int16, v4 per channel, v5 int16 per channel: all to float32.
+  table->push_back({kKilnBuiltinDequantize, 1, 5,
+                    MakeOperator<DequantizeState>(kKilnBuiltinDequantize, 5, &DequantizePrepare,
+                                                  &DequantizeInvoke)});
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,168 @@
+// ADD, SUB, MUL, DIV, ATAN2 (numpy broadcasting up to 6-D, fused activation) and the unary activations
+// LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1.
+#include "kiln/builtin_op_data.h"
+#include "kiln/c_api_opaque.h"
+#include "ops/kernels.h"
+#include "ops/op_util.h"
+#include "ops/reference/elementwise.h"
+
+namespace kiln::ops {
+namespace {
+
+using reference::BinaryOp;
+using reference::UnaryOp;
+
+// TFLite's broadcasting kernels go up to 6 dimensions.
+constexpr int kMaxBroadcastRank = 6;
+
+constexpr const char* BinaryName(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return "ADD";
+    case BinaryOp::kSub:
+      return "SUB";
+    case BinaryOp::kMul:
+      return "MUL";
+    case BinaryOp::kDiv:
+      return "DIV";
+    case BinaryOp::kAtan2:
+      return "ATAN2";
+  }
+  return "?";
+}
+
+struct BinaryState {
+  reference::BinaryParams params;
+};
+
+template <BinaryOp kOp>
+KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = BinaryName(kOp);
+  KILN_OPS_GET_STATE(BinaryState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor* a;
+  const KilnOpaqueTensor* b;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input 0", &a));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "input 1", &b));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 0", a));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 1", b));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input 0", a, 0, kMaxBroadcastRank));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input 1", b, 0, kMaxBroadcastRank));
+
+  // ADD/SUB and MUL/DIV options both start with the activation; ATAN2 has none. Absent options mean none.
+  KilnFusedActivation fused = kKilnActNone;
+  if constexpr (kOp == BinaryOp::kAdd || kOp == BinaryOp::kSub) {
+    if (auto* options = static_cast<const KilnAddParams*>(KilnOpaqueNodeGetBuiltinData(node))) {
+      fused = options->activation;
+    }
+  } else if constexpr (kOp == BinaryOp::kMul || kOp == BinaryOp::kDiv) {
+    if (auto* options = static_cast<const KilnMulParams*>(KilnOpaqueNodeGetBuiltinData(node))) {
+      fused = options->activation;
+    }
+  }
+  reference::Activation activation;
+  KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, fused, &activation));
+
+  const Dims a_dims = TensorDims(a);
+  const Dims b_dims = TensorDims(b);
+  if (!reference::MakeBinaryParams(kOp, activation, a_dims, b_dims, &state->params)) {
+    KilnOpaqueContextReportError(context, "%s: input shapes %s (%s) and %s (%s) do not broadcast", op,
+                                 DimsToString(a_dims).c_str(), TensorLabel(a).c_str(),
+                                 DimsToString(b_dims).c_str(), TensorLabel(b).c_str());
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, state->params.output_dims);
+}
+
+template <BinaryOp kOp>
+KilnStatus BinaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = BinaryName(kOp);
+  KILN_OPS_GET_STATE(BinaryState, state, context, node, op);
+  const KilnOpaqueTensor* a = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* b = KilnOpaqueNodeGetInput(context, node, 1);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const int64_t count = reference::NumElements(state->params.output_dims);
+  if (count == 0) return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));
+  reference::BinaryFloat(state->params, FloatData(a), FloatData(b), FloatData(output));
+  return kKilnOk;
+}
+
+constexpr const char* UnaryName(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kLogistic:
+      return "LOGISTIC";
+    case UnaryOp::kTanh:
+      return "TANH";
+    case UnaryOp::kRelu:
+      return "RELU";
+    case UnaryOp::kRelu6:
+      return "RELU6";
+    case UnaryOp::kReluN1To1:
+      return "RELU_N1_TO_1";
+  }
+  return "?";
+}
+
+struct NoState {};
+
+template <UnaryOp kOp>
+KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = UnaryName(kOp);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  return ResizeOutput(context, op, output, TensorDims(input));
+}
+
+template <UnaryOp kOp>
+KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = UnaryName(kOp);
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const int64_t count = reference::NumElements(TensorDims(input));
+  if (count == 0) return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));
+  reference::UnaryFloat(kOp, count, FloatData(input), FloatData(output));
+  return kKilnOk;
+}
+
+template <BinaryOp kOp>
+void AddBinary(std::vector<BuiltinKernel>* table, KilnBuiltinOperator code, int min_version, int max_version) {
+  table->push_back({code, min_version, max_version,
+                    MakeOperator<BinaryState>(code, max_version, &BinaryPrepare<kOp>, &BinaryInvoke<kOp>)});
+}
+
+template <UnaryOp kOp>
+void AddUnary(std::vector<BuiltinKernel>* table, KilnBuiltinOperator code, int min_version, int max_version) {
+  table->push_back({code, min_version, max_version,
+                    MakeOperator<NoState>(code, max_version, &UnaryPrepare<kOp>, &UnaryInvoke<kOp>)});
+}
+
+}  // namespace
+
+void AddElementwiseKernels(std::vector<BuiltinKernel>* table) {
+  // Versions as LiteRT registers them; the higher versions add integer types, not float behaviour.
+  AddBinary<BinaryOp::kAdd>(table, kKilnBuiltinAdd, 1, 5);
+  AddBinary<BinaryOp::kSub>(table, kKilnBuiltinSub, 1, 5);
+  AddBinary<BinaryOp::kMul>(table, kKilnBuiltinMul, 1, 7);
+  AddBinary<BinaryOp::kDiv>(table, kKilnBuiltinDiv, 1, 2);
+  AddBinary<BinaryOp::kAtan2>(table, kKilnBuiltinAtan2, 1, 1);
+  AddUnary<UnaryOp::kLogistic>(table, kKilnBuiltinLogistic, 1, 3);
+  AddUnary<UnaryOp::kTanh>(table, kKilnBuiltinTanh, 1, 3);
+  AddUnary<UnaryOp::kRelu>(table, kKilnBuiltinRelu, 1, 3);
+  AddUnary<UnaryOp::kRelu6>(table, kKilnBuiltinRelu6, 1, 3);
+  AddUnary<UnaryOp::kReluN1To1>(table, kKilnBuiltinReluN1To1, 1, 1);
+}
+
+}  // namespace kiln::ops

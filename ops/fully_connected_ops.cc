@@ -1,0 +1,164 @@
+// FULLY_CONNECTED (float32 weights, or constant int8 weights dequantized once: hybrid models) and SOFTMAX.
+#include "kiln/builtin_op_data.h"
+#include "kiln/c_api_opaque.h"
+#include "ops/kernels.h"
+#include "ops/op_util.h"
+#include "ops/reference/fully_connected.h"
+
+namespace kiln::ops {
+namespace {
+
+struct FullyConnectedState {
+  reference::FullyConnectedParams params;
+  std::vector<float> dequantized_weights;
+  bool weights_dequantized = false;
+};
+
+KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "FULLY_CONNECTED";
+  KILN_OPS_GET_STATE(FullyConnectedState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 3, 1));
+  const KilnOpaqueTensor* input;
+  const KilnOpaqueTensor* weights;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights", &weights));
+  const KilnOpaqueTensor* bias =
+      KilnOpaqueNodeNumberOfInputs(node) > 2 ? KilnOpaqueNodeGetInput(context, node, 2) : nullptr;
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights", weights, 2, 2));
+  const auto* options = static_cast<const KilnFullyConnectedParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const KilnFullyConnectedParams defaults = {kKilnActNone, kKilnFullyConnectedWeightsFormatDefault, false, false};
+  if (options == nullptr) options = &defaults;
+  if (options->weights_format != kKilnFullyConnectedWeightsFormatDefault) {
+    KilnOpaqueContextReportError(context, "%s: shuffled weights format %d is not supported", op,
+                                 static_cast<int>(options->weights_format));
+    return kKilnError;
+  }
+  reference::Activation activation;
+  KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+
+  const Dims input_dims = TensorDims(input);
+  const Dims weight_dims = TensorDims(weights);
+  const int64_t num_units = weight_dims[0];
+  const int64_t input_size = weight_dims[1];
+  const int64_t input_count = reference::NumElements(input_dims);
+  // The batch is every leading element group of input_size values, whatever the input's rank.
+  if (input_size <= 0 || input_count % input_size != 0 ||
+      (options->keep_num_dims && (input_dims.empty() || input_dims.back() != input_size))) {
+    KilnOpaqueContextReportError(context, "%s: input %s of shape %s does not fit weights %s of shape %s%s", op,
+                                 TensorLabel(input).c_str(), DimsToString(input_dims).c_str(),
+                                 TensorLabel(weights).c_str(), DimsToString(weight_dims).c_str(),
+                                 options->keep_num_dims ? " (keep_num_dims needs the last input dimension to "
+                                                          "equal the weights' second)"
+                                                        : "");
+    return kKilnError;
+  }
+  if (bias != nullptr) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "bias", bias));
+    const Dims bias_dims = TensorDims(bias);
+    if (reference::NumElements(bias_dims) != num_units) {
+      KilnOpaqueContextReportError(context, "%s: bias %s has shape %s; expected %lld elements", op,
+                                   TensorLabel(bias).c_str(), DimsToString(bias_dims).c_str(),
+                                   static_cast<long long>(num_units));
+      return kKilnError;
+    }
+  }
+  KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "weights", weights, /*quantized_dimension=*/0,
+                                                &state->dequantized_weights, &state->weights_dequantized));
+  reference::FullyConnectedParams& p = state->params;
+  p.batch = input_count / input_size;
+  p.input_size = input_size;
+  p.num_units = num_units;
+  p.activation = activation;
+  Dims output_dims;
+  if (options->keep_num_dims) {
+    output_dims = input_dims;
+    output_dims.back() = num_units;
+  } else {
+    output_dims = {p.batch, num_units};
+  }
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "FULLY_CONNECTED";
+  KILN_OPS_GET_STATE(FullyConnectedState, state, context, node, op);
+  const reference::FullyConnectedParams& p = state->params;
+  if (p.batch * p.num_units == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* weights = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* bias =
+      KilnOpaqueNodeNumberOfInputs(node) > 2 ? KilnOpaqueNodeGetInput(context, node, 2) : nullptr;
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, p.batch * p.input_size, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, p.batch * p.num_units, 4));
+  const float* weight_data = state->dequantized_weights.data();
+  if (!state->weights_dequantized) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "weights", weights, p.num_units * p.input_size, 4));
+    weight_data = FloatData(weights);
+  }
+  const float* bias_data = nullptr;
+  if (bias != nullptr) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "bias", bias, p.num_units, 4));
+    bias_data = FloatData(bias);
+  }
+  reference::FullyConnectedFloat(p, FloatData(input), weight_data, bias_data, FloatData(output));
+  return kKilnOk;
+}
+
+struct SoftmaxState {
+  reference::SoftmaxParams params;
+};
+
+KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "SOFTMAX";
+  KILN_OPS_GET_STATE(SoftmaxState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 1, 8));
+  const auto* options = static_cast<const KilnSoftmaxParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const Dims dims = TensorDims(input);
+  reference::SoftmaxParams& p = state->params;
+  p.depth = dims.back();
+  p.outer = p.depth == 0 ? 0 : reference::NumElements(dims) / p.depth;
+  p.beta = options != nullptr ? options->beta : 1.0f;
+  return ResizeOutput(context, op, output, dims);
+}
+
+KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "SOFTMAX";
+  KILN_OPS_GET_STATE(SoftmaxState, state, context, node, op);
+  const reference::SoftmaxParams& p = state->params;
+  const int64_t count = p.outer * p.depth;
+  if (count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));
+  reference::SoftmaxFloat(p, FloatData(input), FloatData(output));
+  return kKilnOk;
+}
+
+}  // namespace
+
+void AddFullyConnectedKernels(std::vector<BuiltinKernel>* table) {
+  // FULLY_CONNECTED: v3/v9/v12 are hybrid (int8 weights; v12 per channel), v5 keep_num_dims, v6 no bias; the
+  // rest add integer types or sparse weights (v8, which this kernel rejects: the weights' data would not
+  // match their shape). SOFTMAX: v2/v3 add integer types.
+  table->push_back(
+      {kKilnBuiltinFullyConnected, 1, 12,
+       MakeOperator<FullyConnectedState>(kKilnBuiltinFullyConnected, 12, &FullyConnectedPrepare,
+                                         &FullyConnectedInvoke)});
+  table->push_back({kKilnBuiltinSoftmax, 1, 3,
+                    MakeOperator<SoftmaxState>(kKilnBuiltinSoftmax, 3, &SoftmaxPrepare, &SoftmaxInvoke)});
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,97 @@
+// AVERAGE_POOL_2D and MAX_POOL_2D (NHWC, float32).
+#include "kiln/builtin_op_data.h"
+#include "kiln/c_api_opaque.h"
+#include "ops/kernels.h"
+#include "ops/op_util.h"
+#include "ops/reference/conv.h"
+#include "ops/reference/pooling.h"
+
+namespace kiln::ops {
+namespace {
+
+struct PoolState {
+  reference::PoolParams params;
+};
+
+template <bool kMax>
+KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  KILN_OPS_GET_STATE(PoolState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 4, 4));
+  const auto* options = static_cast<const KilnPoolParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  if (options == nullptr) {
+    KilnOpaqueContextReportError(context, "%s: options are missing", op);
+    return kKilnError;
+  }
+  reference::Activation activation;
+  KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+  reference::Padding padding;
+  KILN_OPAQUE_ENSURE_STATUS(ToPadding(context, op, options->padding, &padding));
+  const Dims dims = TensorDims(input);
+  reference::WindowSize rows, cols;
+  if (!reference::ComputeWindowSize(padding, dims[1], options->filter_height, options->stride_height, 1, &rows) ||
+      !reference::ComputeWindowSize(padding, dims[2], options->filter_width, options->stride_width, 1, &cols)) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: invalid window: input %lldx%lld, filter %dx%d, stride %dx%d (each must be "
+                                 "positive and the output size non-negative)",
+                                 op, static_cast<long long>(dims[1]), static_cast<long long>(dims[2]),
+                                 options->filter_height, options->filter_width, options->stride_height,
+                                 options->stride_width);
+    return kKilnError;
+  }
+  reference::PoolParams& p = state->params;
+  p.batch = dims[0];
+  p.input_height = dims[1];
+  p.input_width = dims[2];
+  p.channels = dims[3];
+  p.output_height = rows.output;
+  p.output_width = cols.output;
+  p.filter_height = options->filter_height;
+  p.filter_width = options->filter_width;
+  p.stride_height = options->stride_height;
+  p.stride_width = options->stride_width;
+  p.pad_top = rows.pad_before;
+  p.pad_left = cols.pad_before;
+  p.activation = activation;
+  return ResizeOutput(context, op, output, {p.batch, p.output_height, p.output_width, p.channels});
+}
+
+template <bool kMax>
+KilnStatus PoolInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  KILN_OPS_GET_STATE(PoolState, state, context, node, op);
+  const reference::PoolParams& p = state->params;
+  const int64_t output_count = p.batch * p.output_height * p.output_width * p.channels;
+  if (output_count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(
+      CheckData(context, op, "input", input, p.batch * p.input_height * p.input_width * p.channels, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, output_count, 4));
+  if (kMax) {
+    reference::MaxPoolFloat(p, FloatData(input), FloatData(output));
+  } else {
+    reference::AveragePoolFloat(p, FloatData(input), FloatData(output));
+  }
+  return kKilnOk;
+}
+
+}  // namespace
+
+void AddPoolingKernels(std::vector<BuiltinKernel>* table) {
+  // v2 adds int8, v3 int16.
+  table->push_back({kKilnBuiltinAveragePool2d, 1, 3,
+                    MakeOperator<PoolState>(kKilnBuiltinAveragePool2d, 3, &PoolPrepare<false>,
+                                            &PoolInvoke<false>)});
+  table->push_back({kKilnBuiltinMaxPool2d, 1, 3,
+                    MakeOperator<PoolState>(kKilnBuiltinMaxPool2d, 3, &PoolPrepare<true>, &PoolInvoke<true>)});
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,41 @@
+// Elementwise ops: binary ops with numpy broadcasting (ADD, SUB, MUL, DIV, ATAN2) and unary activations
+// (LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1).
+#ifndef KILN_OPS_REFERENCE_ELEMENTWISE_H_
+#define KILN_OPS_REFERENCE_ELEMENTWISE_H_
+
+#include <cstdint>
+
+#include "ops/reference/common.h"
+
+namespace kiln::ops::reference {
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kAtan2 };
+
+// The numpy broadcast of two shapes: trailing dimensions are aligned, and each pair must be equal or contain
+// a 1. Returns false if the shapes are incompatible.
+bool BroadcastShape(const Dims& a, const Dims& b, Dims* out);
+
+struct BinaryParams {
+  BinaryOp op = BinaryOp::kAdd;
+  Activation activation = Activation::kNone;
+  Dims output_dims;
+  // For each output dimension, how far to move in `a` (`b`) when that output index grows by one: the
+  // operand's element stride, or 0 where the operand is broadcast along that dimension.
+  Dims a_strides;
+  Dims b_strides;
+};
+
+// Fills `params` for `a op b`. Returns false if the shapes do not broadcast.
+bool MakeBinaryParams(BinaryOp op, Activation activation, const Dims& a_dims, const Dims& b_dims,
+                      BinaryParams* params);
+
+// out = activation(a op b), broadcasting per `params`. ATAN2 computes atan2(a, b) (a is y, b is x).
+void BinaryFloat(const BinaryParams& params, const float* a, const float* b, float* out);
+
+enum class UnaryOp { kLogistic, kTanh, kRelu, kRelu6, kReluN1To1 };
+
+void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out);
+
+}  // namespace kiln::ops::reference
+
+#endif  // KILN_OPS_REFERENCE_ELEMENTWISE_H_

@@ -1,0 +1,265 @@
+#include "ops/reference/tensor_ops.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kiln::ops::reference {
+
+namespace {
+
+std::string DimsToString(const Dims& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// Row-major element strides of `dims`.
+Dims Strides(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+// Advances the row-major multi-index `index` over `dims`; returns false after the last element.
+bool Next(const Dims& dims, Dims* index) {
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (++(*index)[d] < dims[d]) return true;
+    (*index)[d] = 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool ReshapeOutputShape(const Dims& input, const std::vector<int32_t>& requested, Dims* output,
+                        std::string* error) {
+  const int64_t input_count = NumElements(input);
+  int stretch = -1;
+  int64_t known_count = 1;
+  Dims result(requested.begin(), requested.end());
+  for (size_t i = 0; i < requested.size(); ++i) {
+    if (requested[i] == -1) {
+      if (stretch != -1) {
+        *error = "more than one dimension is -1";
+        return false;
+      }
+      stretch = static_cast<int>(i);
+    } else if (requested[i] < 0) {
+      *error = "dimension " + std::to_string(i) + " is " + std::to_string(requested[i]);
+      return false;
+    } else {
+      known_count *= requested[i];
+    }
+  }
+  if (stretch != -1) {
+    if (known_count == 0) {
+      *error = "cannot infer the -1 dimension when another dimension is 0";
+      return false;
+    }
+    result[stretch] = input_count / known_count;
+  }
+  if (NumElements(result) != input_count) {
+    *error = "cannot reshape " + DimsToString(input) + " (" + std::to_string(input_count) + " elements) to " +
+             DimsToString(Dims(requested.begin(), requested.end()));
+    return false;
+  }
+  *output = std::move(result);
+  return true;
+}
+
+bool SqueezeOutputShape(const Dims& input, const std::vector<int32_t>& squeeze_dims, Dims* output,
+                        std::string* error) {
+  const int64_t rank = static_cast<int64_t>(input.size());
+  std::vector<bool> squeeze(input.size(), squeeze_dims.empty());
+  if (squeeze_dims.empty()) {
+    for (size_t i = 0; i < input.size(); ++i) squeeze[i] = input[i] == 1;
+  }
+  for (int32_t dim : squeeze_dims) {
+    const int64_t d = dim < 0 ? dim + rank : dim;
+    if (d < 0 || d >= rank) {
+      *error = "squeeze dimension " + std::to_string(dim) + " is out of range for rank " + std::to_string(rank);
+      return false;
+    }
+    if (input[d] != 1) {
+      *error = "squeeze dimension " + std::to_string(dim) + " has size " + std::to_string(input[d]) +
+               ", not 1, in " + DimsToString(input);
+      return false;
+    }
+    squeeze[d] = true;
+  }
+  output->clear();
+  for (size_t i = 0; i < input.size(); ++i) {
+    if (!squeeze[i]) output->push_back(input[i]);
+  }
+  return true;
+}
+
+bool ConcatOutputShape(const std::vector<Dims>& inputs, int axis, Dims* output, std::string* error) {
+  if (inputs.empty()) {
+    *error = "no inputs";
+    return false;
+  }
+  Dims result = inputs[0];
+  if (axis < 0 || axis >= static_cast<int>(result.size())) {
+    *error = "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(result.size());
+    return false;
+  }
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const Dims& dims = inputs[i];
+    bool compatible = dims.size() == result.size();
+    for (size_t d = 0; compatible && d < dims.size(); ++d) {
+      compatible = static_cast<int>(d) == axis || dims[d] == inputs[0][d];
+    }
+    if (!compatible) {
+      *error = "input " + std::to_string(i) + " has shape " + DimsToString(dims) + ", incompatible with input 0 " +
+               DimsToString(inputs[0]) + " for concatenation along axis " + std::to_string(axis);
+      return false;
+    }
+    result[axis] += dims[axis];
+  }
+  *output = std::move(result);
+  return true;
+}
+
+ConcatParams MakeConcatParams(const std::vector<Dims>& inputs, int axis, Activation activation) {
+  ConcatParams params;
+  params.activation = activation;
+  params.outer = 1;
+  for (int d = 0; d < axis; ++d) params.outer *= inputs[0][d];
+  for (const Dims& dims : inputs) {
+    int64_t slice = 1;
+    for (size_t d = axis; d < dims.size(); ++d) slice *= dims[d];
+    params.slice_sizes.push_back(slice);
+  }
+  return params;
+}
+
+void ConcatFloat(const ConcatParams& params, const float* const* inputs, float* output) {
+  // The output is, for each outer index, the inputs' slices one after the other.
+  float* out = output;
+  for (int64_t o = 0; o < params.outer; ++o) {
+    for (size_t i = 0; i < params.slice_sizes.size(); ++i) {
+      const int64_t slice = params.slice_sizes[i];
+      const float* in = inputs[i] + o * slice;
+      for (int64_t k = 0; k < slice; ++k) *out++ = Activate(params.activation, in[k]);
+    }
+  }
+}
+
+Dims PadOutputShape(const PadParams& params) {
+  Dims output(params.input_dims.size());
+  for (size_t d = 0; d < output.size(); ++d) output[d] = params.before[d] + params.input_dims[d] + params.after[d];
+  return output;
+}
+
+void PadFloat(const PadParams& params, const float* input, float* output) {
+  const Dims output_dims = PadOutputShape(params);
+  const int64_t output_count = NumElements(output_dims);
+  for (int64_t i = 0; i < output_count; ++i) output[i] = params.value;
+  if (NumElements(params.input_dims) == 0) return;
+  const Dims output_strides = Strides(output_dims);
+  // Each input element lands at its index shifted by the leading padding.
+  Dims index(params.input_dims.size(), 0);
+  int64_t i = 0;
+  do {
+    int64_t offset = 0;
+    for (size_t d = 0; d < index.size(); ++d) offset += (index[d] + params.before[d]) * output_strides[d];
+    output[offset] = input[i++];
+  } while (Next(params.input_dims, &index));
+}
+
+bool TransposeOutputShape(const Dims& input, const std::vector<int32_t>& perm, Dims* output,
+                          std::string* error) {
+  if (perm.size() != input.size()) {
+    *error = "perm has " + std::to_string(perm.size()) + " entries for an input of rank " +
+             std::to_string(input.size());
+    return false;
+  }
+  std::vector<bool> seen(perm.size(), false);
+  Dims result(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) {
+    const int32_t p = perm[d];
+    if (p < 0 || p >= static_cast<int32_t>(perm.size()) || seen[p]) {
+      *error = "perm is not a permutation of [0, " + std::to_string(perm.size()) + ")";
+      return false;
+    }
+    seen[p] = true;
+    result[d] = input[p];
+  }
+  *output = std::move(result);
+  return true;
+}
+
+void TransposeFloat(const TransposeParams& params, const float* input, float* output) {
+  Dims output_dims(params.perm.size());
+  for (size_t d = 0; d < output_dims.size(); ++d) output_dims[d] = params.input_dims[params.perm[d]];
+  const int64_t count = NumElements(output_dims);
+  if (count == 0) return;
+  const Dims input_strides = Strides(params.input_dims);
+  // Output index d walks input dimension perm[d].
+  Dims index(output_dims.size(), 0);
+  int64_t o = 0;
+  do {
+    int64_t offset = 0;
+    for (size_t d = 0; d < index.size(); ++d) offset += index[d] * input_strides[params.perm[d]];
+    output[o++] = input[offset];
+  } while (Next(output_dims, &index));
+}
+
+bool MakeMeanParams(const Dims& input, const std::vector<int32_t>& axes, bool keep_dims, MeanParams* params,
+                    Dims* output, std::string* error) {
+  const int64_t rank = static_cast<int64_t>(input.size());
+  std::vector<bool> reduced(input.size(), false);
+  for (int32_t axis : axes) {
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) {
+      *error = "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank);
+      return false;
+    }
+    reduced[a] = true;
+  }
+  output->clear();
+  for (size_t d = 0; d < input.size(); ++d) {
+    if (!reduced[d]) {
+      output->push_back(input[d]);
+    } else if (keep_dims) {
+      output->push_back(1);
+    }
+  }
+  params->input_dims = input;
+  params->reduced = std::move(reduced);
+  return true;
+}
+
+void MeanFloat(const MeanParams& params, const float* input, float* output) {
+  const Dims& dims = params.input_dims;
+  // The output, with or without kept 1s, is laid out as the input with reduced dimensions set to 1.
+  Dims output_dims = dims;
+  int64_t reduced_count = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (params.reduced[d]) {
+      output_dims[d] = 1;
+      reduced_count *= dims[d];
+    }
+  }
+  const int64_t output_count = NumElements(output_dims);
+  for (int64_t o = 0; o < output_count; ++o) output[o] = 0.0f;
+  if (reduced_count == 0) {
+    for (int64_t o = 0; o < output_count; ++o) output[o] = std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
+  if (output_count == 0) return;
+  const Dims output_strides = Strides(output_dims);
+  Dims index(dims.size(), 0);
+  int64_t i = 0;
+  do {
+    int64_t offset = 0;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!params.reduced[d]) offset += index[d] * output_strides[d];
+    }
+    output[offset] += input[i++];
+  } while (Next(dims, &index));
+  for (int64_t o = 0; o < output_count; ++o) output[o] /= static_cast<float>(reduced_count);
+}
+
+}  // namespace kiln::ops::reference

@@ -1,0 +1,73 @@
+// Ops that move or reduce data without arithmetic on pairs of tensors: RESHAPE and SQUEEZE (shape only),
+// CONCATENATION, PAD, TRANSPOSE, MEAN. Each has a shape function (used by Prepare) and a kernel.
+#ifndef KILN_OPS_REFERENCE_TENSOR_OPS_H_
+#define KILN_OPS_REFERENCE_TENSOR_OPS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/reference/common.h"
+
+namespace kiln::ops::reference {
+
+// RESHAPE: `requested` may hold one -1, inferred so that the element count is preserved. Returns false with
+// a reason in `error` if the request is inconsistent with `input`.
+bool ReshapeOutputShape(const Dims& input, const std::vector<int32_t>& requested, Dims* output,
+                        std::string* error);
+
+// SQUEEZE: removes the listed dimensions (negative counts from the back; each must have size 1), or every
+// dimension of size 1 if `squeeze_dims` is empty.
+bool SqueezeOutputShape(const Dims& input, const std::vector<int32_t>& squeeze_dims, Dims* output,
+                        std::string* error);
+
+// CONCATENATION along `axis` (already normalised to [0, rank)). Every input has the same rank and matches
+// the others except along `axis`.
+bool ConcatOutputShape(const std::vector<Dims>& inputs, int axis, Dims* output, std::string* error);
+
+struct ConcatParams {
+  int64_t outer = 0;                 // product of the dimensions before the axis
+  std::vector<int64_t> slice_sizes;  // per input: its axis size times the product of the dimensions after it
+  Activation activation = Activation::kNone;
+};
+
+ConcatParams MakeConcatParams(const std::vector<Dims>& inputs, int axis, Activation activation);
+void ConcatFloat(const ConcatParams& params, const float* const* inputs, float* output);
+
+// PAD with a constant: output dim d = before[d] + input_dims[d] + after[d].
+struct PadParams {
+  Dims input_dims;
+  Dims before;
+  Dims after;
+  float value = 0.0f;
+};
+
+Dims PadOutputShape(const PadParams& params);
+void PadFloat(const PadParams& params, const float* input, float* output);
+
+// TRANSPOSE: output dim d is input dim perm[d]. `perm` must be a permutation of [0, rank).
+bool TransposeOutputShape(const Dims& input, const std::vector<int32_t>& perm, Dims* output,
+                          std::string* error);
+
+struct TransposeParams {
+  Dims input_dims;
+  std::vector<int32_t> perm;
+};
+
+void TransposeFloat(const TransposeParams& params, const float* input, float* output);
+
+// MEAN over `axes` (negative counts from the back; duplicates allowed). With keep_dims the reduced
+// dimensions stay as 1s, otherwise they are dropped.
+struct MeanParams {
+  Dims input_dims;
+  std::vector<bool> reduced;  // per input dimension
+};
+
+bool MakeMeanParams(const Dims& input, const std::vector<int32_t>& axes, bool keep_dims, MeanParams* params,
+                    Dims* output, std::string* error);
+// A mean over zero elements is NaN.
+void MeanFloat(const MeanParams& params, const float* input, float* output);
+
+}  // namespace kiln::ops::reference
+
+#endif  // KILN_OPS_REFERENCE_TENSOR_OPS_H_

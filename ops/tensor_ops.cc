@@ -1,0 +1,350 @@
+// RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, TRANSPOSE, MEAN (float32).
+#include <cstring>
+
+#include "kiln/builtin_op_data.h"
+#include "kiln/c_api_opaque.h"
+#include "ops/kernels.h"
+#include "ops/op_util.h"
+#include "ops/reference/tensor_ops.h"
+
+namespace kiln::ops {
+namespace {
+
+// The ranks TFLite's kernels accept for these ops.
+constexpr int kMaxTransposeRank = 6;
+constexpr int kMaxPadRank = 8;
+
+struct NoState {};
+
+// Checks that input and output share a sized element type, for the byte-copying ops.
+KilnStatus CheckCopyTypes(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* input,
+                          const KilnOpaqueTensor* output) {
+  const KilnType type = KilnOpaqueTensorType(input);
+  size_t element_size = 0;
+  if (KilnOpaqueContextGetSizeOfType(context, type, &element_size) != kKilnOk || element_size == 0) {
+    KilnOpaqueContextReportError(context, "%s: input %s has type %s, which has no fixed element size", op,
+                                 TensorLabel(input).c_str(), KilnTypeGetName(type));
+    return kKilnError;
+  }
+  return CheckType(context, op, "output", output, type);
+}
+
+// Copies the input's bytes to the output (RESHAPE and SQUEEZE keep the data as it is).
+KilnStatus CopyInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op) {
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const size_t bytes = KilnOpaqueTensorByteSize(input);
+  if (bytes == 0) return kKilnOk;
+  const void* src = KilnOpaqueTensorData(input);
+  void* dst = KilnOpaqueTensorData(output);
+  if (src == nullptr || dst == nullptr || KilnOpaqueTensorByteSize(output) != bytes) {
+    KilnOpaqueContextReportError(context, "%s: input %s (%zu bytes) and output %s (%zu bytes) cannot be copied",
+                                 op, TensorLabel(input).c_str(), bytes, TensorLabel(output).c_str(),
+                                 KilnOpaqueTensorByteSize(output));
+    return kKilnError;
+  }
+  if (src != dst) std::memmove(dst, src, bytes);
+  return kKilnOk;
+}
+
+KilnStatus ReshapePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "RESHAPE";
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 2, 1));
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckCopyTypes(context, op, input, output));
+  const auto* options = static_cast<const KilnReshapeParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const bool options_have_shape = options != nullptr && options->num_dimensions > 0;
+  const KilnOpaqueTensor* shape_tensor =
+      KilnOpaqueNodeNumberOfInputs(node) > 1 ? KilnOpaqueNodeGetInput(context, node, 1) : nullptr;
+
+  // As LiteRT: a 1-D int32 second input gives the shape; otherwise the options do. A shape computed at run
+  // time is only usable here when the options state the same shape.
+  std::vector<int32_t> requested;
+  const bool shape_is_vector = shape_tensor != nullptr && KilnOpaqueTensorNumDims(shape_tensor) == 1 &&
+                               KilnOpaqueTensorType(shape_tensor) == kKilnInt32;
+  if (shape_is_vector && (IsConstant(shape_tensor) || !options_have_shape)) {
+    KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "shape", shape_tensor, false, &requested));
+  } else if (options != nullptr) {
+    const int n = options->num_dimensions;
+    if (n < 0 || n > KILN_RESHAPE_MAX_DIMENSIONS) {
+      KilnOpaqueContextReportError(context, "%s: new_shape option has %d dimensions", op, n);
+      return kKilnError;
+    }
+    requested.assign(options->shape, options->shape + n);
+    // Old converters wrote new_shape [0] to mean a scalar.
+    if (n == 1 && requested[0] == 0) requested.clear();
+  }
+  Dims output_dims;
+  std::string error;
+  const Dims input_dims = TensorDims(input);
+  if (!reference::ReshapeOutputShape(input_dims, requested, &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus ReshapeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return CopyInvoke(context, node, "RESHAPE");
+}
+
+KilnStatus SqueezePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "SQUEEZE";
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckCopyTypes(context, op, input, output));
+  const auto* options = static_cast<const KilnSqueezeParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  std::vector<int32_t> squeeze_dims;
+  if (options != nullptr) {
+    const int n = options->num_squeeze_dims;
+    if (n < 0 || n > KILN_RESHAPE_MAX_DIMENSIONS) {
+      KilnOpaqueContextReportError(context, "%s: squeeze_dims option has %d entries", op, n);
+      return kKilnError;
+    }
+    squeeze_dims.assign(options->squeeze_dims, options->squeeze_dims + n);
+  }
+  Dims output_dims;
+  std::string error;
+  if (!reference::SqueezeOutputShape(TensorDims(input), squeeze_dims, &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus SqueezeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return CopyInvoke(context, node, "SQUEEZE");
+}
+
+struct ConcatState {
+  reference::ConcatParams params;
+  std::vector<const float*> inputs;  // reused by Invoke
+};
+
+KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "CONCATENATION";
+  KILN_OPS_GET_STATE(ConcatState, state, context, node, op);
+  const int num_inputs = KilnOpaqueNodeNumberOfInputs(node);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, num_inputs > 1 ? num_inputs : 1, 1));
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  std::vector<Dims> input_dims;
+  for (int i = 0; i < num_inputs; ++i) {
+    const std::string role = "input " + std::to_string(i);
+    const KilnOpaqueTensor* input;
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, i, role.c_str(), &input));
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, role.c_str(), input));
+    input_dims.push_back(TensorDims(input));
+  }
+  const auto* options = static_cast<const KilnConcatenationParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const int rank = static_cast<int>(input_dims[0].size());
+  int axis = options != nullptr ? options->axis : 0;
+  if (axis < 0) axis += rank;
+  reference::Activation activation = reference::Activation::kNone;
+  if (options != nullptr) KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+  Dims output_dims;
+  std::string error;
+  if (!reference::ConcatOutputShape(input_dims, axis, &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: %s (axis option %d)", op, error.c_str(),
+                                 options != nullptr ? options->axis : 0);
+    return kKilnError;
+  }
+  state->params = reference::MakeConcatParams(input_dims, axis, activation);
+  state->inputs.assign(num_inputs, nullptr);
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus ConcatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "CONCATENATION";
+  KILN_OPS_GET_STATE(ConcatState, state, context, node, op);
+  const reference::ConcatParams& p = state->params;
+  int64_t total = 0;
+  for (size_t i = 0; i < state->inputs.size(); ++i) {
+    const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, static_cast<int>(i));
+    const int64_t count = p.outer * p.slice_sizes[i];
+    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
+    state->inputs[i] = count == 0 ? nullptr : FloatData(input);
+    total += count;
+  }
+  if (total == 0) return kKilnOk;
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, total, 4));
+  reference::ConcatFloat(p, state->inputs.data(), FloatData(output));
+  return kKilnOk;
+}
+
+struct PadState {
+  reference::PadParams params;
+};
+
+KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "PAD";
+  KILN_OPS_GET_STATE(PadState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor* input;
+  const KilnOpaqueTensor* paddings;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "paddings", &paddings));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxPadRank));
+  const Dims input_dims = TensorDims(input);
+  const Dims padding_dims = TensorDims(paddings);
+  const int64_t rank = static_cast<int64_t>(input_dims.size());
+  if (padding_dims.size() != 2 || padding_dims[0] != rank || padding_dims[1] != 2) {
+    KilnOpaqueContextReportError(context, "%s: paddings %s has shape %s; expected [%lld, 2] for input %s", op,
+                                 TensorLabel(paddings).c_str(), DimsToString(padding_dims).c_str(),
+                                 static_cast<long long>(rank), TensorLabel(input).c_str());
+    return kKilnError;
+  }
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "paddings", paddings, true, &values));
+  reference::PadParams& p = state->params;
+  p.input_dims = input_dims;
+  p.before.assign(rank, 0);
+  p.after.assign(rank, 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (values[2 * d] < 0 || values[2 * d + 1] < 0) {
+      KilnOpaqueContextReportError(context, "%s: paddings %s has negative padding (%d, %d) for dimension %lld", op,
+                                   TensorLabel(paddings).c_str(), values[2 * d], values[2 * d + 1],
+                                   static_cast<long long>(d));
+      return kKilnError;
+    }
+    p.before[d] = values[2 * d];
+    p.after[d] = values[2 * d + 1];
+  }
+  p.value = 0.0f;
+  return ResizeOutput(context, op, output, reference::PadOutputShape(p));
+}
+
+KilnStatus PadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "PAD";
+  KILN_OPS_GET_STATE(PadState, state, context, node, op);
+  const reference::PadParams& p = state->params;
+  const int64_t output_count = reference::NumElements(reference::PadOutputShape(p));
+  if (output_count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, reference::NumElements(p.input_dims), 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, output_count, 4));
+  reference::PadFloat(p, FloatData(input), FloatData(output));
+  return kKilnOk;
+}
+
+struct TransposeState {
+  reference::TransposeParams params;
+};
+
+KilnStatus TransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "TRANSPOSE";
+  KILN_OPS_GET_STATE(TransposeState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor* input;
+  const KilnOpaqueTensor* perm;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "perm", &perm));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxTransposeRank));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "perm", perm, 1, 1));
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "perm", perm, true, &values));
+  const Dims input_dims = TensorDims(input);
+  Dims output_dims;
+  std::string error;
+  if (!reference::TransposeOutputShape(input_dims, values, &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: perm %s: %s", op, TensorLabel(perm).c_str(), error.c_str());
+    return kKilnError;
+  }
+  state->params.input_dims = input_dims;
+  state->params.perm = std::move(values);
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "TRANSPOSE";
+  KILN_OPS_GET_STATE(TransposeState, state, context, node, op);
+  const int64_t count = reference::NumElements(state->params.input_dims);
+  if (count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));
+  reference::TransposeFloat(state->params, FloatData(input), FloatData(output));
+  return kKilnOk;
+}
+
+struct MeanState {
+  reference::MeanParams params;
+  int64_t output_count = 0;
+};
+
+KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "MEAN";
+  KILN_OPS_GET_STATE(MeanState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor* input;
+  const KilnOpaqueTensor* axes;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axes", &axes));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axes", axes, 0, 1));
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axes", axes, true, &values));
+  const auto* options = static_cast<const KilnReducerParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const bool keep_dims = options != nullptr && options->keep_dims;
+  Dims output_dims;
+  std::string error;
+  if (!reference::MakeMeanParams(TensorDims(input), values, keep_dims, &state->params, &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: axes %s: %s", op, TensorLabel(axes).c_str(), error.c_str());
+    return kKilnError;
+  }
+  state->output_count = reference::NumElements(output_dims);
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus MeanInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "MEAN";
+  KILN_OPS_GET_STATE(MeanState, state, context, node, op);
+  if (state->output_count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(
+      CheckData(context, op, "input", input, reference::NumElements(state->params.input_dims), 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, state->output_count, 4));
+  reference::MeanFloat(state->params, FloatData(input), FloatData(output));
+  return kKilnOk;
+}
+
+}  // namespace
+
+void AddTensorKernels(std::vector<BuiltinKernel>* table) {
+  // LiteRT registers RESHAPE at version 1 only; SQUEEZE v2, CONCATENATION v2-v4, PAD v2-v4, TRANSPOSE v2-v6
+  // (v4/v6 raise the rank limit, here already 6) and MEAN v2-v3 add integer types and ranks.
+  table->push_back({kKilnBuiltinReshape, 1, 1,
+                    MakeOperator<NoState>(kKilnBuiltinReshape, 1, &ReshapePrepare, &ReshapeInvoke)});
+  table->push_back({kKilnBuiltinSqueeze, 1, 2,
+                    MakeOperator<NoState>(kKilnBuiltinSqueeze, 2, &SqueezePrepare, &SqueezeInvoke)});
+  table->push_back({kKilnBuiltinConcatenation, 1, 4,
+                    MakeOperator<ConcatState>(kKilnBuiltinConcatenation, 4, &ConcatPrepare, &ConcatInvoke)});
+  table->push_back({kKilnBuiltinPad, 1, 4, MakeOperator<PadState>(kKilnBuiltinPad, 4, &PadPrepare, &PadInvoke)});
+  table->push_back({kKilnBuiltinTranspose, 1, 6,
+                    MakeOperator<TransposeState>(kKilnBuiltinTranspose, 6, &TransposePrepare, &TransposeInvoke)});
+  table->push_back({kKilnBuiltinMean, 1, 3, MakeOperator<MeanState>(kKilnBuiltinMean, 3, &MeanPrepare, &MeanInvoke)});
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,261 @@
+// The application-facing C API (kiln/c_api.h): models, options, interpreters and tensors.
+#include "kiln/c_api.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "runtime/core.h"
+#include "runtime/interpreter.h"
+
+namespace kiln {
+namespace {
+
+struct HeapBytes : ModelBytes {
+  std::vector<uint8_t> storage;
+};
+
+struct MappedBytes : ModelBytes {
+  ~MappedBytes() override {
+    if (data != nullptr && size > 0) munmap(const_cast<uint8_t*>(data), size);
+  }
+};
+
+KilnModel* FinishModel(std::unique_ptr<ModelBytes> bytes, const char* where, KilnErrorReporter reporter,
+                       void* user_data) {
+  auto model_data = std::make_shared<ModelData>();
+  model_data->bytes = std::move(bytes);
+  std::string error;
+  if (!ReadModel(model_data->bytes->data, model_data->bytes->size, &model_data->desc, &error)) {
+    Report(reporter, user_data, "%s: %s", where, error.c_str());
+    return nullptr;
+  }
+  auto* model = new (std::nothrow) KilnModel;
+  if (model != nullptr) model->data = std::move(model_data);
+  return model;
+}
+
+}  // namespace
+}  // namespace kiln
+
+using kiln::Interpreter;
+
+extern "C" {
+
+KilnModel* KilnModelCreateWithErrorReporter(const void* model_data, size_t model_size,
+                                            KilnErrorReporter reporter, void* user_data) {
+  if (model_data == nullptr || model_size == 0) {
+    kiln::Report(reporter, user_data, "KilnModelCreate: the model buffer is %s",
+                 model_data == nullptr ? "NULL" : "empty");
+    return nullptr;
+  }
+  auto bytes = std::make_unique<kiln::HeapBytes>();
+  const auto* begin = static_cast<const uint8_t*>(model_data);
+  bytes->storage.assign(begin, begin + model_size);
+  bytes->data = bytes->storage.data();
+  bytes->size = bytes->storage.size();
+  return kiln::FinishModel(std::move(bytes), "model buffer", reporter, user_data);
+}
+
+KilnModel* KilnModelCreate(const void* model_data, size_t model_size) {
+  return KilnModelCreateWithErrorReporter(model_data, model_size, nullptr, nullptr);
+}
+
+KilnModel* KilnModelCreateFromFileWithErrorReporter(const char* model_path, KilnErrorReporter reporter,
+                                                    void* user_data) {
+  if (model_path == nullptr) {
+    kiln::Report(reporter, user_data, "KilnModelCreateFromFile: the path is NULL");
+    return nullptr;
+  }
+  const int fd = open(model_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    kiln::Report(reporter, user_data, "%s: cannot open model: %s", model_path, std::strerror(errno));
+    return nullptr;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    kiln::Report(reporter, user_data, "%s: not a regular file", model_path);
+    close(fd);
+    return nullptr;
+  }
+  if (st.st_size == 0) {
+    kiln::Report(reporter, user_data, "%s: the file is empty", model_path);
+    close(fd);
+    return nullptr;
+  }
+  void* mapping = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (mapping == MAP_FAILED) {
+    kiln::Report(reporter, user_data, "%s: cannot map model: %s", model_path, std::strerror(errno));
+    return nullptr;
+  }
+  auto bytes = std::make_unique<kiln::MappedBytes>();
+  bytes->data = static_cast<const uint8_t*>(mapping);
+  bytes->size = static_cast<size_t>(st.st_size);
+  return kiln::FinishModel(std::move(bytes), model_path, reporter, user_data);
+}
+
+KilnModel* KilnModelCreateFromFile(const char* model_path) {
+  return KilnModelCreateFromFileWithErrorReporter(model_path, nullptr, nullptr);
+}
+
+void KilnModelDelete(KilnModel* model) { delete model; }
+
+KilnInterpreterOptions* KilnInterpreterOptionsCreate(void) {
+  return new (std::nothrow) KilnInterpreterOptions;
+}
+
+void KilnInterpreterOptionsDelete(KilnInterpreterOptions* options) { delete options; }
+
+void KilnInterpreterOptionsSetNumThreads(KilnInterpreterOptions* options, int32_t num_threads) {
+  if (options != nullptr) options->num_threads = num_threads;
+}
+
+void KilnInterpreterOptionsAddOperator(KilnInterpreterOptions* options, KilnOperator* op) {
+  if (options != nullptr && op != nullptr) options->operators.push_back(op);
+}
+
+void KilnInterpreterOptionsSetErrorReporter(KilnInterpreterOptions* options, KilnErrorReporter reporter,
+                                            void* user_data) {
+  if (options == nullptr) return;
+  options->reporter = reporter;
+  options->reporter_user_data = user_data;
+}
+
+KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model, const KilnInterpreterOptions* options,
+                                                 KilnStatus* out_status) {
+  KilnStatus status = kKilnOk;
+  KilnInterpreterOptions defaults;
+  const KilnInterpreterOptions& opts = options != nullptr ? *options : defaults;
+  KilnInterpreter* result = nullptr;
+  if (model == nullptr || model->data == nullptr) {
+    kiln::Report(opts.reporter, opts.reporter_user_data, "KilnInterpreterCreate: the model is NULL");
+    status = kKilnInvalidArgument;
+  } else if (auto impl = Interpreter::Create(model->data, opts, &status)) {
+    result = new (std::nothrow) KilnInterpreter;
+    if (result != nullptr) {
+      result->impl = std::move(impl);
+    } else {
+      status = kKilnOutOfMemory;
+    }
+  }
+  if (out_status != nullptr) *out_status = status;
+  return result;
+}
+
+KilnInterpreter* KilnInterpreterCreate(const KilnModel* model, const KilnInterpreterOptions* options) {
+  return KilnInterpreterCreateWithStatus(model, options, nullptr);
+}
+
+void KilnInterpreterDelete(KilnInterpreter* interpreter) { delete interpreter; }
+
+int32_t KilnInterpreterGetInputTensorCount(const KilnInterpreter* interpreter) {
+  return interpreter ? static_cast<int32_t>(interpreter->impl->inputs().size()) : 0;
+}
+
+KilnTensor* KilnInterpreterGetInputTensor(const KilnInterpreter* interpreter, int32_t input_index) {
+  if (interpreter == nullptr || input_index < 0 ||
+      input_index >= static_cast<int32_t>(interpreter->impl->inputs().size())) {
+    return nullptr;
+  }
+  return interpreter->impl->tensor(interpreter->impl->inputs()[input_index]);
+}
+
+KilnStatus KilnInterpreterResizeInputTensor(KilnInterpreter* interpreter, int32_t input_index,
+                                            const int* input_dims, int32_t input_dims_size) {
+  if (interpreter == nullptr) return kKilnInvalidArgument;
+  return interpreter->impl->ResizeInputTensor(input_index, input_dims, input_dims_size);
+}
+
+KilnStatus KilnInterpreterAllocateTensors(KilnInterpreter* interpreter) {
+  if (interpreter == nullptr) return kKilnInvalidArgument;
+  return interpreter->impl->AllocateTensors();
+}
+
+KilnStatus KilnInterpreterInvoke(KilnInterpreter* interpreter) {
+  if (interpreter == nullptr) return kKilnInvalidArgument;
+  return interpreter->impl->Invoke();
+}
+
+int32_t KilnInterpreterGetOutputTensorCount(const KilnInterpreter* interpreter) {
+  return interpreter ? static_cast<int32_t>(interpreter->impl->outputs().size()) : 0;
+}
+
+const KilnTensor* KilnInterpreterGetOutputTensor(const KilnInterpreter* interpreter, int32_t output_index) {
+  if (interpreter == nullptr || output_index < 0 ||
+      output_index >= static_cast<int32_t>(interpreter->impl->outputs().size())) {
+    return nullptr;
+  }
+  return interpreter->impl->tensor(interpreter->impl->outputs()[output_index]);
+}
+
+KilnStatus KilnInterpreterGetArenaStats(const KilnInterpreter* interpreter, size_t* out_arena_bytes,
+                                        size_t* out_naive_bytes) {
+  if (interpreter == nullptr) return kKilnInvalidArgument;
+  if (!interpreter->impl->allocated()) return kKilnError;
+  if (out_arena_bytes != nullptr) *out_arena_bytes = interpreter->impl->arena_bytes();
+  if (out_naive_bytes != nullptr) *out_naive_bytes = interpreter->impl->naive_bytes();
+  return kKilnOk;
+}
+
+int32_t KilnInterpreterGetNodeCount(const KilnInterpreter* interpreter) {
+  return interpreter ? static_cast<int32_t>(interpreter->impl->nodes().size()) : 0;
+}
+
+KilnStatus KilnInterpreterGetNodeInfo(const KilnInterpreter* interpreter, int32_t node_index,
+                                      int32_t* out_builtin_code, const char** out_custom_name,
+                                      int32_t* out_version) {
+  if (interpreter == nullptr || node_index < 0 ||
+      node_index >= static_cast<int32_t>(interpreter->impl->nodes().size())) {
+    return kKilnInvalidArgument;
+  }
+  const kiln::OperatorDesc* desc = interpreter->impl->nodes()[node_index].desc;
+  if (out_builtin_code != nullptr) *out_builtin_code = desc->builtin_code;
+  if (out_custom_name != nullptr) {
+    *out_custom_name = desc->builtin_code == kKilnBuiltinCustom ? desc->custom_name.c_str() : nullptr;
+  }
+  if (out_version != nullptr) *out_version = desc->version;
+  return kKilnOk;
+}
+
+KilnType KilnTensorType(const KilnTensor* tensor) { return tensor ? tensor->type : kKilnNoType; }
+
+int32_t KilnTensorNumDims(const KilnTensor* tensor) {
+  return tensor ? static_cast<int32_t>(tensor->dims.size()) : 0;
+}
+
+int32_t KilnTensorDim(const KilnTensor* tensor, int32_t dim_index) {
+  if (tensor == nullptr || dim_index < 0 || dim_index >= static_cast<int32_t>(tensor->dims.size())) return -1;
+  return tensor->dims[dim_index];
+}
+
+size_t KilnTensorByteSize(const KilnTensor* tensor) { return tensor ? tensor->bytes : 0; }
+
+void* KilnTensorData(const KilnTensor* tensor) { return tensor ? tensor->data : nullptr; }
+
+const char* KilnTensorName(const KilnTensor* tensor) { return tensor ? tensor->name.c_str() : ""; }
+
+KilnQuantizationParams KilnTensorQuantizationParams(const KilnTensor* tensor) {
+  return tensor ? tensor->quant : KilnQuantizationParams{0.0f, 0};
+}
+
+KilnStatus KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* input_data, size_t input_data_size) {
+  if (tensor == nullptr || input_data == nullptr || tensor->data == nullptr) return kKilnInvalidArgument;
+  if (tensor->allocation == kKilnMmapRo || input_data_size != tensor->bytes) return kKilnInvalidArgument;
+  std::memcpy(tensor->data, input_data, input_data_size);
+  return kKilnOk;
+}
+
+KilnStatus KilnTensorCopyToBuffer(const KilnTensor* tensor, void* output_data, size_t output_data_size) {
+  if (tensor == nullptr || output_data == nullptr || tensor->data == nullptr) return kKilnInvalidArgument;
+  if (output_data_size != tensor->bytes) return kKilnInvalidArgument;
+  std::memcpy(output_data, tensor->data, output_data_size);
+  return kKilnOk;
+}
+
+}  // extern "C"

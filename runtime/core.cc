@@ -1,0 +1,102 @@
+// Small helpers shared by the runtime: error reporting, shapes, aligned memory, int arrays, type names.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "runtime/core.h"
+
+namespace kiln {
+
+void ReportV(KilnErrorReporter reporter, void* user_data, const char* format, va_list args) {
+  if (reporter != nullptr) {
+    reporter(user_data, format, args);
+    return;
+  }
+  std::fputs("kiln: ", stderr);
+  std::vfprintf(stderr, format, args);
+  std::fputc('\n', stderr);
+}
+
+void Report(KilnErrorReporter reporter, void* user_data, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  ReportV(reporter, user_data, format, args);
+  va_end(args);
+}
+
+int64_t ElementCount(const std::vector<int>& dims) {
+  int64_t count = 1;
+  for (int d : dims) {
+    if (d < 0) return -1;
+    if (d != 0 && count > std::numeric_limits<int64_t>::max() / d) return -1;
+    count *= d;
+  }
+  return count;
+}
+
+void* AlignedAlloc(size_t bytes) {
+  const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  return std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
+}
+
+bool SetTensorShape(KilnTensor* tensor, const int* dims, int num_dims, std::string* error) {
+  std::vector<int> shape(dims, dims + num_dims);
+  const int64_t count = ElementCount(shape);
+  if (count < 0) {
+    *error = "shape has a negative dimension or too many elements";
+    return false;
+  }
+  size_t element = TypeSize(tensor->type);
+  if (element == 0 && tensor->type != kKilnString && tensor->type != kKilnNoType) element = 1;
+  if (element != 0 && static_cast<uint64_t>(count) > std::numeric_limits<size_t>::max() / element) {
+    *error = "shape is too large for memory";
+    return false;
+  }
+  tensor->dims = std::move(shape);
+  tensor->bytes = static_cast<size_t>(count) * element;
+  return true;
+}
+
+}  // namespace kiln
+
+extern "C" {
+
+const char* KilnVersion(void) { return KILN_VERSION_STRING; }
+
+const char* KilnTypeGetName(KilnType type) {
+  switch (type) {
+    case kKilnNoType: return "notype";
+    case kKilnFloat32: return "float32";
+    case kKilnInt32: return "int32";
+    case kKilnUInt8: return "uint8";
+    case kKilnInt64: return "int64";
+    case kKilnString: return "string";
+    case kKilnBool: return "bool";
+    case kKilnInt16: return "int16";
+    case kKilnComplex64: return "complex64";
+    case kKilnInt8: return "int8";
+    case kKilnFloat16: return "float16";
+    case kKilnFloat64: return "float64";
+    case kKilnComplex128: return "complex128";
+    case kKilnUInt64: return "uint64";
+    case kKilnResource: return "resource";
+    case kKilnVariant: return "variant";
+    case kKilnUInt32: return "uint32";
+    case kKilnUInt16: return "uint16";
+    case kKilnInt4: return "int4";
+  }
+  return "unknown";
+}
+
+KilnIntArray* KilnIntArrayCreate(int size) {
+  if (size < 0) return nullptr;
+  const size_t bytes = sizeof(KilnIntArray) + sizeof(int) * static_cast<size_t>(size);
+  auto* array = static_cast<KilnIntArray*>(std::malloc(bytes));
+  if (array != nullptr) array->size = size;
+  return array;
+}
+
+void KilnIntArrayFree(KilnIntArray* array) { std::free(array); }
+
+}  // extern "C"

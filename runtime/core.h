@@ -1,0 +1,107 @@
+// The concrete types behind Kiln's opaque C handles, shared by the runtime's translation units.
+//
+// The public headers only ever see `typedef struct X X;`. These definitions are internal: ops and applications
+// reach them through the accessors of kiln/c_api.h and kiln/c_api_opaque.h.
+#ifndef KILN_RUNTIME_CORE_H_
+#define KILN_RUNTIME_CORE_H_
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/c_api.h"
+#include "kiln/c_api_opaque.h"
+#include "kiln/operator.h"
+#include "runtime/model/model.h"
+
+namespace kiln {
+
+// Sends a printf-style message to `reporter`, or to stderr when it is null.
+void Report(KilnErrorReporter reporter, void* user_data, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+void ReportV(KilnErrorReporter reporter, void* user_data, const char* format, va_list args);
+
+// Number of elements of `dims`, or -1 if a dimension is negative or the product overflows int64.
+int64_t ElementCount(const std::vector<int>& dims);
+
+// Memory aligned to kTensorAlignment, freed with std::free.
+constexpr size_t kTensorAlignment = 64;
+void* AlignedAlloc(size_t bytes);
+
+// Bytes a model file or buffer keeps alive for as long as any model or interpreter uses it.
+struct ModelBytes {
+  virtual ~ModelBytes() = default;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+struct ModelData {
+  std::unique_ptr<ModelBytes> bytes;
+  ModelDesc desc;
+};
+
+}  // namespace kiln
+
+struct KilnModel {
+  std::shared_ptr<const kiln::ModelData> data;
+};
+
+struct KilnOperator {
+  KilnBuiltinOperator builtin_code = kKilnBuiltinCustom;
+  std::string custom_name;
+  int version = 1;
+  void* user_data = nullptr;
+
+  void* (*init)(KilnOpaqueContext*, const char*, size_t) = nullptr;
+  void (*free)(KilnOpaqueContext*, void*) = nullptr;
+  KilnStatus (*prepare)(KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
+  KilnStatus (*invoke)(KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
+  void* (*init_with_data)(void*, KilnOpaqueContext*, const char*, size_t) = nullptr;
+  void (*free_with_data)(void*, KilnOpaqueContext*, void*) = nullptr;
+  KilnStatus (*prepare_with_data)(void*, KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
+  KilnStatus (*invoke_with_data)(void*, KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
+
+  bool is_custom() const { return builtin_code == kKilnBuiltinCustom; }
+  // "Atan" for custom ops, "CONV_2D" for builtins.
+  std::string DisplayName() const;
+};
+
+struct KilnInterpreterOptions {
+  int32_t num_threads = -1;
+  std::vector<KilnOperator*> operators;  // later entries win
+  KilnErrorReporter reporter = nullptr;
+  void* reporter_user_data = nullptr;
+};
+
+// A tensor of an interpreter (or, later, of a compute context). KilnOpaqueTensor is the same object.
+struct KilnTensor {
+  KilnType type = kKilnNoType;
+  std::vector<int> dims;
+  std::string name;
+  void* data = nullptr;
+  size_t bytes = 0;
+  KilnAllocationType allocation = kKilnArenaRw;
+  bool is_variable = false;
+  KilnQuantizationParams quant{0.0f, 0};
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+  int quantized_dimension = 0;
+  // Memory this tensor owns (dynamic tensors, variables); arena tensors point into the interpreter's arena.
+  std::unique_ptr<void, void (*)(void*)> owned{nullptr, std::free};
+};
+
+namespace kiln {
+
+inline KilnTensor* AsTensor(KilnOpaqueTensor* t) { return reinterpret_cast<KilnTensor*>(t); }
+inline const KilnTensor* AsTensor(const KilnOpaqueTensor* t) { return reinterpret_cast<const KilnTensor*>(t); }
+inline KilnOpaqueTensor* AsOpaque(KilnTensor* t) { return reinterpret_cast<KilnOpaqueTensor*>(t); }
+
+// Sets `tensor`'s shape and byte size. Returns false (with `*error`) on negative dims or overflow.
+bool SetTensorShape(KilnTensor* tensor, const int* dims, int num_dims, std::string* error);
+
+}  // namespace kiln
+
+#endif  // KILN_RUNTIME_CORE_H_

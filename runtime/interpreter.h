@@ -1,0 +1,98 @@
+// The interpreter: one subgraph's tensors and nodes, op resolution, Prepare, memory planning and Invoke.
+//
+// A kiln::Interpreter is what the C API calls KilnInterpreter, and what ops see as KilnOpaqueContext.
+#ifndef KILN_RUNTIME_INTERPRETER_H_
+#define KILN_RUNTIME_INTERPRETER_H_
+
+#include <cstdarg>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core.h"
+
+namespace kiln {
+
+// One op instance in the graph; ops see it as KilnOpaqueNode.
+struct Node {
+  int index = 0;
+  const OperatorDesc* desc = nullptr;
+  const KilnOperator* op = nullptr;  // null until resolved
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::vector<int> temporaries;
+  void* user_data = nullptr;
+  bool initialized = false;
+};
+
+class Interpreter {
+ public:
+  // Builds the graph and resolves builtin ops. Returns null (after reporting) on failure.
+  static std::unique_ptr<Interpreter> Create(std::shared_ptr<const ModelData> model,
+                                             const KilnInterpreterOptions& options, KilnStatus* status);
+  ~Interpreter();
+
+  KilnStatus ResizeInputTensor(int input_index, const int* dims, int num_dims);
+  KilnStatus AllocateTensors();
+  KilnStatus Invoke();
+
+  const std::vector<int>& inputs() const { return inputs_; }
+  const std::vector<int>& outputs() const { return outputs_; }
+  KilnTensor* tensor(int index) {
+    return index >= 0 && index < static_cast<int>(tensors_.size()) ? tensors_[index].get() : nullptr;
+  }
+  size_t tensor_count() const { return tensors_.size(); }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  Node* node(int index) { return &nodes_[index]; }
+  size_t arena_bytes() const { return arena_bytes_; }
+  size_t naive_bytes() const { return naive_bytes_; }
+  bool allocated() const { return state_ == State::kReady; }
+
+  // The error reporter of this interpreter.
+  void ReportError(const char* format, ...) __attribute__((format(printf, 2, 3)));
+  void ReportErrorV(const char* format, va_list args);
+
+  // What KilnOpaqueContext* calls do.
+  KilnStatus ResizeTensor(KilnTensor* tensor, KilnIntArray* new_size);
+  KilnStatus AddTensor(KilnType type, KilnAllocationType allocation, KilnQuantizationParams quant, void* data,
+                       int* out_index);
+
+  KilnOpaqueContext* AsContext() { return reinterpret_cast<KilnOpaqueContext*>(this); }
+  static Interpreter* FromContext(KilnOpaqueContext* c) { return reinterpret_cast<Interpreter*>(c); }
+  static const Interpreter* FromContext(const KilnOpaqueContext* c) {
+    return reinterpret_cast<const Interpreter*>(c);
+  }
+
+ private:
+  enum class State { kNeedsPrepare, kPreparing, kReady, kInvoking };
+
+  Interpreter() = default;
+  bool BuildTensors();
+  bool ResolveBuiltins(KilnStatus* status);
+  // Finds the operator for `desc`: user operators (last added first) win over builtins. Null if none.
+  const KilnOperator* FindOperator(const OperatorDesc& desc) const;
+  KilnStatus ResolveCustomOps();
+  KilnStatus PlanAndAllocate();
+  void FreeNodes();
+  std::string NodeName(const Node& node) const;
+
+  std::shared_ptr<const ModelData> model_;
+  const SubgraphDesc* graph_ = nullptr;
+  KilnInterpreterOptions options_;
+  std::vector<std::unique_ptr<KilnTensor>> tensors_;
+  std::vector<Node> nodes_;
+  std::vector<int> inputs_;
+  std::vector<int> outputs_;
+  std::unique_ptr<void, void (*)(void*)> arena_{nullptr, std::free};
+  size_t arena_bytes_ = 0;
+  size_t naive_bytes_ = 0;
+  State state_ = State::kNeedsPrepare;
+};
+
+}  // namespace kiln
+
+struct KilnInterpreter {
+  std::unique_ptr<kiln::Interpreter> impl;
+};
+
+#endif  // KILN_RUNTIME_INTERPRETER_H_

@@ -1,0 +1,201 @@
+// Writes .tflite files: for tests, for the repo's demo model, and for anything that needs a small model
+// built in code.
+//
+//   kiln::ModelWriter w;
+//   int x = w.AddTensor(kKilnFloat32, {1, 4}, "x");
+//   int k = w.AddConstTensor<float>(kKilnFloat32, {1, 4}, "k", {1, 2, 3, 4});
+//   int y = w.AddTensor(kKilnFloat32, {1, 4}, "y");
+//   KilnAddParams add = {kKilnActNone, false};
+//   w.AddOp(kKilnBuiltinAdd, {x, k}, {y}, add);
+//   w.SetInputs({x});
+//   w.SetOutputs({y});
+//   std::vector<uint8_t> bytes = w.Finish();   // empty on error; see error()
+//
+// The writer checks its arguments (indices in range, data sizes matching shapes) and records the first
+// mistake in error(); Finish() then returns no bytes. Tests that need malformed files call
+// set_unchecked(true), which writes whatever they give it, plus the Override* calls below.
+#ifndef KILN_RUNTIME_MODEL_MODEL_WRITER_H_
+#define KILN_RUNTIME_MODEL_MODEL_WRITER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kiln/builtin_op_data.h"
+#include "kiln/builtin_ops.h"
+#include "kiln/common.h"
+
+namespace kiln {
+
+// Builds a FlexBuffers map, the format of custom op options:
+//   std::vector<uint8_t> options = FlexMap().Float("offset", 0.5f).Int("n", 3).Finish();
+// Setting a key twice keeps the last value.
+class FlexMap {
+ public:
+  FlexMap& Int(const std::string& key, int64_t value);
+  FlexMap& Float(const std::string& key, float value);
+  FlexMap& Bool(const std::string& key, bool value);
+  FlexMap& String(const std::string& key, const std::string& value);
+  FlexMap& FloatVector(const std::string& key, const std::vector<float>& values);
+  FlexMap& IntVector(const std::string& key, const std::vector<int64_t>& values);
+  std::vector<uint8_t> Finish() const;
+
+ private:
+  struct Value {
+    enum Kind { kInt, kFloat, kBool, kString, kFloatVector, kIntVector } kind = kInt;
+    int64_t int_value = 0;
+    float float_value = 0;
+    std::string string_value;
+    std::vector<float> floats;
+    std::vector<int64_t> ints;
+  };
+  std::map<std::string, Value> entries_;
+};
+
+class ModelWriter {
+ public:
+  ModelWriter();
+
+  // --- Tensors (of the current subgraph). Each returns the tensor's index, or -1 after an error. ---
+  int AddTensor(KilnType type, const std::vector<int>& shape, const std::string& name);
+  // A constant: `size` bytes of `data` (little-endian elements) become the tensor's buffer.
+  int AddConstTensor(KilnType type, const std::vector<int>& shape, const std::string& name, const void* data,
+                     size_t size);
+  template <typename T>
+  int AddConstTensor(KilnType type, const std::vector<int>& shape, const std::string& name,
+                     const std::vector<T>& values) {
+    return AddConstTensor(type, shape, name, values.data(), values.size() * sizeof(T));
+  }
+  // Per-tensor (one scale) or per-channel (one scale per entry of shape[quantized_dimension]) quantization.
+  void SetQuantization(int tensor, const std::vector<float>& scale, const std::vector<int64_t>& zero_point,
+                       int quantized_dimension = 0);
+  void SetVariable(int tensor, bool is_variable = true);
+  void SetShapeSignature(int tensor, const std::vector<int>& shape_signature);
+
+  // --- Operators (of the current subgraph), appended in execution order. Each returns the operator's
+  // index, or -1 after an error. The options struct must be the one builtin_op_data.h names for `code`. ---
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs);
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnAddParams& params);  // ADD, SUB
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnMulParams& params);  // MUL, DIV
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnConvParams& params);  // CONV_2D
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnDepthwiseConvParams& params);  // DEPTHWISE_CONV_2D
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnPoolParams& params);  // AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnFullyConnectedParams& params);  // FULLY_CONNECTED
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnSoftmaxParams& params);  // SOFTMAX
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnConcatenationParams& params);  // CONCATENATION
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnReshapeParams& params);  // RESHAPE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnSqueezeParams& params);  // SQUEEZE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnReducerParams& params);  // MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, ...
+  // A custom op named `name`; `options` is usually FlexMap(...).Finish().
+  int AddCustomOp(const std::string& name, const std::vector<int>& inputs, const std::vector<int>& outputs,
+                  const std::vector<uint8_t>& options = {});
+  // The operator version written into the op's operator code (default 1).
+  void SetOpVersion(int op, int version);
+
+  // --- Subgraphs. Subgraph 0 ("main") exists from the start; AddSubgraph makes a new one current. ---
+  int AddSubgraph(const std::string& name);
+  void SetCurrentSubgraph(int subgraph);
+  void SetInputs(const std::vector<int>& tensors);
+  void SetOutputs(const std::vector<int>& tensors);
+
+  void SetDescription(const std::string& description);
+  // Stores constant data and custom options after the flatbuffer, addressed by Buffer.offset/size and
+  // Operator.large_custom_options_offset/size, as the converter does for models over 2 GB.
+  void set_external_data(bool external) { external_data_ = external; }
+
+  // The finished file, or an empty vector if a call above failed (see error()).
+  std::vector<uint8_t> Finish();
+  const std::string& error() const { return error_; }
+
+  // --- Malformed output, for tests of the reader. ---
+  // Skips the argument checks: out-of-range indices, negative dims, data of the wrong size go out as given.
+  void set_unchecked(bool unchecked) { unchecked_ = unchecked; }
+  void OverrideFileIdentifier(const std::string& four_chars) { identifier_ = four_chars; }
+  void OverrideSchemaVersion(uint32_t version) { version_ = version; }
+  void OverrideTensorBuffer(int tensor, uint32_t buffer_index);
+  void OverrideOpcodeIndex(int op, uint32_t opcode_index);
+  // Makes the tensor's buffer an external one at this raw offset/size, whatever the file holds there.
+  void OverrideExternalBuffer(int tensor, uint64_t offset, uint64_t size);
+  // Replaces the op's inputs, unchecked (e.g. a tensor index that does not exist).
+  void OverrideOpInputs(int op, const std::vector<int>& inputs);
+  // Gives a RESHAPE op a ReshapeOptions.new_shape of any length (KilnReshapeParams holds at most 8).
+  void OverrideNewShape(int op, const std::vector<int>& new_shape);
+
+ private:
+  struct Tensor {
+    KilnType type = kKilnFloat32;
+    std::vector<int> shape;
+    std::vector<int> shape_signature;
+    std::string name;
+    std::vector<uint8_t> data;
+    bool has_data = false;
+    bool is_variable = false;
+    std::vector<float> scale;
+    std::vector<int64_t> zero_point;
+    int quantized_dimension = 0;
+    bool has_buffer_override = false;
+    uint32_t buffer_override = 0;
+    bool has_external_override = false;
+    uint64_t external_offset = 0;
+    uint64_t external_size = 0;
+  };
+  enum class OptionsKind { kNone, kAdd, kSub, kMul, kDiv, kConv, kDepthwise, kPool, kFullyConnected, kSoftmax,
+                           kConcatenation, kReshape, kSqueeze, kReducer };
+  struct Operator {
+    int builtin_code = 0;
+    std::string custom_name;
+    int version = 1;
+    std::vector<int> inputs;
+    std::vector<int> outputs;
+    OptionsKind options_kind = OptionsKind::kNone;
+    // The options struct's bytes (one of builtin_op_data.h's POD structs).
+    std::vector<uint8_t> options;
+    std::vector<uint8_t> custom_options;
+    bool has_opcode_override = false;
+    uint32_t opcode_override = 0;
+    bool has_new_shape_override = false;
+    std::vector<int> new_shape_override;
+  };
+  struct Subgraph {
+    std::string name;
+    std::vector<Tensor> tensors;
+    std::vector<Operator> operators;
+    std::vector<int> inputs;
+    std::vector<int> outputs;
+  };
+
+  bool Error(const std::string& message);
+  Tensor* GetTensor(int tensor, const char* call);
+  Operator* GetOp(int op, const char* call);
+  int AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+                OptionsKind kind, const void* params, size_t params_size);
+  // Builds the flatbuffer with external data placed from `data_start` on; appends the placed data to
+  // `external` (offsets relative to the start of the file).
+  std::vector<uint8_t> Build(uint64_t data_start, std::vector<uint8_t>* external);
+
+  std::vector<Subgraph> subgraphs_;
+  int current_ = 0;
+  std::string description_;
+  std::string error_;
+  std::string identifier_ = "TFL3";
+  uint32_t version_ = 3;
+  bool unchecked_ = false;
+  bool external_data_ = false;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_RUNTIME_MODEL_MODEL_WRITER_H_

@@ -1,0 +1,355 @@
+// `kiln`: run and inspect .tflite models from the command line.
+//
+//   kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR] [--seed N] [--threads N]
+//   kiln inspect MODEL
+//
+// `run` prints each output's shape and first values and writes outputs as .npy; inputs not given are filled
+// with seeded random values. `inspect` lists inputs, outputs, and ops with their versions and whether Kiln can
+// run them. The CLI uses the public C API for everything it runs.
+#include <sys/stat.h>
+
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kiln/c_api.h"
+#include "ops/builtin_ops.h"
+#include "runtime/model/model.h"
+#include "tools/npy.h"
+
+namespace {
+
+constexpr int kShownValues = 8;
+
+void Usage(FILE* out) {
+  std::fprintf(out,
+               "usage:\n"
+               "  kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR]\n"
+               "                 [--seed N] [--threads N]\n"
+               "  kiln inspect MODEL\n"
+               "  kiln --version\n");
+}
+
+void PrintError(void*, const char* format, va_list args) {
+  std::fputs("kiln: ", stderr);
+  std::vfprintf(stderr, format, args);
+  std::fputc('\n', stderr);
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::vector<int64_t> TensorShape(const KilnTensor* t) {
+  std::vector<int64_t> shape;
+  for (int i = 0; i < KilnTensorNumDims(t); ++i) shape.push_back(KilnTensorDim(t, i));
+  return shape;
+}
+
+std::string FormatValue(KilnType type, const uint8_t* p) {
+  char buf[48];
+  switch (type) {
+    case kKilnFloat32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      std::snprintf(buf, sizeof buf, "%.8g", v);
+      break;
+    }
+    case kKilnFloat64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      std::snprintf(buf, sizeof buf, "%.12g", v);
+      break;
+    }
+    case kKilnInt8: std::snprintf(buf, sizeof buf, "%d", static_cast<int8_t>(*p)); break;
+    case kKilnUInt8: std::snprintf(buf, sizeof buf, "%u", *p); break;
+    case kKilnBool: std::snprintf(buf, sizeof buf, "%s", *p ? "true" : "false"); break;
+    case kKilnInt16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      std::snprintf(buf, sizeof buf, "%d", v);
+      break;
+    }
+    case kKilnInt32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      std::snprintf(buf, sizeof buf, "%d", v);
+      break;
+    }
+    case kKilnInt64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      std::snprintf(buf, sizeof buf, "%" PRId64, v);
+      break;
+    }
+    default: std::snprintf(buf, sizeof buf, "?"); break;
+  }
+  return buf;
+}
+
+void FillRandom(KilnTensor* t, std::mt19937* rng) {
+  auto* data = static_cast<uint8_t*>(KilnTensorData(t));
+  const size_t bytes = KilnTensorByteSize(t);
+  switch (KilnTensorType(t)) {
+    case kKilnFloat32: {
+      std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+      for (size_t i = 0; i + 4 <= bytes; i += 4) {
+        const float v = dist(*rng);
+        std::memcpy(data + i, &v, 4);
+      }
+      break;
+    }
+    case kKilnInt32: {
+      std::uniform_int_distribution<int32_t> dist(0, 9);
+      for (size_t i = 0; i + 4 <= bytes; i += 4) {
+        const int32_t v = dist(*rng);
+        std::memcpy(data + i, &v, 4);
+      }
+      break;
+    }
+    default: {
+      std::uniform_int_distribution<int> dist(0, 255);
+      for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(dist(*rng));
+      break;
+    }
+  }
+}
+
+int Inspect(const std::string& path) {
+  KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
+  if (model == nullptr) return 1;
+  KilnModelDelete(model);
+  // The C API has verified the model; read its description to list ops, including ones Kiln cannot run.
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  std::vector<uint8_t> bytes;
+  if (f != nullptr) {
+    uint8_t chunk[1 << 16];
+    size_t n;
+    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
+    std::fclose(f);
+  }
+  kiln::ModelDesc desc;
+  std::string error;
+  if (!kiln::ReadModel(bytes.data(), bytes.size(), &desc, &error)) {
+    std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), error.c_str());
+    return 1;
+  }
+  const kiln::SubgraphDesc& g = desc.subgraphs[0];
+  std::printf("model: %s\n", path.c_str());
+  if (!desc.description.empty()) std::printf("description: %s\n", desc.description.c_str());
+  std::printf("subgraphs: %zu, tensors: %zu, operators: %zu\n", desc.subgraphs.size(), g.tensors.size(),
+              g.operators.size());
+  auto print_tensors = [&](const char* what, const std::vector<int>& list) {
+    std::printf("%s:\n", what);
+    for (size_t i = 0; i < list.size(); ++i) {
+      const kiln::TensorDesc& t = g.tensors[list[i]];
+      std::vector<int64_t> shape(t.shape.begin(), t.shape.end());
+      std::printf("  %zu: '%s' %s%s (tensor %d)\n", i, t.name.c_str(), KilnTypeGetName(t.type),
+                  ShapeString(shape).c_str(), list[i]);
+    }
+  };
+  print_tensors("inputs", g.inputs);
+  print_tensors("outputs", g.outputs);
+  std::printf("operators:\n");
+  int unresolved = 0;
+  for (size_t i = 0; i < g.operators.size(); ++i) {
+    const kiln::OperatorDesc& op = g.operators[i];
+    std::string status;
+    if (op.builtin_code == kKilnBuiltinCustom) {
+      status = "custom: unresolved (register it with KilnInterpreterOptionsAddOperator)";
+      ++unresolved;
+    } else {
+      bool found = false, code_known = false;
+      for (const auto& k : kiln::ops::BuiltinKernels()) {
+        if (k.builtin_code != op.builtin_code) continue;
+        code_known = true;
+        found = found || (op.version >= k.min_version && op.version <= k.max_version);
+      }
+      status = found ? "builtin" : code_known ? "unresolved: version not supported" : "unresolved: no kernel";
+      if (!found) ++unresolved;
+    }
+    const std::string name =
+        op.builtin_code == kKilnBuiltinCustom ? "CUSTOM:" + op.custom_name : kiln::BuiltinOperatorName(op.builtin_code);
+    std::printf("  %3zu: %-24s v%d  %s\n", i, name.c_str(), op.version, status.c_str());
+  }
+  std::printf("unresolved ops: %d\n", unresolved);
+  return 0;
+}
+
+struct InputSpec {
+  std::string name;  // empty: positional
+  std::string file;
+};
+
+int Run(const std::string& path, const std::vector<InputSpec>& specs, const std::string& output_dir,
+        uint32_t seed, int threads) {
+  KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
+  if (model == nullptr) return 1;
+  KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+  KilnInterpreterOptionsSetErrorReporter(options, PrintError, nullptr);
+  KilnInterpreterOptionsSetNumThreads(options, threads);
+  KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
+  KilnInterpreterOptionsDelete(options);
+  KilnModelDelete(model);
+  if (interpreter == nullptr) return 1;
+  int rc = 1;
+  std::map<int, kiln::NpyArray> given;
+  const int num_inputs = KilnInterpreterGetInputTensorCount(interpreter);
+  std::mt19937 rng(seed);
+  for (size_t s = 0; s < specs.size(); ++s) {
+    int index = -1;
+    if (specs[s].name.empty()) {
+      index = static_cast<int>(s);
+    } else {
+      for (int i = 0; i < num_inputs; ++i) {
+        if (specs[s].name == KilnTensorName(KilnInterpreterGetInputTensor(interpreter, i))) index = i;
+      }
+    }
+    if (index < 0 || index >= num_inputs) {
+      std::fprintf(stderr, "kiln: --input %s: the model has no input %s\n", specs[s].file.c_str(),
+                   specs[s].name.empty() ? std::to_string(s).c_str() : ("named '" + specs[s].name + "'").c_str());
+      goto done;
+    }
+    kiln::NpyArray array;
+    std::string error;
+    if (!kiln::ReadNpyFile(specs[s].file, &array, &error)) {
+      std::fprintf(stderr, "kiln: %s\n", error.c_str());
+      goto done;
+    }
+    KilnTensor* t = KilnInterpreterGetInputTensor(interpreter, index);
+    if (array.type != KilnTensorType(t)) {
+      std::fprintf(stderr, "kiln: %s is %s, but input %d ('%s') is %s\n", specs[s].file.c_str(),
+                   KilnTypeGetName(array.type), index, KilnTensorName(t), KilnTypeGetName(KilnTensorType(t)));
+      goto done;
+    }
+    if (array.shape != TensorShape(t)) {
+      std::vector<int> dims(array.shape.begin(), array.shape.end());
+      if (KilnInterpreterResizeInputTensor(interpreter, index, dims.data(), static_cast<int>(dims.size())) !=
+          kKilnOk) {
+        goto done;
+      }
+    }
+    given[index] = std::move(array);
+  }
+  if (KilnInterpreterAllocateTensors(interpreter) != kKilnOk) goto done;
+  for (int i = 0; i < num_inputs; ++i) {
+    KilnTensor* t = KilnInterpreterGetInputTensor(interpreter, i);
+    auto it = given.find(i);
+    if (it == given.end()) {
+      FillRandom(t, &rng);
+      std::printf("input %d '%s': %s%s <- random (seed %u)\n", i, KilnTensorName(t),
+                  KilnTypeGetName(KilnTensorType(t)), ShapeString(TensorShape(t)).c_str(), seed);
+    } else if (KilnTensorCopyFromBuffer(t, it->second.data.data(), it->second.data.size()) != kKilnOk) {
+      std::fprintf(stderr, "kiln: input %d: size mismatch\n", i);
+      goto done;
+    } else {
+      std::printf("input %d '%s': %s%s <- %s\n", i, KilnTensorName(t), KilnTypeGetName(KilnTensorType(t)),
+                  ShapeString(TensorShape(t)).c_str(), specs.size() > 0 ? "file" : "");
+    }
+  }
+  if (KilnInterpreterInvoke(interpreter) != kKilnOk) goto done;
+  for (int i = 0; i < KilnInterpreterGetOutputTensorCount(interpreter); ++i) {
+    const KilnTensor* t = KilnInterpreterGetOutputTensor(interpreter, i);
+    const KilnType type = KilnTensorType(t);
+    const size_t element = kiln::TypeSize(type);
+    const size_t count = element ? KilnTensorByteSize(t) / element : 0;
+    std::string values;
+    for (size_t k = 0; k < count && k < kShownValues; ++k) {
+      values += (k ? ", " : "") + FormatValue(type, static_cast<const uint8_t*>(KilnTensorData(t)) + k * element);
+    }
+    if (count > kShownValues) values += ", ...";
+    std::printf("output %d '%s': %s%s = [%s]\n", i, KilnTensorName(t), KilnTypeGetName(type),
+                ShapeString(TensorShape(t)).c_str(), values.c_str());
+    if (!output_dir.empty()) {
+      const std::string file = output_dir + "/output_" + std::to_string(i) + ".npy";
+      std::string error;
+      if (!kiln::WriteNpyFile(file, type, TensorShape(t), KilnTensorData(t), KilnTensorByteSize(t), &error)) {
+        std::fprintf(stderr, "kiln: %s\n", error.c_str());
+        goto done;
+      }
+      std::printf("  wrote %s\n", file.c_str());
+    }
+  }
+  {
+    size_t arena = 0, naive = 0;
+    KilnInterpreterGetArenaStats(interpreter, &arena, &naive);
+    std::printf("arena: %zu bytes (one buffer per tensor would take %zu bytes)\n", arena, naive);
+  }
+  rc = 0;
+done:
+  KilnInterpreterDelete(interpreter);
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    Usage(stderr);
+    return 2;
+  }
+  const std::string command = argv[1];
+  if (command == "--version" || command == "version") {
+    std::printf("kiln %s\n", KilnVersion());
+    return 0;
+  }
+  if (command == "-h" || command == "--help" || command == "help") {
+    Usage(stdout);
+    return 0;
+  }
+  if (command != "run" && command != "inspect") {
+    std::fprintf(stderr, "kiln: unknown command '%s'\n", command.c_str());
+    Usage(stderr);
+    return 2;
+  }
+  std::string model;
+  std::vector<InputSpec> inputs;
+  std::string output_dir;
+  uint32_t seed = 0;
+  int threads = -1;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const char* flag) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "kiln: %s needs a value\n", flag);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--input") {
+      const std::string v = value("--input");
+      const size_t eq = v.find('=');
+      inputs.push_back(eq == std::string::npos ? InputSpec{"", v} : InputSpec{v.substr(0, eq), v.substr(eq + 1)});
+    } else if (arg == "--output-dir") {
+      output_dir = value("--output-dir");
+      mkdir(output_dir.c_str(), 0755);
+    } else if (arg == "--seed") {
+      seed = static_cast<uint32_t>(std::strtoul(value("--seed"), nullptr, 10));
+    } else if (arg == "--threads") {
+      threads = std::atoi(value("--threads"));
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "kiln: unknown option '%s'\n", arg.c_str());
+      Usage(stderr);
+      return 2;
+    } else if (model.empty()) {
+      model = arg;
+    } else {
+      std::fprintf(stderr, "kiln: unexpected argument '%s'\n", arg.c_str());
+      return 2;
+    }
+  }
+  if (model.empty()) {
+    std::fprintf(stderr, "kiln: %s needs a MODEL\n", command.c_str());
+    Usage(stderr);
+    return 2;
+  }
+  if (command == "inspect") return Inspect(model);
+  return Run(model, inputs, output_dir, seed, threads);
+}
