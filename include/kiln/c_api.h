@@ -20,11 +20,8 @@
 extern "C" {
 #endif
 
-typedef struct KilnModel KilnModel;
-typedef struct KilnInterpreterOptions KilnInterpreterOptions;
-typedef struct KilnInterpreter KilnInterpreter;
-typedef struct KilnTensor KilnTensor;
-typedef struct KilnOperator KilnOperator; /* see kiln/operator.h */
+/* The handles KilnModel, KilnInterpreterOptions, KilnInterpreter, KilnTensor and KilnOperator are declared in
+ * kiln/common.h. */
 
 /* The version of this library, "major.minor.patch". */
 KILN_CAPI_EXPORT const char* KilnVersion(void);

@@ -21,6 +21,18 @@ extern "C" {
 #define KILN_CAPI_EXPORT __attribute__((visibility("default")))
 #endif
 
+/* The opaque handles of the API, declared once here so that every header can name them (C99 allows a typedef
+ * only once). Each is documented in the header that creates it. */
+typedef struct KilnModel KilnModel;                             /* kiln/c_api.h */
+typedef struct KilnInterpreterOptions KilnInterpreterOptions;   /* kiln/c_api.h */
+typedef struct KilnInterpreter KilnInterpreter;                 /* kiln/c_api.h */
+typedef struct KilnTensor KilnTensor;                           /* kiln/c_api.h, kiln/compute.h */
+typedef struct KilnOperator KilnOperator;                       /* kiln/operator.h */
+typedef struct KilnOpaqueContext KilnOpaqueContext;             /* kiln/c_api_opaque.h */
+typedef struct KilnOpaqueNode KilnOpaqueNode;                   /* kiln/c_api_opaque.h */
+typedef struct KilnOpaqueTensor KilnOpaqueTensor;               /* kiln/c_api_opaque.h */
+typedef struct KilnModule KilnModule;                           /* kiln/compute.h: a compiled kernel module */
+
 /* The result of every call that can fail. */
 typedef enum KilnStatus {
   kKilnOk = 0,

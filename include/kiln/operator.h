@@ -23,12 +23,8 @@
 extern "C" {
 #endif
 
-typedef struct KilnOperator KilnOperator;
-/* What an op sees of the interpreter, a node and a tensor. See kiln/c_api_opaque.h. */
-typedef struct KilnOpaqueContext KilnOpaqueContext;
-typedef struct KilnOpaqueNode KilnOpaqueNode;
-typedef struct KilnOpaqueTensor KilnOpaqueTensor;
-typedef struct KilnModule KilnModule; /* a compiled kernel module; see kiln/compute.h */
+/* KilnOperator, and KilnOpaqueContext / KilnOpaqueNode / KilnOpaqueTensor (what an op sees of the interpreter,
+ * a node and a tensor; see kiln/c_api_opaque.h), are declared in kiln/common.h. */
 
 /* Creates an operator. `custom_name` is copied and must be non-NULL exactly when `builtin_code` is
  * kKilnBuiltinCustom. Returns NULL on invalid arguments. */
