@@ -28,6 +28,31 @@ def builtin_names(schema):
     return {int(v): k for k, v in re.findall(r"(\w+)\s*=\s*(-?\d+)", block)}
 
 
+def exact_scales(flatc, schema, model, workdir):
+    """Quantization scales as the float32 values stored in the file (flatc's JSON rounds floats to 6 digits,
+    which is too coarse for dequantized weights). Read with FlatBuffers' Python runtime and code flatc generates
+    from the same schema."""
+    gen = os.path.join(workdir, "py")
+    subprocess.run([flatc, "--python", "-o", gen, schema], check=True, capture_output=True)
+    sys.path.insert(0, gen)
+    try:
+        import importlib
+        Model = importlib.import_module("kiln.tflite.Model").Model
+        with open(model, "rb") as f:
+            buf = f.read()
+        g = Model.GetRootAs(buf, 0).Subgraphs(0)
+        scales = {}
+        for i in range(g.TensorsLength()):
+            q = g.Tensors(i).Quantization()
+            if q is not None and q.ScaleLength() > 0:
+                scales[i] = q.ScaleAsNumpy().astype(np.float64)
+        return scales
+    finally:
+        sys.path.remove(gen)
+        for name in [n for n in sys.modules if n == "kiln" or n.startswith("kiln.")]:
+            del sys.modules[name]
+
+
 def load_model(flatc, schema, model, workdir):
     subprocess.run([flatc, "--json", "--strict-json", "--defaults-json", "--raw-binary", "-o", workdir, schema,
                     "--", model], check=True, capture_output=True)
@@ -109,8 +134,9 @@ def pool(x, o, kind):
 
 
 class Graph:
-    def __init__(self, model, names):
+    def __init__(self, model, names, scales=None):
         self.model = model
+        self.scales = scales or {}
         self.g = model["subgraphs"][0]
         self.names = names
 
@@ -120,7 +146,17 @@ class Graph:
         data = buf.get("data")
         if not data:
             return None
-        return np.frombuffer(bytes(data), dtype=DTYPES[t["type"]]).reshape(t.get("shape", []))
+        value = np.frombuffer(bytes(data), dtype=DTYPES[t["type"]]).reshape(t.get("shape", []))
+        q = t.get("quantization") or {}
+        if t["type"] in ("INT8", "UINT8", "INT16") and q.get("scale"):
+            # Hybrid models keep float activations and quantized weights: dequantize the weights.
+            shape = [1] * value.ndim
+            if len(q["scale"]) > 1:
+                shape[q.get("quantized_dimension", 0)] = -1
+            scale = self.scales.get(index, np.array(q["scale"], dtype=np.float64)).reshape(shape)
+            zero = np.array(q.get("zero_point") or [0], dtype=np.float64).reshape(shape if len(q["scale"]) > 1 else [1])
+            value = (value.astype(np.float64) - zero) * scale
+        return value
 
     def op_name(self, op):
         code = self.model["operator_codes"][op.get("opcode_index", 0)]
@@ -190,7 +226,8 @@ class Graph:
 
 def check(model_path, args, names):
     with tempfile.TemporaryDirectory() as work:
-        graph = Graph(load_model(args.flatc, args.schema, model_path, work), names)
+        graph = Graph(load_model(args.flatc, args.schema, model_path, work), names,
+                      exact_scales(args.flatc, args.schema, model_path, work))
         rng = np.random.default_rng(1234)
         inputs, cmd = [], [args.kiln, "run", model_path, "--output-dir", work]
         for i, t in enumerate(graph.g["inputs"]):
