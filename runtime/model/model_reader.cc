@@ -24,7 +24,7 @@ namespace {
 
 namespace fb = ::kiln::tflite;
 
-// The schema version the format has had since buffers moved out of tensors; LiteRT refuses others too.
+// The schema version of the "TFL3" layout (buffers at the model level).
 constexpr uint32_t kSchemaVersion = 3;
 // No single tensor may claim more than this many bytes. Real models stay far below it; the limit keeps a
 // corrupt shape from turning into a huge allocation later on.
@@ -196,12 +196,12 @@ std::string Reader::OpLabel(int subgraph, int op) const {
 }
 
 bool Reader::CheckHeaderAndVerify() {
-  if (data_ == nullptr) return Fail("not a .tflite model: no data (null pointer)");
   // A flatbuffer starts with a 4-byte root offset followed by the 4-byte file identifier.
   if (size_ < 8) {
     return Fail(Format("model is truncated: %zu bytes is too small for a .tflite file (the header alone is 8)",
                        size_));
   }
+  if (data_ == nullptr) return Fail(Format("not a .tflite model: no data (null pointer with size %zu)", size_));
   if (reinterpret_cast<uintptr_t>(data_) % 4 != 0) {
     return Fail("model data must be at least 4-byte aligned in memory (FlatBuffers reads 32-bit fields in place)");
   }
@@ -276,8 +276,10 @@ bool Reader::ReadBuffers() {
 
 bool Reader::Read() {
   if (!CheckHeaderAndVerify()) return false;
-  if (model_->version() != kSchemaVersion) {
-    return Fail(Format("unsupported .tflite schema version %u (Kiln reads version %u)", model_->version(),
+  // The identifier fixes the layout; older writers (the converter's own test data among them) put
+  // smaller numbers into `version` for files of this layout, so only newer versions are refused.
+  if (model_->version() > kSchemaVersion) {
+    return Fail(Format("unsupported .tflite schema version %u (Kiln reads versions up to %u)", model_->version(),
                        kSchemaVersion));
   }
   out_->version = model_->version();
