@@ -36,12 +36,14 @@ struct Interp {
   explicit Interp(const std::vector<uint8_t>& bytes) {
     model = KilnModelCreate(bytes.data(), bytes.size());
     interpreter = KilnInterpreterCreate(model, nullptr);
-    if (interpreter == nullptr || KilnInterpreterAllocateTensors(interpreter) != kKilnOk) interpreter = nullptr;
+    if (interpreter == nullptr || KilnInterpreterAllocateTensors(interpreter) != kKilnOk)
+      interpreter = nullptr;
   }
   explicit Interp(const char* path) {
     model = KilnModelCreateFromFile(path);
     interpreter = model ? KilnInterpreterCreate(model, nullptr) : nullptr;
-    if (interpreter == nullptr || KilnInterpreterAllocateTensors(interpreter) != kKilnOk) interpreter = nullptr;
+    if (interpreter == nullptr || KilnInterpreterAllocateTensors(interpreter) != kKilnOk)
+      interpreter = nullptr;
   }
   ~Interp() {
     KilnInterpreterDelete(interpreter);
@@ -113,20 +115,22 @@ BENCHMARK(BM_OpOverhead)->Arg(100)->Unit(benchmark::kMicrosecond);
 
 void BM_MobileNetV1(benchmark::State& state) {
   Interp r(KILN_MODELS_DIR "/ts_mobilenet_v1_025_224_float.tflite");
-  if (r.interpreter == nullptr) return state.SkipWithError("ts_mobilenet_v1_025_224_float.tflite not available");
+  if (r.interpreter == nullptr)
+    return state.SkipWithError("ts_mobilenet_v1_025_224_float.tflite not available");
   KilnTensor* in = KilnInterpreterGetInputTensor(r.interpreter, 0);
   std::vector<float> x(KilnTensorByteSize(in) / 4, 0.5f);
   KilnTensorCopyFromBuffer(in, x.data(), x.size() * 4);
   for (auto _ : state) KilnInterpreterInvoke(r.interpreter);
   // MobileNet v1 0.25 at 224x224 is about 41 million multiply-adds.
-  state.counters["GFLOP/s"] = benchmark::Counter(2 * 41e6 * static_cast<double>(state.iterations()),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2 * 41e6 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_MobileNetV1)->Unit(benchmark::kMillisecond);
 
 void BM_AllocateTensors(benchmark::State& state) {
   Interp r(KILN_MODELS_DIR "/ts_mobilenet_v1_025_224_float.tflite");
-  if (r.interpreter == nullptr) return state.SkipWithError("ts_mobilenet_v1_025_224_float.tflite not available");
+  if (r.interpreter == nullptr)
+    return state.SkipWithError("ts_mobilenet_v1_025_224_float.tflite not available");
   const int dims[4] = {1, 224, 224, 3};
   for (auto _ : state) {
     KilnInterpreterResizeInputTensor(r.interpreter, 0, dims, 4);

@@ -55,19 +55,21 @@ KilnStatus CheckBias(KilnOpaqueContext* context, const char* op, const KilnOpaqu
 }
 
 KilnStatus ComputeWindows(KilnOpaqueContext* context, const char* op, KilnPadding padding,
-                          const Dims& input_dims, int64_t filter_height, int64_t filter_width, int stride_height,
-                          int stride_width, int dilation_height, int dilation_width, reference::WindowSize* rows,
-                          reference::WindowSize* cols) {
+                          const Dims& input_dims, int64_t filter_height, int64_t filter_width,
+                          int stride_height, int stride_width, int dilation_height, int dilation_width,
+                          reference::WindowSize* rows, reference::WindowSize* cols) {
   reference::Padding pad;
   KILN_OPAQUE_ENSURE_STATUS(ToPadding(context, op, padding, &pad));
-  if (!reference::ComputeWindowSize(pad, input_dims[1], filter_height, stride_height, dilation_height, rows) ||
+  if (!reference::ComputeWindowSize(pad, input_dims[1], filter_height, stride_height, dilation_height,
+                                    rows) ||
       !reference::ComputeWindowSize(pad, input_dims[2], filter_width, stride_width, dilation_width, cols)) {
     KilnOpaqueContextReportError(context,
                                  "%s: invalid window: input %lldx%lld, filter %lldx%lld, stride %dx%d, "
                                  "dilation %dx%d (each must be positive and the output size non-negative)",
-                                 op, static_cast<long long>(input_dims[1]), static_cast<long long>(input_dims[2]),
-                                 static_cast<long long>(filter_height), static_cast<long long>(filter_width),
-                                 stride_height, stride_width, dilation_height, dilation_width);
+                                 op, static_cast<long long>(input_dims[1]),
+                                 static_cast<long long>(input_dims[2]), static_cast<long long>(filter_height),
+                                 static_cast<long long>(filter_width), stride_height, stride_width,
+                                 dilation_height, dilation_width);
     return kKilnError;
   }
   return kKilnOk;
@@ -89,21 +91,21 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   // Grouped convolution (CONV_2D version 6): the filter sees in_channels / groups channels.
   if (filter_in_channels <= 0 || in_channels % filter_in_channels != 0 ||
       out_channels % (in_channels / filter_in_channels) != 0) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: filter %s of shape %s does not fit input %s of shape %s (input channels "
-                                 "must be a multiple of the filter's, and output channels of the group count)",
-                                 op, TensorLabel(t.filter).c_str(), DimsToString(t.filter_dims).c_str(),
-                                 TensorLabel(t.input).c_str(), DimsToString(t.input_dims).c_str());
+    KilnOpaqueContextReportError(
+        context,
+        "%s: filter %s of shape %s does not fit input %s of shape %s (input channels "
+        "must be a multiple of the filter's, and output channels of the group count)",
+        op, TensorLabel(t.filter).c_str(), DimsToString(t.filter_dims).c_str(), TensorLabel(t.input).c_str(),
+        DimsToString(t.input_dims).c_str());
     return kKilnError;
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
   reference::WindowSize rows, cols;
-  KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(context, op, options->padding, t.input_dims, t.filter_dims[1],
-                                           t.filter_dims[2], options->stride_height, options->stride_width,
-                                           options->dilation_height_factor, options->dilation_width_factor,
-                                           &rows, &cols));
+  KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(
+      context, op, options->padding, t.input_dims, t.filter_dims[1], t.filter_dims[2], options->stride_height,
+      options->stride_width, options->dilation_height_factor, options->dilation_width_factor, &rows, &cols));
   KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "filter", t.filter, /*quantized_dimension=*/0,
                                                 &state->dequantized_filter, &state->filter_dequantized));
   reference::ConvParams& p = state->conv;
@@ -195,10 +197,9 @@ KilnStatus DepthwiseConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
   reference::WindowSize rows, cols;
-  KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(context, op, options->padding, t.input_dims, t.filter_dims[1],
-                                           t.filter_dims[2], options->stride_height, options->stride_width,
-                                           options->dilation_height_factor, options->dilation_width_factor,
-                                           &rows, &cols));
+  KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(
+      context, op, options->padding, t.input_dims, t.filter_dims[1], t.filter_dims[2], options->stride_height,
+      options->stride_width, options->dilation_height_factor, options->dilation_width_factor, &rows, &cols));
   KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "filter", t.filter, /*quantized_dimension=*/3,
                                                 &state->dequantized_filter, &state->filter_dequantized));
   reference::DepthwiseConvParams& p = state->depthwise;
@@ -242,8 +243,8 @@ KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
 void AddConvKernels(std::vector<BuiltinKernel>* table) {
   // CONV_2D: v2/v5 hybrid (int8 filter), v6 grouped; the others add integer types. DEPTHWISE_CONV_2D: v2
   // dilation, v4/v6 hybrid; the others add integer types.
-  table->push_back({kKilnBuiltinConv2d, 1, 8,
-                    MakeOperator<ConvState>(kKilnBuiltinConv2d, 8, &ConvPrepare, &ConvInvoke)});
+  table->push_back(
+      {kKilnBuiltinConv2d, 1, 8, MakeOperator<ConvState>(kKilnBuiltinConv2d, 8, &ConvPrepare, &ConvInvoke)});
   table->push_back(
       {kKilnBuiltinDepthwiseConv2d, 1, 7,
        MakeOperator<ConvState>(kKilnBuiltinDepthwiseConv2d, 7, &DepthwiseConvPrepare, &DepthwiseConvInvoke)});

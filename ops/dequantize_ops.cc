@@ -28,16 +28,16 @@ KilnStatus DequantizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   state->count = reference::NumElements(dims);
   if (type == kKilnFloat16) return ResizeOutput(context, op, output, dims);
   if (type != kKilnInt8 && type != kKilnUInt8 && type != kKilnInt16) {
-    KilnOpaqueContextReportError(context, "%s: input %s has type %s; expected int8, uint8, int16 or float16", op,
-                                 TensorLabel(input).c_str(), KilnTypeGetName(type));
+    KilnOpaqueContextReportError(context, "%s: input %s has type %s; expected int8, uint8, int16 or float16",
+                                 op, TensorLabel(input).c_str(), KilnTypeGetName(type));
     return kKilnError;
   }
   const float* scales = nullptr;
   const int32_t* zero_points = nullptr;
   int channels = 0;
   int quantized_dimension = 0;
-  if (KilnOpaqueTensorGetPerChannelQuantization(input, &scales, &zero_points, &channels, &quantized_dimension) !=
-          kKilnOk ||
+  if (KilnOpaqueTensorGetPerChannelQuantization(input, &scales, &zero_points, &channels,
+                                                &quantized_dimension) != kKilnOk ||
       channels <= 0 || scales == nullptr) {
     KilnOpaqueContextReportError(context, "%s: input %s has no quantization parameters", op,
                                  TensorLabel(input).c_str());
@@ -54,8 +54,8 @@ KilnStatus DequantizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   std::vector<int32_t> zps(channels, 0);
   if (zero_points != nullptr) zps.assign(zero_points, zero_points + channels);
-  state->params = reference::MakeDequantizeParams(dims, quantized_dimension,
-                                                  std::vector<float>(scales, scales + channels), std::move(zps));
+  state->params = reference::MakeDequantizeParams(
+      dims, quantized_dimension, std::vector<float>(scales, scales + channels), std::move(zps));
   return ResizeOutput(context, op, output, dims);
 }
 
@@ -91,9 +91,9 @@ KilnStatus DequantizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 void AddDequantizeKernels(std::vector<BuiltinKernel>* table) {
   // v2 int8, v3 float16/int16, v4 per channel, v5 int16 per channel: all to float32.
-  table->push_back({kKilnBuiltinDequantize, 1, 5,
-                    MakeOperator<DequantizeState>(kKilnBuiltinDequantize, 5, &DequantizePrepare,
-                                                  &DequantizeInvoke)});
+  table->push_back(
+      {kKilnBuiltinDequantize, 1, 5,
+       MakeOperator<DequantizeState>(kKilnBuiltinDequantize, 5, &DequantizePrepare, &DequantizeInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -138,7 +138,8 @@ KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 template <BinaryOp kOp>
-void AddBinary(std::vector<BuiltinKernel>* table, KilnBuiltinOperator code, int min_version, int max_version) {
+void AddBinary(std::vector<BuiltinKernel>* table, KilnBuiltinOperator code, int min_version,
+               int max_version) {
   table->push_back({code, min_version, max_version,
                     MakeOperator<BinaryState>(code, max_version, &BinaryPrepare<kOp>, &BinaryInvoke<kOp>)});
 }

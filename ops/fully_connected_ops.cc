@@ -30,7 +30,8 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights", weights, 2, 2));
   const auto* options = static_cast<const KilnFullyConnectedParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  const KilnFullyConnectedParams defaults = {kKilnActNone, kKilnFullyConnectedWeightsFormatDefault, false, false};
+  const KilnFullyConnectedParams defaults = {kKilnActNone, kKilnFullyConnectedWeightsFormatDefault, false,
+                                             false};
   if (options == nullptr) options = &defaults;
   if (options->weights_format != kKilnFullyConnectedWeightsFormatDefault) {
     KilnOpaqueContextReportError(context, "%s: shuffled weights format %d is not supported", op,
@@ -48,8 +49,8 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   // The batch is every leading element group of input_size values, whatever the input's rank.
   if (input_size <= 0 || input_count % input_size != 0 ||
       (options->keep_num_dims && (input_dims.empty() || input_dims.back() != input_size))) {
-    KilnOpaqueContextReportError(context, "%s: input %s of shape %s does not fit weights %s of shape %s%s", op,
-                                 TensorLabel(input).c_str(), DimsToString(input_dims).c_str(),
+    KilnOpaqueContextReportError(context, "%s: input %s of shape %s does not fit weights %s of shape %s%s",
+                                 op, TensorLabel(input).c_str(), DimsToString(input_dims).c_str(),
                                  TensorLabel(weights).c_str(), DimsToString(weight_dims).c_str(),
                                  options->keep_num_dims ? " (keep_num_dims needs the last input dimension to "
                                                           "equal the weights' second)"
@@ -153,10 +154,9 @@ void AddFullyConnectedKernels(std::vector<BuiltinKernel>* table) {
   // FULLY_CONNECTED: v3/v9/v12 are hybrid (int8 weights; v12 per channel), v5 keep_num_dims, v6 no bias; the
   // rest add integer types or sparse weights (v8, which this kernel rejects: the weights' data would not
   // match their shape). SOFTMAX: v2/v3 add integer types.
-  table->push_back(
-      {kKilnBuiltinFullyConnected, 1, 12,
-       MakeOperator<FullyConnectedState>(kKilnBuiltinFullyConnected, 12, &FullyConnectedPrepare,
-                                         &FullyConnectedInvoke)});
+  table->push_back({kKilnBuiltinFullyConnected, 1, 12,
+                    MakeOperator<FullyConnectedState>(kKilnBuiltinFullyConnected, 12, &FullyConnectedPrepare,
+                                                      &FullyConnectedInvoke)});
   table->push_back({kKilnBuiltinSoftmax, 1, 3,
                     MakeOperator<SoftmaxState>(kKilnBuiltinSoftmax, 3, &SoftmaxPrepare, &SoftmaxInvoke)});
 }

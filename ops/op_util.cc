@@ -75,7 +75,8 @@ KilnStatus CheckType(KilnOpaqueContext* context, const char* op, const char* rol
   const KilnType type = KilnOpaqueTensorType(tensor);
   if (type != expected) {
     KilnOpaqueContextReportError(context, "%s: %s %s has type %s; this kernel supports only %s", op, role,
-                                 TensorLabel(tensor).c_str(), KilnTypeGetName(type), KilnTypeGetName(expected));
+                                 TensorLabel(tensor).c_str(), KilnTypeGetName(type),
+                                 KilnTypeGetName(expected));
     return kKilnError;
   }
   return kKilnOk;
@@ -95,15 +96,17 @@ KilnStatus CheckRank(KilnOpaqueContext* context, const char* op, const char* rol
       KilnOpaqueContextReportError(context, "%s: %s %s has rank %d (shape %s); expected rank %d", op, role,
                                    TensorLabel(tensor).c_str(), rank, shape.c_str(), min_rank);
     } else {
-      KilnOpaqueContextReportError(context, "%s: %s %s has rank %d (shape %s); expected rank %d to %d", op, role,
-                                   TensorLabel(tensor).c_str(), rank, shape.c_str(), min_rank, max_rank);
+      KilnOpaqueContextReportError(context, "%s: %s %s has rank %d (shape %s); expected rank %d to %d", op,
+                                   role, TensorLabel(tensor).c_str(), rank, shape.c_str(), min_rank,
+                                   max_rank);
     }
     return kKilnError;
   }
   return kKilnOk;
 }
 
-KilnStatus ResizeOutput(KilnOpaqueContext* context, const char* op, KilnOpaqueTensor* tensor, const Dims& dims) {
+KilnStatus ResizeOutput(KilnOpaqueContext* context, const char* op, KilnOpaqueTensor* tensor,
+                        const Dims& dims) {
   for (int64_t d : dims) {
     if (d < 0 || d > INT_MAX) {
       KilnOpaqueContextReportError(context, "%s: output shape %s of %s is out of range", op,
@@ -119,19 +122,19 @@ KilnStatus ResizeOutput(KilnOpaqueContext* context, const char* op, KilnOpaqueTe
   for (size_t i = 0; i < dims.size(); ++i) shape->data[i] = static_cast<int>(dims[i]);
   const KilnStatus status = KilnOpaqueContextResizeTensor(context, tensor, shape);  // takes `shape`
   if (status != kKilnOk) {
-    KilnOpaqueContextReportError(context, "%s: cannot resize output %s to %s", op, TensorLabel(tensor).c_str(),
-                                 DimsToString(dims).c_str());
+    KilnOpaqueContextReportError(context, "%s: cannot resize output %s to %s", op,
+                                 TensorLabel(tensor).c_str(), DimsToString(dims).c_str());
   }
   return status;
 }
 
-KilnStatus CheckData(KilnOpaqueContext* context, const char* op, const char* role, const KilnOpaqueTensor* tensor,
-                     int64_t count, size_t element_size) {
+KilnStatus CheckData(KilnOpaqueContext* context, const char* op, const char* role,
+                     const KilnOpaqueTensor* tensor, int64_t count, size_t element_size) {
   if (count == 0) return kKilnOk;
   if (KilnOpaqueTensorData(tensor) == nullptr ||
       KilnOpaqueTensorByteSize(tensor) < static_cast<size_t>(count) * element_size) {
-    KilnOpaqueContextReportError(context, "%s: %s %s has no data or fewer than %lld elements of data", op, role,
-                                 TensorLabel(tensor).c_str(), static_cast<long long>(count));
+    KilnOpaqueContextReportError(context, "%s: %s %s has no data or fewer than %lld elements of data", op,
+                                 role, TensorLabel(tensor).c_str(), static_cast<long long>(count));
     return kKilnError;
   }
   return kKilnOk;
@@ -206,7 +209,8 @@ KilnStatus ToActivation(KilnOpaqueContext* context, const char* op, KilnFusedAct
   }
 }
 
-KilnStatus ToPadding(KilnOpaqueContext* context, const char* op, KilnPadding padding, reference::Padding* out) {
+KilnStatus ToPadding(KilnOpaqueContext* context, const char* op, KilnPadding padding,
+                     reference::Padding* out) {
   switch (padding) {
     case kKilnPaddingSame:
       *out = reference::Padding::kSame;
@@ -261,11 +265,12 @@ KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const
   if (channels > 1) {
     if (quantized_dim != quantized_dimension || quantized_dim >= static_cast<int>(dims.size()) ||
         dims[quantized_dim] != channels) {
-      KilnOpaqueContextReportError(context,
-                                   "%s: int8 %s %s of shape %s is quantized with %d scales along dimension %d; "
-                                   "expected one per entry of dimension %d",
-                                   op, role, TensorLabel(tensor).c_str(), DimsToString(dims).c_str(), channels,
-                                   quantized_dim, quantized_dimension);
+      KilnOpaqueContextReportError(
+          context,
+          "%s: int8 %s %s of shape %s is quantized with %d scales along dimension %d; "
+          "expected one per entry of dimension %d",
+          op, role, TensorLabel(tensor).c_str(), DimsToString(dims).c_str(), channels, quantized_dim,
+          quantized_dimension);
       return kKilnError;
     }
   }
@@ -275,7 +280,8 @@ KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const
       dims, quantized_dim, std::vector<float>(scales, scales + channels), std::move(zps));
   storage->resize(count);
   if (count > 0) {
-    reference::DequantizeFloat(params, static_cast<const int8_t*>(KilnOpaqueTensorData(tensor)), storage->data());
+    reference::DequantizeFloat(params, static_cast<const int8_t*>(KilnOpaqueTensorData(tensor)),
+                               storage->data());
   }
   *dequantized = true;
   return kKilnOk;

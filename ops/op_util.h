@@ -45,7 +45,8 @@ KilnStatus CheckRank(KilnOpaqueContext* context, const char* op, const char* rol
                      const KilnOpaqueTensor* tensor, int min_rank, int max_rank);
 
 // Resizes `tensor` to `dims`; fails with a message if a dimension does not fit an int.
-KilnStatus ResizeOutput(KilnOpaqueContext* context, const char* op, KilnOpaqueTensor* tensor, const Dims& dims);
+KilnStatus ResizeOutput(KilnOpaqueContext* context, const char* op, KilnOpaqueTensor* tensor,
+                        const Dims& dims);
 
 // Reads a constant integer tensor (int32, or int64 where `allow_int64`) whose data is available in Prepare;
 // fails with a clear message if the tensor is not constant, has another type, or its data is missing.
@@ -69,11 +70,13 @@ KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const
 inline const float* FloatData(const KilnOpaqueTensor* tensor) {
   return static_cast<const float*>(KilnOpaqueTensorData(tensor));
 }
-inline float* FloatData(KilnOpaqueTensor* tensor) { return static_cast<float*>(KilnOpaqueTensorData(tensor)); }
+inline float* FloatData(KilnOpaqueTensor* tensor) {
+  return static_cast<float*>(KilnOpaqueTensorData(tensor));
+}
 
 // Invoke-time check that a tensor with `count` elements has data; an op with nothing to compute passes.
-KilnStatus CheckData(KilnOpaqueContext* context, const char* op, const char* role, const KilnOpaqueTensor* tensor,
-                     int64_t count, size_t element_size);
+KilnStatus CheckData(KilnOpaqueContext* context, const char* op, const char* role,
+                     const KilnOpaqueTensor* tensor, int64_t count, size_t element_size);
 
 // Per-node state: created by the operator's init, reached through the node's user data, deleted by free.
 template <typename State>
@@ -105,10 +108,10 @@ KilnOperator* MakeOperator(KilnBuiltinOperator code, int version,
 
 // Fetches the node's state or fails (init ran out of memory).
 #define KILN_OPS_GET_STATE(State, var, context, node, op)                                   \
-  State* var = ::kiln::ops::GetState<State>(node);                                         \
-  if (var == nullptr) {                                                                    \
+  State* var = ::kiln::ops::GetState<State>(node);                                          \
+  if (var == nullptr) {                                                                     \
     KilnOpaqueContextReportError((context), "%s: node state missing (out of memory?)", op); \
-    return kKilnError;                                                                     \
+    return kKilnError;                                                                      \
   }
 
 }  // namespace kiln::ops

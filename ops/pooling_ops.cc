@@ -36,14 +36,16 @@ KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(ToPadding(context, op, options->padding, &padding));
   const Dims dims = TensorDims(input);
   reference::WindowSize rows, cols;
-  if (!reference::ComputeWindowSize(padding, dims[1], options->filter_height, options->stride_height, 1, &rows) ||
-      !reference::ComputeWindowSize(padding, dims[2], options->filter_width, options->stride_width, 1, &cols)) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: invalid window: input %lldx%lld, filter %dx%d, stride %dx%d (each must be "
-                                 "positive and the output size non-negative)",
-                                 op, static_cast<long long>(dims[1]), static_cast<long long>(dims[2]),
-                                 options->filter_height, options->filter_width, options->stride_height,
-                                 options->stride_width);
+  if (!reference::ComputeWindowSize(padding, dims[1], options->filter_height, options->stride_height, 1,
+                                    &rows) ||
+      !reference::ComputeWindowSize(padding, dims[2], options->filter_width, options->stride_width, 1,
+                                    &cols)) {
+    KilnOpaqueContextReportError(
+        context,
+        "%s: invalid window: input %lldx%lld, filter %dx%d, stride %dx%d (each must be "
+        "positive and the output size non-negative)",
+        op, static_cast<long long>(dims[1]), static_cast<long long>(dims[2]), options->filter_height,
+        options->filter_width, options->stride_height, options->stride_width);
     return kKilnError;
   }
   reference::PoolParams& p = state->params;
@@ -87,11 +89,12 @@ KilnStatus PoolInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 void AddPoolingKernels(std::vector<BuiltinKernel>* table) {
   // v2 adds int8, v3 int16.
-  table->push_back({kKilnBuiltinAveragePool2d, 1, 3,
-                    MakeOperator<PoolState>(kKilnBuiltinAveragePool2d, 3, &PoolPrepare<false>,
-                                            &PoolInvoke<false>)});
-  table->push_back({kKilnBuiltinMaxPool2d, 1, 3,
-                    MakeOperator<PoolState>(kKilnBuiltinMaxPool2d, 3, &PoolPrepare<true>, &PoolInvoke<true>)});
+  table->push_back(
+      {kKilnBuiltinAveragePool2d, 1, 3,
+       MakeOperator<PoolState>(kKilnBuiltinAveragePool2d, 3, &PoolPrepare<false>, &PoolInvoke<false>)});
+  table->push_back(
+      {kKilnBuiltinMaxPool2d, 1, 3,
+       MakeOperator<PoolState>(kKilnBuiltinMaxPool2d, 3, &PoolPrepare<true>, &PoolInvoke<true>)});
 }
 
 }  // namespace kiln::ops

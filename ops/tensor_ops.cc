@@ -1,11 +1,12 @@
 // RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, TRANSPOSE, MEAN (float32).
+#include "ops/reference/tensor_ops.h"
+
 #include <cstring>
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/kernels.h"
 #include "ops/op_util.h"
-#include "ops/reference/tensor_ops.h"
 
 namespace kiln::ops {
 namespace {
@@ -38,9 +39,9 @@ KilnStatus CopyInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const ch
   const void* src = KilnOpaqueTensorData(input);
   void* dst = KilnOpaqueTensorData(output);
   if (src == nullptr || dst == nullptr || KilnOpaqueTensorByteSize(output) != bytes) {
-    KilnOpaqueContextReportError(context, "%s: input %s (%zu bytes) and output %s (%zu bytes) cannot be copied",
-                                 op, TensorLabel(input).c_str(), bytes, TensorLabel(output).c_str(),
-                                 KilnOpaqueTensorByteSize(output));
+    KilnOpaqueContextReportError(
+        context, "%s: input %s (%zu bytes) and output %s (%zu bytes) cannot be copied", op,
+        TensorLabel(input).c_str(), bytes, TensorLabel(output).c_str(), KilnOpaqueTensorByteSize(output));
     return kKilnError;
   }
   if (src != dst) std::memmove(dst, src, bytes);
@@ -148,7 +149,8 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   int axis = options != nullptr ? options->axis : 0;
   if (axis < 0) axis += rank;
   reference::Activation activation = reference::Activation::kNone;
-  if (options != nullptr) KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+  if (options != nullptr)
+    KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
   Dims output_dims;
   std::string error;
   if (!reference::ConcatOutputShape(input_dims, axis, &output_dims, &error)) {
@@ -214,9 +216,9 @@ KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   p.after.assign(rank, 0);
   for (int64_t d = 0; d < rank; ++d) {
     if (values[2 * d] < 0 || values[2 * d + 1] < 0) {
-      KilnOpaqueContextReportError(context, "%s: paddings %s has negative padding (%d, %d) for dimension %lld", op,
-                                   TensorLabel(paddings).c_str(), values[2 * d], values[2 * d + 1],
-                                   static_cast<long long>(d));
+      KilnOpaqueContextReportError(
+          context, "%s: paddings %s has negative padding (%d, %d) for dimension %lld", op,
+          TensorLabel(paddings).c_str(), values[2 * d], values[2 * d + 1], static_cast<long long>(d));
       return kKilnError;
     }
     p.before[d] = values[2 * d];
@@ -309,7 +311,8 @@ KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const bool keep_dims = options != nullptr && options->keep_dims;
   Dims output_dims;
   std::string error;
-  if (!reference::MakeMeanParams(TensorDims(input), values, keep_dims, &state->params, &output_dims, &error)) {
+  if (!reference::MakeMeanParams(TensorDims(input), values, keep_dims, &state->params, &output_dims,
+                                 &error)) {
     KilnOpaqueContextReportError(context, "%s: axes %s: %s", op, TensorLabel(axes).c_str(), error.c_str());
     return kKilnError;
   }
@@ -341,10 +344,13 @@ void AddTensorKernels(std::vector<BuiltinKernel>* table) {
                     MakeOperator<NoState>(kKilnBuiltinSqueeze, 2, &SqueezePrepare, &SqueezeInvoke)});
   table->push_back({kKilnBuiltinConcatenation, 1, 4,
                     MakeOperator<ConcatState>(kKilnBuiltinConcatenation, 4, &ConcatPrepare, &ConcatInvoke)});
-  table->push_back({kKilnBuiltinPad, 1, 4, MakeOperator<PadState>(kKilnBuiltinPad, 4, &PadPrepare, &PadInvoke)});
-  table->push_back({kKilnBuiltinTranspose, 1, 6,
-                    MakeOperator<TransposeState>(kKilnBuiltinTranspose, 6, &TransposePrepare, &TransposeInvoke)});
-  table->push_back({kKilnBuiltinMean, 1, 3, MakeOperator<MeanState>(kKilnBuiltinMean, 3, &MeanPrepare, &MeanInvoke)});
+  table->push_back(
+      {kKilnBuiltinPad, 1, 4, MakeOperator<PadState>(kKilnBuiltinPad, 4, &PadPrepare, &PadInvoke)});
+  table->push_back(
+      {kKilnBuiltinTranspose, 1, 6,
+       MakeOperator<TransposeState>(kKilnBuiltinTranspose, 6, &TransposePrepare, &TransposeInvoke)});
+  table->push_back(
+      {kKilnBuiltinMean, 1, 3, MakeOperator<MeanState>(kKilnBuiltinMean, 3, &MeanPrepare, &MeanInvoke)});
 }
 
 }  // namespace kiln::ops

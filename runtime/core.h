@@ -43,6 +43,8 @@ struct ModelData {
   ModelDesc desc;
 };
 
+class KernelModule;
+
 }  // namespace kiln
 
 struct KilnModel {
@@ -64,7 +66,13 @@ struct KilnOperator {
   KilnStatus (*prepare_with_data)(void*, KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
   KilnStatus (*invoke_with_data)(void*, KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
 
+  // Set by KilnOperatorSetKernel: Invoke launches this kernel (kernel_op.cc), and the default Prepare gives the
+  // output the broadcast shape of the inputs unless `prepare` is set.
+  std::shared_ptr<const kiln::KernelModule> kernel_module;
+  int kernel_index = -1;
+
   bool is_custom() const { return builtin_code == kKilnBuiltinCustom; }
+  bool is_kernel() const { return kernel_module != nullptr; }
   // "Atan" for custom ops, "CONV_2D" for builtins.
   std::string DisplayName() const;
 };
@@ -91,6 +99,8 @@ struct KilnTensor {
   int quantized_dimension = 0;
   // Memory this tensor owns (dynamic tensors, variables); arena tensors point into the interpreter's arena.
   std::unique_ptr<void, void (*)(void*)> owned{nullptr, std::free};
+  // The compute context that made it (KilnTensorCreate), or null for an interpreter's tensor.
+  struct KilnContext* context = nullptr;
 };
 
 namespace kiln {

@@ -7,6 +7,8 @@
 
 #include "ops/builtin_ops.h"
 #include "runtime/arena_planner.h"
+#include "runtime/kernel_device.h"
+#include "runtime/kernel_op.h"
 
 namespace kiln {
 namespace {
@@ -37,10 +39,23 @@ std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData
 
 Interpreter::~Interpreter() { FreeNodes(); }
 
+KernelDevice* Interpreter::kernel_device() {
+  if (kernel_device_ == nullptr) {
+    KernelDeviceOptions options;
+    options.num_threads = options_.num_threads;
+    options.reporter = options_.reporter;
+    options.reporter_user_data = options_.reporter_user_data;
+    kernel_device_ = KernelDevice::OpenCpu(options);
+  }
+  return kernel_device_.get();
+}
+
 void Interpreter::FreeNodes() {
   for (Node& node : nodes_) {
     if (!node.initialized || node.op == nullptr) continue;
-    if (node.op->free_with_data) {
+    if (node.op->is_kernel()) {
+      KernelOpFree(node.user_data);
+    } else if (node.op->free_with_data) {
       node.op->free_with_data(node.op->user_data, AsContext(), node.user_data);
     } else if (node.op->free) {
       node.op->free(AsContext(), node.user_data);
@@ -213,7 +228,9 @@ KilnStatus Interpreter::AllocateTensors() {
       buffer = static_cast<const char*>(node.desc->builtin_data.get());
       length = 0;
     }
-    if (node.op->init_with_data) {
+    if (node.op->is_kernel()) {
+      node.user_data = KernelOpInit(this, &node);
+    } else if (node.op->init_with_data) {
       node.user_data = node.op->init_with_data(node.op->user_data, AsContext(), buffer, length);
     } else if (node.op->init) {
       node.user_data = node.op->init(AsContext(), buffer, length);
@@ -224,7 +241,9 @@ KilnStatus Interpreter::AllocateTensors() {
   state_ = State::kPreparing;
   for (Node& node : nodes_) {
     KilnStatus s = kKilnOk;
-    if (node.op->prepare_with_data) {
+    if (node.op->is_kernel()) {
+      s = KernelOpPrepare(this, &node);
+    } else if (node.op->prepare_with_data) {
       s = node.op->prepare_with_data(node.op->user_data, AsContext(), AsOpaqueNode(&node));
     } else if (node.op->prepare) {
       s = node.op->prepare(AsContext(), AsOpaqueNode(&node));
@@ -306,7 +325,9 @@ KilnStatus Interpreter::Invoke() {
   state_ = State::kInvoking;
   for (Node& node : nodes_) {
     KilnStatus s = kKilnOk;
-    if (node.op->invoke_with_data) {
+    if (node.op->is_kernel()) {
+      s = KernelOpInvoke(this, &node);
+    } else if (node.op->invoke_with_data) {
       s = node.op->invoke_with_data(node.op->user_data, AsContext(), AsOpaqueNode(&node));
     } else if (node.op->invoke) {
       s = node.op->invoke(AsContext(), AsOpaqueNode(&node));

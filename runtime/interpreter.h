@@ -13,6 +13,8 @@
 
 namespace kiln {
 
+class KernelDevice;
+
 // One op instance in the graph; ops see it as KilnOpaqueNode.
 struct Node {
   int index = 0;
@@ -57,6 +59,9 @@ class Interpreter {
   KilnStatus AddTensor(KilnType type, KilnAllocationType allocation, KilnQuantizationParams quant, void* data,
                        int* out_index);
 
+  // The device kernel-backed ops run on, opened on first use. Null (reported) if none can be opened.
+  KernelDevice* kernel_device();
+
   KilnOpaqueContext* AsContext() { return reinterpret_cast<KilnOpaqueContext*>(this); }
   static Interpreter* FromContext(KilnOpaqueContext* c) { return reinterpret_cast<Interpreter*>(c); }
   static const Interpreter* FromContext(const KilnOpaqueContext* c) {
@@ -87,6 +92,7 @@ class Interpreter {
   size_t arena_bytes_ = 0;
   size_t naive_bytes_ = 0;
   State state_ = State::kNeedsPrepare;
+  std::unique_ptr<KernelDevice> kernel_device_;
 };
 
 }  // namespace kiln

@@ -34,8 +34,11 @@ find_package(benchmark QUIET)
 find_package(Threads REQUIRED)
 
 # LLVM and Clang 19, linked as the shared libLLVM/libclang-cpp to keep links fast.
-find_package(LLVM 19 QUIET CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
-find_package(Clang QUIET CONFIG PATHS /usr/lib/llvm-19/lib/cmake/clang NO_DEFAULT_PATH)
+find_package(LLVM REQUIRED CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
+if(NOT LLVM_VERSION_MAJOR EQUAL 19)
+  message(FATAL_ERROR "Kiln needs LLVM 19, found ${LLVM_PACKAGE_VERSION} (run scripts/setup.sh)")
+endif()
+find_package(Clang REQUIRED CONFIG PATHS /usr/lib/llvm-19/lib/cmake/clang NO_DEFAULT_PATH)
 if(LLVM_FOUND)
   add_library(kiln_llvm INTERFACE)
   target_include_directories(kiln_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})

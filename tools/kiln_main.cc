@@ -1,6 +1,7 @@
 // `kiln`: run and inspect .tflite models from the command line.
 //
 //   kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR] [--seed N] [--threads N]
+//                  [--op NAME=MODULE.kmod:KERNEL]...
 //   kiln inspect MODEL
 //
 // `run` prints each output's shape and first values and writes outputs as .npy; inputs not given are filled
@@ -8,6 +9,7 @@
 // run them. The CLI uses the public C API for everything it runs.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -18,6 +20,8 @@
 #include <vector>
 
 #include "kiln/c_api.h"
+#include "kiln/compute.h"
+#include "kiln/operator.h"
 #include "ops/builtin_ops.h"
 #include "runtime/model/model.h"
 #include "tools/npy.h"
@@ -30,7 +34,8 @@ void Usage(FILE* out) {
   std::fprintf(out,
                "usage:\n"
                "  kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR]\n"
-               "                 [--seed N] [--threads N]\n"
+               "                 [--seed N] [--threads N] [--op NAME=MODULE.kmod:KERNEL]...\n"
+               "      --op serves the model's custom op NAME with a kernel compiled by kilnc\n"
                "  kiln inspect MODEL\n"
                "  kiln --version\n");
 }
@@ -122,19 +127,63 @@ void FillRandom(KilnTensor* t, std::mt19937* rng) {
   }
 }
 
+bool ReadFile(const std::string& path, std::vector<uint8_t>* bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  uint8_t chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes->insert(bytes->end(), chunk, chunk + n);
+  std::fclose(f);
+  return true;
+}
+
+// --op NAME=MODULE.kmod:KERNEL
+struct KernelOpSpec {
+  std::string name;
+  std::string module;
+  std::string kernel;
+};
+
+// Operators for the --op flags: one per version of the custom op the model uses. Owned by the caller.
+bool MakeKernelOps(const std::string& model_path, const std::vector<KernelOpSpec>& specs,
+                   std::vector<KilnOperator*>* ops, std::vector<KilnModule*>* modules) {
+  if (specs.empty()) return true;
+  std::vector<uint8_t> bytes;
+  kiln::ModelDesc desc;
+  std::string error;
+  if (!ReadFile(model_path, &bytes) || !kiln::ReadModel(bytes.data(), bytes.size(), &desc, &error)) return false;
+  for (const KernelOpSpec& spec : specs) {
+    KilnModule* module = KilnModuleCreateFromFileWithErrorReporter(spec.module.c_str(), PrintError, nullptr);
+    if (module == nullptr) return false;
+    modules->push_back(module);
+    std::vector<int> versions;
+    for (const kiln::OperatorDesc& op : desc.subgraphs[0].operators) {
+      if (op.builtin_code == kKilnBuiltinCustom && op.custom_name == spec.name &&
+          std::find(versions.begin(), versions.end(), op.version) == versions.end()) {
+        versions.push_back(op.version);
+      }
+    }
+    if (versions.empty()) {
+      std::fprintf(stderr, "kiln: --op %s: the model has no custom op named '%s'\n", spec.name.c_str(),
+                   spec.name.c_str());
+      return false;
+    }
+    for (int version : versions) {
+      KilnOperator* op = KilnOperatorCreate(kKilnBuiltinCustom, spec.name.c_str(), version);
+      ops->push_back(op);
+      if (KilnOperatorSetKernel(op, module, spec.kernel.c_str()) != kKilnOk) return false;
+    }
+  }
+  return true;
+}
+
 int Inspect(const std::string& path) {
   KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
   if (model == nullptr) return 1;
   KilnModelDelete(model);
   // The C API has verified the model; read its description to list ops, including ones Kiln cannot run.
-  std::FILE* f = std::fopen(path.c_str(), "rb");
   std::vector<uint8_t> bytes;
-  if (f != nullptr) {
-    uint8_t chunk[1 << 16];
-    size_t n;
-    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.insert(bytes.end(), chunk, chunk + n);
-    std::fclose(f);
-  }
+  ReadFile(path, &bytes);
   kiln::ModelDesc desc;
   std::string error;
   if (!kiln::ReadModel(bytes.data(), bytes.size(), &desc, &error)) {
@@ -189,12 +238,27 @@ struct InputSpec {
 };
 
 int Run(const std::string& path, const std::vector<InputSpec>& specs, const std::string& output_dir,
-        uint32_t seed, int threads) {
+        uint32_t seed, int threads, const std::vector<KernelOpSpec>& kernel_ops) {
   KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
   if (model == nullptr) return 1;
+  std::vector<KilnOperator*> ops;
+  std::vector<KilnModule*> modules;
+  struct Cleanup {
+    std::vector<KilnOperator*>& ops;
+    std::vector<KilnModule*>& modules;
+    ~Cleanup() {
+      for (KilnOperator* op : ops) KilnOperatorDelete(op);
+      for (KilnModule* m : modules) KilnModuleDelete(m);
+    }
+  } cleanup{ops, modules};
+  if (!MakeKernelOps(path, kernel_ops, &ops, &modules)) {
+    KilnModelDelete(model);
+    return 1;
+  }
   KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
   KilnInterpreterOptionsSetErrorReporter(options, PrintError, nullptr);
   KilnInterpreterOptionsSetNumThreads(options, threads);
+  for (KilnOperator* op : ops) KilnInterpreterOptionsAddOperator(options, op);
   KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
   KilnInterpreterOptionsDelete(options);
   KilnModelDelete(model);
@@ -311,6 +375,7 @@ int main(int argc, char** argv) {
   }
   std::string model;
   std::vector<InputSpec> inputs;
+  std::vector<KernelOpSpec> kernel_ops;
   std::string output_dir;
   uint32_t seed = 0;
   int threads = -1;
@@ -327,6 +392,14 @@ int main(int argc, char** argv) {
       const std::string v = value("--input");
       const size_t eq = v.find('=');
       inputs.push_back(eq == std::string::npos ? InputSpec{"", v} : InputSpec{v.substr(0, eq), v.substr(eq + 1)});
+    } else if (arg == "--op") {
+      const std::string v = value("--op");
+      const size_t eq = v.find('='), colon = v.rfind(':');
+      if (eq == std::string::npos || colon == std::string::npos || colon < eq || eq == 0 || colon + 1 == v.size()) {
+        std::fprintf(stderr, "kiln: --op expects NAME=MODULE.kmod:KERNEL, got '%s'\n", v.c_str());
+        return 2;
+      }
+      kernel_ops.push_back({v.substr(0, eq), v.substr(eq + 1, colon - eq - 1), v.substr(colon + 1)});
     } else if (arg == "--output-dir") {
       output_dir = value("--output-dir");
       mkdir(output_dir.c_str(), 0755);
@@ -351,5 +424,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (command == "inspect") return Inspect(model);
-  return Run(model, inputs, output_dir, seed, threads);
+  return Run(model, inputs, output_dir, seed, threads, kernel_ops);
 }

@@ -1,9 +1,9 @@
 /* Kiln: the driver HAL, the only interface between the runtime and a device driver (draft, version 1.0).
  *
  * A driver is a shared library (or, for the built-in CPU driver, a static library linked into the runtime)
- * that exports one entry point, kiln_driver_query. The runtime calls it with the HAL version it speaks and the
- * services it offers; the driver fills a function table, KilnHalDriver. From then on the runtime reaches the
- * driver only through that table, and the driver reaches the runtime only through KilnHalServices.
+ * that exports one entry point, kiln_driver_query. The runtime calls it with the HAL version it speaks and
+ * the services it offers; the driver fills a function table, KilnHalDriver. From then on the runtime reaches
+ * the driver only through that table, and the driver reaches the runtime only through KilnHalServices.
  *
  * Rules that hold for every type and call below:
  *   - Every struct that crosses the boundary starts with `uint32_t struct_size`, set by whoever fills it to
@@ -24,9 +24,9 @@
  * runtime's struct_size tells it where the table ends), and reports the version it implements.
  *
  * The HAL *level* is a different number: the major.minor level of the runtime services a compiled kernel may
- * call (KILN_KERNEL_HAL_LEVEL_MAJOR/MINOR in kiln/kernel_abi.h). A kernel needs a level; a device runs kernels
- * up to a maximum level. Levels cross this interface packed by KILN_HAL_LEVEL(major, minor), which orders them
- * as numbers.
+ * call (KILN_KERNEL_HAL_LEVEL_MAJOR/MINOR in kiln/kernel_abi.h). A kernel needs a level; a device runs
+ * kernels up to a maximum level. Levels cross this interface packed by KILN_HAL_LEVEL(major, minor), which
+ * orders them as numbers.
  *
  * C99; no C++ type crosses this interface. */
 #ifndef KILN_HAL_H_
@@ -50,9 +50,9 @@ extern "C" {
 #define KILN_HAL_LEVEL_MAJOR(level) ((uint32_t)(level) >> 16)
 #define KILN_HAL_LEVEL_MINOR(level) ((uint32_t)(level)&0xffffu)
 
-/* ------------------------------------------------------------------------------------------------------------
+/* ---------------------------------------------------------------------------------------------------------
  * Types
- * ---------------------------------------------------------------------------------------------------------- */
+ * ------------------------------------------------------------------------------------------------------- */
 
 /* Opaque handles; each driver defines what they point at. */
 typedef struct KilnHalInstance KilnHalInstance; /* one loaded driver, from kiln_driver_query */
@@ -112,11 +112,11 @@ typedef enum KilnHalDeviceType {
 
 typedef struct KilnHalDeviceLimits {
   uint32_t struct_size;
-  uint32_t max_inputs;     /* inputs per forEach or reduction (at most KILN_KERNEL_MAX_INPUTS) */
-  uint32_t max_dim_x;      /* launch extents */
+  uint32_t max_inputs; /* inputs per forEach or reduction (at most KILN_KERNEL_MAX_INPUTS) */
+  uint32_t max_dim_x;  /* launch extents */
   uint32_t max_dim_y;
   uint32_t max_dim_z;
-  uint32_t max_threads;    /* threads or lanes working on one launch at once */
+  uint32_t max_threads; /* threads or lanes working on one launch at once */
   uint64_t max_buffer_size;
   uint32_t buffer_alignment; /* the alignment of memory from buffer_create, and required for wrapped memory */
   uint32_t reserved;
@@ -124,12 +124,12 @@ typedef struct KilnHalDeviceLimits {
 
 typedef struct KilnHalDeviceInfo {
   uint32_t struct_size;
-  uint32_t type; /* KilnHalDeviceType */
-  char name[128];   /* e.g. "Intel(R) Xeon(R) (skylake-avx512)" */
-  char vendor[64];  /* e.g. "GenuineIntel" */
-  uint64_t memory_bytes;      /* memory the device can use for buffers */
-  uint32_t max_kernel_level;  /* the highest kernel HAL level it runs, KILN_HAL_LEVEL(major, minor) */
-  uint32_t flags;             /* KILN_HAL_DEVICE_* */
+  uint32_t type;             /* KilnHalDeviceType */
+  char name[128];            /* e.g. "Intel(R) Xeon(R) (skylake-avx512)" */
+  char vendor[64];           /* e.g. "GenuineIntel" */
+  uint64_t memory_bytes;     /* memory the device can use for buffers */
+  uint32_t max_kernel_level; /* the highest kernel HAL level it runs, KILN_HAL_LEVEL(major, minor) */
+  uint32_t flags;            /* KILN_HAL_DEVICE_* */
   /* Payload tags this device consumes, comma-separated in order of preference, e.g. "llvm-bc". */
   char payload_tags[64];
   KilnHalDeviceLimits limits;
@@ -141,8 +141,8 @@ typedef struct KilnHalDeviceInfo {
 
 typedef struct KilnHalBufferDesc {
   uint32_t struct_size;
-  uint32_t flags;  /* KILN_HAL_BUFFER_* */
-  uint64_t size;   /* bytes, at least 1 */
+  uint32_t flags; /* KILN_HAL_BUFFER_* */
+  uint64_t size;  /* bytes, at least 1 */
   /* With KILN_HAL_BUFFER_HOST_WRAP: memory owned by the caller, aligned to limits.buffer_alignment and
    * alive until buffer_destroy. Ignored otherwise. */
   void* host_ptr;
@@ -163,14 +163,14 @@ typedef struct KilnHalBufferView {
 /* ---- Modules ---- */
 
 /* Kernel signature bits (KilnHalKernelDesc.signature), RenderScript's numbering: what the kernel takes. */
-#define KILN_HAL_SIG_IN 0x01u     /* one or more inputs */
-#define KILN_HAL_SIG_OUT 0x02u    /* returns a value: the launch has an output */
-#define KILN_HAL_SIG_USR 0x04u    /* old-style root() with usrData */
-#define KILN_HAL_SIG_X 0x08u      /* reads its x coordinate */
+#define KILN_HAL_SIG_IN 0x01u  /* one or more inputs */
+#define KILN_HAL_SIG_OUT 0x02u /* returns a value: the launch has an output */
+#define KILN_HAL_SIG_USR 0x04u /* old-style root() with usrData */
+#define KILN_HAL_SIG_X 0x08u   /* reads its x coordinate */
 #define KILN_HAL_SIG_Y 0x10u
 #define KILN_HAL_SIG_KERNEL 0x20u /* declared RS_KERNEL (as opposed to root()) */
 #define KILN_HAL_SIG_Z 0x40u
-#define KILN_HAL_SIG_CTXT 0x80u   /* takes an rs_kernel_context */
+#define KILN_HAL_SIG_CTXT 0x80u /* takes an rs_kernel_context */
 
 /* One compiled form of the module, e.g. tag "llvm-bc" (self-contained LLVM bitcode, see kernel_abi.h) or
  * "spirv". A driver uses the first payload whose tag it consumes. */
@@ -184,10 +184,10 @@ typedef struct KilnHalPayload {
 
 typedef struct KilnHalKernelDesc {
   uint32_t struct_size;
-  uint32_t signature;     /* KILN_HAL_SIG_* */
-  const char* name;       /* source name */
+  uint32_t signature;        /* KILN_HAL_SIG_* */
+  const char* name;          /* source name */
   const char* expand_symbol; /* the CPU entry point; NULL means __kiln_expand_<name> */
-  uint32_t kernel_level;  /* the HAL level it needs, KILN_HAL_LEVEL(major, minor) */
+  uint32_t kernel_level;     /* the HAL level it needs, KILN_HAL_LEVEL(major, minor) */
   uint32_t num_inputs;
   const uint32_t* input_element_sizes; /* num_inputs entries */
   uint32_t output_element_size;        /* 0 without KILN_HAL_SIG_OUT */
@@ -306,9 +306,9 @@ typedef struct KilnHalReduceDesc {
   const KilnHalBufferView* inputs;
 } KilnHalReduceDesc;
 
-/* ------------------------------------------------------------------------------------------------------------
+/* ---------------------------------------------------------------------------------------------------------
  * The function table a driver fills
- * ---------------------------------------------------------------------------------------------------------- */
+ * ------------------------------------------------------------------------------------------------------- */
 
 typedef struct KilnHalDriver {
   uint32_t struct_size;
@@ -329,7 +329,8 @@ typedef struct KilnHalDriver {
   KilnStatus (*device_close)(KilnHalDevice* device);
 
   /* -- Buffers -- */
-  KilnStatus (*buffer_create)(KilnHalDevice* device, const KilnHalBufferDesc* desc, KilnHalBuffer** out_buffer);
+  KilnStatus (*buffer_create)(KilnHalDevice* device, const KilnHalBufferDesc* desc,
+                              KilnHalBuffer** out_buffer);
   KilnStatus (*buffer_destroy)(KilnHalBuffer* buffer);
   /* A host pointer to [offset, offset + size) of the buffer, valid until buffer_unmap. NULL entry: not
    * mappable, use the copies. */
@@ -363,7 +364,8 @@ typedef struct KilnHalDriver {
   KilnStatus (*script_bind_allocation)(KilnHalScript* script, const char* name, const KilnHalBufferView* view,
                                        uint32_t element_type, uint32_t vector_size, uint32_t dim_x,
                                        uint32_t dim_y, uint32_t dim_z);
-  /* Runs invokable `invokable_index` with `args_size` bytes of packed arguments (must equal the reflection's). */
+  /* Runs invokable `invokable_index` with `args_size` bytes of packed arguments (must equal the
+   * reflection's). */
   KilnStatus (*script_invoke)(KilnHalScript* script, uint32_t invokable_index, const void* args,
                               uint64_t args_size);
 
@@ -377,7 +379,8 @@ typedef struct KilnHalDriver {
    * run in recording order, each seeing the effects of the ones before. -- */
   KilnStatus (*batch_create)(KilnHalDevice* device, KilnHalBatch** out_batch);
   KilnStatus (*batch_destroy)(KilnHalBatch* batch); /* a submitted batch must have completed */
-  KilnStatus (*batch_record_for_each)(KilnHalBatch* batch, KilnHalScript* script, const KilnHalForEachDesc* desc);
+  KilnStatus (*batch_record_for_each)(KilnHalBatch* batch, KilnHalScript* script,
+                                      const KilnHalForEachDesc* desc);
   /* May be NULL. out_result is written when the batch completes and must stay valid until then. */
   KilnStatus (*batch_record_reduce)(KilnHalBatch* batch, KilnHalScript* script, const KilnHalReduceDesc* desc,
                                     uint64_t result_size, void* out_result);
@@ -391,7 +394,8 @@ typedef struct KilnHalDriver {
 
 /* The entry point every driver exports. Returns kKilnUnsupported (with a message through `services`) when
  * `runtime_hal_major` differs from the driver's. `out_driver->struct_size` must be set by the caller to the
- * size of its KilnHalDriver; the driver fills no more than that. `services` must stay valid until shutdown. */
+ * size of its KilnHalDriver; the driver fills no more than that. `services` must stay valid until shutdown.
+ */
 typedef KilnStatus (*KilnDriverQueryFn)(uint32_t runtime_hal_major, uint32_t runtime_hal_minor,
                                         const KilnHalServices* services, KilnHalDriver* out_driver);
 #define KILN_DRIVER_QUERY_SYMBOL "kiln_driver_query"

@@ -70,6 +70,16 @@ KILN_CAPI_EXPORT void KilnOperatorSetInvokeWithData(KilnOperator* op,
                                                                          KilnOpaqueContext* context,
                                                                          KilnOpaqueNode* node));
 
+/* Makes `op` run kernel `kernel_name` of `module` (see kiln/compute.h): Invoke launches the kernel over the
+ * node's output, with the node's inputs as the kernel's inputs, on a device the runtime chooses. The custom
+ * options (a FlexBuffers map) set the script globals of the same names; a key without a matching global, or a
+ * value of the wrong type, fails Prepare with a message naming both. By default the output takes the broadcast
+ * shape of the inputs; a prepare set with KilnOperatorSetPrepare replaces that rule (it must size the output).
+ * The operator keeps `module` alive. Fails (kKilnInvalidArgument, reported to stderr) when the module has no
+ * such kernel. */
+KILN_CAPI_EXPORT KilnStatus KilnOperatorSetKernel(KilnOperator* op, const KilnModule* module,
+                                                  const char* kernel_name);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

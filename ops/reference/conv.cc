@@ -6,8 +6,8 @@ bool ComputeWindowSize(Padding padding, int64_t input, int64_t filter, int64_t s
                        WindowSize* size) {
   if (filter <= 0 || stride <= 0 || dilation <= 0 || input < 0) return false;
   const int64_t effective_filter = (filter - 1) * dilation + 1;
-  const int64_t output =
-      padding == Padding::kSame ? (input + stride - 1) / stride : (input + stride - effective_filter) / stride;
+  const int64_t output = padding == Padding::kSame ? (input + stride - 1) / stride
+                                                   : (input + stride - effective_filter) / stride;
   if (output < 0) return false;
   int64_t total_padding = (output - 1) * stride + effective_filter - input;
   if (total_padding < 0 || output == 0) total_padding = 0;
@@ -33,9 +33,11 @@ void ConvFloat(const ConvParams& p, const float* input, const float* filter, con
             for (int64_t fx = 0; fx < p.filter_width; ++fx) {
               const int64_t ix = ox * p.stride_width - p.pad_left + fx * p.dilation_width;
               if (ix < 0 || ix >= p.input_width) continue;
-              const float* in_pixel =
-                  input + ((b * p.input_height + iy) * p.input_width + ix) * p.input_channels + first_in_channel;
-              const float* taps = filter + ((oc * p.filter_height + fy) * p.filter_width + fx) * group_in_channels;
+              const float* in_pixel = input +
+                                      ((b * p.input_height + iy) * p.input_width + ix) * p.input_channels +
+                                      first_in_channel;
+              const float* taps =
+                  filter + ((oc * p.filter_height + fy) * p.filter_width + fx) * group_in_channels;
               for (int64_t ic = 0; ic < group_in_channels; ++ic) sum += in_pixel[ic] * taps[ic];
             }
           }

@@ -77,7 +77,8 @@ bool SqueezeOutputShape(const Dims& input, const std::vector<int32_t>& squeeze_d
   for (int32_t dim : squeeze_dims) {
     const int64_t d = dim < 0 ? dim + rank : dim;
     if (d < 0 || d >= rank) {
-      *error = "squeeze dimension " + std::to_string(dim) + " is out of range for rank " + std::to_string(rank);
+      *error =
+          "squeeze dimension " + std::to_string(dim) + " is out of range for rank " + std::to_string(rank);
       return false;
     }
     if (input[d] != 1) {
@@ -111,8 +112,9 @@ bool ConcatOutputShape(const std::vector<Dims>& inputs, int axis, Dims* output, 
       compatible = static_cast<int>(d) == axis || dims[d] == inputs[0][d];
     }
     if (!compatible) {
-      *error = "input " + std::to_string(i) + " has shape " + DimsToString(dims) + ", incompatible with input 0 " +
-               DimsToString(inputs[0]) + " for concatenation along axis " + std::to_string(axis);
+      *error = "input " + std::to_string(i) + " has shape " + DimsToString(dims) +
+               ", incompatible with input 0 " + DimsToString(inputs[0]) + " for concatenation along axis " +
+               std::to_string(axis);
       return false;
     }
     result[axis] += dims[axis];
@@ -148,7 +150,8 @@ void ConcatFloat(const ConcatParams& params, const float* const* inputs, float* 
 
 Dims PadOutputShape(const PadParams& params) {
   Dims output(params.input_dims.size());
-  for (size_t d = 0; d < output.size(); ++d) output[d] = params.before[d] + params.input_dims[d] + params.after[d];
+  for (size_t d = 0; d < output.size(); ++d)
+    output[d] = params.before[d] + params.input_dims[d] + params.after[d];
   return output;
 }
 

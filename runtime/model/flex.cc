@@ -77,8 +77,9 @@ KILN_CAPI_EXPORT KilnStatus KilnFlexMapGetFloat(const void* data, size_t size, c
   if (out == nullptr || !kiln::Find(data, size, key, &value) || !kiln::IsNumber(value)) {
     return kKilnInvalidArgument;
   }
-  *out = value.IsFloat() ? static_cast<float>(value.AsDouble())
-                         : (value.IsUInt() ? static_cast<float>(value.AsUInt64()) : static_cast<float>(value.AsInt64()));
+  *out = value.IsFloat()
+             ? static_cast<float>(value.AsDouble())
+             : (value.IsUInt() ? static_cast<float>(value.AsUInt64()) : static_cast<float>(value.AsInt64()));
   return kKilnOk;
 }
 
@@ -118,7 +119,8 @@ KILN_CAPI_EXPORT KilnStatus KilnFlexMapGetBool(const void* data, size_t size, co
 KILN_CAPI_EXPORT KilnStatus KilnFlexMapGetString(const void* data, size_t size, const char* key,
                                                  const char** out) {
   flexbuffers::Reference value;
-  if (out == nullptr || !kiln::Find(data, size, key, &value) || !value.IsString()) return kKilnInvalidArgument;
+  if (out == nullptr || !kiln::Find(data, size, key, &value) || !value.IsString())
+    return kKilnInvalidArgument;
   // The verifier checked that the string's terminator lies inside the buffer.
   *out = value.AsString().c_str();
   return kKilnOk;
@@ -150,8 +152,8 @@ KILN_CAPI_EXPORT KilnStatus KilnFlexMapEntry(const void* data, size_t size, int 
   return kKilnOk;
 }
 
-KILN_CAPI_EXPORT KilnStatus KilnFlexMapGetFloatVector(const void* data, size_t size, const char* key, float* out,
-                                                      int capacity, int* out_length) {
+KILN_CAPI_EXPORT KilnStatus KilnFlexMapGetFloatVector(const void* data, size_t size, const char* key,
+                                                      float* out, int capacity, int* out_length) {
   if (out_length == nullptr || capacity < 0 || (out == nullptr && capacity > 0)) return kKilnInvalidArgument;
   flexbuffers::Reference value;
   if (!kiln::Find(data, size, key, &value) || value.IsMap()) return kKilnInvalidArgument;
@@ -164,7 +166,8 @@ KILN_CAPI_EXPORT KilnStatus KilnFlexMapGetFloatVector(const void* data, size_t s
     }
     for (size_t i = 0; i < length && i < static_cast<size_t>(capacity); ++i) {
       flexbuffers::Reference element = vector[i];
-      out[i] = element.IsFloat() ? static_cast<float>(element.AsDouble()) : static_cast<float>(element.AsInt64());
+      out[i] =
+          element.IsFloat() ? static_cast<float>(element.AsDouble()) : static_cast<float>(element.AsInt64());
       if (element.IsUInt()) out[i] = static_cast<float>(element.AsUInt64());
     }
     *out_length = static_cast<int>(length);

@@ -85,49 +85,104 @@ std::string ShapeString(const std::vector<int>& shape) {
 
 bool MapTensorType(fb::TensorType type, KilnType* out) {
   switch (type) {
-    case fb::TensorType::FLOAT32: *out = kKilnFloat32; return true;
-    case fb::TensorType::FLOAT16: *out = kKilnFloat16; return true;
-    case fb::TensorType::INT32: *out = kKilnInt32; return true;
-    case fb::TensorType::UINT8: *out = kKilnUInt8; return true;
-    case fb::TensorType::INT64: *out = kKilnInt64; return true;
-    case fb::TensorType::STRING: *out = kKilnString; return true;
-    case fb::TensorType::BOOL: *out = kKilnBool; return true;
-    case fb::TensorType::INT16: *out = kKilnInt16; return true;
-    case fb::TensorType::COMPLEX64: *out = kKilnComplex64; return true;
-    case fb::TensorType::INT8: *out = kKilnInt8; return true;
-    case fb::TensorType::FLOAT64: *out = kKilnFloat64; return true;
-    case fb::TensorType::COMPLEX128: *out = kKilnComplex128; return true;
-    case fb::TensorType::UINT64: *out = kKilnUInt64; return true;
-    case fb::TensorType::RESOURCE: *out = kKilnResource; return true;
-    case fb::TensorType::VARIANT: *out = kKilnVariant; return true;
-    case fb::TensorType::UINT32: *out = kKilnUInt32; return true;
-    case fb::TensorType::UINT16: *out = kKilnUInt16; return true;
-    case fb::TensorType::INT4: *out = kKilnInt4; return true;
+    case fb::TensorType::FLOAT32:
+      *out = kKilnFloat32;
+      return true;
+    case fb::TensorType::FLOAT16:
+      *out = kKilnFloat16;
+      return true;
+    case fb::TensorType::INT32:
+      *out = kKilnInt32;
+      return true;
+    case fb::TensorType::UINT8:
+      *out = kKilnUInt8;
+      return true;
+    case fb::TensorType::INT64:
+      *out = kKilnInt64;
+      return true;
+    case fb::TensorType::STRING:
+      *out = kKilnString;
+      return true;
+    case fb::TensorType::BOOL:
+      *out = kKilnBool;
+      return true;
+    case fb::TensorType::INT16:
+      *out = kKilnInt16;
+      return true;
+    case fb::TensorType::COMPLEX64:
+      *out = kKilnComplex64;
+      return true;
+    case fb::TensorType::INT8:
+      *out = kKilnInt8;
+      return true;
+    case fb::TensorType::FLOAT64:
+      *out = kKilnFloat64;
+      return true;
+    case fb::TensorType::COMPLEX128:
+      *out = kKilnComplex128;
+      return true;
+    case fb::TensorType::UINT64:
+      *out = kKilnUInt64;
+      return true;
+    case fb::TensorType::RESOURCE:
+      *out = kKilnResource;
+      return true;
+    case fb::TensorType::VARIANT:
+      *out = kKilnVariant;
+      return true;
+    case fb::TensorType::UINT32:
+      *out = kKilnUInt32;
+      return true;
+    case fb::TensorType::UINT16:
+      *out = kKilnUInt16;
+      return true;
+    case fb::TensorType::INT4:
+      *out = kKilnInt4;
+      return true;
   }
   return false;
 }
 
 const char* TypeName(KilnType type) {
   switch (type) {
-    case kKilnNoType: return "notype";
-    case kKilnFloat32: return "float32";
-    case kKilnInt32: return "int32";
-    case kKilnUInt8: return "uint8";
-    case kKilnInt64: return "int64";
-    case kKilnString: return "string";
-    case kKilnBool: return "bool";
-    case kKilnInt16: return "int16";
-    case kKilnComplex64: return "complex64";
-    case kKilnInt8: return "int8";
-    case kKilnFloat16: return "float16";
-    case kKilnFloat64: return "float64";
-    case kKilnComplex128: return "complex128";
-    case kKilnUInt64: return "uint64";
-    case kKilnResource: return "resource";
-    case kKilnVariant: return "variant";
-    case kKilnUInt32: return "uint32";
-    case kKilnUInt16: return "uint16";
-    case kKilnInt4: return "int4";
+    case kKilnNoType:
+      return "notype";
+    case kKilnFloat32:
+      return "float32";
+    case kKilnInt32:
+      return "int32";
+    case kKilnUInt8:
+      return "uint8";
+    case kKilnInt64:
+      return "int64";
+    case kKilnString:
+      return "string";
+    case kKilnBool:
+      return "bool";
+    case kKilnInt16:
+      return "int16";
+    case kKilnComplex64:
+      return "complex64";
+    case kKilnInt8:
+      return "int8";
+    case kKilnFloat16:
+      return "float16";
+    case kKilnFloat64:
+      return "float64";
+    case kKilnComplex128:
+      return "complex128";
+    case kKilnUInt64:
+      return "uint64";
+    case kKilnResource:
+      return "resource";
+    case kKilnVariant:
+      return "variant";
+    case kKilnUInt32:
+      return "uint32";
+    case kKilnUInt16:
+      return "uint16";
+    case kKilnInt4:
+      return "int4";
   }
   return "unknown";
 }
@@ -190,7 +245,8 @@ std::string Reader::TensorLabel(int subgraph, int tensor) const {
 std::string Reader::OpLabel(int subgraph, int op) const {
   const OperatorDesc& o = out_->subgraphs[static_cast<size_t>(subgraph)].operators[static_cast<size_t>(op)];
   if (o.builtin_code == kKilnBuiltinCustom) {
-    return Format("operator %d (CUSTOM:%s)", op, Printable(o.custom_name.data(), o.custom_name.size()).c_str());
+    return Format("operator %d (CUSTOM:%s)", op,
+                  Printable(o.custom_name.data(), o.custom_name.size()).c_str());
   }
   return Format("operator %d (%s)", op, BuiltinOperatorName(o.builtin_code).c_str());
 }
@@ -198,12 +254,14 @@ std::string Reader::OpLabel(int subgraph, int op) const {
 bool Reader::CheckHeaderAndVerify() {
   // A flatbuffer starts with a 4-byte root offset followed by the 4-byte file identifier.
   if (size_ < 8) {
-    return Fail(Format("model is truncated: %zu bytes is too small for a .tflite file (the header alone is 8)",
-                       size_));
+    return Fail(Format(
+        "model is truncated: %zu bytes is too small for a .tflite file (the header alone is 8)", size_));
   }
-  if (data_ == nullptr) return Fail(Format("not a .tflite model: no data (null pointer with size %zu)", size_));
+  if (data_ == nullptr)
+    return Fail(Format("not a .tflite model: no data (null pointer with size %zu)", size_));
   if (reinterpret_cast<uintptr_t>(data_) % 4 != 0) {
-    return Fail("model data must be at least 4-byte aligned in memory (FlatBuffers reads 32-bit fields in place)");
+    return Fail(
+        "model data must be at least 4-byte aligned in memory (FlatBuffers reads 32-bit fields in place)");
   }
   if (!flatbuffers::BufferHasIdentifier(data_, fb::ModelIdentifier())) {
     return Fail(Format("not a .tflite model: file identifier is '%s', expected 'TFL3'",
@@ -244,7 +302,8 @@ bool Reader::ReadOperatorCodes() {
     OpCode& desc = op_codes_[i];
     // Older writers fill only the byte-sized field, newer ones both (the byte saturating at 127); the
     // larger of the two is the real code.
-    desc.builtin_code = std::max<int>(code->deprecated_builtin_code(), static_cast<int>(code->builtin_code()));
+    desc.builtin_code =
+        std::max<int>(code->deprecated_builtin_code(), static_cast<int>(code->builtin_code()));
     if (desc.builtin_code < 0) {
       return Fail(Format("operator code %u: builtin code %d is negative", i, desc.builtin_code));
     }
@@ -265,7 +324,8 @@ bool Reader::ReadBuffers() {
     const fb::Buffer* buffer = buffers->Get(i);
     // The format defines offset as meaningful only above 1 (0 and 1 both mean "inside the flatbuffer").
     if (buffer->offset() > 1) {
-      if (!ExternalBytes(Format("buffer %u", i), buffer->offset(), buffer->size(), &buffers_[i])) return false;
+      if (!ExternalBytes(Format("buffer %u", i), buffer->offset(), buffer->size(), &buffers_[i]))
+        return false;
     } else if (buffer->data() != nullptr) {
       buffers_[i].data = buffer->data()->data();
       buffers_[i].size = buffer->data()->size();
@@ -279,8 +339,8 @@ bool Reader::Read() {
   // The identifier fixes the layout; older writers (the converter's own test data among them) put
   // smaller numbers into `version` for files of this layout, so only newer versions are refused.
   if (model_->version() > kSchemaVersion) {
-    return Fail(Format("unsupported .tflite schema version %u (Kiln reads versions up to %u)", model_->version(),
-                       kSchemaVersion));
+    return Fail(Format("unsupported .tflite schema version %u (Kiln reads versions up to %u)",
+                       model_->version(), kSchemaVersion));
   }
   out_->version = model_->version();
   if (model_->description() != nullptr) out_->description = model_->description()->str();
@@ -323,18 +383,20 @@ bool Reader::ReadSubgraph(int index, const fb::SubGraph* subgraph, SubgraphDesc*
     const fb::Tensor* tensor = tensors->Get(static_cast<flatbuffers::uoffset_t>(t));
     std::string name = tensor->name() ? tensor->name()->str() : std::string();
     desc->tensors[static_cast<size_t>(t)].name = name;
-    std::string label = Format("%s, tensor %d '%s'", where.c_str(), t, Printable(name.data(), name.size()).c_str());
+    std::string label =
+        Format("%s, tensor %d '%s'", where.c_str(), t, Printable(name.data(), name.size()).c_str());
     if (!ReadTensor(label, tensor, &desc->tensors[static_cast<size_t>(t)])) return false;
   }
 
   int bad = 0;
   if (!ReadIndices(subgraph->inputs(), tensor_count, false, &desc->inputs, &bad)) {
-    return Fail(Format("%s: input %d refers to tensor %d, but the subgraph has %d tensors", where.c_str(), bad,
-                       subgraph->inputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
+    return Fail(Format("%s: input %d refers to tensor %d, but the subgraph has %d tensors", where.c_str(),
+                       bad, subgraph->inputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
   }
   if (!ReadIndices(subgraph->outputs(), tensor_count, false, &desc->outputs, &bad)) {
-    return Fail(Format("%s: output %d refers to tensor %d, but the subgraph has %d tensors", where.c_str(), bad,
-                       subgraph->outputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
+    return Fail(Format("%s: output %d refers to tensor %d, but the subgraph has %d tensors", where.c_str(),
+                       bad, subgraph->outputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)),
+                       tensor_count));
   }
 
   const auto* operators = subgraph->operators();
@@ -399,8 +461,8 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
   uint32_t buffer = tensor->buffer();
   if (buffer != 0 || !buffers_.empty()) {
     if (buffer >= buffers_.size()) {
-      return Fail(Format("%s: buffer index %u is out of range (the model has %zu buffers)", where.c_str(), buffer,
-                         buffers_.size()));
+      return Fail(Format("%s: buffer index %u is out of range (the model has %zu buffers)", where.c_str(),
+                         buffer, buffers_.size()));
     }
   }
   if (buffer < buffers_.size() && buffers_[buffer].size > 0) {
@@ -417,9 +479,10 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
       // Constant int4 data is packed two elements per byte.
       uint64_t packed = (elements + 1) / 2;
       if (bytes.size != packed) {
-        return Fail(Format("%s (int4%s): constant data in buffer %u is %zu bytes, but the shape needs %" PRIu64
-                           " (two elements per byte)",
-                           where.c_str(), ShapeString(desc->shape).c_str(), buffer, bytes.size, packed));
+        return Fail(
+            Format("%s (int4%s): constant data in buffer %u is %zu bytes, but the shape needs %" PRIu64
+                   " (two elements per byte)",
+                   where.c_str(), ShapeString(desc->shape).c_str(), buffer, bytes.size, packed));
       }
     } else if (desc->type == kKilnString) {
       // Layout: int32 count, count + 1 int32 offsets from the start of the data, then the bytes.
@@ -444,8 +507,10 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
         ok = ok && static_cast<uint64_t>(previous) == bytes.size;
       }
       if (!ok) {
-        return Fail(Format("%s: constant string data in buffer %u (%zu bytes) is malformed or does not hold %"
-                           PRIu64 " strings", where.c_str(), buffer, bytes.size, elements));
+        return Fail(
+            Format("%s: constant string data in buffer %u (%zu bytes) is malformed or does not hold %" PRIu64
+                   " strings",
+                   where.c_str(), buffer, bytes.size, elements));
       }
     }
   }
@@ -487,11 +552,12 @@ bool Reader::ReadQuantization(const std::string& where, const fb::QuantizationPa
     float s = scale->Get(i);
     int64_t z = zero_point->Get(i);
     if (!std::isfinite(s)) {
-      return Fail(Format("%s: quantization scale %u is not finite (%g)", where.c_str(), i, static_cast<double>(s)));
+      return Fail(
+          Format("%s: quantization scale %u is not finite (%g)", where.c_str(), i, static_cast<double>(s)));
     }
     if (z < std::numeric_limits<int32_t>::min() || z > std::numeric_limits<int32_t>::max()) {
-      return Fail(Format("%s: quantization zero point %u (%" PRId64 ") does not fit in 32 bits", where.c_str(), i,
-                         z));
+      return Fail(Format("%s: quantization zero point %u (%" PRId64 ") does not fit in 32 bits",
+                         where.c_str(), i, z));
     }
     q.scale.push_back(s);
     q.zero_point.push_back(static_cast<int32_t>(z));
@@ -503,8 +569,8 @@ bool Reader::ReadOperator(const std::string& where, const fb::Operator* op, int 
                           OperatorDesc* desc) {
   uint32_t opcode_index = op->opcode_index();
   if (opcode_index >= op_codes_.size()) {
-    return Fail(Format("%s: opcode_index %u is out of range (the model has %zu operator codes)", where.c_str(),
-                       opcode_index, op_codes_.size()));
+    return Fail(Format("%s: opcode_index %u is out of range (the model has %zu operator codes)",
+                       where.c_str(), opcode_index, op_codes_.size()));
   }
   const OpCode& code = op_codes_[opcode_index];
   desc->builtin_code = code.builtin_code;
@@ -517,16 +583,17 @@ bool Reader::ReadOperator(const std::string& where, const fb::Operator* op, int 
 
   int bad = 0;
   if (!ReadIndices(op->inputs(), tensor_count, true, &desc->inputs, &bad)) {
-    return Fail(Format("%s: input %d refers to tensor %d, but the subgraph has %d tensors", label.c_str(), bad,
-                       op->inputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
+    return Fail(Format("%s: input %d refers to tensor %d, but the subgraph has %d tensors", label.c_str(),
+                       bad, op->inputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
   }
   if (!ReadIndices(op->outputs(), tensor_count, false, &desc->outputs, &bad)) {
-    return Fail(Format("%s: output %d refers to tensor %d, but the subgraph has %d tensors", label.c_str(), bad,
-                       op->outputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
+    return Fail(Format("%s: output %d refers to tensor %d, but the subgraph has %d tensors", label.c_str(),
+                       bad, op->outputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
   }
   if (!ReadIndices(op->intermediates(), tensor_count, false, &desc->intermediates, &bad)) {
-    return Fail(Format("%s: intermediate %d refers to tensor %d, but the subgraph has %d tensors", label.c_str(),
-                       bad, op->intermediates()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
+    return Fail(Format("%s: intermediate %d refers to tensor %d, but the subgraph has %d tensors",
+                       label.c_str(), bad, op->intermediates()->Get(static_cast<flatbuffers::uoffset_t>(bad)),
+                       tensor_count));
   }
 
   if (op->large_custom_options_offset() > 1) {
@@ -554,8 +621,8 @@ bool Reader::CheckExecutionOrder(int subgraph_index, const SubgraphDesc& desc) {
       int t = desc.operators[o].outputs[k];
       const TensorDesc& tensor = desc.tensors[static_cast<size_t>(t)];
       if (tensor.data != nullptr && !tensor.is_variable) {
-        return Fail(Format("subgraph %d, %s: output %zu writes %s, which is a constant",
-                           subgraph_index, OpLabel(subgraph_index, static_cast<int>(o)).c_str(), k,
+        return Fail(Format("subgraph %d, %s: output %zu writes %s, which is a constant", subgraph_index,
+                           OpLabel(subgraph_index, static_cast<int>(o)).c_str(), k,
                            TensorLabel(subgraph_index, t).c_str()));
       }
       if (writer[static_cast<size_t>(t)] != -1) {
@@ -583,9 +650,10 @@ bool Reader::CheckExecutionOrder(int subgraph_index, const SubgraphDesc& desc) {
       if (w == static_cast<int>(o)) {
         why = "the operator writes it itself (a cycle)";
       } else if (w > static_cast<int>(o)) {
-        why = Format("it is written by %s, which comes later: the operators are not in execution order or the "
-                     "graph has a cycle",
-                     OpLabel(subgraph_index, w).c_str());
+        why = Format(
+            "it is written by %s, which comes later: the operators are not in execution order or the "
+            "graph has a cycle",
+            OpLabel(subgraph_index, w).c_str());
       } else {
         why = "no operator writes it and it is not a constant, a subgraph input or a variable";
       }
@@ -598,9 +666,10 @@ bool Reader::CheckExecutionOrder(int subgraph_index, const SubgraphDesc& desc) {
   for (size_t k = 0; k < desc.outputs.size(); ++k) {
     int t = desc.outputs[k];
     if (!ready[static_cast<size_t>(t)]) {
-      return Fail(Format("subgraph %d: output %zu is %s, which no operator writes and which is not an input, a "
-                         "constant or a variable",
-                         subgraph_index, k, TensorLabel(subgraph_index, t).c_str()));
+      return Fail(
+          Format("subgraph %d: output %zu is %s, which no operator writes and which is not an input, a "
+                 "constant or a variable",
+                 subgraph_index, k, TensorLabel(subgraph_index, t).c_str()));
     }
   }
   return true;
@@ -611,20 +680,36 @@ bool Reader::CheckExecutionOrder(int subgraph_index, const SubgraphDesc& desc) {
 
 bool MapActivation(fb::ActivationFunctionType activation, KilnFusedActivation* out) {
   switch (activation) {
-    case fb::ActivationFunctionType::NONE: *out = kKilnActNone; return true;
-    case fb::ActivationFunctionType::RELU: *out = kKilnActRelu; return true;
-    case fb::ActivationFunctionType::RELU_N1_TO_1: *out = kKilnActReluN1To1; return true;
-    case fb::ActivationFunctionType::RELU6: *out = kKilnActRelu6; return true;
-    case fb::ActivationFunctionType::TANH: *out = kKilnActTanh; return true;
-    case fb::ActivationFunctionType::SIGN_BIT: *out = kKilnActSignBit; return true;
+    case fb::ActivationFunctionType::NONE:
+      *out = kKilnActNone;
+      return true;
+    case fb::ActivationFunctionType::RELU:
+      *out = kKilnActRelu;
+      return true;
+    case fb::ActivationFunctionType::RELU_N1_TO_1:
+      *out = kKilnActReluN1To1;
+      return true;
+    case fb::ActivationFunctionType::RELU6:
+      *out = kKilnActRelu6;
+      return true;
+    case fb::ActivationFunctionType::TANH:
+      *out = kKilnActTanh;
+      return true;
+    case fb::ActivationFunctionType::SIGN_BIT:
+      *out = kKilnActSignBit;
+      return true;
   }
   return false;
 }
 
 bool MapPadding(fb::Padding padding, KilnPadding* out) {
   switch (padding) {
-    case fb::Padding::SAME: *out = kKilnPaddingSame; return true;
-    case fb::Padding::VALID: *out = kKilnPaddingValid; return true;
+    case fb::Padding::SAME:
+      *out = kKilnPaddingSame;
+      return true;
+    case fb::Padding::VALID:
+      *out = kKilnPaddingValid;
+      return true;
   }
   return false;
 }
@@ -683,8 +768,8 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
     return Fail(Format("%s: %s must be at least 1 (got %d)", where.c_str(), field, value));
   };
 
-#define KILN_GET_OPTIONS(Type, var)                            \
-  const fb::Type* var = nullptr;                               \
+#define KILN_GET_OPTIONS(Type, var)                              \
+  const fb::Type* var = nullptr;                                 \
   if (!GetOptions<fb::Type>(op, &var)) return wrong_type(#Type); \
   if (var == nullptr) var = EmptyOptions<fb::Type>();
 
@@ -735,7 +820,8 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->stride_height = options->stride_h();
       params->dilation_width_factor = options->dilation_w_factor();
       params->dilation_height_factor = options->dilation_h_factor();
-      return need_positive("stride_w", params->stride_width) && need_positive("stride_h", params->stride_height) &&
+      return need_positive("stride_w", params->stride_width) &&
+             need_positive("stride_h", params->stride_height) &&
              need_positive("dilation_w_factor", params->dilation_width_factor) &&
              need_positive("dilation_h_factor", params->dilation_height_factor);
     }
@@ -752,7 +838,8 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->depth_multiplier = options->depth_multiplier();
       params->dilation_width_factor = options->dilation_w_factor();
       params->dilation_height_factor = options->dilation_h_factor();
-      return need_positive("stride_w", params->stride_width) && need_positive("stride_h", params->stride_height) &&
+      return need_positive("stride_w", params->stride_width) &&
+             need_positive("stride_h", params->stride_height) &&
              need_positive("dilation_w_factor", params->dilation_width_factor) &&
              need_positive("dilation_h_factor", params->dilation_height_factor);
     }
@@ -770,7 +857,8 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->stride_height = options->stride_h();
       params->filter_width = options->filter_width();
       params->filter_height = options->filter_height();
-      return need_positive("stride_w", params->stride_width) && need_positive("stride_h", params->stride_height) &&
+      return need_positive("stride_w", params->stride_width) &&
+             need_positive("stride_h", params->stride_height) &&
              need_positive("filter_width", params->filter_width) &&
              need_positive("filter_height", params->filter_height);
     }
@@ -887,20 +975,34 @@ std::string BuiltinOperatorName(int builtin_code) {
 
 size_t TypeSize(KilnType type) {
   switch (type) {
-    case kKilnFloat32: return 4;
-    case kKilnInt32: return 4;
-    case kKilnUInt8: return 1;
-    case kKilnInt64: return 8;
-    case kKilnBool: return 1;
-    case kKilnInt16: return 2;
-    case kKilnComplex64: return 8;
-    case kKilnInt8: return 1;
-    case kKilnFloat16: return 2;
-    case kKilnFloat64: return 8;
-    case kKilnComplex128: return 16;
-    case kKilnUInt64: return 8;
-    case kKilnUInt32: return 4;
-    case kKilnUInt16: return 2;
+    case kKilnFloat32:
+      return 4;
+    case kKilnInt32:
+      return 4;
+    case kKilnUInt8:
+      return 1;
+    case kKilnInt64:
+      return 8;
+    case kKilnBool:
+      return 1;
+    case kKilnInt16:
+      return 2;
+    case kKilnComplex64:
+      return 8;
+    case kKilnInt8:
+      return 1;
+    case kKilnFloat16:
+      return 2;
+    case kKilnFloat64:
+      return 8;
+    case kKilnComplex128:
+      return 16;
+    case kKilnUInt64:
+      return 8;
+    case kKilnUInt32:
+      return 4;
+    case kKilnUInt16:
+      return 2;
     // int4 packs two elements per byte, so it has no whole-byte element size.
     case kKilnInt4:
     case kKilnString:

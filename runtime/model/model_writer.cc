@@ -15,25 +15,62 @@ namespace fb = ::kiln::tflite;
 
 bool ToFileType(KilnType type, fb::TensorType* out) {
   switch (type) {
-    case kKilnFloat32: *out = fb::TensorType::FLOAT32; return true;
-    case kKilnFloat16: *out = fb::TensorType::FLOAT16; return true;
-    case kKilnInt32: *out = fb::TensorType::INT32; return true;
-    case kKilnUInt8: *out = fb::TensorType::UINT8; return true;
-    case kKilnInt64: *out = fb::TensorType::INT64; return true;
-    case kKilnString: *out = fb::TensorType::STRING; return true;
-    case kKilnBool: *out = fb::TensorType::BOOL; return true;
-    case kKilnInt16: *out = fb::TensorType::INT16; return true;
-    case kKilnComplex64: *out = fb::TensorType::COMPLEX64; return true;
-    case kKilnInt8: *out = fb::TensorType::INT8; return true;
-    case kKilnFloat64: *out = fb::TensorType::FLOAT64; return true;
-    case kKilnComplex128: *out = fb::TensorType::COMPLEX128; return true;
-    case kKilnUInt64: *out = fb::TensorType::UINT64; return true;
-    case kKilnResource: *out = fb::TensorType::RESOURCE; return true;
-    case kKilnVariant: *out = fb::TensorType::VARIANT; return true;
-    case kKilnUInt32: *out = fb::TensorType::UINT32; return true;
-    case kKilnUInt16: *out = fb::TensorType::UINT16; return true;
-    case kKilnInt4: *out = fb::TensorType::INT4; return true;
-    case kKilnNoType: return false;
+    case kKilnFloat32:
+      *out = fb::TensorType::FLOAT32;
+      return true;
+    case kKilnFloat16:
+      *out = fb::TensorType::FLOAT16;
+      return true;
+    case kKilnInt32:
+      *out = fb::TensorType::INT32;
+      return true;
+    case kKilnUInt8:
+      *out = fb::TensorType::UINT8;
+      return true;
+    case kKilnInt64:
+      *out = fb::TensorType::INT64;
+      return true;
+    case kKilnString:
+      *out = fb::TensorType::STRING;
+      return true;
+    case kKilnBool:
+      *out = fb::TensorType::BOOL;
+      return true;
+    case kKilnInt16:
+      *out = fb::TensorType::INT16;
+      return true;
+    case kKilnComplex64:
+      *out = fb::TensorType::COMPLEX64;
+      return true;
+    case kKilnInt8:
+      *out = fb::TensorType::INT8;
+      return true;
+    case kKilnFloat64:
+      *out = fb::TensorType::FLOAT64;
+      return true;
+    case kKilnComplex128:
+      *out = fb::TensorType::COMPLEX128;
+      return true;
+    case kKilnUInt64:
+      *out = fb::TensorType::UINT64;
+      return true;
+    case kKilnResource:
+      *out = fb::TensorType::RESOURCE;
+      return true;
+    case kKilnVariant:
+      *out = fb::TensorType::VARIANT;
+      return true;
+    case kKilnUInt32:
+      *out = fb::TensorType::UINT32;
+      return true;
+    case kKilnUInt16:
+      *out = fb::TensorType::UINT16;
+      return true;
+    case kKilnInt4:
+      *out = fb::TensorType::INT4;
+      return true;
+    case kKilnNoType:
+      return false;
   }
   return false;
 }
@@ -41,12 +78,27 @@ bool ToFileType(KilnType type, fb::TensorType* out) {
 // Element sizes for the writer's own size check (the reader has the authoritative TypeSize).
 size_t ElementSize(KilnType type) {
   switch (type) {
-    case kKilnBool: case kKilnUInt8: case kKilnInt8: return 1;
-    case kKilnInt16: case kKilnUInt16: case kKilnFloat16: return 2;
-    case kKilnFloat32: case kKilnInt32: case kKilnUInt32: return 4;
-    case kKilnInt64: case kKilnUInt64: case kKilnFloat64: case kKilnComplex64: return 8;
-    case kKilnComplex128: return 16;
-    default: return 0;
+    case kKilnBool:
+    case kKilnUInt8:
+    case kKilnInt8:
+      return 1;
+    case kKilnInt16:
+    case kKilnUInt16:
+    case kKilnFloat16:
+      return 2;
+    case kKilnFloat32:
+    case kKilnInt32:
+    case kKilnUInt32:
+      return 4;
+    case kKilnInt64:
+    case kKilnUInt64:
+    case kKilnFloat64:
+    case kKilnComplex64:
+      return 8;
+    case kKilnComplex128:
+      return 16;
+    default:
+      return 0;
   }
 }
 
@@ -60,7 +112,9 @@ fb::Padding ToFilePadding(KilnPadding padding) {
 }
 
 constexpr uint64_t kExternalAlignment = 16;
-uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+uint64_t AlignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
 
 }  // namespace
 
@@ -121,12 +175,24 @@ std::vector<uint8_t> FlexMap::Finish() const {
   for (const auto& [key, value] : entries_) {
     const char* k = key.c_str();
     switch (value.kind) {
-      case Value::kInt: builder.Int(k, value.int_value); break;
-      case Value::kFloat: builder.Float(k, value.float_value); break;
-      case Value::kBool: builder.Bool(k, value.int_value != 0); break;
-      case Value::kString: builder.String(k, value.string_value); break;
-      case Value::kFloatVector: builder.Vector(k, value.floats.data(), value.floats.size()); break;
-      case Value::kIntVector: builder.Vector(k, value.ints.data(), value.ints.size()); break;
+      case Value::kInt:
+        builder.Int(k, value.int_value);
+        break;
+      case Value::kFloat:
+        builder.Float(k, value.float_value);
+        break;
+      case Value::kBool:
+        builder.Bool(k, value.int_value != 0);
+        break;
+      case Value::kString:
+        builder.String(k, value.string_value);
+        break;
+      case Value::kFloatVector:
+        builder.Vector(k, value.floats.data(), value.floats.size());
+        break;
+      case Value::kIntVector:
+        builder.Vector(k, value.ints.data(), value.ints.size());
+        break;
     }
   }
   builder.EndMap(start);
@@ -195,8 +261,8 @@ int ModelWriter::AddConstTensor(KilnType type, const std::vector<int>& shape, co
     uint64_t count = 1;
     for (int dim : shape) count *= static_cast<uint64_t>(std::max(dim, 0));
     if (element_size != 0 && count * element_size != size) {
-      Error("AddConstTensor '" + name + "': " + std::to_string(size) + " bytes of data, but the shape needs " +
-            std::to_string(count * element_size));
+      Error("AddConstTensor '" + name + "': " + std::to_string(size) +
+            " bytes of data, but the shape needs " + std::to_string(count * element_size));
       return -1;
     }
     if (size == 0) {
@@ -222,8 +288,9 @@ void ModelWriter::SetQuantization(int tensor, const std::vector<float>& scale,
       Error("SetQuantization '" + t->name + "': need the same, non-zero number of scales and zero points");
       return;
     }
-    if (scale.size() > 1 && (quantized_dimension < 0 || static_cast<size_t>(quantized_dimension) >= t->shape.size() ||
-                             static_cast<size_t>(t->shape[static_cast<size_t>(quantized_dimension)]) != scale.size())) {
+    if (scale.size() > 1 &&
+        (quantized_dimension < 0 || static_cast<size_t>(quantized_dimension) >= t->shape.size() ||
+         static_cast<size_t>(t->shape[static_cast<size_t>(quantized_dimension)]) != scale.size())) {
       Error("SetQuantization '" + t->name + "': per-channel scales must match shape[quantized_dimension]");
       return;
     }
@@ -261,25 +328,46 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
     }
     bool matches = true;
     switch (kind) {
-      case OptionsKind::kNone: break;
-      case OptionsKind::kAdd: matches = code == kKilnBuiltinAdd || code == kKilnBuiltinSub; break;
-      case OptionsKind::kMul: matches = code == kKilnBuiltinMul || code == kKilnBuiltinDiv; break;
-      case OptionsKind::kConv: matches = code == kKilnBuiltinConv2d; break;
-      case OptionsKind::kDepthwise: matches = code == kKilnBuiltinDepthwiseConv2d; break;
-      case OptionsKind::kPool:
-        matches = code == kKilnBuiltinAveragePool2d || code == kKilnBuiltinMaxPool2d || code == kKilnBuiltinL2Pool2d;
+      case OptionsKind::kNone:
         break;
-      case OptionsKind::kFullyConnected: matches = code == kKilnBuiltinFullyConnected; break;
-      case OptionsKind::kSoftmax: matches = code == kKilnBuiltinSoftmax; break;
-      case OptionsKind::kConcatenation: matches = code == kKilnBuiltinConcatenation; break;
-      case OptionsKind::kReshape: matches = code == kKilnBuiltinReshape; break;
-      case OptionsKind::kSqueeze: matches = code == kKilnBuiltinSqueeze; break;
+      case OptionsKind::kAdd:
+        matches = code == kKilnBuiltinAdd || code == kKilnBuiltinSub;
+        break;
+      case OptionsKind::kMul:
+        matches = code == kKilnBuiltinMul || code == kKilnBuiltinDiv;
+        break;
+      case OptionsKind::kConv:
+        matches = code == kKilnBuiltinConv2d;
+        break;
+      case OptionsKind::kDepthwise:
+        matches = code == kKilnBuiltinDepthwiseConv2d;
+        break;
+      case OptionsKind::kPool:
+        matches = code == kKilnBuiltinAveragePool2d || code == kKilnBuiltinMaxPool2d ||
+                  code == kKilnBuiltinL2Pool2d;
+        break;
+      case OptionsKind::kFullyConnected:
+        matches = code == kKilnBuiltinFullyConnected;
+        break;
+      case OptionsKind::kSoftmax:
+        matches = code == kKilnBuiltinSoftmax;
+        break;
+      case OptionsKind::kConcatenation:
+        matches = code == kKilnBuiltinConcatenation;
+        break;
+      case OptionsKind::kReshape:
+        matches = code == kKilnBuiltinReshape;
+        break;
+      case OptionsKind::kSqueeze:
+        matches = code == kKilnBuiltinSqueeze;
+        break;
       case OptionsKind::kReducer:
         matches = code == kKilnBuiltinMean || code == kKilnBuiltinSum || code == kKilnBuiltinReduceMax ||
-                  code == kKilnBuiltinReduceMin || code == kKilnBuiltinReduceProd || code == kKilnBuiltinReduceAny ||
-                  code == kKilnBuiltinReduceAll;
+                  code == kKilnBuiltinReduceMin || code == kKilnBuiltinReduceProd ||
+                  code == kKilnBuiltinReduceAny || code == kKilnBuiltinReduceAll;
         break;
-      default: break;
+      default:
+        break;
     }
     if (!matches) {
       Error(op_name + ": the options struct does not belong to this operator");
@@ -300,7 +388,8 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
   return static_cast<int>(operators.size() - 1);
 }
 
-int ModelWriter::AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs) {
+int ModelWriter::AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs,
+                       const std::vector<int>& outputs) {
   if (!unchecked_ && code == kKilnBuiltinCustom) {
     Error("AddOp: use AddCustomOp for custom ops");
     return -1;
@@ -308,10 +397,10 @@ int ModelWriter::AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs,
   return AddOpImpl(code, inputs, outputs, OptionsKind::kNone, nullptr, 0);
 }
 
-#define KILN_ADD_OP_WITH(Struct, Kind)                                                                     \
-  int ModelWriter::AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs,                         \
-                         const std::vector<int>& outputs, const Struct& params) {                          \
-    return AddOpImpl(code, inputs, outputs, OptionsKind::Kind, &params, sizeof(params));                  \
+#define KILN_ADD_OP_WITH(Struct, Kind)                                                   \
+  int ModelWriter::AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs,       \
+                         const std::vector<int>& outputs, const Struct& params) {        \
+    return AddOpImpl(code, inputs, outputs, OptionsKind::Kind, &params, sizeof(params)); \
   }
 KILN_ADD_OP_WITH(KilnAddParams, kAdd)
 KILN_ADD_OP_WITH(KilnMulParams, kMul)
@@ -472,8 +561,9 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
 
       flatbuffers::Offset<fb::QuantizationParameters> quantization = 0;
       if (!t.scale.empty() || !t.zero_point.empty()) {
-        quantization = fb::CreateQuantizationParameters(b, 0, 0, b.CreateVector(t.scale), b.CreateVector(t.zero_point),
-                                                        fb::QuantizationDetails::NONE, 0, t.quantized_dimension);
+        quantization =
+            fb::CreateQuantizationParameters(b, 0, 0, b.CreateVector(t.scale), b.CreateVector(t.zero_point),
+                                             fb::QuantizationDetails::NONE, 0, t.quantized_dimension);
       }
       fb::TensorType type = fb::TensorType::FLOAT32;
       ToFileType(t.type, &type);
@@ -520,7 +610,8 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
               options_type = fb::BuiltinOptions::ATan2Options;
               options = fb::CreateATan2Options(b).Union();
               break;
-            default: break;
+            default:
+              break;
           }
           break;
         case OptionsKind::kAdd:
@@ -563,9 +654,9 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           KilnDepthwiseConvParams p;
           params(&p);
           options_type = fb::BuiltinOptions::DepthwiseConv2DOptions;
-          options = fb::CreateDepthwiseConv2DOptions(b, ToFilePadding(p.padding), p.stride_width, p.stride_height,
-                                                     p.depth_multiplier, ToFileActivation(p.activation),
-                                                     p.dilation_width_factor, p.dilation_height_factor)
+          options = fb::CreateDepthwiseConv2DOptions(
+                        b, ToFilePadding(p.padding), p.stride_width, p.stride_height, p.depth_multiplier,
+                        ToFileActivation(p.activation), p.dilation_width_factor, p.dilation_height_factor)
                         .Union();
           break;
         }
@@ -582,11 +673,12 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           KilnFullyConnectedParams p;
           params(&p);
           options_type = fb::BuiltinOptions::FullyConnectedOptions;
-          options = fb::CreateFullyConnectedOptions(
-                        b, ToFileActivation(p.activation),
-                        static_cast<fb::FullyConnectedOptionsWeightsFormat>(static_cast<int8_t>(p.weights_format)),
-                        p.keep_num_dims, p.asymmetric_quantize_inputs)
-                        .Union();
+          options =
+              fb::CreateFullyConnectedOptions(
+                  b, ToFileActivation(p.activation),
+                  static_cast<fb::FullyConnectedOptionsWeightsFormat>(static_cast<int8_t>(p.weights_format)),
+                  p.keep_num_dims, p.asymmetric_quantize_inputs)
+                  .Union();
           break;
         }
         case OptionsKind::kSoftmax: {
@@ -649,8 +741,9 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
       }
       auto inputs = b.CreateVector(op.inputs);
       auto outputs = b.CreateVector(op.outputs);
-      operators.push_back(fb::CreateOperator(b, opcode_index, inputs, outputs, options_type, options, custom_options,
-                                             fb::CustomOptionsFormat::FLEXBUFFERS, 0, 0, large_offset, large_size));
+      operators.push_back(fb::CreateOperator(b, opcode_index, inputs, outputs, options_type, options,
+                                             custom_options, fb::CustomOptionsFormat::FLEXBUFFERS, 0, 0,
+                                             large_offset, large_size));
     }
 
     auto tensors_vector = b.CreateVector(tensors);

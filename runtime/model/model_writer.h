@@ -152,8 +152,22 @@ class ModelWriter {
     uint64_t external_offset = 0;
     uint64_t external_size = 0;
   };
-  enum class OptionsKind { kNone, kAdd, kSub, kMul, kDiv, kConv, kDepthwise, kPool, kFullyConnected, kSoftmax,
-                           kConcatenation, kReshape, kSqueeze, kReducer };
+  enum class OptionsKind {
+    kNone,
+    kAdd,
+    kSub,
+    kMul,
+    kDiv,
+    kConv,
+    kDepthwise,
+    kPool,
+    kFullyConnected,
+    kSoftmax,
+    kConcatenation,
+    kReshape,
+    kSqueeze,
+    kReducer
+  };
   struct Operator {
     int builtin_code = 0;
     std::string custom_name;

@@ -317,6 +317,11 @@ bool ReadType(const fb::Type* t, KernelTypeDesc* out, const std::string& where, 
     return false;
   }
   out->kind = static_cast<KernelTypeKind>(t->kind());
+  // Checked before the cast: a KilnType outside its enumerators' range is undefined behaviour to hold.
+  if (t->element_type() < 0 || t->element_type() > kKilnInt4) {
+    *error = where + ": unknown element type " + std::to_string(t->element_type());
+    return false;
+  }
   out->element_type = static_cast<KilnType>(t->element_type());
   out->vector_size = t->vector_size();
   out->size = t->size();
@@ -503,7 +508,9 @@ fb::HalLevel Level(const HalLevel& l) { return fb::HalLevel(l.major, l.minor); }
 
 std::string TypeLine(const KernelTypeDesc& t) {
   std::ostringstream s;
-  s << KernelTypeName(t) << " (" << KindName(t.kind) << ", size " << t.size << ", align " << t.alignment << ")";
+  s << KernelTypeName(t) << " (" << KindName(t.kind);
+  if (t.array_size) s << " array of " << t.array_size;
+  s << ", size " << t.size << ", align " << t.alignment << ")";
   return s.str();
 }
 
@@ -696,10 +703,13 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
   for (const GlobalDesc& g : m.globals) {
     s << "  global " << g.name << ": " << TypeLine(g.type) << (g.is_const ? " const" : "")
       << (g.is_allocation ? " allocation" : "") << " default [";
-    for (size_t i = 0; i < g.default_value.size(); ++i) {
+    // Enough bytes to recognize a value; big arrays would drown the rest.
+    constexpr size_t kShownBytes = 32;
+    for (size_t i = 0; i < g.default_value.size() && i < kShownBytes; ++i) {
       static const char* kHex = "0123456789abcdef";
       s << (i ? " " : "") << kHex[g.default_value[i] >> 4] << kHex[g.default_value[i] & 15];
     }
+    if (g.default_value.size() > kShownBytes) s << " ... (" << g.default_value.size() << " bytes)";
     s << "]\n";
   }
   for (const InvokableDesc& f : m.invokables) {

@@ -1,0 +1,205 @@
+#include "backends/cpu/object_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "llvm/Support/xxhash.h"
+
+namespace kiln {
+namespace cpu {
+namespace {
+
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'O', 'B', 'J', '\0'};
+constexpr uint32_t kFormatVersion = 1;
+
+// Fixed little-endian layout (the cache never leaves the machine that wrote it).
+struct EntryHeader {
+  char magic[8];
+  uint32_t format_version;
+  uint32_t header_size;
+  char key[32];
+  uint64_t payload_size;
+  uint64_t payload_checksum;
+  uint64_t header_checksum;  // of every byte before this field
+};
+static_assert(sizeof(EntryHeader) == 72, "the cache header layout is part of the format");
+
+uint64_t HeaderChecksum(const EntryHeader& header) {
+  return llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(&header),
+                                                   offsetof(EntryHeader, header_checksum)));
+}
+
+uint64_t PayloadChecksum(const std::string& payload) { return llvm::xxh3_64bits(llvm::StringRef(payload)); }
+
+// Appends `bytes` with its length in front, so that field boundaries cannot be confused.
+void AppendField(std::string& out, const void* bytes, size_t size) {
+  uint64_t length = size;
+  out.append(reinterpret_cast<const char*>(&length), sizeof(length));
+  out.append(static_cast<const char*>(bytes), size);
+}
+void AppendField(std::string& out, const std::string& text) { AppendField(out, text.data(), text.size()); }
+
+bool MakeDirs(const std::string& path) {
+  if (path.empty()) return false;
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) return S_ISDIR(st.st_mode);
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0 && !MakeDirs(path.substr(0, slash))) return false;
+  return mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
+}
+
+bool WriteAll(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string ComputeCacheKey(const CacheKeyInputs& in) {
+  std::string material;
+  material.reserve(in.bitcode_size + 256);
+  AppendField(material, "kiln-cpu-object-cache", 21);
+  AppendField(material, in.bitcode, in.bitcode_size);
+  AppendField(material, in.compile_options);
+  AppendField(material, in.target_triple);
+  AppendField(material, in.target_cpu);
+  AppendField(material, in.target_features);
+  AppendField(material, &in.kernel_abi_version, sizeof(in.kernel_abi_version));
+  AppendField(material, &in.kernel_level, sizeof(in.kernel_level));
+  AppendField(material, in.llvm_version);
+  AppendField(material, in.driver_version);
+  llvm::XXH128_hash_t hash = llvm::xxh3_128bits(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(material.data()), material.size()));
+  char hex[33];
+  snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(hash.high64),
+           static_cast<unsigned long long>(hash.low64));
+  return std::string(hex, 32);
+}
+
+std::string DefaultCacheDir() {
+  if (const char* dir = getenv("KILN_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kiln";
+  if (const char* home = getenv("HOME"); home && *home) return std::string(home) + "/.cache/kiln";
+  return "";
+}
+
+std::string ObjectCache::PathFor(const std::string& key) const { return dir_ + "/" + key + ".kobj"; }
+
+ObjectCache::LoadResult ObjectCache::Load(const std::string& key, std::string* out_object,
+                                          std::string* out_problem) const {
+  if (!enabled()) return LoadResult::kMiss;
+  const std::string path = PathFor(key);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return LoadResult::kMiss;
+    *out_problem = path + ": cannot open: " + strerror(errno);
+    return LoadResult::kCorrupt;
+  }
+  struct stat st;
+  std::string contents;
+  bool read_ok = fstat(fd, &st) == 0;
+  if (read_ok) {
+    contents.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < contents.size()) {
+      ssize_t n = read(fd, &contents[done], contents.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    read_ok = done == contents.size();
+  }
+  close(fd);
+  if (!read_ok) {
+    *out_problem = path + ": read failed";
+    return LoadResult::kCorrupt;
+  }
+  EntryHeader header;
+  if (contents.size() < sizeof(header)) {
+    *out_problem = path + ": " + std::to_string(contents.size()) + " bytes, shorter than the " +
+                   std::to_string(sizeof(header)) + "-byte header";
+    return LoadResult::kCorrupt;
+  }
+  memcpy(&header, contents.data(), sizeof(header));
+  if (memcmp(header.magic, kMagic, sizeof(kMagic)) != 0) {
+    *out_problem = path + ": bad magic at offset 0";
+    return LoadResult::kCorrupt;
+  }
+  if (HeaderChecksum(header) != header.header_checksum) {
+    *out_problem = path + ": header checksum mismatch";
+    return LoadResult::kCorrupt;
+  }
+  if (header.format_version != kFormatVersion || header.header_size != sizeof(header)) {
+    *out_problem = path + ": format version " + std::to_string(header.format_version) + ", expected " +
+                   std::to_string(kFormatVersion);
+    return LoadResult::kCorrupt;
+  }
+  if (key.size() != sizeof(header.key) || memcmp(header.key, key.data(), sizeof(header.key)) != 0) {
+    *out_problem = path + ": the entry belongs to another key";
+    return LoadResult::kCorrupt;
+  }
+  if (header.payload_size != contents.size() - sizeof(header)) {
+    *out_problem = path + ": payload is " + std::to_string(contents.size() - sizeof(header)) +
+                   " bytes, header says " + std::to_string(header.payload_size);
+    return LoadResult::kCorrupt;
+  }
+  contents.erase(0, sizeof(header));
+  if (PayloadChecksum(contents) != header.payload_checksum) {
+    *out_problem = path + ": payload checksum mismatch (the object was modified or partly written)";
+    return LoadResult::kCorrupt;
+  }
+  *out_object = std::move(contents);
+  return LoadResult::kHit;
+}
+
+bool ObjectCache::Store(const std::string& key, const std::string& object, std::string* out_problem) const {
+  if (!enabled()) return true;
+  if (!MakeDirs(dir_)) {
+    *out_problem = dir_ + ": cannot create the cache folder: " + strerror(errno);
+    return false;
+  }
+  EntryHeader header;
+  memset(&header, 0, sizeof(header));
+  memcpy(header.magic, kMagic, sizeof(kMagic));
+  header.format_version = kFormatVersion;
+  header.header_size = sizeof(header);
+  memcpy(header.key, key.data(), std::min(key.size(), sizeof(header.key)));
+  header.payload_size = object.size();
+  header.payload_checksum = PayloadChecksum(object);
+  header.header_checksum = HeaderChecksum(header);
+
+  static std::atomic<uint64_t> counter{0};
+  const std::string final_path = PathFor(key);
+  const std::string temp_path =
+      final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
+  int fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *out_problem = temp_path + ": cannot create: " + strerror(errno);
+    return false;
+  }
+  bool ok = WriteAll(fd, &header, sizeof(header)) && WriteAll(fd, object.data(), object.size());
+  ok = (close(fd) == 0) && ok;
+  if (ok && rename(temp_path.c_str(), final_path.c_str()) != 0) ok = false;
+  if (!ok) {
+    *out_problem = final_path + ": write failed: " + strerror(errno);
+    unlink(temp_path.c_str());
+  }
+  return ok;
+}
+
+}  // namespace cpu
+}  // namespace kiln

@@ -1,0 +1,324 @@
+// kilnc's back end and driver: runs the front end, links the math library, turns the IR into what the CPU
+// driver expects (only the entry points and reflected globals visible, no host-specific attributes),
+// optimizes it without vectorizing, and writes the module.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "compiler/compiler.h"
+#include "compiler/frontend.h"
+#include "compiler/script_info.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Passes/OptimizationLevel.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+#if defined(KILN_HAVE_RSLIB)
+#include "compiler/rslib/rslib_bitcode.h"
+#endif
+
+namespace kiln {
+namespace compiler {
+namespace {
+
+#ifdef NDEBUG
+constexpr bool kVerifyEachPass = false;
+#else
+constexpr bool kVerifyEachPass = true;
+#endif
+
+constexpr char kEntryPrefixes[][16] = {"__kiln_expand_", "__kiln_reduce_", "__kiln_invoke_"};
+
+bool IsEntryPoint(llvm::StringRef name) {
+  for (const char* prefix : kEntryPrefixes) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+bool Verify(const llvm::Module& module, const char* after, std::string* diagnostics) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (!llvm::verifyModule(module, &os)) return true;
+  os.flush();
+  *diagnostics += std::string("kilnc: internal error: the IR does not verify after ") + after + ":\n" + text;
+  return false;
+}
+
+// Writes the in-memory image of `c` (DataLayout sizes and offsets) into out[0, size). Returns false for
+// initializers that are not plain data (addresses of other globals).
+bool ConstantBytes(const llvm::Constant* c, const llvm::DataLayout& layout, uint8_t* out, uint64_t size) {
+  if (llvm::isa<llvm::ConstantAggregateZero>(c) || llvm::isa<llvm::ConstantPointerNull>(c) ||
+      llvm::isa<llvm::UndefValue>(c)) {
+    std::memset(out, 0, size);
+    return true;
+  }
+  auto store_int = [&](const llvm::APInt& value) {
+    const uint64_t bytes = std::min<uint64_t>((value.getBitWidth() + 7) / 8, size);
+    for (uint64_t i = 0; i < bytes; ++i) {
+      const unsigned bits = std::min(8u, value.getBitWidth() - static_cast<unsigned>(i * 8));
+      out[i] = static_cast<uint8_t>(value.extractBitsAsZExtValue(bits, static_cast<unsigned>(i * 8)));
+    }
+    return true;
+  };
+  if (const auto* i = llvm::dyn_cast<llvm::ConstantInt>(c)) return store_int(i->getValue());
+  if (const auto* f = llvm::dyn_cast<llvm::ConstantFP>(c)) return store_int(f->getValueAPF().bitcastToAPInt());
+  if (const auto* seq = llvm::dyn_cast<llvm::ConstantDataSequential>(c)) {
+    const uint64_t stride = seq->getElementByteSize();
+    for (unsigned i = 0; i < seq->getNumElements(); ++i) {
+      if ((i + 1) * stride > size) return false;
+      if (!ConstantBytes(seq->getElementAsConstant(i), layout, out + i * stride, stride)) return false;
+    }
+    return true;
+  }
+  if (const auto* agg = llvm::dyn_cast<llvm::ConstantAggregate>(c)) {
+    std::memset(out, 0, size);
+    llvm::Type* type = agg->getType();
+    for (unsigned i = 0; i < agg->getNumOperands(); ++i) {
+      const llvm::Constant* element = agg->getOperand(i);
+      uint64_t offset = 0;
+      if (auto* st = llvm::dyn_cast<llvm::StructType>(type)) {
+        offset = layout.getStructLayout(st)->getElementOffset(i);
+      } else if (auto* at = llvm::dyn_cast<llvm::ArrayType>(type)) {
+        offset = i * layout.getTypeAllocSize(at->getElementType());
+      } else if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(type)) {
+        offset = i * (layout.getTypeSizeInBits(vt->getElementType()) / 8);
+      } else {
+        return false;
+      }
+      const uint64_t element_size = layout.getTypeStoreSize(element->getType());
+      if (offset + element_size > size) return false;
+      if (!ConstantBytes(element, layout, out + offset, element_size)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+bool FillDefaultValues(const llvm::Module& module, KernelModuleDesc* desc, std::string* diagnostics) {
+  const llvm::DataLayout& layout = module.getDataLayout();
+  for (GlobalDesc& global : desc->globals) {
+    const llvm::GlobalVariable* gv = module.getNamedGlobal(global.name);
+    if (!gv) {
+      *diagnostics += "kilnc: internal error: reflected global '" + global.name + "' has no IR definition\n";
+      return false;
+    }
+    global.default_value.assign(global.size, 0);
+    if (gv->hasInitializer() &&
+        !ConstantBytes(gv->getInitializer(), layout, global.default_value.data(), global.size)) {
+      *diagnostics += "kilnc: error: global '" + global.name +
+                      "': its initializer is not plain data (addresses cannot be reflected)\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool LinkMathLibrary(llvm::Module* module, std::string* diagnostics) {
+#if defined(KILN_HAVE_RSLIB)
+  llvm::StringRef bytes(reinterpret_cast<const char*>(kiln::kRslibBitcode), kiln::kRslibBitcodeSize);
+  auto library = llvm::parseBitcodeFile(llvm::MemoryBufferRef(bytes, "kiln_rslib.bc"), module->getContext());
+  if (!library) {
+    *diagnostics += "kilnc: internal error: the embedded math library does not load: " +
+                    llvm::toString(library.takeError()) + "\n";
+    return false;
+  }
+  (*library)->setTargetTriple(module->getTargetTriple());
+  (*library)->setDataLayout(module->getDataLayout());
+  if (llvm::Linker::linkModules(*module, std::move(*library), llvm::Linker::Flags::LinkOnlyNeeded)) {
+    *diagnostics += "kilnc: internal error: linking the math library failed\n";
+    return false;
+  }
+#else
+  (void)module;
+  (void)diagnostics;
+#endif
+  return true;
+}
+
+// Leaves only the entry points and reflected globals visible, so that everything else can be inlined and
+// removed, and strips what would tie the code to the machine kilnc runs on.
+void Finalize(llvm::Module* module, const ScriptInfo& info) {
+  if (llvm::GlobalVariable* annotations = module->getNamedGlobal("llvm.global.annotations")) {
+    annotations->eraseFromParent();
+  }
+  std::set<std::string> inline_into_entry;
+  for (const KernelInfo& k : info.kernels) inline_into_entry.insert(k.function);
+  for (const ReductionDesc& r : info.module.reductions) {
+    for (const std::string* f : {&r.initializer, &r.accumulator, &r.combiner, &r.outconverter}) {
+      if (!f->empty()) inline_into_entry.insert(*f);
+    }
+  }
+  for (llvm::Function& f : *module) {
+    // The CPU driver compiles for the host it runs on; clang's generic x86-64 CPU would pin it to SSE2.
+    f.removeFnAttr("target-cpu");
+    f.removeFnAttr("target-features");
+    f.removeFnAttr("tune-cpu");
+    if (f.isDeclaration()) continue;
+    if (IsEntryPoint(f.getName())) {
+      f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      f.setVisibility(llvm::GlobalValue::DefaultVisibility);
+      continue;
+    }
+    f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (inline_into_entry.count(f.getName().str()) && !f.hasFnAttribute(llvm::Attribute::NoInline)) {
+      f.removeFnAttr(llvm::Attribute::OptimizeNone);
+      f.addFnAttr(llvm::Attribute::AlwaysInline);
+    }
+  }
+  std::set<std::string> reflected;
+  for (const GlobalDesc& g : info.module.globals) reflected.insert(g.name);
+  for (llvm::GlobalVariable& gv : module->globals()) {
+    if (gv.isDeclaration() || gv.getName().starts_with("llvm.")) continue;
+    if (reflected.count(gv.getName().str())) {
+      gv.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      // A settable global is written by the runtime between launches: never fold its initializer.
+      continue;
+    }
+    gv.setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
+}
+
+void Optimize(llvm::Module* module, int opt_level) {
+  llvm::PipelineTuningOptions tuning;
+  // The CPU driver vectorizes (and unrolls) for the host's vector width; doing it here would bake in SSE2
+  // and hide the loops' simple shape from the driver's vectorizer.
+  tuning.LoopVectorization = false;
+  tuning.SLPVectorization = false;
+  tuning.LoopUnrolling = false;
+  tuning.LoopInterleaving = false;
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassInstrumentationCallbacks callbacks;
+  llvm::StandardInstrumentations instrumentations(module->getContext(), /*DebugLogging=*/false,
+                                                  /*VerifyEach=*/kVerifyEachPass);
+  instrumentations.registerCallbacks(callbacks, &mam);
+  llvm::PassBuilder builder(nullptr, tuning, std::nullopt, &callbacks);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager passes;
+  switch (opt_level) {
+    case 0: passes = builder.buildO0DefaultPipeline(llvm::OptimizationLevel::O0); break;
+    case 1: passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1); break;
+    case 3: passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3); break;
+    default: passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2); break;
+  }
+  passes.run(*module, mam);
+}
+
+// The external symbols left after linking: the runtime services the driver provides. Anything else is an
+// error now rather than a JIT link failure later.
+bool CollectImports(const llvm::Module& module, std::vector<std::string>* imports, std::string* diagnostics) {
+  bool ok = true;
+  for (const llvm::Function& f : module) {
+    if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty()) continue;
+    const std::string name = f.getName().str();
+    if (llvm::StringRef(name).starts_with("__kiln_rt_")) {
+      imports->push_back(name);
+      continue;
+    }
+    *diagnostics += "kilnc: error: '" + llvm::demangle(name) +
+                    "' is called but neither the script nor the kernel math library defines it\n";
+    ok = false;
+  }
+  for (const llvm::GlobalVariable& gv : module.globals()) {
+    if (gv.isDeclaration() && !gv.use_empty()) {
+      *diagnostics += "kilnc: error: global '" + gv.getName().str() + "' is declared but never defined\n";
+      ok = false;
+    }
+  }
+  std::sort(imports->begin(), imports->end());
+  return ok;
+}
+
+}  // namespace
+}  // namespace compiler
+
+std::string CompilerVersion() {
+  return std::string("kilnc ") + KILN_COMPILER_VERSION + " (LLVM " + LLVM_VERSION_STRING + ")";
+}
+
+void CompileKernelSource(const std::string& source, const std::string& filename, const CompileOptions& options,
+                         CompileResult* result) {
+  using namespace compiler;
+  *result = CompileResult();
+  FrontendInput input;
+  input.source = &source;
+  input.filename = filename.empty() ? std::string("<source>.rs") : filename;
+  input.options = &options;
+
+  ScriptInfo info;
+  if (!AnalyzeScript(input, &info, &result->diagnostics)) return;
+  result->entry_point_source = GenerateEntryPoints(info);
+
+  input.precision = info.module.precision;
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = GenerateIr(input, result->entry_point_source, &context, &result->diagnostics);
+  if (!module) {
+    result->diagnostics += "kilnc: internal error: the generated entry points did not compile\n";
+    return;
+  }
+  if (!Verify(*module, "code generation", &result->diagnostics)) return;
+  if (!FillDefaultValues(*module, &info.module, &result->diagnostics)) return;
+  if (!LinkMathLibrary(module.get(), &result->diagnostics)) return;
+  if (!Verify(*module, "linking the math library", &result->diagnostics)) return;
+  Finalize(module.get(), info);
+  if (!Verify(*module, "finalizing linkage", &result->diagnostics)) return;
+  Optimize(module.get(), std::clamp(options.opt_level, 0, 3));
+  if (!Verify(*module, "optimization", &result->diagnostics)) return;
+  if (!CollectImports(*module, &info.module.imports, &result->diagnostics)) return;
+
+  KernelModuleDesc& desc = info.module;
+  desc.compiler_version = CompilerVersion();
+  const size_t slash = input.filename.find_last_of('/');
+  desc.source_name = slash == std::string::npos ? input.filename : input.filename.substr(slash + 1);
+  const std::array<uint8_t, 32> digest =
+      llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(source.data()), source.size()));
+  desc.source_checksum.assign(digest.begin(), digest.end());
+  PayloadDesc payload;
+  payload.target = kPayloadTargetLlvmBitcode;
+  {
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream os(buffer);
+    llvm::WriteBitcodeToFile(*module, os);
+    payload.data.assign(buffer.begin(), buffer.end());
+  }
+  desc.payloads.push_back(std::move(payload));
+  if (options.keep_ir_text) {
+    llvm::raw_string_ostream os(result->llvm_ir);
+    module->print(os, nullptr);
+  }
+  std::string error;
+  if (!WriteKernelModule(desc, &result->kmod, &error)) {
+    result->diagnostics += "kilnc: internal error: " + error + "\n";
+    return;
+  }
+  result->module = std::move(desc);
+  result->ok = true;
+}
+
+}  // namespace kiln

@@ -1,0 +1,115 @@
+/* Kiln: kernels without a model, in the spirit of RenderScript's compute API.
+ *
+ * A kernel module (.kmod, compiled by `kilnc` from an RS-style source) is loaded once with KilnModuleCreate* and
+ * can serve any number of scripts and ops. A KilnContext owns the devices work runs on (today the CPU driver);
+ * a KilnScript is one instance of a module in a context, with its own copy of the script globals. Buffers are
+ * the same KilnTensor the interpreter uses: create them with KilnTensorCreate and fill them with
+ * KilnTensorCopyFromBuffer / KilnTensorCopyToBuffer (kiln/c_api.h).
+ *
+ * How a kernel maps over a tensor: a kernel element of N lanes (float4, uchar4: N = 4) takes the innermost
+ * dimension, which must equal N; the remaining dimensions, innermost first, are x, y and z (further outer
+ * dimensions are folded into z). So a uchar4 kernel runs over a uint8 tensor [H, W, 4] with one invocation per
+ * pixel: x = column, y = row.
+ *
+ * Every call reports failures to the context's error reporter and returns a status. C99. */
+#ifndef KILN_COMPUTE_H_
+#define KILN_COMPUTE_H_
+
+#include "kiln/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct KilnContext KilnContext;
+typedef struct KilnContextOptions KilnContextOptions;
+typedef struct KilnScript KilnScript;
+
+/* ---- Modules ---- */
+
+/* Loads a module from memory (copied) or from a file. The module is verified (identifier, format version,
+ * structure) and refused with a clear message when it needs a HAL level this runtime does not provide.
+ * `reporter` may be NULL (stderr). Returns NULL on failure. */
+KILN_CAPI_EXPORT KilnModule* KilnModuleCreate(const void* data, size_t size);
+KILN_CAPI_EXPORT KilnModule* KilnModuleCreateWithErrorReporter(const void* data, size_t size,
+                                                               KilnErrorReporter reporter, void* user_data);
+KILN_CAPI_EXPORT KilnModule* KilnModuleCreateFromFile(const char* path);
+KILN_CAPI_EXPORT KilnModule* KilnModuleCreateFromFileWithErrorReporter(const char* path,
+                                                                       KilnErrorReporter reporter,
+                                                                       void* user_data);
+/* Releases the caller's reference; scripts and ops using the module keep it alive. NULL is a no-op. */
+KILN_CAPI_EXPORT void KilnModuleDelete(KilnModule* module);
+
+/* Reflection, for tools: the number of kernels and the name of kernel `index` (NULL if out of range). */
+KILN_CAPI_EXPORT int32_t KilnModuleGetKernelCount(const KilnModule* module);
+KILN_CAPI_EXPORT const char* KilnModuleGetKernelName(const KilnModule* module, int32_t index);
+
+/* ---- Contexts ---- */
+
+KILN_CAPI_EXPORT KilnContextOptions* KilnContextOptionsCreate(void);
+KILN_CAPI_EXPORT void KilnContextOptionsDelete(KilnContextOptions* options);
+/* Threads a launch may use, the caller included; -1 (default): one per core. */
+KILN_CAPI_EXPORT void KilnContextOptionsSetNumThreads(KilnContextOptions* options, int32_t num_threads);
+KILN_CAPI_EXPORT void KilnContextOptionsSetErrorReporter(KilnContextOptions* options,
+                                                         KilnErrorReporter reporter, void* user_data);
+/* Receives rsSendToClient messages from scripts of this context (may be NULL). `script` is the sender. */
+typedef void (*KilnMessageHandler)(void* user_data, KilnScript* script, int32_t command, const void* data,
+                                   size_t size);
+KILN_CAPI_EXPORT void KilnContextOptionsSetMessageHandler(KilnContextOptions* options,
+                                                          KilnMessageHandler handler, void* user_data);
+
+/* `options` may be NULL and may be deleted afterwards. Returns NULL (reported) when no device can be opened. */
+KILN_CAPI_EXPORT KilnContext* KilnContextCreate(const KilnContextOptions* options);
+/* Every script and tensor of the context must be deleted first. NULL is a no-op. */
+KILN_CAPI_EXPORT void KilnContextDelete(KilnContext* context);
+
+/* A tensor owned by the context, zero-filled: `num_dims` dimensions of `dims`. Free it with KilnTensorDelete.
+ * Returns NULL for an unsupported type, negative dims or on OOM. */
+KILN_CAPI_EXPORT KilnTensor* KilnTensorCreate(KilnContext* context, KilnType type, const int* dims,
+                                              int32_t num_dims);
+/* Only for tensors from KilnTensorCreate. NULL is a no-op. */
+KILN_CAPI_EXPORT void KilnTensorDelete(KilnTensor* tensor);
+
+/* ---- Scripts ---- */
+
+/* A new instance of `module` in `context`: globals at their defaults, then `init()` if the script has one. */
+KILN_CAPI_EXPORT KilnScript* KilnScriptCreate(KilnContext* context, const KilnModule* module);
+KILN_CAPI_EXPORT void KilnScriptDelete(KilnScript* script);
+
+/* Script globals by source name. `size` must equal the global's size; `const` globals cannot be set. */
+KILN_CAPI_EXPORT KilnStatus KilnScriptSetGlobal(KilnScript* script, const char* name, const void* data,
+                                                size_t size);
+KILN_CAPI_EXPORT KilnStatus KilnScriptGetGlobal(const KilnScript* script, const char* name, void* data,
+                                                size_t size);
+/* Binds `tensor` to an rs_allocation (or pointer) global; NULL unbinds. The tensor must outlive the binding. */
+KILN_CAPI_EXPORT KilnStatus KilnScriptBindAllocation(KilnScript* script, const char* name, KilnTensor* tensor);
+
+/* Optional limits of a launch, RenderScript's rs_script_call: [x_start, x_end) etc.; an end of 0 means the
+ * full extent. NULL launch options mean the whole output. */
+typedef struct KilnLaunchOptions {
+  uint32_t struct_size; /* sizeof(KilnLaunchOptions) */
+  uint32_t x_start, x_end;
+  uint32_t y_start, y_end;
+  uint32_t z_start, z_end;
+} KilnLaunchOptions;
+
+/* Runs `kernel` over every cell: output[cell] = kernel(inputs[0][cell], ...). Inputs may broadcast (numpy
+ * rules) against the output; a kernel without an output (void) takes `output` NULL and runs over the first
+ * input's cells. */
+KILN_CAPI_EXPORT KilnStatus KilnScriptForEach(KilnScript* script, const char* kernel,
+                                              const KilnTensor* const* inputs, int32_t num_inputs,
+                                              KilnTensor* output, const KilnLaunchOptions* launch_options);
+/* Calls invokable `name` with `size` bytes of arguments packed in declaration order at natural alignment. */
+KILN_CAPI_EXPORT KilnStatus KilnScriptInvoke(KilnScript* script, const char* name, const void* args,
+                                             size_t size);
+/* Runs reduction `name` (#pragma rs reduce) over the inputs' cells and writes its result (`result_size`
+ * bytes, which must equal the result type's size) to `result`. */
+KILN_CAPI_EXPORT KilnStatus KilnScriptReduce(KilnScript* script, const char* name,
+                                             const KilnTensor* const* inputs, int32_t num_inputs, void* result,
+                                             size_t result_size, const KilnLaunchOptions* launch_options);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_COMPUTE_H_ */

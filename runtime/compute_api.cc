@@ -1,0 +1,213 @@
+// The compute API (kiln/compute.h): contexts, scripts and context-owned tensors, over KernelDevice/KernelScript.
+#include "kiln/compute.h"
+
+#include <cstring>
+#include <new>
+
+#include "runtime/kernel_device.h"
+
+struct KilnContextOptions {
+  int32_t num_threads = -1;
+  KilnErrorReporter reporter = nullptr;
+  void* reporter_user_data = nullptr;
+  KilnMessageHandler message_handler = nullptr;
+  void* message_user_data = nullptr;
+};
+
+struct KilnContext {
+  KilnContextOptions options;
+  std::unique_ptr<kiln::KernelDevice> device;
+  int live_objects = 0;  // scripts and tensors; must be 0 at delete
+};
+
+struct KilnScript {
+  KilnContext* context = nullptr;
+  std::unique_ptr<kiln::KernelScript> impl;
+};
+
+namespace {
+
+void ReportTo(const KilnContext* context, const char* format, ...) __attribute__((format(printf, 2, 3)));
+void ReportTo(const KilnContext* context, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  kiln::ReportV(context ? context->options.reporter : nullptr, context ? context->options.reporter_user_data : nullptr,
+                format, args);
+  va_end(args);
+}
+
+}  // namespace
+
+extern "C" {
+
+KilnContextOptions* KilnContextOptionsCreate(void) { return new (std::nothrow) KilnContextOptions; }
+void KilnContextOptionsDelete(KilnContextOptions* options) { delete options; }
+
+void KilnContextOptionsSetNumThreads(KilnContextOptions* options, int32_t num_threads) {
+  if (options) options->num_threads = num_threads;
+}
+
+void KilnContextOptionsSetErrorReporter(KilnContextOptions* options, KilnErrorReporter reporter,
+                                        void* user_data) {
+  if (options == nullptr) return;
+  options->reporter = reporter;
+  options->reporter_user_data = user_data;
+}
+
+void KilnContextOptionsSetMessageHandler(KilnContextOptions* options, KilnMessageHandler handler,
+                                         void* user_data) {
+  if (options == nullptr) return;
+  options->message_handler = handler;
+  options->message_user_data = user_data;
+}
+
+KilnContext* KilnContextCreate(const KilnContextOptions* options) {
+  auto* context = new (std::nothrow) KilnContext;
+  if (context == nullptr) return nullptr;
+  if (options != nullptr) context->options = *options;
+  kiln::KernelDeviceOptions device_options;
+  device_options.num_threads = context->options.num_threads;
+  device_options.reporter = context->options.reporter;
+  device_options.reporter_user_data = context->options.reporter_user_data;
+  if (context->options.message_handler != nullptr) {
+    device_options.on_message = [context](void* script, int32_t command, const void* data, size_t size) {
+      context->options.message_handler(context->options.message_user_data, static_cast<KilnScript*>(script),
+                                       command, data, size);
+    };
+  }
+  context->device = kiln::KernelDevice::OpenCpu(device_options);
+  if (context->device == nullptr) {
+    delete context;
+    return nullptr;
+  }
+  return context;
+}
+
+void KilnContextDelete(KilnContext* context) {
+  if (context == nullptr) return;
+  if (context->live_objects != 0) {
+    ReportTo(context, "KilnContextDelete: %d script(s) or tensor(s) of this context are still alive; delete them "
+                      "first (the context is leaked to keep them valid)",
+             context->live_objects);
+    return;
+  }
+  delete context;
+}
+
+KilnTensor* KilnTensorCreate(KilnContext* context, KilnType type, const int* dims, int32_t num_dims) {
+  if (context == nullptr || num_dims < 0 || (num_dims > 0 && dims == nullptr)) return nullptr;
+  if (kiln::TypeSize(type) == 0) {
+    ReportTo(context, "KilnTensorCreate: type %s has no fixed element size", KilnTypeGetName(type));
+    return nullptr;
+  }
+  auto* t = new (std::nothrow) KilnTensor;
+  if (t == nullptr) return nullptr;
+  t->type = type;
+  t->allocation = kKilnCustom;
+  t->context = context;
+  std::string error;
+  if (!kiln::SetTensorShape(t, dims, num_dims, &error)) {
+    ReportTo(context, "KilnTensorCreate: %s", error.c_str());
+    delete t;
+    return nullptr;
+  }
+  t->owned.reset(kiln::AlignedAlloc(t->bytes));
+  if (t->owned == nullptr) {
+    ReportTo(context, "KilnTensorCreate: out of memory for %zu bytes", t->bytes);
+    delete t;
+    return nullptr;
+  }
+  std::memset(t->owned.get(), 0, t->bytes);
+  t->data = t->owned.get();
+  ++context->live_objects;
+  return t;
+}
+
+void KilnTensorDelete(KilnTensor* tensor) {
+  if (tensor == nullptr) return;
+  KilnTensor* t = tensor;
+  if (t->context == nullptr) {
+    kiln::Report(nullptr, nullptr, "KilnTensorDelete: the tensor was not made by KilnTensorCreate; not deleted");
+    return;
+  }
+  --t->context->live_objects;
+  delete t;
+}
+
+KilnScript* KilnScriptCreate(KilnContext* context, const KilnModule* module) {
+  if (context == nullptr || module == nullptr) {
+    ReportTo(context, "KilnScriptCreate: %s is NULL", context ? "the module" : "the context");
+    return nullptr;
+  }
+  auto* script = new (std::nothrow) KilnScript;
+  if (script == nullptr) return nullptr;
+  script->context = context;
+  script->impl = kiln::KernelScript::Create(context->device.get(), module->impl, script);
+  if (script->impl == nullptr) {
+    delete script;
+    return nullptr;
+  }
+  ++context->live_objects;
+  return script;
+}
+
+void KilnScriptDelete(KilnScript* script) {
+  if (script == nullptr) return;
+  --script->context->live_objects;
+  delete script;
+}
+
+KilnStatus KilnScriptSetGlobal(KilnScript* script, const char* name, const void* data, size_t size) {
+  if (script == nullptr || name == nullptr || data == nullptr) return kKilnInvalidArgument;
+  return script->impl->SetGlobal(name, data, size);
+}
+
+KilnStatus KilnScriptGetGlobal(const KilnScript* script, const char* name, void* data, size_t size) {
+  if (script == nullptr || name == nullptr || data == nullptr) return kKilnInvalidArgument;
+  return script->impl->GetGlobal(name, data, size);
+}
+
+KilnStatus KilnScriptBindAllocation(KilnScript* script, const char* name, KilnTensor* tensor) {
+  if (script == nullptr || name == nullptr) return kKilnInvalidArgument;
+  return script->impl->BindAllocation(name, tensor);
+}
+
+KilnStatus KilnScriptForEach(KilnScript* script, const char* kernel, const KilnTensor* const* inputs,
+                             int32_t num_inputs, KilnTensor* output, const KilnLaunchOptions* launch_options) {
+  if (script == nullptr || kernel == nullptr || num_inputs < 0 || (num_inputs > 0 && inputs == nullptr)) {
+    return kKilnInvalidArgument;
+  }
+  const int index = script->impl->module().KernelIndex(kernel);
+  if (index < 0) {
+    ReportTo(script->context, "%s: the script has no kernel '%s'", script->impl->module().name().c_str(), kernel);
+    return kKilnInvalidArgument;
+  }
+  return script->impl->ForEach(index, inputs, num_inputs, output, launch_options);
+}
+
+KilnStatus KilnScriptInvoke(KilnScript* script, const char* name, const void* args, size_t size) {
+  if (script == nullptr || name == nullptr || (size > 0 && args == nullptr)) return kKilnInvalidArgument;
+  const int index = script->impl->module().InvokableIndex(name);
+  if (index < 0) {
+    ReportTo(script->context, "%s: the script has no invokable '%s'", script->impl->module().name().c_str(), name);
+    return kKilnInvalidArgument;
+  }
+  return script->impl->Invoke(index, args, size);
+}
+
+KilnStatus KilnScriptReduce(KilnScript* script, const char* name, const KilnTensor* const* inputs,
+                            int32_t num_inputs, void* result, size_t result_size,
+                            const KilnLaunchOptions* launch_options) {
+  if (script == nullptr || name == nullptr || result == nullptr || num_inputs < 0 ||
+      (num_inputs > 0 && inputs == nullptr)) {
+    return kKilnInvalidArgument;
+  }
+  const int index = script->impl->module().ReductionIndex(name);
+  if (index < 0) {
+    ReportTo(script->context, "%s: the script has no reduction '%s'", script->impl->module().name().c_str(), name);
+    return kKilnInvalidArgument;
+  }
+  return script->impl->Reduce(index, inputs, num_inputs, result, result_size, launch_options);
+}
+
+}  // extern "C"

@@ -1,0 +1,308 @@
+#include "ops/reference/conv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "tests/ops/test_helpers.h"
+
+namespace kiln::ops::reference {
+namespace {
+
+using testing::ExpectAllNear;
+using testing::RandomFloats;
+
+WindowSize Window(Padding padding, int64_t in, int64_t filter, int64_t stride, int64_t dilation = 1) {
+  WindowSize w;
+  EXPECT_TRUE(ComputeWindowSize(padding, in, filter, stride, dilation, &w));
+  return w;
+}
+
+void ExpectWindow(const WindowSize& w, int64_t output, int64_t before, int64_t after) {
+  EXPECT_EQ(w.output, output);
+  EXPECT_EQ(w.pad_before, before);
+  EXPECT_EQ(w.pad_after, after);
+}
+
+TEST(WindowSizeTest, MatchesTfliteArithmetic) {
+  ExpectWindow(Window(Padding::kSame, 5, 3, 1), 5, 1, 1);
+  ExpectWindow(Window(Padding::kSame, 5, 3, 2), 3, 1, 1);
+  ExpectWindow(Window(Padding::kSame, 6, 3, 2), 3, 0, 1);  // odd total: the extra cell goes after
+  ExpectWindow(Window(Padding::kSame, 4, 4, 1), 4, 1, 2);
+  ExpectWindow(Window(Padding::kSame, 7, 3, 1, 2), 7, 2, 2);  // dilation 2: effective filter 5
+  ExpectWindow(Window(Padding::kSame, 10, 1, 3), 4, 0, 0);    // stride > filter
+  ExpectWindow(Window(Padding::kSame, 1, 3, 1), 1, 1, 1);
+  ExpectWindow(Window(Padding::kSame, 224, 3, 2), 112, 0, 1);
+  ExpectWindow(Window(Padding::kValid, 5, 3, 1), 3, 0, 0);
+  ExpectWindow(Window(Padding::kValid, 5, 3, 2), 2, 0, 0);
+  ExpectWindow(Window(Padding::kValid, 6, 3, 2), 2, 0, 0);
+  ExpectWindow(Window(Padding::kValid, 7, 3, 1, 3), 1, 0, 0);
+  ExpectWindow(Window(Padding::kValid, 2, 3, 1), 0, 0, 0);  // the filter does not fit: empty output
+  ExpectWindow(Window(Padding::kValid, 1, 5, 3), 0, 0, 0);  // C division truncates -1/3 to 0
+  WindowSize w;
+  EXPECT_FALSE(ComputeWindowSize(Padding::kValid, 1, 5, 1, 1, &w));  // negative output
+  EXPECT_FALSE(ComputeWindowSize(Padding::kSame, 5, 3, 0, 1, &w));
+  EXPECT_FALSE(ComputeWindowSize(Padding::kSame, 5, 0, 1, 1, &w));
+  EXPECT_FALSE(ComputeWindowSize(Padding::kSame, 5, 3, 1, 0, &w));
+  EXPECT_FALSE(ComputeWindowSize(Padding::kSame, -1, 3, 1, 1, &w));
+}
+
+TEST(WindowSizeTest, SamePaddingProperties) {
+  for (int64_t in = 1; in <= 12; ++in) {
+    for (int64_t filter = 1; filter <= 5; ++filter) {
+      for (int64_t stride = 1; stride <= 4; ++stride) {
+        for (int64_t dilation = 1; dilation <= 3; ++dilation) {
+          const WindowSize w = Window(Padding::kSame, in, filter, stride, dilation);
+          EXPECT_EQ(w.output, static_cast<int64_t>(std::ceil(double(in) / double(stride))));
+          const int64_t needed = (w.output - 1) * stride + (filter - 1) * dilation + 1;
+          EXPECT_EQ(w.pad_before + w.pad_after, std::max<int64_t>(0, needed - in));
+          EXPECT_TRUE(w.pad_after == w.pad_before || w.pad_after == w.pad_before + 1);
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvFloatTest, HandComputed) {
+  // A 3x3 image 1..9 and a 2x2 filter summing the top-left and bottom-right taps.
+  const std::vector<float> input = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const std::vector<float> filter = {1, 0, 0, 1};
+  ConvParams p;
+  p.batch = 1;
+  p.input_height = p.input_width = 3;
+  p.input_channels = p.output_channels = 1;
+  p.filter_height = p.filter_width = 2;
+  p.output_height = p.output_width = 2;  // VALID
+  std::vector<float> out(4);
+  const float bias = 1;
+  ConvFloat(p, input.data(), filter.data(), &bias, out.data());
+  EXPECT_EQ(out, (std::vector<float>{7, 9, 13, 15}));
+  // SAME: 3x3 output, padding (0, 1) on both axes.
+  p.output_height = p.output_width = 3;
+  out.assign(9, 0);
+  ConvFloat(p, input.data(), filter.data(), nullptr, out.data());
+  EXPECT_EQ(out, (std::vector<float>{6, 8, 3, 12, 14, 6, 7, 8, 9}));
+  // RELU clips, and two output channels with two input channels mix correctly.
+  ConvParams q;
+  q.batch = 1;
+  q.input_height = q.input_width = 1;
+  q.input_channels = 2;
+  q.output_channels = 2;
+  q.filter_height = q.filter_width = 1;
+  q.output_height = q.output_width = 1;
+  q.activation = Activation::kRelu;
+  const std::vector<float> in2 = {2, 3};
+  const std::vector<float> f2 = {1, 1, 1, -1};  // out0 = a + b, out1 = a - b
+  std::vector<float> out2(2);
+  ConvFloat(q, in2.data(), f2.data(), nullptr, out2.data());
+  EXPECT_EQ(out2, (std::vector<float>{5, 0}));
+}
+
+// Convolution as explicit im2col + matrix multiply, per group.
+std::vector<double> NaiveConv(const ConvParams& p, const std::vector<float>& input,
+                              const std::vector<float>& filter, const std::vector<float>& bias) {
+  const int64_t gic = p.input_channels / p.groups, goc = p.output_channels / p.groups;
+  const int64_t rows = p.batch * p.output_height * p.output_width;
+  const int64_t cols = p.filter_height * p.filter_width * gic;
+  std::vector<double> out(rows * p.output_channels);
+  for (int64_t g = 0; g < p.groups; ++g) {
+    std::vector<double> patches(rows * cols, 0.0);
+    for (int64_t b = 0; b < p.batch; ++b)
+      for (int64_t oy = 0; oy < p.output_height; ++oy)
+        for (int64_t ox = 0; ox < p.output_width; ++ox) {
+          const int64_t row = (b * p.output_height + oy) * p.output_width + ox;
+          for (int64_t fy = 0; fy < p.filter_height; ++fy)
+            for (int64_t fx = 0; fx < p.filter_width; ++fx)
+              for (int64_t c = 0; c < gic; ++c) {
+                const int64_t y = oy * p.stride_height + fy * p.dilation_height - p.pad_top;
+                const int64_t x = ox * p.stride_width + fx * p.dilation_width - p.pad_left;
+                const int64_t col = (fy * p.filter_width + fx) * gic + c;
+                if (y >= 0 && y < p.input_height && x >= 0 && x < p.input_width) {
+                  patches[row * cols + col] =
+                      input[((b * p.input_height + y) * p.input_width + x) * p.input_channels + g * gic + c];
+                }
+              }
+        }
+    for (int64_t row = 0; row < rows; ++row)
+      for (int64_t j = 0; j < goc; ++j) {
+        const int64_t oc = g * goc + j;
+        double sum = bias.empty() ? 0.0 : bias[oc];
+        for (int64_t k = 0; k < cols; ++k) sum += patches[row * cols + k] * filter[oc * cols + k];
+        if (p.activation == Activation::kRelu6) sum = std::min(6.0, std::max(0.0, sum));
+        out[row * p.output_channels + oc] = sum;
+      }
+  }
+  return out;
+}
+
+TEST(ConvFloatTest, MatchesIm2ColOverManyShapes) {
+  uint32_t seed = 100;
+  int cases = 0;
+  for (int64_t batch : {1, 2})
+    for (int64_t h : {1, 2, 5, 7})
+      for (int64_t w : {1, 3, 6})
+        for (int64_t k : {1, 2, 3})
+          for (int64_t stride : {1, 2, 3})
+            for (int64_t dilation : {1, 2})
+              for (Padding padding : {Padding::kSame, Padding::kValid}) {
+                // Vary channels, groups and kernel aspect with the case number so the sweep stays small.
+                const int64_t groups = (seed % 3 == 0) ? 2 : 1;
+                const int64_t in_c = groups * (1 + seed % 3);
+                const int64_t out_c = groups * (1 + (seed / 3) % 3);
+                const int64_t kw = (seed % 5 == 0) ? k + 1 : k;
+                WindowSize rows, cols;
+                if (!ComputeWindowSize(padding, h, k, stride, dilation, &rows) ||
+                    !ComputeWindowSize(padding, w, kw, stride, dilation, &cols)) {
+                  ++seed;
+                  continue;
+                }
+                ConvParams p;
+                p.batch = batch;
+                p.input_height = h;
+                p.input_width = w;
+                p.input_channels = in_c;
+                p.output_height = rows.output;
+                p.output_width = cols.output;
+                p.output_channels = out_c;
+                p.filter_height = k;
+                p.filter_width = kw;
+                p.stride_height = stride;
+                p.stride_width = stride;
+                p.dilation_height = dilation;
+                p.dilation_width = dilation;
+                p.pad_top = rows.pad_before;
+                p.pad_left = cols.pad_before;
+                p.groups = groups;
+                p.activation = seed % 4 == 0 ? Activation::kRelu6 : Activation::kNone;
+                const auto input = RandomFloats(batch * h * w * in_c, seed++);
+                const auto filter = RandomFloats(out_c * k * kw * (in_c / groups), seed++);
+                const auto bias = seed % 2 ? RandomFloats(out_c, seed) : std::vector<float>();
+                std::vector<float> out(batch * p.output_height * p.output_width * out_c, -999.0f);
+                ConvFloat(p, input.data(), filter.data(), bias.empty() ? nullptr : bias.data(), out.data());
+                ExpectAllNear(out, NaiveConv(p, input, filter, bias),
+                              "conv b" + std::to_string(batch) + " h" + std::to_string(h) + " w" +
+                                  std::to_string(w) + " k" + std::to_string(k) + "x" + std::to_string(kw) +
+                                  " s" + std::to_string(stride) + " d" + std::to_string(dilation) + " g" +
+                                  std::to_string(groups));
+                ++cases;
+              }
+  EXPECT_GT(cases, 500);
+}
+
+// Depthwise convolution per channel: copy the channel into an explicitly zero-padded image, then correlate.
+std::vector<double> NaiveDepthwise(const DepthwiseConvParams& p, const std::vector<float>& input,
+                                   const std::vector<float>& filter, const std::vector<float>& bias) {
+  const int64_t oc_count = p.input_channels * p.depth_multiplier;
+  const int64_t eff_h = (p.filter_height - 1) * p.dilation_height + 1;
+  const int64_t eff_w = (p.filter_width - 1) * p.dilation_width + 1;
+  const int64_t ph = std::max(p.pad_top + p.input_height, (p.output_height - 1) * p.stride_height + eff_h);
+  const int64_t pw = std::max(p.pad_left + p.input_width, (p.output_width - 1) * p.stride_width + eff_w);
+  std::vector<double> out(p.batch * p.output_height * p.output_width * oc_count);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t c = 0; c < p.input_channels; ++c) {
+      std::vector<double> padded(ph * pw, 0.0);
+      for (int64_t y = 0; y < p.input_height; ++y)
+        for (int64_t x = 0; x < p.input_width; ++x)
+          padded[(y + p.pad_top) * pw + x + p.pad_left] =
+              input[((b * p.input_height + y) * p.input_width + x) * p.input_channels + c];
+      for (int64_t m = 0; m < p.depth_multiplier; ++m) {
+        const int64_t oc = c * p.depth_multiplier + m;
+        for (int64_t oy = 0; oy < p.output_height; ++oy)
+          for (int64_t ox = 0; ox < p.output_width; ++ox) {
+            double sum = bias.empty() ? 0.0 : bias[oc];
+            for (int64_t fy = 0; fy < p.filter_height; ++fy)
+              for (int64_t fx = 0; fx < p.filter_width; ++fx)
+                sum += padded[(oy * p.stride_height + fy * p.dilation_height) * pw + ox * p.stride_width +
+                              fx * p.dilation_width] *
+                       filter[(fy * p.filter_width + fx) * oc_count + oc];
+            out[((b * p.output_height + oy) * p.output_width + ox) * oc_count + oc] = sum;
+          }
+      }
+    }
+  return out;
+}
+
+TEST(DepthwiseConvFloatTest, HandComputed) {
+  // Two channels, multiplier 2: channel 0 scaled by 1 and 2, channel 1 by 3 and 4; 1x1 filter.
+  DepthwiseConvParams p;
+  p.batch = 1;
+  p.input_height = p.input_width = 1;
+  p.input_channels = 2;
+  p.depth_multiplier = 2;
+  p.filter_height = p.filter_width = 1;
+  p.output_height = p.output_width = 1;
+  const std::vector<float> input = {10, 100};
+  const std::vector<float> filter = {1, 2, 3, 4};
+  const std::vector<float> bias = {0.5f, 0, 0, -1};
+  std::vector<float> out(4);
+  DepthwiseConvFloat(p, input.data(), filter.data(), bias.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{10.5f, 20, 300, 399}));
+}
+
+TEST(DepthwiseConvFloatTest, MatchesPerChannelLoopsOverManyShapes) {
+  uint32_t seed = 7;
+  int cases = 0;
+  for (int64_t batch : {1, 2})
+    for (int64_t h : {1, 3, 4, 7})
+      for (int64_t w : {1, 2, 5})
+        for (int64_t k : {1, 2, 3})
+          for (int64_t stride : {1, 2, 3})
+            for (int64_t dilation : {1, 2})
+              for (Padding padding : {Padding::kSame, Padding::kValid}) {
+                const int64_t channels = 1 + seed % 3;
+                const int64_t multiplier = 1 + (seed / 3) % 3;
+                WindowSize rows, cols;
+                if (!ComputeWindowSize(padding, h, k, stride, dilation, &rows) ||
+                    !ComputeWindowSize(padding, w, k, stride, dilation, &cols)) {
+                  ++seed;
+                  continue;
+                }
+                DepthwiseConvParams p;
+                p.batch = batch;
+                p.input_height = h;
+                p.input_width = w;
+                p.input_channels = channels;
+                p.depth_multiplier = multiplier;
+                p.output_height = rows.output;
+                p.output_width = cols.output;
+                p.filter_height = k;
+                p.filter_width = k;
+                p.stride_height = stride;
+                p.stride_width = stride;
+                p.dilation_height = dilation;
+                p.dilation_width = dilation;
+                p.pad_top = rows.pad_before;
+                p.pad_left = cols.pad_before;
+                const int64_t oc = channels * multiplier;
+                const auto input = RandomFloats(batch * h * w * channels, seed++);
+                const auto filter = RandomFloats(k * k * oc, seed++);
+                const auto bias = seed % 2 ? RandomFloats(oc, seed) : std::vector<float>();
+                std::vector<float> out(batch * p.output_height * p.output_width * oc, -999.0f);
+                DepthwiseConvFloat(p, input.data(), filter.data(), bias.empty() ? nullptr : bias.data(),
+                                   out.data());
+                ExpectAllNear(out, NaiveDepthwise(p, input, filter, bias),
+                              "depthwise h" + std::to_string(h) + " w" + std::to_string(w) + " k" +
+                                  std::to_string(k) + " s" + std::to_string(stride) + " d" +
+                                  std::to_string(dilation) + " c" + std::to_string(channels) + " m" +
+                                  std::to_string(multiplier));
+                ++cases;
+              }
+  EXPECT_GT(cases, 300);
+}
+
+TEST(ConvFloatTest, ZeroSizedBatchWritesNothing) {
+  ConvParams p;
+  p.batch = 0;
+  p.input_height = p.input_width = 3;
+  p.input_channels = p.output_channels = 1;
+  p.filter_height = p.filter_width = 1;
+  p.output_height = p.output_width = 3;
+  ConvFloat(p, nullptr, nullptr, nullptr, nullptr);
+  DepthwiseConvParams d;
+  d.batch = 0;
+  DepthwiseConvFloat(d, nullptr, nullptr, nullptr, nullptr);
+}
+
+}  // namespace
+}  // namespace kiln::ops::reference

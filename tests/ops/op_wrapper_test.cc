@@ -1,0 +1,376 @@
+// The builtin operators through the real interpreter: single-op models built with ModelWriter, checking the
+// wrappers' shape logic, option handling, constant inputs, hybrid weights and error messages. The kernels'
+// arithmetic is covered by the reference tests; here the numbers come from those same reference functions or
+// from hand computation.
+#include <gtest/gtest.h>
+
+#include <cstdarg>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kiln/c_api.h"
+#include "kiln/operator.h"
+#include "ops/builtin_ops.h"
+#include "ops/reference/conv.h"
+#include "ops/reference/dequantize.h"
+#include "runtime/model/model_writer.h"
+
+namespace kiln::ops {
+namespace {
+
+void CollectErrors(void* user_data, const char* format, va_list args) {
+  char buffer[1024];
+  vsnprintf(buffer, sizeof(buffer), format, args);
+  *static_cast<std::string*>(user_data) += std::string(buffer) + "\n";
+}
+
+// Builds the model, creates an interpreter and allocates tensors; `status` tells how far it got.
+class Runner {
+ public:
+  explicit Runner(ModelWriter& writer) {
+    bytes_ = writer.Finish();
+    EXPECT_FALSE(bytes_.empty()) << writer.error();
+    model_ = KilnModelCreate(bytes_.data(), bytes_.size());
+    EXPECT_NE(model_, nullptr);
+    KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+    KilnInterpreterOptionsSetErrorReporter(options, &CollectErrors, &errors_);
+    interpreter_ = KilnInterpreterCreate(model_, options);
+    KilnInterpreterOptionsDelete(options);
+    EXPECT_NE(interpreter_, nullptr) << errors_;
+    if (interpreter_ != nullptr) status_ = KilnInterpreterAllocateTensors(interpreter_);
+  }
+  ~Runner() {
+    KilnInterpreterDelete(interpreter_);
+    KilnModelDelete(model_);
+  }
+
+  KilnStatus status() const { return status_; }
+  const std::string& errors() const { return errors_; }
+
+  void SetInput(int index, const void* data, size_t bytes) {
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter_, index), data, bytes),
+              kKilnOk);
+  }
+  KilnStatus Invoke() { return KilnInterpreterInvoke(interpreter_); }
+  std::vector<int> OutputDims(int index = 0) const {
+    const KilnTensor* t = KilnInterpreterGetOutputTensor(interpreter_, index);
+    std::vector<int> dims(KilnTensorNumDims(t));
+    for (size_t i = 0; i < dims.size(); ++i) dims[i] = KilnTensorDim(t, static_cast<int32_t>(i));
+    return dims;
+  }
+  std::vector<float> Output(int index = 0) const {
+    const KilnTensor* t = KilnInterpreterGetOutputTensor(interpreter_, index);
+    std::vector<float> values(KilnTensorByteSize(t) / 4);
+    if (!values.empty()) std::memcpy(values.data(), KilnTensorData(t), values.size() * 4);
+    return values;
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  KilnModel* model_ = nullptr;
+  KilnInterpreter* interpreter_ = nullptr;
+  std::string errors_;
+  KilnStatus status_ = kKilnError;
+};
+
+void ExpectErrorMentions(const Runner& r, const std::vector<std::string>& words) {
+  EXPECT_NE(r.status(), kKilnOk);
+  for (const std::string& w : words)
+    EXPECT_NE(r.errors().find(w), std::string::npos) << w << " in: " << r.errors();
+}
+
+TEST(BuiltinKernelsTest, TableIsConsistent) {
+  const std::set<int> expected = {kKilnBuiltinAdd,           kKilnBuiltinSub,
+                                  kKilnBuiltinMul,           kKilnBuiltinDiv,
+                                  kKilnBuiltinAtan2,         kKilnBuiltinFullyConnected,
+                                  kKilnBuiltinConv2d,        kKilnBuiltinDepthwiseConv2d,
+                                  kKilnBuiltinAveragePool2d, kKilnBuiltinMaxPool2d,
+                                  kKilnBuiltinReshape,       kKilnBuiltinSqueeze,
+                                  kKilnBuiltinSoftmax,       kKilnBuiltinLogistic,
+                                  kKilnBuiltinTanh,          kKilnBuiltinRelu,
+                                  kKilnBuiltinRelu6,         kKilnBuiltinReluN1To1,
+                                  kKilnBuiltinConcatenation, kKilnBuiltinMean,
+                                  kKilnBuiltinPad,           kKilnBuiltinTranspose,
+                                  kKilnBuiltinDequantize};
+  std::set<int> seen;
+  for (const BuiltinKernel& k : BuiltinKernels()) {
+    ASSERT_NE(k.op, nullptr) << k.builtin_code;
+    EXPECT_EQ(KilnOperatorGetBuiltInCode(k.op), k.builtin_code);
+    EXPECT_LE(1, k.min_version);
+    EXPECT_LE(k.min_version, k.max_version);
+    EXPECT_TRUE(seen.insert(k.builtin_code).second) << "duplicate entry for " << k.builtin_code;
+  }
+  EXPECT_EQ(seen, expected);
+}
+
+TEST(OpWrapperTest, AddBroadcastsWithActivation) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 1, 3}, "x");
+  const int k = w.AddConstTensor<float>(kKilnFloat32, {3}, "k", {1, -10, 0});
+  const int y = w.AddTensor(kKilnFloat32, {2, 1, 3}, "y");
+  w.AddOp(kKilnBuiltinAdd, {x, k}, {y}, KilnAddParams{kKilnActRelu, false});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {1, 2, 3, -4, 5, -6};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 1, 3}));
+  EXPECT_EQ(r.Output(), (std::vector<float>{2, 0, 3, 0, 0, 0}));
+}
+
+TEST(OpWrapperTest, RejectsNonFloatInputNamingOpAndTensor) {
+  ModelWriter w;
+  const int a = w.AddTensor(kKilnInt8, {4}, "int8_in");
+  const int b = w.AddTensor(kKilnInt8, {4}, "other");
+  const int y = w.AddTensor(kKilnInt8, {4}, "y");
+  w.SetQuantization(a, {0.5f}, {0});
+  w.SetQuantization(b, {0.5f}, {0});
+  w.SetQuantization(y, {0.5f}, {0});
+  w.AddOp(kKilnBuiltinMul, {a, b}, {y}, KilnMulParams{kKilnActNone});
+  w.SetInputs({a, b});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"MUL", "int8_in", "int8", "float32"});
+}
+
+TEST(OpWrapperTest, RejectsShapesThatDoNotBroadcast) {
+  ModelWriter w;
+  const int a = w.AddTensor(kKilnFloat32, {2, 3}, "a");
+  const int b = w.AddTensor(kKilnFloat32, {4}, "b");
+  const int y = w.AddTensor(kKilnFloat32, {2, 3}, "y");
+  w.AddOp(kKilnBuiltinSub, {a, b}, {y}, KilnAddParams{kKilnActNone, false});
+  w.SetInputs({a, b});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"SUB", "[2, 3]", "[4]", "do not broadcast"});
+}
+
+TEST(OpWrapperTest, ReshapeFromConstantShapeFromOptionsAndRejectsRuntimeShape) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3, 2}, "x");
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {-1, 6});
+    const int y = w.AddTensor(kKilnFloat32, {2, 6}, "y");
+    w.AddOp(kKilnBuiltinReshape, {x, shape}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    std::vector<float> in(12);
+    for (int i = 0; i < 12; ++i) in[i] = static_cast<float>(i);
+    r.SetInput(0, in.data(), 48);
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 6}));
+    EXPECT_EQ(r.Output(), in);
+  }
+  {
+    // The second input absent: the shape comes from the options.
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {3, 2}, "y");
+    KilnReshapeParams params = {};
+    params.num_dimensions = 2;
+    params.shape[0] = 3;
+    params.shape[1] = -1;
+    w.AddOp(kKilnBuiltinReshape, {x, -1}, {y}, params);
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{3, 2}));
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int shape = w.AddTensor(kKilnInt32, {2}, "runtime_shape");
+    const int y = w.AddTensor(kKilnFloat32, {3, 2}, "y");
+    w.AddOp(kKilnBuiltinReshape, {x, shape}, {y});
+    w.SetInputs({x, shape});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"RESHAPE", "runtime_shape", "constant"});
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {4, 2});
+    const int y = w.AddTensor(kKilnFloat32, {4, 2}, "y");
+    w.AddOp(kKilnBuiltinReshape, {x, shape}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"RESHAPE", "6 elements", "[4, 2]"});
+  }
+}
+
+TEST(OpWrapperTest, HybridConvDequantizesPerChannelFilterOnce) {
+  // int8 filter [2, 2, 2, 1] quantized per output channel; the result must equal a float conv with the
+  // dequantized filter.
+  const std::vector<int8_t> q = {1, -2, 3, 4, 5, 6, -7, 8};
+  const std::vector<float> scales = {0.5f, 0.25f};
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {1, 3, 3, 1}, "x");
+  const int f = w.AddConstTensor<int8_t>(kKilnInt8, {2, 2, 2, 1}, "filter_q", q);
+  w.SetQuantization(f, scales, {0, 0}, 0);
+  const int b = w.AddConstTensor<float>(kKilnFloat32, {2}, "bias", {0.5f, -1});
+  const int y = w.AddTensor(kKilnFloat32, {1, 3, 3, 2}, "y");
+  w.AddOp(kKilnBuiltinConv2d, {x, f, b}, {y}, KilnConvParams{kKilnPaddingSame, 1, 1, 1, 1, kKilnActNone});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const std::vector<float> in = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  r.SetInput(0, in.data(), in.size() * 4);
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  std::vector<float> filter(8);
+  reference::DequantizeFloat(reference::MakeDequantizeParams({2, 2, 2, 1}, 0, scales, {0, 0}), q.data(),
+                             filter.data());
+  reference::ConvParams p;
+  p.batch = 1;
+  p.input_height = p.input_width = 3;
+  p.input_channels = 1;
+  p.output_height = p.output_width = 3;
+  p.output_channels = 2;
+  p.filter_height = p.filter_width = 2;
+  const float bias[] = {0.5f, -1};
+  std::vector<float> expected(18);
+  reference::ConvFloat(p, in.data(), filter.data(), bias, expected.data());
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{1, 3, 3, 2}));
+  EXPECT_EQ(r.Output(), expected);
+}
+
+TEST(OpWrapperTest, ConvRejectsFilterLargerThanValidInput) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {1, 2, 2, 1}, "x");
+  const int f = w.AddConstTensor<float>(kKilnFloat32, {1, 5, 5, 1}, "f", std::vector<float>(25, 1.0f));
+  const int y = w.AddTensor(kKilnFloat32, {1, 1, 1, 1}, "y");
+  w.AddOp(kKilnBuiltinConv2d, {x, f, -1}, {y}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"CONV_2D", "invalid window", "filter 5x5"});
+}
+
+TEST(OpWrapperTest, FullyConnectedWithoutBiasKeepsDims) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 3, 2}, "x");
+  const int wt = w.AddConstTensor<float>(kKilnFloat32, {1, 2}, "w", {1, -1});
+  const int y = w.AddTensor(kKilnFloat32, {2, 3, 1}, "y");
+  w.AddOp(kKilnBuiltinFullyConnected, {x, wt, -1}, {y},
+          KilnFullyConnectedParams{kKilnActNone, kKilnFullyConnectedWeightsFormatDefault, true, false});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {1, 2, 5, 3, 0, 0, -1, 1, 4, 4, 2, 7};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 3, 1}));
+  EXPECT_EQ(r.Output(), (std::vector<float>{-1, 2, 0, -2, 0, -5}));
+}
+
+TEST(OpWrapperTest, MeanWithNegativeAndDuplicateAxes) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 2, 3}, "x");
+  const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {3}, "axes", {-1, 1, -1});
+  const int y = w.AddTensor(kKilnFloat32, {2, 1, 1}, "y");
+  w.AddOp(kKilnBuiltinMean, {x, axes}, {y}, KilnReducerParams{true});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {1, 2, 3, 4, 5, 6, 10, 10, 10, 20, 20, 20};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 1, 1}));
+  EXPECT_EQ(r.Output(), (std::vector<float>{3.5f, 15}));
+}
+
+TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int perm = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "perm", {1, 0});
+    const int t = w.AddTensor(kKilnFloat32, {3, 2}, "t");
+    const int pads = w.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "pads", {0, 1, 1, 0});
+    const int y = w.AddTensor(kKilnFloat32, {4, 3}, "y");
+    w.AddOp(kKilnBuiltinTranspose, {x, perm}, {t});
+    w.AddOp(kKilnBuiltinPad, {t, pads}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {1, 2, 3, 4, 5, 6};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{4, 3}));
+    EXPECT_EQ(r.Output(), (std::vector<float>{0, 1, 4, 0, 2, 5, 0, 3, 6, 0, 0, 0}));
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int pads = w.AddTensor(kKilnInt32, {2, 2}, "runtime_pads");
+    const int y = w.AddTensor(kKilnFloat32, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinPad, {x, pads}, {y});
+    w.SetInputs({x, pads});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"PAD", "runtime_pads", "constant"});
+  }
+}
+
+TEST(OpWrapperTest, DequantizePerChannelInt8) {
+  ModelWriter w;
+  const int q = w.AddConstTensor<int8_t>(kKilnInt8, {2, 2}, "q", {2, -4, 6, 8});
+  w.SetQuantization(q, {0.5f, 2.0f}, {0, 1}, 1);
+  const int y = w.AddTensor(kKilnFloat32, {2, 2}, "y");
+  w.AddOp(kKilnBuiltinDequantize, {q}, {y});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.Output(), (std::vector<float>{1, -10, 3, 14}));
+}
+
+TEST(OpWrapperTest, ConcatenationNegativeAxisAndSoftmax) {
+  ModelWriter w;
+  const int a = w.AddTensor(kKilnFloat32, {1, 2}, "a");
+  const int b = w.AddConstTensor<float>(kKilnFloat32, {1, 1}, "b", {0});
+  const int c = w.AddTensor(kKilnFloat32, {1, 3}, "c");
+  const int y = w.AddTensor(kKilnFloat32, {1, 3}, "y");
+  w.AddOp(kKilnBuiltinConcatenation, {a, b}, {c}, KilnConcatenationParams{-1, kKilnActNone});
+  w.AddOp(kKilnBuiltinSoftmax, {c}, {y}, KilnSoftmaxParams{1.0f});
+  w.SetInputs({a});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {std::log(2.0f), std::log(5.0f)};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  const std::vector<float> out = r.Output();
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_NEAR(out[0], 0.25, 1e-6);
+  EXPECT_NEAR(out[1], 0.625, 1e-6);
+  EXPECT_NEAR(out[2], 0.125, 1e-6);
+}
+
+TEST(OpWrapperTest, SqueezeRejectsNonUnitDimension) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {1, 3}, "x");
+  const int y = w.AddTensor(kKilnFloat32, {3}, "y");
+  KilnSqueezeParams params = {};
+  params.num_squeeze_dims = 1;
+  params.squeeze_dims[0] = 1;
+  w.AddOp(kKilnBuiltinSqueeze, {x}, {y}, params);
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"SQUEEZE", "size 3"});
+}
+
+}  // namespace
+}  // namespace kiln::ops

@@ -1,0 +1,127 @@
+#include "ops/reference/pooling.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "ops/reference/conv.h"
+#include "tests/ops/test_helpers.h"
+
+namespace kiln::ops::reference {
+namespace {
+
+using testing::ExpectAllNear;
+using testing::RandomFloats;
+
+PoolParams Params3x3Same2x2() {
+  PoolParams p;
+  p.batch = 1;
+  p.input_height = p.input_width = 3;
+  p.channels = 1;
+  p.filter_height = p.filter_width = 2;
+  p.output_height = p.output_width = 3;  // SAME, stride 1: padding (0, 1)
+  return p;
+}
+
+TEST(PoolingTest, AverageExcludesPaddingCells) {
+  const std::vector<float> input = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<float> out(9);
+  AveragePoolFloat(Params3x3Same2x2(), input.data(), out.data());
+  // Interior windows average 4 cells; the right column 2, the bottom row 2, the corner 1.
+  EXPECT_EQ(out, (std::vector<float>{3, 4, 4.5f, 6, 7, 7.5f, 7.5f, 8.5f, 9}));
+}
+
+TEST(PoolingTest, MaxHandComputed) {
+  const std::vector<float> input = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<float> out(9);
+  MaxPoolFloat(Params3x3Same2x2(), input.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{5, 6, 6, 8, 9, 9, 8, 9, 9}));
+  // All-negative input: padding must not contribute a 0.
+  const std::vector<float> negative = {-1, -2, -3, -4, -5, -6, -7, -8, -9};
+  MaxPoolFloat(Params3x3Same2x2(), negative.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{-1, -2, -3, -4, -5, -6, -7, -8, -9}));
+}
+
+TEST(PoolingTest, ActivationApplies) {
+  PoolParams p = Params3x3Same2x2();
+  p.activation = Activation::kRelu6;
+  const std::vector<float> input = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<float> out(9);
+  MaxPoolFloat(p, input.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{5, 6, 6, 6, 6, 6, 6, 6, 6}));
+}
+
+// Brute force: for each output cell scan the whole input and keep the cells that fall in its window.
+void NaivePool(const PoolParams& p, const std::vector<float>& input, std::vector<double>* avg,
+               std::vector<double>* max) {
+  avg->assign(p.batch * p.output_height * p.output_width * p.channels, 0);
+  max->assign(avg->size(), 0);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t oy = 0; oy < p.output_height; ++oy)
+      for (int64_t ox = 0; ox < p.output_width; ++ox)
+        for (int64_t c = 0; c < p.channels; ++c) {
+          double sum = 0, best = -std::numeric_limits<float>::max();
+          int count = 0;
+          for (int64_t y = 0; y < p.input_height; ++y)
+            for (int64_t x = 0; x < p.input_width; ++x) {
+              const int64_t dy = y - (oy * p.stride_height - p.pad_top);
+              const int64_t dx = x - (ox * p.stride_width - p.pad_left);
+              if (dy < 0 || dy >= p.filter_height || dx < 0 || dx >= p.filter_width) continue;
+              const double v = input[((b * p.input_height + y) * p.input_width + x) * p.channels + c];
+              sum += v;
+              best = std::max(best, v);
+              ++count;
+            }
+          const int64_t o = ((b * p.output_height + oy) * p.output_width + ox) * p.channels + c;
+          (*avg)[o] = count ? sum / count : 0.0;
+          (*max)[o] = best;
+        }
+}
+
+TEST(PoolingTest, MatchesBruteForceOverManyShapes) {
+  uint32_t seed = 3;
+  int cases = 0;
+  for (int64_t batch : {1, 2})
+    for (int64_t h : {1, 2, 3, 5, 8})
+      for (int64_t w : {1, 4, 7})
+        for (int64_t fh : {1, 2, 3})
+          for (int64_t fw : {1, 3})
+            for (int64_t stride : {1, 2, 4})
+              for (Padding padding : {Padding::kSame, Padding::kValid}) {
+                WindowSize rows, cols;
+                if (!ComputeWindowSize(padding, h, fh, stride, 1, &rows) ||
+                    !ComputeWindowSize(padding, w, fw, stride, 1, &cols)) {
+                  continue;
+                }
+                PoolParams p;
+                p.batch = batch;
+                p.input_height = h;
+                p.input_width = w;
+                p.channels = 1 + seed % 3;
+                p.output_height = rows.output;
+                p.output_width = cols.output;
+                p.filter_height = fh;
+                p.filter_width = fw;
+                p.stride_height = stride;
+                p.stride_width = stride;
+                p.pad_top = rows.pad_before;
+                p.pad_left = cols.pad_before;
+                const auto input = RandomFloats(batch * h * w * p.channels, seed++, -3, 3);
+                std::vector<double> avg, max;
+                NaivePool(p, input, &avg, &max);
+                std::vector<float> out(avg.size());
+                const std::string what = "pool h" + std::to_string(h) + " w" + std::to_string(w) + " f" +
+                                         std::to_string(fh) + "x" + std::to_string(fw) + " s" +
+                                         std::to_string(stride);
+                AveragePoolFloat(p, input.data(), out.data());
+                ExpectAllNear(out, avg, "average " + what);
+                MaxPoolFloat(p, input.data(), out.data());
+                ExpectAllNear(out, max, "max " + what, 0);
+                ++cases;
+              }
+  EXPECT_GT(cases, 300);
+}
+
+}  // namespace
+}  // namespace kiln::ops::reference

@@ -1,0 +1,285 @@
+#include "ops/reference/tensor_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "tests/ops/test_helpers.h"
+
+namespace kiln::ops::reference {
+namespace {
+
+using testing::ExpectAllNear;
+using testing::RandomFloats;
+using testing::ToDouble;
+
+std::vector<float> Iota(int64_t n) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), 0.0f);
+  return v;
+}
+
+TEST(ReshapeTest, Shapes) {
+  Dims out;
+  std::string error;
+  ASSERT_TRUE(ReshapeOutputShape({2, 3, 4}, {6, 4}, &out, &error));
+  EXPECT_EQ(out, (Dims{6, 4}));
+  ASSERT_TRUE(ReshapeOutputShape({2, 3, 4}, {-1, 12}, &out, &error));
+  EXPECT_EQ(out, (Dims{2, 12}));
+  ASSERT_TRUE(ReshapeOutputShape({2, 3, 4}, {4, -1, 2}, &out, &error));
+  EXPECT_EQ(out, (Dims{4, 3, 2}));
+  ASSERT_TRUE(ReshapeOutputShape({1}, {}, &out, &error));  // to a scalar
+  EXPECT_EQ(out, Dims{});
+  ASSERT_TRUE(ReshapeOutputShape({0, 3}, {3, 0}, &out, &error));
+  EXPECT_EQ(out, (Dims{3, 0}));
+  ASSERT_TRUE(ReshapeOutputShape({0, 3}, {-1, 3}, &out, &error));
+  EXPECT_EQ(out, (Dims{0, 3}));
+  EXPECT_FALSE(ReshapeOutputShape({2, 3}, {4, 2}, &out, &error));
+  EXPECT_NE(error.find("6 elements"), std::string::npos) << error;
+  EXPECT_FALSE(ReshapeOutputShape({2, 3}, {-1, -1}, &out, &error));
+  EXPECT_FALSE(ReshapeOutputShape({2, 3}, {-1, 4}, &out, &error));  // 6 is not a multiple of 4
+  EXPECT_FALSE(ReshapeOutputShape({2, 3}, {-2, -3}, &out, &error));
+  EXPECT_FALSE(ReshapeOutputShape({0, 3}, {-1, 0}, &out, &error));  // nothing to infer from
+}
+
+TEST(SqueezeTest, Shapes) {
+  Dims out;
+  std::string error;
+  ASSERT_TRUE(SqueezeOutputShape({1, 3, 1, 2, 1}, {}, &out, &error));
+  EXPECT_EQ(out, (Dims{3, 2}));
+  ASSERT_TRUE(SqueezeOutputShape({1, 3, 1, 2, 1}, {0, -1}, &out, &error));
+  EXPECT_EQ(out, (Dims{3, 1, 2}));
+  ASSERT_TRUE(SqueezeOutputShape({1, 3, 1}, {2, -1}, &out, &error));  // the same dimension twice
+  EXPECT_EQ(out, (Dims{1, 3}));
+  ASSERT_TRUE(SqueezeOutputShape({1, 1}, {}, &out, &error));
+  EXPECT_EQ(out, Dims{});
+  EXPECT_FALSE(SqueezeOutputShape({1, 3}, {1}, &out, &error));
+  EXPECT_NE(error.find("not 1"), std::string::npos) << error;
+  EXPECT_FALSE(SqueezeOutputShape({1, 3}, {2}, &out, &error));
+  EXPECT_FALSE(SqueezeOutputShape({1, 3}, {-3}, &out, &error));
+}
+
+// Naive concatenation: each output element looks up which input it came from by its axis coordinate.
+std::vector<double> NaiveConcat(const std::vector<Dims>& dims, const std::vector<std::vector<float>>& inputs,
+                                int axis, const Dims& out_dims) {
+  std::vector<double> out(NumElements(out_dims));
+  for (size_t i = 0; i < out.size(); ++i) {
+    Dims idx(out_dims.size());
+    int64_t rem = static_cast<int64_t>(i);
+    for (size_t d = out_dims.size(); d-- > 0;) {
+      idx[d] = rem % out_dims[d];
+      rem /= out_dims[d];
+    }
+    size_t which = 0;
+    while (idx[axis] >= dims[which][axis]) idx[axis] -= dims[which++][axis];
+    int64_t flat = 0;
+    for (size_t d = 0; d < idx.size(); ++d) flat = flat * dims[which][d] + idx[d];
+    out[i] = inputs[which][flat];
+  }
+  return out;
+}
+
+TEST(ConcatTest, HandComputed) {
+  const std::vector<Dims> dims = {{2, 1}, {2, 2}};
+  Dims out_dims;
+  std::string error;
+  ASSERT_TRUE(ConcatOutputShape(dims, 1, &out_dims, &error));
+  EXPECT_EQ(out_dims, (Dims{2, 3}));
+  const std::vector<float> a = {1, 2}, b = {3, 4, 5, 6};
+  const float* inputs[] = {a.data(), b.data()};
+  std::vector<float> out(6);
+  ConcatFloat(MakeConcatParams(dims, 1, Activation::kNone), inputs, out.data());
+  EXPECT_EQ(out, (std::vector<float>{1, 3, 4, 2, 5, 6}));
+  ConcatFloat(MakeConcatParams(dims, 1, Activation::kRelu6), inputs, out.data());
+  EXPECT_EQ(out, (std::vector<float>{1, 3, 4, 2, 5, 6}));
+  EXPECT_FALSE(ConcatOutputShape({{2, 1}, {3, 2}}, 1, &out_dims, &error));
+  EXPECT_FALSE(ConcatOutputShape({{2, 1}, {2, 1, 1}}, 1, &out_dims, &error));
+  EXPECT_FALSE(ConcatOutputShape({{2, 1}}, 2, &out_dims, &error));
+}
+
+TEST(ConcatTest, MatchesNaiveOnEveryAxis) {
+  uint32_t seed = 21;
+  const Dims base = {2, 3, 1, 4};
+  for (int axis = 0; axis < 4; ++axis) {
+    for (int n : {1, 2, 3}) {
+      std::vector<Dims> dims;
+      std::vector<std::vector<float>> data;
+      std::vector<const float*> ptrs;
+      for (int i = 0; i < n; ++i) {
+        Dims d = base;
+        d[axis] = 1 + (seed + i) % 3;
+        if (i == 1 && n == 3) d[axis] = 0;  // an empty input contributes nothing
+        dims.push_back(d);
+        data.push_back(RandomFloats(NumElements(d), seed++, -2, 2));
+      }
+      for (auto& v : data) ptrs.push_back(v.data());
+      Dims out_dims;
+      std::string error;
+      ASSERT_TRUE(ConcatOutputShape(dims, axis, &out_dims, &error)) << error;
+      std::vector<float> out(NumElements(out_dims));
+      ConcatFloat(MakeConcatParams(dims, axis, Activation::kNone), ptrs.data(), out.data());
+      ExpectAllNear(out, NaiveConcat(dims, data, axis, out_dims), "concat axis " + std::to_string(axis), 0);
+    }
+  }
+}
+
+TEST(PadTest, HandComputed) {
+  PadParams p{{2, 2}, {1, 0}, {0, 2}, 0.0f};
+  EXPECT_EQ(PadOutputShape(p), (Dims{3, 4}));
+  const std::vector<float> input = {1, 2, 3, 4};
+  std::vector<float> out(12, -1);
+  PadFloat(p, input.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 0, 0}));
+}
+
+TEST(PadTest, MatchesNaiveOverRanks) {
+  uint32_t seed = 31;
+  const std::vector<Dims> shapes = {{}, {3}, {2, 1}, {1, 3, 2}, {2, 2, 1, 3}, {1, 2, 1, 2, 2}, {2, 0, 3}};
+  for (const Dims& dims : shapes) {
+    PadParams p;
+    p.input_dims = dims;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      p.before.push_back((seed + d) % 3);
+      p.after.push_back((seed + 2 * d) % 2);
+    }
+    const auto input = RandomFloats(NumElements(dims), seed++);
+    const Dims out_dims = PadOutputShape(p);
+    std::vector<double> expected(NumElements(out_dims));
+    for (size_t i = 0; i < expected.size(); ++i) {
+      // Unravel the output index; inside the copied block it maps back to an input element.
+      Dims idx(out_dims.size());
+      int64_t rem = static_cast<int64_t>(i);
+      for (size_t d = out_dims.size(); d-- > 0;) {
+        idx[d] = rem % out_dims[d];
+        rem /= out_dims[d];
+      }
+      bool inside = true;
+      int64_t flat = 0;
+      for (size_t d = 0; d < idx.size(); ++d) {
+        const int64_t j = idx[d] - p.before[d];
+        inside = inside && j >= 0 && j < dims[d];
+        flat = flat * dims[d] + j;
+      }
+      expected[i] = inside ? input[flat] : 0.0;
+    }
+    std::vector<float> out(expected.size(), -7);
+    PadFloat(p, input.data(), out.data());
+    ExpectAllNear(out, expected, "pad rank " + std::to_string(dims.size()), 0);
+  }
+}
+
+TEST(TransposeTest, HandComputed) {
+  Dims out_dims;
+  std::string error;
+  ASSERT_TRUE(TransposeOutputShape({2, 3}, {1, 0}, &out_dims, &error));
+  EXPECT_EQ(out_dims, (Dims{3, 2}));
+  const auto input = Iota(6);
+  std::vector<float> out(6);
+  TransposeFloat(TransposeParams{{2, 3}, {1, 0}}, input.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  EXPECT_FALSE(TransposeOutputShape({2, 3}, {0, 0}, &out_dims, &error));
+  EXPECT_FALSE(TransposeOutputShape({2, 3}, {0, 2}, &out_dims, &error));
+  EXPECT_FALSE(TransposeOutputShape({2, 3}, {0}, &out_dims, &error));
+}
+
+TEST(TransposeTest, MatchesNaiveUpTo6D) {
+  const std::vector<std::pair<Dims, std::vector<int32_t>>> cases = {
+      {{5}, {0}},
+      {{2, 3, 4}, {2, 0, 1}},
+      {{2, 3, 4}, {1, 2, 0}},
+      {{1, 2, 3, 5}, {0, 3, 1, 2}},
+      {{2, 1, 3, 2, 2}, {4, 3, 2, 1, 0}},
+      {{2, 3, 1, 2, 3, 2}, {5, 1, 3, 0, 4, 2}},
+      {{3, 0, 2}, {2, 1, 0}},
+  };
+  for (const auto& [dims, perm] : cases) {
+    Dims out_dims;
+    std::string error;
+    ASSERT_TRUE(TransposeOutputShape(dims, perm, &out_dims, &error)) << error;
+    const auto input = Iota(NumElements(dims));
+    std::vector<double> expected(input.size());
+    // Scatter: input index i goes to the output index whose coordinate d is i's coordinate perm[d].
+    for (size_t i = 0; i < input.size(); ++i) {
+      Dims idx(dims.size());
+      int64_t rem = static_cast<int64_t>(i);
+      for (size_t d = dims.size(); d-- > 0;) {
+        idx[d] = rem % dims[d];
+        rem /= dims[d];
+      }
+      int64_t flat = 0;
+      for (size_t d = 0; d < perm.size(); ++d) flat = flat * out_dims[d] + idx[perm[d]];
+      expected[flat] = input[i];
+    }
+    std::vector<float> out(input.size());
+    TransposeFloat(TransposeParams{dims, perm}, input.data(), out.data());
+    ExpectAllNear(out, expected, "transpose rank " + std::to_string(dims.size()), 0);
+  }
+}
+
+TEST(MeanTest, HandComputed) {
+  MeanParams params;
+  Dims out_dims;
+  std::string error;
+  ASSERT_TRUE(MakeMeanParams({2, 3}, {1}, false, &params, &out_dims, &error));
+  EXPECT_EQ(out_dims, (Dims{2}));
+  const auto input = Iota(6);
+  std::vector<float> out(2);
+  MeanFloat(params, input.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{1, 4}));
+  ASSERT_TRUE(MakeMeanParams({2, 3}, {0, -1, 1}, true, &params, &out_dims, &error));  // duplicate axis
+  EXPECT_EQ(out_dims, (Dims{1, 1}));
+  std::vector<float> all(1);
+  MeanFloat(params, input.data(), all.data());
+  EXPECT_EQ(all[0], 2.5f);
+  ASSERT_TRUE(MakeMeanParams({2, 3}, {}, false, &params, &out_dims, &error));  // no axes: a copy
+  EXPECT_EQ(out_dims, (Dims{2, 3}));
+  EXPECT_FALSE(MakeMeanParams({2, 3}, {2}, false, &params, &out_dims, &error));
+  EXPECT_FALSE(MakeMeanParams({2, 3}, {-3}, false, &params, &out_dims, &error));
+  // Mean over an empty axis is NaN.
+  ASSERT_TRUE(MakeMeanParams({2, 0}, {1}, false, &params, &out_dims, &error));
+  MeanFloat(params, nullptr, out.data());
+  EXPECT_TRUE(std::isnan(out[0]) && std::isnan(out[1]));
+}
+
+TEST(MeanTest, MatchesNaiveOverAxisSets) {
+  const Dims dims = {2, 3, 4, 5};
+  const auto input = RandomFloats(NumElements(dims), 41, -3, 3);
+  for (int mask = 0; mask < 16; ++mask) {
+    for (bool keep : {false, true}) {
+      std::vector<int32_t> axes;
+      for (int d = 0; d < 4; ++d) {
+        if (mask & (1 << d)) axes.push_back(d % 2 ? d - 4 : d);  // mix negative and positive axes
+      }
+      MeanParams params;
+      Dims out_dims;
+      std::string error;
+      ASSERT_TRUE(MakeMeanParams(dims, axes, keep, &params, &out_dims, &error)) << error;
+      // Naive: for each output cell, visit every input cell and keep those agreeing on the kept axes.
+      Dims kept_dims;
+      for (int d = 0; d < 4; ++d) kept_dims.push_back((mask & (1 << d)) ? 1 : dims[d]);
+      std::vector<double> sums(NumElements(kept_dims), 0.0);
+      std::vector<int> counts(sums.size(), 0);
+      for (int64_t i = 0; i < NumElements(dims); ++i) {
+        int64_t rem = i, flat = 0, stride = 1;
+        for (int d = 3; d >= 0; --d) {
+          const int64_t c = rem % dims[d];
+          rem /= dims[d];
+          if (!(mask & (1 << d))) flat += c * stride;
+          stride *= kept_dims[d];
+        }
+        sums[flat] += input[i];
+        ++counts[flat];
+      }
+      for (size_t k = 0; k < sums.size(); ++k) sums[k] /= counts[k];
+      EXPECT_EQ(NumElements(out_dims), static_cast<int64_t>(sums.size()));
+      std::vector<float> out(sums.size());
+      MeanFloat(params, input.data(), out.data());
+      ExpectAllNear(out, sums, "mean mask " + std::to_string(mask));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ops::reference
