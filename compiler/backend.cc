@@ -30,6 +30,10 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/Scalarizer.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 
 #if defined(KILN_HAVE_RSLIB)
 #include "compiler/rslib/rslib_bitcode.h"
@@ -80,7 +84,8 @@ bool ConstantBytes(const llvm::Constant* c, const llvm::DataLayout& layout, uint
     return true;
   };
   if (const auto* i = llvm::dyn_cast<llvm::ConstantInt>(c)) return store_int(i->getValue());
-  if (const auto* f = llvm::dyn_cast<llvm::ConstantFP>(c)) return store_int(f->getValueAPF().bitcastToAPInt());
+  if (const auto* f = llvm::dyn_cast<llvm::ConstantFP>(c))
+    return store_int(f->getValueAPF().bitcastToAPInt());
   if (const auto* seq = llvm::dyn_cast<llvm::ConstantDataSequential>(c)) {
     const uint64_t stride = seq->getElementByteSize();
     for (unsigned i = 0; i < seq->getNumElements(); ++i) {
@@ -220,12 +225,34 @@ void Optimize(llvm::Module* module, int opt_level) {
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
+  // RenderScript vectors (uchar4, float3...) become LLVM vector types, and the loop vectorizer gives up on
+  // any loop that contains one. Splitting them into lanes, loads and stores included, leaves the driver's
+  // vectorizer scalar loops it can widen across x (its SLP vectorizer re-forms lane vectors where the loop
+  // cannot be vectorized). Lane arithmetic is independent per lane, so nothing is lost here.
+  builder.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
+    llvm::ScalarizerPassOptions scalarizer;
+    scalarizer.ScalarizeLoadStore = true;
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::ScalarizerPass(scalarizer));
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(llvm::EarlyCSEPass());
+    fpm.addPass(llvm::SimplifyCFGPass());
+    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+  });
   llvm::ModulePassManager passes;
   switch (opt_level) {
-    case 0: passes = builder.buildO0DefaultPipeline(llvm::OptimizationLevel::O0); break;
-    case 1: passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1); break;
-    case 3: passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3); break;
-    default: passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2); break;
+    case 0:
+      passes = builder.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+      break;
+    case 1:
+      passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
+      break;
+    case 3:
+      passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+      break;
+    default:
+      passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+      break;
   }
   passes.run(*module, mam);
 }
@@ -262,8 +289,8 @@ std::string CompilerVersion() {
   return std::string("kilnc ") + KILN_COMPILER_VERSION + " (LLVM " + LLVM_VERSION_STRING + ")";
 }
 
-void CompileKernelSource(const std::string& source, const std::string& filename, const CompileOptions& options,
-                         CompileResult* result) {
+void CompileKernelSource(const std::string& source, const std::string& filename,
+                         const CompileOptions& options, CompileResult* result) {
   using namespace compiler;
   *result = CompileResult();
   FrontendInput input;
@@ -277,7 +304,8 @@ void CompileKernelSource(const std::string& source, const std::string& filename,
 
   input.precision = info.module.precision;
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = GenerateIr(input, result->entry_point_source, &context, &result->diagnostics);
+  std::unique_ptr<llvm::Module> module =
+      GenerateIr(input, result->entry_point_source, &context, &result->diagnostics);
   if (!module) {
     result->diagnostics += "kilnc: internal error: the generated entry points did not compile\n";
     return;
@@ -296,8 +324,8 @@ void CompileKernelSource(const std::string& source, const std::string& filename,
   desc.compiler_version = CompilerVersion();
   const size_t slash = input.filename.find_last_of('/');
   desc.source_name = slash == std::string::npos ? input.filename : input.filename.substr(slash + 1);
-  const std::array<uint8_t, 32> digest =
-      llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(source.data()), source.size()));
+  const std::array<uint8_t, 32> digest = llvm::SHA256::hash(
+      llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(source.data()), source.size()));
   desc.source_checksum.assign(digest.begin(), digest.end());
   PayloadDesc payload;
   payload.target = kPayloadTargetLlvmBitcode;

@@ -22,17 +22,17 @@ struct CompileResult {
   bool ok = false;
   // Clang-style diagnostics, "file:line:col: error: ..." with the source line and a caret; warnings too.
   std::string diagnostics;
-  KernelModuleDesc module;  // complete (reflection and payloads) when ok
-  std::vector<uint8_t> kmod;  // the serialized module when ok
-  std::string llvm_ir;        // when CompileOptions::keep_ir_text
+  KernelModuleDesc module;         // complete (reflection and payloads) when ok
+  std::vector<uint8_t> kmod;       // the serialized module when ok
+  std::string llvm_ir;             // when CompileOptions::keep_ir_text
   std::string entry_point_source;  // the generated C of the entry points (for --verbose and tests)
 };
 
 // Compiles `source` as if read from `filename` (used in diagnostics, for the source name in the header, and
 // to resolve quoted #includes relative to it). Never throws; on failure result->ok is false and
 // result->diagnostics says why.
-void CompileKernelSource(const std::string& source, const std::string& filename, const CompileOptions& options,
-                         CompileResult* result);
+void CompileKernelSource(const std::string& source, const std::string& filename,
+                         const CompileOptions& options, CompileResult* result);
 
 // "kilnc 0.1.0 (LLVM 19.x.y)"
 std::string CompilerVersion();

@@ -16,8 +16,9 @@ enum class Access { kContiguous, kStrided };
 // (0, y, z) and its x stride; for kernels with an output the same for it.
 void EmitRowSetup(std::ostringstream& s, size_t num_inputs, bool has_output) {
   for (size_t i = 0; i < num_inputs; ++i) {
-    s << "  const uint8_t* __in" << i << " = __launch->in[" << i << "] + (uint64_t)__y * __launch->in_stride_y[" << i
-      << "] + (uint64_t)__z * __launch->in_stride_z[" << i << "];\n";
+    s << "  const uint8_t* __in" << i << " = __launch->in[" << i
+      << "] + (uint64_t)__y * __launch->in_stride_y[" << i << "] + (uint64_t)__z * __launch->in_stride_z["
+      << i << "];\n";
     s << "  const uint64_t __sx" << i << " = __launch->in_stride_x[" << i << "];\n";
   }
   if (has_output) {
@@ -32,12 +33,13 @@ std::string ContiguousCondition(const std::vector<std::string>& inputs, const st
   std::ostringstream c;
   const char* sep = "";
   for (size_t i = 0; i < inputs.size(); ++i) {
-    c << sep << "__sx" << i << " == sizeof(" << inputs[i] << ") && (unsigned long)__in" << i << " % __alignof__("
-      << inputs[i] << ") == 0";
+    c << sep << "__sx" << i << " == sizeof(" << inputs[i] << ") && (unsigned long)__in" << i
+      << " % __alignof__(" << inputs[i] << ") == 0";
     sep = " && ";
   }
   if (!output.empty()) {
-    c << sep << "__osx == sizeof(" << output << ") && (unsigned long)__out % __alignof__(" << output << ") == 0";
+    c << sep << "__osx == sizeof(" << output << ") && (unsigned long)__out % __alignof__(" << output
+      << ") == 0";
     sep = " && ";
   }
   if (*sep == '\0') return "1";
@@ -45,7 +47,8 @@ std::string ContiguousCondition(const std::vector<std::string>& inputs, const st
 }
 
 // Declares __v<i> holding input i at __x (strided path: memcpy, as the element may be unaligned).
-void EmitLoads(std::ostringstream& s, const std::vector<std::string>& inputs, Access access, const char* indent) {
+void EmitLoads(std::ostringstream& s, const std::vector<std::string>& inputs, Access access,
+               const char* indent) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (access == Access::kContiguous) {
       s << indent << "const " << inputs[i] << " __v" << i << " = ((const " << inputs[i] << "*)__in" << i
@@ -113,10 +116,11 @@ void EmitKernel(std::ostringstream& s, const KernelDesc& desc, const KernelInfo&
   if (!HasPointerArgs(info.args)) {
     // The fast path's loop, in its own function so that the output pointer can be `restrict`: Clang keeps
     // restrict only on parameters (as noalias, which survives inlining as scoped alias metadata). That tells
-    // the optimizer that writing the output leaves script globals and inputs' other elements alone, so loads of
-    // globals leave the loop and the driver's vectorizer needs no runtime alias checks against them.
+    // the optimizer that writing the output leaves script globals and inputs' other elements alone, so loads
+    // of globals leave the loop and the driver's vectorizer needs no runtime alias checks against them.
     s << "static inline __attribute__((always_inline)) void __kiln_rows_" << desc.name
-      << "(const KilnKernelLaunch* __launch, uint32_t __x_begin, uint32_t __x_end, uint32_t __y, uint32_t __z";
+      << "(const KilnKernelLaunch* __launch, uint32_t __x_begin, uint32_t __x_end, uint32_t __y, uint32_t "
+         "__z";
     for (size_t i = 0; i < n; ++i) s << ", const uint8_t* __in" << i;
     if (returns) s << ", " << out << "* restrict __o";
     s << ") {\n";
@@ -127,12 +131,14 @@ void EmitKernel(std::ostringstream& s, const KernelDesc& desc, const KernelInfo&
     s << "  }\n}\n\n";
   }
   s << "void " << desc.expand_symbol
-    << "(const KilnKernelLaunch* __launch, uint32_t __x_begin, uint32_t __x_end, uint32_t __y, uint32_t __z) {\n";
+    << "(const KilnKernelLaunch* __launch, uint32_t __x_begin, uint32_t __x_end, uint32_t __y, uint32_t __z) "
+       "{\n";
   EmitRowSetup(s, n, desc.has_output());
   if (HasPointerArgs(info.args)) {
     // root(): the kernel gets element pointers; there is nothing to specialize.
     s << "  for (uint32_t __x = __x_begin; __x < __x_end; ++__x) {\n";
-    s << "    " << info.function << "(" << CallArgs(info.args, info.input_types, out, Access::kStrided) << ");\n";
+    s << "    " << info.function << "(" << CallArgs(info.args, info.input_types, out, Access::kStrided)
+      << ");\n";
     s << "  }\n}\n\n";
     return;
   }
@@ -150,7 +156,8 @@ void EmitKernel(std::ostringstream& s, const KernelDesc& desc, const KernelInfo&
       << CallArgs(info.args, info.input_types, out, Access::kStrided) << ");\n";
     s << "    __builtin_memcpy(__out + (uint64_t)__x * __osx, &__r, sizeof(__r));\n";
   } else {
-    s << "    " << info.function << "(" << CallArgs(info.args, info.input_types, out, Access::kStrided) << ");\n";
+    s << "    " << info.function << "(" << CallArgs(info.args, info.input_types, out, Access::kStrided)
+      << ");\n";
   }
   s << "  }\n}\n\n";
 }
@@ -168,7 +175,8 @@ void EmitReduction(std::ostringstream& s, const ReductionDesc& desc, const Reduc
 
   // The accumulator lives in a local for the row so that it can stay in registers.
   s << "void " << desc.accum_symbol
-    << "(const KilnKernelLaunch* __launch, void* __accum, uint32_t __x_begin, uint32_t __x_end, uint32_t __y, "
+    << "(const KilnKernelLaunch* __launch, void* __accum, uint32_t __x_begin, uint32_t __x_end, uint32_t "
+       "__y, "
        "uint32_t __z) {\n";
   EmitRowSetup(s, info.input_types.size(), false);
   s << "  " << acc << " __a;\n  __builtin_memcpy(&__a, __accum, sizeof(__a));\n";
@@ -216,7 +224,8 @@ void EmitInvokable(std::ostringstream& s, const std::string& symbol, const Invok
   }
   // A struct has exactly the packed layout the reflection describes: declaration order, natural alignment.
   s << "  struct {\n";
-  for (size_t i = 0; i < info.param_types.size(); ++i) s << "    " << info.param_types[i] << " a" << i << ";\n";
+  for (size_t i = 0; i < info.param_types.size(); ++i)
+    s << "    " << info.param_types[i] << " a" << i << ";\n";
   s << "  } __a;\n  __builtin_memcpy(&__a, __args, sizeof(__a));\n";
   s << "  " << info.function << "(";
   for (size_t i = 0; i < info.param_types.size(); ++i) s << (i ? ", " : "") << "__a.a" << i;

@@ -1,5 +1,5 @@
-// kilnc's Clang front end. Everything that includes Clang headers lives in this one translation unit: they are
-// slow to compile.
+// kilnc's Clang front end. Everything that includes Clang headers lives in this one translation unit: they
+// are slow to compile.
 //
 // A script is parsed twice. The first pass (AnalyzeScript) runs Sema plus kilnc's own checks and collects the
 // reflection; the second (GenerateIr) compiles the same source with the generated entry points appended and
@@ -63,7 +63,8 @@ constexpr char kStdboolH[] = "#include \"rs_types.rsh\"\n";
 constexpr char kLimitsH[] =
     "#ifndef KILN_LIMITS_H\n#define KILN_LIMITS_H\n#define CHAR_BIT 8\n#define SCHAR_MIN (-128)\n"
     "#define SCHAR_MAX 127\n#define UCHAR_MAX 255\n#define CHAR_MIN SCHAR_MIN\n#define CHAR_MAX SCHAR_MAX\n"
-    "#define SHRT_MIN (-32768)\n#define SHRT_MAX 32767\n#define USHRT_MAX 65535\n#define INT_MIN (-2147483647 - 1)\n"
+    "#define SHRT_MIN (-32768)\n#define SHRT_MAX 32767\n#define USHRT_MAX 65535\n#define INT_MIN "
+    "(-2147483647 - 1)\n"
     "#define INT_MAX 2147483647\n#define UINT_MAX 4294967295U\n#define LONG_MIN (-9223372036854775807L - 1)\n"
     "#define LONG_MAX 9223372036854775807L\n#define ULONG_MAX 18446744073709551615UL\n#endif\n";
 constexpr char kFloatH[] =
@@ -77,7 +78,8 @@ llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> MakeFileSystem() {
   auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   auto add = [&](const std::string& name, llvm::StringRef contents) {
     const std::string path = std::string(kPreludeDir) + "/" + name;
-    memory->addFile(path, 0, llvm::MemoryBuffer::getMemBuffer(contents, path, /*RequiresNullTerminator=*/true));
+    memory->addFile(path, 0,
+                    llvm::MemoryBuffer::getMemBuffer(contents, path, /*RequiresNullTerminator=*/true));
   };
   for (size_t i = 0; i < kPreludeFileCount; ++i) {
     add(kPreludeFiles[i].path, llvm::StringRef(kPreludeFiles[i].data, kPreludeFiles[i].size));
@@ -132,13 +134,14 @@ class VersionPragmaHandler : public clang::PragmaHandler {
     if (t.size() != 3 || t[0].isNot(clang::tok::l_paren) || t[1].isNot(clang::tok::numeric_constant) ||
         t[2].isNot(clang::tok::r_paren)) {
       pp.getDiagnostics().Report(first.getLocation(), PragmaError(pp.getDiagnostics()))
-          << "version" << "expected '#pragma version(1)'";
+          << "version"
+          << "expected '#pragma version(1)'";
       return;
     }
     if (pp.getSpelling(t[1]) != "1") {
-      pp.getDiagnostics().Report(t[1].getLocation(),
-                                 pp.getDiagnostics().getCustomDiagID(clang::DiagnosticsEngine::Error,
-                                                                     "unsupported script version %0; only 1 exists"))
+      pp.getDiagnostics().Report(t[1].getLocation(), pp.getDiagnostics().getCustomDiagID(
+                                                         clang::DiagnosticsEngine::Error,
+                                                         "unsupported script version %0; only 1 exists"))
           << pp.getSpelling(t[1]);
     }
   }
@@ -166,12 +169,14 @@ class PrecisionPragmaHandler : public clang::PragmaHandler {
 // #pragma rs java_package_name(a.b.c)
 class PackagePragmaHandler : public clang::PragmaHandler {
  public:
-  explicit PackagePragmaHandler(PragmaState* state) : clang::PragmaHandler("java_package_name"), state_(state) {}
+  explicit PackagePragmaHandler(PragmaState* state)
+      : clang::PragmaHandler("java_package_name"), state_(state) {}
   void HandlePragma(clang::Preprocessor& pp, clang::PragmaIntroducer, clang::Token& first) override {
     std::vector<clang::Token> t = LexPragmaLine(pp);
     if (t.size() < 3 || t.front().isNot(clang::tok::l_paren) || t.back().isNot(clang::tok::r_paren)) {
       pp.getDiagnostics().Report(first.getLocation(), PragmaError(pp.getDiagnostics()))
-          << "rs java_package_name" << "expected '(package.name)'";
+          << "rs java_package_name"
+          << "expected '(package.name)'";
       return;
     }
     std::string name;
@@ -203,13 +208,15 @@ class ReducePragmaHandler : public clang::PragmaHandler {
     for (size_t i = 3; i < t.size(); i += 4) {
       if (i + 3 >= t.size() || t[i].isNot(clang::tok::identifier) || t[i + 1].isNot(clang::tok::l_paren) ||
           t[i + 2].isNot(clang::tok::identifier) || t[i + 3].isNot(clang::tok::r_paren)) {
-        return fail(t[i].getLocation(), "expected 'initializer(f)', 'accumulator(f)', 'combiner(f)' or "
-                                        "'outconverter(f)'");
+        return fail(t[i].getLocation(),
+                    "expected 'initializer(f)', 'accumulator(f)', 'combiner(f)' or "
+                    "'outconverter(f)'");
       }
       const std::string key = pp.getSpelling(t[i]);
       if (key != "initializer" && key != "accumulator" && key != "combiner" && key != "outconverter") {
-        return fail(t[i].getLocation(), "unknown clause; expected initializer, accumulator, combiner or "
-                                        "outconverter");
+        return fail(t[i].getLocation(),
+                    "unknown clause; expected initializer, accumulator, combiner or "
+                    "outconverter");
       }
       if (reduce.functions.count(key)) return fail(t[i].getLocation(), "clause given twice");
       reduce.functions[key] = pp.getSpelling(t[i + 2]);
@@ -238,24 +245,37 @@ void AddPragmaHandlers(clang::Preprocessor& pp, PragmaState* state) {
 
 KilnType ScalarKilnType(const clang::BuiltinType* type) {
   switch (type->getKind()) {
-    case clang::BuiltinType::Float: return kKilnFloat32;
-    case clang::BuiltinType::Double: return kKilnFloat64;
+    case clang::BuiltinType::Float:
+      return kKilnFloat32;
+    case clang::BuiltinType::Double:
+      return kKilnFloat64;
     case clang::BuiltinType::Half:
-    case clang::BuiltinType::Float16: return kKilnFloat16;
+    case clang::BuiltinType::Float16:
+      return kKilnFloat16;
     case clang::BuiltinType::Char_S:
-    case clang::BuiltinType::SChar: return kKilnInt8;
+    case clang::BuiltinType::SChar:
+      return kKilnInt8;
     case clang::BuiltinType::Char_U:
-    case clang::BuiltinType::UChar: return kKilnUInt8;
-    case clang::BuiltinType::Short: return kKilnInt16;
-    case clang::BuiltinType::UShort: return kKilnUInt16;
-    case clang::BuiltinType::Int: return kKilnInt32;
-    case clang::BuiltinType::UInt: return kKilnUInt32;
+    case clang::BuiltinType::UChar:
+      return kKilnUInt8;
+    case clang::BuiltinType::Short:
+      return kKilnInt16;
+    case clang::BuiltinType::UShort:
+      return kKilnUInt16;
+    case clang::BuiltinType::Int:
+      return kKilnInt32;
+    case clang::BuiltinType::UInt:
+      return kKilnUInt32;
     case clang::BuiltinType::Long:
-    case clang::BuiltinType::LongLong: return kKilnInt64;
+    case clang::BuiltinType::LongLong:
+      return kKilnInt64;
     case clang::BuiltinType::ULong:
-    case clang::BuiltinType::ULongLong: return kKilnUInt64;
-    case clang::BuiltinType::Bool: return kKilnBool;
-    default: return kKilnNoType;
+    case clang::BuiltinType::ULongLong:
+      return kKilnUInt64;
+    case clang::BuiltinType::Bool:
+      return kKilnBool;
+    default:
+      return kKilnNoType;
   }
 }
 
@@ -265,8 +285,8 @@ bool IsRecordNamed(clang::QualType type, llvm::StringRef name) {
 }
 
 bool IsObjectHandle(clang::QualType type) {
-  return IsRecordNamed(type, "rs_element") || IsRecordNamed(type, "rs_type") || IsRecordNamed(type, "rs_script") ||
-         IsRecordNamed(type, "rs_sampler");
+  return IsRecordNamed(type, "rs_element") || IsRecordNamed(type, "rs_type") ||
+         IsRecordNamed(type, "rs_script") || IsRecordNamed(type, "rs_sampler");
 }
 
 // ---- The analysis pass ----
@@ -289,15 +309,15 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
     diag_function_pointer_type_ = id("function pointers are not supported: '%0' has type %1");
     diag_indirect_call_ = id("function pointers are not supported: indirect call");
     diag_unknown_rs_ = id("call to unknown RenderScript runtime function '%0'");
-    diag_undeclared_ = id("call to undeclared function '%0'; a script can only call functions it defines and "
-                          "the runtime functions of the prelude");
+    diag_undeclared_ =
+        id("call to undeclared function '%0'; a script can only call functions it defines and "
+           "the runtime functions of the prelude");
     diag_undefined_ = id("function '%0' is declared but never defined; a script cannot call external code");
     diag_kernel_ = id("kernel '%0': %1");
     diag_reduction_ = id("reduction '%0': %1");
     diag_invokable_ = id("invokable '%0': %1");
     diag_global_ = id("global '%0': %1");
     diag_for_each_ = id("rsForEach: '%0' is not a kernel of this script");
-    diag_note_ = diags_.getDiagnosticIDs()->getCustomDiagID(clang::DiagnosticIDs::Note, "%0");
   }
 
   void Run(clang::TranslationUnitDecl* unit) {
@@ -497,18 +517,33 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
     return level;
   }
 
+  // Whether `fd` can reach rsForEach. A kernel launching kernels would wait on the thread pool it runs on.
+  bool LaunchesKernels(const clang::FunctionDecl* fd) {
+    fd = fd->getCanonicalDecl();
+    auto cached = launches_.find(fd);
+    if (cached != launches_.end()) return cached->second;
+    launches_[fd] = false;  // cycles were reported already
+    bool result = fd->getName() == "__kiln_for_each";
+    auto it = calls_.find(fd);
+    if (it != calls_.end()) {
+      for (const Call& call : it->second) result = result || LaunchesKernels(call.callee);
+    }
+    launches_[fd] = result;
+    return result;
+  }
+
   // Reports a function whose HAL level is newer than any runtime this kilnc knows can run it.
   bool CheckLevel(const HalLevel& level, const clang::FunctionDecl* fd, unsigned diag) {
     if (!(kMaxSupportedHalLevel < level)) return true;
-    diags_.Report(fd->getLocation(), diag)
-        << fd->getName() << ("needs HAL level " + level.ToString() + " (through the functions it calls), above "
-                             "the newest Kiln supports (" + kMaxSupportedHalLevel.ToString() + ")");
+    diags_.Report(fd->getLocation(), diag) << fd->getName()
+                                           << ("needs HAL level " + level.ToString() +
+                                               " (through the functions it calls), above "
+                                               "the newest Kiln supports (" +
+                                               kMaxSupportedHalLevel.ToString() + ")");
     return false;
   }
 
-  std::string Spelling(clang::QualType type) const {
-    return type.getUnqualifiedType().getAsString(*policy_);
-  }
+  std::string Spelling(clang::QualType type) const { return type.getUnqualifiedType().getAsString(*policy_); }
 
   // Describes a type for the reflection; reports and returns false for types a script cannot export.
   bool Describe(clang::QualType type, KernelTypeDesc* out, int depth = 0) {
@@ -545,7 +580,8 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
       return out->element_type != kKilnNoType && out->vector_size <= 4;
     }
     if (const auto* enum_type = canonical->getAs<clang::EnumType>()) {
-      return Describe(enum_type->getDecl()->getIntegerType(), out, depth + 1) && (out->name = Spelling(type), true);
+      return Describe(enum_type->getDecl()->getIntegerType(), out, depth + 1) &&
+             (out->name = Spelling(type), true);
     }
     if (const auto* builtin = canonical->getAs<clang::BuiltinType>()) {
       out->kind = KernelTypeKind::kScalar;
@@ -602,8 +638,9 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
     const int rank = SpecialRank(param->getName());
     const clang::QualType type = param->getType();
     if (rank == 0 && !IsKernelContext(type)) {
-      diags_.Report(param->getLocation(), diag) << owner << "special parameter 'context' must have type "
-                                                           "rs_kernel_context";
+      diags_.Report(param->getLocation(), diag) << owner
+                                                << "special parameter 'context' must have type "
+                                                   "rs_kernel_context";
       return false;
     }
     if (rank > 0 && !(type->isIntegerType() && !type->isBooleanType() && context_.getTypeSize(type) == 32)) {
@@ -613,8 +650,9 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
     }
     if (rank <= *last_rank) {
       diags_.Report(param->getLocation(), diag)
-          << owner << ("special parameter '" + param->getNameAsString() +
-                       "' is out of order or repeated; the order is context, x, y, z");
+          << owner
+          << ("special parameter '" + param->getNameAsString() +
+              "' is out of order or repeated; the order is context, x, y, z");
       return false;
     }
     *last_rank = rank;
@@ -647,15 +685,17 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
       const clang::QualType type = param->getType();
       if (last_rank >= 0) {
         diags_.Report(param->getLocation(), diag_kernel_)
-            << name << ("input parameter '" + param->getNameAsString() +
-                        "' follows a special parameter; inputs come first");
+            << name
+            << ("input parameter '" + param->getNameAsString() +
+                "' follows a special parameter; inputs come first");
         ok = false;
         continue;
       }
       if (type->isPointerType() || type->isArrayType()) {
         diags_.Report(param->getLocation(), diag_kernel_)
-            << name << ("parameter '" + param->getNameAsString() +
-                        "' is a pointer; RS_KERNEL inputs are passed by value (bind other data through globals)");
+            << name
+            << ("parameter '" + param->getNameAsString() +
+                "' is a pointer; RS_KERNEL inputs are passed by value (bind other data through globals)");
         ok = false;
         continue;
       }
@@ -673,16 +713,17 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
     }
     if (desc.inputs.size() > KILN_KERNEL_MAX_INPUTS) {
       diags_.Report(fd->getLocation(), diag_kernel_)
-          << name << ("has " + std::to_string(desc.inputs.size()) + " inputs; at most " +
-                      std::to_string(KILN_KERNEL_MAX_INPUTS) + " are allowed");
+          << name
+          << ("has " + std::to_string(desc.inputs.size()) + " inputs; at most " +
+              std::to_string(KILN_KERNEL_MAX_INPUTS) + " are allowed");
       ok = false;
     }
     if (!desc.inputs.empty()) desc.signature |= kKernelSigIn;
     const clang::QualType result = fd->getReturnType();
     if (!result->isVoidType()) {
       KernelTypeDesc output;
-      if (result->isPointerType() || !Describe(result, &output) || output.kind == KernelTypeKind::kAllocation ||
-          output.kind == KernelTypeKind::kObject) {
+      if (result->isPointerType() || !Describe(result, &output) ||
+          output.kind == KernelTypeKind::kAllocation || output.kind == KernelTypeKind::kObject) {
         diags_.Report(fd->getLocation(), diag_kernel_) << name << ("cannot return " + Spelling(result));
         ok = false;
       } else {
@@ -697,11 +738,17 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
     if (!ok) return;
     desc.hal_level = LevelOf(fd);
     if (!CheckLevel(desc.hal_level, fd, diag_kernel_)) return;
+    if (LaunchesKernels(fd)) {
+      diags_.Report(fd->getLocation(), diag_kernel_)
+          << name << "calls rsForEach; only invokables and init() may launch kernels";
+      return;
+    }
     info_->module.kernels.push_back(std::move(desc));
     info_->kernels.push_back(std::move(info));
   }
 
-  // void root(const T* in, U* out, const void* usrData, uint32_t x, uint32_t y): RenderScript's original form.
+  // void root(const T* in, U* out, const void* usrData, uint32_t x, uint32_t y): RenderScript's original
+  // form.
   void AnalyzeRootKernel(const clang::FunctionDecl* fd) {
     const std::string name = fd->getNameAsString();
     if (!fd->getReturnType()->isVoidType()) {
@@ -741,7 +788,8 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
         KernelTypeDesc element;
         if (pointee->isVoidType() || !Describe(pointee, &element)) {
           diags_.Report(param->getLocation(), diag_kernel_)
-              << name << ("parameter '" + pname + "' must point to a concrete element type, not " + Spelling(type));
+              << name
+              << ("parameter '" + pname + "' must point to a concrete element type, not " + Spelling(type));
           return;
         }
         if (have_in && info.input_types.empty()) {
@@ -759,8 +807,10 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
       }
       if (!type->isIntegerType() || context_.getTypeSize(type) != 32 || next_coordinate > 3) {
         diags_.Report(param->getLocation(), diag_kernel_)
-            << name << ("unexpected parameter '" + pname + "'; the form is root(const T* in, U* out, "
-                        "const void* usrData, uint32_t x, uint32_t y, uint32_t z)");
+            << name
+            << ("unexpected parameter '" + pname +
+                "'; the form is root(const T* in, U* out, "
+                "const void* usrData, uint32_t x, uint32_t y, uint32_t z)");
         return;
       }
       static const uint32_t kBits[] = {0, kKernelSigX, kKernelSigY, kKernelSigZ};
@@ -775,6 +825,11 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
     }
     desc.hal_level = LevelOf(fd);
     if (!CheckLevel(desc.hal_level, fd, diag_kernel_)) return;
+    if (LaunchesKernels(fd)) {
+      diags_.Report(fd->getLocation(), diag_kernel_)
+          << name << "calls rsForEach; only invokables and init() may launch kernels";
+      return;
+    }
     info_->module.kernels.push_back(std::move(desc));
     info_->kernels.push_back(std::move(info));
   }
@@ -798,6 +853,13 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
       };
       if (!names.insert(name).second) {
         fail(pragma.location, "defined twice");
+        continue;
+      }
+      // Reductions share the module's one namespace with kernels, invokables and globals.
+      bool clash = FindUserFunction(name) != nullptr;
+      for (const clang::VarDecl* vd : globals_) clash |= vd->getName() == name;
+      if (clash) {
+        fail(pragma.location, "the name is already used by a function or global of this script");
         continue;
       }
       std::map<std::string, const clang::FunctionDecl*> fns;
@@ -854,7 +916,8 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
       for (unsigned i = 1; i < accumulator->getNumParams() && ok; ++i) {
         const clang::ParmVarDecl* param = accumulator->getParamDecl(i);
         if (SpecialRank(param->getName()) >= 0) {
-          ok &= SpecialParam(param, diag_reduction_, name, &last_rank, &desc.signature, &info.accumulator_args);
+          ok &=
+              SpecialParam(param, diag_reduction_, name, &last_rank, &desc.signature, &info.accumulator_args);
           continue;
         }
         KernelTypeDesc input;
@@ -876,14 +939,15 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
       if (const clang::FunctionDecl* init = fns.count("initializer") ? fns.at("initializer") : nullptr) {
         if (init->getNumParams() != 1 || PointeeOf(init->getParamDecl(0)).isNull() ||
             !SameType(PointeeOf(init->getParamDecl(0)), accum_type)) {
-          fail(init->getLocation(), "initializer '" + desc.initializer + "' must be void " + desc.initializer +
-                                        "(" + info.accumulator_type + "* accum)");
+          fail(init->getLocation(), "initializer '" + desc.initializer + "' must be void " +
+                                        desc.initializer + "(" + info.accumulator_type + "* accum)");
           continue;
         }
       }
       if (const clang::FunctionDecl* comb = fns.count("combiner") ? fns.at("combiner") : nullptr) {
         if (comb->getNumParams() != 2 || PointeeOf(comb->getParamDecl(0)).isNull() ||
-            PointeeOf(comb->getParamDecl(1)).isNull() || !SameType(PointeeOf(comb->getParamDecl(0)), accum_type) ||
+            PointeeOf(comb->getParamDecl(1)).isNull() ||
+            !SameType(PointeeOf(comb->getParamDecl(0)), accum_type) ||
             !SameType(PointeeOf(comb->getParamDecl(1)), accum_type)) {
           fail(comb->getLocation(), "combiner '" + desc.combiner + "' must be void " + desc.combiner + "(" +
                                         info.accumulator_type + "* accum, const " + info.accumulator_type +
@@ -892,17 +956,21 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
         }
       } else if (desc.inputs.size() != 1 || desc.signature != 0 ||
                  !SameType(accumulator->getParamDecl(1)->getType(), accum_type)) {
-        fail(pragma.location, "without a combiner, the accumulator must take exactly one input, of the "
-                              "accumulator type " + info.accumulator_type + ", and no special parameters");
+        fail(pragma.location,
+             "without a combiner, the accumulator must take exactly one input, of the "
+             "accumulator type " +
+                 info.accumulator_type + ", and no special parameters");
         continue;
       }
       if (const clang::FunctionDecl* out = fns.count("outconverter") ? fns.at("outconverter") : nullptr) {
-        const clang::QualType result = out->getNumParams() == 2 ? PointeeOf(out->getParamDecl(0)) : clang::QualType();
+        const clang::QualType result =
+            out->getNumParams() == 2 ? PointeeOf(out->getParamDecl(0)) : clang::QualType();
         if (result.isNull() || result.isConstQualified() || PointeeOf(out->getParamDecl(1)).isNull() ||
             !SameType(PointeeOf(out->getParamDecl(1)), accum_type) || !Describe(result, &desc.result) ||
             desc.result.kind == KernelTypeKind::kVoid) {
-          fail(out->getLocation(), "outconverter '" + desc.outconverter + "' must be void " + desc.outconverter +
-                                       "(ResultType* result, const " + info.accumulator_type + "* accum)");
+          fail(out->getLocation(), "outconverter '" + desc.outconverter + "' must be void " +
+                                       desc.outconverter + "(ResultType* result, const " +
+                                       info.accumulator_type + "* accum)");
           continue;
         }
         info.result_type = Spelling(result);
@@ -911,7 +979,15 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
         info.result_type = info.accumulator_type;
       }
       HalLevel level;
-      for (const auto& entry : fns) level = std::max(level, LevelOf(entry.second));
+      bool launches = false;
+      for (const auto& entry : fns) {
+        level = std::max(level, LevelOf(entry.second));
+        launches = launches || LaunchesKernels(entry.second);
+      }
+      if (launches) {
+        fail(pragma.location, "its functions call rsForEach; only invokables and init() may launch kernels");
+        continue;
+      }
       desc.hal_level = level;
       if (kMaxSupportedHalLevel < level) {
         fail(pragma.location, "needs HAL level " + level.ToString() + ", above the newest Kiln supports (" +
@@ -932,7 +1008,8 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
       }
       if (name == "init") {
         if (!fd->getReturnType()->isVoidType() || fd->getNumParams() != 0) {
-          diags_.Report(fd->getLocation(), diag_invokable_) << name << "init must be declared 'void init(void)'";
+          diags_.Report(fd->getLocation(), diag_invokable_)
+              << name << "init must be declared 'void init(void)'";
           continue;
         }
         info_->module.has_init = true;
@@ -958,8 +1035,9 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
         p.name = param->getNameAsString();
         if (param->getType()->isPointerType() || !Describe(param->getType(), &p.type)) {
           diags_.Report(param->getLocation(), diag_invokable_)
-              << name << ("parameter '" + p.name + "' has type " + Spelling(param->getType()) +
-                          ", which cannot be passed from the host (pointers are not allowed)");
+              << name
+              << ("parameter '" + p.name + "' has type " + Spelling(param->getType()) +
+                  ", which cannot be passed from the host (pointers are not allowed)");
           ok = false;
           continue;
         }
@@ -1017,10 +1095,11 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
   std::vector<std::pair<std::string, clang::SourceLocation>> for_each_calls_;
   std::set<const clang::FunctionDecl*> reduction_functions_;
   std::map<const clang::FunctionDecl*, HalLevel> levels_;
+  std::map<const clang::FunctionDecl*, bool> launches_;
 
   unsigned diag_recursion_, diag_function_pointer_value_, diag_function_pointer_type_, diag_indirect_call_,
       diag_unknown_rs_, diag_undeclared_, diag_undefined_, diag_kernel_, diag_reduction_, diag_invokable_,
-      diag_global_, diag_for_each_, diag_note_;
+      diag_global_, diag_for_each_;
 };
 
 class AnalysisConsumer : public clang::ASTConsumer {
@@ -1041,7 +1120,8 @@ class AnalysisAction : public clang::ASTFrontendAction {
   explicit AnalysisAction(ScriptInfo* info) : info_(info) {}
 
  protected:
-  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci, llvm::StringRef) override {
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci,
+                                                        llvm::StringRef) override {
     AddPragmaHandlers(ci.getPreprocessor(), &pragmas_);
     return std::make_unique<AnalysisConsumer>(&pragmas_, info_);
   }
@@ -1056,7 +1136,8 @@ class CodeGenAction : public clang::EmitLLVMOnlyAction {
   explicit CodeGenAction(llvm::LLVMContext* context) : clang::EmitLLVMOnlyAction(context) {}
 
  protected:
-  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci, llvm::StringRef file) override {
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci,
+                                                        llvm::StringRef file) override {
     AddPragmaHandlers(ci.getPreprocessor(), &pragmas_);
     return clang::EmitLLVMOnlyAction::CreateASTConsumer(ci, file);
   }
@@ -1066,19 +1147,30 @@ class CodeGenAction : public clang::EmitLLVMOnlyAction {
 };
 
 // Runs `action` over the source (with `appended` after it) and returns whether no error was reported.
-bool RunClang(const FrontendInput& input, const std::string& appended, bool codegen, clang::FrontendAction* action,
-              std::string* diagnostics) {
+bool RunClang(const FrontendInput& input, const std::string& appended, bool codegen,
+              clang::FrontendAction* action, std::string* diagnostics) {
   std::string text;
   llvm::raw_string_ostream stream(text);
   auto diag_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
   clang::TextDiagnosticPrinter printer(stream, diag_options.get());
 
   const CompileOptions& options = *input.options;
-  std::vector<std::string> args = {
-      "-triple", kTargetTriple, "-x", "renderscript", "-std=c99", "-ffreestanding", "-nostdsysteminc",
-      "-nobuiltininc", "-disable-llvm-passes", "-disable-O0-optnone",
-      "-Wno-implicit-function-declaration", "-O" + std::to_string(std::clamp(options.opt_level, 0, 3)),
-      "-I", kPreludeDir, "-include", "rs_core.rsh"};
+  std::vector<std::string> args = {"-triple",
+                                   kTargetTriple,
+                                   "-x",
+                                   "renderscript",
+                                   "-std=c99",
+                                   "-ffreestanding",
+                                   "-nostdsysteminc",
+                                   "-nobuiltininc",
+                                   "-disable-llvm-passes",
+                                   "-disable-O0-optnone",
+                                   "-Wno-implicit-function-declaration",
+                                   "-O" + std::to_string(std::clamp(options.opt_level, 0, 3)),
+                                   "-I",
+                                   kPreludeDir,
+                                   "-include",
+                                   "rs_core.rsh"};
   if (codegen) {
     args.push_back("-w");  // the analysis pass showed the warnings already
     // rs_fp_relaxed allows contraction (fused multiply-add); rs_fp_imprecise also gives up IEEE infinities,

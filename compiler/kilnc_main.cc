@@ -121,9 +121,9 @@ int main(int argc, char** argv) {
     std::cerr << "kilnc: generated entry points:\n" << result.entry_point_source;
   }
   if (print_reflection) std::cout << kiln::DescribeKernelModule(result.module);
-  const bool written = emit_llvm ? WriteFile(output, result.llvm_ir.data(), result.llvm_ir.size())
-                                 : WriteFile(output, reinterpret_cast<const char*>(result.kmod.data()),
-                                             result.kmod.size());
+  const bool written =
+      emit_llvm ? WriteFile(output, result.llvm_ir.data(), result.llvm_ir.size())
+                : WriteFile(output, reinterpret_cast<const char*>(result.kmod.data()), result.kmod.size());
   if (!written) {
     std::cerr << "kilnc: error: cannot write '" << output << "': " << std::strerror(errno) << "\n";
     return 1;

@@ -13,10 +13,10 @@ namespace compiler {
 
 // What a kernel (or reduction accumulator) parameter receives, in the order the source declares them.
 enum class ArgKind {
-  kInput,     // the next input element, by value (RS_KERNEL) or ...
-  kInputPtr,  // ... by pointer (old-style root)
-  kOutputPtr, // root()'s output pointer
-  kUsrData,   // root()'s usrData
+  kInput,      // the next input element, by value (RS_KERNEL) or ...
+  kInputPtr,   // ... by pointer (old-style root)
+  kOutputPtr,  // root()'s output pointer
+  kUsrData,    // root()'s usrData
   kX,
   kY,
   kZ,
@@ -43,8 +43,8 @@ struct InvokableInfo {
 };
 
 struct ScriptInfo {
-  KernelModuleDesc module;  // reflection; payloads, imports and global default values come later
-  std::vector<KernelInfo> kernels;        // parallel to module.kernels
+  KernelModuleDesc module;          // reflection; payloads, imports and global default values come later
+  std::vector<KernelInfo> kernels;  // parallel to module.kernels
   std::vector<ReductionInfo> reductions;  // parallel to module.reductions
   std::vector<InvokableInfo> invokables;  // parallel to module.invokables
 };

@@ -127,6 +127,18 @@ void KilnInterpreterOptionsSetErrorReporter(KilnInterpreterOptions* options, Kil
   options->reporter_user_data = user_data;
 }
 
+void KilnInterpreterOptionsSetDevicePolicy(KilnInterpreterOptions* options, KilnDevicePolicy policy) {
+  if (options != nullptr) std::memcpy(&options->device_policy, &policy, sizeof(int32_t));  // any int a C caller passes
+}
+
+void KilnInterpreterOptionsSetDriverPath(KilnInterpreterOptions* options, const char* path) {
+  if (options != nullptr) options->driver_path = path != nullptr ? path : "";
+}
+
+void KilnInterpreterOptionsSetAllowAnyDriverDependency(KilnInterpreterOptions* options, bool allow) {
+  if (options != nullptr) options->allow_any_driver_dependency = allow;
+}
+
 KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model, const KilnInterpreterOptions* options,
                                                  KilnStatus* out_status) {
   KilnStatus status = kKilnOk;
@@ -135,6 +147,10 @@ KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model, const K
   KilnInterpreter* result = nullptr;
   if (model == nullptr || model->data == nullptr) {
     kiln::Report(opts.reporter, opts.reporter_user_data, "KilnInterpreterCreate: the model is NULL");
+    status = kKilnInvalidArgument;
+  } else if (opts.device_policy < KILN_DEVICE_AUTO || opts.device_policy > KILN_DEVICE_GPU_ONLY) {
+    kiln::Report(opts.reporter, opts.reporter_user_data, "KilnInterpreterCreate: unknown device policy %d",
+                 static_cast<int>(opts.device_policy));
     status = kKilnInvalidArgument;
   } else if (auto impl = Interpreter::Create(model->data, opts, &status)) {
     result = new (std::nothrow) KilnInterpreter;
@@ -220,6 +236,22 @@ KilnStatus KilnInterpreterGetNodeInfo(const KilnInterpreter* interpreter, int32_
     *out_custom_name = desc->builtin_code == kKilnBuiltinCustom ? desc->custom_name.c_str() : nullptr;
   }
   if (out_version != nullptr) *out_version = desc->version;
+  return kKilnOk;
+}
+
+int32_t KilnInterpreterGetDecisionCount(const KilnInterpreter* interpreter) {
+  return interpreter != nullptr ? static_cast<int32_t>(interpreter->impl->decisions().size()) : 0;
+}
+
+KilnStatus KilnInterpreterGetDecision(const KilnInterpreter* interpreter, int32_t index, KilnDecisionKind* out_kind,
+                                      const char** out_subject, const char** out_message) {
+  const kiln::Decision* d = interpreter != nullptr && index >= 0
+                                ? interpreter->impl->decisions().Get(static_cast<size_t>(index))
+                                : nullptr;
+  if (d == nullptr) return kKilnInvalidArgument;
+  if (out_kind != nullptr) *out_kind = d->kind;
+  if (out_subject != nullptr) *out_subject = d->subject.c_str();
+  if (out_message != nullptr) *out_message = d->message.c_str();
   return kKilnOk;
 }
 

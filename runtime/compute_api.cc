@@ -1,8 +1,9 @@
-// The compute API (kiln/compute.h): contexts, scripts and context-owned tensors, over KernelDevice/KernelScript.
+// The compute API (kiln/compute.h): contexts, scripts and context-owned tensors, over DeviceSet/KernelScript.
 #include "kiln/compute.h"
 
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "runtime/kernel_device.h"
 
@@ -12,11 +13,15 @@ struct KilnContextOptions {
   void* reporter_user_data = nullptr;
   KilnMessageHandler message_handler = nullptr;
   void* message_user_data = nullptr;
+  int32_t policy = KILN_DEVICE_AUTO;  // a KilnDevicePolicy, checked at creation
+  std::string driver_path;
+  bool allow_any_driver_dependency = false;
 };
 
 struct KilnContext {
   KilnContextOptions options;
-  std::unique_ptr<kiln::KernelDevice> device;
+  kiln::DecisionLog decisions;  // before `devices`, which records into it until destroyed
+  std::unique_ptr<kiln::DeviceSet> devices;
   int live_objects = 0;  // scripts and tensors; must be 0 at delete
 };
 
@@ -61,11 +66,31 @@ void KilnContextOptionsSetMessageHandler(KilnContextOptions* options, KilnMessag
   options->message_user_data = user_data;
 }
 
+void KilnContextOptionsSetDevicePolicy(KilnContextOptions* options, KilnDevicePolicy policy) {
+  if (options != nullptr) std::memcpy(&options->policy, &policy, sizeof(int32_t));  // any int a C caller passes
+}
+
+void KilnContextOptionsSetDriverPath(KilnContextOptions* options, const char* path) {
+  if (options != nullptr) options->driver_path = path != nullptr ? path : "";
+}
+
+void KilnContextOptionsSetAllowAnyDriverDependency(KilnContextOptions* options, bool allow) {
+  if (options != nullptr) options->allow_any_driver_dependency = allow;
+}
+
 KilnContext* KilnContextCreate(const KilnContextOptions* options) {
+  if (options != nullptr && (options->policy < KILN_DEVICE_AUTO || options->policy > KILN_DEVICE_GPU_ONLY)) {
+    kiln::Report(options->reporter, options->reporter_user_data, "KilnContextCreate: unknown device policy %d",
+                 static_cast<int>(options->policy));
+    return nullptr;
+  }
   auto* context = new (std::nothrow) KilnContext;
   if (context == nullptr) return nullptr;
   if (options != nullptr) context->options = *options;
-  kiln::KernelDeviceOptions device_options;
+  kiln::DriverOptions device_options;
+  device_options.policy = static_cast<kiln::DevicePolicy>(context->options.policy);
+  device_options.driver_path = context->options.driver_path;
+  device_options.allow_any_dependency = context->options.allow_any_driver_dependency;
   device_options.num_threads = context->options.num_threads;
   device_options.reporter = context->options.reporter;
   device_options.reporter_user_data = context->options.reporter_user_data;
@@ -75,8 +100,9 @@ KilnContext* KilnContextCreate(const KilnContextOptions* options) {
                                        command, data, size);
     };
   }
-  context->device = kiln::KernelDevice::OpenCpu(device_options);
-  if (context->device == nullptr) {
+  KilnStatus status = kKilnOk;
+  context->devices = kiln::DeviceSet::Open(device_options, &context->decisions, &status);
+  if (context->devices == nullptr) {
     delete context;
     return nullptr;
   }
@@ -142,7 +168,7 @@ KilnScript* KilnScriptCreate(KilnContext* context, const KilnModule* module) {
   auto* script = new (std::nothrow) KilnScript;
   if (script == nullptr) return nullptr;
   script->context = context;
-  script->impl = kiln::KernelScript::Create(context->device.get(), module->impl, script);
+  script->impl = kiln::KernelScript::Create(context->devices.get(), module->impl, script);
   if (script->impl == nullptr) {
     delete script;
     return nullptr;
@@ -208,6 +234,21 @@ KilnStatus KilnScriptReduce(KilnScript* script, const char* name, const KilnTens
     return kKilnInvalidArgument;
   }
   return script->impl->Reduce(index, inputs, num_inputs, result, result_size, launch_options);
+}
+
+int32_t KilnContextGetDecisionCount(const KilnContext* context) {
+  return context != nullptr ? static_cast<int32_t>(context->decisions.size()) : 0;
+}
+
+KilnStatus KilnContextGetDecision(const KilnContext* context, int32_t index, KilnDecisionKind* out_kind,
+                                  const char** out_subject, const char** out_message) {
+  const kiln::Decision* d =
+      context != nullptr && index >= 0 ? context->decisions.Get(static_cast<size_t>(index)) : nullptr;
+  if (d == nullptr) return kKilnInvalidArgument;
+  if (out_kind != nullptr) *out_kind = d->kind;
+  if (out_subject != nullptr) *out_subject = d->subject.c_str();
+  if (out_message != nullptr) *out_message = d->message.c_str();
+  return kKilnOk;
 }
 
 }  // extern "C"

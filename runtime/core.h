@@ -82,6 +82,9 @@ struct KilnInterpreterOptions {
   std::vector<KilnOperator*> operators;  // later entries win
   KilnErrorReporter reporter = nullptr;
   void* reporter_user_data = nullptr;
+  int32_t device_policy = KILN_DEVICE_AUTO;  // a KilnDevicePolicy, checked at creation
+  std::string driver_path;
+  bool allow_any_driver_dependency = false;
 };
 
 // A tensor of an interpreter (or, later, of a compute context). KilnOpaqueTensor is the same object.

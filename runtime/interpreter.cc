@@ -34,20 +34,30 @@ std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData
     return nullptr;
   }
   if (!interpreter->ResolveBuiltins(status)) return nullptr;
+  // gpu-only is a promise about the whole interpreter, so it is checked now rather than at the first kernel.
+  if (options.device_policy == KILN_DEVICE_GPU_ONLY && interpreter->devices() == nullptr) {
+    *status = kKilnUnsupported;
+    return nullptr;
+  }
   return interpreter;
 }
 
 Interpreter::~Interpreter() { FreeNodes(); }
 
-KernelDevice* Interpreter::kernel_device() {
-  if (kernel_device_ == nullptr) {
-    KernelDeviceOptions options;
+DeviceSet* Interpreter::devices() {
+  if (devices_ == nullptr && !devices_failed_) {
+    DriverOptions options;
+    options.policy = static_cast<DevicePolicy>(options_.device_policy);
+    options.driver_path = options_.driver_path;
+    options.allow_any_dependency = options_.allow_any_driver_dependency;
     options.num_threads = options_.num_threads;
     options.reporter = options_.reporter;
     options.reporter_user_data = options_.reporter_user_data;
-    kernel_device_ = KernelDevice::OpenCpu(options);
+    KilnStatus status = kKilnOk;
+    devices_ = DeviceSet::Open(options, &decisions_, &status);
+    devices_failed_ = devices_ == nullptr;  // tried once: the decisions say why
   }
-  return kernel_device_.get();
+  return devices_.get();
 }
 
 void Interpreter::FreeNodes() {
@@ -258,6 +268,9 @@ KilnStatus Interpreter::AllocateTensors() {
     state_ = State::kNeedsPrepare;
     return s;
   }
+  PlanKernelPartitions(this, &partitions_, &recorded_plan_);
+  partition_of_node_.assign(nodes_.size(), -1);
+  for (size_t p = 0; p < partitions_.size(); ++p) partition_of_node_[partitions_[p].first] = static_cast<int>(p);
   state_ = State::kReady;
   return kKilnOk;
 }
@@ -323,8 +336,19 @@ KilnStatus Interpreter::Invoke() {
     return kKilnError;
   }
   state_ = State::kInvoking;
-  for (Node& node : nodes_) {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Node& node = nodes_[i];
     KilnStatus s = kKilnOk;
+    if (partition_of_node_[i] >= 0) {
+      const KernelPartition& p = partitions_[partition_of_node_[i]];
+      if (KernelPartitionInvoke(this, p) != kKilnOk) {
+        ReportError("Nodes %d to %d (kernel partition %d) failed to invoke.", p.first, p.last, partition_of_node_[i]);
+        state_ = State::kReady;
+        return kKilnError;
+      }
+      i = static_cast<size_t>(p.last);
+      continue;
+    }
     if (node.op->is_kernel()) {
       s = KernelOpInvoke(this, &node);
     } else if (node.op->invoke_with_data) {

@@ -10,10 +10,17 @@
 #include <vector>
 
 #include "runtime/core.h"
+#include "runtime/driver_loader.h"
 
 namespace kiln {
 
-class KernelDevice;
+class DeviceSet;
+
+// Consecutive kernel-backed nodes [first, last] that run on the driver device as one batch (kernel_op.cc).
+struct KernelPartition {
+  int first = 0;
+  int last = 0;
+};
 
 // One op instance in the graph; ops see it as KilnOpaqueNode.
 struct Node {
@@ -59,8 +66,12 @@ class Interpreter {
   KilnStatus AddTensor(KilnType type, KilnAllocationType allocation, KilnQuantizationParams quant, void* data,
                        int* out_index);
 
-  // The device kernel-backed ops run on, opened on first use. Null (reported) if none can be opened.
-  KernelDevice* kernel_device();
+  // The devices kernel-backed ops run on, chosen by the device policy on first use. Null (reported, and
+  // recorded) if none can be opened.
+  DeviceSet* devices();
+  DecisionLog& decisions() { return decisions_; }
+  const DecisionLog& decisions() const { return decisions_; }
+  const std::vector<KernelPartition>& partitions() const { return partitions_; }
 
   KilnOpaqueContext* AsContext() { return reinterpret_cast<KilnOpaqueContext*>(this); }
   static Interpreter* FromContext(KilnOpaqueContext* c) { return reinterpret_cast<Interpreter*>(c); }
@@ -92,7 +103,12 @@ class Interpreter {
   size_t arena_bytes_ = 0;
   size_t naive_bytes_ = 0;
   State state_ = State::kNeedsPrepare;
-  std::unique_ptr<KernelDevice> kernel_device_;
+  DecisionLog decisions_;  // before devices_, which records into it until destroyed
+  std::unique_ptr<DeviceSet> devices_;
+  bool devices_failed_ = false;
+  std::vector<KernelPartition> partitions_;
+  std::vector<int> partition_of_node_;  // index into partitions_ for a partition's first node, else -1
+  std::string recorded_plan_;           // the node/partition decisions last recorded, to record changes only
 };
 
 }  // namespace kiln

@@ -1,76 +1,14 @@
 #include "runtime/kernel_device.h"
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-#include "backends/cpu/cpu_driver.h"
 #include "flatbuffers/flexbuffers.h"
 
 namespace kiln {
 namespace {
-
-// Reported by a driver call that failed; the driver has already sent its message through report_error.
-const char* StatusName(KilnStatus s) {
-  switch (s) {
-    case kKilnOk: return "ok";
-    case kKilnError: return "error";
-    case kKilnDelegateError: return "driver error";
-    case kKilnUnresolvedOps: return "unresolved ops";
-    case kKilnInvalidArgument: return "invalid argument";
-    case kKilnInvalidModel: return "invalid module";
-    case kKilnUnsupported: return "unsupported";
-    case kKilnOutOfMemory: return "out of memory";
-  }
-  return "unknown status";
-}
-
-// A tensor as a driver buffer: wrapped without a copy when the device shares host memory and the data is
-// aligned, otherwise copied into device memory (and back, for outputs).
-class TensorBuffer {
- public:
-  TensorBuffer(KernelDevice* device, const KilnTensor* tensor, bool is_output)
-      : device_(device), tensor_(tensor), is_output_(is_output) {}
-  ~TensorBuffer() {
-    if (buffer_ != nullptr) device_->driver().buffer_destroy(buffer_);
-  }
-  KilnStatus Acquire() {
-    const KilnHalDriver& d = device_->driver();
-    const uint64_t size = tensor_->bytes == 0 ? 1 : tensor_->bytes;
-    const uint32_t alignment = device_->info().limits.buffer_alignment ? device_->info().limits.buffer_alignment : 1;
-    KilnHalBufferDesc desc{};
-    desc.struct_size = sizeof desc;
-    desc.size = size;
-    const bool aligned = reinterpret_cast<uintptr_t>(tensor_->data) % alignment == 0;
-    if ((device_->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY) && aligned && tensor_->data != nullptr) {
-      desc.flags = KILN_HAL_BUFFER_HOST_WRAP;
-      desc.host_ptr = tensor_->data;
-      if (d.buffer_create(device_->device(), &desc, &buffer_) == kKilnOk) return kKilnOk;
-      buffer_ = nullptr;
-      desc.flags = 0;
-      desc.host_ptr = nullptr;
-    }
-    KilnStatus s = d.buffer_create(device_->device(), &desc, &buffer_);
-    if (s != kKilnOk) return s;
-    copied_ = true;
-    if (!is_output_ && tensor_->bytes > 0) return d.buffer_write(buffer_, 0, tensor_->data, tensor_->bytes);
-    return kKilnOk;
-  }
-  // Copies a copied output back into the tensor.
-  KilnStatus Finish() {
-    if (!copied_ || !is_output_ || tensor_->bytes == 0) return kKilnOk;
-    return device_->driver().buffer_read(buffer_, 0, tensor_->bytes, tensor_->data);
-  }
-  KilnHalBuffer* get() const { return buffer_; }
-
- private:
-  KernelDevice* device_;
-  const KilnTensor* tensor_;
-  bool is_output_;
-  bool copied_ = false;
-  KilnHalBuffer* buffer_ = nullptr;
-};
 
 // Byte strides of a tensor with `cells` (right-aligned) broadcast against `out` dims.
 std::vector<uint64_t> BroadcastStrides(const std::vector<int64_t>& cells, const std::vector<int64_t>& out,
@@ -97,7 +35,106 @@ bool ApplyRange(uint32_t start, uint32_t end, uint32_t extent, Range* out) {
   return true;
 }
 
+using Geometry = LaunchGeometry;
+
+// Splits `out_dims` (cells) and each tensor's byte strides into launches of at most 3 dimensions. Outer
+// dimensions fold into z when every tensor's strides allow it; otherwise each outer index is its own launch.
+std::vector<Geometry> PlanLaunches(const std::vector<int64_t>& out_dims,
+                                   const std::vector<std::vector<uint64_t>>& strides) {
+  const size_t n = out_dims.size();
+  const size_t tensors = strides.size();
+  auto inner = [&](size_t dim_from_right) -> int64_t {
+    return dim_from_right < n ? out_dims[n - 1 - dim_from_right] : 1;
+  };
+  auto stride_of = [&](size_t t, size_t dim_from_right) -> uint64_t {
+    return dim_from_right < n ? strides[t][n - 1 - dim_from_right] : 0;
+  };
+  std::vector<Geometry> launches;
+  Geometry g;
+  g.dim[0] = static_cast<uint32_t>(inner(0));
+  g.dim[1] = static_cast<uint32_t>(inner(1));
+  g.base.assign(tensors, 0);
+  g.strides.resize(tensors);
+  for (size_t t = 0; t < tensors; ++t) g.strides[t] = {stride_of(t, 0), stride_of(t, 1), stride_of(t, 2)};
+  if (n <= 3) {
+    g.dim[2] = static_cast<uint32_t>(inner(2));
+    launches.push_back(g);
+    return launches;
+  }
+  // Outer dims [0, n-2) would fold into z with stride = the stride of dim n-3.
+  bool foldable = true;
+  for (size_t t = 0; t < tensors && foldable; ++t) {
+    for (size_t i = 0; i + 3 < n; ++i) {
+      if (strides[t][i] != strides[t][i + 1] * static_cast<uint64_t>(out_dims[i + 1])) foldable = false;
+    }
+  }
+  if (foldable) {
+    int64_t z = 1;
+    for (size_t i = 0; i + 2 < n; ++i) z *= out_dims[i];
+    g.dim[2] = static_cast<uint32_t>(z);
+    launches.push_back(g);
+    return launches;
+  }
+  // One launch (z = 1) per index of the outer n-2 dims.
+  int64_t outer = 1;
+  for (size_t i = 0; i + 2 < n; ++i) outer *= out_dims[i];
+  for (int64_t flat = 0; flat < outer; ++flat) {
+    Geometry l = g;
+    l.dim[2] = 1;
+    int64_t rest = flat;
+    for (size_t i = n - 2; i-- > 0;) {
+      const int64_t idx = rest % out_dims[i];
+      rest /= out_dims[i];
+      for (size_t t = 0; t < tensors; ++t) l.base[t] += static_cast<uint64_t>(idx) * strides[t][i];
+    }
+    launches.push_back(l);
+  }
+  return launches;
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// TensorBuffer
+
+TensorBuffer::~TensorBuffer() {
+  if (buffer_ != nullptr) device_->driver().buffer_destroy(buffer_);
+}
+
+KilnStatus TensorBuffer::Acquire(bool upload) {
+  const KilnHalDriver& d = device_->driver();
+  const uint64_t size = tensor_->bytes == 0 ? 1 : tensor_->bytes;
+  const uint32_t alignment = device_->info().limits.buffer_alignment ? device_->info().limits.buffer_alignment : 1;
+  KilnHalBufferDesc desc{};
+  desc.struct_size = sizeof desc;
+  desc.size = size;
+  const bool aligned = reinterpret_cast<uintptr_t>(tensor_->data) % alignment == 0;
+  if ((device_->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY) && aligned && tensor_->data != nullptr) {
+    desc.flags = KILN_HAL_BUFFER_HOST_WRAP;
+    desc.host_ptr = tensor_->data;
+    if (d.buffer_create(device_->device(), &desc, &buffer_) == kKilnOk && buffer_ != nullptr) return kKilnOk;
+    buffer_ = nullptr;
+    device_->hal()->TakeErrors();  // wrapping is an optimisation; a copy is the answer
+    desc.flags = 0;
+    desc.host_ptr = nullptr;
+  }
+  KilnStatus s = d.buffer_create(device_->device(), &desc, &buffer_);
+  if (s != kKilnOk || buffer_ == nullptr) {
+    buffer_ = nullptr;
+    return s != kKilnOk ? s : kKilnDelegateError;
+  }
+  copied_ = true;
+  if (upload && !is_output_ && tensor_->bytes > 0) return d.buffer_write(buffer_, 0, tensor_->data, tensor_->bytes);
+  return kKilnOk;
+}
+
+KilnStatus TensorBuffer::Finish() {
+  if (!copied_ || !is_output_ || tensor_->bytes == 0) return kKilnOk;
+  return device_->driver().buffer_read(buffer_, 0, tensor_->bytes, tensor_->data);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Shapes
 
 bool KernelCellDims(const KilnTensor& tensor, const KernelTypeDesc& element, std::vector<int64_t>* cells,
                     std::string* error) {
@@ -161,79 +198,83 @@ bool BroadcastCellDims(const std::vector<std::vector<int64_t>>& shapes, std::vec
   return true;
 }
 
-std::unique_ptr<KernelDevice> KernelDevice::OpenCpu(const KernelDeviceOptions& options) {
+// ---------------------------------------------------------------------------------------------------------
+// KernelDevice
+
+namespace {
+
+// Room after the info struct handed to device_get_info, to catch a driver writing more than it was given.
+constexpr size_t kInfoGuard = 512;
+constexpr uint8_t kInfoGuardByte = 0x5A;
+
+}  // namespace
+
+std::unique_ptr<KernelDevice> KernelDevice::Open(std::shared_ptr<HalDriver> driver, uint32_t index,
+                                                 std::string* refusal) {
   std::unique_ptr<KernelDevice> d(new KernelDevice());
-  d->options_ = options;
-  if (options.num_threads > 0) d->threads_config_ = std::to_string(options.num_threads);
-  d->services_.struct_size = sizeof(KilnHalServices);
-  d->services_.user_data = d.get();
-  d->services_.log = &KernelDevice::Log;
-  d->services_.report_error = &KernelDevice::DriverError;
-  d->services_.allocate = [](void*, size_t size, size_t alignment) -> void* {
-    return std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+  d->hal_ = std::move(driver);
+  const KilnHalDriver& t = d->hal_->table();
+  auto fail = [&](const std::string& why) {
+    const std::string errors = d->hal_->builtin() ? "" : d->hal_->TakeErrors();
+    *refusal = why + (errors.empty() ? "" : ": " + errors);
+    return nullptr;
   };
-  d->services_.free = [](void*, void* p) { std::free(p); };
-  d->services_.now_ns = [](void*) -> uint64_t {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-  };
-  d->services_.get_config = &KernelDevice::GetConfig;
-  d->services_.send_to_client = &KernelDevice::SendToClient;
-  d->driver_.struct_size = sizeof(KilnHalDriver);
-  if (kiln_cpu_driver_query(KILN_HAL_VERSION_MAJOR, KILN_HAL_VERSION_MINOR, &d->services_, &d->driver_) != kKilnOk) {
-    d->ReportError("the CPU driver refused to start");
-    return nullptr;
+  std::vector<uint8_t> buffer(sizeof(KilnHalDeviceInfo) + kInfoGuard, kInfoGuardByte);
+  KilnHalDeviceInfo info{};
+  info.struct_size = sizeof info;
+  info.limits.struct_size = sizeof info.limits;
+  std::memcpy(buffer.data(), &info, sizeof info);
+  if (t.device_get_info(t.instance, index, reinterpret_cast<KilnHalDeviceInfo*>(buffer.data())) != kKilnOk) {
+    return fail("device_get_info failed");
   }
-  d->driver_ready_ = true;
-  uint32_t count = 0;
-  if (d->driver_.device_count(d->driver_.instance, &count) != kKilnOk || count == 0) {
-    d->ReportError("the CPU driver has no device");
-    return nullptr;
+  for (size_t i = sizeof(KilnHalDeviceInfo); i < buffer.size(); ++i) {
+    if (buffer[i] != kInfoGuardByte) {
+      return fail("device_get_info wrote past the " + std::to_string(sizeof(KilnHalDeviceInfo)) +
+                  "-byte KilnHalDeviceInfo the runtime passed");
+    }
   }
-  d->info_.struct_size = sizeof(KilnHalDeviceInfo);
-  d->info_.limits.struct_size = sizeof(KilnHalDeviceLimits);
-  if (d->driver_.device_get_info(d->driver_.instance, 0, &d->info_) != kKilnOk ||
-      d->driver_.device_open(d->driver_.instance, 0, &d->device_) != kKilnOk) {
-    d->ReportError("cannot open the CPU device");
-    return nullptr;
+  std::memcpy(&info, buffer.data(), sizeof info);
+  // HAL 1.0 defines every field of both structs, so a 1.x driver writes them whole.
+  if (info.struct_size != sizeof(KilnHalDeviceInfo)) {
+    return fail("device_get_info reported a KilnHalDeviceInfo struct_size of " + std::to_string(info.struct_size) +
+                " bytes; the runtime passed " + std::to_string(sizeof(KilnHalDeviceInfo)) + " (HAL 1.0's size)");
   }
+  if (info.limits.struct_size != sizeof(KilnHalDeviceLimits)) {
+    return fail("device_get_info reported a KilnHalDeviceLimits struct_size of " +
+                std::to_string(info.limits.struct_size) + " bytes; HAL 1.0's is " +
+                std::to_string(sizeof(KilnHalDeviceLimits)));
+  }
+  info.name[sizeof info.name - 1] = '\0';
+  info.vendor[sizeof info.vendor - 1] = '\0';
+  info.payload_tags[sizeof info.payload_tags - 1] = '\0';
+  if (info.limits.buffer_alignment != 0 && (info.limits.buffer_alignment & (info.limits.buffer_alignment - 1)) != 0) {
+    return fail("device_get_info reported a buffer alignment of " + std::to_string(info.limits.buffer_alignment) +
+                ", not a power of two");
+  }
+  d->info_ = info;
+  if (t.device_open(t.instance, index, &d->device_) != kKilnOk || d->device_ == nullptr) {
+    d->device_ = nullptr;
+    return fail("device_open failed");
+  }
+  d->label_ = d->hal_->builtin() ? d->hal_->name() : d->hal_->name() + " (" + info.name + ")";
   return d;
 }
 
 KernelDevice::~KernelDevice() {
-  for (auto& entry : modules_) driver_.module_unload(entry.second.handle);
-  if (device_ != nullptr) driver_.device_close(device_);
-  if (driver_ready_) driver_.shutdown(driver_.instance);
+  const KilnHalDriver& t = hal_->table();
+  for (auto& entry : modules_) t.module_unload(entry.second.handle);
+  if (device_ != nullptr) t.device_close(device_);
 }
+
+const KilnHalDriver& KernelDevice::driver() const { return hal_->table(); }
+
+bool KernelDevice::builtin() const { return hal_->builtin(); }
 
 void KernelDevice::ReportError(const char* format, ...) {
   va_list args;
   va_start(args, format);
-  ReportV(options_.reporter, options_.reporter_user_data, format, args);
+  ReportV(hal_->options().reporter, hal_->options().reporter_user_data, format, args);
   va_end(args);
-}
-
-void KernelDevice::Log(void* self, KilnHalLogLevel level, const char* message) {
-  // rsDebug and driver warnings reach the user's error reporter; tracing does not.
-  if (level == kKilnHalLogInfo) return;
-  static_cast<KernelDevice*>(self)->ReportError("%s", message);
-}
-
-void KernelDevice::DriverError(void* self, KilnStatus status, const char* message) {
-  static_cast<KernelDevice*>(self)->ReportError("%s (%s)", message, StatusName(status));
-}
-
-const char* KernelDevice::GetConfig(void* self, const char* key) {
-  auto* d = static_cast<KernelDevice*>(self);
-  if (std::strcmp(key, "cpu.threads") == 0 && !d->threads_config_.empty()) return d->threads_config_.c_str();
-  return nullptr;  // the driver's defaults (and its environment variables) apply
-}
-
-void KernelDevice::SendToClient(void* self, void* script_user_data, int32_t command, const void* data,
-                                size_t size) {
-  auto* d = static_cast<KernelDevice*>(self);
-  if (d->options_.on_message) d->options_.on_message(script_user_data, command, data, size);
 }
 
 KilnHalModule* KernelDevice::LoadModule(const std::shared_ptr<const KernelModule>& module) {
@@ -241,90 +282,66 @@ KilnHalModule* KernelDevice::LoadModule(const std::shared_ptr<const KernelModule
   auto it = modules_.find(module.get());
   if (it != modules_.end()) return it->second.handle;
   KilnHalModule* handle = nullptr;
-  if (driver_.module_load(device_, &module->hal_desc(), &handle) != kKilnOk) {
-    ReportError("%s: the %s driver could not load the module", module->name().c_str(), driver_.name);
+  if (driver().module_load(device_, &module->hal_desc(), &handle) != kKilnOk || handle == nullptr) {
+    if (builtin()) {
+      ReportError("%s: the %s driver could not load the module", module->name().c_str(), hal_->name().c_str());
+    }
     return nullptr;
   }
   modules_[module.get()] = {module, handle};
   return handle;
 }
 
-std::unique_ptr<KernelScript> KernelScript::Create(KernelDevice* device, std::shared_ptr<const KernelModule> module,
+// ---------------------------------------------------------------------------------------------------------
+// DeviceScript
+
+std::unique_ptr<DeviceScript> DeviceScript::Create(KernelDevice* device, std::shared_ptr<const KernelModule> module,
                                                    void* user_data) {
-  std::unique_ptr<KernelScript> s(new KernelScript());
+  std::unique_ptr<DeviceScript> s(new DeviceScript());
   s->device_ = device;
   s->module_ = std::move(module);
   s->hal_module_ = device->LoadModule(s->module_);
   if (s->hal_module_ == nullptr) return nullptr;
-  if (device->driver().script_create(s->hal_module_, user_data, &s->script_) != kKilnOk) {
-    device->ReportError("%s: could not create a script instance (init() failed?)", s->module_->name().c_str());
+  if (device->driver().script_create(s->hal_module_, user_data, &s->script_) != kKilnOk || s->script_ == nullptr) {
+    s->script_ = nullptr;
+    if (device->builtin()) {
+      device->ReportError("%s: could not create a script instance (init() failed?)", s->module_->name().c_str());
+    }
     return nullptr;
   }
   return s;
 }
 
-KernelScript::~KernelScript() {
+DeviceScript::~DeviceScript() {
   const KilnHalDriver& d = device_->driver();
   if (script_ != nullptr) d.script_destroy(script_);
-  for (auto& b : bound_) d.buffer_destroy(b.second);
+  for (auto& b : bound_) d.buffer_destroy(b.second.buffer);
 }
 
-KilnStatus KernelScript::SetGlobal(const std::string& name, const void* data, size_t size) {
-  const GlobalDesc* g = module_->desc().FindGlobal(name);
-  if (g == nullptr) {
-    device_->ReportError("%s: the script has no global '%s'", module_->name().c_str(), name.c_str());
-    return kKilnInvalidArgument;
-  }
-  if (g->is_const) {
-    device_->ReportError("%s: global '%s' is const and cannot be set", module_->name().c_str(), name.c_str());
-    return kKilnInvalidArgument;
-  }
-  if (g->is_allocation || g->type.kind == KernelTypeKind::kPointer) {
-    device_->ReportError("%s: global '%s' is an allocation: bind a tensor with KilnScriptBindAllocation",
-                         module_->name().c_str(), name.c_str());
-    return kKilnInvalidArgument;
-  }
-  if (size != g->size) {
-    device_->ReportError("%s: global '%s' (%s) is %u bytes, %zu given", module_->name().c_str(), name.c_str(),
-                         KernelTypeName(g->type).c_str(), g->size, size);
-    return kKilnInvalidArgument;
-  }
+KilnStatus DeviceScript::SetGlobal(const std::string& name, const void* data, size_t size) {
   return device_->driver().script_set_global(script_, name.c_str(), data, size);
 }
 
-KilnStatus KernelScript::GetGlobal(const std::string& name, void* data, size_t size) const {
-  const GlobalDesc* g = module_->desc().FindGlobal(name);
-  if (g == nullptr || size != g->size) {
-    device_->ReportError("%s: %s", module_->name().c_str(),
-                         g == nullptr ? ("the script has no global '" + name + "'").c_str()
-                                      : ("global '" + name + "' is " + std::to_string(g->size) + " bytes, " +
-                                         std::to_string(size) + " asked for")
-                                            .c_str());
-    return kKilnInvalidArgument;
-  }
+KilnStatus DeviceScript::GetGlobal(const std::string& name, void* data, size_t size) const {
   return device_->driver().script_get_global(script_, name.c_str(), size, data);
 }
 
-KilnStatus KernelScript::BindAllocation(const std::string& name, KilnTensor* tensor) {
+KilnStatus DeviceScript::BindAllocation(const std::string& name, KilnTensor* tensor) {
   const GlobalDesc* g = module_->desc().FindGlobal(name);
-  if (g == nullptr || !(g->is_allocation || g->type.kind == KernelTypeKind::kPointer)) {
-    device_->ReportError("%s: '%s' is not an rs_allocation or pointer global", module_->name().c_str(),
-                         name.c_str());
-    return kKilnInvalidArgument;
-  }
   const KilnHalDriver& d = device_->driver();
+  if (d.script_bind_allocation == nullptr) {
+    device_->ReportError("%s: binding '%s': the %s driver cannot bind allocations", module_->name().c_str(),
+                         name.c_str(), device_->hal()->name().c_str());
+    return kKilnUnsupported;
+  }
   auto old = bound_.find(name);
   if (tensor == nullptr) {
     KilnStatus s = d.script_bind_allocation(script_, name.c_str(), nullptr, 0, 0, 0, 0, 0);
     if (old != bound_.end()) {
-      d.buffer_destroy(old->second);
+      d.buffer_destroy(old->second.buffer);
       bound_.erase(old);
     }
     return s;
-  }
-  if (tensor->data == nullptr) {
-    device_->ReportError("%s: the tensor bound to '%s' has no memory", module_->name().c_str(), name.c_str());
-    return kKilnInvalidArgument;
   }
   // An allocation's element is the tensor's innermost dimension when the global is a typed pointer to a
   // vector; otherwise one scalar of the tensor's type. rs_allocation globals learn their type from the tensor.
@@ -350,19 +367,38 @@ KilnStatus KernelScript::BindAllocation(const std::string& name, KilnTensor* ten
   }
   const uint64_t lane = TypeSize(tensor->type);
   const uint64_t element = lane * (vector_size == 3 ? 4 : vector_size);
-  TensorBuffer buffer(device_, tensor, /*is_output=*/false);
-  // Bound allocations are written by kernels too, so they must be shared, not copied.
+  // Kernels may write bound allocations, so a device that cannot share the tensor's memory gets a copy that
+  // moves in before and out after every piece of device work (UploadBindings/DownloadBindings).
   KilnHalBufferDesc desc{};
   desc.struct_size = sizeof desc;
   desc.size = tensor->bytes ? tensor->bytes : 1;
-  desc.flags = KILN_HAL_BUFFER_HOST_WRAP;
-  desc.host_ptr = tensor->data;
   KilnHalBuffer* handle = nullptr;
-  if (!(device_->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY) ||
-      d.buffer_create(device_->device(), &desc, &handle) != kKilnOk) {
-    device_->ReportError("%s: binding '%s': the device cannot share the tensor's memory", module_->name().c_str(),
-                         name.c_str());
-    return kKilnUnsupported;
+  bool copied = false;
+  const uint32_t alignment = device_->info().limits.buffer_alignment ? device_->info().limits.buffer_alignment : 1;
+  if ((device_->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY) &&
+      reinterpret_cast<uintptr_t>(tensor->data) % alignment == 0) {
+    desc.flags = KILN_HAL_BUFFER_HOST_WRAP;
+    desc.host_ptr = tensor->data;
+    if (d.buffer_create(device_->device(), &desc, &handle) != kKilnOk) handle = nullptr;
+  }
+  if (handle == nullptr) {
+    if (device_->builtin()) {
+      device_->ReportError("%s: binding '%s': the device cannot share the tensor's memory", module_->name().c_str(),
+                           name.c_str());
+      return kKilnUnsupported;
+    }
+    desc.flags = 0;
+    desc.host_ptr = nullptr;
+    if (KilnStatus s = d.buffer_create(device_->device(), &desc, &handle); s != kKilnOk || handle == nullptr) {
+      return s != kKilnOk ? s : kKilnDelegateError;
+    }
+    copied = true;
+    if (tensor->bytes > 0) {
+      if (KilnStatus s = d.buffer_write(handle, 0, tensor->data, tensor->bytes); s != kKilnOk) {
+        d.buffer_destroy(handle);
+        return s;
+      }
+    }
   }
   uint32_t dims[3] = {0, 0, 0};
   for (size_t i = 0; i < cells.size(); ++i) dims[i] = static_cast<uint32_t>(cells[cells.size() - 1 - i]);
@@ -380,21 +416,552 @@ KilnStatus KernelScript::BindAllocation(const std::string& name, KilnTensor* ten
     d.buffer_destroy(handle);
     return s;
   }
-  if (old != bound_.end()) d.buffer_destroy(old->second);
-  bound_[name] = handle;
+  if (old != bound_.end()) d.buffer_destroy(old->second.buffer);
+  bound_[name] = {handle, tensor, copied};
   return kKilnOk;
+}
+
+KilnStatus DeviceScript::UploadBindings() {
+  for (auto& [name, b] : bound_) {
+    if (!b.copied || b.tensor->bytes == 0) continue;
+    if (KilnStatus s = device_->driver().buffer_write(b.buffer, 0, b.tensor->data, b.tensor->bytes); s != kKilnOk) {
+      return s;
+    }
+  }
+  return kKilnOk;
+}
+
+KilnStatus DeviceScript::DownloadBindings() {
+  for (auto& [name, b] : bound_) {
+    if (!b.copied || b.tensor->bytes == 0) continue;
+    if (KilnStatus s = device_->driver().buffer_read(b.buffer, 0, b.tensor->bytes, b.tensor->data); s != kKilnOk) {
+      return s;
+    }
+  }
+  return kKilnOk;
+}
+
+KilnStatus DeviceScript::Invoke(int invokable_index, const void* args, size_t size) {
+  const KilnHalDriver& d = device_->driver();
+  if (d.script_invoke == nullptr) {
+    device_->ReportError("%s: the %s driver cannot run invokables", module_->name().c_str(),
+                         device_->hal()->name().c_str());
+    return kKilnUnsupported;
+  }
+  if (KilnStatus s = UploadBindings(); s != kKilnOk) return s;
+  if (KilnStatus s = d.script_invoke(script_, static_cast<uint32_t>(invokable_index), args, size); s != kKilnOk) {
+    return s;
+  }
+  return DownloadBindings();
+}
+
+KilnStatus DeviceScript::Run(const ForEachPlan& plan) {
+  if (plan.empty) return kKilnOk;
+  std::vector<std::unique_ptr<TensorBuffer>> buffers;
+  for (size_t t = 0; t < plan.tensors.size(); ++t) {
+    const bool is_output = plan.has_output && t + 1 == plan.tensors.size();
+    buffers.push_back(std::make_unique<TensorBuffer>(device_, plan.tensors[t], is_output));
+    if (KilnStatus s = buffers.back()->Acquire(); s != kKilnOk) return s;
+  }
+  if (KilnStatus s = UploadBindings(); s != kKilnOk) return s;
+  const KilnHalDriver& d = device_->driver();
+  for (const Geometry& g : plan.launches) {
+    std::vector<KilnHalBufferView> views(buffers.size());
+    for (size_t t = 0; t < buffers.size(); ++t) {
+      KilnHalBufferView& v = views[t];
+      v.struct_size = sizeof v;
+      v.element_size = plan.element_sizes[t];
+      v.buffer = buffers[t]->get();
+      v.offset = g.base[t];
+      v.stride_x = g.strides[t][0];
+      v.stride_y = g.strides[t][1];
+      v.stride_z = g.strides[t][2];
+    }
+    KilnHalForEachDesc desc{};
+    desc.struct_size = sizeof desc;
+    desc.kernel_index = static_cast<uint32_t>(plan.kernel_index);
+    desc.dim_x = g.dim[0];
+    desc.dim_y = g.dim[1];
+    desc.dim_z = g.dim[2];
+    desc.num_inputs = static_cast<uint32_t>(plan.num_inputs);
+    desc.inputs = views.data();
+    desc.output = plan.has_output ? &views.back() : nullptr;
+    if (KilnStatus s = d.launch_for_each(script_, &desc); s != kKilnOk) {
+      if (device_->builtin()) {
+        device_->ReportError("%s: kernel '%s': the %s driver failed the launch", module_->name().c_str(),
+                             module_->desc().kernels[plan.kernel_index].name.c_str(), device_->hal()->name().c_str());
+      }
+      return s;
+    }
+  }
+  if (plan.has_output) {
+    if (KilnStatus s = buffers.back()->Finish(); s != kKilnOk) return s;
+  }
+  return DownloadBindings();
+}
+
+KilnStatus DeviceScript::Run(const ReducePlan& plan, void* result) {
+  const KilnHalDriver& d = device_->driver();
+  if (d.launch_reduce == nullptr) {
+    device_->ReportError("%s: reduction '%s': the %s driver has no reductions", module_->name().c_str(),
+                         module_->desc().reductions[plan.reduction_index].name.c_str(),
+                         device_->hal()->name().c_str());
+    return kKilnUnsupported;
+  }
+  std::vector<std::unique_ptr<TensorBuffer>> buffers;
+  for (const KilnTensor* t : plan.inputs) {
+    buffers.push_back(std::make_unique<TensorBuffer>(device_, t, false));
+    if (KilnStatus s = buffers.back()->Acquire(); s != kKilnOk) return s;
+  }
+  if (KilnStatus s = UploadBindings(); s != kKilnOk) return s;
+  const Geometry& g = plan.launch;
+  std::vector<KilnHalBufferView> views(buffers.size());
+  for (size_t t = 0; t < buffers.size(); ++t) {
+    KilnHalBufferView& v = views[t];
+    v.struct_size = sizeof v;
+    v.element_size = plan.element_sizes[t];
+    v.buffer = buffers[t]->get();
+    v.offset = g.base[t];
+    v.stride_x = g.strides[t][0];
+    v.stride_y = g.strides[t][1];
+    v.stride_z = g.strides[t][2];
+  }
+  KilnHalReduceDesc desc{};
+  desc.struct_size = sizeof desc;
+  desc.reduction_index = static_cast<uint32_t>(plan.reduction_index);
+  desc.dim_x = g.dim[0];
+  desc.dim_y = g.dim[1];
+  desc.dim_z = g.dim[2];
+  desc.num_inputs = static_cast<uint32_t>(plan.inputs.size());
+  desc.inputs = views.data();
+  if (KilnStatus s = d.launch_reduce(script_, &desc, plan.result_size, result); s != kKilnOk) return s;
+  return DownloadBindings();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Planning launches
+
+KilnStatus PlanForEach(const KernelModule& module, int kernel_index, const KilnTensor* const* inputs, int num_inputs,
+                       KilnTensor* output, const KilnLaunchOptions* options, KernelDevice* reporter,
+                       ForEachPlan* plan) {
+  const KernelDesc& k = module.desc().kernels[kernel_index];
+  const std::string where = module.name() + ": kernel '" + k.name + "'";
+  if (num_inputs != static_cast<int>(k.inputs.size())) {
+    reporter->ReportError("%s takes %zu input(s), %d given", where.c_str(), k.inputs.size(), num_inputs);
+    return kKilnInvalidArgument;
+  }
+  if (k.has_output() != (output != nullptr)) {
+    reporter->ReportError("%s %s", where.c_str(),
+                          k.has_output() ? "returns a value: an output tensor is required"
+                                         : "returns void: pass no output tensor");
+    return kKilnInvalidArgument;
+  }
+  std::vector<std::vector<int64_t>> cells(num_inputs);
+  std::string error;
+  for (int i = 0; i < num_inputs; ++i) {
+    if (inputs[i] == nullptr || inputs[i]->data == nullptr) {
+      reporter->ReportError("%s: input %d is NULL or has no memory", where.c_str(), i);
+      return kKilnInvalidArgument;
+    }
+    if (!KernelCellDims(*inputs[i], k.inputs[i], &cells[i], &error)) {
+      reporter->ReportError("%s: input %d: %s", where.c_str(), i, error.c_str());
+      return kKilnInvalidArgument;
+    }
+  }
+  std::vector<int64_t> out_cells;
+  if (output != nullptr) {
+    if (output->data == nullptr && output->bytes > 0) {
+      reporter->ReportError("%s: the output has no memory", where.c_str());
+      return kKilnInvalidArgument;
+    }
+    if (!KernelCellDims(*output, k.output, &out_cells, &error)) {
+      reporter->ReportError("%s: output: %s", where.c_str(), error.c_str());
+      return kKilnInvalidArgument;
+    }
+    std::vector<std::vector<int64_t>> all = cells;
+    all.push_back(out_cells);
+    std::vector<int64_t> joint;
+    if (!BroadcastCellDims(all, &joint, &error) || joint != out_cells) {
+      reporter->ReportError("%s: the inputs do not broadcast to the output's shape%s%s", where.c_str(),
+                            error.empty() ? "" : ": ", error.c_str());
+      return kKilnInvalidArgument;
+    }
+  } else if (!BroadcastCellDims(cells, &out_cells, &error)) {
+    reporter->ReportError("%s: %s", where.c_str(), error.c_str());
+    return kKilnInvalidArgument;
+  }
+  plan->kernel_index = kernel_index;
+  plan->num_inputs = num_inputs;
+  plan->has_output = output != nullptr;
+  plan->tensors.assign(inputs, inputs + num_inputs);
+  if (output != nullptr) plan->tensors.push_back(output);
+  plan->element_sizes.clear();
+  for (int i = 0; i < num_inputs; ++i) plan->element_sizes.push_back(k.inputs[i].size);
+  if (output != nullptr) plan->element_sizes.push_back(k.output.size);
+  plan->launches.clear();
+  plan->empty = false;
+  for (int64_t d : out_cells) {
+    if (d == 0) {
+      plan->empty = true;  // nothing to compute
+      return kKilnOk;
+    }
+    if (d > UINT32_MAX) {
+      reporter->ReportError("%s: a dimension of %lld cells is too large for one launch", where.c_str(),
+                            static_cast<long long>(d));
+      return kKilnInvalidArgument;
+    }
+  }
+  std::vector<std::vector<uint64_t>> strides;
+  for (int i = 0; i < num_inputs; ++i) strides.push_back(BroadcastStrides(cells[i], out_cells, k.inputs[i].size));
+  if (output != nullptr) strides.push_back(BroadcastStrides(out_cells, out_cells, k.output.size));
+  plan->launches = PlanLaunches(out_cells, strides);
+  if (options != nullptr) {
+    const bool uses_coords = (k.signature & (kKernelSigX | kKernelSigY | kKernelSigZ)) != 0;
+    if (plan->launches.size() != 1) {
+      reporter->ReportError("%s: launch options need a tensor of at most 3 dimensions", where.c_str());
+      return kKilnUnsupported;
+    }
+    Geometry& g = plan->launches[0];
+    Range r[3];
+    if (!ApplyRange(options->x_start, options->x_end, g.dim[0], &r[0]) ||
+        !ApplyRange(options->y_start, options->y_end, g.dim[1], &r[1]) ||
+        !ApplyRange(options->z_start, options->z_end, g.dim[2], &r[2])) {
+      reporter->ReportError("%s: launch options are outside the %ux%ux%u launch", where.c_str(), g.dim[0], g.dim[1],
+                            g.dim[2]);
+      return kKilnInvalidArgument;
+    }
+    if (uses_coords && (r[0].start || r[1].start || r[2].start)) {
+      reporter->ReportError("%s reads its coordinates, so a launch range must start at 0", where.c_str());
+      return kKilnUnsupported;
+    }
+    for (int d = 0; d < 3; ++d) {
+      g.dim[d] = r[d].end - r[d].start;
+      for (size_t t = 0; t < g.base.size(); ++t) g.base[t] += r[d].start * g.strides[t][d];
+    }
+  }
+  return kKilnOk;
+}
+
+KilnStatus PlanReduce(const KernelModule& module, int reduction_index, const KilnTensor* const* inputs,
+                      int num_inputs, size_t result_size, const KilnLaunchOptions* options, KernelDevice* reporter,
+                      ReducePlan* plan) {
+  const ReductionDesc& r = module.desc().reductions[reduction_index];
+  const std::string where = module.name() + ": reduction '" + r.name + "'";
+  if (num_inputs != static_cast<int>(r.inputs.size()) || result_size != r.result.size) {
+    reporter->ReportError("%s takes %zu input(s) and a %u-byte result; %d input(s) and %zu bytes given",
+                          where.c_str(), r.inputs.size(), r.result.size, num_inputs, result_size);
+    return kKilnInvalidArgument;
+  }
+  std::vector<std::vector<int64_t>> cells(num_inputs);
+  std::string error;
+  for (int i = 0; i < num_inputs; ++i) {
+    if (inputs[i] == nullptr || !KernelCellDims(*inputs[i], r.inputs[i], &cells[i], &error)) {
+      reporter->ReportError("%s: input %d: %s", where.c_str(), i, inputs[i] ? error.c_str() : "NULL");
+      return kKilnInvalidArgument;
+    }
+  }
+  std::vector<int64_t> dims;
+  if (!BroadcastCellDims(cells, &dims, &error)) {
+    reporter->ReportError("%s: %s", where.c_str(), error.c_str());
+    return kKilnInvalidArgument;
+  }
+  std::vector<std::vector<uint64_t>> strides;
+  for (int i = 0; i < num_inputs; ++i) strides.push_back(BroadcastStrides(cells[i], dims, r.inputs[i].size));
+  std::vector<Geometry> launches = PlanLaunches(dims, strides);
+  if (launches.size() != 1 || (options != nullptr && options->struct_size != 0 &&
+                               (options->x_start || options->x_end || options->y_start || options->y_end ||
+                                options->z_start || options->z_end))) {
+    reporter->ReportError("%s: reductions run over whole inputs of at most 3 foldable dimensions", where.c_str());
+    return kKilnUnsupported;
+  }
+  plan->reduction_index = reduction_index;
+  plan->inputs.assign(inputs, inputs + num_inputs);
+  plan->element_sizes.clear();
+  for (int i = 0; i < num_inputs; ++i) plan->element_sizes.push_back(r.inputs[i].size);
+  plan->launch = launches[0];
+  plan->result_size = result_size;
+  return kKilnOk;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// KernelScript
+
+std::unique_ptr<KernelScript> KernelScript::Create(DeviceSet* devices, std::shared_ptr<const KernelModule> module,
+                                                   void* user_data) {
+  std::unique_ptr<KernelScript> s(new KernelScript());
+  s->devices_ = devices;
+  s->module_ = std::move(module);
+  s->user_data_ = user_data;
+  s->placement_ = &devices->Place(s->module_);
+  bool any_accel = false, any_cpu = !s->module_->desc().invokables.empty();
+  for (bool on : s->placement_->kernel_on_accelerator) (on ? any_accel : any_cpu) = true;
+  for (bool on : s->placement_->reduction_on_accelerator) (on ? any_accel : any_cpu) = true;
+  KernelDevice* accel = devices->accelerator();
+  if (any_accel && accel != nullptr) {
+    s->accel_.script = DeviceScript::Create(accel, s->module_, user_data);
+    if (s->accel_.script == nullptr) {
+      s->accel_failed_ = true;
+      const std::string errors = accel->hal()->TakeErrors();
+      devices->log()->Add(KILN_DECISION_FALLBACK, ModuleLabel(*s->module_),
+                          "script of " + ModuleLabel(*s->module_) + ": " + accel->label() + " could not create it" +
+                              (errors.empty() ? "" : ": " + errors) + "; its kernels run on " +
+                              devices->cpu()->label());
+    } else {
+      s->ReadBack(&s->accel_);
+    }
+  }
+  if (any_cpu || s->accel_.script == nullptr) {
+    if (s->Cpu() == nullptr) return nullptr;
+  }
+  return s;
+}
+
+KernelScript::~KernelScript() = default;
+
+KernelDevice* KernelScript::reporter() const { return devices_->cpu(); }
+
+std::string KernelScript::Subject(const char* what, const std::string& name) const {
+  return std::string(what) + " '" + name + "' of " + ModuleLabel(*module_);
+}
+
+bool KernelScript::accelerator_usable() const {
+  return !accel_failed_ && accel_.script != nullptr && devices_->accelerator() != nullptr;
+}
+
+KernelScript::Instance* KernelScript::Cpu() {
+  if (cpu_.script != nullptr) return &cpu_;
+  cpu_.script = DeviceScript::Create(devices_->cpu(), module_, user_data_);
+  if (cpu_.script == nullptr) return nullptr;
+  if (shadow_.empty()) {
+    ReadBack(&cpu_);
+  } else if (Sync(&cpu_) != kKilnOk) {
+    cpu_.script.reset();
+    return nullptr;
+  }
+  if (ApplyBindings(&cpu_) != kKilnOk) {
+    cpu_.script.reset();
+    cpu_.seen.clear();
+    return nullptr;
+  }
+  return &cpu_;
+}
+
+KilnStatus KernelScript::Sync(Instance* instance) {
+  for (const auto& [name, bytes] : shadow_) {
+    uint64_t& seen = instance->seen[name];
+    const uint64_t version = version_[name];
+    if (seen == version) continue;
+    if (KilnStatus s = instance->script->SetGlobal(name, bytes.data(), bytes.size()); s != kKilnOk) return s;
+    seen = version;
+  }
+  return kKilnOk;
+}
+
+void KernelScript::ReadBack(Instance* instance) {
+  for (const GlobalDesc& g : module_->desc().globals) {
+    if (!g.settable() || g.is_allocation || g.type.kind == KernelTypeKind::kPointer) continue;
+    std::vector<uint8_t> bytes(g.size);
+    if (instance->script->GetGlobal(g.name, bytes.data(), bytes.size()) != kKilnOk) continue;
+    auto it = shadow_.find(g.name);
+    if (it == shadow_.end() || it->second != bytes) {
+      shadow_[g.name] = std::move(bytes);
+      version_[g.name] = next_version_++;
+    }
+    instance->seen[g.name] = version_[g.name];
+  }
+}
+
+KilnStatus KernelScript::ApplyBindings(Instance* instance) {
+  for (const auto& [name, tensor] : bindings_) {
+    if (KilnStatus s = instance->script->BindAllocation(name, tensor); s != kKilnOk) return s;
+  }
+  return kKilnOk;
+}
+
+void KernelScript::AcceleratorFailed(const std::string& what, KilnStatus status) {
+  KernelDevice* accel = accel_.script ? accel_.script->device() : nullptr;
+  const std::string errors = accel ? accel->hal()->TakeErrors() : "";
+  devices_->AcceleratorFailed(what, status, errors);
+}
+
+bool KernelScript::KernelOnAccelerator(int kernel_index) const {
+  return accelerator_usable() && placement_->kernel_on_accelerator[kernel_index];
+}
+
+KernelDevice* KernelScript::DeviceFor(int kernel_index) const {
+  return KernelOnAccelerator(kernel_index) ? devices_->accelerator() : devices_->cpu();
+}
+
+DeviceScript* KernelScript::PrepareAccelerator() {
+  if (!accelerator_usable()) return nullptr;
+  if (KilnStatus s = Sync(&accel_); s != kKilnOk) {
+    AcceleratorFailed("setting the globals of " + ModuleLabel(*module_), s);
+    return nullptr;
+  }
+  return accel_.script.get();
+}
+
+KilnStatus KernelScript::RunOnCpu(const ForEachPlan& plan) {
+  Instance* cpu = Cpu();
+  if (cpu == nullptr) return kKilnError;
+  if (KilnStatus s = Sync(cpu); s != kKilnOk) return s;
+  const KilnStatus s = cpu->script->Run(plan);
+  ReadBack(cpu);
+  return s;
+}
+
+void KernelScript::AcceleratorWorkDone() {
+  if (accel_.script != nullptr) ReadBack(&accel_);
+}
+
+KilnStatus KernelScript::SetGlobal(const std::string& name, const void* data, size_t size) {
+  const GlobalDesc* g = module_->desc().FindGlobal(name);
+  if (g == nullptr) {
+    reporter()->ReportError("%s: the script has no global '%s'", module_->name().c_str(), name.c_str());
+    return kKilnInvalidArgument;
+  }
+  if (g->is_const) {
+    reporter()->ReportError("%s: global '%s' is const and cannot be set", module_->name().c_str(), name.c_str());
+    return kKilnInvalidArgument;
+  }
+  if (g->is_allocation || g->type.kind == KernelTypeKind::kPointer) {
+    reporter()->ReportError("%s: global '%s' is an allocation: bind a tensor with KilnScriptBindAllocation",
+                            module_->name().c_str(), name.c_str());
+    return kKilnInvalidArgument;
+  }
+  if (size != g->size) {
+    reporter()->ReportError("%s: global '%s' (%s) is %u bytes, %zu given", module_->name().c_str(), name.c_str(),
+                            KernelTypeName(g->type).c_str(), g->size, size);
+    return kKilnInvalidArgument;
+  }
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  shadow_[name].assign(bytes, bytes + size);
+  version_[name] = next_version_++;
+  // The CPU instance takes it now, so a driver-side problem surfaces at this call; a device instance takes it
+  // before its next launch.
+  if (cpu_.script != nullptr) return Sync(&cpu_);
+  return kKilnOk;
+}
+
+KilnStatus KernelScript::GetGlobal(const std::string& name, void* data, size_t size) {
+  const GlobalDesc* g = module_->desc().FindGlobal(name);
+  if (g == nullptr || size != g->size) {
+    reporter()->ReportError("%s: %s", module_->name().c_str(),
+                            g == nullptr ? ("the script has no global '" + name + "'").c_str()
+                                         : ("global '" + name + "' is " + std::to_string(g->size) + " bytes, " +
+                                            std::to_string(size) + " asked for")
+                                               .c_str());
+    return kKilnInvalidArgument;
+  }
+  auto it = shadow_.find(name);
+  if (it != shadow_.end() && it->second.size() == size) {
+    std::memcpy(data, it->second.data(), size);
+    return kKilnOk;
+  }
+  Instance* instance = cpu_.script != nullptr ? &cpu_ : accelerator_usable() ? &accel_ : Cpu();
+  if (instance == nullptr) return kKilnError;
+  return instance->script->GetGlobal(name, data, size);
+}
+
+KilnStatus KernelScript::BindAllocation(const std::string& name, KilnTensor* tensor) {
+  const GlobalDesc* g = module_->desc().FindGlobal(name);
+  if (g == nullptr || !(g->is_allocation || g->type.kind == KernelTypeKind::kPointer)) {
+    reporter()->ReportError("%s: '%s' is not an rs_allocation or pointer global", module_->name().c_str(),
+                            name.c_str());
+    return kKilnInvalidArgument;
+  }
+  if (tensor != nullptr && tensor->data == nullptr) {
+    reporter()->ReportError("%s: the tensor bound to '%s' has no memory", module_->name().c_str(), name.c_str());
+    return kKilnInvalidArgument;
+  }
+  if (cpu_.script != nullptr) {
+    if (KilnStatus s = cpu_.script->BindAllocation(name, tensor); s != kKilnOk) return s;
+  }
+  if (tensor == nullptr) {
+    bindings_.erase(name);
+  } else {
+    bindings_[name] = tensor;
+  }
+  if (accelerator_usable()) {
+    if (KilnStatus s = accel_.script->BindAllocation(name, tensor); s != kKilnOk) {
+      AcceleratorFailed("binding '" + name + "' of " + ModuleLabel(*module_), s);
+      if (Cpu() == nullptr) return kKilnError;
+    }
+  }
+  return kKilnOk;
+}
+
+KilnStatus KernelScript::ForEach(int kernel_index, const KilnTensor* const* inputs, int num_inputs,
+                                 KilnTensor* output, const KilnLaunchOptions* options) {
+  ForEachPlan plan;
+  if (KilnStatus s = PlanForEach(*module_, kernel_index, inputs, num_inputs, output, options, reporter(), &plan);
+      s != kKilnOk) {
+    return s;
+  }
+  if (KernelOnAccelerator(kernel_index)) {
+    KilnStatus s = Sync(&accel_);
+    if (s == kKilnOk) s = accel_.script->Run(plan);
+    if (s == kKilnOk) {
+      ReadBack(&accel_);  // kernels may change globals (rsAtomicInc on a global)
+      return kKilnOk;
+    }
+    AcceleratorFailed(Subject("kernel", module_->desc().kernels[kernel_index].name), s);
+  }
+  return RunOnCpu(plan);
+}
+
+KilnStatus KernelScript::Invoke(int invokable_index, const void* args, size_t size) {
+  const InvokableDesc& inv = module_->desc().invokables[invokable_index];
+  if (size != inv.args_size) {
+    reporter()->ReportError("%s: invokable '%s' takes %u bytes of arguments, %zu given", module_->name().c_str(),
+                            inv.name.c_str(), inv.args_size, size);
+    return kKilnInvalidArgument;
+  }
+  Instance* cpu = Cpu();
+  if (cpu == nullptr) return kKilnError;
+  if (KilnStatus s = Sync(cpu); s != kKilnOk) return s;
+  const KilnStatus s = cpu->script->Invoke(invokable_index, args, size);
+  ReadBack(cpu);  // what the invokable changed reaches the device before its next launch
+  return s;
+}
+
+KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* inputs, int num_inputs, void* result,
+                                size_t result_size, const KilnLaunchOptions* options) {
+  ReducePlan plan;
+  if (KilnStatus s = PlanReduce(*module_, reduction_index, inputs, num_inputs, result_size, options, reporter(), &plan);
+      s != kKilnOk) {
+    return s;
+  }
+  if (accelerator_usable() && placement_->reduction_on_accelerator[reduction_index]) {
+    // The device writes a scratch result, so a failed attempt never leaves half a result behind.
+    std::vector<uint8_t> scratch(result_size);
+    KilnStatus s = Sync(&accel_);
+    if (s == kKilnOk) s = accel_.script->Run(plan, scratch.data());
+    if (s == kKilnOk) {
+      std::memcpy(result, scratch.data(), result_size);
+      ReadBack(&accel_);
+      return kKilnOk;
+    }
+    AcceleratorFailed(Subject("reduction", module_->desc().reductions[reduction_index].name), s);
+  }
+  Instance* cpu = Cpu();
+  if (cpu == nullptr) return kKilnError;
+  if (KilnStatus s = Sync(cpu); s != kKilnOk) return s;
+  const KilnStatus s = cpu->script->Run(plan, result);
+  ReadBack(cpu);
+  return s;
 }
 
 KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size, const std::string& what) {
   if (data == nullptr || size == 0) return kKilnOk;
   std::vector<uint8_t> reuse;
   if (!flexbuffers::VerifyBuffer(data, size, &reuse)) {
-    device_->ReportError("%s: the custom options are not a valid FlexBuffers map", what.c_str());
+    reporter()->ReportError("%s: the custom options are not a valid FlexBuffers map", what.c_str());
     return kKilnInvalidArgument;
   }
   const flexbuffers::Reference root = flexbuffers::GetRoot(data, size);
   if (!root.IsMap()) {
-    device_->ReportError("%s: the custom options are not a FlexBuffers map", what.c_str());
+    reporter()->ReportError("%s: the custom options are not a FlexBuffers map", what.c_str());
     return kKilnInvalidArgument;
   }
   const flexbuffers::Map map = root.AsMap();
@@ -407,12 +974,12 @@ KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size,
     const flexbuffers::Reference v = values[i];
     const GlobalDesc* g = module_->desc().FindGlobal(key);
     if (g == nullptr) {
-      device_->ReportError("%s: custom option '%s' matches no global of %s (its globals: %s)", what.c_str(),
+      reporter()->ReportError("%s: custom option '%s' matches no global of %s (its globals: %s)", what.c_str(),
                            key.c_str(), module_->name().c_str(), names.empty() ? "none" : names.c_str());
       return kKilnInvalidArgument;
     }
     if (!g->settable() || g->is_allocation || g->type.kind != KernelTypeKind::kScalar) {
-      device_->ReportError("%s: custom option '%s' cannot set global '%s %s' (%s)", what.c_str(), key.c_str(),
+      reporter()->ReportError("%s: custom option '%s' cannot set global '%s %s' (%s)", what.c_str(), key.c_str(),
                            KernelTypeName(g->type).c_str(), key.c_str(),
                            g->is_const ? "it is const" : "only numeric scalars and vectors can be set");
       return kKilnInvalidArgument;
@@ -443,7 +1010,7 @@ KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size,
     const KilnType lane_type = g->type.element_type;
     const bool global_is_float = lane_type == kKilnFloat32 || lane_type == kKilnFloat64 || lane_type == kKilnFloat16;
     if (numbers.size() != lanes || (is_float_value && !global_is_float)) {
-      device_->ReportError("%s: custom option '%s' has the wrong type for global '%s %s' (%s)", what.c_str(),
+      reporter()->ReportError("%s: custom option '%s' has the wrong type for global '%s %s' (%s)", what.c_str(),
                            key.c_str(), KernelTypeName(g->type).c_str(), key.c_str(),
                            numbers.size() != lanes ? ("expected " + std::to_string(lanes) + " number(s), got " +
                                                       std::to_string(numbers.size()))
@@ -468,7 +1035,7 @@ KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size,
         case kKilnInt64: { int64_t q = v.IsVector() ? static_cast<int64_t>(x) : v.AsInt64(); std::memcpy(p, &q, 8); break; }
         case kKilnUInt64: { uint64_t q = static_cast<uint64_t>(x); std::memcpy(p, &q, 8); break; }
         default:
-          device_->ReportError("%s: custom option '%s': globals of type %s cannot be set from options", what.c_str(),
+          reporter()->ReportError("%s: custom option '%s': globals of type %s cannot be set from options", what.c_str(),
                                key.c_str(), KernelTypeName(g->type).c_str());
           return kKilnUnsupported;
       }
@@ -476,278 +1043,6 @@ KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size,
     if (KilnStatus s = SetGlobal(key, bytes.data(), bytes.size()); s != kKilnOk) return s;
   }
   return kKilnOk;
-}
-
-namespace {
-
-// One strided launch geometry: up to 3 dims (x innermost) plus base offsets and strides of every tensor.
-struct Geometry {
-  uint32_t dim[3] = {1, 1, 1};
-  std::vector<uint64_t> base;                    // per tensor
-  std::vector<std::array<uint64_t, 3>> strides;  // per tensor, x y z
-};
-
-// Splits `out_dims` (cells) and each tensor's byte strides into launches of at most 3 dimensions. Outer
-// dimensions fold into z when every tensor's strides allow it; otherwise each outer index is its own launch.
-std::vector<Geometry> PlanLaunches(const std::vector<int64_t>& out_dims,
-                                   const std::vector<std::vector<uint64_t>>& strides) {
-  const size_t n = out_dims.size();
-  const size_t tensors = strides.size();
-  auto inner = [&](size_t dim_from_right) -> int64_t {
-    return dim_from_right < n ? out_dims[n - 1 - dim_from_right] : 1;
-  };
-  auto stride_of = [&](size_t t, size_t dim_from_right) -> uint64_t {
-    return dim_from_right < n ? strides[t][n - 1 - dim_from_right] : 0;
-  };
-  std::vector<Geometry> launches;
-  Geometry g;
-  g.dim[0] = static_cast<uint32_t>(inner(0));
-  g.dim[1] = static_cast<uint32_t>(inner(1));
-  g.base.assign(tensors, 0);
-  g.strides.resize(tensors);
-  for (size_t t = 0; t < tensors; ++t) g.strides[t] = {stride_of(t, 0), stride_of(t, 1), stride_of(t, 2)};
-  if (n <= 3) {
-    g.dim[2] = static_cast<uint32_t>(inner(2));
-    launches.push_back(g);
-    return launches;
-  }
-  // Outer dims [0, n-2) would fold into z with stride = the stride of dim n-3.
-  bool foldable = true;
-  for (size_t t = 0; t < tensors && foldable; ++t) {
-    for (size_t i = 0; i + 3 < n; ++i) {
-      if (strides[t][i] != strides[t][i + 1] * static_cast<uint64_t>(out_dims[i + 1])) foldable = false;
-    }
-  }
-  if (foldable) {
-    int64_t z = 1;
-    for (size_t i = 0; i + 2 < n; ++i) z *= out_dims[i];
-    g.dim[2] = static_cast<uint32_t>(z);
-    launches.push_back(g);
-    return launches;
-  }
-  // One launch (z = 1) per index of the outer n-2 dims.
-  int64_t outer = 1;
-  for (size_t i = 0; i + 2 < n; ++i) outer *= out_dims[i];
-  for (int64_t flat = 0; flat < outer; ++flat) {
-    Geometry l = g;
-    l.dim[2] = 1;
-    int64_t rest = flat;
-    for (size_t i = n - 2; i-- > 0;) {
-      const int64_t idx = rest % out_dims[i];
-      rest /= out_dims[i];
-      for (size_t t = 0; t < tensors; ++t) l.base[t] += static_cast<uint64_t>(idx) * strides[t][i];
-    }
-    launches.push_back(l);
-  }
-  return launches;
-}
-
-}  // namespace
-
-KilnStatus KernelScript::ForEach(int kernel_index, const KilnTensor* const* inputs, int num_inputs,
-                                 KilnTensor* output, const KilnLaunchOptions* options) {
-  const KernelDesc& k = module_->desc().kernels[kernel_index];
-  const std::string where = module_->name() + ": kernel '" + k.name + "'";
-  if (num_inputs != static_cast<int>(k.inputs.size())) {
-    device_->ReportError("%s takes %zu input(s), %d given", where.c_str(), k.inputs.size(), num_inputs);
-    return kKilnInvalidArgument;
-  }
-  if (k.has_output() != (output != nullptr)) {
-    device_->ReportError("%s %s", where.c_str(),
-                         k.has_output() ? "returns a value: an output tensor is required"
-                                        : "returns void: pass no output tensor");
-    return kKilnInvalidArgument;
-  }
-  std::vector<std::vector<int64_t>> cells(num_inputs);
-  std::string error;
-  for (int i = 0; i < num_inputs; ++i) {
-    if (inputs[i] == nullptr || inputs[i]->data == nullptr) {
-      device_->ReportError("%s: input %d is NULL or has no memory", where.c_str(), i);
-      return kKilnInvalidArgument;
-    }
-    if (!KernelCellDims(*inputs[i], k.inputs[i], &cells[i], &error)) {
-      device_->ReportError("%s: input %d: %s", where.c_str(), i, error.c_str());
-      return kKilnInvalidArgument;
-    }
-  }
-  std::vector<int64_t> out_cells;
-  if (output != nullptr) {
-    if (output->data == nullptr && output->bytes > 0) {
-      device_->ReportError("%s: the output has no memory", where.c_str());
-      return kKilnInvalidArgument;
-    }
-    if (!KernelCellDims(*output, k.output, &out_cells, &error)) {
-      device_->ReportError("%s: output: %s", where.c_str(), error.c_str());
-      return kKilnInvalidArgument;
-    }
-    std::vector<std::vector<int64_t>> all = cells;
-    all.push_back(out_cells);
-    std::vector<int64_t> joint;
-    if (!BroadcastCellDims(all, &joint, &error) || joint != out_cells) {
-      device_->ReportError("%s: the inputs do not broadcast to the output's shape%s%s", where.c_str(),
-                           error.empty() ? "" : ": ", error.c_str());
-      return kKilnInvalidArgument;
-    }
-  } else if (!BroadcastCellDims(cells, &out_cells, &error)) {
-    device_->ReportError("%s: %s", where.c_str(), error.c_str());
-    return kKilnInvalidArgument;
-  }
-  for (int64_t d : out_cells) {
-    if (d == 0) return kKilnOk;  // nothing to compute
-    if (d > UINT32_MAX) {
-      device_->ReportError("%s: a dimension of %lld cells is too large for one launch", where.c_str(),
-                           static_cast<long long>(d));
-      return kKilnInvalidArgument;
-    }
-  }
-
-  // Tensors: inputs, then the output.
-  std::vector<std::unique_ptr<TensorBuffer>> buffers;
-  std::vector<std::vector<uint64_t>> strides;
-  for (int i = 0; i < num_inputs; ++i) {
-    buffers.push_back(std::make_unique<TensorBuffer>(device_, inputs[i], false));
-    strides.push_back(BroadcastStrides(cells[i], out_cells, k.inputs[i].size));
-  }
-  if (output != nullptr) {
-    buffers.push_back(std::make_unique<TensorBuffer>(device_, output, true));
-    strides.push_back(BroadcastStrides(out_cells, out_cells, k.output.size));
-  }
-  for (auto& b : buffers) {
-    if (KilnStatus s = b->Acquire(); s != kKilnOk) {
-      device_->ReportError("%s: could not give the device a buffer", where.c_str());
-      return s;
-    }
-  }
-
-  std::vector<Geometry> launches = PlanLaunches(out_cells, strides);
-  if (options != nullptr) {
-    const bool uses_coords = (k.signature & (kKernelSigX | kKernelSigY | kKernelSigZ)) != 0;
-    if (launches.size() != 1) {
-      device_->ReportError("%s: launch options need a tensor of at most 3 dimensions", where.c_str());
-      return kKilnUnsupported;
-    }
-    Geometry& g = launches[0];
-    Range r[3];
-    if (!ApplyRange(options->x_start, options->x_end, g.dim[0], &r[0]) ||
-        !ApplyRange(options->y_start, options->y_end, g.dim[1], &r[1]) ||
-        !ApplyRange(options->z_start, options->z_end, g.dim[2], &r[2])) {
-      device_->ReportError("%s: launch options are outside the %ux%ux%u launch", where.c_str(), g.dim[0], g.dim[1],
-                           g.dim[2]);
-      return kKilnInvalidArgument;
-    }
-    if (uses_coords && (r[0].start || r[1].start || r[2].start)) {
-      device_->ReportError("%s reads its coordinates, so a launch range must start at 0", where.c_str());
-      return kKilnUnsupported;
-    }
-    for (int d = 0; d < 3; ++d) {
-      g.dim[d] = r[d].end - r[d].start;
-      for (size_t t = 0; t < g.base.size(); ++t) g.base[t] += r[d].start * g.strides[t][d];
-    }
-  }
-
-  const KilnHalDriver& d = device_->driver();
-  for (const Geometry& g : launches) {
-    std::vector<KilnHalBufferView> views(buffers.size());
-    for (size_t t = 0; t < buffers.size(); ++t) {
-      KilnHalBufferView& v = views[t];
-      v.struct_size = sizeof v;
-      v.element_size = t < static_cast<size_t>(num_inputs) ? k.inputs[t].size : k.output.size;
-      v.buffer = buffers[t]->get();
-      v.offset = g.base[t];
-      v.stride_x = g.strides[t][0];
-      v.stride_y = g.strides[t][1];
-      v.stride_z = g.strides[t][2];
-    }
-    KilnHalForEachDesc desc{};
-    desc.struct_size = sizeof desc;
-    desc.kernel_index = static_cast<uint32_t>(kernel_index);
-    desc.dim_x = g.dim[0];
-    desc.dim_y = g.dim[1];
-    desc.dim_z = g.dim[2];
-    desc.num_inputs = static_cast<uint32_t>(num_inputs);
-    desc.inputs = views.data();
-    desc.output = output != nullptr ? &views.back() : nullptr;
-    if (KilnStatus s = d.launch_for_each(script_, &desc); s != kKilnOk) {
-      device_->ReportError("%s: the %s driver failed the launch", where.c_str(), d.name);
-      return s;
-    }
-  }
-  if (output != nullptr) return buffers.back()->Finish();
-  return kKilnOk;
-}
-
-KilnStatus KernelScript::Invoke(int invokable_index, const void* args, size_t size) {
-  const InvokableDesc& inv = module_->desc().invokables[invokable_index];
-  if (size != inv.args_size) {
-    device_->ReportError("%s: invokable '%s' takes %u bytes of arguments, %zu given", module_->name().c_str(),
-                         inv.name.c_str(), inv.args_size, size);
-    return kKilnInvalidArgument;
-  }
-  return device_->driver().script_invoke(script_, static_cast<uint32_t>(invokable_index), args, size);
-}
-
-KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* inputs, int num_inputs, void* result,
-                                size_t result_size, const KilnLaunchOptions* options) {
-  const ReductionDesc& r = module_->desc().reductions[reduction_index];
-  const std::string where = module_->name() + ": reduction '" + r.name + "'";
-  const KilnHalDriver& d = device_->driver();
-  if (d.launch_reduce == nullptr) {
-    device_->ReportError("%s: the %s driver has no reductions", where.c_str(), d.name);
-    return kKilnUnsupported;
-  }
-  if (num_inputs != static_cast<int>(r.inputs.size()) || result_size != r.result.size) {
-    device_->ReportError("%s takes %zu input(s) and a %u-byte result; %d input(s) and %zu bytes given",
-                         where.c_str(), r.inputs.size(), r.result.size, num_inputs, result_size);
-    return kKilnInvalidArgument;
-  }
-  std::vector<std::vector<int64_t>> cells(num_inputs);
-  std::string error;
-  for (int i = 0; i < num_inputs; ++i) {
-    if (inputs[i] == nullptr || !KernelCellDims(*inputs[i], r.inputs[i], &cells[i], &error)) {
-      device_->ReportError("%s: input %d: %s", where.c_str(), i, inputs[i] ? error.c_str() : "NULL");
-      return kKilnInvalidArgument;
-    }
-  }
-  std::vector<int64_t> dims;
-  if (!BroadcastCellDims(cells, &dims, &error)) {
-    device_->ReportError("%s: %s", where.c_str(), error.c_str());
-    return kKilnInvalidArgument;
-  }
-  std::vector<std::unique_ptr<TensorBuffer>> buffers;
-  std::vector<std::vector<uint64_t>> strides;
-  for (int i = 0; i < num_inputs; ++i) {
-    buffers.push_back(std::make_unique<TensorBuffer>(device_, inputs[i], false));
-    if (KilnStatus s = buffers.back()->Acquire(); s != kKilnOk) return s;
-    strides.push_back(BroadcastStrides(cells[i], dims, r.inputs[i].size));
-  }
-  std::vector<Geometry> launches = PlanLaunches(dims, strides);
-  if (launches.size() != 1 || (options != nullptr && options->struct_size != 0 &&
-                               (options->x_start || options->x_end || options->y_start || options->y_end ||
-                                options->z_start || options->z_end))) {
-    device_->ReportError("%s: reductions run over whole inputs of at most 3 foldable dimensions", where.c_str());
-    return kKilnUnsupported;
-  }
-  const Geometry& g = launches[0];
-  std::vector<KilnHalBufferView> views(buffers.size());
-  for (size_t t = 0; t < buffers.size(); ++t) {
-    KilnHalBufferView& v = views[t];
-    v.struct_size = sizeof v;
-    v.element_size = r.inputs[t].size;
-    v.buffer = buffers[t]->get();
-    v.offset = g.base[t];
-    v.stride_x = g.strides[t][0];
-    v.stride_y = g.strides[t][1];
-    v.stride_z = g.strides[t][2];
-  }
-  KilnHalReduceDesc desc{};
-  desc.struct_size = sizeof desc;
-  desc.reduction_index = static_cast<uint32_t>(reduction_index);
-  desc.dim_x = g.dim[0];
-  desc.dim_y = g.dim[1];
-  desc.dim_z = g.dim[2];
-  desc.num_inputs = static_cast<uint32_t>(num_inputs);
-  desc.inputs = views.data();
-  return d.launch_reduce(script_, &desc, result_size, result);
 }
 
 }  // namespace kiln

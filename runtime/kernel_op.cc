@@ -1,6 +1,9 @@
 #include "runtime/kernel_op.h"
 
+#include <algorithm>
 #include <new>
+#include <map>
+#include <set>
 
 #include "runtime/kernel_device.h"
 
@@ -20,10 +23,14 @@ std::string OpLabel(const Node& node) {
 }  // namespace
 
 void* KernelOpInit(Interpreter* interpreter, Node* node) {
-  KernelDevice* device = interpreter->kernel_device();
-  if (device == nullptr) return nullptr;
+  DeviceSet* devices = interpreter->devices();
+  if (devices == nullptr) {
+    interpreter->ReportError("%s: no device to run the kernel on (see the interpreter's decision log)",
+                             OpLabel(*node).c_str());
+    return nullptr;
+  }
   auto state = std::make_unique<KernelNode>();
-  state->script = KernelScript::Create(device, node->op->kernel_module, nullptr);
+  state->script = KernelScript::Create(devices, node->op->kernel_module, nullptr);
   if (state->script == nullptr) {
     interpreter->ReportError("%s: could not create the kernel's script", OpLabel(*node).c_str());
     return nullptr;
@@ -114,6 +121,286 @@ KilnStatus KernelOpInvoke(Interpreter* interpreter, Node* node) {
   KilnTensor* output = node->outputs.empty() ? nullptr : interpreter->tensor(node->outputs[0]);
   return state->script->ForEach(node->op->kernel_index, inputs.data(), static_cast<int>(inputs.size()), output,
                                 nullptr);
+}
+
+namespace {
+
+std::string NodeOpName(const Node& node) {
+  return node.op != nullptr ? node.op->DisplayName()
+                            : node.desc->builtin_code == kKilnBuiltinCustom ? node.desc->custom_name : "?";
+}
+
+// The kernel nodes of a partition may use the driver device now.
+bool OnAccelerator(const Node& node) {
+  if (node.op == nullptr || !node.op->is_kernel() || node.user_data == nullptr) return false;
+  return static_cast<KernelNode*>(node.user_data)->script->KernelOnAccelerator(node.op->kernel_index);
+}
+
+std::string TensorNames(Interpreter* interpreter, const std::vector<int>& tensors) {
+  std::string s;
+  for (size_t i = 0; i < tensors.size() && i < 4; ++i) {
+    const KilnTensor* t = interpreter->tensor(tensors[i]);
+    s += (i ? ", '" : "'") + (t ? t->name : std::string("?")) + "'";
+  }
+  if (tensors.size() > 4) s += ", ...";
+  return s;
+}
+
+struct PartitionTensors {
+  std::vector<int> in;        // read by the partition, produced before it
+  std::vector<int> out;       // produced by it and read after it (or a graph output)
+  std::vector<int> internal;  // produced and consumed inside it
+};
+
+PartitionTensors ClassifyTensors(Interpreter* interpreter, const KernelPartition& p) {
+  PartitionTensors result;
+  std::set<int> produced, seen;
+  for (int n = p.first; n <= p.last; ++n) {
+    const Node& node = interpreter->nodes()[n];
+    for (int t : node.inputs) {
+      if (t >= 0 && !produced.count(t) && seen.insert(t).second) result.in.push_back(t);
+    }
+    for (int t : node.outputs) produced.insert(t);
+  }
+  std::set<int> used_after(interpreter->outputs().begin(), interpreter->outputs().end());
+  for (size_t n = 0; n < interpreter->nodes().size(); ++n) {
+    if (static_cast<int>(n) >= p.first && static_cast<int>(n) <= p.last) continue;
+    for (int t : interpreter->nodes()[n].inputs) used_after.insert(t);
+  }
+  for (int t : produced) {
+    const KilnTensor* tensor = interpreter->tensor(t);
+    const bool persistent = tensor != nullptr && tensor->allocation == kKilnArenaRwPersistent;
+    (used_after.count(t) || persistent ? result.out : result.internal).push_back(t);
+  }
+  return result;
+}
+
+}  // namespace
+
+void PlanKernelPartitions(Interpreter* interpreter, std::vector<KernelPartition>* partitions, std::string* recorded) {
+  partitions->clear();
+  const std::vector<Node>& nodes = interpreter->nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!OnAccelerator(nodes[i])) continue;
+    if (!partitions->empty() && partitions->back().last == static_cast<int>(i) - 1) {
+      partitions->back().last = static_cast<int>(i);
+    } else {
+      partitions->push_back({static_cast<int>(i), static_cast<int>(i)});
+    }
+  }
+  // What --explain shows: every node, then every partition. Recorded again only when it changed.
+  std::vector<Decision> plan;
+  std::vector<int> partition_of(nodes.size(), -1);
+  for (size_t p = 0; p < partitions->size(); ++p) {
+    for (int n = (*partitions)[p].first; n <= (*partitions)[p].last; ++n) partition_of[n] = static_cast<int>(p);
+  }
+  DeviceSet* devices = nullptr;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& node = nodes[i];
+    const std::string subject = "node " + std::to_string(i);
+    std::string where;
+    if (node.op != nullptr && node.op->is_kernel()) {
+      if (devices == nullptr) devices = interpreter->devices();
+      const std::string label = OpLabel(node);
+      auto* state = static_cast<KernelNode*>(node.user_data);
+      if (partition_of[i] >= 0) {
+        where = label + " runs on " + devices->accelerator()->label() + ", in partition " +
+                std::to_string(partition_of[i]);
+      } else if (state == nullptr || devices == nullptr) {
+        where = label + " has no script (its Init failed)";
+      } else {
+        const ModulePlacement& placement = devices->Place(node.op->kernel_module);
+        std::string reason = placement.kernel_reason[node.op->kernel_index];
+        if (reason.empty()) reason = "the driver device failed earlier";
+        where = label + " runs on " + devices->cpu()->label() + ": " + reason;
+      }
+    } else if (node.op != nullptr && node.op->is_custom()) {
+      where = "node " + std::to_string(i) + " (" + NodeOpName(node) + ") runs on the host: a custom op with C callbacks";
+    } else {
+      where = "node " + std::to_string(i) + " (" + NodeOpName(node) + ") runs on the host: builtin op";
+    }
+    plan.push_back({KILN_DECISION_NODE, subject, where});
+  }
+  for (size_t p = 0; p < partitions->size(); ++p) {
+    const KernelPartition& part = (*partitions)[p];
+    const PartitionTensors t = ClassifyTensors(interpreter, part);
+    KernelDevice* accel = devices->accelerator();
+    std::string message = "partition " + std::to_string(p) + ": node" + (part.first == part.last ? " " : "s ") +
+                          std::to_string(part.first) +
+                          (part.first == part.last ? "" : " to " + std::to_string(part.last)) + " run on " +
+                          accel->label() +
+                          (accel->hal()->has_batches() ? " as one batch"
+                                                       : " one launch at a time (the driver has no batches)") +
+                          "; tensors crossing its edges: " + std::to_string(t.in.size()) + " in (" +
+                          TensorNames(interpreter, t.in) + "), " + std::to_string(t.out.size()) + " out (" +
+                          TensorNames(interpreter, t.out) + "); " + std::to_string(t.internal.size()) +
+                          " stay on the device" +
+                          ((accel->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY)
+                               ? " (host-shared memory: aligned tensors are not copied at all)"
+                               : "");
+    plan.push_back({KILN_DECISION_PARTITION, "partition " + std::to_string(p), message});
+  }
+  std::string key;
+  for (const Decision& d : plan) key += d.message + "\n";
+  if (key == *recorded) return;
+  *recorded = key;
+  for (Decision& d : plan) interpreter->decisions().Add(d.kind, std::move(d.subject), std::move(d.message));
+}
+
+KilnStatus KernelPartitionInvoke(Interpreter* interpreter, const KernelPartition& partition) {
+  auto run_each = [&]() -> KilnStatus {
+    for (int n = partition.first; n <= partition.last; ++n) {
+      if (KilnStatus s = KernelOpInvoke(interpreter, interpreter->node(n)); s != kKilnOk) {
+        interpreter->ReportError("Node number %d (%s) failed to invoke.", n,
+                                 NodeOpName(*interpreter->node(n)).c_str());
+        return s;
+      }
+    }
+    return kKilnOk;
+  };
+  DeviceSet* devices = interpreter->devices();
+  KernelDevice* device = devices != nullptr ? devices->accelerator() : nullptr;
+  if (device == nullptr) return run_each();
+  const std::string what = "partition of nodes " + std::to_string(partition.first) + " to " +
+                           std::to_string(partition.last);
+
+  // 1. The runtime's half: plans (argument errors are the caller's, not the driver's) and device scripts.
+  struct Step {
+    Node* node;
+    KernelNode* state;
+    DeviceScript* script = nullptr;
+    ForEachPlan plan;
+  };
+  std::vector<Step> steps;
+  for (int n = partition.first; n <= partition.last; ++n) {
+    Node* node = interpreter->node(n);
+    auto* state = static_cast<KernelNode*>(node->user_data);
+    if (state == nullptr || !state->script->KernelOnAccelerator(node->op->kernel_index)) return run_each();
+    Step step{node, state};
+    std::vector<const KilnTensor*> inputs;
+    for (int index : node->inputs) inputs.push_back(interpreter->tensor(index));
+    KilnTensor* output = node->outputs.empty() ? nullptr : interpreter->tensor(node->outputs[0]);
+    if (KilnStatus s = PlanForEach(state->script->module(), node->op->kernel_index, inputs.data(),
+                                   static_cast<int>(inputs.size()), output, nullptr, devices->cpu(), &step.plan);
+        s != kKilnOk) {
+      interpreter->ReportError("Node number %d (%s) failed to invoke.", n, NodeOpName(*node).c_str());
+      return s;
+    }
+    step.script = state->script->PrepareAccelerator();
+    if (step.script == nullptr) return run_each();
+    steps.push_back(std::move(step));
+  }
+
+  // 2. Buffers: one per tensor, shared by every node that uses it. Tensors produced inside are neither
+  // uploaded nor (unless read after the partition) downloaded.
+  const PartitionTensors classes = ClassifyTensors(interpreter, partition);
+  const std::set<int> downloads(classes.out.begin(), classes.out.end());
+  std::set<int> produced;
+  for (const Step& step : steps) produced.insert(step.node->outputs.begin(), step.node->outputs.end());
+  std::map<const KilnTensor*, std::unique_ptr<TensorBuffer>> buffers;
+  KilnStatus status = kKilnOk;
+  auto fail = [&](KilnStatus s, const std::string& during) {
+    status = s;
+    steps.front().state->script->AcceleratorFailed(what + " (" + during + ")", s);
+  };
+  for (const Step& step : steps) {
+    std::vector<int> indices = step.node->inputs;
+    indices.insert(indices.end(), step.node->outputs.begin(), step.node->outputs.end());
+    for (int index : indices) {
+      const KilnTensor* t = interpreter->tensor(index);
+      if (t == nullptr || buffers.count(t)) continue;
+      auto buffer = std::make_unique<TensorBuffer>(device, t, downloads.count(index) > 0);
+      if (KilnStatus s = buffer->Acquire(/*upload=*/!produced.count(index)); s != kKilnOk) {
+        fail(s, "creating a buffer for tensor '" + t->name + "'");
+        break;
+      }
+      buffers[t] = std::move(buffer);
+    }
+    if (status != kKilnOk) break;
+  }
+
+  // 3. The launches: recorded into one batch when the driver has batches, else launched one by one.
+  const KilnHalDriver& d = device->driver();
+  KilnHalBatch* batch = nullptr;
+  if (status == kKilnOk && device->hal()->has_batches()) {
+    if (KilnStatus s = d.batch_create(device->device(), &batch); s != kKilnOk || batch == nullptr) {
+      batch = nullptr;
+      fail(s != kKilnOk ? s : kKilnDelegateError, "batch_create");
+    }
+  }
+  for (size_t k = 0; k < steps.size() && status == kKilnOk; ++k) {
+    const Step& step = steps[k];
+    if (KilnStatus s = step.script->UploadBindings(); s != kKilnOk) {
+      fail(s, "uploading bound allocations");
+      break;
+    }
+    for (const LaunchGeometry& g : step.plan.launches) {
+      if (step.plan.empty) break;
+      std::vector<KilnHalBufferView> views(step.plan.tensors.size());
+      for (size_t t = 0; t < views.size(); ++t) {
+        KilnHalBufferView& v = views[t];
+        v.struct_size = sizeof v;
+        v.element_size = step.plan.element_sizes[t];
+        v.buffer = buffers[step.plan.tensors[t]]->get();
+        v.offset = g.base[t];
+        v.stride_x = g.strides[t][0];
+        v.stride_y = g.strides[t][1];
+        v.stride_z = g.strides[t][2];
+      }
+      KilnHalForEachDesc desc{};
+      desc.struct_size = sizeof desc;
+      desc.kernel_index = static_cast<uint32_t>(step.plan.kernel_index);
+      desc.dim_x = g.dim[0];
+      desc.dim_y = g.dim[1];
+      desc.dim_z = g.dim[2];
+      desc.num_inputs = static_cast<uint32_t>(step.plan.num_inputs);
+      desc.inputs = views.data();
+      desc.output = step.plan.has_output ? &views.back() : nullptr;
+      const KilnStatus s = batch != nullptr ? d.batch_record_for_each(batch, step.script->handle(), &desc)
+                                            : d.launch_for_each(step.script->handle(), &desc);
+      if (s != kKilnOk) {
+        fail(s, std::string(batch != nullptr ? "recording" : "launching") + " node " +
+                    std::to_string(step.node->index) + ", " + OpLabel(*step.node));
+        break;
+      }
+    }
+  }
+  if (batch != nullptr) {
+    if (status == kKilnOk) {
+      KilnHalFence* fence = nullptr;
+      KilnStatus s = d.batch_submit(batch, &fence);
+      if (s == kKilnOk && fence != nullptr) {
+        bool done = false;
+        s = d.fence_wait(fence, UINT64_MAX, &done);
+        if (s == kKilnOk && !done) s = kKilnDelegateError;
+        d.fence_destroy(fence);
+      } else if (s == kKilnOk) {
+        s = kKilnDelegateError;
+      }
+      if (s != kKilnOk) fail(s, "the submitted batch");
+    }
+    d.batch_destroy(batch);
+  }
+
+  // 4. The edges out: tensors read after the partition, and bound allocations the device holds copies of.
+  if (status == kKilnOk) {
+    for (auto& [tensor, buffer] : buffers) {
+      if (KilnStatus s = buffer->Finish(); s != kKilnOk) {
+        fail(s, "reading back tensor '" + tensor->name + "'");
+        break;
+      }
+    }
+  }
+  for (size_t k = 0; k < steps.size() && status == kKilnOk; ++k) {
+    if (KilnStatus s = steps[k].script->DownloadBindings(); s != kKilnOk) fail(s, "reading back bound allocations");
+  }
+  buffers.clear();
+  if (status == kKilnOk) {
+    for (const Step& step : steps) step.state->script->AcceleratorWorkDone();
+    return kKilnOk;
+  }
+  // The partition's inputs were never written, so the CPU can redo all of it.
+  return run_each();
 }
 
 }  // namespace kiln

@@ -16,6 +16,13 @@ void KernelOpFree(void* user_data);
 KilnStatus KernelOpPrepare(Interpreter* interpreter, Node* node);
 KilnStatus KernelOpInvoke(Interpreter* interpreter, Node* node);
 
+// After Prepare: decides where every node runs and groups consecutive nodes whose kernels run on the driver
+// device into partitions. Records the node and partition decisions when they differ from `*recorded`.
+void PlanKernelPartitions(Interpreter* interpreter, std::vector<KernelPartition>* partitions, std::string* recorded);
+// Runs a partition's nodes on the driver device as one batch, copying only tensors that cross its edges. When
+// the driver fails, records it and runs the partition's nodes on the CPU instead.
+KilnStatus KernelPartitionInvoke(Interpreter* interpreter, const KernelPartition& partition);
+
 }  // namespace kiln
 
 #endif  // KILN_RUNTIME_KERNEL_OP_H_

@@ -1,12 +1,14 @@
 // `kiln`: run and inspect .tflite models from the command line.
 //
 //   kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR] [--seed N] [--threads N]
-//                  [--op NAME=MODULE.kmod:KERNEL]...
+//                  [--op NAME=MODULE.kmod:KERNEL]... [--device cpu|gpu|gpu-only|auto] [--driver PATH] [--explain]
 //   kiln inspect MODEL
+//   kiln inspect --devices [--device ...] [--driver PATH]
 //
 // `run` prints each output's shape and first values and writes outputs as .npy; inputs not given are filled
 // with seeded random values. `inspect` lists inputs, outputs, and ops with their versions and whether Kiln can
-// run them. The CLI uses the public C API for everything it runs.
+// run them; `inspect --devices` lists the drivers found, loaded or refused (and why) and their devices. `--explain`
+// prints the decision log: where each node runs and why, and the partitions that run as one batch. The CLI uses the public C API for everything it runs.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -35,8 +38,15 @@ void Usage(FILE* out) {
                "usage:\n"
                "  kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR]\n"
                "                 [--seed N] [--threads N] [--op NAME=MODULE.kmod:KERNEL]...\n"
+               "                 [--device cpu|gpu|gpu-only|auto] [--driver PATH] [--explain]\n"
                "      --op serves the model's custom op NAME with a kernel compiled by kilnc\n"
+               "      --device where kernels run: cpu (built-in CPU driver only), gpu (a loaded driver's device\n"
+               "               where it can, else the CPU), gpu-only (fail without one), auto (default: a real\n"
+               "               GPU or accelerator when a driver has one)\n"
+               "      --driver a driver library or directory to load instead of $KILN_DRIVER and the default\n"
+               "      --explain print which driver and device runs each node, and why\n"
                "  kiln inspect MODEL\n"
+               "  kiln inspect --devices [--device ...] [--driver PATH]\n"
                "  kiln --version\n");
 }
 
@@ -177,6 +187,39 @@ bool MakeKernelOps(const std::string& model_path, const std::vector<KernelOpSpec
   return true;
 }
 
+// Prints a decision log, one decision per line, with its kind.
+void PrintDecisions(int count, const std::function<void(int, KilnDecisionKind*, const char**)>& get) {
+  for (int i = 0; i < count; ++i) {
+    KilnDecisionKind kind;
+    const char* message = nullptr;
+    get(i, &kind, &message);
+    std::printf("  [%s] %s\n", KilnDecisionKindName(kind), message ? message : "");
+  }
+}
+
+// Device choice from the command line.
+struct DeviceFlags {
+  KilnDevicePolicy policy = KILN_DEVICE_AUTO;
+  std::string driver;
+  bool explain = false;
+};
+
+int InspectDevices(const DeviceFlags& flags) {
+  KilnContextOptions* options = KilnContextOptionsCreate();
+  KilnContextOptionsSetErrorReporter(options, PrintError, nullptr);
+  KilnContextOptionsSetDevicePolicy(options, flags.policy);
+  if (!flags.driver.empty()) KilnContextOptionsSetDriverPath(options, flags.driver.c_str());
+  KilnContext* context = KilnContextCreate(options);
+  KilnContextOptionsDelete(options);
+  if (context == nullptr) return 1;
+  std::printf("devices (policy %s):\n", KilnDevicePolicyName(flags.policy));
+  PrintDecisions(KilnContextGetDecisionCount(context), [&](int i, KilnDecisionKind* kind, const char** message) {
+    KilnContextGetDecision(context, i, kind, nullptr, message);
+  });
+  KilnContextDelete(context);
+  return 0;
+}
+
 int Inspect(const std::string& path) {
   KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
   if (model == nullptr) return 1;
@@ -238,7 +281,7 @@ struct InputSpec {
 };
 
 int Run(const std::string& path, const std::vector<InputSpec>& specs, const std::string& output_dir,
-        uint32_t seed, int threads, const std::vector<KernelOpSpec>& kernel_ops) {
+        uint32_t seed, int threads, const std::vector<KernelOpSpec>& kernel_ops, const DeviceFlags& device) {
   KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
   if (model == nullptr) return 1;
   std::vector<KilnOperator*> ops;
@@ -259,6 +302,8 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
   KilnInterpreterOptionsSetErrorReporter(options, PrintError, nullptr);
   KilnInterpreterOptionsSetNumThreads(options, threads);
   for (KilnOperator* op : ops) KilnInterpreterOptionsAddOperator(options, op);
+  KilnInterpreterOptionsSetDevicePolicy(options, device.policy);
+  if (!device.driver.empty()) KilnInterpreterOptionsSetDriverPath(options, device.driver.c_str());
   KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
   KilnInterpreterOptionsDelete(options);
   KilnModelDelete(model);
@@ -348,6 +393,13 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
   }
   rc = 0;
 done:
+  if (device.explain) {
+    std::printf("decisions (policy %s):\n", KilnDevicePolicyName(device.policy));
+    PrintDecisions(KilnInterpreterGetDecisionCount(interpreter),
+                   [&](int i, KilnDecisionKind* kind, const char** message) {
+                     KilnInterpreterGetDecision(interpreter, i, kind, nullptr, message);
+                   });
+  }
   KilnInterpreterDelete(interpreter);
   return rc;
 }
@@ -379,6 +431,8 @@ int main(int argc, char** argv) {
   std::string output_dir;
   uint32_t seed = 0;
   int threads = -1;
+  DeviceFlags device;
+  bool devices = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -407,6 +461,26 @@ int main(int argc, char** argv) {
       seed = static_cast<uint32_t>(std::strtoul(value("--seed"), nullptr, 10));
     } else if (arg == "--threads") {
       threads = std::atoi(value("--threads"));
+    } else if (arg == "--device") {
+      const std::string v = value("--device");
+      if (v == "cpu") {
+        device.policy = KILN_DEVICE_CPU_ONLY;
+      } else if (v == "gpu") {
+        device.policy = KILN_DEVICE_PREFER_GPU;
+      } else if (v == "gpu-only") {
+        device.policy = KILN_DEVICE_GPU_ONLY;
+      } else if (v == "auto") {
+        device.policy = KILN_DEVICE_AUTO;
+      } else {
+        std::fprintf(stderr, "kiln: --device expects cpu, gpu, gpu-only or auto, got '%s'\n", v.c_str());
+        return 2;
+      }
+    } else if (arg == "--driver") {
+      device.driver = value("--driver");
+    } else if (arg == "--explain") {
+      device.explain = true;
+    } else if (arg == "--devices" && command == "inspect") {
+      devices = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "kiln: unknown option '%s'\n", arg.c_str());
       Usage(stderr);
@@ -418,11 +492,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (command == "inspect" && devices) return InspectDevices(device);
   if (model.empty()) {
     std::fprintf(stderr, "kiln: %s needs a MODEL\n", command.c_str());
     Usage(stderr);
     return 2;
   }
   if (command == "inspect") return Inspect(model);
-  return Run(model, inputs, output_dir, seed, threads, kernel_ops);
+  return Run(model, inputs, output_dir, seed, threads, kernel_ops, device);
 }

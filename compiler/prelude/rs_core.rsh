@@ -327,6 +327,82 @@ KILN_DEFINE_ELEMENT_ACCESS_VECTORS(double)
 KILN_DEFINE_ELEMENT_ACCESS_VECTORS(half)
 #endif
 
+/* rsAllocationVLoadX_<T><N> / rsAllocationVStoreX_<T><N>: N consecutive elements of a scalar allocation,
+ * starting at (x, y, z), as one vector. */
+#define KILN_DEFINE_VLOAD(T, N)                                                                             \
+  KILN_RS_OVERLOAD T##N rsAllocationVLoadX_##T##N(rs_allocation a, uint32_t x, uint32_t y, uint32_t z) {    \
+    T##N v = (T##N)0;                                                                                       \
+    const T* first = (const T*)__kiln_element_address(a, x, y, z, (uint32_t)sizeof(T));                     \
+    const T* last = (const T*)__kiln_element_address(a, x + (N - 1), y, z, (uint32_t)sizeof(T));            \
+    if (first && last) __builtin_memcpy(&v, first, sizeof(T) * N);                                          \
+    return v;                                                                                               \
+  }                                                                                                         \
+  KILN_RS_OVERLOAD T##N rsAllocationVLoadX_##T##N(rs_allocation a, uint32_t x, uint32_t y) {                \
+    return rsAllocationVLoadX_##T##N(a, x, y, 0u);                                                          \
+  }                                                                                                         \
+  KILN_RS_OVERLOAD T##N rsAllocationVLoadX_##T##N(rs_allocation a, uint32_t x) {                            \
+    return rsAllocationVLoadX_##T##N(a, x, 0u, 0u);                                                         \
+  }                                                                                                         \
+  KILN_RS_OVERLOAD void rsAllocationVStoreX_##T##N(rs_allocation a, T##N val, uint32_t x, uint32_t y,       \
+                                                   uint32_t z) {                                            \
+    T* first = (T*)__kiln_element_address(a, x, y, z, (uint32_t)sizeof(T));                                 \
+    T* last = (T*)__kiln_element_address(a, x + (N - 1), y, z, (uint32_t)sizeof(T));                        \
+    if (first && last) __builtin_memcpy(first, &val, sizeof(T) * N);                                        \
+  }                                                                                                         \
+  KILN_RS_OVERLOAD void rsAllocationVStoreX_##T##N(rs_allocation a, T##N val, uint32_t x, uint32_t y) {     \
+    rsAllocationVStoreX_##T##N(a, val, x, y, 0u);                                                           \
+  }                                                                                                         \
+  KILN_RS_OVERLOAD void rsAllocationVStoreX_##T##N(rs_allocation a, T##N val, uint32_t x) {                 \
+    rsAllocationVStoreX_##T##N(a, val, x, 0u, 0u);                                                          \
+  }
+#define KILN_DEFINE_VLOADS(T) KILN_DEFINE_VLOAD(T, 2) KILN_DEFINE_VLOAD(T, 3) KILN_DEFINE_VLOAD(T, 4)
+KILN_DEFINE_VLOADS(char)
+KILN_DEFINE_VLOADS(uchar)
+KILN_DEFINE_VLOADS(short)
+KILN_DEFINE_VLOADS(ushort)
+KILN_DEFINE_VLOADS(int)
+KILN_DEFINE_VLOADS(uint)
+KILN_DEFINE_VLOADS(long)
+KILN_DEFINE_VLOADS(ulong)
+KILN_DEFINE_VLOADS(float)
+KILN_DEFINE_VLOADS(double)
+
+/* rsAllocationCopy1DRange / rsAllocationCopy2DRange: element copies between allocations with elements of the
+ * same size (mip levels and cube faces do not exist in Kiln and must be 0). Overlapping ranges are fine. */
+KILN_RS_INLINE bool __kiln_copy_range_ok(rs_allocation dst, uint32_t dst_x, uint32_t dst_y, rs_allocation src,
+                                         uint32_t src_x, uint32_t src_y, uint32_t width, uint32_t height,
+                                         uint32_t lod_or_face) {
+  if (width == 0u || height == 0u) return false;
+  const uint32_t element_size = src.p ? src.p->element_size : 0u;
+  if (lod_or_face != 0u || !__kiln_element_address(src, src_x, src_y, 0u, element_size) ||
+      !__kiln_element_address(src, src_x + width - 1u, src_y + height - 1u, 0u, element_size) ||
+      !__kiln_element_address(dst, dst_x, dst_y, 0u, element_size) ||
+      !__kiln_element_address(dst, dst_x + width - 1u, dst_y + height - 1u, 0u, element_size)) {
+    return false;
+  }
+  /* Coordinates that wrapped around would pass the checks above with a huge width: refuse them too. */
+  return src_x + width > src_x && dst_x + width > dst_x && src_y + height > src_y && dst_y + height > dst_y;
+}
+KILN_RS_INLINE void rsAllocationCopy2DRange(rs_allocation dstAlloc, uint32_t dstXoff, uint32_t dstYoff,
+                                            uint32_t dstMip, uint32_t dstFace, uint32_t width, uint32_t height,
+                                            rs_allocation srcAlloc, uint32_t srcXoff, uint32_t srcYoff,
+                                            uint32_t srcMip, uint32_t srcFace) {
+  if (!__kiln_copy_range_ok(dstAlloc, dstXoff, dstYoff, srcAlloc, srcXoff, srcYoff, width, height,
+                            dstMip | dstFace | srcMip | srcFace)) {
+    return;
+  }
+  const uint64_t row_bytes = (uint64_t)width * srcAlloc.p->element_size;
+  for (uint32_t row = 0u; row < height; ++row) {
+    __builtin_memmove(__kiln_element_address(dstAlloc, dstXoff, dstYoff + row, 0u, 0u),
+                      __kiln_element_address(srcAlloc, srcXoff, srcYoff + row, 0u, 0u), row_bytes);
+  }
+}
+KILN_RS_INLINE void rsAllocationCopy1DRange(rs_allocation dstAlloc, uint32_t dstOff, uint32_t dstMip,
+                                            uint32_t count, rs_allocation srcAlloc, uint32_t srcOff,
+                                            uint32_t srcMip) {
+  rsAllocationCopy2DRange(dstAlloc, dstOff, 0u, dstMip, 0u, count, 1u, srcAlloc, srcOff, 0u, srcMip, 0u);
+}
+
 /* NV21 (see kernel_abi.h): a luma plane, then interleaved V,U pairs at half resolution. */
 KILN_RS_INLINE const uchar* __kiln_yuv_address(rs_allocation a, uint32_t x, uint32_t y, uint32_t plane) {
   const KilnKernelAllocation* p = a.p;

@@ -1,18 +1,19 @@
 /* rs_math.rsh: the math, conversion, color, random and matrix functions of Kiln's kernel language.
  *
  * The names and overloads are RenderScript's (which follow OpenCL C). Every function is implemented in C in
- * compiler/rslib/, compiled to LLVM bitcode (kiln_rslib.bc) and linked into each kernel module by kilnc, so a
- * kernel never calls libm: the CPU driver inlines these bodies into the expanded x-loop and the loop vectorizer
- * vectorizes them. Accuracy bounds, special values and what vectorizes are in docs/kernel-math.md.
+ * compiler/rslib/, compiled to LLVM bitcode (kiln_rslib.bc) and linked into each kernel module by kilnc, so
+ * a kernel never calls libm: the CPU driver inlines these bodies into the expanded x-loop and the loop
+ * vectorizer vectorizes them. Accuracy bounds, special values and what vectorizes: docs/kernel-math.md.
  *
  * Every declaration carries `kiln_hal:<level>`, the HAL level a driver must implement to run a kernel that
  * calls it (kilnc reads these annotations); everything here is level 1.0.
  *
  * Overloads: float, float2, float3, float4 for every math function. There are deliberately no double math
- * overloads: with float as the only scalar floating-point overload, `sin(x * 2.0)` and `sqrt(2)` resolve to the
- * float function as in RenderScript, whereas a double (or half) overload would make them ambiguous. The half
- * overloads (half, half2, half3, half4; computed in float and rounded once to half) are therefore declared only
- * when KILN_HALF_MATH is defined before this header, on targets with _Float16 (KILN_HAS_HALF). */
+ * overloads: with float as the only scalar floating-point overload, `sin(x * 2.0)` and `sqrt(2)` resolve to
+ * the float function as in RenderScript, whereas a double (or half) overload would make them ambiguous. The
+ * half overloads (half, half2, half3, half4; computed in float and rounded once to half) are therefore
+ * declared only when KILN_HALF_MATH is defined before this header, on targets with _Float16
+ * (KILN_HAS_HALF). */
 #ifndef KILN_RS_MATH_RSH
 #define KILN_RS_MATH_RSH
 
@@ -57,7 +58,7 @@
 
 /* ---- Declaration helpers: one line per function declares all widths ---- */
 #ifdef KILN_RS_HALF_OVERLOADS
-#define _RS_HALF_1(ret, name)                                                         \
+#define _RS_HALF_1(name)                                                         \
   _RS_FN half name(half);                                                             \
   _RS_FN half2 name(half2);                                                           \
   _RS_FN half3 name(half3);                                                           \
@@ -68,7 +69,7 @@
   _RS_FN half3 name(half3, half3);                                                    \
   _RS_FN half4 name(half4, half4);
 #else
-#define _RS_HALF_1(ret, name)
+#define _RS_HALF_1(name)
 #define _RS_HALF_2(name)
 #endif
 
@@ -78,7 +79,7 @@
   _RS_FN float2 name(float2);                                                         \
   _RS_FN float3 name(float3);                                                         \
   _RS_FN float4 name(float4);                                                         \
-  _RS_HALF_1(, name)
+  _RS_HALF_1(name)
 /* gentype f(gentype, gentype) */
 #define _RS_F2(name)                                                                  \
   _RS_FN float name(float, float);                                                    \
@@ -459,8 +460,9 @@ _RS_INL float4 rsUnpackColor8888(uchar4 c) {
 
 /* ---- Random numbers ----
  * A SplitMix64 stream shared by all threads of a script: each call takes the next counter value with one
- * atomic add, so concurrent calls never repeat a value and never race. The sequence starts at a fixed seed for
- * each script instance (deterministic runs); calls from several threads interleave nondeterministically. */
+ * atomic add, so concurrent calls never repeat a value and never race. The sequence starts at a fixed seed
+ * for each script instance (deterministic runs); calls from several threads interleave nondeterministically.
+ * rsRand does not vectorize (it has state); use it outside hot loops or accept scalar code there. */
 _RS_FNP int rsRand(int max_value);          /* [0, max_value) for max_value > 0, else 0 */
 _RS_FNP int rsRand(int min_value, int max_value);        /* [min_value, max_value), or min_value if empty */
 _RS_FNP float rsRand(float max_value);      /* [0, max_value) */
@@ -504,10 +506,10 @@ _RS_FNP void rsMatrixLoadTranslate(rs_matrix4x4* m, float x, float y, float z);
 _RS_FNP void rsMatrixRotate(rs_matrix4x4* m, float rot, float x, float y, float z);
 _RS_FNP void rsMatrixScale(rs_matrix4x4* m, float x, float y, float z);
 _RS_FNP void rsMatrixTranslate(rs_matrix4x4* m, float x, float y, float z);
-_RS_FNP void rsMatrixLoadOrtho(rs_matrix4x4* m, float left, float right, float bottom, float top, float near,
-                               float far);
-_RS_FNP void rsMatrixLoadFrustum(rs_matrix4x4* m, float left, float right, float bottom, float top, float near,
-                                 float far);
+_RS_FNP void rsMatrixLoadOrtho(rs_matrix4x4* m, float left, float right, float bottom, float top,
+                               float near, float far);
+_RS_FNP void rsMatrixLoadFrustum(rs_matrix4x4* m, float left, float right, float bottom, float top,
+                                 float near, float far);
 _RS_FNP void rsMatrixLoadPerspective(rs_matrix4x4* m, float fovy, float aspect, float near, float far);
 
 /* ---- Quaternions: w + xi + yj + zk stored in a float4 as (x, y, z, w) ---- */

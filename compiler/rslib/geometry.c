@@ -12,7 +12,8 @@ KILN_HELPER float kiln_length4(float4 v) {
   bool inf = kiln_isinff(v.x) || kiln_isinff(v.y) || kiln_isinff(v.z) || kiln_isinff(v.w);
   return inf ? __builtin_inff() : r;
 }
-/* OpenCL: zero vectors are returned unchanged; infinite components become +-1 (others 0) before normalizing. */
+/* OpenCL: zero vectors are returned unchanged; infinite components become +-1 (others 0) before normalizing.
+ */
 KILN_HELPER float4 kiln_normalize4(float4 v) {
   bool inf = kiln_isinff(v.x) || kiln_isinff(v.y) || kiln_isinff(v.z) || kiln_isinff(v.w);
   float4 u = v;
@@ -53,19 +54,19 @@ KILN_DEF float fast_distance(float2 a, float2 b) { return fast_length(a - b); }
 KILN_DEF float fast_distance(float3 a, float3 b) { return fast_length(a - b); }
 KILN_DEF float fast_distance(float4 a, float4 b) { return fast_length(a - b); }
 KILN_DEF float fast_normalize(float v) { return normalize(v); }
-#define KILN_FAST_NORMALIZE(T)                                                             \
-  KILN_DEF T fast_normalize(T v) {                                                         \
-    float ss = dot(v, v);                                                                  \
-    T r = v * (1.0f / __builtin_sqrtf(ss));                                                \
-    return ss == 0.0f ? v : r;                                                             \
+#define KILN_FAST_NORMALIZE(T)              \
+  KILN_DEF T fast_normalize(T v) {          \
+    float ss = dot(v, v);                   \
+    T r = v * (1.0f / __builtin_sqrtf(ss)); \
+    return ss == 0.0f ? v : r;              \
   }
 KILN_FAST_NORMALIZE(float2)
 KILN_FAST_NORMALIZE(float3)
 KILN_FAST_NORMALIZE(float4)
 
-#define KILN_NATIVE_GEOM(T)                                                                \
-  KILN_DEF float native_length(T v) { return fast_length(v); }                             \
-  KILN_DEF float native_distance(T a, T b) { return fast_distance(a, b); }                 \
+#define KILN_NATIVE_GEOM(T)                                                \
+  KILN_DEF float native_length(T v) { return fast_length(v); }             \
+  KILN_DEF float native_distance(T a, T b) { return fast_distance(a, b); } \
   KILN_DEF T native_normalize(T v) { return fast_normalize(v); }
 KILN_NATIVE_GEOM(float)
 KILN_NATIVE_GEOM(float2)

@@ -151,8 +151,8 @@ KILN_HELPER void kiln_decompose(float a, ulong* m, int* e) {
   *e = (ex != 0 ? (int)ex : 1) - 150;
 }
 
-/* For finite x and finite nonzero y: |x| = (Q * Y + R) * 2^scale exactly with 0 <= R < Y, where Y * 2^scale is
- * |y| (or something larger than 2|x| when |y| is far above |x|), and q7 = Q mod 128. */
+/* For finite x and finite nonzero y: |x| = (Q * Y + R) * 2^scale exactly with 0 <= R < Y, where Y * 2^scale
+ * is |y| (or something larger than 2|x| when |y| is far above |x|), and q7 = Q mod 128. */
 typedef struct KilnRemParts {
   double r;     /* R */
   double y;     /* Y */
@@ -272,17 +272,17 @@ KILN_DEF float2 nan(uint2 v) { return (float2){nan(v.x), nan(v.y)}; }
 KILN_DEF float3 nan(uint3 v) { return (float3){nan(v.x), nan(v.y), nan(v.z)}; }
 KILN_DEF float4 nan(uint4 v) { return (float4){nan(v.x), nan(v.y), nan(v.z), nan(v.w)}; }
 
-#define KILN_REMQUO_N(N, ...)                                                              \
-  KILN_DEF float##N remquo(float##N x, float##N y, int##N* quo) {                          \
-    float##N r;                                                                            \
-    int##N q;                                                                              \
-    for (int i = 0; i < N; ++i) {                                                          \
-      int qi;                                                                              \
-      r[i] = remquo(x[i], y[i], &qi);                                                      \
-      q[i] = qi;                                                                           \
-    }                                                                                      \
-    *quo = q;                                                                              \
-    return r;                                                                              \
+#define KILN_REMQUO_N(N, ...)                                     \
+  KILN_DEF float##N remquo(float##N x, float##N y, int##N* quo) { \
+    float##N r;                                                   \
+    int##N q;                                                     \
+    for (int i = 0; i < N; ++i) {                                 \
+      int qi;                                                     \
+      r[i] = remquo(x[i], y[i], &qi);                             \
+      q[i] = qi;                                                  \
+    }                                                             \
+    *quo = q;                                                     \
+    return r;                                                     \
   }
 KILN_REMQUO_N(2)
 KILN_REMQUO_N(3)

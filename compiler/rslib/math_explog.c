@@ -1,6 +1,6 @@
-/* Exponentials, logarithms, powers and roots. exp, exp2 and log are pure float (the most used, so they
- * vectorize at full float width); the others evaluate in double with the kernels of rslib_internal.h, which
- * makes them accurate to well under 1 ulp before the final rounding. */
+/* Exponentials, logarithms, powers and roots. exp, exp2, exp10, expm1, log, log2 and log10 are pure float
+ * (the most used, so they vectorize at full float width); the others evaluate in double with the kernels of
+ * rslib_internal.h, which makes them accurate to well under 1 ulp before the final rounding. */
 #include "rslib_internal.h"
 
 KILN_DEF float exp(float x) { return kiln_expf(x); }
@@ -21,16 +21,42 @@ KILN_DEF float exp2(float x) {
   return p * kiln_pow2f(n1) * kiln_pow2f(ni - n1);
 }
 
-KILN_DEF float exp10(float x) { return (float)kiln_exp_d((double)x * 0x1.26bb1bbb55516p+1); }
+/* 10^x = 2^n * 10^r with n = rint(x * log2(10)) and r = x - n*log10(2) (log10(2) split so that n * hi is
+ * exact), |r| <= log10(2)/2. */
+KILN_DEF float exp10(float x) {
+  float xc = kiln_clampf_nan(x, -46.0f, 39.0f);
+  float t = xc * 0x1.a934f0p+1f + 0x1.8p23f;
+  float n = t - 0x1.8p23f;
+  int ni = x != x ? 0 : (int)(kiln_f2u(t) - kiln_f2u(0x1.8p23f));
+  float r = (xc - n * 0x1.344p-2f) - n * 0x1.3509f8p-18f;
+  float q = 2.063216569e-01f;
+  q = q * r + 5.420251889e-01f;
+  q = q * r + 1.171292687e+00f;
+  q = q * r + 2.034649853e+00f;
+  q = q * r + 2.650948748e+00f;
+  q = q * r + 2.302585167e+00f;
+  float p = 1.0f + r * q;
+  int n1 = ni >> 1;
+  return p * kiln_pow2f(n1) * kiln_pow2f(ni - n1);
+}
 
+/* e^x - 1 = 2^n * expm1(r) + (2^n - 1), evaluated as 2 * (2^(n-1) * expm1(r) + (2^(n-1) - 1/2)) so that
+ * n = 128 does not overflow early; for n = 0 it is exactly expm1(r) = r + r^2 Q(r) (Q shared with exp). */
 KILN_DEF float expm1(float x) {
-  float r = (float)kiln_expm1_d((double)x);
-  return x == 0.0f ? x : r;
+  float xc = kiln_clampf_nan(x, -30.0f, 89.0f);
+  float t = xc * 0x1.715476p+0f + 0x1.8p23f;
+  float n = t - 0x1.8p23f;
+  int ni = x != x ? 0 : (int)(kiln_f2u(t) - kiln_f2u(0x1.8p23f));
+  float r = (xc - n * 0x1.62e4p-1f) - n * 0x1.7f7d1cp-20f;
+  float em = r + r * r * kiln_exp_q(r);
+  float s1 = kiln_pow2f(ni - 1);
+  float res = 2.0f * (s1 * em + (s1 - 0.5f));
+  return x == 0.0f ? x : res;
 }
 
 /* log in float: x = 2^e * m with m in [sqrt(1/2), sqrt(2)), f = m - 1, s = f / (2 + f),
- * log(m) = 2 atanh(s) = f - s * (f - R(s^2)). */
-KILN_DEF float log(float x) {
+ * log(m) = 2 atanh(s) = f - s * (f - R(s^2)). Returns e and log(m); special values are the caller's. */
+KILN_HELPER float kiln_log_parts(float x, float* e_out) {
   bool den = x < 0x1p-126f;
   float xs = den ? x * 0x1p23f : x;
   uint t = kiln_f2u(xs) - 0x3f3504f3u;
@@ -44,17 +70,38 @@ KILN_DEF float log(float x) {
   r = r * z + 4.000033454e-01f;
   r = r * z + 6.666666565e-01f;
   r = r * z;
-  float logm = f - s * (f - r);
-  float ef = (float)e;
-  float result = ef * 0x1.62e4p-1f + (logm + ef * 0x1.7f7d1cp-20f);
+  *e_out = (float)e;
+  return f - s * (f - r);
+}
+
+/* log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays NaN. */
+KILN_HELPER float kiln_log_specials(float x, float result) {
   result = x == __builtin_inff() ? x : result;
   result = x == 0.0f ? -__builtin_inff() : result;
   result = x < 0.0f ? kiln_nanf() : result;
   return x != x ? x : result;
 }
 
-KILN_DEF float log2(float x) { return (float)(kiln_log_d((double)x) * 0x1.71547652b82fep+0); }
-KILN_DEF float log10(float x) { return (float)(kiln_log_d((double)x) * 0x1.bcb7b1526e50ep-2); }
+KILN_DEF float log(float x) {
+  float ef;
+  float logm = kiln_log_parts(x, &ef);
+  /* e*ln2 split so that e * hi is exact */
+  return kiln_log_specials(x, ef * 0x1.62e4p-1f + (logm + ef * 0x1.7f7d1cp-20f));
+}
+
+KILN_DEF float log2(float x) {
+  float ef;
+  float logm = kiln_log_parts(x, &ef);
+  return kiln_log_specials(x, ef + logm * 0x1.715476p+0f);
+}
+
+KILN_DEF float log10(float x) {
+  float ef;
+  float logm = kiln_log_parts(x, &ef);
+  /* e*log10(2) split so that e * hi is exact */
+  return kiln_log_specials(x, ef * 0x1.344p-2f + (ef * 0x1.3509f8p-18f + logm * 0x1.bcb7b2p-2f));
+}
+
 KILN_DEF float log1p(float x) { return (float)kiln_log1p_d((double)x); }
 
 KILN_DEF float sqrt(float x) { return __builtin_sqrtf(x); }

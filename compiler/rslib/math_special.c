@@ -1,8 +1,8 @@
-/* erf, erfc, lgamma, tgamma: evaluated in double, branch-free.
+/* erf, erfc, lgamma, tgamma, branch-free; all but erf are evaluated in double.
  *
  * erfc(x), x >= 0: t = 1/(1 + x/2), erfc(x) = t * exp(-x^2 + G(t)) with G of degree 12 fitted by
  *   tools/fit_poly.py (absolute error 1.6e-10 in the exponent, so ~1.6e-10 relative in erfc).
- * erf(x): Taylor series for |x| < 1, 1 - erfc(|x|) beyond.
+ * erf(x): in float, see erf below.
  * lgamma/tgamma: Stirling's series at x + 8 (the shift product x(x+1)...(x+7) undone afterwards), reflection
  *   through sinpi for x < 1/2. */
 #include "rslib_internal.h"
@@ -34,31 +34,34 @@ KILN_DEF float erfc(float x) {
   return x != x ? x : r;
 }
 
+/* erf in float (it is GELU's inner function, so it should vectorize at full width): x * P(x^2) for |x| < 1,
+ * 1 - exp(Q(|x| - 2.5)) for 1 <= |x| < 4 with Q ~ log(erfc) (tools/fit_poly.py), 1 beyond (erfc(4) < 2^-25).
+ */
 KILN_DEF float erf(float x) {
-  double xd = x;
-  double z = xd * xd;
-  /* 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1)), n <= 15 (the n-th coefficient is c(n)) */
-#define KILN_ERF_C(n, fact) ((((n) & 1) ? -1.0 : 1.0) / ((fact) * (2.0 * (n) + 1.0)))
-  double p = KILN_ERF_C(15, 1307674368000.0);
-  p = p * z + KILN_ERF_C(14, 87178291200.0);
-  p = p * z + KILN_ERF_C(13, 6227020800.0);
-  p = p * z + KILN_ERF_C(12, 479001600.0);
-  p = p * z + KILN_ERF_C(11, 39916800.0);
-  p = p * z + KILN_ERF_C(10, 3628800.0);
-  p = p * z + KILN_ERF_C(9, 362880.0);
-  p = p * z + KILN_ERF_C(8, 40320.0);
-  p = p * z + KILN_ERF_C(7, 5040.0);
-  p = p * z + KILN_ERF_C(6, 720.0);
-  p = p * z + KILN_ERF_C(5, 120.0);
-  p = p * z + KILN_ERF_C(4, 24.0);
-  p = p * z + KILN_ERF_C(3, 6.0);
-  p = p * z + KILN_ERF_C(2, 2.0);
-  p = p * z + KILN_ERF_C(1, 1.0);
-  p = p * z + KILN_ERF_C(0, 1.0);
-#undef KILN_ERF_C
-  double small = 0x1.20dd750429b6dp+0 * xd * p;
-  double big = 1.0 - kiln_erfc_pos(kiln_fabsd(xd));
-  float r = (float)(kiln_fabsd(xd) < 1.0 ? small : (x < 0.0f ? -big : big));
+  float a = kiln_fabsf(x);
+  float z = a * a;
+  float p = 7.889119385e-05f;
+  p = p * z - 8.020841239e-04f;
+  p = p * z + 5.189535335e-03f;
+  p = p * z - 2.685444459e-02f;
+  p = p * z + 1.128360018e-01f;
+  p = p * z - 3.761262714e-01f;
+  p = p * z + 1.128379166e+00f;
+  float small = a * p;
+  float u = a - 2.5f;
+  float q = -5.555588389e-08f;
+  q = q * u + 1.614954354e-06f;
+  q = q * u - 1.302811613e-05f;
+  q = q * u + 7.739040900e-05f;
+  q = q * u - 4.206192687e-04f;
+  q = q * u + 2.165165956e-03f;
+  q = q * u - 1.085822028e-02f;
+  q = q * u - 9.438936428e-01f;
+  q = q * u - 5.352680731e+00f;
+  q = q * u - 7.806815277e+00f;
+  float big = 1.0f - kiln_expf(q);
+  float r = a < 1.0f ? small : (a < 4.0f ? big : 1.0f);
+  r = kiln_copysignf(r, x);
   return x != x ? x : r;
 }
 
@@ -66,8 +69,8 @@ KILN_DEF float erf(float x) {
 KILN_HELPER double kiln_lgamma_pos(double x) {
   bool shift = x < 16.0;
   double xs = shift ? x + 8.0 : x;
-  double prod = shift ? x * (x + 1.0) * (x + 2.0) * (x + 3.0) * (x + 4.0) * (x + 5.0) * (x + 6.0) * (x + 7.0)
-                      : 1.0;
+  double prod =
+      shift ? x * (x + 1.0) * (x + 2.0) * (x + 3.0) * (x + 4.0) * (x + 5.0) * (x + 6.0) * (x + 7.0) : 1.0;
   double inv = 1.0 / xs;
   double z = inv * inv;
   double series = 691.0 / 360360.0;

@@ -30,36 +30,36 @@ KILN_DEF_CALL float rsRand(float min_value, float max_value) {
 }
 
 /* ---- Matrices (column-major: element (col, row) is m[col * N + row]) ---- */
-#define KILN_MATRIX_COMMON(M, N)                                                            \
-  KILN_DEF_CALL void rsMatrixSet(M* m, uint col, uint row, float v) { m->m[col * N + row] = v; } \
+#define KILN_MATRIX_COMMON(M, N)                                                                  \
+  KILN_DEF_CALL void rsMatrixSet(M* m, uint col, uint row, float v) { m->m[col * N + row] = v; }  \
   KILN_DEF_CALL float rsMatrixGet(const M* m, uint col, uint row) { return m->m[col * N + row]; } \
-  KILN_DEF_CALL void rsMatrixLoadIdentity(M* m) {                                           \
-    for (int i = 0; i < N * N; ++i) m->m[i] = (i % (N + 1)) == 0 ? 1.0f : 0.0f;             \
-  }                                                                                         \
-  KILN_DEF_CALL void rsMatrixLoad(M* d, const float* a) {                                   \
-    for (int i = 0; i < N * N; ++i) d->m[i] = a[i];                                         \
-  }                                                                                         \
-  KILN_DEF_CALL void rsMatrixLoad(M* d, const M* s) { *d = *s; }                            \
-  KILN_DEF_CALL void rsMatrixLoadMultiply(M* m, const M* lhs, const M* rhs) {               \
-    M r;                                                                                    \
-    for (int c = 0; c < N; ++c) {                                                           \
-      for (int row = 0; row < N; ++row) {                                                   \
-        float s = 0.0f;                                                                     \
-        for (int k = 0; k < N; ++k) s += lhs->m[k * N + row] * rhs->m[c * N + k];           \
-        r.m[c * N + row] = s;                                                               \
-      }                                                                                     \
-    }                                                                                       \
-    *m = r;                                                                                 \
-  }                                                                                         \
-  KILN_DEF_CALL void rsMatrixMultiply(M* m, const M* rhs) { rsMatrixLoadMultiply(m, m, rhs); } \
-  KILN_DEF_CALL void rsMatrixTranspose(M* m) {                                              \
-    for (int c = 0; c < N; ++c) {                                                           \
-      for (int row = c + 1; row < N; ++row) {                                               \
-        float t = m->m[c * N + row];                                                        \
-        m->m[c * N + row] = m->m[row * N + c];                                              \
-        m->m[row * N + c] = t;                                                              \
-      }                                                                                     \
-    }                                                                                       \
+  KILN_DEF_CALL void rsMatrixLoadIdentity(M* m) {                                                 \
+    for (int i = 0; i < N * N; ++i) m->m[i] = (i % (N + 1)) == 0 ? 1.0f : 0.0f;                   \
+  }                                                                                               \
+  KILN_DEF_CALL void rsMatrixLoad(M* d, const float* a) {                                         \
+    for (int i = 0; i < N * N; ++i) d->m[i] = a[i];                                               \
+  }                                                                                               \
+  KILN_DEF_CALL void rsMatrixLoad(M* d, const M* s) { *d = *s; }                                  \
+  KILN_DEF_CALL void rsMatrixLoadMultiply(M* m, const M* lhs, const M* rhs) {                     \
+    M r;                                                                                          \
+    for (int c = 0; c < N; ++c) {                                                                 \
+      for (int row = 0; row < N; ++row) {                                                         \
+        float s = 0.0f;                                                                           \
+        for (int k = 0; k < N; ++k) s += lhs->m[k * N + row] * rhs->m[c * N + k];                 \
+        r.m[c * N + row] = s;                                                                     \
+      }                                                                                           \
+    }                                                                                             \
+    *m = r;                                                                                       \
+  }                                                                                               \
+  KILN_DEF_CALL void rsMatrixMultiply(M* m, const M* rhs) { rsMatrixLoadMultiply(m, m, rhs); }    \
+  KILN_DEF_CALL void rsMatrixTranspose(M* m) {                                                    \
+    for (int c = 0; c < N; ++c) {                                                                 \
+      for (int row = c + 1; row < N; ++row) {                                                     \
+        float t = m->m[c * N + row];                                                              \
+        m->m[c * N + row] = m->m[row * N + c];                                                    \
+        m->m[row * N + c] = t;                                                                    \
+      }                                                                                           \
+    }                                                                                             \
   }
 KILN_MATRIX_COMMON(rs_matrix2x2, 2)
 KILN_MATRIX_COMMON(rs_matrix3x3, 3)
@@ -230,7 +230,9 @@ KILN_DEF_CALL void rsQuaternionMultiply(rs_quaternion* q, const rs_quaternion* r
                 a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w, a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z};
 }
 KILN_DEF_CALL void rsQuaternionConjugate(rs_quaternion* q) { *q = (float4){-q->x, -q->y, -q->z, q->w}; }
-KILN_DEF_CALL float rsQuaternionDot(const rs_quaternion* q0, const rs_quaternion* q1) { return dot(*q0, *q1); }
+KILN_DEF_CALL float rsQuaternionDot(const rs_quaternion* q0, const rs_quaternion* q1) {
+  return dot(*q0, *q1);
+}
 KILN_DEF_CALL void rsQuaternionNormalize(rs_quaternion* q) {
   float len = length(*q);
   if (len > 0.0f) *q *= 1.0f / len;

@@ -2,8 +2,11 @@
 //
 // kilnc links this module into every kernel module it builds (only the functions a kernel uses), so kernels
 // get Kiln's own, vectorizable implementations of the RenderScript math functions declared in
-// compiler/prelude/rs_math.rsh instead of calls to libm. The bitcode targets x86_64-unknown-linux-gnu; its
-// functions carry no target-cpu, so the driver's host-CPU settings apply after linking.
+// compiler/prelude/rs_math.rsh instead of calls to libm. The bitcode targets x86_64-unknown-linux-gnu with
+// baseline x86-64 function attributes ("target-cpu"="x86-64"): the math functions are always_inline, so they
+// take on the host CPU of the kernel function they are inlined into; a driver that keeps a library function
+// out of line (rsMatrixInverse, rsRand, ...) should set its target attributes to the host's, like the
+// kernel's.
 #ifndef KILN_COMPILER_RSLIB_RSLIB_BITCODE_H_
 #define KILN_COMPILER_RSLIB_RSLIB_BITCODE_H_
 

@@ -42,19 +42,9 @@ KILN_HELPER float kiln_rintf(float x) {
   r = a < 0x1p23f ? r : a;
   return kiln_copysignf(r, x);
 }
-KILN_HELPER double kiln_rintd(double x) {
-  double a = kiln_fabsd(x);
-  double r = (a + 0x1p52) - 0x1p52;
-  r = a < 0x1p52 ? r : a;
-  return kiln_u2d((kiln_d2u(r) & 0x7fffffffffffffffull) | (kiln_d2u(x) & 0x8000000000000000ull));
-}
 KILN_HELPER float kiln_floorf(float x) {
   float r = kiln_rintf(x);
   return r > x ? r - 1.0f : r; /* keeps -0 and NaN */
-}
-KILN_HELPER double kiln_floord(double x) {
-  double r = kiln_rintd(x);
-  return r > x ? r - 1.0 : r;
 }
 
 /* 2^n as a float for n in [-126, 127]. */
@@ -81,7 +71,8 @@ KILN_HELPER double kiln_exp_d(double x) {
   double t = x * 0x1.71547652b82fep+0 + 0x1.8p52; /* x*log2(e) rounded to an integer, in the low bits */
   double n = t - 0x1.8p52;
   long ni = (long)(kiln_d2u(t) - kiln_d2u(0x1.8p52));
-  double r = (x - n * 0x1.62e42fee00000p-1) - n * 0x1.a39ef35793c76p-33; /* ln2 split: hi exact for |n|<2^20 */
+  double r =
+      (x - n * 0x1.62e42fee00000p-1) - n * 0x1.a39ef35793c76p-33; /* ln2 split: hi exact for |n|<2^20 */
   double p = 1.0 / 479001600.0;
   p = p * r + 1.0 / 39916800.0;
   p = p * r + 1.0 / 3628800.0;
@@ -155,6 +146,15 @@ KILN_HELPER double kiln_log1p_d(double u) {
 
 /* ---- Float kernels shared by several functions ---- */
 
+/* (e^r - 1 - r) / r^2 for |r| <= ln2/2, relative error 3e-9 (tools/fit_poly.py). */
+KILN_HELPER float kiln_exp_q(float r) {
+  float q = 1.381461100e-03f;
+  q = q * r + 8.368710035e-03f;
+  q = q * r + 4.166838741e-02f;
+  q = q * r + 1.666652069e-01f;
+  return q * r + 4.999999345e-01f;
+}
+
 /* e^x in float: Cody-Waite reduction x = n*ln2 + r, |r| <= ln2/2, then a degree-6 polynomial and an exact
  * two-step scaling by 2^n (so denormal results are rounded once). */
 KILN_HELPER float kiln_expf(float x) {
@@ -163,87 +163,83 @@ KILN_HELPER float kiln_expf(float x) {
   float n = t - 0x1.8p23f;
   int ni = x != x ? 0 : (int)(kiln_f2u(t) - kiln_f2u(0x1.8p23f));
   float r = (xc - n * 0x1.62e4p-1f) - n * 0x1.7f7d1cp-20f;
-  float q = 1.381461100e-03f;
-  q = q * r + 8.368710035e-03f;
-  q = q * r + 4.166838741e-02f;
-  q = q * r + 1.666652069e-01f;
-  q = q * r + 4.999999345e-01f;
-  float p = 1.0f + (r + r * r * q);
+  float p = 1.0f + (r + r * r * kiln_exp_q(r));
   int n1 = ni >> 1;
   return p * kiln_pow2f(n1) * kiln_pow2f(ni - n1);
 }
 
-/* ---- Vector and half overloads of scalar float functions: lane by lane (each lane inlines the scalar). ---- */
-#define KILN_VEC1F(name)                                                                   \
-  KILN_DEF float2 name(float2 v) { return (float2){name(v.x), name(v.y)}; }                \
-  KILN_DEF float3 name(float3 v) { return (float3){name(v.x), name(v.y), name(v.z)}; }     \
+/* ---- Vector and half overloads of scalar float functions: lane by lane (each lane inlines the scalar). ----
+ */
+#define KILN_VEC1F(name)                                                               \
+  KILN_DEF float2 name(float2 v) { return (float2){name(v.x), name(v.y)}; }            \
+  KILN_DEF float3 name(float3 v) { return (float3){name(v.x), name(v.y), name(v.z)}; } \
   KILN_DEF float4 name(float4 v) { return (float4){name(v.x), name(v.y), name(v.z), name(v.w)}; }
-#define KILN_HALF1(name)                                                                   \
-  KILN_DEF half name(half v) { return (half)name((float)v); }                              \
-  KILN_DEF half2 name(half2 v) {                                                           \
-    return __builtin_convertvector(name(__builtin_convertvector(v, float2)), half2);       \
-  }                                                                                        \
-  KILN_DEF half3 name(half3 v) {                                                           \
-    return __builtin_convertvector(name(__builtin_convertvector(v, float3)), half3);       \
-  }                                                                                        \
-  KILN_DEF half4 name(half4 v) {                                                           \
-    return __builtin_convertvector(name(__builtin_convertvector(v, float4)), half4);       \
+#define KILN_HALF1(name)                                                             \
+  KILN_DEF half name(half v) { return (half)name((float)v); }                        \
+  KILN_DEF half2 name(half2 v) {                                                     \
+    return __builtin_convertvector(name(__builtin_convertvector(v, float2)), half2); \
+  }                                                                                  \
+  KILN_DEF half3 name(half3 v) {                                                     \
+    return __builtin_convertvector(name(__builtin_convertvector(v, float3)), half3); \
+  }                                                                                  \
+  KILN_DEF half4 name(half4 v) {                                                     \
+    return __builtin_convertvector(name(__builtin_convertvector(v, float4)), half4); \
   }
 #define KILN_VEC1(name) KILN_VEC1F(name) KILN_HALF1(name)
 
-#define KILN_VEC2F(name)                                                                   \
+#define KILN_VEC2F(name)                                                                        \
   KILN_DEF float2 name(float2 a, float2 b) { return (float2){name(a.x, b.x), name(a.y, b.y)}; } \
-  KILN_DEF float3 name(float3 a, float3 b) {                                               \
-    return (float3){name(a.x, b.x), name(a.y, b.y), name(a.z, b.z)};                       \
-  }                                                                                        \
-  KILN_DEF float4 name(float4 a, float4 b) {                                               \
-    return (float4){name(a.x, b.x), name(a.y, b.y), name(a.z, b.z), name(a.w, b.w)};       \
+  KILN_DEF float3 name(float3 a, float3 b) {                                                    \
+    return (float3){name(a.x, b.x), name(a.y, b.y), name(a.z, b.z)};                            \
+  }                                                                                             \
+  KILN_DEF float4 name(float4 a, float4 b) {                                                    \
+    return (float4){name(a.x, b.x), name(a.y, b.y), name(a.z, b.z), name(a.w, b.w)};            \
   }
-#define KILN_HALF2(name)                                                                   \
-  KILN_DEF half name(half a, half b) { return (half)name((float)a, (float)b); }            \
-  KILN_DEF half2 name(half2 a, half2 b) {                                                  \
-    return __builtin_convertvector(                                                        \
+#define KILN_HALF2(name)                                                                      \
+  KILN_DEF half name(half a, half b) { return (half)name((float)a, (float)b); }               \
+  KILN_DEF half2 name(half2 a, half2 b) {                                                     \
+    return __builtin_convertvector(                                                           \
         name(__builtin_convertvector(a, float2), __builtin_convertvector(b, float2)), half2); \
-  }                                                                                        \
-  KILN_DEF half3 name(half3 a, half3 b) {                                                  \
-    return __builtin_convertvector(                                                        \
+  }                                                                                           \
+  KILN_DEF half3 name(half3 a, half3 b) {                                                     \
+    return __builtin_convertvector(                                                           \
         name(__builtin_convertvector(a, float3), __builtin_convertvector(b, float3)), half3); \
-  }                                                                                        \
-  KILN_DEF half4 name(half4 a, half4 b) {                                                  \
-    return __builtin_convertvector(                                                        \
+  }                                                                                           \
+  KILN_DEF half4 name(half4 a, half4 b) {                                                     \
+    return __builtin_convertvector(                                                           \
         name(__builtin_convertvector(a, float4), __builtin_convertvector(b, float4)), half4); \
   }
 #define KILN_VEC2(name) KILN_VEC2F(name) KILN_HALF2(name)
 
 /* f(floatN, intN) */
-#define KILN_VECFI(name)                                                                   \
+#define KILN_VECFI(name)                                                                      \
   KILN_DEF float2 name(float2 a, int2 b) { return (float2){name(a.x, b.x), name(a.y, b.y)}; } \
-  KILN_DEF float3 name(float3 a, int3 b) {                                                 \
-    return (float3){name(a.x, b.x), name(a.y, b.y), name(a.z, b.z)};                       \
-  }                                                                                        \
-  KILN_DEF float4 name(float4 a, int4 b) {                                                 \
-    return (float4){name(a.x, b.x), name(a.y, b.y), name(a.z, b.z), name(a.w, b.w)};       \
+  KILN_DEF float3 name(float3 a, int3 b) {                                                    \
+    return (float3){name(a.x, b.x), name(a.y, b.y), name(a.z, b.z)};                          \
+  }                                                                                           \
+  KILN_DEF float4 name(float4 a, int4 b) {                                                    \
+    return (float4){name(a.x, b.x), name(a.y, b.y), name(a.z, b.z), name(a.w, b.w)};          \
   }
 
 /* f(floatN, floatN* / intN*) returning floatN */
-#define KILN_VECPTR(name, P)                                                               \
-  KILN_DEF float2 name(float2 v, P##2 * out) {                                             \
-    P a, b;                                                                                \
-    float2 r = (float2){name(v.x, &a), name(v.y, &b)};                                     \
-    *out = (P##2){a, b};                                                                   \
-    return r;                                                                              \
-  }                                                                                        \
-  KILN_DEF float3 name(float3 v, P##3 * out) {                                             \
-    P a, b, c;                                                                             \
-    float3 r = (float3){name(v.x, &a), name(v.y, &b), name(v.z, &c)};                      \
-    *out = (P##3){a, b, c};                                                                \
-    return r;                                                                              \
-  }                                                                                        \
-  KILN_DEF float4 name(float4 v, P##4 * out) {                                             \
-    P a, b, c, d;                                                                          \
-    float4 r = (float4){name(v.x, &a), name(v.y, &b), name(v.z, &c), name(v.w, &d)};       \
-    *out = (P##4){a, b, c, d};                                                             \
-    return r;                                                                              \
+#define KILN_VECPTR(name, P)                                                         \
+  KILN_DEF float2 name(float2 v, P##2 * out) {                                       \
+    P a, b;                                                                          \
+    float2 r = (float2){name(v.x, &a), name(v.y, &b)};                               \
+    *out = (P##2){a, b};                                                             \
+    return r;                                                                        \
+  }                                                                                  \
+  KILN_DEF float3 name(float3 v, P##3 * out) {                                       \
+    P a, b, c;                                                                       \
+    float3 r = (float3){name(v.x, &a), name(v.y, &b), name(v.z, &c)};                \
+    *out = (P##3){a, b, c};                                                          \
+    return r;                                                                        \
+  }                                                                                  \
+  KILN_DEF float4 name(float4 v, P##4 * out) {                                       \
+    P a, b, c, d;                                                                    \
+    float4 r = (float4){name(v.x, &a), name(v.y, &b), name(v.z, &c), name(v.w, &d)}; \
+    *out = (P##4){a, b, c, d};                                                       \
+    return r;                                                                        \
   }
 
 #endif /* KILN_RSLIB_INTERNAL_H_ */

@@ -15,6 +15,7 @@
 
 #include "kiln/builtin_ops.h"
 #include "kiln/common.h"
+#include "kiln/device.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +76,18 @@ KILN_CAPI_EXPORT void KilnInterpreterOptionsAddOperator(KilnInterpreterOptions* 
 KILN_CAPI_EXPORT void KilnInterpreterOptionsSetErrorReporter(KilnInterpreterOptions* options,
                                                              KilnErrorReporter reporter, void* user_data);
 
+/* Which devices kernel-backed ops (KilnOperatorSetKernel) may run on (kiln/device.h); default
+ * KILN_DEVICE_AUTO. Builtin ops always run on the host. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsSetDevicePolicy(KilnInterpreterOptions* options,
+                                                            KilnDevicePolicy policy);
+/* A driver library or a directory of them to load instead of KILN_DRIVER and the default directory. `path` is
+ * copied; NULL or "" clears it. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsSetDriverPath(KilnInterpreterOptions* options, const char* path);
+/* Loads drivers whose DT_NEEDED libraries are not on the allow-list (docs/hal.md), as the environment variable
+ * KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1 does. Each such driver is noted in the decision log. Default false. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsSetAllowAnyDriverDependency(KilnInterpreterOptions* options,
+                                                                        bool allow);
+
 /* ---------------------------------------------------------------------------------------------------------
  * Interpreter
  * ------------------------------------------------------------------------------------------------------- */
@@ -130,6 +143,17 @@ KILN_CAPI_EXPORT KilnStatus KilnInterpreterGetNodeInfo(const KilnInterpreter* in
                                                        int32_t* out_builtin_code,
                                                        const char** out_custom_name,
                                                        int32_t* out_version);
+
+/* The decision log (kiln/device.h): drivers found, loaded or refused, devices, where each kernel and node runs,
+ * the partitions that run as one batch, and run-time fallbacks, each with its reason, in the order decided.
+ * Drivers are loaded when the first kernel-backed op is initialised (KilnInterpreterAllocateTensors), or at
+ * creation under KILN_DEVICE_GPU_ONLY; node and partition decisions are added by AllocateTensors whenever the
+ * plan changes, fallbacks by Invoke. KilnInterpreterGetDecision returns kKilnInvalidArgument when `index` is out
+ * of range; the strings stay valid until the interpreter is deleted. Any out pointer may be NULL. */
+KILN_CAPI_EXPORT int32_t KilnInterpreterGetDecisionCount(const KilnInterpreter* interpreter);
+KILN_CAPI_EXPORT KilnStatus KilnInterpreterGetDecision(const KilnInterpreter* interpreter, int32_t index,
+                                                       KilnDecisionKind* out_kind, const char** out_subject,
+                                                       const char** out_message);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Tensors

@@ -1,7 +1,8 @@
 /* Kiln: kernels without a model, in the spirit of RenderScript's compute API.
  *
  * A kernel module (.kmod, compiled by `kilnc` from an RS-style source) is loaded once with KilnModuleCreate* and
- * can serve any number of scripts and ops. A KilnContext owns the devices work runs on (today the CPU driver);
+ * can serve any number of scripts and ops. A KilnContext owns the devices work runs on (the CPU driver, and a
+ * driver device chosen by its device policy, see kiln/device.h);
  * a KilnScript is one instance of a module in a context, with its own copy of the script globals. Buffers are
  * the same KilnTensor the interpreter uses: create them with KilnTensorCreate and fill them with
  * KilnTensorCopyFromBuffer / KilnTensorCopyToBuffer (kiln/c_api.h).
@@ -16,6 +17,7 @@
 #define KILN_COMPUTE_H_
 
 #include "kiln/common.h"
+#include "kiln/device.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,10 +60,30 @@ typedef void (*KilnMessageHandler)(void* user_data, KilnScript* script, int32_t 
 KILN_CAPI_EXPORT void KilnContextOptionsSetMessageHandler(KilnContextOptions* options,
                                                           KilnMessageHandler handler, void* user_data);
 
-/* `options` may be NULL and may be deleted afterwards. Returns NULL (reported) when no device can be opened. */
+/* Which devices the context's kernels may run on (kiln/device.h); default KILN_DEVICE_AUTO. */
+KILN_CAPI_EXPORT void KilnContextOptionsSetDevicePolicy(KilnContextOptions* options, KilnDevicePolicy policy);
+/* A driver library or a directory of them to load instead of KILN_DRIVER and the default directory. `path` is
+ * copied; NULL or "" clears it. */
+KILN_CAPI_EXPORT void KilnContextOptionsSetDriverPath(KilnContextOptions* options, const char* path);
+/* Loads drivers whose DT_NEEDED libraries are not on the allow-list (docs/hal.md), as the environment variable
+ * KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1 does. Each such driver is noted in the decision log. Default false. */
+KILN_CAPI_EXPORT void KilnContextOptionsSetAllowAnyDriverDependency(KilnContextOptions* options, bool allow);
+
+/* `options` may be NULL and may be deleted afterwards. Returns NULL (reported) when no device can be opened,
+ * and under KILN_DEVICE_GPU_ONLY when no driver device can be used. */
 KILN_CAPI_EXPORT KilnContext* KilnContextCreate(const KilnContextOptions* options);
 /* Every script and tensor of the context must be deleted first. NULL is a no-op. */
 KILN_CAPI_EXPORT void KilnContextDelete(KilnContext* context);
+
+/* The decision log (kiln/device.h): which drivers were found, loaded or refused, the devices, and where each
+ * kernel runs, each with its reason, in the order decided. Decisions are appended while the context is used
+ * (a kernel's placement when its module is first used, a run-time fallback when a driver fails).
+ * KilnContextGetDecision returns kKilnInvalidArgument when `index` is out of range; the strings stay valid until
+ * the context is deleted. Any out pointer may be NULL. */
+KILN_CAPI_EXPORT int32_t KilnContextGetDecisionCount(const KilnContext* context);
+KILN_CAPI_EXPORT KilnStatus KilnContextGetDecision(const KilnContext* context, int32_t index,
+                                                   KilnDecisionKind* out_kind, const char** out_subject,
+                                                   const char** out_message);
 
 /* A tensor owned by the context, zero-filled: `num_dims` dimensions of `dims`. Free it with KilnTensorDelete.
  * Returns NULL for an unsupported type, negative dims or on OOM. */

@@ -122,9 +122,9 @@ typedef struct KilnKernelTm {
 } KilnKernelTm;
 void __kiln_rt_localtime(KilnKernelTm* out, int64_t time);
 
-/* Called by rsGetElementAt_* / rsSetElementAt_* (and the YUV accessors) instead of touching memory when the
- * coordinates are outside the allocation (an absent dimension only admits 0) or `element_size` differs from
- * the allocation's. The access is skipped (a read yields zero); the driver reports the error with the
+/* Called by rsGetElementAt_* / rsSetElementAt_* (and the YUV, VLoad/VStore and copy-range helpers) instead of
+ * touching memory when `allocation` is NULL (an unbound rs_allocation), the coordinates are outside it (an
+ * absent dimension only admits 0) or `element_size` (0: not checked) differs from the allocation's. The access is skipped (a read yields zero); the driver reports the error with the
  * script's name and fails the launch or invocation. */
 void __kiln_rt_element_access_error(const KilnKernelAllocation* allocation, uint32_t x, uint32_t y, uint32_t z,
                                     uint32_t element_size);

@@ -53,12 +53,18 @@ bool IsIdentifier(const std::string& name) {
 
 const char* KindName(KernelTypeKind kind) {
   switch (kind) {
-    case KernelTypeKind::kVoid: return "void";
-    case KernelTypeKind::kScalar: return "scalar";
-    case KernelTypeKind::kStruct: return "struct";
-    case KernelTypeKind::kPointer: return "pointer";
-    case KernelTypeKind::kAllocation: return "allocation";
-    case KernelTypeKind::kObject: return "object";
+    case KernelTypeKind::kVoid:
+      return "void";
+    case KernelTypeKind::kScalar:
+      return "scalar";
+    case KernelTypeKind::kStruct:
+      return "struct";
+    case KernelTypeKind::kPointer:
+      return "pointer";
+    case KernelTypeKind::kAllocation:
+      return "allocation";
+    case KernelTypeKind::kObject:
+      return "object";
   }
   return "unknown";
 }
@@ -145,8 +151,10 @@ class Validator {
   }
 
   bool Type(const KernelTypeDesc& t, const std::string& where, int depth = 0) {
-    if (depth > kMaxTypeDepth) return Fail(where + ": types nest deeper than " + std::to_string(kMaxTypeDepth));
-    if (t.size > kMaxObjectSize) return Fail(where + ": type size " + std::to_string(t.size) + " is too large");
+    if (depth > kMaxTypeDepth)
+      return Fail(where + ": types nest deeper than " + std::to_string(kMaxTypeDepth));
+    if (t.size > kMaxObjectSize)
+      return Fail(where + ": type size " + std::to_string(t.size) + " is too large");
     switch (t.kind) {
       case KernelTypeKind::kVoid:
         return true;
@@ -186,7 +194,8 @@ class Validator {
     return true;
   }
 
-  bool Kernel(const KernelModuleDesc& m, const KernelDesc& k, std::string where, std::set<std::string>* symbols) {
+  bool Kernel(const KernelModuleDesc& m, const KernelDesc& k, std::string where,
+              std::set<std::string>* symbols) {
     if (!Name(k.name, where, symbols)) return false;
     where += " '" + k.name + "'";
     if (!Symbol(k.expand_symbol, "__kiln_expand_" + k.name, where)) return false;
@@ -207,8 +216,10 @@ class Validator {
     if (k.root_style == ((k.signature & kKernelSigKernel) != 0)) {
       return Fail(where + ": root-style flag disagrees with the Kernel signature bit");
     }
-    if (k.root_style && k.inputs.size() > 1) return Fail(where + ": a root-style kernel has at most one input");
-    if (!k.root_style && (k.signature & kKernelSigUsr)) return Fail(where + ": only root() kernels take usrData");
+    if (k.root_style && k.inputs.size() > 1)
+      return Fail(where + ": a root-style kernel has at most one input");
+    if (!k.root_style && (k.signature & kKernelSigUsr))
+      return Fail(where + ": only root() kernels take usrData");
     if (k.inputs.empty() && k.output.kind == KernelTypeKind::kVoid) {
       return Fail(where + ": kernel has neither inputs nor an output");
     }
@@ -232,8 +243,8 @@ class Validator {
       return Fail(where + ": alignment " + std::to_string(g.alignment) + " is not a power of two");
     }
     if (!g.default_value.empty() && g.default_value.size() != g.size) {
-      return Fail(where + ": default value has " + std::to_string(g.default_value.size()) + " bytes, the global " +
-                  std::to_string(g.size));
+      return Fail(where + ": default value has " + std::to_string(g.default_value.size()) +
+                  " bytes, the global " + std::to_string(g.size));
     }
     return true;
   }
@@ -266,15 +277,18 @@ class Validator {
     if (!Name(r.name, where, symbols)) return false;
     where += " '" + r.name + "'";
     const std::string prefix = "__kiln_reduce_" + r.name;
-    if (!Symbol(r.init_symbol, prefix + "_init", where) || !Symbol(r.accum_symbol, prefix + "_accum", where) ||
-        !Symbol(r.combine_symbol, prefix + "_combine", where) || !Symbol(r.out_symbol, prefix + "_out", where)) {
+    if (!Symbol(r.init_symbol, prefix + "_init", where) ||
+        !Symbol(r.accum_symbol, prefix + "_accum", where) ||
+        !Symbol(r.combine_symbol, prefix + "_combine", where) ||
+        !Symbol(r.out_symbol, prefix + "_out", where)) {
       return false;
     }
     if (r.accumulator.empty()) return Fail(where + ": no accumulator function");
     if (r.accumulator_size == 0 || r.accumulator_size > kMaxObjectSize) {
       return Fail(where + ": accumulator size " + std::to_string(r.accumulator_size));
     }
-    if (!IsPowerOfTwo(r.accumulator_alignment)) return Fail(where + ": accumulator alignment is not a power of two");
+    if (!IsPowerOfTwo(r.accumulator_alignment))
+      return Fail(where + ": accumulator alignment is not a power of two");
     if (r.inputs.empty() || r.inputs.size() > KILN_KERNEL_MAX_INPUTS) {
       return Fail(where + ": " + std::to_string(r.inputs.size()) + " inputs (must be 1 to " +
                   std::to_string(KILN_KERNEL_MAX_INPUTS) + ")");
@@ -307,7 +321,8 @@ HalLevel Level(const fb::HalLevel* level) {
   return out;
 }
 
-bool ReadType(const fb::Type* t, KernelTypeDesc* out, const std::string& where, std::string* error, int depth = 0) {
+bool ReadType(const fb::Type* t, KernelTypeDesc* out, const std::string& where, std::string* error,
+              int depth = 0) {
   if (!t) {
     *error = where + ": missing type";
     return false;
@@ -335,15 +350,16 @@ bool ReadType(const fb::Type* t, KernelTypeDesc* out, const std::string& where, 
       KernelFieldDesc field;
       field.name = Str(f->name());
       field.offset = f->offset();
-      if (!ReadType(f->type(), &field.type, where + " field '" + field.name + "'", error, depth + 1)) return false;
+      if (!ReadType(f->type(), &field.type, where + " field '" + field.name + "'", error, depth + 1))
+        return false;
       out->fields.push_back(std::move(field));
     }
   }
   return true;
 }
 
-bool ReadTypes(const flatbuffers::Vector<flatbuffers::Offset<fb::Type>>* types, std::vector<KernelTypeDesc>* out,
-               const std::string& where, std::string* error) {
+bool ReadTypes(const flatbuffers::Vector<flatbuffers::Offset<fb::Type>>* types,
+               std::vector<KernelTypeDesc>* out, const std::string& where, std::string* error) {
   out->clear();
   if (!types) return true;
   for (flatbuffers::uoffset_t i = 0; i < types->size(); ++i) {
@@ -411,7 +427,8 @@ bool Convert(const fb::Module* m, KernelModuleDesc* out, std::string* error) {
       const fb::Global* g = m->globals()->Get(i);
       GlobalDesc d;
       d.name = Str(g->name());
-      if (!ReadType(g->type(), &d.type, "global " + std::to_string(i) + " '" + d.name + "'", error)) return false;
+      if (!ReadType(g->type(), &d.type, "global " + std::to_string(i) + " '" + d.name + "'", error))
+        return false;
       d.size = g->size();
       d.alignment = g->alignment();
       d.default_value = Bytes(g->default_value());
@@ -432,8 +449,8 @@ bool Convert(const fb::Module* m, KernelModuleDesc* out, std::string* error) {
           ParamDesc pd;
           pd.name = Str(p->name());
           pd.offset = p->offset();
-          if (!ReadType(p->type(), &pd.type,
-                        "invokable '" + d.name + "' parameter " + std::to_string(j), error)) {
+          if (!ReadType(p->type(), &pd.type, "invokable '" + d.name + "' parameter " + std::to_string(j),
+                        error)) {
             return false;
           }
           d.params.push_back(std::move(pd));
@@ -575,7 +592,8 @@ bool ReadKernelModule(const uint8_t* data, size_t size, KernelModuleDesc* out, s
     std::string found;
     for (int i = 0; i < 4; ++i) {
       const char c = static_cast<char>(data[8 + i]);
-      found += (c >= 32 && c < 127) ? std::string(1, c) : "\\x" + std::to_string(static_cast<int>(data[8 + i]));
+      found +=
+          (c >= 32 && c < 127) ? std::string(1, c) : "\\x" + std::to_string(static_cast<int>(data[8 + i]));
     }
     *error = "not a kernel module: file identifier at offset 8 is '" + found + "', expected 'KMOD'";
     return false;
@@ -590,8 +608,8 @@ bool ReadKernelModule(const uint8_t* data, size_t size, KernelModuleDesc* out, s
   options.max_depth = 2 * kMaxTypeDepth + 16;
   flatbuffers::Verifier verifier(data, declared + 4, options);
   if (!fb::VerifySizePrefixedModuleBuffer(verifier)) {
-    *error = "kernel module is corrupt: FlatBuffers verification failed (" + std::to_string(size) +
-             "-byte file)";
+    *error =
+        "kernel module is corrupt: FlatBuffers verification failed (" + std::to_string(size) + "-byte file)";
     return false;
   }
   const fb::Module* module = fb::GetSizePrefixedModule(data);
@@ -609,8 +627,9 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
   flatbuffers::FlatBufferBuilder b(1024 + (m.payloads.empty() ? 0 : m.payloads[0].data.size()));
   auto header_checksum = b.CreateVector(m.source_checksum);
   const fb::HalLevel module_level = Level(m.hal_level);
-  auto header = fb::CreateHeader(b, m.format_version, b.CreateString(m.compiler_version),
-                                 b.CreateString(m.source_name), header_checksum, &module_level, m.abi_version);
+  auto header =
+      fb::CreateHeader(b, m.format_version, b.CreateString(m.compiler_version), b.CreateString(m.source_name),
+                       header_checksum, &module_level, m.abi_version);
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
   for (const KernelDesc& k : m.kernels) {
     auto name = b.CreateString(k.name);
@@ -619,14 +638,16 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
     auto output = WriteType(b, k.output);
     const fb::HalLevel level = Level(k.hal_level);
     auto reasons = b.CreateVectorOfStrings(k.cpu_only_reasons);
-    kernels.push_back(fb::CreateKernel(b, name, symbol, k.signature, inputs, output, k.root_style, &level, reasons));
+    kernels.push_back(
+        fb::CreateKernel(b, name, symbol, k.signature, inputs, output, k.root_style, &level, reasons));
   }
   std::vector<flatbuffers::Offset<fb::Global>> globals;
   for (const GlobalDesc& g : m.globals) {
     auto name = b.CreateString(g.name);
     auto type = WriteType(b, g.type);
     auto value = b.CreateVector(g.default_value);
-    globals.push_back(fb::CreateGlobal(b, name, type, g.size, g.alignment, value, g.is_const, g.is_allocation));
+    globals.push_back(
+        fb::CreateGlobal(b, name, type, g.size, g.alignment, value, g.is_const, g.is_allocation));
   }
   std::vector<flatbuffers::Offset<fb::Invokable>> invokables;
   for (const InvokableDesc& f : m.invokables) {
@@ -659,9 +680,9 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
     auto result = WriteType(b, r.result);
     const fb::HalLevel level = Level(r.hal_level);
     reductions.push_back(fb::CreateReduction(b, name, initializer, accumulator, combiner, outconverter,
-                                             init_symbol, accum_symbol, combine_symbol, out_symbol, accum_type,
-                                             r.accumulator_size, r.accumulator_alignment, inputs, result,
-                                             r.signature, &level));
+                                             init_symbol, accum_symbol, combine_symbol, out_symbol,
+                                             accum_type, r.accumulator_size, r.accumulator_alignment, inputs,
+                                             result, r.signature, &level));
   }
   std::vector<flatbuffers::Offset<fb::Payload>> payloads;
   for (const PayloadDesc& p : m.payloads) {
@@ -678,8 +699,9 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
   auto reductions_vec = b.CreateVector(reductions);
   auto payloads_vec = b.CreateVector(payloads);
   auto imports = b.CreateVectorOfStrings(m.imports);
-  auto root = fb::CreateModule(b, header, package, static_cast<fb::Precision>(m.precision), m.has_init,
-                               kernels_vec, globals_vec, invokables_vec, reductions_vec, payloads_vec, imports);
+  auto root =
+      fb::CreateModule(b, header, package, static_cast<fb::Precision>(m.precision), m.has_init, kernels_vec,
+                       globals_vec, invokables_vec, reductions_vec, payloads_vec, imports);
   fb::FinishSizePrefixedModuleBuffer(b, root);
   out->assign(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
   return true;
@@ -695,8 +717,8 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
   s << "  precision " << kPrecision[static_cast<int>(m.precision) % 3] << "\n";
   if (m.has_init) s << "  init() runs at creation\n";
   for (const KernelDesc& k : m.kernels) {
-    s << "  kernel " << k.name << (k.root_style ? " (root style)" : "") << " sig 0x" << std::hex << k.signature
-      << std::dec << " hal " << k.hal_level.ToString() << "\n";
+    s << "  kernel " << k.name << (k.root_style ? " (root style)" : "") << " sig 0x" << std::hex
+      << k.signature << std::dec << " hal " << k.hal_level.ToString() << "\n";
     for (size_t i = 0; i < k.inputs.size(); ++i) s << "    in" << i << ": " << TypeLine(k.inputs[i]) << "\n";
     if (k.has_output()) s << "    out: " << TypeLine(k.output) << "\n";
   }
@@ -714,7 +736,8 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
   }
   for (const InvokableDesc& f : m.invokables) {
     s << "  invokable " << f.name << " args " << f.args_size << " bytes align " << f.args_alignment << "\n";
-    for (const ParamDesc& p : f.params) s << "    " << p.name << " @" << p.offset << ": " << TypeLine(p.type) << "\n";
+    for (const ParamDesc& p : f.params)
+      s << "    " << p.name << " @" << p.offset << ": " << TypeLine(p.type) << "\n";
   }
   for (const ReductionDesc& r : m.reductions) {
     s << "  reduction " << r.name << " accumulator " << TypeLine(r.accumulator_type) << " result "
@@ -724,7 +747,8 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
       << " out=" << (r.outconverter.empty() ? "-" : r.outconverter) << "\n";
     for (size_t i = 0; i < r.inputs.size(); ++i) s << "    in" << i << ": " << TypeLine(r.inputs[i]) << "\n";
   }
-  for (const PayloadDesc& p : m.payloads) s << "  payload " << p.target << ": " << p.data.size() << " bytes\n";
+  for (const PayloadDesc& p : m.payloads)
+    s << "  payload " << p.target << ": " << p.data.size() << " bytes\n";
   for (const std::string& i : m.imports) s << "  import " << i << "\n";
   return s.str();
 }

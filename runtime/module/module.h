@@ -1,6 +1,6 @@
-// Kiln kernel modules (.kmod): the validated, plain C++ view of a compiled script that the runtime and drivers
-// use, and the reader/writer of the FlatBuffers file (schema: kmod.fbs). kilnc fills a KernelModuleDesc and
-// writes it; the runtime reads it back and never touches the FlatBuffers tables again.
+// Kiln kernel modules (.kmod): the validated, plain C++ view of a compiled script that the runtime and
+// drivers use, and the reader/writer of the FlatBuffers file (schema: kmod.fbs). kilnc fills a
+// KernelModuleDesc and writes it; the runtime reads it back and never touches the FlatBuffers tables again.
 #ifndef KILN_RUNTIME_MODULE_MODULE_H_
 #define KILN_RUNTIME_MODULE_MODULE_H_
 
@@ -66,7 +66,7 @@ struct KernelTypeDesc {
   uint32_t vector_size = 1;
   uint32_t size = 0;
   uint32_t alignment = 0;
-  std::string name;  // the source spelling
+  std::string name;                     // the source spelling
   std::vector<KernelFieldDesc> fields;  // kStruct only
   // 0, or the element count when the type is an array of what the members above describe; size and
   // alignment are then the whole array's.
@@ -84,7 +84,7 @@ struct KernelDesc {
   std::string expand_symbol;  // __kiln_expand_<name>
   uint32_t signature = 0;     // KernelSignatureBits
   std::vector<KernelTypeDesc> inputs;
-  KernelTypeDesc output;      // kVoid without an output
+  KernelTypeDesc output;  // kVoid without an output
   bool root_style = false;
   HalLevel hal_level;
   std::vector<std::string> cpu_only_reasons;

@@ -4,7 +4,7 @@
 #include "rs_math.rsh"
 
 /* _v: lanes 0-1 through the float2 overload, 2-4 through float3, 5-8 through float4. */
-#define KT_VEC_OUT(a, b, c, out)                                                              \
+#define KT_VEC_OUT(a, b, c, out)                                                                    \
   out[0] = a.x, out[1] = a.y, out[2] = b.x, out[3] = b.y, out[4] = b.z, out[5] = c.x, out[6] = c.y, \
   out[7] = c.z, out[8] = c.w
 #define KT_V2(p) ((float2){p[0], p[1]})
@@ -14,47 +14,47 @@
 #define KT_I3(p) ((int3){p[2], p[3], p[4]})
 #define KT_I4(p) ((int4){p[5], p[6], p[7], p[8]})
 
-#define KT_F1N(name)                                                                          \
-  float kt_##name(float x) { return name(x); }                                                \
-  void kt_##name##_v(const float* x, float* out) {                                            \
-    float2 a = name(KT_V2(x));                                                                \
-    float3 b = name(KT_V3(x));                                                                \
-    float4 c = name(KT_V4(x));                                                                \
-    KT_VEC_OUT(a, b, c, out);                                                                 \
+#define KT_F1N(name)                               \
+  float kt_##name(float x) { return name(x); }     \
+  void kt_##name##_v(const float* x, float* out) { \
+    float2 a = name(KT_V2(x));                     \
+    float3 b = name(KT_V3(x));                     \
+    float4 c = name(KT_V4(x));                     \
+    KT_VEC_OUT(a, b, c, out);                      \
   }
-#define KT_F1(name)                                                                           \
-  KT_F1N(name)                                                                                \
+#define KT_F1(name) \
+  KT_F1N(name)      \
   float kt_##name##_h(float x) { return (float)name((half)x); }
-#define KT_F2N(name)                                                                          \
-  float kt_##name(float x, float y) { return name(x, y); }                                    \
-  void kt_##name##_v(const float* x, const float* y, float* out) {                            \
-    float2 a = name(KT_V2(x), KT_V2(y));                                                      \
-    float3 b = name(KT_V3(x), KT_V3(y));                                                      \
-    float4 c = name(KT_V4(x), KT_V4(y));                                                      \
-    KT_VEC_OUT(a, b, c, out);                                                                 \
+#define KT_F2N(name)                                               \
+  float kt_##name(float x, float y) { return name(x, y); }         \
+  void kt_##name##_v(const float* x, const float* y, float* out) { \
+    float2 a = name(KT_V2(x), KT_V2(y));                           \
+    float3 b = name(KT_V3(x), KT_V3(y));                           \
+    float4 c = name(KT_V4(x), KT_V4(y));                           \
+    KT_VEC_OUT(a, b, c, out);                                      \
   }
-#define KT_F2(name)                                                                           \
-  KT_F2N(name)                                                                                \
+#define KT_F2(name) \
+  KT_F2N(name)      \
   float kt_##name##_h(float x, float y) { return (float)name((half)x, (half)y); }
-#define KT_FI(name)                                                                           \
-  float kt_##name(float x, int n) { return name(x, n); }                                      \
-  void kt_##name##_v(const float* x, const int* n, float* out) {                              \
-    float2 a = name(KT_V2(x), KT_I2(n));                                                      \
-    float3 b = name(KT_V3(x), KT_I3(n));                                                      \
-    float4 c = name(KT_V4(x), KT_I4(n));                                                      \
-    KT_VEC_OUT(a, b, c, out);                                                                 \
+#define KT_FI(name)                                              \
+  float kt_##name(float x, int n) { return name(x, n); }         \
+  void kt_##name##_v(const float* x, const int* n, float* out) { \
+    float2 a = name(KT_V2(x), KT_I2(n));                         \
+    float3 b = name(KT_V3(x), KT_I3(n));                         \
+    float4 c = name(KT_V4(x), KT_I4(n));                         \
+    KT_VEC_OUT(a, b, c, out);                                    \
   }
-#define KT_FP(name, T, kt_name)                                                               \
-  float kt_##kt_name(float x, T* o) { return name(x, o); }                                    \
-  void kt_##kt_name##_v(const float* x, float* out, T* o) {                                   \
-    T##2 oa;                                                                                  \
-    T##3 ob;                                                                                  \
-    T##4 oc;                                                                                  \
-    float2 a = name(KT_V2(x), &oa);                                                           \
-    float3 b = name(KT_V3(x), &ob);                                                           \
-    float4 c = name(KT_V4(x), &oc);                                                           \
-    KT_VEC_OUT(a, b, c, out);                                                                 \
-    KT_VEC_OUT(oa, ob, oc, o);                                                                \
+#define KT_FP(name, T, kt_name)                             \
+  float kt_##kt_name(float x, T* o) { return name(x, o); }  \
+  void kt_##kt_name##_v(const float* x, float* out, T* o) { \
+    T##2 oa;                                                \
+    T##3 ob;                                                \
+    T##4 oc;                                                \
+    float2 a = name(KT_V2(x), &oa);                         \
+    float3 b = name(KT_V3(x), &ob);                         \
+    float4 c = name(KT_V4(x), &oc);                         \
+    KT_VEC_OUT(a, b, c, out);                               \
+    KT_VEC_OUT(oa, ob, oc, o);                              \
   }
 #include "kt_functions.inc"
 
@@ -84,18 +84,26 @@ float kt_to_half(float x) { return (float)(half)x; }
 /* Geometry, clamp/mix/step, integer helpers, conversions, colors, random numbers, matrices. */
 float kt_length(const float* v, int n) {
   switch (n) {
-    case 1: return length(v[0]);
-    case 2: return length((float2){v[0], v[1]});
-    case 3: return length((float3){v[0], v[1], v[2]});
-    default: return length((float4){v[0], v[1], v[2], v[3]});
+    case 1:
+      return length(v[0]);
+    case 2:
+      return length((float2){v[0], v[1]});
+    case 3:
+      return length((float3){v[0], v[1], v[2]});
+    default:
+      return length((float4){v[0], v[1], v[2], v[3]});
   }
 }
 float kt_fast_length(const float* v, int n) {
   switch (n) {
-    case 1: return fast_length(v[0]);
-    case 2: return fast_length((float2){v[0], v[1]});
-    case 3: return fast_length((float3){v[0], v[1], v[2]});
-    default: return fast_length((float4){v[0], v[1], v[2], v[3]});
+    case 1:
+      return fast_length(v[0]);
+    case 2:
+      return fast_length((float2){v[0], v[1]});
+    case 3:
+      return fast_length((float3){v[0], v[1], v[2]});
+    default:
+      return fast_length((float4){v[0], v[1], v[2], v[3]});
   }
 }
 float kt_distance4(const float* a, const float* b) {
@@ -103,9 +111,19 @@ float kt_distance4(const float* a, const float* b) {
 }
 void kt_normalize(const float* v, int n, float* out) {
   switch (n) {
-    case 1: out[0] = normalize(v[0]); break;
-    case 2: { float2 r = normalize((float2){v[0], v[1]}); out[0] = r.x, out[1] = r.y; break; }
-    case 3: { float3 r = normalize((float3){v[0], v[1], v[2]}); out[0] = r.x, out[1] = r.y, out[2] = r.z; break; }
+    case 1:
+      out[0] = normalize(v[0]);
+      break;
+    case 2: {
+      float2 r = normalize((float2){v[0], v[1]});
+      out[0] = r.x, out[1] = r.y;
+      break;
+    }
+    case 3: {
+      float3 r = normalize((float3){v[0], v[1], v[2]});
+      out[0] = r.x, out[1] = r.y, out[2] = r.z;
+      break;
+    }
     default: {
       float4 r = normalize((float4){v[0], v[1], v[2], v[3]});
       out[0] = r.x, out[1] = r.y, out[2] = r.z, out[3] = r.w;
@@ -149,7 +167,9 @@ void kt_clamp_s4(const short* v, short lo, short hi, short* out) {
   out[0] = r.x, out[1] = r.y, out[2] = r.z, out[3] = r.w;
 }
 int kt_rsClamp(int v, int lo, int hi) { return rsClamp(v, lo, hi); }
-unsigned char kt_rsClamp_uc(unsigned char v, unsigned char lo, unsigned char hi) { return rsClamp(v, lo, hi); }
+unsigned char kt_rsClamp_uc(unsigned char v, unsigned char lo, unsigned char hi) {
+  return rsClamp(v, lo, hi);
+}
 void kt_convert_float4_uchar4(const unsigned char* v, float* out) {
   float4 r = convert_float4((uchar4){v[0], v[1], v[2], v[3]});
   out[0] = r.x, out[1] = r.y, out[2] = r.z, out[3] = r.w;
@@ -204,7 +224,9 @@ void kt_matrix3_multiply_vec(const float* m, const float* v, float* out) {
   float3 r = rsMatrixMultiply((const rs_matrix3x3*)m, (float3){v[0], v[1], v[2]});
   out[0] = r.x, out[1] = r.y, out[2] = r.z;
 }
-float kt_matrix_get(const float* m, unsigned col, unsigned row) { return rsMatrixGet((const rs_matrix4x4*)m, col, row); }
+float kt_matrix_get(const float* m, unsigned col, unsigned row) {
+  return rsMatrixGet((const rs_matrix4x4*)m, col, row);
+}
 void kt_quaternion_rotate_matrix(float rot, float x, float y, float z, float* m) {
   rs_quaternion q;
   rsQuaternionLoadRotate(&q, rot, x, y, z);

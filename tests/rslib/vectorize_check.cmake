@@ -19,10 +19,11 @@ run(${CLANG} -c -emit-llvm -O2 -fno-vectorize -fno-slp-vectorize -ffreestanding 
 run(${LLVM_LINK} ${WORK}/loops.bc --only-needed ${RSLIB} -o ${WORK}/linked.bc)
 run(${OPT} -O3 -mtriple=x86_64-unknown-linux-gnu -mcpu=skylake-avx512 ${WORK}/linked.bc -o ${WORK}/opt.bc)
 run(${LLVM_DIS} ${WORK}/opt.bc -o ${WORK}/opt.ll)
-# Pure-float functions must vectorize at the full width; those evaluated in double (sin, pow, log2, erf...)
+# Pure-float functions must vectorize at the full width; those evaluated in double (sin, pow, ...)
 # run at 8 lanes of double, and float4-element loops are vectorized within the element.
-set(FULL_WIDTH loop_atan loop_atan2 loop_exp loop_exp2 loop_log loop_tanh loop_sqrt loop_rsqrt loop_asin
-    loop_acos loop_floor loop_fmod loop_native_exp loop_native_sin loop_clamp_mix)
+set(FULL_WIDTH loop_atan loop_atan2 loop_exp loop_exp2 loop_exp10 loop_expm1 loop_log loop_log2 loop_log10
+    loop_tanh loop_sqrt loop_rsqrt loop_asin loop_acos loop_floor loop_fmod loop_erf loop_native_exp
+    loop_native_sin loop_clamp_mix)
 file(STRINGS ${WORK}/opt.ll lines)
 set(current "")
 set(failures "")

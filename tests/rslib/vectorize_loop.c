@@ -2,9 +2,9 @@
  * linking kiln_rslib.bc and optimizing for an AVX-512 CPU, each loop must be vectorized with no call left. */
 #include "rs_math.rsh"
 
-#define KT_LOOP(fn, expr)                                                                     \
-  void loop_##fn(float* restrict out, const float* restrict in, float c, int n) {             \
-    for (int i = 0; i < n; ++i) out[i] = expr;                                                \
+#define KT_LOOP(fn, expr)                                                         \
+  void loop_##fn(float* restrict out, const float* restrict in, float c, int n) { \
+    for (int i = 0; i < n; ++i) out[i] = expr;                                    \
   }
 KT_LOOP(atan, atan(in[i] + c))
 KT_LOOP(atan2, atan2(in[i], c))
@@ -12,6 +12,9 @@ KT_LOOP(exp, exp(in[i] * c))
 KT_LOOP(exp2, exp2(in[i]))
 KT_LOOP(log, log(in[i]))
 KT_LOOP(log2, log2(in[i]))
+KT_LOOP(log10, log10(in[i]))
+KT_LOOP(exp10, exp10(in[i]))
+KT_LOOP(expm1, expm1(in[i]))
 KT_LOOP(sin, sin(in[i]))
 KT_LOOP(cos, cos(in[i]))
 KT_LOOP(tan, tan(in[i]))

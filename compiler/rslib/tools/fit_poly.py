@@ -29,7 +29,8 @@ def fit(name, target, lo, hi, degree, weight=None, iters=60):
 
 if __name__ == "__main__":
     t8 = np.tan(np.pi / 8) ** 2
-    # atan(t) = t + t*z*P(z), z = t^2, |t| <= tan(pi/8); P fitted to (atan(t)-t)/(t z), weighted by t*z/atan(t).
+    # atan(t) = t + t*z*P(z), z = t^2, |t| <= tan(pi/8); P fitted to (atan(t)-t)/(t z),
+    # weighted by t*z/atan(t).
     fit("atan P(z)", lambda z: (np.arctan(np.sqrt(z)) - np.sqrt(z)) / (z * np.sqrt(z)), 1e-12, t8, 4,
         weight=lambda z: z * np.sqrt(z) / np.arctan(np.sqrt(z)))
     # asin(x) = x + x*z*P(z), z = x^2 <= 0.25
@@ -41,7 +42,7 @@ if __name__ == "__main__":
         weight=lambda r: r * r / np.exp(r))
     # exp2(r) = 1 + r*Q(r), |r| <= 1/2
     fit("exp2 Q(r)", lambda r: np.expm1(r * np.log(2)) / r, -0.5, 0.5, 5, weight=lambda r: r / np.exp2(r))
-    # log(1+f) = f - s*(f - R(z)), s = f/(2+f), z = s^2, R(z) = z*(2/3 + ...) i.e. R = 2*atanh(s)/s - 2 ... fit
+    # log(1+f) = f - s*(f - R(z)), s = f/(2+f), z = s^2, R(z) = z*(2/3 + ...), i.e. R = 2*atanh(s)/s - 2
     # R'(z) with R = z*R'(z): 2 atanh(s) = 2s + s*R  =>  R = 2 atanh(s)/s - 2
     s2 = (np.sqrt(2) - 1) / (np.sqrt(2) + 1)
     fit("log R'(z)", lambda z: (2 * np.arctanh(np.sqrt(z)) / np.sqrt(z) - 2) / z, 1e-12, s2 ** 2, 3,
@@ -52,7 +53,8 @@ if __name__ == "__main__":
     # native forms: lower degree
     fit("native atan P(z)", lambda z: (np.arctan(np.sqrt(z)) - np.sqrt(z)) / (z * np.sqrt(z)), 1e-12, t8, 2,
         weight=lambda z: z * np.sqrt(z) / np.arctan(np.sqrt(z)))
-    fit("native exp2 Q(r)", lambda r: np.expm1(r * np.log(2)) / r, -0.5, 0.5, 3, weight=lambda r: r / np.exp2(r))
+    fit("native exp2 Q(r)", lambda r: np.expm1(r * np.log(2)) / r, -0.5, 0.5, 3,
+        weight=lambda r: r / np.exp2(r))
     fit("native log2 Q(f)", lambda f: np.log2(1 + f) / f, np.sqrt(0.5) - 1, np.sqrt(2) - 1, 5,
         weight=lambda f: f / np.log2(1 + f))
     fit("native sin S(z) on |r|<=pi/4", lambda z: (np.sin(np.sqrt(z)) - np.sqrt(z)) / (z * np.sqrt(z)), 1e-12,
@@ -62,7 +64,10 @@ if __name__ == "__main__":
 
 
 def fit_erfc():
-    """erfc(x) = t * exp(-x^2 + G(t)), t = 1 / (1 + x/2), x >= 0: G fitted in absolute error over t in [0.155, 1]."""
+    """erfc(x) = t * exp(-x^2 + G(t)), t = 1/(1 + x/2), x >= 0.
+
+    G is fitted in absolute error for t in [0.155, 1].
+    """
     import math
     n = 3000
     t = 0.5 + 0.5 * np.cos(np.pi * (np.arange(n) + 0.5) / n)
@@ -84,3 +89,11 @@ def fit_erfc():
 
 if __name__ == "__main__":
     fit_erfc()
+    h10 = np.log10(2) / 2
+    fit("exp10 Q(r)", lambda r: (10.0 ** r - 1) / r, -h10, h10, 5, weight=lambda r: r / 10.0 ** r)
+    # float erf: erf(x) = x * P(x^2) for |x| < 1; erf(x) = 1 - exp(Q(x)) for 1 <= |x| < 4 (Q ~ log erfc)
+    import math
+    fit("erf P(z)", lambda z: np.array([math.erf(math.sqrt(v)) / math.sqrt(v) for v in z]), 1e-12, 1.0, 6,
+        weight=lambda z: np.ones_like(z))
+    fit("erf Q(u) = log(erfc(u + 2.5)), u in [-1.5, 1.5]",
+        lambda u: np.array([math.log(math.erfc(v + 2.5)) for v in u]), -1.5, 1.5, 9)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Derives the pi/2 splits used by the Cody-Waite reduction in compiler/rslib/math_trig.c.
+"""Derives the pi/2 splits used by the Cody-Waite reductions in compiler/rslib/math_trig.c and math_native.c.
 
 pi comes from Machin's formula in exact rational arithmetic (no digits copied from anywhere).
 Run: /usr/bin/python3 pi_splits.py
@@ -37,15 +37,14 @@ def split(value, bits, parts):
 if __name__ == "__main__":
     for name, v in (("pi/2", PI / 2),):
         print(name, "33-bit Cody-Waite parts:", ", ".join(float(p).hex() for p in split(v, 33, 3)))
-    print("2/pi", "53-bit:", float(2 / PI).hex(), "pi:", float(PI).hex(), "pi lo:", float(PI - Fraction(float(PI))).hex())
+    print("2/pi", "53-bit:", float(2 / PI).hex(), "pi:", float(PI).hex(),
+          "pi lo:", float(PI - Fraction(float(PI))).hex())
     print("pi/2 hi/lo float:", float(PI / 2).hex())
     print("pi/2 float parts (12, 12, 24 bits):", ", ".join(float(p).hex() for p in split(PI / 2, 12, 3)[:2]),
           float(split(PI / 2, 12, 3)[2]).hex())
-    # 2/pi in 28-bit chunks: 2/pi = sum_i C_i * 2^(-28 (i + 1)), for the large-argument reduction.
-    two_over_pi = 2 / PI
-    chunks = []
-    for i in range(10):
-        scaled = two_over_pi * 2 ** (28 * (i + 1))
-        c = int(scaled) % (1 << 28)
-        chunks.append(c)
+    print("pi/2 in four parts (20, 20, 20, 53 bits):",
+          ", ".join(float(p).hex() for p in split(PI / 2, 20, 4)))
+    # 2/pi in 28-bit chunks, 2/pi = sum_i C_i * 2^(-28 (i + 1)): what an exact (Payne-Hanek) reduction of huge
+    # arguments would multiply the 24-bit significand by. Not used by the library (see docs/kernel-math.md).
+    chunks = [int((2 / PI) * 2 ** (28 * (i + 1))) % (1 << 28) for i in range(9)]
     print("2/pi 28-bit chunks:", ", ".join(f"0x{c:07x}" for c in chunks))

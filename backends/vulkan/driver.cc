@@ -1,0 +1,2424 @@
+// The Vulkan driver: kiln/hal.h on any Vulkan 1.1+ device, running each kernel's SPIR-V (kiln/spirv_abi.h) as
+// a compute pipeline. Built as libkiln_vulkan.so, it reaches the runtime only through KilnHalServices and
+// links nothing of Kiln's. See docs/vulkan.md.
+#include <spirv-tools/libspirv.h>
+#include <vulkan/vulkan.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/pipeline_cache.h"
+#include "backends/vulkan/spirv_payload.h"
+#include "kiln/hal.h"
+#include "kiln/kernel_abi.h"
+#include "kiln/spirv_abi.h"
+
+#ifndef KILN_VULKAN_DRIVER_VERSION
+#define KILN_VULKAN_DRIVER_VERSION "0"
+#endif
+
+namespace kiln {
+namespace vulkan {
+namespace {
+
+constexpr uint32_t kMaxDim = 1u << 30;
+constexpr VkDeviceSize kBlockSize = 64ull << 20;
+constexpr VkDeviceSize kStagingSize = 8ull << 20;
+constexpr uint32_t kNumShapes = 3;  // 1D, 2D, 3D workgroups
+const uint32_t kDriverLevel = KILN_HAL_LEVEL(KILN_KERNEL_HAL_LEVEL_MAJOR, KILN_KERNEL_HAL_LEVEL_MINOR);
+
+// ---- Reading structs across the boundary (HAL 1.0: every struct is required in full)
+// --------------------------
+
+template <typename T>
+bool ReadStruct(const T* in, T* out) {
+  memset(out, 0, sizeof(T));
+  if (!in || in->struct_size < sizeof(T)) return false;
+  memcpy(out, in, sizeof(T));
+  return true;
+}
+
+template <typename T>
+bool ReadElement(const T* array, uint32_t index, T* out) {
+  if (!array || array[0].struct_size < sizeof(T)) return false;
+  const char* base = reinterpret_cast<const char*>(array) + static_cast<size_t>(index) * array[0].struct_size;
+  return ReadStruct(reinterpret_cast<const T*>(base), out);
+}
+
+template <typename T>
+bool WriteStruct(const T& in, T* out) {
+  if (!out || out->struct_size < sizeof(uint32_t)) return false;
+  uint32_t size = std::min<uint32_t>(out->struct_size, sizeof(T));
+  memcpy(out, &in, size);
+  out->struct_size = size;
+  return true;
+}
+
+std::string LevelString(uint32_t level) {
+  return std::to_string(KILN_HAL_LEVEL_MAJOR(level)) + "." + std::to_string(KILN_HAL_LEVEL_MINOR(level));
+}
+
+std::string VkResultName(VkResult result) {
+  switch (result) {
+    case VK_SUCCESS:
+      return "VK_SUCCESS";
+    case VK_TIMEOUT:
+      return "VK_TIMEOUT";
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+      return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+      return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED:
+      return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST:
+      return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED:
+      return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT:
+      return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+      return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+      return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+      return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_INVALID_SHADER_NV:
+      return "VK_ERROR_INVALID_SHADER_NV";
+    case VK_ERROR_INVALID_EXTERNAL_HANDLE:
+      return "VK_ERROR_INVALID_EXTERNAL_HANDLE";
+    default:
+      return "VkResult " + std::to_string(static_cast<int>(result));
+  }
+}
+
+const char* DeviceTypeName(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "cpu";
+    default:
+      return "other";
+  }
+}
+
+// discrete > integrated > virtual > CPU > other.
+int DeviceTypeRank(VkPhysicalDeviceType type) {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+const char* VendorName(uint32_t id) {
+  switch (id) {
+    case 0x1002:
+      return "AMD";
+    case 0x10DE:
+      return "NVIDIA";
+    case 0x8086:
+      return "Intel";
+    case 0x13B5:
+      return "ARM";
+    case 0x5143:
+      return "Qualcomm";
+    case 0x1010:
+      return "Imagination";
+    case 0x106B:
+      return "Apple";
+    case 0x10005:
+      return "Mesa";
+    default:
+      return nullptr;
+  }
+}
+
+std::string FeatureNames(uint32_t features) {
+  static const char* const kNames[] = {"storage8", "storage16", "int8",   "int16",
+                                       "float16",  "int64",     "float64"};
+  std::string out;
+  for (int i = 0; i < 7; ++i) {
+    if (features & (1u << i)) out += (out.empty() ? "" : ",") + std::string(kNames[i]);
+  }
+  return out.empty() ? "none" : out;
+}
+
+// ---- Driver objects
+// -------------------------------------------------------------------------------------------
+
+struct PhysicalDevice {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  uint32_t enumeration_index = 0;
+  VkPhysicalDeviceProperties props{};
+  VkPhysicalDeviceMemoryProperties memory{};
+  uint32_t queue_family = 0;
+  uint32_t features = 0;  // KILN_SPIRV_FEATURE_* the device has
+  bool has_8bit_ext = false;
+  bool has_float16_int8_ext = false;
+  bool has_host_memory_ext = false;
+  VkDeviceSize host_pointer_alignment = 0;
+  VkDeviceSize max_allocation = 0;
+  uint64_t device_local_bytes = 0;
+  bool unified = false;  // device-local memory the host can map: buffers are zero-copy
+};
+
+struct Instance {
+  KilnHalServices services{};
+  VkInstance instance = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  bool validation = false;
+  std::atomic<uint32_t> validation_messages{0};
+  std::vector<PhysicalDevice> devices;  // in choice order
+  std::string cache_dir;
+  bool force_staging = false;
+  std::mutex mutex;
+  int open_devices = 0;
+
+  void Log(KilnHalLogLevel level, const std::string& message) const {
+    if (services.log) services.log(services.user_data, level, message.c_str());
+  }
+  KilnStatus Fail(KilnStatus status, const std::string& message) const {
+    if (services.report_error) {
+      services.report_error(services.user_data, status, message.c_str());
+    } else {
+      Log(kKilnHalLogError, message);
+    }
+    return status;
+  }
+  uint64_t NowNs() const {
+    if (services.now_ns) return services.now_ns(services.user_data);
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  }
+  std::string Config(const char* key, const char* env) const {
+    if (services.get_config) {
+      if (const char* value = services.get_config(services.user_data, key)) return value;
+    }
+    if (const char* value = getenv(env)) return value;
+    return "";
+  }
+};
+
+struct MemoryBlock {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+  uint32_t type = 0;
+  uint8_t* mapped = nullptr;
+  bool dedicated = false;
+  std::map<VkDeviceSize, VkDeviceSize> free;  // offset -> size, coalesced
+};
+
+struct Allocation {
+  MemoryBlock* block = nullptr;
+  VkDeviceSize offset = 0;
+  VkDeviceSize size = 0;
+  uint8_t* mapped() const { return block && block->mapped ? block->mapped + offset : nullptr; }
+};
+
+// Suballocates buffers from large blocks per memory type, first fit with coalescing; a request larger than
+// half a block gets a block of its own.
+class BlockAllocator {
+ public:
+  BlockAllocator(VkDevice device, const VkPhysicalDeviceMemoryProperties& props)
+      : device_(device), props_(props) {}
+  ~BlockAllocator() {
+    for (auto& block : blocks_) vkFreeMemory(device_, block->memory, nullptr);
+  }
+
+  // `required` flags must all be present; `preferred` ones break ties.
+  VkResult Allocate(const VkMemoryRequirements& req, VkMemoryPropertyFlags required,
+                    VkMemoryPropertyFlags preferred, Allocation* out) {
+    int type = FindType(req.memoryTypeBits, required | preferred);
+    if (type < 0) type = FindType(req.memoryTypeBits, required);
+    if (type < 0) return VK_ERROR_FEATURE_NOT_PRESENT;
+    std::lock_guard<std::mutex> lock(mutex_);
+    const VkDeviceSize alignment = std::max<VkDeviceSize>(req.alignment, 16);
+    if (req.size <= kBlockSize / 2) {
+      for (auto& block : blocks_) {
+        if (block->dedicated || block->type != static_cast<uint32_t>(type)) continue;
+        if (TakeFrom(block.get(), req.size, alignment, out)) return VK_SUCCESS;
+      }
+    }
+    auto block = std::make_unique<MemoryBlock>();
+    block->dedicated = req.size > kBlockSize / 2;
+    block->size = block->dedicated ? req.size : kBlockSize;
+    block->type = static_cast<uint32_t>(type);
+    VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    info.allocationSize = block->size;
+    info.memoryTypeIndex = block->type;
+    VkResult result = vkAllocateMemory(device_, &info, nullptr, &block->memory);
+    if (result != VK_SUCCESS) return result;
+    if (props_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+      void* mapped = nullptr;
+      result = vkMapMemory(device_, block->memory, 0, VK_WHOLE_SIZE, 0, &mapped);
+      if (result != VK_SUCCESS) {
+        vkFreeMemory(device_, block->memory, nullptr);
+        return result;
+      }
+      block->mapped = static_cast<uint8_t*>(mapped);
+    }
+    block->free.emplace(0, block->size);
+    TakeFrom(block.get(), req.size, alignment, out);
+    blocks_.push_back(std::move(block));
+    return VK_SUCCESS;
+  }
+
+  void Free(const Allocation& allocation) {
+    if (!allocation.block) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    MemoryBlock* block = allocation.block;
+    if (block->dedicated) {
+      vkFreeMemory(device_, block->memory, nullptr);
+      blocks_.erase(
+          std::remove_if(blocks_.begin(), blocks_.end(), [&](const auto& b) { return b.get() == block; }),
+          blocks_.end());
+      return;
+    }
+    auto it = block->free.emplace(allocation.offset, allocation.size).first;
+    auto next = std::next(it);
+    if (next != block->free.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      block->free.erase(next);
+    }
+    if (it != block->free.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        block->free.erase(it);
+      }
+    }
+  }
+
+  bool IsHostVisible(uint32_t type) const {
+    return props_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+  }
+
+ private:
+  int FindType(uint32_t bits, VkMemoryPropertyFlags flags) const {
+    for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
+      if ((bits & (1u << i)) && (props_.memoryTypes[i].propertyFlags & flags) == flags)
+        return static_cast<int>(i);
+    }
+    return -1;
+  }
+  static bool TakeFrom(MemoryBlock* block, VkDeviceSize size, VkDeviceSize alignment, Allocation* out) {
+    for (auto it = block->free.begin(); it != block->free.end(); ++it) {
+      const VkDeviceSize start = (it->first + alignment - 1) / alignment * alignment;
+      const VkDeviceSize end = it->first + it->second;
+      if (start + size > end) continue;
+      const VkDeviceSize head = start - it->first;
+      const VkDeviceSize free_offset = it->first;
+      block->free.erase(it);
+      if (head) block->free.emplace(free_offset, head);
+      if (start + size < end) block->free.emplace(start + size, end - start - size);
+      *out = Allocation{block, start, size};
+      return true;
+    }
+    return false;
+  }
+
+  VkDevice device_;
+  VkPhysicalDeviceMemoryProperties props_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<MemoryBlock>> blocks_;
+};
+
+struct Batch;
+
+struct Device {
+  Instance* instance = nullptr;
+  const PhysicalDevice* physical = nullptr;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  std::mutex queue_mutex;
+  uint32_t enabled_features = 0;
+  bool staged = false;  // buffers live in memory the host does not map: copies go through staging
+  bool host_wrap = false;
+  PFN_vkGetMemoryHostPointerPropertiesEXT get_host_pointer_properties = nullptr;
+  std::unique_ptr<BlockAllocator> allocator;
+  std::atomic<int> live_objects{0};
+  // A zero-filled buffer for bindings a launch leaves empty (an unbound allocation, an unused global block).
+  VkBuffer dummy = VK_NULL_HANDLE;
+  Allocation dummy_memory;
+  // Staged copies, one at a time.
+  std::mutex transfer_mutex;
+  VkCommandPool transfer_pool = VK_NULL_HANDLE;
+  VkCommandBuffer transfer_cmd = VK_NULL_HANDLE;
+  VkFence transfer_fence = VK_NULL_HANDLE;
+  VkBuffer staging = VK_NULL_HANDLE;
+  Allocation staging_memory;
+  // Pipelines.
+  spv_context spirv = nullptr;
+  VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
+  std::mutex cache_mutex;
+  std::string cache_path;  // empty: no disk cache
+  PipelineCacheIdentity cache_identity;
+  std::set<uint64_t> cache_keys;
+  bool cache_was_corrupt = false;  // reported once, on the first module load that misses
+  // Reusable one-launch batches for launch_for_each.
+  std::mutex idle_mutex;
+  std::vector<Batch*> idle_batches;
+
+  const VkPhysicalDeviceLimits& limits() const { return physical->props.limits; }
+};
+
+struct Buffer {
+  Device* device = nullptr;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  Allocation allocation;
+  VkDeviceMemory wrapped_memory = VK_NULL_HANDLE;  // KILN_HAL_BUFFER_HOST_WRAP
+  uint64_t size = 0;
+  uint8_t* host = nullptr;  // zero-copy host view, NULL when staged
+  // buffer_map of a staged buffer: a host copy written back on unmap.
+  std::vector<uint8_t> map_copy;
+  uint64_t map_offset = 0;
+  bool mapped = false;
+};
+
+struct KernelInfo {
+  std::string name;
+  uint32_t signature = 0;
+  uint32_t level = 0;
+  std::vector<uint32_t> input_sizes;
+  uint32_t output_size = 0;
+  bool has_output = false;
+  uint32_t units[KILN_KERNEL_MAX_INPUTS + 1] = {};
+  uint32_t push_size = 0;
+  bool supported = false;
+  std::string reason;
+  std::string entry_point;
+  std::vector<uint32_t> code;
+  VkShaderModule shader = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  std::vector<uint32_t> bindings;  // in the set layout's order
+  VkPipeline pipelines[kNumShapes] = {};
+  uint32_t workgroups[kNumShapes][3] = {};
+};
+
+struct GlobalInfo {
+  std::string name;
+  uint32_t flags = 0;
+  uint64_t size = 0;
+  std::vector<uint8_t> default_value;
+  bool on_gpu = false;  // has a row in the payload's global table
+  uint32_t kind = KILN_SPIRV_GLOBAL_VALUE;
+  uint32_t block_offset = 0;
+  uint32_t unit_size = 0;
+  int allocation_index = -1;  // binding KILN_SPIRV_FIRST_ALLOCATION_BINDING + this
+};
+
+struct Module {
+  Device* device = nullptr;
+  std::string name;
+  std::vector<KernelInfo> kernels;
+  std::vector<GlobalInfo> globals;
+  uint32_t block_size = 0;
+  uint32_t num_allocations = 0;
+  bool has_init = false;
+  KilnHalModuleInfo info{};
+  std::atomic<int> live_scripts{0};
+};
+
+struct Script {
+  Module* module = nullptr;
+  void* user_data = nullptr;
+  std::mutex mutex;                          // guards the state below against concurrent set/bind/record
+  std::vector<std::vector<uint8_t>> values;  // per global, the host's value
+  std::vector<uint8_t> block;                // the GPU's image of the globals
+  std::vector<Buffer*> allocations;          // per allocation binding, NULL when unbound
+  Instance* instance() const { return module->device->instance; }
+};
+
+// One recorded launch, with everything resolved at record time.
+struct Launch {
+  Module* module = nullptr;
+  uint32_t kernel = 0;
+  uint32_t shape = 0;
+  uint32_t dims[3] = {};
+  std::vector<uint8_t> push;
+  std::vector<VkBuffer> buffers;  // parallel to the kernel's bindings; VK_NULL_HANDLE for binding 0
+  std::vector<uint8_t> globals;   // the global block as it was when recorded
+};
+
+// One submission of a batch: shared by the batch (to know it is running) and the fence handle.
+struct Submission {
+  Device* device = nullptr;
+  VkFence fence = VK_NULL_HANDLE;
+  std::mutex mutex;
+  bool done = false;
+  KilnStatus status = kKilnOk;
+  ~Submission() {
+    if (fence) vkDestroyFence(device->device, fence, nullptr);
+  }
+};
+
+struct Batch {
+  Device* device = nullptr;
+  std::vector<Launch> launches;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
+  uint32_t descriptor_capacity = 0;  // sets
+  VkBuffer upload = VK_NULL_HANDLE;  // global block snapshots
+  Allocation upload_memory;
+  VkDeviceSize upload_capacity = 0;
+  bool dirty = true;
+  std::shared_ptr<Submission> in_flight;
+};
+
+struct Fence {
+  Device* device;
+  std::shared_ptr<Submission> submission;
+};
+
+Instance* AsInstance(KilnHalInstance* h) { return reinterpret_cast<Instance*>(h); }
+Device* AsDevice(KilnHalDevice* h) { return reinterpret_cast<Device*>(h); }
+Buffer* AsBuffer(KilnHalBuffer* h) { return reinterpret_cast<Buffer*>(h); }
+Module* AsModule(KilnHalModule* h) { return reinterpret_cast<Module*>(h); }
+Script* AsScript(KilnHalScript* h) { return reinterpret_cast<Script*>(h); }
+Batch* AsBatch(KilnHalBatch* h) { return reinterpret_cast<Batch*>(h); }
+
+#define KILN_VK_REQUIRE(cond)                 \
+  do {                                        \
+    if (!(cond)) return kKilnInvalidArgument; \
+  } while (0)
+
+VkBool32 VKAPI_PTR OnValidationMessage(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                       VkDebugUtilsMessageTypeFlagsEXT,
+                                       const VkDebugUtilsMessengerCallbackDataEXT* data, void* user_data) {
+  Instance* instance = static_cast<Instance*>(user_data);
+  const bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  const bool warning = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+  if (!error && !warning) return VK_FALSE;
+  ++instance->validation_messages;
+  instance->Log(
+      error ? kKilnHalLogError : kKilnHalLogWarning,
+      std::string("Vulkan validation: ") + (data && data->pMessage ? data->pMessage : "(no message)"));
+  return VK_FALSE;
+}
+
+// ---- Instance setup
+// ------------------------------------------------------------------------------------------
+
+bool HasExtension(const std::vector<VkExtensionProperties>& list, const char* name) {
+  for (const auto& e : list) {
+    if (strcmp(e.extensionName, name) == 0) return true;
+  }
+  return false;
+}
+
+bool DescribePhysicalDevice(Instance* instance, VkPhysicalDevice handle, uint32_t index,
+                            PhysicalDevice* out) {
+  out->handle = handle;
+  out->enumeration_index = index;
+  vkGetPhysicalDeviceProperties(handle, &out->props);
+  const std::string name = out->props.deviceName;
+  if (out->props.apiVersion < VK_API_VERSION_1_1) {
+    instance->Log(kKilnHalLogInfo, "Vulkan device " + std::to_string(index) + " (" + name +
+                                       ") skipped: supports only Vulkan " +
+                                       std::to_string(VK_API_VERSION_MAJOR(out->props.apiVersion)) + "." +
+                                       std::to_string(VK_API_VERSION_MINOR(out->props.apiVersion)));
+    return false;
+  }
+  uint32_t num_families = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(handle, &num_families, nullptr);
+  std::vector<VkQueueFamilyProperties> families(num_families);
+  vkGetPhysicalDeviceQueueFamilyProperties(handle, &num_families, families.data());
+  int family = -1;
+  for (uint32_t i = 0; i < num_families; ++i) {
+    // A compute-only family is usually the dedicated async compute engine; prefer it, else any with compute.
+    if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+    if (family < 0 || !(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) family = static_cast<int>(i);
+  }
+  if (family < 0) {
+    instance->Log(kKilnHalLogInfo,
+                  "Vulkan device " + std::to_string(index) + " (" + name + ") skipped: no compute queue");
+    return false;
+  }
+  out->queue_family = static_cast<uint32_t>(family);
+  vkGetPhysicalDeviceMemoryProperties(handle, &out->memory);
+  uint32_t num_extensions = 0;
+  vkEnumerateDeviceExtensionProperties(handle, nullptr, &num_extensions, nullptr);
+  std::vector<VkExtensionProperties> extensions(num_extensions);
+  vkEnumerateDeviceExtensionProperties(handle, nullptr, &num_extensions, extensions.data());
+  const bool v12 = out->props.apiVersion >= VK_API_VERSION_1_2;
+  out->has_8bit_ext = HasExtension(extensions, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+  out->has_float16_int8_ext = HasExtension(extensions, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  out->has_host_memory_ext = HasExtension(extensions, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+
+  VkPhysicalDevice8BitStorageFeatures storage8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures storage16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features f16i8{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &storage16;
+  void** tail = &storage16.pNext;
+  if (v12 || out->has_8bit_ext) {
+    *tail = &storage8;
+    tail = &storage8.pNext;
+  }
+  if (v12 || out->has_float16_int8_ext) {
+    *tail = &f16i8;
+    tail = &f16i8.pNext;
+  }
+  vkGetPhysicalDeviceFeatures2(handle, &features);
+  out->features = 0;
+  if (storage8.storageBuffer8BitAccess) out->features |= KILN_SPIRV_FEATURE_STORAGE_8BIT;
+  if (storage16.storageBuffer16BitAccess) out->features |= KILN_SPIRV_FEATURE_STORAGE_16BIT;
+  if (f16i8.shaderInt8) out->features |= KILN_SPIRV_FEATURE_INT8;
+  if (features.features.shaderInt16) out->features |= KILN_SPIRV_FEATURE_INT16;
+  if (f16i8.shaderFloat16) out->features |= KILN_SPIRV_FEATURE_FLOAT16;
+  if (features.features.shaderInt64) out->features |= KILN_SPIRV_FEATURE_INT64;
+  if (features.features.shaderFloat64) out->features |= KILN_SPIRV_FEATURE_FLOAT64;
+
+  VkPhysicalDeviceMaintenance3Properties maintenance3{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT host_props{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &maintenance3;
+  if (out->has_host_memory_ext) maintenance3.pNext = &host_props;
+  vkGetPhysicalDeviceProperties2(handle, &props2);
+  out->max_allocation = maintenance3.maxMemoryAllocationSize;
+  out->host_pointer_alignment = out->has_host_memory_ext ? host_props.minImportedHostPointerAlignment : 0;
+
+  bool host_visible_device_local = false;
+  for (uint32_t i = 0; i < out->memory.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags flags = out->memory.memoryTypes[i].propertyFlags;
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    if ((flags & want) == want) host_visible_device_local = true;
+  }
+  for (uint32_t i = 0; i < out->memory.memoryHeapCount; ++i) {
+    if (out->memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
+      out->device_local_bytes += out->memory.memoryHeaps[i].size;
+    }
+  }
+  // A discrete GPU's host-visible device-local memory is a small BAR window: use it for nothing but staging.
+  out->unified = host_visible_device_local && out->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+  return true;
+}
+
+KilnStatus CreateInstance(Instance* instance) {
+  std::string validation = instance->Config("vulkan.validation", "KILN_VULKAN_VALIDATION");
+  instance->validation = !validation.empty() && validation != "0" && validation != "off";
+  std::vector<const char*> layers;
+  std::vector<const char*> extensions;
+  if (instance->validation) {
+    uint32_t count = 0;
+    vkEnumerateInstanceLayerProperties(&count, nullptr);
+    std::vector<VkLayerProperties> available(count);
+    vkEnumerateInstanceLayerProperties(&count, available.data());
+    bool found = false;
+    for (const auto& layer : available) found |= strcmp(layer.layerName, "VK_LAYER_KHRONOS_validation") == 0;
+    if (!found) {
+      return instance->Fail(kKilnUnsupported,
+                            "vulkan.validation is on but VK_LAYER_KHRONOS_validation is not installed "
+                            "(Debian: vulkan-validationlayers)");
+    }
+    layers.push_back("VK_LAYER_KHRONOS_validation");
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "kiln";
+  app.pEngineName = "kiln-vulkan";
+  app.engineVersion = 1;
+  app.apiVersion = VK_API_VERSION_1_3;
+  uint32_t loader_version = VK_API_VERSION_1_0;
+  vkEnumerateInstanceVersion(&loader_version);
+  if (loader_version < VK_API_VERSION_1_1) {
+    return instance->Fail(kKilnUnsupported, "the Vulkan loader supports only Vulkan 1.0; Kiln needs 1.1");
+  }
+  if (loader_version < app.apiVersion) app.apiVersion = VK_API_VERSION_1_1;
+  VkDebugUtilsMessengerCreateInfoEXT messenger{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  messenger.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  messenger.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  messenger.pfnUserCallback = OnValidationMessage;
+  messenger.pUserData = instance;
+  VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  info.pApplicationInfo = &app;
+  info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  info.ppEnabledLayerNames = layers.data();
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  if (instance->validation) info.pNext = &messenger;  // also covers vkCreateInstance/vkDestroyInstance
+  VkResult result = vkCreateInstance(&info, nullptr, &instance->instance);
+  if (result != VK_SUCCESS) {
+    return instance->Fail(kKilnUnsupported, "vkCreateInstance failed: " + VkResultName(result));
+  }
+  if (instance->validation) {
+    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance->instance, "vkCreateDebugUtilsMessengerEXT"));
+    if (!create || create(instance->instance, &messenger, nullptr, &instance->messenger) != VK_SUCCESS) {
+      return instance->Fail(kKilnUnsupported, "cannot install the validation message callback");
+    }
+    instance->Log(kKilnHalLogInfo, "Vulkan validation layers enabled (VK_LAYER_KHRONOS_validation)");
+  }
+
+  uint32_t count = 0;
+  vkEnumeratePhysicalDevices(instance->instance, &count, nullptr);
+  std::vector<VkPhysicalDevice> handles(count);
+  vkEnumeratePhysicalDevices(instance->instance, &count, handles.data());
+  std::vector<PhysicalDevice> usable;
+  for (uint32_t i = 0; i < count; ++i) {
+    PhysicalDevice device;
+    if (DescribePhysicalDevice(instance, handles[i], i, &device)) usable.push_back(device);
+  }
+  std::sort(usable.begin(), usable.end(), [](const PhysicalDevice& a, const PhysicalDevice& b) {
+    const int rank_a = DeviceTypeRank(a.props.deviceType);
+    const int rank_b = DeviceTypeRank(b.props.deviceType);
+    return rank_a != rank_b ? rank_a < rank_b : a.enumeration_index < b.enumeration_index;
+  });
+  if (usable.empty()) {
+    return instance->Fail(kKilnUnsupported, "no Vulkan 1.1 device with a compute queue (" +
+                                                std::to_string(count) + " device(s) enumerated)");
+  }
+  // KILN_VULKAN_DEVICE: the enumeration index, or a substring of the name; the chosen device becomes index 0.
+  std::string choice = instance->Config("vulkan.device", "KILN_VULKAN_DEVICE");
+  if (!choice.empty()) {
+    int match = -1;
+    char* end = nullptr;
+    unsigned long index = strtoul(choice.c_str(), &end, 10);
+    for (size_t i = 0; i < usable.size() && match < 0; ++i) {
+      if (end && *end == '\0' && usable[i].enumeration_index == index) match = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < usable.size() && match < 0; ++i) {
+      if (strstr(usable[i].props.deviceName, choice.c_str())) match = static_cast<int>(i);
+    }
+    if (match < 0) {
+      std::string names;
+      for (const auto& d : usable) {
+        names +=
+            (names.empty() ? "" : ", ") + std::to_string(d.enumeration_index) + ": " + d.props.deviceName;
+      }
+      return instance->Fail(kKilnInvalidArgument, "KILN_VULKAN_DEVICE=\"" + choice +
+                                                      "\" matches no Vulkan device (have " + names + ")");
+    }
+    std::rotate(usable.begin(), usable.begin() + match, usable.begin() + match + 1);
+  }
+  instance->devices = std::move(usable);
+  return kKilnOk;
+}
+
+// ---- Devices
+// ---------------------------------------------------------------------------------------------------
+
+KilnStatus Shutdown(KilnHalInstance* handle) {
+  Instance* instance = AsInstance(handle);
+  KILN_VK_REQUIRE(instance);
+  {
+    std::lock_guard<std::mutex> lock(instance->mutex);
+    if (instance->open_devices > 0) {
+      return instance->Fail(kKilnInvalidArgument,
+                            "shutdown: " + std::to_string(instance->open_devices) + " device(s) still open");
+    }
+  }
+  if (instance->messenger) {
+    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance->instance, "vkDestroyDebugUtilsMessengerEXT"));
+    if (destroy) destroy(instance->instance, instance->messenger, nullptr);
+  }
+  if (instance->instance) vkDestroyInstance(instance->instance, nullptr);
+  delete instance;
+  return kKilnOk;
+}
+
+KilnStatus DeviceCount(KilnHalInstance* handle, uint32_t* out_count) {
+  KILN_VK_REQUIRE(handle && out_count);
+  *out_count = static_cast<uint32_t>(AsInstance(handle)->devices.size());
+  return kKilnOk;
+}
+
+KilnStatus CheckIndex(Instance* instance, uint32_t index) {
+  if (index >= instance->devices.size()) {
+    return instance->Fail(kKilnInvalidArgument, "device index " + std::to_string(index) + " out of range (" +
+                                                    std::to_string(instance->devices.size()) +
+                                                    " Vulkan devices)");
+  }
+  return kKilnOk;
+}
+
+uint32_t MaxInputs(const VkPhysicalDeviceLimits& limits) {
+  const uint32_t views =
+      (limits.maxPushConstantsSize - KILN_SPIRV_PUSH_HEADER_SIZE) / KILN_SPIRV_PUSH_VIEW_SIZE;
+  return std::min<uint32_t>(KILN_KERNEL_MAX_INPUTS, views > 0 ? views - 1 : 0);
+}
+
+KilnStatus DeviceGetInfo(KilnHalInstance* handle, uint32_t index, KilnHalDeviceInfo* out_info) {
+  Instance* instance = AsInstance(handle);
+  KILN_VK_REQUIRE(instance);
+  if (KilnStatus status = CheckIndex(instance, index); status != kKilnOk) return status;
+  if (!out_info || out_info->struct_size < sizeof(uint32_t)) {
+    return instance->Fail(kKilnInvalidArgument, "device_get_info: out_info is NULL or has no struct_size");
+  }
+  const PhysicalDevice& pd = instance->devices[index];
+  const VkPhysicalDeviceLimits& limits = pd.props.limits;
+  KilnHalDeviceInfo info;
+  memset(&info, 0, sizeof(info));
+  info.struct_size = sizeof(info);
+  switch (pd.props.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      info.type = kKilnHalDeviceGpu;
+      break;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      info.type = kKilnHalDeviceCpu;
+      break;
+    default:
+      info.type = kKilnHalDeviceOther;
+      break;
+  }
+  snprintf(info.name, sizeof(info.name), "%s (Vulkan %u.%u.%u %s)", pd.props.deviceName,
+           VK_API_VERSION_MAJOR(pd.props.apiVersion), VK_API_VERSION_MINOR(pd.props.apiVersion),
+           VK_API_VERSION_PATCH(pd.props.apiVersion), DeviceTypeName(pd.props.deviceType));
+  const char* vendor = VendorName(pd.props.vendorID);
+  if (vendor) {
+    snprintf(info.vendor, sizeof(info.vendor), "%s", vendor);
+  } else {
+    snprintf(info.vendor, sizeof(info.vendor), "0x%04x", pd.props.vendorID);
+  }
+  info.memory_bytes = pd.device_local_bytes;
+  info.max_kernel_level = kDriverLevel;
+  info.flags = KILN_HAL_DEVICE_ASYNC_BATCHES;
+  const bool staged = !pd.unified || instance->force_staging;
+  if (!staged) info.flags |= KILN_HAL_DEVICE_MAPPABLE_BUFFERS;
+  if (!staged && pd.has_host_memory_ext) info.flags |= KILN_HAL_DEVICE_HOST_SHARED_MEMORY;
+  snprintf(info.payload_tags, sizeof(info.payload_tags), KILN_SPIRV_PAYLOAD_TAG);
+  info.limits.struct_size = sizeof(info.limits);
+  info.limits.max_inputs = MaxInputs(limits);
+  info.limits.max_dim_x = info.limits.max_dim_y = info.limits.max_dim_z = kMaxDim;
+  info.limits.max_threads = limits.maxComputeWorkGroupInvocations;
+  uint64_t max_buffer = limits.maxStorageBufferRange;
+  if (pd.max_allocation) max_buffer = std::min<uint64_t>(max_buffer, pd.max_allocation);
+  info.limits.max_buffer_size = max_buffer;
+  info.limits.buffer_alignment = static_cast<uint32_t>(std::max<VkDeviceSize>(
+      {VkDeviceSize{64}, limits.minStorageBufferOffsetAlignment, (!staged ? pd.host_pointer_alignment : 0)}));
+  WriteStruct(info, out_info);
+  return kKilnOk;
+}
+
+VkResult CreateRawBuffer(Device* device, VkDeviceSize size, VkMemoryPropertyFlags required,
+                         VkMemoryPropertyFlags preferred, VkBuffer* out_buffer, Allocation* out_allocation) {
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = size;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkResult result = vkCreateBuffer(device->device, &info, nullptr, out_buffer);
+  if (result != VK_SUCCESS) return result;
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device->device, *out_buffer, &req);
+  result = device->allocator->Allocate(req, required, preferred, out_allocation);
+  if (result == VK_SUCCESS) {
+    result = vkBindBufferMemory(device->device, *out_buffer, out_allocation->block->memory,
+                                out_allocation->offset);
+    if (result != VK_SUCCESS) device->allocator->Free(*out_allocation);
+  }
+  if (result != VK_SUCCESS) {
+    vkDestroyBuffer(device->device, *out_buffer, nullptr);
+    *out_buffer = VK_NULL_HANDLE;
+  }
+  return result;
+}
+
+void DestroyRawBuffer(Device* device, VkBuffer* buffer, Allocation* allocation) {
+  if (*buffer) vkDestroyBuffer(device->device, *buffer, nullptr);
+  device->allocator->Free(*allocation);
+  *buffer = VK_NULL_HANDLE;
+  *allocation = Allocation();
+}
+
+void DestroyBatchObjects(Batch* batch);
+KilnStatus DeviceClose(KilnHalDevice* handle);
+
+KilnStatus DeviceOpen(KilnHalInstance* handle, uint32_t index, KilnHalDevice** out_device) {
+  Instance* instance = AsInstance(handle);
+  KILN_VK_REQUIRE(instance);
+  if (KilnStatus status = CheckIndex(instance, index); status != kKilnOk) return status;
+  if (!out_device) return instance->Fail(kKilnInvalidArgument, "device_open: out_device is NULL");
+  const PhysicalDevice& pd = instance->devices[index];
+  auto device = std::make_unique<Device>();
+  device->instance = instance;
+  device->physical = &pd;
+  const bool v12 = pd.props.apiVersion >= VK_API_VERSION_1_2;
+
+  std::vector<const char*> extensions;
+  VkPhysicalDevice8BitStorageFeatures storage8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures storage16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features f16i8{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &storage16;
+  void** tail = &storage16.pNext;
+  const uint32_t f = pd.features;
+  storage16.storageBuffer16BitAccess = (f & KILN_SPIRV_FEATURE_STORAGE_16BIT) != 0;
+  if (f & KILN_SPIRV_FEATURE_STORAGE_8BIT) {
+    storage8.storageBuffer8BitAccess = VK_TRUE;
+    *tail = &storage8;
+    tail = &storage8.pNext;
+    if (!v12) extensions.push_back(VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+  }
+  if (f & (KILN_SPIRV_FEATURE_INT8 | KILN_SPIRV_FEATURE_FLOAT16)) {
+    f16i8.shaderInt8 = (f & KILN_SPIRV_FEATURE_INT8) != 0;
+    f16i8.shaderFloat16 = (f & KILN_SPIRV_FEATURE_FLOAT16) != 0;
+    *tail = &f16i8;
+    tail = &f16i8.pNext;
+    if (!v12) extensions.push_back(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  }
+  features.features.shaderInt16 = (f & KILN_SPIRV_FEATURE_INT16) != 0;
+  features.features.shaderInt64 = (f & KILN_SPIRV_FEATURE_INT64) != 0;
+  features.features.shaderFloat64 = (f & KILN_SPIRV_FEATURE_FLOAT64) != 0;
+  device->staged = !pd.unified || instance->force_staging;
+  device->host_wrap = !device->staged && pd.has_host_memory_ext;
+  if (device->host_wrap) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  queue.queueFamilyIndex = pd.queue_family;
+  queue.queueCount = 1;
+  queue.pQueuePriorities = &priority;
+  VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  info.pNext = &features;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  VkResult result = vkCreateDevice(pd.handle, &info, nullptr, &device->device);
+  if (result != VK_SUCCESS) {
+    return instance->Fail(kKilnDelegateError, std::string("vkCreateDevice on ") + pd.props.deviceName +
+                                                  " failed: " + VkResultName(result));
+  }
+  device->enabled_features = f;
+  vkGetDeviceQueue(device->device, pd.queue_family, 0, &device->queue);
+  device->allocator = std::make_unique<BlockAllocator>(device->device, pd.memory);
+  if (device->host_wrap) {
+    device->get_host_pointer_properties = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
+        vkGetDeviceProcAddr(device->device, "vkGetMemoryHostPointerPropertiesEXT"));
+    device->host_wrap = device->get_host_pointer_properties != nullptr;
+  }
+  {
+    std::lock_guard<std::mutex> lock(instance->mutex);
+    ++instance->open_devices;
+  }
+  KilnHalDevice* raw = reinterpret_cast<KilnHalDevice*>(device.get());
+  auto fail = [&](const std::string& what, VkResult r) {
+    Device* d = device.release();
+    DeviceClose(reinterpret_cast<KilnHalDevice*>(d));
+    return instance->Fail(kKilnDelegateError, what + " failed: " + VkResultName(r));
+  };
+  (void)raw;
+
+  result = CreateRawBuffer(device.get(), 256, 0, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, &device->dummy,
+                           &device->dummy_memory);
+  if (result != VK_SUCCESS) return fail("creating the placeholder buffer", result);
+  VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pool_info.queueFamilyIndex = pd.queue_family;
+  result = vkCreateCommandPool(device->device, &pool_info, nullptr, &device->transfer_pool);
+  if (result != VK_SUCCESS) return fail("vkCreateCommandPool", result);
+  VkCommandBufferAllocateInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cmd_info.commandPool = device->transfer_pool;
+  cmd_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cmd_info.commandBufferCount = 1;
+  result = vkAllocateCommandBuffers(device->device, &cmd_info, &device->transfer_cmd);
+  if (result != VK_SUCCESS) return fail("vkAllocateCommandBuffers", result);
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  result = vkCreateFence(device->device, &fence_info, nullptr, &device->transfer_fence);
+  if (result != VK_SUCCESS) return fail("vkCreateFence", result);
+  // The placeholder must read as zeros; fill it once on the device (it may not be host-visible).
+  vkResetFences(device->device, 1, &device->transfer_fence);
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(device->transfer_cmd, &begin);
+  vkCmdFillBuffer(device->transfer_cmd, device->dummy, 0, VK_WHOLE_SIZE, 0);
+  vkEndCommandBuffer(device->transfer_cmd);
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &device->transfer_cmd;
+  result = vkQueueSubmit(device->queue, 1, &submit, device->transfer_fence);
+  if (result == VK_SUCCESS)
+    result = vkWaitForFences(device->device, 1, &device->transfer_fence, VK_TRUE, UINT64_MAX);
+  if (result != VK_SUCCESS) return fail("clearing the placeholder buffer", result);
+
+  // SPIR-V validation for the device's Vulkan version.
+  spv_target_env env = SPV_ENV_VULKAN_1_1;
+  if (pd.props.apiVersion >= VK_API_VERSION_1_3) {
+    env = SPV_ENV_VULKAN_1_3;
+  } else if (v12) {
+    env = SPV_ENV_VULKAN_1_2;
+  }
+  device->spirv = spvContextCreate(env);
+
+  // The pipeline cache: one file per device identity and Kiln version.
+  PipelineCacheIdentity& identity = device->cache_identity;
+  identity.vendor_id = pd.props.vendorID;
+  identity.device_id = pd.props.deviceID;
+  identity.driver_version = pd.props.driverVersion;
+  memcpy(identity.pipeline_cache_uuid, pd.props.pipelineCacheUUID, VK_UUID_SIZE);
+  identity.kiln_version = KILN_VULKAN_DRIVER_VERSION;
+  std::string vk_data;
+  if (!instance->cache_dir.empty()) {
+    device->cache_path = PipelineCachePath(instance->cache_dir, identity);
+    std::string detail;
+    CacheLoadResult load =
+        LoadPipelineCache(device->cache_path, identity, &device->cache_keys, &vk_data, &detail);
+    if (load == CacheLoadResult::kCorrupt) {
+      device->cache_was_corrupt = true;
+      instance->Log(kKilnHalLogWarning, "Vulkan pipeline cache ignored and rebuilt: " + detail);
+    } else {
+      instance->Log(kKilnHalLogDebug, "Vulkan pipeline cache: " + detail);
+    }
+  }
+  VkPipelineCacheCreateInfo cache_info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  cache_info.initialDataSize = vk_data.size();
+  cache_info.pInitialData = vk_data.empty() ? nullptr : vk_data.data();
+  result = vkCreatePipelineCache(device->device, &cache_info, nullptr, &device->pipeline_cache);
+  if (result != VK_SUCCESS && !vk_data.empty()) {
+    instance->Log(kKilnHalLogWarning, "the driver refused the cached pipeline data (" + VkResultName(result) +
+                                          "); starting with an empty cache");
+    device->cache_keys.clear();
+    device->cache_was_corrupt = true;
+    cache_info.initialDataSize = 0;
+    cache_info.pInitialData = nullptr;
+    result = vkCreatePipelineCache(device->device, &cache_info, nullptr, &device->pipeline_cache);
+  }
+  if (result != VK_SUCCESS) return fail("vkCreatePipelineCache", result);
+  instance->Log(kKilnHalLogInfo, std::string("Vulkan device opened: ") + pd.props.deviceName + " (" +
+                                     DeviceTypeName(pd.props.deviceType) + "), memory " +
+                                     (device->staged ? "staged" : "zero-copy") + ", host wrap " +
+                                     (device->host_wrap ? "yes" : "no") + ", features " + FeatureNames(f));
+  *out_device = reinterpret_cast<KilnHalDevice*>(device.release());
+  return kKilnOk;
+}
+
+KilnStatus DeviceClose(KilnHalDevice* handle) {
+  Device* device = AsDevice(handle);
+  KILN_VK_REQUIRE(device);
+  Instance* instance = device->instance;
+  if (int live = device->live_objects.load(); live > 0) {
+    return instance->Fail(
+        kKilnInvalidArgument,
+        "device_close: " + std::to_string(live) + " buffer(s), module(s), batch(es) or fence(s) still alive");
+  }
+  if (device->device) {
+    vkDeviceWaitIdle(device->device);
+    for (Batch* batch : device->idle_batches) {
+      DestroyBatchObjects(batch);
+      delete batch;
+    }
+    if (device->pipeline_cache) vkDestroyPipelineCache(device->device, device->pipeline_cache, nullptr);
+    if (device->transfer_fence) vkDestroyFence(device->device, device->transfer_fence, nullptr);
+    if (device->transfer_pool) vkDestroyCommandPool(device->device, device->transfer_pool, nullptr);
+    DestroyRawBuffer(device, &device->staging, &device->staging_memory);
+    DestroyRawBuffer(device, &device->dummy, &device->dummy_memory);
+    device->allocator.reset();
+    vkDestroyDevice(device->device, nullptr);
+  }
+  if (device->spirv) spvContextDestroy(device->spirv);
+  delete device;
+  std::lock_guard<std::mutex> lock(instance->mutex);
+  --instance->open_devices;
+  return kKilnOk;
+}
+
+// ---- Buffers
+// ---------------------------------------------------------------------------------------------------
+
+KilnStatus BufferCreate(KilnHalDevice* handle, const KilnHalBufferDesc* in_desc, KilnHalBuffer** out_buffer) {
+  Device* device = AsDevice(handle);
+  KILN_VK_REQUIRE(device);
+  Instance* instance = device->instance;
+  KilnHalBufferDesc desc;
+  if (!ReadStruct(in_desc, &desc) || !out_buffer) {
+    return instance->Fail(kKilnInvalidArgument,
+                          "buffer_create: desc or out_buffer is NULL, or desc is too small");
+  }
+  if (desc.size == 0) return instance->Fail(kKilnInvalidArgument, "buffer_create: size must be at least 1");
+  const uint64_t max_size = device->limits().maxStorageBufferRange;
+  if (desc.size > max_size) {
+    return instance->Fail(kKilnOutOfMemory, "buffer_create: " + std::to_string(desc.size) +
+                                                " bytes exceeds the device's storage buffer range of " +
+                                                std::to_string(max_size) + " bytes");
+  }
+  auto buffer = std::make_unique<Buffer>();
+  buffer->device = device;
+  buffer->size = desc.size;
+  if (desc.flags & KILN_HAL_BUFFER_HOST_WRAP) {
+    if (!device->host_wrap) {
+      return instance->Fail(kKilnUnsupported,
+                            std::string("buffer_create: KILN_HAL_BUFFER_HOST_WRAP needs zero-copy memory and "
+                                        "VK_EXT_external_memory_host, which ") +
+                                device->physical->props.deviceName + " does not offer here");
+    }
+    const VkDeviceSize alignment = device->physical->host_pointer_alignment;
+    if (!desc.host_ptr || reinterpret_cast<uintptr_t>(desc.host_ptr) % alignment) {
+      return instance->Fail(kKilnInvalidArgument,
+                            "buffer_create: KILN_HAL_BUFFER_HOST_WRAP needs host_ptr aligned to " +
+                                std::to_string(alignment) + " bytes (limits.buffer_alignment)");
+    }
+    // The import covers whole pages: the caller's memory is page-aligned, so the rounded range is its own.
+    const VkDeviceSize import_size = (desc.size + alignment - 1) / alignment * alignment;
+    VkMemoryHostPointerPropertiesEXT pointer_props{VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+    VkResult result = device->get_host_pointer_properties(
+        device->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, desc.host_ptr,
+        &pointer_props);
+    VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.pNext = &external;
+    info.size = desc.size;
+    info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                 VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    if (result == VK_SUCCESS) result = vkCreateBuffer(device->device, &info, nullptr, &buffer->buffer);
+    VkMemoryRequirements req{};
+    if (result == VK_SUCCESS) vkGetBufferMemoryRequirements(device->device, buffer->buffer, &req);
+    const uint32_t bits = req.memoryTypeBits & pointer_props.memoryTypeBits;
+    if (result == VK_SUCCESS && bits == 0) result = VK_ERROR_INVALID_EXTERNAL_HANDLE;
+    if (result == VK_SUCCESS) {
+      VkImportMemoryHostPointerInfoEXT import{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
+      import.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+      import.pHostPointer = desc.host_ptr;
+      VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+      alloc.pNext = &import;
+      alloc.allocationSize = std::max(import_size, req.size);
+      alloc.memoryTypeIndex = static_cast<uint32_t>(__builtin_ctz(bits));
+      result = vkAllocateMemory(device->device, &alloc, nullptr, &buffer->wrapped_memory);
+    }
+    if (result == VK_SUCCESS)
+      result = vkBindBufferMemory(device->device, buffer->buffer, buffer->wrapped_memory, 0);
+    if (result != VK_SUCCESS) {
+      if (buffer->buffer) vkDestroyBuffer(device->device, buffer->buffer, nullptr);
+      if (buffer->wrapped_memory) vkFreeMemory(device->device, buffer->wrapped_memory, nullptr);
+      return instance->Fail(kKilnUnsupported, "buffer_create: importing " + std::to_string(desc.size) +
+                                                  " bytes of host memory failed: " + VkResultName(result));
+    }
+    buffer->host = static_cast<uint8_t*>(desc.host_ptr);
+  } else {
+    VkMemoryPropertyFlags required = 0;
+    VkMemoryPropertyFlags preferred = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    if (!device->staged) {
+      required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    }
+    VkResult result =
+        CreateRawBuffer(device, desc.size, required, preferred, &buffer->buffer, &buffer->allocation);
+    if (result != VK_SUCCESS) {
+      return instance->Fail(
+          result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY
+              ? kKilnOutOfMemory
+              : kKilnDelegateError,
+          "buffer_create: " + std::to_string(desc.size) + " bytes: " + VkResultName(result));
+    }
+    if (!device->staged) buffer->host = buffer->allocation.mapped();
+  }
+  ++device->live_objects;
+  *out_buffer = reinterpret_cast<KilnHalBuffer*>(buffer.release());
+  return kKilnOk;
+}
+
+KilnStatus BufferDestroy(KilnHalBuffer* handle) {
+  Buffer* buffer = AsBuffer(handle);
+  KILN_VK_REQUIRE(buffer);
+  Device* device = buffer->device;
+  if (buffer->wrapped_memory) {
+    vkDestroyBuffer(device->device, buffer->buffer, nullptr);
+    vkFreeMemory(device->device, buffer->wrapped_memory, nullptr);
+  } else {
+    DestroyRawBuffer(device, &buffer->buffer, &buffer->allocation);
+  }
+  --device->live_objects;
+  delete buffer;
+  return kKilnOk;
+}
+
+KilnStatus CheckRange(Buffer* buffer, uint64_t offset, uint64_t size, const char* what) {
+  if (offset > buffer->size || size > buffer->size - offset) {
+    return buffer->device->instance->Fail(
+        kKilnInvalidArgument, std::string(what) + ": bytes [" + std::to_string(offset) + ", +" +
+                                  std::to_string(size) + ") outside the " + std::to_string(buffer->size) +
+                                  "-byte buffer");
+  }
+  return kKilnOk;
+}
+
+// Copies between host memory and a staged buffer through the device's staging buffer, in chunks.
+KilnStatus StagedCopy(Buffer* buffer, uint64_t offset, uint64_t size, const void* from_host, void* to_host) {
+  Device* device = buffer->device;
+  Instance* instance = device->instance;
+  std::lock_guard<std::mutex> lock(device->transfer_mutex);
+  if (!device->staging) {
+    VkResult result = CreateRawBuffer(
+        device, kStagingSize, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+        VK_MEMORY_PROPERTY_HOST_CACHED_BIT, &device->staging, &device->staging_memory);
+    if (result != VK_SUCCESS) {
+      return instance->Fail(kKilnOutOfMemory, "creating the staging buffer failed: " + VkResultName(result));
+    }
+  }
+  uint8_t* staging = device->staging_memory.mapped();
+  for (uint64_t done = 0; done < size;) {
+    const uint64_t chunk = std::min<uint64_t>(size - done, kStagingSize);
+    if (from_host) memcpy(staging, static_cast<const uint8_t*>(from_host) + done, chunk);
+    vkResetFences(device->device, 1, &device->transfer_fence);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(device->transfer_cmd, &begin);
+    VkBufferCopy region{};
+    region.size = chunk;
+    if (from_host) {
+      region.dstOffset = offset + done;
+      vkCmdCopyBuffer(device->transfer_cmd, device->staging, buffer->buffer, 1, &region);
+    } else {
+      region.srcOffset = offset + done;
+      vkCmdCopyBuffer(device->transfer_cmd, buffer->buffer, device->staging, 1, &region);
+      VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+      vkCmdPipelineBarrier(device->transfer_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                           0, 1, &barrier, 0, nullptr, 0, nullptr);
+    }
+    vkEndCommandBuffer(device->transfer_cmd);
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &device->transfer_cmd;
+    VkResult result;
+    {
+      std::lock_guard<std::mutex> queue_lock(device->queue_mutex);
+      result = vkQueueSubmit(device->queue, 1, &submit, device->transfer_fence);
+    }
+    if (result == VK_SUCCESS)
+      result = vkWaitForFences(device->device, 1, &device->transfer_fence, VK_TRUE, UINT64_MAX);
+    if (result != VK_SUCCESS) {
+      return instance->Fail(kKilnDelegateError, "staged buffer copy failed: " + VkResultName(result));
+    }
+    if (to_host) memcpy(static_cast<uint8_t*>(to_host) + done, staging, chunk);
+    done += chunk;
+  }
+  return kKilnOk;
+}
+
+KilnStatus BufferWrite(KilnHalBuffer* handle, uint64_t offset, const void* data, uint64_t size) {
+  Buffer* buffer = AsBuffer(handle);
+  KILN_VK_REQUIRE(buffer);
+  if (KilnStatus status = CheckRange(buffer, offset, size, "buffer_write"); status != kKilnOk) return status;
+  if (!data && size)
+    return buffer->device->instance->Fail(kKilnInvalidArgument, "buffer_write: data is NULL");
+  if (size == 0) return kKilnOk;
+  if (buffer->host) {
+    memcpy(buffer->host + offset, data, size);
+    return kKilnOk;
+  }
+  return StagedCopy(buffer, offset, size, data, nullptr);
+}
+
+KilnStatus BufferRead(KilnHalBuffer* handle, uint64_t offset, uint64_t size, void* out_data) {
+  Buffer* buffer = AsBuffer(handle);
+  KILN_VK_REQUIRE(buffer);
+  if (KilnStatus status = CheckRange(buffer, offset, size, "buffer_read"); status != kKilnOk) return status;
+  if (!out_data && size)
+    return buffer->device->instance->Fail(kKilnInvalidArgument, "buffer_read: out_data is NULL");
+  if (size == 0) return kKilnOk;
+  if (buffer->host) {
+    memcpy(out_data, buffer->host + offset, size);
+    return kKilnOk;
+  }
+  return StagedCopy(buffer, offset, size, nullptr, out_data);
+}
+
+KilnStatus BufferMap(KilnHalBuffer* handle, uint64_t offset, uint64_t size, void** out_ptr) {
+  Buffer* buffer = AsBuffer(handle);
+  KILN_VK_REQUIRE(buffer && out_ptr);
+  if (KilnStatus status = CheckRange(buffer, offset, size, "buffer_map"); status != kKilnOk) return status;
+  if (buffer->mapped)
+    return buffer->device->instance->Fail(kKilnInvalidArgument, "buffer_map: already mapped");
+  if (buffer->host) {
+    *out_ptr = buffer->host + offset;
+  } else {
+    buffer->map_copy.resize(std::max<uint64_t>(size, 1));
+    if (KilnStatus status = StagedCopy(buffer, offset, size, nullptr, buffer->map_copy.data());
+        status != kKilnOk) {
+      return status;
+    }
+    buffer->map_offset = offset;
+    *out_ptr = buffer->map_copy.data();
+  }
+  buffer->mapped = true;
+  return kKilnOk;
+}
+
+KilnStatus BufferUnmap(KilnHalBuffer* handle) {
+  Buffer* buffer = AsBuffer(handle);
+  KILN_VK_REQUIRE(buffer);
+  if (!buffer->mapped)
+    return buffer->device->instance->Fail(kKilnInvalidArgument, "buffer_unmap: not mapped");
+  buffer->mapped = false;
+  if (buffer->host) return kKilnOk;
+  KilnStatus status =
+      StagedCopy(buffer, buffer->map_offset, buffer->map_copy.size(), buffer->map_copy.data(), nullptr);
+  buffer->map_copy.clear();
+  buffer->map_copy.shrink_to_fit();
+  return status;
+}
+
+// ---- Modules
+// ---------------------------------------------------------------------------------------------------
+
+// Workgroup sizes per launch shape, within the device's limits.
+void ChooseWorkgroups(const VkPhysicalDeviceLimits& limits, uint32_t out[kNumShapes][3]) {
+  const uint32_t wanted[kNumShapes][3] = {{64, 1, 1}, {8, 8, 1}, {4, 4, 4}};
+  for (uint32_t s = 0; s < kNumShapes; ++s) {
+    for (int d = 0; d < 3; ++d)
+      out[s][d] = std::max(1u, std::min(wanted[s][d], limits.maxComputeWorkGroupSize[d]));
+    while (out[s][0] * out[s][1] * out[s][2] > limits.maxComputeWorkGroupInvocations) {
+      int largest = out[s][0] >= out[s][1] && out[s][0] >= out[s][2] ? 0 : (out[s][1] >= out[s][2] ? 1 : 2);
+      out[s][largest] = std::max(1u, out[s][largest] / 2);
+    }
+  }
+}
+
+uint64_t PipelineKey(const KernelInfo& kernel, const uint32_t workgroup[3], uint32_t features) {
+  uint64_t hash = Fnv1a64(kernel.code.data(), kernel.code.size() * 4);
+  hash = Fnv1a64(kernel.entry_point.data(), kernel.entry_point.size(), hash);
+  hash = Fnv1a64(workgroup, 12, hash);
+  hash = Fnv1a64(&features, 4, hash);
+  return hash;
+}
+
+// Checks a kernel's SPIR-V and interface against the payload contract and the device; fills `reason` when it
+// cannot run here.
+bool CheckKernel(Device* device, Module* module, KernelInfo* kernel, uint32_t required_features,
+                 uint32_t spirv_version) {
+  const PhysicalDevice& pd = *device->physical;
+  if (kernel->level > kDriverLevel) {
+    kernel->reason = "needs kernel HAL level " + LevelString(kernel->level) + ", this driver runs up to " +
+                     LevelString(kDriverLevel);
+    return false;
+  }
+  if (module->has_init) {
+    kernel->reason = "the module has an init() invokable, which the Vulkan driver cannot run";
+    return false;
+  }
+  if (uint32_t missing = required_features & ~device->enabled_features) {
+    kernel->reason = std::string("needs device features the Vulkan device ") + pd.props.deviceName +
+                     " lacks: " + FeatureNames(missing);
+    return false;
+  }
+  if (kernel->push_size > device->limits().maxPushConstantsSize) {
+    kernel->reason = "needs " + std::to_string(kernel->push_size) + " bytes of push constants (" +
+                     std::to_string(kernel->input_sizes.size()) + " inputs), the device has " +
+                     std::to_string(device->limits().maxPushConstantsSize);
+    return false;
+  }
+  if (kernel->bindings.size() > device->limits().maxPerStageDescriptorStorageBuffers) {
+    kernel->reason = "needs " + std::to_string(kernel->bindings.size()) +
+                     " storage buffers, the device allows " +
+                     std::to_string(device->limits().maxPerStageDescriptorStorageBuffers);
+    return false;
+  }
+  SpirvInterface interface;
+  std::string error;
+  if (!ScanSpirvInterface(kernel->code, &interface, &error)) {
+    kernel->reason = "broken SPIR-V: " + error;
+    return false;
+  }
+  (void)spirv_version;
+  spv_diagnostic diagnostic = nullptr;
+  spv_const_binary_t binary{kernel->code.data(), kernel->code.size()};
+  spv_result_t valid = spvValidate(device->spirv, &binary, &diagnostic);
+  if (valid != SPV_SUCCESS) {
+    kernel->reason = std::string("SPIR-V fails validation for this device's Vulkan version: ") +
+                     (diagnostic && diagnostic->error ? diagnostic->error : "spvValidate failed");
+    spvDiagnosticDestroy(diagnostic);
+    return false;
+  }
+  spvDiagnosticDestroy(diagnostic);
+  if (std::find(interface.compute_entry_points.begin(), interface.compute_entry_points.end(),
+                kernel->entry_point) == interface.compute_entry_points.end()) {
+    kernel->reason = "the SPIR-V has no GLCompute entry point named \"" + kernel->entry_point + "\"";
+    return false;
+  }
+  for (uint32_t id = KILN_SPIRV_SPEC_LOCAL_SIZE_X; id <= KILN_SPIRV_SPEC_LOCAL_SIZE_Z; ++id) {
+    if (!interface.spec_ids.count(id)) {
+      kernel->reason = "the SPIR-V does not take its workgroup size from specialization constant " +
+                       std::to_string(id) +
+                       " (local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2)";
+      return false;
+    }
+  }
+  for (const auto& [set, binding] : interface.bindings) {
+    if (set != 0 ||
+        std::find(kernel->bindings.begin(), kernel->bindings.end(), binding) == kernel->bindings.end()) {
+      kernel->reason = "the SPIR-V declares set " + std::to_string(set) + " binding " +
+                       std::to_string(binding) + ", which the kernel's layout (" +
+                       std::to_string(kernel->input_sizes.size()) + " inputs" +
+                       (kernel->has_output ? ", an output" : "") + ", " +
+                       std::to_string(module->num_allocations) + " allocations) does not have";
+      return false;
+    }
+  }
+  return true;
+}
+
+// Creates the shader module, layouts and one pipeline per launch shape. A failure makes the kernel
+// unsupported.
+bool BuildKernel(Device* device, KernelInfo* kernel, uint32_t* created, uint32_t* cached) {
+  VkShaderModuleCreateInfo shader_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  shader_info.codeSize = kernel->code.size() * 4;
+  shader_info.pCode = kernel->code.data();
+  VkResult result = vkCreateShaderModule(device->device, &shader_info, nullptr, &kernel->shader);
+  if (result != VK_SUCCESS) {
+    kernel->reason = "vkCreateShaderModule failed: " + VkResultName(result);
+    return false;
+  }
+  std::vector<VkDescriptorSetLayoutBinding> bindings;
+  for (uint32_t binding : kernel->bindings) {
+    VkDescriptorSetLayoutBinding b{};
+    b.binding = binding;
+    b.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b.descriptorCount = 1;
+    b.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    bindings.push_back(b);
+  }
+  VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  set_info.bindingCount = static_cast<uint32_t>(bindings.size());
+  set_info.pBindings = bindings.data();
+  result = vkCreateDescriptorSetLayout(device->device, &set_info, nullptr, &kernel->set_layout);
+  if (result != VK_SUCCESS) {
+    kernel->reason = "vkCreateDescriptorSetLayout failed: " + VkResultName(result);
+    return false;
+  }
+  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, kernel->push_size};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.setLayoutCount = 1;
+  layout_info.pSetLayouts = &kernel->set_layout;
+  layout_info.pushConstantRangeCount = 1;
+  layout_info.pPushConstantRanges = &push;
+  result = vkCreatePipelineLayout(device->device, &layout_info, nullptr, &kernel->layout);
+  if (result != VK_SUCCESS) {
+    kernel->reason = "vkCreatePipelineLayout failed: " + VkResultName(result);
+    return false;
+  }
+  ChooseWorkgroups(device->limits(), kernel->workgroups);
+  for (uint32_t s = 0; s < kNumShapes; ++s) {
+    const VkSpecializationMapEntry entries[3] = {{KILN_SPIRV_SPEC_LOCAL_SIZE_X, 0, 4},
+                                                 {KILN_SPIRV_SPEC_LOCAL_SIZE_Y, 4, 4},
+                                                 {KILN_SPIRV_SPEC_LOCAL_SIZE_Z, 8, 4}};
+    VkSpecializationInfo spec{3, entries, 12, kernel->workgroups[s]};
+    VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    info.stage.module = kernel->shader;
+    info.stage.pName = kernel->entry_point.c_str();
+    info.stage.pSpecializationInfo = &spec;
+    info.layout = kernel->layout;
+    const uint64_t key = PipelineKey(*kernel, kernel->workgroups[s], device->enabled_features);
+    result = vkCreateComputePipelines(device->device, device->pipeline_cache, 1, &info, nullptr,
+                                      &kernel->pipelines[s]);
+    if (result != VK_SUCCESS) {
+      kernel->pipelines[s] = VK_NULL_HANDLE;
+      kernel->reason = "vkCreateComputePipelines failed: " + VkResultName(result);
+      return false;
+    }
+    std::lock_guard<std::mutex> lock(device->cache_mutex);
+    if (device->cache_keys.count(key)) {
+      ++*cached;
+    } else {
+      device->cache_keys.insert(key);
+      ++*created;
+    }
+  }
+  return true;
+}
+
+void DestroyKernel(Device* device, KernelInfo* kernel) {
+  for (VkPipeline& pipeline : kernel->pipelines) {
+    if (pipeline) vkDestroyPipeline(device->device, pipeline, nullptr);
+    pipeline = VK_NULL_HANDLE;
+  }
+  if (kernel->layout) vkDestroyPipelineLayout(device->device, kernel->layout, nullptr);
+  if (kernel->set_layout) vkDestroyDescriptorSetLayout(device->device, kernel->set_layout, nullptr);
+  if (kernel->shader) vkDestroyShaderModule(device->device, kernel->shader, nullptr);
+  kernel->layout = VK_NULL_HANDLE;
+  kernel->set_layout = VK_NULL_HANDLE;
+  kernel->shader = VK_NULL_HANDLE;
+}
+
+void SaveCache(Device* device) {
+  Instance* instance = device->instance;
+  if (device->cache_path.empty()) return;
+  size_t size = 0;
+  std::string data;
+  if (vkGetPipelineCacheData(device->device, device->pipeline_cache, &size, nullptr) == VK_SUCCESS && size) {
+    data.resize(size);
+    if (vkGetPipelineCacheData(device->device, device->pipeline_cache, &size, data.data()) != VK_SUCCESS)
+      data.clear();
+    data.resize(size);
+  }
+  std::string error;
+  std::lock_guard<std::mutex> lock(device->cache_mutex);
+  if (!StorePipelineCache(device->cache_path, device->cache_identity, device->cache_keys, data, &error)) {
+    instance->Log(kKilnHalLogWarning, "Vulkan pipeline cache not saved: " + error);
+  }
+}
+
+KilnStatus ModuleUnload(KilnHalModule* handle);
+
+KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, KilnHalModule** out_module) {
+  Device* device = AsDevice(handle);
+  KILN_VK_REQUIRE(device);
+  Instance* instance = device->instance;
+  const uint64_t start = instance->NowNs();
+  KilnHalModuleDesc desc;
+  if (!ReadStruct(in_desc, &desc) || !out_module) {
+    return instance->Fail(kKilnInvalidArgument,
+                          "module_load: desc or out_module is NULL, or desc is too small");
+  }
+  auto module = std::make_unique<Module>();
+  module->device = device;
+  module->name = desc.name ? desc.name : "(unnamed module)";
+  module->has_init = desc.flags & KILN_HAL_MODULE_HAS_INIT;
+  const KilnHalPayload* payload = nullptr;
+  KilnHalPayload payload_copy;
+  for (uint32_t i = 0; i < desc.num_payloads; ++i) {
+    if (ReadElement(desc.payloads, i, &payload_copy) && payload_copy.tag &&
+        strcmp(payload_copy.tag, KILN_SPIRV_PAYLOAD_TAG) == 0) {
+      payload = &payload_copy;
+      break;
+    }
+  }
+  if (!payload) {
+    return instance->Fail(kKilnUnsupported, module->name +
+                                                ": no \"spirv\" payload (the Vulkan driver runs only "
+                                                "modules compiled for the GPU)");
+  }
+  SpirvPayload parsed;
+  std::string error;
+  if (!ParseSpirvPayload(payload->data, payload->size, &parsed, &error)) {
+    return instance->Fail(kKilnInvalidModel, module->name + ": " + error);
+  }
+  if (parsed.kernels.size() != desc.num_kernels) {
+    return instance->Fail(kKilnInvalidModel, module->name + ": the spirv payload describes " +
+                                                 std::to_string(parsed.kernels.size()) +
+                                                 " kernels, the module has " +
+                                                 std::to_string(desc.num_kernels));
+  }
+  module->block_size = parsed.global_block_size;
+  // Globals: the reflection's, matched by name to the payload's rows.
+  for (uint32_t i = 0; i < desc.num_globals; ++i) {
+    KilnHalGlobalDesc g;
+    if (!ReadElement(desc.globals, i, &g) || !g.name) {
+      return instance->Fail(kKilnInvalidModel,
+                            module->name + ": global " + std::to_string(i) + " has no description or name");
+    }
+    GlobalInfo info;
+    info.name = g.name;
+    info.flags = g.flags;
+    info.size = g.size;
+    if (g.size > (64u << 20)) {
+      return instance->Fail(kKilnInvalidModel, module->name + ": global " + info.name + " of " +
+                                                   std::to_string(g.size) + " bytes is too large");
+    }
+    if (g.default_data && !(g.flags & (KILN_HAL_GLOBAL_ALLOCATION | KILN_HAL_GLOBAL_POINTER))) {
+      const uint8_t* bytes = static_cast<const uint8_t*>(g.default_data);
+      info.default_value.assign(bytes, bytes + g.size);
+    } else {
+      info.default_value.assign(g.size, 0);
+    }
+    module->globals.push_back(std::move(info));
+  }
+  for (const SpirvGlobal& row : parsed.globals) {
+    auto it = std::find_if(module->globals.begin(), module->globals.end(),
+                           [&](const GlobalInfo& g) { return g.name == row.name; });
+    if (it == module->globals.end()) {
+      return instance->Fail(kKilnInvalidModel, module->name + ": the spirv payload has global " + row.name +
+                                                   ", which the module's reflection does not");
+    }
+    const bool is_allocation = it->flags & (KILN_HAL_GLOBAL_ALLOCATION | KILN_HAL_GLOBAL_POINTER);
+    if (is_allocation != (row.kind == KILN_SPIRV_GLOBAL_ALLOCATION) ||
+        (!is_allocation && row.size != it->size)) {
+      return instance->Fail(kKilnInvalidModel,
+                            module->name + ", global " + row.name + ": the spirv payload's row (kind " +
+                                std::to_string(row.kind) + ", " + std::to_string(row.size) +
+                                " bytes) does not match the reflection (" + std::to_string(it->size) +
+                                " bytes" + (is_allocation ? ", an allocation)" : ")"));
+    }
+    it->on_gpu = true;
+    it->kind = row.kind;
+    it->block_offset = row.block_offset;
+    it->unit_size = row.unit_size;
+    if (is_allocation) {
+      if (module->num_allocations >= KILN_SPIRV_MAX_ALLOCATIONS) {
+        return instance->Fail(kKilnInvalidModel, module->name + ": more than " +
+                                                     std::to_string(KILN_SPIRV_MAX_ALLOCATIONS) +
+                                                     " allocation globals");
+      }
+      it->allocation_index = static_cast<int>(module->num_allocations++);
+    }
+  }
+  // Kernels.
+  for (uint32_t i = 0; i < desc.num_kernels; ++i) {
+    KilnHalKernelDesc k;
+    if (!ReadElement(desc.kernels, i, &k) || !k.name) {
+      return instance->Fail(kKilnInvalidModel,
+                            module->name + ": kernel " + std::to_string(i) + " has no description or name");
+    }
+    const SpirvKernel& row = parsed.kernels[i];
+    KernelInfo kernel;
+    kernel.name = k.name;
+    kernel.signature = k.signature;
+    kernel.level = k.kernel_level;
+    kernel.output_size = k.output_element_size;
+    kernel.has_output = k.signature & KILN_HAL_SIG_OUT;
+    if (k.num_inputs > KILN_KERNEL_MAX_INPUTS || (k.num_inputs && !k.input_element_sizes)) {
+      return instance->Fail(kKilnInvalidModel, module->name + ", kernel " + kernel.name + ": " +
+                                                   std::to_string(k.num_inputs) + " inputs (at most " +
+                                                   std::to_string(KILN_KERNEL_MAX_INPUTS) +
+                                                   ", each with a size)");
+    }
+    kernel.input_sizes.assign(k.input_element_sizes, k.input_element_sizes + k.num_inputs);
+    if (row.name != kernel.name || row.num_inputs != k.num_inputs ||
+        (row.code.size() && row.has_output != kernel.has_output)) {
+      return instance->Fail(kKilnInvalidModel, module->name + ": spirv payload row " + std::to_string(i) +
+                                                   " (" + row.name + ", " + std::to_string(row.num_inputs) +
+                                                   " inputs" + (row.has_output ? ", output" : "") +
+                                                   ") does not match kernel " + kernel.name + " (" +
+                                                   std::to_string(k.num_inputs) + " inputs" +
+                                                   (kernel.has_output ? ", output" : "") + ")");
+    }
+    kernel.entry_point = row.entry_point;
+    kernel.code = row.code;
+    kernel.push_size = KILN_SPIRV_PUSH_HEADER_SIZE +
+                       KILN_SPIRV_PUSH_VIEW_SIZE * (k.num_inputs + (kernel.has_output ? 1 : 0));
+    kernel.bindings.push_back(KILN_SPIRV_GLOBALS_BINDING);
+    for (uint32_t j = 0; j < k.num_inputs; ++j) kernel.bindings.push_back(KILN_SPIRV_FIRST_INPUT_BINDING + j);
+    if (kernel.has_output) kernel.bindings.push_back(KILN_SPIRV_OUTPUT_BINDING);
+    for (uint32_t j = 0; j < module->num_allocations; ++j) {
+      kernel.bindings.push_back(KILN_SPIRV_FIRST_ALLOCATION_BINDING + j);
+    }
+    // Unit sizes: each must divide its element size or be a multiple of it.
+    bool units_ok = true;
+    for (uint32_t j = 0; j <= k.num_inputs; ++j) {
+      const bool is_output = j == k.num_inputs;
+      if (is_output && !kernel.has_output) break;
+      const uint32_t element = is_output ? kernel.output_size : kernel.input_sizes[j];
+      const uint32_t unit = row.unit_sizes[is_output ? KILN_KERNEL_MAX_INPUTS : j];
+      kernel.units[is_output ? KILN_KERNEL_MAX_INPUTS : j] = unit;
+      if (row.code.size() && (unit == 0 || element == 0 || (element % unit && unit % element)))
+        units_ok = false;
+    }
+    if (row.code.empty()) {
+      kernel.reason = "CPU-only: " + (row.cpu_only_reason.empty() ? std::string("no SPIR-V for this kernel")
+                                                                  : row.cpu_only_reason);
+    } else if (!units_ok) {
+      kernel.reason = "the spirv payload's unit sizes do not fit the kernel's element sizes";
+    } else if (CheckKernel(device, module.get(), &kernel, row.required_features, parsed.spirv_version)) {
+      kernel.supported = true;
+    }
+    module->kernels.push_back(std::move(kernel));
+  }
+  // Pipelines, through the device's pipeline cache.
+  const uint64_t compile_start = instance->NowNs();
+  uint32_t created = 0;
+  uint32_t cached = 0;
+  uint32_t supported = 0;
+  for (KernelInfo& kernel : module->kernels) {
+    if (!kernel.supported) continue;
+    if (!BuildKernel(device, &kernel, &created, &cached)) {
+      kernel.supported = false;
+      DestroyKernel(device, &kernel);
+      instance->Log(kKilnHalLogWarning, module->name + ", kernel " + kernel.name + ": " + kernel.reason);
+      continue;
+    }
+    kernel.code.clear();
+    kernel.code.shrink_to_fit();
+    ++supported;
+  }
+  module->info.struct_size = sizeof(module->info);
+  module->info.num_kernels_supported = supported;
+  module->info.compile_ns = created ? instance->NowNs() - compile_start : 0;
+  if (device->cache_path.empty() || created + cached == 0) {
+    module->info.cache_result = kKilnHalCacheNone;
+  } else if (created == 0) {
+    module->info.cache_result = kKilnHalCacheHit;
+  } else {
+    bool was_corrupt;
+    {
+      std::lock_guard<std::mutex> lock(device->cache_mutex);
+      was_corrupt = device->cache_was_corrupt;
+      device->cache_was_corrupt = false;
+    }
+    module->info.cache_result = was_corrupt ? kKilnHalCacheRebuilt : kKilnHalCacheMiss;
+    SaveCache(device);
+  }
+  module->info.load_ns = instance->NowNs() - start;
+  ++device->live_objects;
+  *out_module = reinterpret_cast<KilnHalModule*>(module.release());
+  return kKilnOk;
+}
+
+KilnStatus ModuleUnload(KilnHalModule* handle) {
+  Module* module = AsModule(handle);
+  KILN_VK_REQUIRE(module);
+  Device* device = module->device;
+  if (int live = module->live_scripts.load(); live > 0) {
+    return device->instance->Fail(kKilnInvalidArgument, "module_unload: " + module->name + " still has " +
+                                                            std::to_string(live) + " script(s)");
+  }
+  for (KernelInfo& kernel : module->kernels) DestroyKernel(device, &kernel);
+  --device->live_objects;
+  delete module;
+  return kKilnOk;
+}
+
+KilnStatus ModuleGetInfo(KilnHalModule* handle, KilnHalModuleInfo* out_info) {
+  Module* module = AsModule(handle);
+  KILN_VK_REQUIRE(module);
+  if (!WriteStruct(module->info, out_info)) {
+    return module->device->instance->Fail(kKilnInvalidArgument,
+                                          "module_get_info: out_info is NULL or has no size");
+  }
+  return kKilnOk;
+}
+
+KilnStatus ModuleKernelSupported(KilnHalModule* handle, uint32_t kernel_index, bool* out_supported,
+                                 const char** out_reason) {
+  Module* module = AsModule(handle);
+  KILN_VK_REQUIRE(module && out_supported);
+  if (kernel_index >= module->kernels.size()) {
+    return module->device->instance->Fail(
+        kKilnInvalidArgument,
+        module->name + ": kernel index " + std::to_string(kernel_index) + " out of range");
+  }
+  const KernelInfo& kernel = module->kernels[kernel_index];
+  *out_supported = kernel.supported;
+  if (out_reason) *out_reason = kernel.supported ? nullptr : kernel.reason.c_str();
+  return kKilnOk;
+}
+
+// ---- Scripts
+// ---------------------------------------------------------------------------------------------------
+
+KilnStatus ScriptCreate(KilnHalModule* handle, void* script_user_data, KilnHalScript** out_script) {
+  Module* module = AsModule(handle);
+  KILN_VK_REQUIRE(module);
+  Instance* instance = module->device->instance;
+  if (!out_script) return instance->Fail(kKilnInvalidArgument, "script_create: out_script is NULL");
+  if (module->has_init) {
+    return instance->Fail(kKilnUnsupported,
+                          "script " + module->name +
+                              ": the module has an init() invokable, which the Vulkan driver "
+                              "cannot run");
+  }
+  auto script = std::make_unique<Script>();
+  script->module = module;
+  script->user_data = script_user_data;
+  script->block.assign(module->block_size, 0);
+  script->allocations.assign(module->num_allocations, nullptr);
+  for (const GlobalInfo& global : module->globals) {
+    script->values.push_back(global.default_value);
+    if (global.on_gpu && global.kind == KILN_SPIRV_GLOBAL_VALUE && global.size) {
+      memcpy(script->block.data() + global.block_offset, global.default_value.data(), global.size);
+    }
+  }
+  ++module->live_scripts;
+  *out_script = reinterpret_cast<KilnHalScript*>(script.release());
+  return kKilnOk;
+}
+
+KilnStatus ScriptDestroy(KilnHalScript* handle) {
+  Script* script = AsScript(handle);
+  KILN_VK_REQUIRE(script);
+  --script->module->live_scripts;
+  delete script;
+  return kKilnOk;
+}
+
+KilnStatus FindGlobal(Script* script, const char* name, const char* what, size_t* out_index) {
+  Module* module = script->module;
+  if (!name) return script->instance()->Fail(kKilnInvalidArgument, std::string(what) + ": name is NULL");
+  for (size_t i = 0; i < module->globals.size(); ++i) {
+    if (module->globals[i].name == name) {
+      *out_index = i;
+      return kKilnOk;
+    }
+  }
+  return script->instance()->Fail(kKilnInvalidArgument,
+                                  "script " + module->name + " has no global named " + name);
+}
+
+KilnStatus ScriptSetGlobal(KilnHalScript* handle, const char* name, const void* data, uint64_t size) {
+  Script* script = AsScript(handle);
+  KILN_VK_REQUIRE(script);
+  Instance* instance = script->instance();
+  size_t index = 0;
+  if (KilnStatus status = FindGlobal(script, name, "script_set_global", &index); status != kKilnOk)
+    return status;
+  const GlobalInfo& global = script->module->globals[index];
+  const std::string what = "script " + script->module->name + ": global " + global.name;
+  if (global.flags & KILN_HAL_GLOBAL_CONST) return instance->Fail(kKilnInvalidArgument, what + " is const");
+  if (global.flags & (KILN_HAL_GLOBAL_ALLOCATION | KILN_HAL_GLOBAL_POINTER)) {
+    return instance->Fail(kKilnInvalidArgument, what + " is bound with script_bind_allocation");
+  }
+  if (size != global.size) {
+    return instance->Fail(kKilnInvalidArgument, what + " is " + std::to_string(global.size) +
+                                                    " bytes, script_set_global gave " + std::to_string(size));
+  }
+  if (!data && size) return instance->Fail(kKilnInvalidArgument, "script_set_global: data is NULL");
+  std::lock_guard<std::mutex> lock(script->mutex);
+  if (size) {
+    memcpy(script->values[index].data(), data, size);
+    if (global.on_gpu) memcpy(script->block.data() + global.block_offset, data, size);
+  }
+  return kKilnOk;
+}
+
+KilnStatus ScriptGetGlobal(KilnHalScript* handle, const char* name, uint64_t size, void* out_data) {
+  Script* script = AsScript(handle);
+  KILN_VK_REQUIRE(script);
+  Instance* instance = script->instance();
+  size_t index = 0;
+  if (KilnStatus status = FindGlobal(script, name, "script_get_global", &index); status != kKilnOk)
+    return status;
+  const GlobalInfo& global = script->module->globals[index];
+  if (size != global.size) {
+    return instance->Fail(kKilnInvalidArgument, "script " + script->module->name + ": global " + global.name +
+                                                    " is " + std::to_string(global.size) +
+                                                    " bytes, script_get_global gave " + std::to_string(size));
+  }
+  if (!out_data && size) return instance->Fail(kKilnInvalidArgument, "script_get_global: out_data is NULL");
+  std::lock_guard<std::mutex> lock(script->mutex);
+  if (size) memcpy(out_data, script->values[index].data(), size);
+  return kKilnOk;
+}
+
+// Checks that every cell a view reaches lies inside its buffer, and (for outputs) that cells do not overlap.
+bool CheckView(const KilnHalBufferView& view, uint32_t element_size, const uint32_t dims[3], bool is_output,
+               const std::string& what, std::string* out_error) {
+  if (!view.buffer) {
+    *out_error = what + ": buffer is NULL";
+    return false;
+  }
+  if (view.element_size != element_size) {
+    *out_error = what + ": element size " + std::to_string(view.element_size) + ", the kernel's is " +
+                 std::to_string(element_size);
+    return false;
+  }
+  const Buffer* buffer = reinterpret_cast<const Buffer*>(view.buffer);
+  const uint64_t strides[3] = {view.stride_x, view.stride_y, view.stride_z};
+  unsigned __int128 last = view.offset;
+  for (int d = 0; d < 3; ++d) last += static_cast<unsigned __int128>(dims[d] - 1) * strides[d];
+  if (last + element_size > buffer->size) {
+    *out_error = what + ": the view (offset " + std::to_string(view.offset) + ", strides " +
+                 std::to_string(view.stride_x) + "/" + std::to_string(view.stride_y) + "/" +
+                 std::to_string(view.stride_z) + ") reaches past the end of its " +
+                 std::to_string(buffer->size) + "-byte buffer";
+    return false;
+  }
+  if (is_output) {
+    unsigned __int128 span = element_size;
+    for (int d = 0; d < 3; ++d) {
+      if (dims[d] > 1 && strides[d] < span) {
+        *out_error = what + ": output stride " + std::to_string(strides[d]) + " along " +
+                     std::string(1, "xyz"[d]) + " overlaps earlier cells (needs at least " +
+                     std::to_string(static_cast<uint64_t>(span)) + ")";
+        return false;
+      }
+      span = static_cast<unsigned __int128>(dims[d] - 1) * strides[d] + span;
+    }
+  }
+  return true;
+}
+
+// The view in units of the binding's array element, as the push constants carry it.
+bool ViewInUnits(const KilnHalBufferView& view, uint32_t unit, const std::string& what, uint32_t out[4],
+                 std::string* out_error) {
+  const uint64_t values[4] = {view.offset, view.stride_x, view.stride_y, view.stride_z};
+  static const char* const kNames[4] = {"offset", "stride_x", "stride_y", "stride_z"};
+  for (int i = 0; i < 4; ++i) {
+    if (values[i] % unit || values[i] / unit > UINT32_MAX) {
+      *out_error = what + ": " + kNames[i] + " " + std::to_string(values[i]) +
+                   " is not a multiple of the shader's " + std::to_string(unit) + "-byte unit (or too large)";
+      return false;
+    }
+    out[i] = static_cast<uint32_t>(values[i] / unit);
+  }
+  return true;
+}
+
+KilnStatus ScriptBindAllocation(KilnHalScript* handle, const char* name, const KilnHalBufferView* in_view,
+                                uint32_t element_type, uint32_t vector_size, uint32_t dim_x, uint32_t dim_y,
+                                uint32_t dim_z) {
+  Script* script = AsScript(handle);
+  KILN_VK_REQUIRE(script);
+  Instance* instance = script->instance();
+  size_t index = 0;
+  if (KilnStatus status = FindGlobal(script, name, "script_bind_allocation", &index); status != kKilnOk) {
+    return status;
+  }
+  const GlobalInfo& global = script->module->globals[index];
+  const std::string what = "script " + script->module->name + ", global " + global.name;
+  if (!(global.flags & (KILN_HAL_GLOBAL_ALLOCATION | KILN_HAL_GLOBAL_POINTER))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": not an allocation or pointer global");
+  }
+  KilnSpirvAllocationInfo info{};
+  Buffer* bound = nullptr;
+  if (in_view) {
+    KilnHalBufferView view;
+    if (!ReadStruct(in_view, &view))
+      return instance->Fail(kKilnInvalidArgument, what + ": view struct_size too small");
+    if (dim_x == 0) return instance->Fail(kKilnInvalidArgument, what + ": dim_x must be at least 1");
+    const uint32_t dims[3] = {dim_x, std::max<uint32_t>(dim_y, 1), std::max<uint32_t>(dim_z, 1)};
+    std::string error;
+    if (!CheckView(view, view.element_size, dims, false, what, &error)) {
+      return instance->Fail(kKilnInvalidArgument, error);
+    }
+    if (view.stride_x != view.element_size) {
+      return instance->Fail(
+          kKilnInvalidArgument,
+          what + ": an allocation's elements must be packed along x (stride_x == element_size)");
+    }
+    if (global.on_gpu) {
+      uint32_t units[4];
+      if (!ViewInUnits(view, global.unit_size, what, units, &error)) {
+        return instance->Fail(kKilnInvalidArgument, error);
+      }
+      info = KilnSpirvAllocationInfo{dim_x,    dim_y,    dim_z,    view.element_size,
+                                     units[0], units[2], units[3], global.unit_size};
+    }
+    bound = AsBuffer(view.buffer);
+  }
+  (void)element_type;
+  (void)vector_size;
+  std::lock_guard<std::mutex> lock(script->mutex);
+  if (global.on_gpu) {
+    memcpy(script->block.data() + global.block_offset, &info, sizeof(info));
+    script->allocations[global.allocation_index] = bound;
+  }
+  return kKilnOk;
+}
+
+// ---- Launches and batches
+// --------------------------------------------------------------------------------------
+
+KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Launch* out) {
+  Instance* instance = script->instance();
+  Module* module = script->module;
+  KilnHalForEachDesc desc;
+  if (!ReadStruct(in_desc, &desc)) {
+    return instance->Fail(kKilnInvalidArgument,
+                          "launch_for_each: desc is NULL or its struct_size is too small");
+  }
+  if (desc.kernel_index >= module->kernels.size()) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": kernel index " +
+                                                    std::to_string(desc.kernel_index) + " out of range (" +
+                                                    std::to_string(module->kernels.size()) + " kernels)");
+  }
+  const KernelInfo& kernel = module->kernels[desc.kernel_index];
+  const std::string what = "script " + module->name + ", kernel " + kernel.name;
+  if (!kernel.supported)
+    return instance->Fail(kKilnUnsupported, what + ": cannot run on Vulkan: " + kernel.reason);
+  if (desc.dim_x == 0 || desc.dim_y == 0 || desc.dim_z == 0 || desc.dim_x > kMaxDim || desc.dim_y > kMaxDim ||
+      desc.dim_z > kMaxDim) {
+    return instance->Fail(kKilnInvalidArgument, what + ": launch extents " + std::to_string(desc.dim_x) +
+                                                    "x" + std::to_string(desc.dim_y) + "x" +
+                                                    std::to_string(desc.dim_z) + " must each be in [1, " +
+                                                    std::to_string(kMaxDim) + "]");
+  }
+  if (desc.num_inputs != kernel.input_sizes.size()) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + std::to_string(desc.num_inputs) +
+                                                    " inputs given, the kernel takes " +
+                                                    std::to_string(kernel.input_sizes.size()));
+  }
+  if (kernel.has_output != (desc.output != nullptr)) {
+    return instance->Fail(kKilnInvalidArgument,
+                          what + (kernel.has_output ? ": the kernel returns a value but no output was given"
+                                                    : ": the kernel returns void but an output was given"));
+  }
+  if (desc.usr_size > 0) {
+    return instance->Fail(kKilnUnsupported,
+                          what + ": usrData (old-style root kernels) is not supported on Vulkan");
+  }
+  const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
+  out->module = module;
+  out->kernel = desc.kernel_index;
+  out->shape = desc.dim_z > 1 ? 2 : (desc.dim_y > 1 ? 1 : 0);
+  memcpy(out->dims, dims, sizeof(dims));
+  out->push.assign(kernel.push_size, 0);
+  uint32_t* push = reinterpret_cast<uint32_t*>(out->push.data());
+  push[0] = desc.dim_x;
+  push[1] = desc.dim_y;
+  push[2] = desc.dim_z;
+  out->buffers.assign(kernel.bindings.size(), VK_NULL_HANDLE);
+  std::string error;
+  const uint32_t num_views = desc.num_inputs + (kernel.has_output ? 1 : 0);
+  for (uint32_t i = 0; i < num_views; ++i) {
+    const bool is_output = i == desc.num_inputs;
+    KilnHalBufferView view;
+    const std::string view_name = what + (is_output ? ", output" : ", input " + std::to_string(i));
+    if (is_output ? !ReadStruct(desc.output, &view) : !ReadElement(desc.inputs, i, &view)) {
+      return instance->Fail(kKilnInvalidArgument, view_name + ": missing, or its struct_size is too small");
+    }
+    const uint32_t element = is_output ? kernel.output_size : kernel.input_sizes[i];
+    if (!CheckView(view, element, dims, is_output, view_name, &error)) {
+      return instance->Fail(kKilnInvalidArgument, error);
+    }
+    if (AsBuffer(view.buffer)->device != module->device) {
+      return instance->Fail(kKilnInvalidArgument, view_name + ": the buffer belongs to another device");
+    }
+    const uint32_t unit = kernel.units[is_output ? KILN_KERNEL_MAX_INPUTS : i];
+    if (!ViewInUnits(view, unit, view_name, &push[8 + 4 * i], &error)) {
+      return instance->Fail(kKilnInvalidArgument, error);
+    }
+    out->buffers[1 + i] = AsBuffer(view.buffer)->buffer;
+  }
+  std::lock_guard<std::mutex> lock(script->mutex);
+  out->globals = script->block;
+  for (uint32_t j = 0; j < module->num_allocations; ++j) {
+    Buffer* bound = script->allocations[j];
+    out->buffers[1 + num_views + j] = bound ? bound->buffer : module->device->dummy;
+  }
+  return kKilnOk;
+}
+
+void DestroyBatchObjects(Batch* batch) {
+  Device* device = batch->device;
+  if (batch->descriptor_pool) vkDestroyDescriptorPool(device->device, batch->descriptor_pool, nullptr);
+  if (batch->pool) vkDestroyCommandPool(device->device, batch->pool, nullptr);
+  DestroyRawBuffer(device, &batch->upload, &batch->upload_memory);
+  batch->descriptor_pool = VK_NULL_HANDLE;
+  batch->pool = VK_NULL_HANDLE;
+}
+
+bool BatchBusy(Batch* batch) {
+  if (!batch->in_flight) return false;
+  std::lock_guard<std::mutex> lock(batch->in_flight->mutex);
+  if (batch->in_flight->done) return false;
+  return vkGetFenceStatus(batch->device->device, batch->in_flight->fence) != VK_SUCCESS;
+}
+
+// Records the batch's command buffer: one descriptor set per launch, a barrier between launches, and a final
+// barrier that makes the results visible to the host.
+KilnStatus RecordCommands(Batch* batch) {
+  Device* device = batch->device;
+  Instance* instance = device->instance;
+  const uint32_t n = static_cast<uint32_t>(batch->launches.size());
+  VkResult result = VK_SUCCESS;
+  if (!batch->pool) {
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.queueFamilyIndex = device->physical->queue_family;
+    result = vkCreateCommandPool(device->device, &pool_info, nullptr, &batch->pool);
+    if (result != VK_SUCCESS)
+      return instance->Fail(kKilnDelegateError, "vkCreateCommandPool: " + VkResultName(result));
+    VkCommandBufferAllocateInfo cmd_info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cmd_info.commandPool = batch->pool;
+    cmd_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cmd_info.commandBufferCount = 1;
+    result = vkAllocateCommandBuffers(device->device, &cmd_info, &batch->cmd);
+    if (result != VK_SUCCESS) {
+      return instance->Fail(kKilnDelegateError, "vkAllocateCommandBuffers: " + VkResultName(result));
+    }
+  } else {
+    vkResetCommandPool(device->device, batch->pool, 0);
+  }
+  if (batch->descriptor_capacity < std::max(n, 1u)) {
+    if (batch->descriptor_pool) vkDestroyDescriptorPool(device->device, batch->descriptor_pool, nullptr);
+    batch->descriptor_pool = VK_NULL_HANDLE;
+    const uint32_t capacity = std::max(std::max(n, 1u), batch->descriptor_capacity * 2);
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                              capacity * (2 + KILN_KERNEL_MAX_INPUTS + KILN_SPIRV_MAX_ALLOCATIONS)};
+    VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = capacity;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &size;
+    result = vkCreateDescriptorPool(device->device, &pool_info, nullptr, &batch->descriptor_pool);
+    if (result != VK_SUCCESS) {
+      batch->descriptor_capacity = 0;
+      return instance->Fail(kKilnDelegateError, "vkCreateDescriptorPool: " + VkResultName(result));
+    }
+    batch->descriptor_capacity = capacity;
+  } else {
+    vkResetDescriptorPool(device->device, batch->descriptor_pool, 0);
+  }
+  // Global block snapshots, each at an offset the device can bind.
+  const VkDeviceSize align = std::max<VkDeviceSize>(device->limits().minStorageBufferOffsetAlignment, 16);
+  std::vector<VkDeviceSize> offsets(n);
+  VkDeviceSize total = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    offsets[i] = total;
+    if (!batch->launches[i].globals.empty())
+      total += (batch->launches[i].globals.size() + align - 1) / align * align;
+  }
+  if (total > batch->upload_capacity) {
+    DestroyRawBuffer(device, &batch->upload, &batch->upload_memory);
+    batch->upload_capacity = 0;
+    const VkDeviceSize capacity = std::max<VkDeviceSize>(total, 4096);
+    result = CreateRawBuffer(device, capacity,
+                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
+                             &batch->upload, &batch->upload_memory);
+    if (result != VK_SUCCESS) {
+      return instance->Fail(kKilnOutOfMemory, "the batch's global block buffer: " + VkResultName(result));
+    }
+    batch->upload_capacity = capacity;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const auto& globals = batch->launches[i].globals;
+    if (!globals.empty()) memcpy(batch->upload_memory.mapped() + offsets[i], globals.data(), globals.size());
+  }
+  std::vector<VkDescriptorSetLayout> layouts(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    layouts[i] = batch->launches[i].module->kernels[batch->launches[i].kernel].set_layout;
+  }
+  std::vector<VkDescriptorSet> sets(n);
+  if (n) {
+    VkDescriptorSetAllocateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    set_info.descriptorPool = batch->descriptor_pool;
+    set_info.descriptorSetCount = n;
+    set_info.pSetLayouts = layouts.data();
+    result = vkAllocateDescriptorSets(device->device, &set_info, sets.data());
+    if (result != VK_SUCCESS)
+      return instance->Fail(kKilnDelegateError, "vkAllocateDescriptorSets: " + VkResultName(result));
+  }
+  std::vector<VkDescriptorBufferInfo> infos;
+  std::vector<VkWriteDescriptorSet> writes;
+  size_t total_bindings = 0;
+  for (const Launch& launch : batch->launches) total_bindings += launch.buffers.size();
+  infos.reserve(total_bindings);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Launch& launch = batch->launches[i];
+    const KernelInfo& kernel = launch.module->kernels[launch.kernel];
+    for (size_t b = 0; b < kernel.bindings.size(); ++b) {
+      VkDescriptorBufferInfo info{};
+      if (b == 0) {
+        if (launch.globals.empty()) {
+          info = {device->dummy, 0, VK_WHOLE_SIZE};
+        } else {
+          info = {batch->upload, offsets[i], launch.globals.size()};
+        }
+      } else {
+        info = {launch.buffers[b], 0, VK_WHOLE_SIZE};
+      }
+      infos.push_back(info);
+      VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      write.dstSet = sets[i];
+      write.dstBinding = kernel.bindings[b];
+      write.descriptorCount = 1;
+      write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      write.pBufferInfo = &infos.back();
+      writes.push_back(write);
+    }
+  }
+  if (!writes.empty()) {
+    vkUpdateDescriptorSets(device->device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  }
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vkBeginCommandBuffer(batch->cmd, &begin);
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_HOST_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vkCmdPipelineBarrier(batch->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                       &barrier, 0, nullptr, 0, nullptr);
+  const uint32_t* max_groups = device->limits().maxComputeWorkGroupCount;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Launch& launch = batch->launches[i];
+    const KernelInfo& kernel = launch.module->kernels[launch.kernel];
+    if (i > 0) {
+      // Each launch sees every write of the ones before it.
+      barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+      vkCmdPipelineBarrier(batch->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+    }
+    vkCmdBindPipeline(batch->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipelines[launch.shape]);
+    vkCmdBindDescriptorSets(batch->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout, 0, 1, &sets[i], 0,
+                            nullptr);
+    vkCmdPushConstants(batch->cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       static_cast<uint32_t>(launch.push.size()), launch.push.data());
+    const uint32_t* wg = kernel.workgroups[launch.shape];
+    uint32_t groups[3];
+    for (int d = 0; d < 3; ++d) groups[d] = (launch.dims[d] + wg[d] - 1) / wg[d];
+    // Launches larger than the device's group counts run as several dispatches, each told its origin.
+    for (uint32_t gz = 0; gz < groups[2]; gz += max_groups[2]) {
+      for (uint32_t gy = 0; gy < groups[1]; gy += max_groups[1]) {
+        for (uint32_t gx = 0; gx < groups[0]; gx += max_groups[0]) {
+          const uint32_t origin[4] = {gx * wg[0], gy * wg[1], gz * wg[2], 0};
+          vkCmdPushConstants(batch->cmd, kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 16, 16, origin);
+          vkCmdDispatch(batch->cmd, std::min(groups[0] - gx, max_groups[0]),
+                        std::min(groups[1] - gy, max_groups[1]), std::min(groups[2] - gz, max_groups[2]));
+        }
+      }
+    }
+  }
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+  vkCmdPipelineBarrier(batch->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &barrier, 0,
+                       nullptr, 0, nullptr);
+  result = vkEndCommandBuffer(batch->cmd);
+  if (result != VK_SUCCESS)
+    return instance->Fail(kKilnDelegateError, "vkEndCommandBuffer: " + VkResultName(result));
+  batch->dirty = false;
+  return kKilnOk;
+}
+
+KilnStatus Submit(Batch* batch, std::shared_ptr<Submission>* out) {
+  Device* device = batch->device;
+  Instance* instance = device->instance;
+  if (batch->dirty) {
+    if (KilnStatus status = RecordCommands(batch); status != kKilnOk) return status;
+  }
+  auto submission = std::make_shared<Submission>();
+  submission->device = device;
+  VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkResult result = vkCreateFence(device->device, &fence_info, nullptr, &submission->fence);
+  if (result != VK_SUCCESS)
+    return instance->Fail(kKilnDelegateError, "vkCreateFence: " + VkResultName(result));
+  VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &batch->cmd;
+  {
+    std::lock_guard<std::mutex> lock(device->queue_mutex);
+    result = vkQueueSubmit(device->queue, 1, &submit, submission->fence);
+  }
+  if (result != VK_SUCCESS) {
+    return instance->Fail(kKilnDelegateError, "vkQueueSubmit of a batch of " +
+                                                  std::to_string(batch->launches.size()) +
+                                                  " launch(es) failed: " + VkResultName(result));
+  }
+  batch->in_flight = submission;
+  *out = std::move(submission);
+  return kKilnOk;
+}
+
+// Waits up to `timeout_ns`; returns whether the submission is done, with its status.
+bool WaitSubmission(Submission* submission, uint64_t timeout_ns, KilnStatus* out_status) {
+  std::lock_guard<std::mutex> lock(submission->mutex);
+  if (!submission->done) {
+    VkResult result = vkWaitForFences(submission->device->device, 1, &submission->fence, VK_TRUE, timeout_ns);
+    if (result == VK_TIMEOUT) return false;
+    submission->done = true;
+    if (result != VK_SUCCESS) {
+      submission->status = submission->device->instance->Fail(
+          kKilnDelegateError, "waiting for a Vulkan batch failed: " + VkResultName(result));
+    }
+  }
+  *out_status = submission->status;
+  return true;
+}
+
+KilnStatus LaunchForEach(KilnHalScript* handle, const KilnHalForEachDesc* desc) {
+  Script* script = AsScript(handle);
+  KILN_VK_REQUIRE(script);
+  Device* device = script->module->device;
+  Launch launch;
+  if (KilnStatus status = PrepareForEach(script, desc, &launch); status != kKilnOk) return status;
+  Batch* batch = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(device->idle_mutex);
+    if (!device->idle_batches.empty()) {
+      batch = device->idle_batches.back();
+      device->idle_batches.pop_back();
+    }
+  }
+  if (!batch) {
+    batch = new Batch;
+    batch->device = device;
+  }
+  batch->launches.clear();
+  batch->launches.push_back(std::move(launch));
+  batch->dirty = true;
+  std::shared_ptr<Submission> submission;
+  KilnStatus status = Submit(batch, &submission);
+  if (status == kKilnOk) WaitSubmission(submission.get(), UINT64_MAX, &status);
+  batch->in_flight.reset();
+  batch->launches.clear();
+  std::lock_guard<std::mutex> lock(device->idle_mutex);
+  device->idle_batches.push_back(batch);
+  return status;
+}
+
+KilnStatus BatchCreate(KilnHalDevice* handle, KilnHalBatch** out_batch) {
+  Device* device = AsDevice(handle);
+  KILN_VK_REQUIRE(device);
+  if (!out_batch) return device->instance->Fail(kKilnInvalidArgument, "batch_create: out_batch is NULL");
+  Batch* batch = new Batch;
+  batch->device = device;
+  ++device->live_objects;
+  *out_batch = reinterpret_cast<KilnHalBatch*>(batch);
+  return kKilnOk;
+}
+
+KilnStatus BatchDestroy(KilnHalBatch* handle) {
+  Batch* batch = AsBatch(handle);
+  KILN_VK_REQUIRE(batch);
+  if (BatchBusy(batch)) {
+    return batch->device->instance->Fail(kKilnInvalidArgument, "batch_destroy: the batch has not completed");
+  }
+  batch->in_flight.reset();
+  DestroyBatchObjects(batch);
+  --batch->device->live_objects;
+  delete batch;
+  return kKilnOk;
+}
+
+KilnStatus BatchRecordForEach(KilnHalBatch* handle, KilnHalScript* script, const KilnHalForEachDesc* desc) {
+  Batch* batch = AsBatch(handle);
+  KILN_VK_REQUIRE(batch && script);
+  if (BatchBusy(batch))
+    return batch->device->instance->Fail(kKilnInvalidArgument, "batch_record: batch is running");
+  if (AsScript(script)->module->device != batch->device) {
+    return batch->device->instance->Fail(kKilnInvalidArgument,
+                                         "batch_record: the script belongs to another device");
+  }
+  Launch launch;
+  if (KilnStatus status = PrepareForEach(AsScript(script), desc, &launch); status != kKilnOk) return status;
+  batch->launches.push_back(std::move(launch));
+  batch->dirty = true;
+  return kKilnOk;
+}
+
+KilnStatus BatchSubmit(KilnHalBatch* handle, KilnHalFence** out_fence) {
+  Batch* batch = AsBatch(handle);
+  KILN_VK_REQUIRE(batch);
+  Device* device = batch->device;
+  if (!out_fence) return device->instance->Fail(kKilnInvalidArgument, "batch_submit: out_fence is NULL");
+  if (BatchBusy(batch))
+    return device->instance->Fail(kKilnInvalidArgument, "batch_submit: batch is still running");
+  std::shared_ptr<Submission> submission;
+  if (KilnStatus status = Submit(batch, &submission); status != kKilnOk) return status;
+  ++device->live_objects;
+  *out_fence = reinterpret_cast<KilnHalFence*>(new Fence{device, std::move(submission)});
+  return kKilnOk;
+}
+
+KilnStatus FenceWait(KilnHalFence* handle, uint64_t timeout_ns, bool* out_done) {
+  KILN_VK_REQUIRE(handle && out_done);
+  Fence* fence = reinterpret_cast<Fence*>(handle);
+  KilnStatus status = kKilnOk;
+  *out_done = WaitSubmission(fence->submission.get(), timeout_ns, &status);
+  return *out_done ? status : kKilnOk;
+}
+
+KilnStatus FenceDestroy(KilnHalFence* handle) {
+  Fence* fence = reinterpret_cast<Fence*>(handle);
+  KILN_VK_REQUIRE(fence);
+  KilnStatus status;
+  WaitSubmission(fence->submission.get(), UINT64_MAX, &status);
+  --fence->device->live_objects;
+  delete fence;
+  return kKilnOk;
+}
+
+std::string DefaultCacheDir() {
+  if (const char* xdg = getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kiln";
+  if (const char* home = getenv("HOME"); home && *home) return std::string(home) + "/.cache/kiln";
+  return "";
+}
+
+}  // namespace
+}  // namespace vulkan
+}  // namespace kiln
+
+extern "C" __attribute__((visibility("default"))) KilnStatus kiln_driver_query(
+    uint32_t runtime_hal_major, uint32_t runtime_hal_minor, const KilnHalServices* services,
+    KilnHalDriver* out_driver) {
+  using namespace kiln::vulkan;  // NOLINT: the table below names every entry
+  auto instance = std::make_unique<Instance>();
+  memset(&instance->services, 0, sizeof(instance->services));
+  if (services && services->struct_size >= sizeof(uint32_t)) {
+    memcpy(&instance->services, services, std::min<size_t>(services->struct_size, sizeof(KilnHalServices)));
+  }
+  if (!out_driver || out_driver->struct_size < offsetof(KilnHalDriver, shutdown)) {
+    return instance->Fail(
+        kKilnInvalidArgument,
+        "kiln_driver_query (Vulkan): out_driver is NULL or its struct_size does not cover the header");
+  }
+  if (runtime_hal_major != KILN_HAL_VERSION_MAJOR) {
+    return instance->Fail(kKilnUnsupported,
+                          "the Vulkan driver implements HAL " + std::to_string(KILN_HAL_VERSION_MAJOR) + "." +
+                              std::to_string(KILN_HAL_VERSION_MINOR) + ", the runtime speaks " +
+                              std::to_string(runtime_hal_major) + "." + std::to_string(runtime_hal_minor));
+  }
+  instance->cache_dir = instance->Config("cache_dir", "KILN_CACHE_DIR");
+  if (instance->cache_dir.empty()) instance->cache_dir = DefaultCacheDir();
+  if (instance->cache_dir == "off") instance->cache_dir.clear();
+  const std::string staging = instance->Config("vulkan.force_staging", "KILN_VULKAN_FORCE_STAGING");
+  instance->force_staging = !staging.empty() && staging != "0";
+  if (KilnStatus status = CreateInstance(instance.get()); status != kKilnOk) {
+    if (instance->messenger) {
+      auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+          vkGetInstanceProcAddr(instance->instance, "vkDestroyDebugUtilsMessengerEXT"));
+      if (destroy) destroy(instance->instance, instance->messenger, nullptr);
+    }
+    if (instance->instance) vkDestroyInstance(instance->instance, nullptr);
+    return status;
+  }
+  KilnHalDriver table;
+  memset(&table, 0, sizeof(table));
+  table.struct_size = sizeof(table);
+  table.hal_major = KILN_HAL_VERSION_MAJOR;
+  table.hal_minor = KILN_HAL_VERSION_MINOR;
+  table.name = "kiln-vulkan";
+  table.version = KILN_VULKAN_DRIVER_VERSION;
+  table.instance = reinterpret_cast<KilnHalInstance*>(instance.get());
+  table.shutdown = Shutdown;
+  table.device_count = DeviceCount;
+  table.device_get_info = DeviceGetInfo;
+  table.device_open = DeviceOpen;
+  table.device_close = DeviceClose;
+  table.buffer_create = BufferCreate;
+  table.buffer_destroy = BufferDestroy;
+  table.buffer_map = BufferMap;
+  table.buffer_unmap = BufferUnmap;
+  table.buffer_write = BufferWrite;
+  table.buffer_read = BufferRead;
+  table.module_load = ModuleLoad;
+  table.module_unload = ModuleUnload;
+  table.module_get_info = ModuleGetInfo;
+  table.module_kernel_supported = ModuleKernelSupported;
+  table.script_create = ScriptCreate;
+  table.script_destroy = ScriptDestroy;
+  table.script_set_global = ScriptSetGlobal;
+  table.script_get_global = ScriptGetGlobal;
+  table.script_bind_allocation = ScriptBindAllocation;
+  table.script_invoke = nullptr;  // invokables are host code: the runtime runs them on the CPU driver
+  table.launch_for_each = LaunchForEach;
+  table.launch_reduce = nullptr;  // not yet: two-pass workgroup reductions (docs/vulkan.md)
+  table.batch_create = BatchCreate;
+  table.batch_destroy = BatchDestroy;
+  table.batch_record_for_each = BatchRecordForEach;
+  table.batch_record_reduce = nullptr;
+  table.batch_submit = BatchSubmit;
+  table.fence_wait = FenceWait;
+  table.fence_destroy = FenceDestroy;
+  WriteStruct(table, out_driver);
+  instance.release();
+  return kKilnOk;
+}

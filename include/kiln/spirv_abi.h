@@ -1,0 +1,171 @@
+/* Kiln: the ABI between a module's GPU payload (SPIR-V, tag "spirv") and a Vulkan driver that runs it.
+ *
+ * A module's "spirv" payload is one little-endian blob: a KilnSpirvPayloadHeader, a table of
+ * KilnSpirvKernelEntry (one per kernel of the module, in the order of KilnHalModuleDesc.kernels), a table of
+ * KilnSpirvGlobalEntry (the globals a GPU kernel can see), a string area, and one SPIR-V module per kernel.
+ * Every offset is in bytes from the start of the payload; every table row is read with the stride the header
+ * gives, so rows can grow at the end. A kernel whose code_size is 0 has no GPU form (kilnc could not lower
+ * it): it is CPU-only, and cpu_only_reason says why.
+ *
+ * Each kernel is a GLSL 4.50 (or any SPIR-V 1.0-1.6) compute shader that follows these rules:
+ *
+ *   Workgroup size: specialization constants 0, 1, 2 (KILN_SPIRV_SPEC_LOCAL_SIZE_X/Y/Z), declared as
+ *     layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+ *   The driver picks the size per launch shape (1D, 2D, 3D) within the device's limits.
+ *
+ *   Launch geometry: one push-constant block, std430, exactly this layout (N = inputs + 1 when the kernel has
+ *   an output, else inputs):
+ *     layout(push_constant, std430) uniform KilnLaunch {
+ *       uvec4 dim;      // dim_x, dim_y, dim_z of the whole launch, 0
+ *       uvec4 origin;   // the cell of this dispatch's invocation (0,0,0): a driver may split a launch
+ *       uvec4 view[N];  // per input i (in order), then the output: offset, stride_x, stride_y, stride_z
+ *     } kiln;
+ *   The cell an invocation works on is p = gl_GlobalInvocationID + kiln.origin.xyz; it must do nothing when
+ *   any(greaterThanEqual(p, kiln.dim.xyz)) (the bounds guard). Input i's element for cell p is at index
+ *     kiln.view[i].x + p.x * kiln.view[i].y + p.y * kiln.view[i].z + p.z * kiln.view[i].w
+ *   of the input's storage array, in units of that array's element (unit_sizes[i] bytes): the driver divides
+ *   the HAL's byte offset and byte strides by the unit size (and refuses views they do not divide). A stride
+ *   of 0 broadcasts, as on the CPU. The output uses view[num_inputs] the same way.
+ *   The push-constant block is 32 + 16 * N bytes; a kernel fits a device when that is at most the device's
+ *   maxPushConstantsSize (128 bytes on most devices: up to 6 views, e.g. 5 inputs and an output).
+ *
+ *   Bindings, all in descriptor set 0, all storage buffers (std430), bound whole (offset 0):
+ *     binding 0                          the script's global block (KILN_SPIRV_GLOBALS_BINDING), readonly
+ *     binding 1 + i                      input i (KILN_SPIRV_FIRST_INPUT_BINDING + i), readonly
+ *     binding 9                          the output (KILN_SPIRV_OUTPUT_BINDING), writeonly or read-write
+ *     binding 10 + k                     the k-th allocation global of the global table (in table order,
+ *                                        counting only KILN_SPIRV_GLOBAL_ALLOCATION rows)
+ *   A shader declares only the bindings it uses. Each buffer is declared as a runtime array of its unit type,
+ *   e.g. `layout(set = 0, binding = 1, std430) readonly buffer In0 { float in0[]; };`.
+ *
+ *   Globals: the global block is a byte image of std430 members. A value global (KILN_SPIRV_GLOBAL_VALUE) of
+ *   `size` bytes is copied verbatim from the host value (the C layout kernel_abi.h uses) to `block_offset`,
+ * so the shader must declare a member whose std430 bytes equal the C bytes: float, int, uint, vec2/4 and mat4
+ * map directly (float3 is 16 bytes in the kernel language, as vec3 plus padding in std430); types GLSL cannot
+ * mirror (bool and char/short values and vectors, structs whose padding differs) are declared as uint words
+ * and unpacked in the shader. block_offset is aligned as std430 requires for the member. Globals are
+ * snapshotted when a launch is recorded: a kernel sees the values set before its launch, and cannot write
+ * globals.
+ *
+ *   Allocations (rs_allocation globals, pointer globals bound with rsBind): the buffer view bound with
+ *   script_bind_allocation goes to the global's binding; a KilnSpirvAllocationInfo (std430: 8 uints) sits at
+ *   the global's block_offset in the global block, with its extents and its offset and strides in units of
+ * the binding's array element (unit_size in the global row). dim_x is 0 while nothing is bound (the driver
+ * then binds a small zero-filled buffer). Elements are packed along x, so rsGetElementAt(a, x, y, z) reads
+ * from info.offset + x * (info.element_size / info.unit_size) + y * info.stride_y + z * info.stride_z after
+ * checking x < dim_x (and y, z against max(dim, 1)); an out-of-range access reads zero.
+ *
+ *   Small element types: elements of 4 bytes or more (uchar4, short2, float, int4, ...) are declared with a
+ *   unit type of 4 bytes or more (uint for uchar4, unpacked with unpackUnorm4x8 or shifts; vec4 for float4),
+ *   and need no device feature. Elements of 1 or 2 bytes (char, uchar, short, half, uchar2) use 8- or 16-bit
+ *   storage types (GL_EXT_shader_8bit_storage / 16bit_storage, unit size 1 or 2) and set
+ *   KILN_SPIRV_FEATURE_STORAGE_8BIT / _16BIT; a read-only input may instead be declared as uint words with
+ *   unit size 4 and unpacked by index / 4 (then its offsets and strides must be multiples of 4 bytes). A
+ *   kernel using 8/16/64-bit arithmetic or float64 sets the matching feature bit; the driver reports the
+ *   kernel unsupported, with the reason, on a device that lacks one.
+ *
+ * Versioning: KILN_SPIRV_ABI_VERSION changes when any rule above changes meaning; a driver refuses a payload
+ * with another version (the module's kernels then run on the CPU). Fields are only appended to the rows. C99.
+ */
+#ifndef KILN_SPIRV_ABI_H_
+#define KILN_SPIRV_ABI_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_SPIRV_ABI_VERSION 1u
+#define KILN_SPIRV_PAYLOAD_TAG "spirv"
+#define KILN_SPIRV_PAYLOAD_MAGIC 0x5650534Bu /* the bytes "KSPV" */
+
+/* Specialization constant ids of the workgroup size. */
+#define KILN_SPIRV_SPEC_LOCAL_SIZE_X 0u
+#define KILN_SPIRV_SPEC_LOCAL_SIZE_Y 1u
+#define KILN_SPIRV_SPEC_LOCAL_SIZE_Z 2u
+
+/* Binding numbers in descriptor set 0. */
+#define KILN_SPIRV_GLOBALS_BINDING 0u
+#define KILN_SPIRV_FIRST_INPUT_BINDING 1u /* input i at 1 + i, i < KILN_KERNEL_MAX_INPUTS (8) */
+#define KILN_SPIRV_OUTPUT_BINDING 9u
+#define KILN_SPIRV_FIRST_ALLOCATION_BINDING 10u
+#define KILN_SPIRV_MAX_ALLOCATIONS 16u
+
+/* Bytes of the push-constant block before the views, and per view. */
+#define KILN_SPIRV_PUSH_HEADER_SIZE 32u
+#define KILN_SPIRV_PUSH_VIEW_SIZE 16u
+
+/* Device features a kernel needs (KilnSpirvKernelEntry.required_features). */
+#define KILN_SPIRV_FEATURE_STORAGE_8BIT 0x01u  /* storageBuffer8BitAccess */
+#define KILN_SPIRV_FEATURE_STORAGE_16BIT 0x02u /* storageBuffer16BitAccess */
+#define KILN_SPIRV_FEATURE_INT8 0x04u          /* shaderInt8 */
+#define KILN_SPIRV_FEATURE_INT16 0x08u         /* shaderInt16 */
+#define KILN_SPIRV_FEATURE_FLOAT16 0x10u       /* shaderFloat16 */
+#define KILN_SPIRV_FEATURE_INT64 0x20u         /* shaderInt64 */
+#define KILN_SPIRV_FEATURE_FLOAT64 0x40u       /* shaderFloat64 */
+#define KILN_SPIRV_FEATURE_ALL 0x7fu
+
+/* KilnSpirvGlobalEntry.kind */
+#define KILN_SPIRV_GLOBAL_VALUE 0u      /* bytes copied to block_offset */
+#define KILN_SPIRV_GLOBAL_ALLOCATION 1u /* a storage buffer binding plus a KilnSpirvAllocationInfo */
+
+/* String fields hold an offset into the string area (a NUL-terminated UTF-8 string starts there). */
+typedef struct KilnSpirvPayloadHeader {
+  uint32_t magic;         /* KILN_SPIRV_PAYLOAD_MAGIC */
+  uint32_t abi_version;   /* KILN_SPIRV_ABI_VERSION */
+  uint32_t header_size;   /* bytes of this header as written (at least sizeof of version 1) */
+  uint32_t spirv_version; /* the SPIR-V version the modules target, as in their header: 0x00010300 = 1.3 */
+  uint32_t generator_version; /* glslang's, major * 10000 + minor * 100 + patch; 0 when not from glslang */
+  uint32_t num_kernels;       /* equals KilnHalModuleDesc.num_kernels */
+  uint32_t kernel_entry_size; /* the kernel table's row stride */
+  uint32_t kernels_offset;
+  uint32_t num_globals;
+  uint32_t global_entry_size; /* the global table's row stride */
+  uint32_t globals_offset;
+  uint32_t global_block_size; /* bytes of the global block (binding 0); 0 when no kernel reads globals */
+  uint32_t strings_offset;
+  uint32_t strings_size;
+} KilnSpirvPayloadHeader;
+
+typedef struct KilnSpirvKernelEntry {
+  uint32_t name;              /* string: the kernel's source name, equal to KilnHalKernelDesc.name */
+  uint32_t entry_point;       /* string: the OpEntryPoint name, e.g. "main" */
+  uint32_t code_offset;       /* the SPIR-V words: a multiple of 4 */
+  uint32_t code_size;         /* bytes, a multiple of 4; 0 when the kernel is CPU-only */
+  uint32_t cpu_only_reason;   /* string: why there is no GPU form (code_size 0), else an empty string */
+  uint32_t required_features; /* KILN_SPIRV_FEATURE_* */
+  uint32_t num_inputs;        /* equals KilnHalKernelDesc.num_inputs */
+  uint32_t has_output;        /* 1 when the kernel writes binding 9, else 0 */
+  /* The bytes of each binding's array element: inputs 0..num_inputs-1, then [KILN_KERNEL_MAX_INPUTS] for the
+   * output. Each divides the matching element size or is a multiple of it. */
+  uint32_t unit_sizes[9];
+  uint32_t reserved;
+} KilnSpirvKernelEntry;
+
+typedef struct KilnSpirvGlobalEntry {
+  uint32_t name;         /* string: the global's source name, as in KilnHalGlobalDesc.name */
+  uint32_t kind;         /* KILN_SPIRV_GLOBAL_* */
+  uint32_t size;         /* VALUE: bytes of the value (KilnHalGlobalDesc.size); ALLOCATION: 0 */
+  uint32_t block_offset; /* where the value, or the KilnSpirvAllocationInfo (16-byte aligned), lives */
+  uint32_t unit_size;    /* ALLOCATION: bytes of the binding's array element */
+  uint32_t reserved;
+} KilnSpirvGlobalEntry;
+
+/* What the driver writes at an allocation global's block_offset (std430: eight uints). */
+typedef struct KilnSpirvAllocationInfo {
+  uint32_t dim_x; /* 0 while unbound */
+  uint32_t dim_y; /* 0 when absent, as rsAllocationGetDimY reports it */
+  uint32_t dim_z;
+  uint32_t element_size; /* bytes */
+  uint32_t offset;       /* element (0, 0, 0), in units */
+  uint32_t stride_y;     /* in units */
+  uint32_t stride_z;     /* in units */
+  uint32_t unit_size;    /* bytes per unit */
+} KilnSpirvAllocationInfo;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_SPIRV_ABI_H_ */

@@ -1,0 +1,35 @@
+# Behind sample_driver_out_of_tree: installs Kiln into a scratch prefix, copies backends/sample somewhere
+# outside the source tree, builds it as its own CMake project that finds only the installed package
+# (find_package(Kiln) for the headers), and checks that the library exports kiln_driver_query.
+file(REMOVE_RECURSE ${WORK})
+set(prefix ${WORK}/prefix)
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(run_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run(${CMAKE_COMMAND} --install ${KILN_BUILD_DIR} --prefix ${prefix})
+foreach(header hal.h kernel_abi.h common.h)
+  if(NOT EXISTS ${prefix}/include/kiln/${header})
+    message(FATAL_ERROR "the install lacks include/kiln/${header}")
+  endif()
+endforeach()
+file(COPY ${SAMPLE_DIR}/ DESTINATION ${WORK}/src)
+run(${CMAKE_COMMAND} -S ${WORK}/src -B ${WORK}/build -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} --build ${WORK}/build)
+set(library ${WORK}/build/libkiln_sample_driver.so)
+if(NOT EXISTS ${library})
+  message(FATAL_ERROR "the build did not produce ${library}")
+endif()
+run(${NM} -D --defined-only ${library})
+string(REGEX REPLACE "[0-9a-f]+ [A-Za-z] " "" exported "${run_output}")
+string(STRIP "${exported}" exported)
+if(NOT exported STREQUAL "kiln_driver_query")
+  message(FATAL_ERROR "libkiln_sample_driver.so should export only kiln_driver_query, exports:\n${exported}")
+endif()
+message("exports: ${exported}")
