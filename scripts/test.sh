@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 jobs=$(nproc)
+# ccache hits across checkouts in different folders (CI builds a fresh clone elsewhere).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
 cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$jobs"
