@@ -38,6 +38,10 @@
 #if defined(KILN_HAVE_RSLIB)
 #include "compiler/rslib/rslib_bitcode.h"
 #endif
+#if defined(KILN_HAVE_GPU_LOWERING)
+#include "compiler/spirv_backend.h"
+#include "kiln/spirv_abi.h"
+#endif
 
 namespace kiln {
 namespace compiler {
@@ -286,7 +290,13 @@ bool CollectImports(const llvm::Module& module, std::vector<std::string>* import
 }  // namespace compiler
 
 std::string CompilerVersion() {
+#if defined(KILN_HAVE_GPU_LOWERING)
+  return std::string("kilnc ") + KILN_COMPILER_VERSION + " (LLVM " + LLVM_VERSION_STRING + ", glslang " +
+         compiler::GlslangVersionString() + ", SPIR-V " + std::to_string(compiler::kSpirvVersion >> 16) + "." +
+         std::to_string((compiler::kSpirvVersion >> 8) & 0xff) + ")";
+#else
   return std::string("kilnc ") + KILN_COMPILER_VERSION + " (LLVM " + LLVM_VERSION_STRING + ")";
+#endif
 }
 
 void CompileKernelSource(const std::string& source, const std::string& filename,
@@ -336,6 +346,23 @@ void CompileKernelSource(const std::string& source, const std::string& filename,
     payload.data.assign(buffer.begin(), buffer.end());
   }
   desc.payloads.push_back(std::move(payload));
+#if defined(KILN_HAVE_GPU_LOWERING)
+  if (options.lower_gpu && info.gpu.done) {
+    PayloadDesc spirv;
+    spirv.target = KILN_SPIRV_PAYLOAD_TAG;
+    spirv.data = BuildSpirvPayload(&info);
+    desc.payloads.push_back(std::move(spirv));
+    for (size_t i = 0; i < desc.kernels.size(); ++i) {
+      const GpuKernelLowering& gpu = info.gpu.kernels[i];
+      result->kernel_glsl.push_back(gpu.glsl);
+      if (!gpu.cpu_only_reason.empty()) {
+        result->kernel_glsl.back().clear();
+        desc.kernels[i].cpu_only_reasons.push_back(std::string(KILN_SPIRV_PAYLOAD_TAG) + ": " + gpu.cpu_only_reason);
+      }
+    }
+    result->gpu_notes = info.gpu.notes;
+  }
+#endif
   if (options.keep_ir_text) {
     llvm::raw_string_ostream os(result->llvm_ir);
     module->print(os, nullptr);

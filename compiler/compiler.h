@@ -16,6 +16,9 @@ struct CompileOptions {
   std::vector<std::string> defines;       // -D: "NAME" or "NAME=VALUE"
   int opt_level = 2;                      // 0 to 3; the loop and SLP vectorizers never run (the driver's job)
   bool keep_ir_text = false;              // fill CompileResult::llvm_ir with the final module's textual IR
+  // Lower kernels to GLSL and SPIR-V and add the "spirv" payload (kiln/spirv_abi.h); kernels that cannot be
+  // lowered get a reason in KernelDesc::cpu_only_reasons. Without GPU support built in, nothing happens.
+  bool lower_gpu = true;
 };
 
 struct CompileResult {
@@ -26,6 +29,10 @@ struct CompileResult {
   std::vector<uint8_t> kmod;       // the serialized module when ok
   std::string llvm_ir;             // when CompileOptions::keep_ir_text
   std::string entry_point_source;  // the generated C of the entry points (for --verbose and tests)
+  // Parallel to module.kernels when the GPU lowering ran: each kernel's GLSL (the source of its SPIR-V),
+  // empty for CPU-only kernels. Empty when the lowering did not run.
+  std::vector<std::string> kernel_glsl;
+  std::vector<std::string> gpu_notes;  // module-wide remarks, e.g. that reductions run on the CPU
 };
 
 // Compiles `source` as if read from `filename` (used in diagnostics, for the source name in the header, and
@@ -34,7 +41,7 @@ struct CompileResult {
 void CompileKernelSource(const std::string& source, const std::string& filename,
                          const CompileOptions& options, CompileResult* result);
 
-// "kilnc 0.1.0 (LLVM 19.x.y)"
+// "kilnc 0.1.0 (LLVM 19.x.y, glslang 12.0.0, SPIR-V 1.3)" (the last two when GPU lowering is built in)
 std::string CompilerVersion();
 
 }  // namespace kiln

@@ -33,6 +33,9 @@
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "compiler/prelude_files.h"
+#if defined(KILN_HAVE_GPU_LOWERING)
+#include "compiler/glsl_lowering.h"
+#endif
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -1108,6 +1111,10 @@ class AnalysisConsumer : public clang::ASTConsumer {
   void HandleTranslationUnit(clang::ASTContext& context) override {
     if (context.getDiagnostics().hasErrorOccurred()) return;
     Analyzer(context, pragmas_, info_).Run(context.getTranslationUnitDecl());
+#if defined(KILN_HAVE_GPU_LOWERING)
+    // The GPU forms come from the same checked AST; a kernel that cannot be lowered is not an error.
+    if (!context.getDiagnostics().hasErrorOccurred()) LowerKernelsToGlsl(context, info_);
+#endif
   }
 
  private:

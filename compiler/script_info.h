@@ -3,6 +3,7 @@
 #ifndef KILN_COMPILER_SCRIPT_INFO_H_
 #define KILN_COMPILER_SCRIPT_INFO_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,11 +43,36 @@ struct InvokableInfo {
   std::vector<std::string> param_types;
 };
 
+// The GPU form of one kernel (kiln/spirv_abi.h), produced from the AST by glsl_lowering.cc.
+struct GpuKernelLowering {
+  std::string glsl;             // a GLSL 4.50 compute shader; empty when the kernel is CPU-only
+  std::string cpu_only_reason;  // why there is no GPU form, naming the construct and where it is
+  uint32_t unit_sizes[9] = {};  // inputs, then [8] for the output (KilnSpirvKernelEntry.unit_sizes)
+};
+
+// One row of the payload's global table (KilnSpirvGlobalEntry).
+struct GpuGlobalSlot {
+  std::string name;
+  uint32_t kind = 0;  // KILN_SPIRV_GLOBAL_VALUE / _ALLOCATION
+  uint32_t size = 0;
+  uint32_t block_offset = 0;
+  uint32_t unit_size = 0;
+};
+
+struct GpuLowering {
+  bool done = false;                       // false when the lowering did not run (no GPU support built)
+  std::vector<GpuKernelLowering> kernels;  // parallel to module.kernels
+  std::vector<GpuGlobalSlot> globals;      // the payload's global table
+  uint32_t global_block_size = 0;
+  std::vector<std::string> notes;          // e.g. why reductions have no GPU form
+};
+
 struct ScriptInfo {
   KernelModuleDesc module;          // reflection; payloads, imports and global default values come later
   std::vector<KernelInfo> kernels;  // parallel to module.kernels
   std::vector<ReductionInfo> reductions;  // parallel to module.reductions
   std::vector<InvokableInfo> invokables;  // parallel to module.invokables
+  GpuLowering gpu;                        // filled by the analysis pass when GPU lowering is built in
 };
 
 // C source of every __kiln_expand_/__kiln_reduce_/__kiln_invoke_ entry point (kiln/kernel_abi.h), appended to

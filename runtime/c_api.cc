@@ -128,7 +128,8 @@ void KilnInterpreterOptionsSetErrorReporter(KilnInterpreterOptions* options, Kil
 }
 
 void KilnInterpreterOptionsSetDevicePolicy(KilnInterpreterOptions* options, KilnDevicePolicy policy) {
-  if (options != nullptr) std::memcpy(&options->device_policy, &policy, sizeof(int32_t));  // any int a C caller passes
+  // Read as the int a C caller may pass: Create checks the range.
+  if (options != nullptr) std::memcpy(&options->device_policy, &policy, sizeof(int32_t));
 }
 
 void KilnInterpreterOptionsSetDriverPath(KilnInterpreterOptions* options, const char* path) {

@@ -67,7 +67,8 @@ void KilnContextOptionsSetMessageHandler(KilnContextOptions* options, KilnMessag
 }
 
 void KilnContextOptionsSetDevicePolicy(KilnContextOptions* options, KilnDevicePolicy policy) {
-  if (options != nullptr) std::memcpy(&options->policy, &policy, sizeof(int32_t));  // any int a C caller passes
+  // Read as the int a C caller may pass: KilnContextCreate checks the range.
+  if (options != nullptr) std::memcpy(&options->policy, &policy, sizeof(int32_t));
 }
 
 void KilnContextOptionsSetDriverPath(KilnContextOptions* options, const char* path) {

@@ -276,7 +276,7 @@ KilnStatus KernelPartitionInvoke(Interpreter* interpreter, const KernelPartition
     Node* node = interpreter->node(n);
     auto* state = static_cast<KernelNode*>(node->user_data);
     if (state == nullptr || !state->script->KernelOnAccelerator(node->op->kernel_index)) return run_each();
-    Step step{node, state};
+    Step step{node, state, nullptr, {}};
     std::vector<const KilnTensor*> inputs;
     for (int index : node->inputs) inputs.push_back(interpreter->tensor(index));
     KilnTensor* output = node->outputs.empty() ? nullptr : interpreter->tensor(node->outputs[0]);

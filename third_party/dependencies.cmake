@@ -52,3 +52,28 @@ if(Clang_FOUND)
 endif()
 set(KILN_LLVM_FOUND ${LLVM_FOUND})
 set(KILN_CLANG_FOUND ${Clang_FOUND})
+
+# glslang 12 and SPIRV-Tools (Debian: glslang-dev spirv-tools), for kilnc's GPU lowering (GLSL to SPIR-V,
+# validated in-process). Debian ships them as static libraries that must be linked as one group.
+# kiln_glslang links both; KILN_GLSLANG_FOUND says whether they are there.
+set(KILN_GLSLANG_FOUND TRUE)
+set(_kiln_glslang_group "")
+foreach(_lib SPIRV glslang MachineIndependent OSDependent GenericCodeGen OGLCompiler
+             glslang-default-resource-limits SPIRV-Tools-opt SPIRV-Tools)
+  find_library(KILN_GLSLANG_LIB_${_lib} NAMES lib${_lib}.a ${_lib})
+  if(NOT KILN_GLSLANG_LIB_${_lib})
+    set(KILN_GLSLANG_FOUND FALSE)
+  endif()
+  list(APPEND _kiln_glslang_group ${KILN_GLSLANG_LIB_${_lib}})
+endforeach()
+find_path(KILN_GLSLANG_INCLUDE glslang/Public/ShaderLang.h)
+find_path(KILN_SPIRV_TOOLS_HEADERS spirv-tools/libspirv.hpp)
+if(KILN_GLSLANG_FOUND AND KILN_GLSLANG_INCLUDE AND KILN_SPIRV_TOOLS_HEADERS)
+  add_library(kiln_glslang INTERFACE)
+  target_include_directories(kiln_glslang SYSTEM INTERFACE ${KILN_GLSLANG_INCLUDE} ${KILN_SPIRV_TOOLS_HEADERS})
+  target_link_libraries(kiln_glslang INTERFACE "-Wl,--start-group" ${_kiln_glslang_group} "-Wl,--end-group"
+                        Threads::Threads)
+else()
+  set(KILN_GLSLANG_FOUND FALSE)
+  message(WARNING "glslang or SPIRV-Tools not found (Debian: glslang-dev spirv-tools): kilnc writes no SPIR-V")
+endif()

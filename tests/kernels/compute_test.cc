@@ -111,7 +111,7 @@ TEST_F(Compute, ReductionsSumAndMinMax) {
     KilnTensor* in = Tensor(kKilnInt32, {n});
     std::vector<int32_t> v(n);
     int64_t want = 0;
-    for (int i = 0; i < n; ++i) want += v[i] = (i * 7919) % 1000 - 500;
+    for (int i = 0; i < n; ++i) want += v[i] = static_cast<int32_t>((int64_t{i} * 7919) % 1000) - 500;
     KilnTensorCopyFromBuffer(in, v.data(), v.size() * 4);
     int32_t got = 0;
     ASSERT_EQ(KilnScriptReduce(script, "addint", &in, 1, &got, sizeof got, nullptr), kKilnOk) << messages_.All();

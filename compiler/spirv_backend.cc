@@ -1,0 +1,150 @@
+// kilnc's SPIR-V back end (see spirv_backend.h). glslang and SPIRV-Tools are linked as libraries.
+#include "compiler/spirv_backend.h"
+
+#include <glslang/Public/ResourceLimits.h>
+#include <glslang/Public/ShaderLang.h>
+#include <glslang/SPIRV/GlslangToSpv.h>
+#include <glslang/build_info.h>
+#include <spirv-tools/libspirv.hpp>
+
+#include <mutex>
+#include <utility>
+
+#include "backends/vulkan/spirv_payload.h"
+#include "kiln/spirv_abi.h"
+
+namespace kiln {
+namespace compiler {
+
+bool CompileGlslToSpirv(const std::string& glsl, std::vector<uint32_t>* words, std::string* error) {
+  static std::once_flag once;
+  std::call_once(once, [] { glslang::InitializeProcess(); });
+  glslang::TShader shader(EShLangCompute);
+  const char* text = glsl.c_str();
+  shader.setStrings(&text, 1);
+  shader.setEnvInput(glslang::EShSourceGlsl, EShLangCompute, glslang::EShClientVulkan, 100);
+  shader.setEnvClient(glslang::EShClientVulkan, glslang::EShTargetVulkan_1_1);
+  shader.setEnvTarget(glslang::EShTargetSpv, glslang::EShTargetSpv_1_3);
+  const EShMessages messages = static_cast<EShMessages>(EShMsgSpvRules | EShMsgVulkanRules);
+  if (!shader.parse(GetDefaultResources(), 450, false, messages)) {
+    *error = std::string("glslang: ") + shader.getInfoLog();
+    return false;
+  }
+  glslang::TProgram program;
+  program.addShader(&shader);
+  if (!program.link(messages)) {
+    *error = std::string("glslang (link): ") + program.getInfoLog();
+    return false;
+  }
+  words->clear();
+  glslang::SpvOptions options;
+  options.validate = false;  // SPIRV-Tools validates below, with its message
+  glslang::GlslangToSpv(*program.getIntermediate(EShLangCompute), *words, &options);
+  spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_1);
+  std::string message;
+  tools.SetMessageConsumer([&message](spv_message_level_t, const char*, const spv_position_t& position,
+                                      const char* text) {
+    message += "spirv-val: word " + std::to_string(position.index) + ": " + text + "\n";
+  });
+  if (!tools.Validate(*words)) {
+    *error = message.empty() ? "spirv-val: invalid SPIR-V" : message;
+    return false;
+  }
+  return true;
+}
+
+uint32_t SpirvRequiredFeatures(const std::vector<uint32_t>& words) {
+  uint32_t features = 0;
+  for (size_t i = 5; i < words.size();) {
+    const uint32_t count = words[i] >> 16;
+    const uint32_t opcode = words[i] & 0xffff;
+    if (count == 0) break;
+    if (opcode == 17 /* OpCapability */ && i + 1 < words.size()) {
+      switch (words[i + 1]) {
+        case 39:  // Int8
+          features |= KILN_SPIRV_FEATURE_INT8;
+          break;
+        case 22:  // Int16
+          features |= KILN_SPIRV_FEATURE_INT16;
+          break;
+        case 11:  // Int64
+          features |= KILN_SPIRV_FEATURE_INT64;
+          break;
+        case 9:  // Float16
+          features |= KILN_SPIRV_FEATURE_FLOAT16;
+          break;
+        case 10:  // Float64
+          features |= KILN_SPIRV_FEATURE_FLOAT64;
+          break;
+        case 4448:  // StorageBuffer8BitAccess
+        case 4449:  // UniformAndStorageBuffer8BitAccess
+          features |= KILN_SPIRV_FEATURE_STORAGE_8BIT;
+          break;
+        case 4433:  // StorageBuffer16BitAccess
+        case 4434:  // UniformAndStorageBuffer16BitAccess
+          features |= KILN_SPIRV_FEATURE_STORAGE_16BIT;
+          break;
+        default:
+          break;
+      }
+    }
+    i += count;
+  }
+  return features;
+}
+
+uint32_t GlslangVersion() {
+  return GLSLANG_VERSION_MAJOR * 10000 + GLSLANG_VERSION_MINOR * 100 + GLSLANG_VERSION_PATCH;
+}
+
+std::string GlslangVersionString() {
+  return std::to_string(GLSLANG_VERSION_MAJOR) + "." + std::to_string(GLSLANG_VERSION_MINOR) + "." +
+         std::to_string(GLSLANG_VERSION_PATCH);
+}
+
+std::vector<uint8_t> BuildSpirvPayload(ScriptInfo* info) {
+  vulkan::SpirvPayload payload;
+  payload.spirv_version = kSpirvVersion;
+  payload.generator_version = GlslangVersion();
+  payload.global_block_size = info->gpu.global_block_size;
+  for (size_t i = 0; i < info->module.kernels.size(); ++i) {
+    const KernelDesc& desc = info->module.kernels[i];
+    GpuKernelLowering& lowered = info->gpu.kernels[i];
+    vulkan::SpirvKernel kernel;
+    kernel.name = desc.name;
+    kernel.num_inputs = static_cast<uint32_t>(desc.inputs.size());
+    kernel.has_output = desc.has_output();
+    for (int u = 0; u < 9; ++u) kernel.unit_sizes[u] = lowered.unit_sizes[u];
+    if (!lowered.glsl.empty()) {
+      std::string error;
+      if (CompileGlslToSpirv(lowered.glsl, &kernel.code, &error)) {
+        kernel.required_features = SpirvRequiredFeatures(kernel.code);
+      } else {
+        kernel.code.clear();
+        lowered.cpu_only_reason = "kilnc's GLSL for this kernel did not compile (a kilnc bug): " + error;
+        while (!lowered.cpu_only_reason.empty() && lowered.cpu_only_reason.back() == '\n') {
+          lowered.cpu_only_reason.pop_back();
+        }
+      }
+    }
+    if (kernel.code.empty()) {
+      kernel.cpu_only_reason = lowered.cpu_only_reason;
+      for (uint32_t& unit : kernel.unit_sizes) unit = 0;
+    }
+    payload.kernels.push_back(std::move(kernel));
+  }
+  for (const GpuGlobalSlot& slot : info->gpu.globals) {
+    vulkan::SpirvGlobal global;
+    global.name = slot.name;
+    global.kind = slot.kind;
+    global.size = slot.size;
+    global.block_offset = slot.block_offset;
+    global.unit_size = slot.unit_size;
+    payload.globals.push_back(global);
+  }
+  const std::string bytes = vulkan::WriteSpirvPayload(payload);
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+}
+
+}  // namespace compiler
+}  // namespace kiln
