@@ -1091,9 +1091,12 @@ KilnStatus BufferCreate(KilnHalDevice* handle, const KilnHalBufferDesc* in_desc,
     buffer->data = static_cast<uint8_t*>(desc.host_ptr);
     buffer->owned = false;
   } else {
-    if (desc.size > (uint64_t{1} << 46)) {
-      return instance->Fail(kKilnOutOfMemory,
-                            "buffer_create: " + std::to_string(desc.size) + " bytes is too large");
+    struct sysinfo system;
+    const uint64_t memory =
+        sysinfo(&system) == 0 ? static_cast<uint64_t>(system.totalram) * system.mem_unit : (uint64_t{1} << 46);
+    if (desc.size > (uint64_t{1} << 46) || desc.size > memory) {
+      return instance->Fail(kKilnOutOfMemory, "buffer_create: " + std::to_string(desc.size) +
+                                                  " bytes is more than the device's max_buffer_size");
     }
     buffer->data =
         static_cast<uint8_t*>(instance->Allocate(static_cast<size_t>(desc.size), kBufferAlignment));
@@ -1142,7 +1145,8 @@ KilnStatus BufferUnmap(KilnHalBuffer* handle) {
 
 KilnStatus BufferWrite(KilnHalBuffer* handle, uint64_t offset, const void* data, uint64_t size) {
   Buffer* buffer = AsBuffer(handle);
-  KILN_CPU_REQUIRE(buffer && (data || size == 0));
+  KILN_CPU_REQUIRE(buffer);
+  if (!data && size != 0) return buffer->device->instance->Fail(kKilnInvalidArgument, "buffer_write: data is NULL");
   if (KilnStatus status = CheckRange(buffer, offset, size, "buffer_write"); status != kKilnOk) return status;
   if (size) memcpy(buffer->data + offset, data, static_cast<size_t>(size));
   return kKilnOk;
@@ -1150,7 +1154,10 @@ KilnStatus BufferWrite(KilnHalBuffer* handle, uint64_t offset, const void* data,
 
 KilnStatus BufferRead(KilnHalBuffer* handle, uint64_t offset, uint64_t size, void* out_data) {
   Buffer* buffer = AsBuffer(handle);
-  KILN_CPU_REQUIRE(buffer && (out_data || size == 0));
+  KILN_CPU_REQUIRE(buffer);
+  if (!out_data && size != 0) {
+    return buffer->device->instance->Fail(kKilnInvalidArgument, "buffer_read: out_data is NULL");
+  }
   if (KilnStatus status = CheckRange(buffer, offset, size, "buffer_read"); status != kKilnOk) return status;
   if (size) memcpy(out_data, buffer->data + offset, static_cast<size_t>(size));
   return kKilnOk;

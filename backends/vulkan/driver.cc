@@ -996,7 +996,7 @@ KilnStatus DeviceOpen(KilnHalInstance* handle, uint32_t index, KilnHalDevice** o
       device->cache_was_corrupt = true;
       instance->Log(kKilnHalLogWarning, "Vulkan pipeline cache ignored and rebuilt: " + detail);
     } else {
-      instance->Log(kKilnHalLogDebug, "Vulkan pipeline cache: " + detail);
+      instance->Log(kKilnHalLogInfo, "Vulkan pipeline cache: " + detail);
     }
   }
   VkPipelineCacheCreateInfo cache_info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
@@ -1654,7 +1654,7 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
     if (!BuildKernel(device, &kernel, &created, &cached)) {
       kernel.supported = false;
       DestroyKernel(device, &kernel);
-      instance->Log(kKilnHalLogWarning, module->name + ", kernel " + kernel.name + ": " + kernel.reason);
+      instance->Log(kKilnHalLogInfo, module->name + ", kernel " + kernel.name + ": " + kernel.reason);
       continue;
     }
     kernel.code.clear();

@@ -64,8 +64,8 @@ typedef struct KilnHalBatch KilnHalBatch;       /* recorded launches, submitted 
 typedef struct KilnHalFence KilnHalFence;       /* completion of a submitted batch */
 
 typedef enum KilnHalLogLevel {
-  kKilnHalLogDebug = 0, /* rsDebug output and driver tracing */
-  kKilnHalLogInfo = 1,
+  kKilnHalLogDebug = 0, /* rsDebug output: the runtime passes it to the user's error reporter */
+  kKilnHalLogInfo = 1,  /* driver tracing: the runtime keeps it out of the user's way */
   kKilnHalLogWarning = 2, /* something was recovered from, e.g. a corrupted cache entry was rebuilt */
   kKilnHalLogError = 3,
 } KilnHalLogLevel;
