@@ -194,6 +194,12 @@ KilnStatus KilnScriptGetGlobal(const KilnScript* script, const char* name, void*
   return script->impl->GetGlobal(name, data, size);
 }
 
+KilnStatus KilnScriptBindAllocationWithElement(KilnScript* script, const char* name, KilnTensor* tensor,
+                                              int32_t vector_size) {
+  if (script == nullptr || name == nullptr || vector_size < 1 || vector_size > 4) return kKilnInvalidArgument;
+  return script->impl->BindAllocation(name, tensor, static_cast<uint32_t>(vector_size));
+}
+
 KilnStatus KilnScriptBindAllocation(KilnScript* script, const char* name, KilnTensor* tensor) {
   if (script == nullptr || name == nullptr) return kKilnInvalidArgument;
   return script->impl->BindAllocation(name, tensor);

@@ -326,7 +326,7 @@ KilnStatus DeviceScript::GetGlobal(const std::string& name, void* data, size_t s
   return device_->driver().script_get_global(script_, name.c_str(), size, data);
 }
 
-KilnStatus DeviceScript::BindAllocation(const std::string& name, KilnTensor* tensor) {
+KilnStatus DeviceScript::BindAllocation(const std::string& name, KilnTensor* tensor, uint32_t lanes) {
   const GlobalDesc* g = module_->desc().FindGlobal(name);
   const KilnHalDriver& d = device_->driver();
   if (d.script_bind_allocation == nullptr) {
@@ -347,7 +347,24 @@ KilnStatus DeviceScript::BindAllocation(const std::string& name, KilnTensor* ten
   // vector; otherwise one scalar of the tensor's type. rs_allocation globals learn their type from the tensor.
   uint32_t vector_size = 1;
   std::vector<int64_t> cells(tensor->dims.begin(), tensor->dims.end());
-  if (g->type.kind == KernelTypeKind::kPointer && g->type.vector_size > 1) {
+  if (lanes >= 2 && lanes <= 4) {
+    const int64_t stored = lanes == 3 ? 4 : lanes;
+    if (cells.empty() || cells.back() != stored) {
+      device_->ReportError("%s: binding '%s' as %u-lane elements needs an innermost dimension of %lld, the tensor's "
+                           "is %s",
+                           module_->name().c_str(), name.c_str(), lanes, static_cast<long long>(stored),
+                           cells.empty() ? "absent" : std::to_string(cells.back()).c_str());
+      return kKilnInvalidArgument;
+    }
+    vector_size = lanes;
+    cells.pop_back();
+  } else if (lanes != 0 && lanes != 1) {
+    device_->ReportError("%s: binding '%s': elements have 1 to 4 lanes, not %u", module_->name().c_str(),
+                         name.c_str(), lanes);
+    return kKilnInvalidArgument;
+  } else if (lanes == 1) {
+    // Scalars, whatever the shape.
+  } else if (g->type.kind == KernelTypeKind::kPointer && g->type.vector_size > 1) {
     std::string error;
     if (!KernelCellDims(*tensor, g->type, &cells, &error)) {
       device_->ReportError("%s: binding '%s': %s", module_->name().c_str(), name.c_str(), error.c_str());
@@ -772,8 +789,8 @@ void KernelScript::ReadBack(Instance* instance) {
 }
 
 KilnStatus KernelScript::ApplyBindings(Instance* instance) {
-  for (const auto& [name, tensor] : bindings_) {
-    if (KilnStatus s = instance->script->BindAllocation(name, tensor); s != kKilnOk) return s;
+  for (const auto& [name, binding] : bindings_) {
+    if (KilnStatus s = instance->script->BindAllocation(name, binding.tensor, binding.lanes); s != kKilnOk) return s;
   }
   return kKilnOk;
 }
@@ -863,7 +880,7 @@ KilnStatus KernelScript::GetGlobal(const std::string& name, void* data, size_t s
   return instance->script->GetGlobal(name, data, size);
 }
 
-KilnStatus KernelScript::BindAllocation(const std::string& name, KilnTensor* tensor) {
+KilnStatus KernelScript::BindAllocation(const std::string& name, KilnTensor* tensor, uint32_t lanes) {
   const GlobalDesc* g = module_->desc().FindGlobal(name);
   if (g == nullptr || !(g->is_allocation || g->type.kind == KernelTypeKind::kPointer)) {
     reporter()->ReportError("%s: '%s' is not an rs_allocation or pointer global", module_->name().c_str(),
@@ -875,15 +892,15 @@ KilnStatus KernelScript::BindAllocation(const std::string& name, KilnTensor* ten
     return kKilnInvalidArgument;
   }
   if (cpu_.script != nullptr) {
-    if (KilnStatus s = cpu_.script->BindAllocation(name, tensor); s != kKilnOk) return s;
+    if (KilnStatus s = cpu_.script->BindAllocation(name, tensor, lanes); s != kKilnOk) return s;
   }
   if (tensor == nullptr) {
     bindings_.erase(name);
   } else {
-    bindings_[name] = tensor;
+    bindings_[name] = {tensor, lanes};
   }
   if (accelerator_usable()) {
-    if (KilnStatus s = accel_.script->BindAllocation(name, tensor); s != kKilnOk) {
+    if (KilnStatus s = accel_.script->BindAllocation(name, tensor, lanes); s != kKilnOk) {
       AcceleratorFailed("binding '" + name + "' of " + ModuleLabel(*module_), s);
       if (Cpu() == nullptr) return kKilnError;
     }

@@ -144,7 +144,9 @@ class DeviceScript {
   // Raw accessors: the caller has checked name and size against the reflection.
   KilnStatus SetGlobal(const std::string& name, const void* data, size_t size);
   KilnStatus GetGlobal(const std::string& name, void* data, size_t size) const;
-  KilnStatus BindAllocation(const std::string& name, KilnTensor* tensor);
+  // `lanes` 0 infers the element (a uint8 [..., 4] tensor is uchar4 pixels, otherwise scalars); 2..4 binds
+  // elements of that many lanes of the tensor's type along its innermost dimension.
+  KilnStatus BindAllocation(const std::string& name, KilnTensor* tensor, uint32_t lanes = 0);
   KilnStatus Invoke(int invokable_index, const void* args, size_t size);
   KilnStatus Run(const ForEachPlan& plan);
   KilnStatus Run(const ReducePlan& plan, void* result);
@@ -183,7 +185,9 @@ class KernelScript {
 
   KilnStatus SetGlobal(const std::string& name, const void* data, size_t size);
   KilnStatus GetGlobal(const std::string& name, void* data, size_t size);
-  KilnStatus BindAllocation(const std::string& name, KilnTensor* tensor);
+  // `lanes` 0 infers the element (a uint8 [..., 4] tensor is uchar4 pixels, otherwise scalars); 2..4 binds
+  // elements of that many lanes of the tensor's type along its innermost dimension.
+  KilnStatus BindAllocation(const std::string& name, KilnTensor* tensor, uint32_t lanes = 0);
   // Sets globals from a custom op's FlexBuffers options: every key must name a settable global whose type
   // the value converts to. `what` names the op in messages.
   KilnStatus SetGlobalsFromOptions(const uint8_t* data, size_t size, const std::string& what);
@@ -231,7 +235,11 @@ class KernelScript {
   std::map<std::string, std::vector<uint8_t>> shadow_;
   std::map<std::string, uint64_t> version_;
   uint64_t next_version_ = 1;
-  std::map<std::string, KilnTensor*> bindings_;
+  struct Binding {
+    KilnTensor* tensor;
+    uint32_t lanes;
+  };
+  std::map<std::string, Binding> bindings_;
 };
 
 // The cells a kernel element type spans in `tensor`: its dims without the innermost one when the element is a

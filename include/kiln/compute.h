@@ -105,6 +105,12 @@ KILN_CAPI_EXPORT KilnStatus KilnScriptGetGlobal(const KilnScript* script, const 
                                                 size_t size);
 /* Binds `tensor` to an rs_allocation (or pointer) global; NULL unbinds. The tensor must outlive the binding. */
 KILN_CAPI_EXPORT KilnStatus KilnScriptBindAllocation(KilnScript* script, const char* name, KilnTensor* tensor);
+/* As KilnScriptBindAllocation, stating the allocation's element as RenderScript's Element did: `vector_size`
+ * lanes (1 to 4) of the tensor's type, taken along its innermost dimension (which must be `vector_size`, or 4
+ * for 3 lanes). KilnScriptBindAllocation infers it: a uint8 [..., 4] tensor binds as uchar4 pixels, any other
+ * tensor as scalars. */
+KILN_CAPI_EXPORT KilnStatus KilnScriptBindAllocationWithElement(KilnScript* script, const char* name,
+                                                                KilnTensor* tensor, int32_t vector_size);
 
 /* Optional limits of a launch, RenderScript's rs_script_call: [x_start, x_end) etc.; an end of 0 means the
  * full extent. NULL launch options mean the whole output. */

@@ -721,6 +721,7 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
       << k.signature << std::dec << " hal " << k.hal_level.ToString() << "\n";
     for (size_t i = 0; i < k.inputs.size(); ++i) s << "    in" << i << ": " << TypeLine(k.inputs[i]) << "\n";
     if (k.has_output()) s << "    out: " << TypeLine(k.output) << "\n";
+    for (const std::string& reason : k.cpu_only_reasons) s << "    cpu-only: " << reason << "\n";
   }
   for (const GlobalDesc& g : m.globals) {
     s << "  global " << g.name << ": " << TypeLine(g.type) << (g.is_const ? " const" : "")

@@ -897,12 +897,9 @@ TEST_F(Corpus, AllocationAccessors) {
   }
 }
 
-// rs_allocation globals of vector elements other than uchar4 (short2, float4). Disabled: the runtime binds a
-// tensor to an rs_allocation global as scalars of the tensor's type unless it is a uint8 [..., 4] image
-// (runtime/kernel_device.cc, DeviceScript::BindAllocation), so rsSetElementAt_short2 / rsGetElementAt_float4
-// fail the launch with "element access ... of 4-byte elements outside an allocation of ... 2-byte elements".
-// Reported to the runtime's owners; enable this test when a bound tensor's [..., N] can be an N-lane element.
-TEST_F(Corpus, DISABLED_VectorElementAllocations) {
+// rs_allocation globals of vector elements other than uchar4 (short2, float4), bound with the element stated
+// (KilnScriptBindAllocationWithElement), as RenderScript apps created them with Element.I16_2 / F32_4.
+TEST_F(Corpus, VectorElementAllocations) {
   KilnScript* s = Script("allocations");
   ASSERT_NE(s, nullptr) << messages_.All();
   uint32_t seed = 850;
@@ -914,7 +911,7 @@ TEST_F(Corpus, DISABLED_VectorElementAllocations) {
     const auto pairs = RandomFull<int16_t>(2 * n, seed++);
     KilnTensor* dst = Out<int16_t>(cells, 2);
     KilnTensor* src = In(cells, 2, pairs);
-    ASSERT_EQ(KilnScriptBindAllocation(s, "gPairs", dst), kKilnOk) << messages_.All();
+    ASSERT_EQ(KilnScriptBindAllocationWithElement(s, "gPairs", dst, 2), kKilnOk) << messages_.All();
     ASSERT_EQ(KilnScriptForEach(s, "store_swapped", &src, 1, nullptr, nullptr), kKilnOk) << messages_.All();
     const auto stored = Read<int16_t>(dst);
     for (size_t k = 0; k < n; ++k) {
@@ -923,7 +920,9 @@ TEST_F(Corpus, DISABLED_VectorElementAllocations) {
     // quad_neighbours: a float4 allocation as wide as a row.
     const uint32_t w = DimOf(cells, 0);
     const auto quads = RandomFloats(4 * w, -10, 10, seed++);
-    ASSERT_EQ(KilnScriptBindAllocation(s, "gQuads", In<float>({static_cast<int>(w)}, 4, quads)), kKilnOk);
+    ASSERT_EQ(KilnScriptBindAllocationWithElement(s, "gQuads", In<float>({static_cast<int>(w)}, 4, quads), 4),
+              kKilnOk)
+        << messages_.All();
     const auto q_in = RandomFloats(4 * n, -10, 10, seed++);
     const auto q_out = Map<float>(s, "quad_neighbours", {In(cells, 4, q_in)}, cells, 4);
     ASSERT_EQ(q_out.size(), 4 * n);
@@ -2082,7 +2081,7 @@ class CorpusBlur : public Corpus {
         KilnTensor* tmp = Out<Tmp>(cells, 4);
         KilnTensor* out = Out<uint8_t>(cells, 4);
         ASSERT_EQ(KilnScriptBindAllocation(s, "gIn", In(cells, 4, px)), kKilnOk) << messages_.All();
-        ASSERT_EQ(KilnScriptBindAllocation(s, tmp_name, tmp), kKilnOk) << messages_.All();
+        ASSERT_EQ(KilnScriptBindAllocationWithElement(s, tmp_name, tmp, 4), kKilnOk) << messages_.All();
         ASSERT_EQ(KilnScriptBindAllocation(s, "gOut", out), kKilnOk) << messages_.All();
         ASSERT_EQ(KilnScriptInvoke(s, invokable, nullptr, 0), kKilnOk) << messages_.All();
         const int w = static_cast<int>(DimOf(cells, 0)), h = static_cast<int>(DimOf(cells, 1));
@@ -2107,10 +2106,8 @@ class CorpusBlur : public Corpus {
 
 TEST_F(CorpusBlur, ImageBlurScriptWithInitAndInvokables) { RunBlur<uint8_t>("blur", "gTmp"); }
 
-// The same blur with a float4 intermediate. Disabled for the runtime limitation described at
-// DISABLED_VectorElementAllocations: a float [H, W, 4] tensor binds as float scalars, so rsForEach refuses it
-// as the float4 output ("allocation 1 has 4-byte elements, the kernel expects 16").
-TEST_F(CorpusBlur, DISABLED_ImageBlurWithFloatIntermediate) { RunBlur<float>("blurFloat", "gTmpF"); }
+// The same blur with a float4 intermediate image, bound as float4 elements.
+TEST_F(CorpusBlur, ImageBlurWithFloatIntermediate) { RunBlur<float>("blurFloat", "gTmpF"); }
 
 TEST_F(Corpus, ImageVignetteUsesXY) {
   KilnScript* s = Script("image_vignette");
