@@ -11,8 +11,7 @@ namespace {
 struct ConvState {
   reference::ConvParams conv;
   reference::DepthwiseConvParams depthwise;
-  std::vector<float> dequantized_filter;
-  bool filter_dequantized = false;
+  FloatWeights filter;
 };
 
 // The parts of CONV_2D and DEPTHWISE_CONV_2D Prepare that are the same: tensors, types, bias, windows.
@@ -26,13 +25,9 @@ struct ConvTensors {
 
 KilnStatus GetConvTensors(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
                           ConvTensors* t) {
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 3, 1));
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &t->input));
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "filter", &t->filter));
-  t->bias = KilnOpaqueNodeNumberOfInputs(node) > 2 ? KilnOpaqueNodeGetInput(context, node, 2) : nullptr;
-  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &t->output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", t->input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", t->output));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatInputOutput(context, node, op, 2, 3, &t->input, &t->output, "filter", &t->filter));
+  t->bias = GetOptionalInput(context, node, 2);
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", t->input, 4, 4));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "filter", t->filter, 4, 4));
   t->input_dims = TensorDims(t->input);
@@ -54,24 +49,42 @@ KilnStatus CheckBias(KilnOpaqueContext* context, const char* op, const KilnOpaqu
   return kKilnOk;
 }
 
-KilnStatus ComputeWindows(KilnOpaqueContext* context, const char* op, KilnPadding padding,
-                          const Dims& input_dims, int64_t filter_height, int64_t filter_width,
-                          int stride_height, int stride_width, int dilation_height, int dilation_width,
-                          reference::WindowSize* rows, reference::WindowSize* cols) {
-  reference::Padding pad;
-  KILN_OPAQUE_ENSURE_STATUS(ToPadding(context, op, padding, &pad));
-  if (!reference::ComputeWindowSize(pad, input_dims[1], filter_height, stride_height, dilation_height,
-                                    rows) ||
-      !reference::ComputeWindowSize(pad, input_dims[2], filter_width, stride_width, dilation_width, cols)) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: invalid window: input %lldx%lld, filter %lldx%lld, stride %dx%d, "
-                                 "dilation %dx%d (each must be positive and the output size non-negative)",
-                                 op, static_cast<long long>(input_dims[1]),
-                                 static_cast<long long>(input_dims[2]), static_cast<long long>(filter_height),
-                                 static_cast<long long>(filter_width), stride_height, stride_width,
-                                 dilation_height, dilation_width);
-    return kKilnError;
-  }
+// The rest of Prepare that CONV_2D and DEPTHWISE_CONV_2D share once the shapes are checked: bias, activation,
+// windows and the filter weights (quantized along `filter_quantized_dimension`), then the parameters the
+// two kernels have in common.
+template <typename Options, typename Params>
+KilnStatus PrepareConvWindow(KilnOpaqueContext* context, const char* op, const ConvTensors& t,
+                             const Options& options, int64_t out_channels, int filter_quantized_dimension,
+                             FloatWeights* filter, Params* p) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
+  reference::Activation activation;
+  KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options.activation, &activation));
+  const Window2d window = {t.filter_dims[1],
+                           t.filter_dims[2],
+                           options.stride_height,
+                           options.stride_width,
+                           options.dilation_height_factor,
+                           options.dilation_width_factor};
+  reference::WindowSize rows, cols;
+  KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(context, op, options.padding, t.input_dims, window,
+                                           /*has_dilation=*/true, &rows, &cols));
+  KILN_OPAQUE_ENSURE_STATUS(
+      PrepareFloatWeights(context, op, "filter", t.filter, filter_quantized_dimension, filter));
+  p->batch = t.input_dims[0];
+  p->input_height = t.input_dims[1];
+  p->input_width = t.input_dims[2];
+  p->input_channels = t.input_dims[3];
+  p->output_height = rows.output;
+  p->output_width = cols.output;
+  p->filter_height = t.filter_dims[1];
+  p->filter_width = t.filter_dims[2];
+  p->stride_height = options.stride_height;
+  p->stride_width = options.stride_width;
+  p->dilation_height = options.dilation_height_factor;
+  p->dilation_width = options.dilation_width_factor;
+  p->pad_top = rows.pad_before;
+  p->pad_left = cols.pad_before;
+  p->activation = activation;
   return kKilnOk;
 }
 
@@ -80,11 +93,8 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
   KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, &t));
-  const auto* options = static_cast<const KilnConvParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  if (options == nullptr) {
-    KilnOpaqueContextReportError(context, "%s: options are missing", op);
-    return kKilnError;
-  }
+  const KilnConvParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
   const int64_t in_channels = t.input_dims[3];
   const int64_t out_channels = t.filter_dims[0];
   const int64_t filter_in_channels = t.filter_dims[3];
@@ -99,33 +109,11 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
         DimsToString(t.input_dims).c_str());
     return kKilnError;
   }
-  KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
-  reference::Activation activation;
-  KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
-  reference::WindowSize rows, cols;
-  KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(
-      context, op, options->padding, t.input_dims, t.filter_dims[1], t.filter_dims[2], options->stride_height,
-      options->stride_width, options->dilation_height_factor, options->dilation_width_factor, &rows, &cols));
-  KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "filter", t.filter, /*quantized_dimension=*/0,
-                                                &state->dequantized_filter, &state->filter_dequantized));
   reference::ConvParams& p = state->conv;
-  p.batch = t.input_dims[0];
-  p.input_height = t.input_dims[1];
-  p.input_width = t.input_dims[2];
-  p.input_channels = in_channels;
-  p.output_height = rows.output;
-  p.output_width = cols.output;
+  KILN_OPAQUE_ENSURE_STATUS(PrepareConvWindow(context, op, t, *options, out_channels,
+                                              /*filter_quantized_dimension=*/0, &state->filter, &p));
   p.output_channels = out_channels;
-  p.filter_height = t.filter_dims[1];
-  p.filter_width = t.filter_dims[2];
-  p.stride_height = options->stride_height;
-  p.stride_width = options->stride_width;
-  p.dilation_height = options->dilation_height_factor;
-  p.dilation_width = options->dilation_width_factor;
-  p.pad_top = rows.pad_before;
-  p.pad_left = cols.pad_before;
   p.groups = in_channels / filter_in_channels;
-  p.activation = activation;
   return ResizeOutput(context, op, t.output, {p.batch, p.output_height, p.output_width, p.output_channels});
 }
 
@@ -134,27 +122,11 @@ KilnStatus InvokeOperands(KilnOpaqueContext* context, const KilnOpaqueNode* node
                           const ConvState& state, int64_t input_count, int64_t output_count,
                           int64_t bias_count, const float** input, const float** filter, const float** bias,
                           float** output) {
-  const KilnOpaqueTensor* in = KilnOpaqueNodeGetInput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, input_count, output_count, input, output));
   const KilnOpaqueTensor* f = KilnOpaqueNodeGetInput(context, node, 1);
-  const KilnOpaqueTensor* b =
-      KilnOpaqueNodeNumberOfInputs(node) > 2 ? KilnOpaqueNodeGetInput(context, node, 2) : nullptr;
-  KilnOpaqueTensor* out = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", in, input_count, 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", out, output_count, 4));
-  if (state.filter_dequantized) {
-    *filter = state.dequantized_filter.data();
-  } else {
-    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "filter", f, reference::NumElements(TensorDims(f)), 4));
-    *filter = FloatData(f);
-  }
-  *bias = nullptr;
-  if (b != nullptr) {
-    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "bias", b, bias_count, 4));
-    *bias = FloatData(b);
-  }
-  *input = FloatData(in);
-  *output = FloatData(out);
-  return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatWeightData(context, op, "filter", f,
+                                               reference::NumElements(TensorDims(f)), state.filter, filter));
+  return GetOptionalFloatData(context, op, "bias", GetOptionalInput(context, node, 2), bias_count, bias);
 }
 
 KilnStatus ConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -177,11 +149,8 @@ KilnStatus DepthwiseConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
   KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, &t));
-  const auto* options = static_cast<const KilnDepthwiseConvParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  if (options == nullptr) {
-    KilnOpaqueContextReportError(context, "%s: options are missing", op);
-    return kKilnError;
-  }
+  const KilnDepthwiseConvParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
   const int64_t in_channels = t.input_dims[3];
   const int64_t out_channels = t.filter_dims[3];
   // The multiplier follows from the shapes; LiteRT ignores the redundant depth_multiplier option too.
@@ -193,32 +162,10 @@ KilnStatus DepthwiseConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
                                  TensorLabel(t.input).c_str(), DimsToString(t.input_dims).c_str());
     return kKilnError;
   }
-  KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
-  reference::Activation activation;
-  KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
-  reference::WindowSize rows, cols;
-  KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(
-      context, op, options->padding, t.input_dims, t.filter_dims[1], t.filter_dims[2], options->stride_height,
-      options->stride_width, options->dilation_height_factor, options->dilation_width_factor, &rows, &cols));
-  KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "filter", t.filter, /*quantized_dimension=*/3,
-                                                &state->dequantized_filter, &state->filter_dequantized));
   reference::DepthwiseConvParams& p = state->depthwise;
-  p.batch = t.input_dims[0];
-  p.input_height = t.input_dims[1];
-  p.input_width = t.input_dims[2];
-  p.input_channels = in_channels;
-  p.output_height = rows.output;
-  p.output_width = cols.output;
+  KILN_OPAQUE_ENSURE_STATUS(PrepareConvWindow(context, op, t, *options, out_channels,
+                                              /*filter_quantized_dimension=*/3, &state->filter, &p));
   p.depth_multiplier = out_channels / in_channels;
-  p.filter_height = t.filter_dims[1];
-  p.filter_width = t.filter_dims[2];
-  p.stride_height = options->stride_height;
-  p.stride_width = options->stride_width;
-  p.dilation_height = options->dilation_height_factor;
-  p.dilation_width = options->dilation_width_factor;
-  p.pad_top = rows.pad_before;
-  p.pad_left = cols.pad_before;
-  p.activation = activation;
   return ResizeOutput(context, op, t.output, {p.batch, p.output_height, p.output_width, out_channels});
 }
 

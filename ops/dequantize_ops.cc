@@ -32,17 +32,15 @@ KilnStatus DequantizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                  op, TensorLabel(input).c_str(), KilnTypeGetName(type));
     return kKilnError;
   }
-  const float* scales = nullptr;
-  const int32_t* zero_points = nullptr;
-  int channels = 0;
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
   int quantized_dimension = 0;
-  if (KilnOpaqueTensorGetPerChannelQuantization(input, &scales, &zero_points, &channels,
-                                                &quantized_dimension) != kKilnOk ||
-      channels <= 0 || scales == nullptr) {
+  if (!GetQuantization(input, &scales, &zero_points, &quantized_dimension)) {
     KilnOpaqueContextReportError(context, "%s: input %s has no quantization parameters", op,
                                  TensorLabel(input).c_str());
     return kKilnError;
   }
+  const int channels = static_cast<int>(scales.size());
   if (channels > 1 && (quantized_dimension < 0 || quantized_dimension >= static_cast<int>(dims.size()) ||
                        dims[quantized_dimension] != channels)) {
     KilnOpaqueContextReportError(context,
@@ -52,10 +50,8 @@ KilnStatus DequantizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                  quantized_dimension);
     return kKilnError;
   }
-  std::vector<int32_t> zps(channels, 0);
-  if (zero_points != nullptr) zps.assign(zero_points, zero_points + channels);
-  state->params = reference::MakeDequantizeParams(
-      dims, quantized_dimension, std::vector<float>(scales, scales + channels), std::move(zps));
+  state->params =
+      reference::MakeDequantizeParams(dims, quantized_dimension, std::move(scales), std::move(zero_points));
   return ResizeOutput(context, op, output, dims);
 }
 

@@ -109,31 +109,24 @@ constexpr const char* UnaryName(UnaryOp op) {
   return "?";
 }
 
-struct NoState {};
-
 template <UnaryOp kOp>
 KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = UnaryName(kOp);
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
   return ResizeOutput(context, op, output, TensorDims(input));
 }
 
 template <UnaryOp kOp>
 KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = UnaryName(kOp);
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  const int64_t count = reference::NumElements(TensorDims(input));
+  const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
   if (count == 0) return kKilnOk;
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));
-  reference::UnaryFloat(kOp, count, FloatData(input), FloatData(output));
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
+  reference::UnaryFloat(kOp, count, input, output);
   return kKilnOk;
 }
 

@@ -10,24 +10,18 @@ namespace {
 
 struct FullyConnectedState {
   reference::FullyConnectedParams params;
-  std::vector<float> dequantized_weights;
-  bool weights_dequantized = false;
+  FloatWeights weights;
 };
 
 KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "FULLY_CONNECTED";
   KILN_OPS_GET_STATE(FullyConnectedState, state, context, node, op);
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 3, 1));
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* weights;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights", &weights));
-  const KilnOpaqueTensor* bias =
-      KilnOpaqueNodeNumberOfInputs(node) > 2 ? KilnOpaqueNodeGetInput(context, node, 2) : nullptr;
-  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatInputOutput(context, node, op, 2, 3, &input, &output, "weights", &weights));
+  const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 2);
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights", weights, 2, 2));
   const auto* options = static_cast<const KilnFullyConnectedParams*>(KilnOpaqueNodeGetBuiltinData(node));
   const KilnFullyConnectedParams defaults = {kKilnActNone, kKilnFullyConnectedWeightsFormatDefault, false,
@@ -67,8 +61,8 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
       return kKilnError;
     }
   }
-  KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "weights", weights, /*quantized_dimension=*/0,
-                                                &state->dequantized_weights, &state->weights_dequantized));
+  KILN_OPAQUE_ENSURE_STATUS(
+      PrepareFloatWeights(context, op, "weights", weights, /*quantized_dimension=*/0, &state->weights));
   reference::FullyConnectedParams& p = state->params;
   p.batch = input_count / input_size;
   p.input_size = input_size;
@@ -89,24 +83,16 @@ KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
   KILN_OPS_GET_STATE(FullyConnectedState, state, context, node, op);
   const reference::FullyConnectedParams& p = state->params;
   if (p.batch * p.num_units == 0) return kKilnOk;
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  const KilnOpaqueTensor* weights = KilnOpaqueNodeGetInput(context, node, 1);
-  const KilnOpaqueTensor* bias =
-      KilnOpaqueNodeNumberOfInputs(node) > 2 ? KilnOpaqueNodeGetInput(context, node, 2) : nullptr;
-  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, p.batch * p.input_size, 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, p.batch * p.num_units, 4));
-  const float* weight_data = state->dequantized_weights.data();
-  if (!state->weights_dequantized) {
-    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "weights", weights, p.num_units * p.input_size, 4));
-    weight_data = FloatData(weights);
-  }
-  const float* bias_data = nullptr;
-  if (bias != nullptr) {
-    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "bias", bias, p.num_units, 4));
-    bias_data = FloatData(bias);
-  }
-  reference::FullyConnectedFloat(p, FloatData(input), weight_data, bias_data, FloatData(output));
+  const float *input, *weights, *bias;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatInvokeData(context, node, op, p.batch * p.input_size, p.batch * p.num_units, &input, &output));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatWeightData(context, op, "weights",
+                                               KilnOpaqueNodeGetInput(context, node, 1),
+                                               p.num_units * p.input_size, state->weights, &weights));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetOptionalFloatData(context, op, "bias", GetOptionalInput(context, node, 2), p.num_units, &bias));
+  reference::FullyConnectedFloat(p, input, weights, bias, output);
   return kKilnOk;
 }
 
@@ -117,13 +103,9 @@ struct SoftmaxState {
 KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SOFTMAX";
   KILN_OPS_GET_STATE(SoftmaxState, state, context, node, op);
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 1, 8));
   const auto* options = static_cast<const KilnSoftmaxParams*>(KilnOpaqueNodeGetBuiltinData(node));
   const Dims dims = TensorDims(input);
@@ -140,11 +122,10 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const reference::SoftmaxParams& p = state->params;
   const int64_t count = p.outer * p.depth;
   if (count == 0) return kKilnOk;
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));
-  reference::SoftmaxFloat(p, FloatData(input), FloatData(output));
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
+  reference::SoftmaxFloat(p, input, output);
   return kKilnOk;
 }
 

@@ -70,6 +70,24 @@ KilnStatus GetOutput(KilnOpaqueContext* context, const KilnOpaqueNode* node, con
   return kKilnOk;
 }
 
+const KilnOpaqueTensor* GetOptionalInput(KilnOpaqueContext* context, const KilnOpaqueNode* node, int index) {
+  return KilnOpaqueNodeNumberOfInputs(node) > index ? KilnOpaqueNodeGetInput(context, node, index) : nullptr;
+}
+
+KilnStatus GetFloatInputOutput(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                               int min_inputs, int max_inputs, const KilnOpaqueTensor** input,
+                               KilnOpaqueTensor** output, const char* second_role,
+                               const KilnOpaqueTensor** second) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, min_inputs, max_inputs, 1));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", input));
+  if (second_role != nullptr) {
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, second_role, second));
+  }
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", *input));
+  return CheckFloat32(context, op, "output", *output);
+}
+
 KilnStatus CheckType(KilnOpaqueContext* context, const char* op, const char* role,
                      const KilnOpaqueTensor* tensor, KilnType expected) {
   const KilnType type = KilnOpaqueTensorType(tensor);
@@ -137,6 +155,39 @@ KilnStatus CheckData(KilnOpaqueContext* context, const char* op, const char* rol
                                  role, TensorLabel(tensor).c_str(), static_cast<long long>(count));
     return kKilnError;
   }
+  return kKilnOk;
+}
+
+KilnStatus GetFloatInvokeData(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                              int64_t input_count, int64_t output_count, const float** input,
+                              float** output) {
+  const KilnOpaqueTensor* in = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* out = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", in, input_count, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", out, output_count, 4));
+  *input = FloatData(in);
+  *output = FloatData(out);
+  return kKilnOk;
+}
+
+KilnStatus GetFloatWeightData(KilnOpaqueContext* context, const char* op, const char* role,
+                              const KilnOpaqueTensor* tensor, int64_t count, const FloatWeights& weights,
+                              const float** data) {
+  if (weights.is_dequantized) {
+    *data = weights.dequantized.data();
+    return kKilnOk;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, role, tensor, count, 4));
+  *data = FloatData(tensor);
+  return kKilnOk;
+}
+
+KilnStatus GetOptionalFloatData(KilnOpaqueContext* context, const char* op, const char* role,
+                                const KilnOpaqueTensor* tensor, int64_t count, const float** data) {
+  *data = nullptr;
+  if (tensor == nullptr) return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, role, tensor, count, 4));
+  *data = FloatData(tensor);
   return kKilnOk;
 }
 
@@ -225,12 +276,53 @@ KilnStatus ToPadding(KilnOpaqueContext* context, const char* op, KilnPadding pad
   }
 }
 
+KilnStatus ComputeWindows(KilnOpaqueContext* context, const char* op, KilnPadding padding,
+                          const Dims& input_dims, const Window2d& window, bool has_dilation,
+                          reference::WindowSize* rows, reference::WindowSize* cols) {
+  reference::Padding pad;
+  KILN_OPAQUE_ENSURE_STATUS(ToPadding(context, op, padding, &pad));
+  if (!reference::ComputeWindowSize(pad, input_dims[1], window.filter_height, window.stride_height,
+                                    window.dilation_height, rows) ||
+      !reference::ComputeWindowSize(pad, input_dims[2], window.filter_width, window.stride_width,
+                                    window.dilation_width, cols)) {
+    const std::string dilation = has_dilation ? ", dilation " + std::to_string(window.dilation_height) + "x" +
+                                                    std::to_string(window.dilation_width)
+                                              : "";
+    KilnOpaqueContextReportError(
+        context,
+        "%s: invalid window: input %lldx%lld, filter %lldx%lld, stride %dx%d%s (each "
+        "must be positive and the output size non-negative)",
+        op, static_cast<long long>(input_dims[1]), static_cast<long long>(input_dims[2]),
+        static_cast<long long>(window.filter_height), static_cast<long long>(window.filter_width),
+        window.stride_height, window.stride_width, dilation.c_str());
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+bool GetQuantization(const KilnOpaqueTensor* tensor, std::vector<float>* scales,
+                     std::vector<int32_t>* zero_points, int* quantized_dimension) {
+  const float* scale_data = nullptr;
+  const int32_t* zero_point_data = nullptr;
+  int channels = 0;
+  *quantized_dimension = 0;
+  if (KilnOpaqueTensorGetPerChannelQuantization(tensor, &scale_data, &zero_point_data, &channels,
+                                                quantized_dimension) != kKilnOk ||
+      channels <= 0 || scale_data == nullptr) {
+    return false;
+  }
+  scales->assign(scale_data, scale_data + channels);
+  zero_points->assign(channels, 0);
+  if (zero_point_data != nullptr) zero_points->assign(zero_point_data, zero_point_data + channels);
+  return true;
+}
+
 KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const char* role,
                                const KilnOpaqueTensor* tensor, int quantized_dimension,
-                               std::vector<float>* storage, bool* dequantized) {
+                               FloatWeights* weights) {
   const KilnType type = KilnOpaqueTensorType(tensor);
-  *dequantized = false;
-  storage->clear();
+  weights->is_dequantized = false;
+  weights->dequantized.clear();
   if (type == kKilnFloat32) {
     // Constant weights are checked now, so that weights stored in another layout (sparse) fail in Prepare.
     if (!IsConstant(tensor)) return kKilnOk;
@@ -251,17 +343,15 @@ KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const
   const Dims dims = TensorDims(tensor);
   const int64_t count = reference::NumElements(dims);
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, role, tensor, count, 1));
-  const float* scales = nullptr;
-  const int32_t* zero_points = nullptr;
-  int channels = 0;
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
   int quantized_dim = 0;
-  if (KilnOpaqueTensorGetPerChannelQuantization(tensor, &scales, &zero_points, &channels, &quantized_dim) !=
-          kKilnOk ||
-      channels <= 0 || scales == nullptr) {
+  if (!GetQuantization(tensor, &scales, &zero_points, &quantized_dim)) {
     KilnOpaqueContextReportError(context, "%s: int8 %s %s has no quantization parameters", op, role,
                                  TensorLabel(tensor).c_str());
     return kKilnError;
   }
+  const int channels = static_cast<int>(scales.size());
   if (channels > 1) {
     if (quantized_dim != quantized_dimension || quantized_dim >= static_cast<int>(dims.size()) ||
         dims[quantized_dim] != channels) {
@@ -274,16 +364,14 @@ KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const
       return kKilnError;
     }
   }
-  std::vector<int32_t> zps(channels, 0);
-  if (zero_points != nullptr) zps.assign(zero_points, zero_points + channels);
-  const reference::DequantizeParams params = reference::MakeDequantizeParams(
-      dims, quantized_dim, std::vector<float>(scales, scales + channels), std::move(zps));
-  storage->resize(count);
+  const reference::DequantizeParams params =
+      reference::MakeDequantizeParams(dims, quantized_dim, std::move(scales), std::move(zero_points));
+  weights->dequantized.resize(count);
   if (count > 0) {
     reference::DequantizeFloat(params, static_cast<const int8_t*>(KilnOpaqueTensorData(tensor)),
-                               storage->data());
+                               weights->dequantized.data());
   }
-  *dequantized = true;
+  weights->is_dequantized = true;
   return kKilnOk;
 }
 

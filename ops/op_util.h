@@ -25,6 +25,9 @@ std::string DimsToString(const Dims& dims);
 
 bool IsConstant(const KilnOpaqueTensor* tensor);
 
+// State of an operator that keeps nothing between Prepare and Invoke.
+struct NoState {};
+
 // Checks the node has between min and max inputs (absent optional inputs count) and exactly `outputs`
 // outputs.
 KilnStatus CheckArity(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op, int min_inputs,
@@ -35,6 +38,28 @@ KilnStatus GetRequiredInput(KilnOpaqueContext* context, const KilnOpaqueNode* no
                             const char* role, const KilnOpaqueTensor** tensor);
 KilnStatus GetOutput(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op, int index,
                      KilnOpaqueTensor** tensor);
+// Input `index` of a node that may have fewer inputs (an optional bias); null where it is absent.
+const KilnOpaqueTensor* GetOptionalInput(KilnOpaqueContext* context, const KilnOpaqueNode* node, int index);
+
+// The start of Prepare for an op from a float32 input 0 ("input") to a float32 output 0: checks the arity
+// (min_inputs to max_inputs inputs, one output), fetches input 0, then, where `second_role` is given, the
+// required input 1 under that name, then output 0, and checks that input and output are float32.
+KilnStatus GetFloatInputOutput(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                               int min_inputs, int max_inputs, const KilnOpaqueTensor** input,
+                               KilnOpaqueTensor** output, const char* second_role = nullptr,
+                               const KilnOpaqueTensor** second = nullptr);
+
+// The node's builtin options, which this op cannot do without.
+template <typename Options>
+KilnStatus GetRequiredOptions(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                              const Options** options) {
+  *options = static_cast<const Options*>(KilnOpaqueNodeGetBuiltinData(node));
+  if (*options == nullptr) {
+    KilnOpaqueContextReportError(context, "%s: options are missing", op);
+    return kKilnError;
+  }
+  return kKilnOk;
+}
 
 // Fails unless `tensor` has type `expected`, naming the op, role and tensor.
 KilnStatus CheckType(KilnOpaqueContext* context, const char* op, const char* role,
@@ -58,13 +83,36 @@ KilnStatus ToActivation(KilnOpaqueContext* context, const char* op, KilnFusedAct
 KilnStatus ToPadding(KilnOpaqueContext* context, const char* op, KilnPadding padding,
                      reference::Padding* out);
 
-// Float weights for a float op: the tensor's own data when it is float32, or, for a constant int8 tensor
-// (hybrid models), its values dequantized per tensor or per channel along `quantized_dimension` into
-// `storage`, which the node owns. `*weights` is null when a float32 tensor is not constant (its data is read
-// in Invoke instead).
+// A window sliding over the height and width of an NHWC input, as the op's options give it.
+struct Window2d {
+  int64_t filter_height, filter_width;
+  int stride_height, stride_width;
+  int dilation_height, dilation_width;
+};
+
+// The output size and leading padding of `window` along input_dims[1] (rows) and input_dims[2] (cols).
+// The pools have no dilation option, so their messages leave it out (`has_dilation` false).
+KilnStatus ComputeWindows(KilnOpaqueContext* context, const char* op, KilnPadding padding,
+                          const Dims& input_dims, const Window2d& window, bool has_dilation,
+                          reference::WindowSize* rows, reference::WindowSize* cols);
+
+// The tensor's quantization: one scale per tensor, or one per channel along `*quantized_dimension`, with a
+// zero point each (0 where the tensor has none). False where it has no scales.
+bool GetQuantization(const KilnOpaqueTensor* tensor, std::vector<float>* scales,
+                     std::vector<int32_t>* zero_points, int* quantized_dimension);
+
+// The float weights of a float op, as Prepare leaves them for Invoke.
+struct FloatWeights {
+  std::vector<float> dequantized;  // the node's copy of int8 weights
+  bool is_dequantized = false;
+};
+
+// Float weights for a float op: the tensor's own data when it is float32 (checked now where it is
+// constant, else read in Invoke), or, for a constant int8 tensor (hybrid models), its values dequantized per
+// tensor or per channel along `quantized_dimension` into `weights`, which the node owns.
 KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const char* role,
                                const KilnOpaqueTensor* tensor, int quantized_dimension,
-                               std::vector<float>* storage, bool* dequantized);
+                               FloatWeights* weights);
 
 // The data of a tensor as float, or null for an empty tensor.
 inline const float* FloatData(const KilnOpaqueTensor* tensor) {
@@ -77,6 +125,21 @@ inline float* FloatData(KilnOpaqueTensor* tensor) {
 // Invoke-time check that a tensor with `count` elements has data; an op with nothing to compute passes.
 KilnStatus CheckData(KilnOpaqueContext* context, const char* op, const char* role,
                      const KilnOpaqueTensor* tensor, int64_t count, size_t element_size);
+
+// Invoke's float32 input 0 and output 0, checked to hold `input_count` and `output_count` elements.
+KilnStatus GetFloatInvokeData(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                              int64_t input_count, int64_t output_count, const float** input, float** output);
+
+// Invoke's weights: the copy PrepareFloatWeights dequantized, or the tensor's own data, checked to hold
+// `count` elements.
+KilnStatus GetFloatWeightData(KilnOpaqueContext* context, const char* op, const char* role,
+                              const KilnOpaqueTensor* tensor, int64_t count, const FloatWeights& weights,
+                              const float** data);
+
+// Invoke's optional float32 input (a bias): null where the tensor is absent, else its data, checked to hold
+// `count` elements.
+KilnStatus GetOptionalFloatData(KilnOpaqueContext* context, const char* op, const char* role,
+                                const KilnOpaqueTensor* tensor, int64_t count, const float** data);
 
 // Per-node state: created by the operator's init, reached through the node's user data, deleted by free.
 template <typename State>

@@ -17,37 +17,20 @@ template <bool kMax>
 KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
   KILN_OPS_GET_STATE(PoolState, state, context, node, op);
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 4, 4));
-  const auto* options = static_cast<const KilnPoolParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  if (options == nullptr) {
-    KilnOpaqueContextReportError(context, "%s: options are missing", op);
-    return kKilnError;
-  }
+  const KilnPoolParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
-  reference::Padding padding;
-  KILN_OPAQUE_ENSURE_STATUS(ToPadding(context, op, options->padding, &padding));
   const Dims dims = TensorDims(input);
+  const Window2d window = {
+      options->filter_height, options->filter_width, options->stride_height, options->stride_width, 1, 1};
   reference::WindowSize rows, cols;
-  if (!reference::ComputeWindowSize(padding, dims[1], options->filter_height, options->stride_height, 1,
-                                    &rows) ||
-      !reference::ComputeWindowSize(padding, dims[2], options->filter_width, options->stride_width, 1,
-                                    &cols)) {
-    KilnOpaqueContextReportError(
-        context,
-        "%s: invalid window: input %lldx%lld, filter %dx%d, stride %dx%d (each must be "
-        "positive and the output size non-negative)",
-        op, static_cast<long long>(dims[1]), static_cast<long long>(dims[2]), options->filter_height,
-        options->filter_width, options->stride_height, options->stride_width);
-    return kKilnError;
-  }
+  KILN_OPAQUE_ENSURE_STATUS(
+      ComputeWindows(context, op, options->padding, dims, window, /*has_dilation=*/false, &rows, &cols));
   reference::PoolParams& p = state->params;
   p.batch = dims[0];
   p.input_height = dims[1];
@@ -72,15 +55,15 @@ KilnStatus PoolInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const reference::PoolParams& p = state->params;
   const int64_t output_count = p.batch * p.output_height * p.output_width * p.channels;
   if (output_count == 0) return kKilnOk;
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(
-      CheckData(context, op, "input", input, p.batch * p.input_height * p.input_width * p.channels, 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, output_count, 4));
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op,
+                                               p.batch * p.input_height * p.input_width * p.channels,
+                                               output_count, &input, &output));
   if (kMax) {
-    reference::MaxPoolFloat(p, FloatData(input), FloatData(output));
+    reference::MaxPoolFloat(p, input, output);
   } else {
-    reference::AveragePoolFloat(p, FloatData(input), FloatData(output));
+    reference::AveragePoolFloat(p, input, output);
   }
   return kKilnOk;
 }

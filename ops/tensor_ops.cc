@@ -15,8 +15,6 @@ namespace {
 constexpr int kMaxTransposeRank = 6;
 constexpr int kMaxPadRank = 8;
 
-struct NoState {};
-
 // Checks that input and output share a sized element type, for the byte-copying ops.
 KilnStatus CheckCopyTypes(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* input,
                           const KilnOpaqueTensor* output) {
@@ -58,8 +56,7 @@ KilnStatus ReshapePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckCopyTypes(context, op, input, output));
   const auto* options = static_cast<const KilnReshapeParams*>(KilnOpaqueNodeGetBuiltinData(node));
   const bool options_have_shape = options != nullptr && options->num_dimensions > 0;
-  const KilnOpaqueTensor* shape_tensor =
-      KilnOpaqueNodeNumberOfInputs(node) > 1 ? KilnOpaqueNodeGetInput(context, node, 1) : nullptr;
+  const KilnOpaqueTensor* shape_tensor = GetOptionalInput(context, node, 1);
 
   // As LiteRT: a 1-D int32 second input gives the shape; otherwise the options do. A shape computed at run
   // time is only usable here when the options state the same shape.
@@ -189,15 +186,11 @@ struct PadState {
 KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "PAD";
   KILN_OPS_GET_STATE(PadState, state, context, node, op);
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* paddings;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "paddings", &paddings));
-  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatInputOutput(context, node, op, 2, 2, &input, &output, "paddings", &paddings));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxPadRank));
   const Dims input_dims = TensorDims(input);
   const Dims padding_dims = TensorDims(paddings);
@@ -234,11 +227,11 @@ KilnStatus PadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const reference::PadParams& p = state->params;
   const int64_t output_count = reference::NumElements(reference::PadOutputShape(p));
   if (output_count == 0) return kKilnOk;
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, reference::NumElements(p.input_dims), 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, output_count, 4));
-  reference::PadFloat(p, FloatData(input), FloatData(output));
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, reference::NumElements(p.input_dims),
+                                               output_count, &input, &output));
+  reference::PadFloat(p, input, output);
   return kKilnOk;
 }
 
@@ -249,15 +242,10 @@ struct TransposeState {
 KilnStatus TransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TRANSPOSE";
   KILN_OPS_GET_STATE(TransposeState, state, context, node, op);
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* perm;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "perm", &perm));
-  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &input, &output, "perm", &perm));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxTransposeRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "perm", perm, 1, 1));
   std::vector<int32_t> values;
@@ -279,11 +267,10 @@ KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(TransposeState, state, context, node, op);
   const int64_t count = reference::NumElements(state->params.input_dims);
   if (count == 0) return kKilnOk;
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));
-  reference::TransposeFloat(state->params, FloatData(input), FloatData(output));
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
+  reference::TransposeFloat(state->params, input, output);
   return kKilnOk;
 }
 
@@ -295,15 +282,10 @@ struct MeanState {
 KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "MEAN";
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* axes;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axes", &axes));
-  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &input, &output, "axes", &axes));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axes", axes, 0, 1));
   std::vector<int32_t> values;
   KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axes", axes, true, &values));
@@ -324,12 +306,12 @@ KilnStatus MeanInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "MEAN";
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
   if (state->output_count == 0) return kKilnOk;
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(
-      CheckData(context, op, "input", input, reference::NumElements(state->params.input_dims), 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, state->output_count, 4));
-  reference::MeanFloat(state->params, FloatData(input), FloatData(output));
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op,
+                                               reference::NumElements(state->params.input_dims),
+                                               state->output_count, &input, &output));
+  reference::MeanFloat(state->params, input, output);
   return kKilnOk;
 }
 

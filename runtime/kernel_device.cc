@@ -92,7 +92,49 @@ std::vector<Geometry> PlanLaunches(const std::vector<int64_t>& out_dims,
   return launches;
 }
 
+// Driver buffers for `tensors`, acquired (and uploaded); the last is an output where `last_is_output`.
+KilnStatus AcquireBuffers(KernelDevice* device, const std::vector<const KilnTensor*>& tensors,
+                          bool last_is_output, std::vector<std::unique_ptr<TensorBuffer>>* buffers) {
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const bool is_output = last_is_output && t + 1 == tensors.size();
+    buffers->push_back(std::make_unique<TensorBuffer>(device, tensors[t], is_output));
+    if (KilnStatus s = buffers->back()->Acquire(); s != kKilnOk) return s;
+  }
+  return kKilnOk;
+}
+
 }  // namespace
+
+std::vector<KilnHalBufferView> LaunchViews(const LaunchGeometry& g,
+                                           const std::vector<uint32_t>& element_sizes,
+                                           const std::function<KilnHalBuffer*(size_t)>& buffer_of) {
+  std::vector<KilnHalBufferView> views(element_sizes.size());
+  for (size_t t = 0; t < views.size(); ++t) {
+    KilnHalBufferView& v = views[t];
+    v.struct_size = sizeof v;
+    v.element_size = element_sizes[t];
+    v.buffer = buffer_of(t);
+    v.offset = g.base[t];
+    v.stride_x = g.strides[t][0];
+    v.stride_y = g.strides[t][1];
+    v.stride_z = g.strides[t][2];
+  }
+  return views;
+}
+
+KilnHalForEachDesc ForEachLaunch(const ForEachPlan& plan, const LaunchGeometry& g,
+                                 const std::vector<KilnHalBufferView>& views) {
+  KilnHalForEachDesc desc{};
+  desc.struct_size = sizeof desc;
+  desc.kernel_index = static_cast<uint32_t>(plan.kernel_index);
+  desc.dim_x = g.dim[0];
+  desc.dim_y = g.dim[1];
+  desc.dim_z = g.dim[2];
+  desc.num_inputs = static_cast<uint32_t>(plan.num_inputs);
+  desc.inputs = views.data();
+  desc.output = plan.has_output ? &views.back() : nullptr;
+  return desc;
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // TensorBuffer
@@ -475,34 +517,13 @@ KilnStatus DeviceScript::Invoke(int invokable_index, const void* args, size_t si
 KilnStatus DeviceScript::Run(const ForEachPlan& plan) {
   if (plan.empty) return kKilnOk;
   std::vector<std::unique_ptr<TensorBuffer>> buffers;
-  for (size_t t = 0; t < plan.tensors.size(); ++t) {
-    const bool is_output = plan.has_output && t + 1 == plan.tensors.size();
-    buffers.push_back(std::make_unique<TensorBuffer>(device_, plan.tensors[t], is_output));
-    if (KilnStatus s = buffers.back()->Acquire(); s != kKilnOk) return s;
-  }
+  if (KilnStatus s = AcquireBuffers(device_, plan.tensors, plan.has_output, &buffers); s != kKilnOk) return s;
   if (KilnStatus s = UploadBindings(); s != kKilnOk) return s;
   const KilnHalDriver& d = device_->driver();
   for (const Geometry& g : plan.launches) {
-    std::vector<KilnHalBufferView> views(buffers.size());
-    for (size_t t = 0; t < buffers.size(); ++t) {
-      KilnHalBufferView& v = views[t];
-      v.struct_size = sizeof v;
-      v.element_size = plan.element_sizes[t];
-      v.buffer = buffers[t]->get();
-      v.offset = g.base[t];
-      v.stride_x = g.strides[t][0];
-      v.stride_y = g.strides[t][1];
-      v.stride_z = g.strides[t][2];
-    }
-    KilnHalForEachDesc desc{};
-    desc.struct_size = sizeof desc;
-    desc.kernel_index = static_cast<uint32_t>(plan.kernel_index);
-    desc.dim_x = g.dim[0];
-    desc.dim_y = g.dim[1];
-    desc.dim_z = g.dim[2];
-    desc.num_inputs = static_cast<uint32_t>(plan.num_inputs);
-    desc.inputs = views.data();
-    desc.output = plan.has_output ? &views.back() : nullptr;
+    const std::vector<KilnHalBufferView> views =
+        LaunchViews(g, plan.element_sizes, [&](size_t t) { return buffers[t]->get(); });
+    const KilnHalForEachDesc desc = ForEachLaunch(plan, g, views);
     if (KilnStatus s = d.launch_for_each(script_, &desc); s != kKilnOk) {
       if (device_->builtin()) {
         device_->ReportError("%s: kernel '%s': the %s driver failed the launch", module_->name().c_str(),
@@ -526,23 +547,11 @@ KilnStatus DeviceScript::Run(const ReducePlan& plan, void* result) {
     return kKilnUnsupported;
   }
   std::vector<std::unique_ptr<TensorBuffer>> buffers;
-  for (const KilnTensor* t : plan.inputs) {
-    buffers.push_back(std::make_unique<TensorBuffer>(device_, t, false));
-    if (KilnStatus s = buffers.back()->Acquire(); s != kKilnOk) return s;
-  }
+  if (KilnStatus s = AcquireBuffers(device_, plan.inputs, false, &buffers); s != kKilnOk) return s;
   if (KilnStatus s = UploadBindings(); s != kKilnOk) return s;
   const Geometry& g = plan.launch;
-  std::vector<KilnHalBufferView> views(buffers.size());
-  for (size_t t = 0; t < buffers.size(); ++t) {
-    KilnHalBufferView& v = views[t];
-    v.struct_size = sizeof v;
-    v.element_size = plan.element_sizes[t];
-    v.buffer = buffers[t]->get();
-    v.offset = g.base[t];
-    v.stride_x = g.strides[t][0];
-    v.stride_y = g.strides[t][1];
-    v.stride_z = g.strides[t][2];
-  }
+  const std::vector<KilnHalBufferView> views =
+      LaunchViews(g, plan.element_sizes, [&](size_t t) { return buffers[t]->get(); });
   KilnHalReduceDesc desc{};
   desc.struct_size = sizeof desc;
   desc.reduction_index = static_cast<uint32_t>(plan.reduction_index);
@@ -818,13 +827,17 @@ DeviceScript* KernelScript::PrepareAccelerator() {
   return accel_.script.get();
 }
 
-KilnStatus KernelScript::RunOnCpu(const ForEachPlan& plan) {
+KilnStatus KernelScript::OnCpu(const std::function<KilnStatus(DeviceScript*)>& work) {
   Instance* cpu = Cpu();
   if (cpu == nullptr) return kKilnError;
   if (KilnStatus s = Sync(cpu); s != kKilnOk) return s;
-  const KilnStatus s = cpu->script->Run(plan);
+  const KilnStatus s = work(cpu->script.get());
   ReadBack(cpu);
   return s;
+}
+
+KilnStatus KernelScript::RunOnCpu(const ForEachPlan& plan) {
+  return OnCpu([&](DeviceScript* script) { return script->Run(plan); });
 }
 
 void KernelScript::AcceleratorWorkDone() {
@@ -934,12 +947,7 @@ KilnStatus KernelScript::Invoke(int invokable_index, const void* args, size_t si
                             inv.name.c_str(), inv.args_size, size);
     return kKilnInvalidArgument;
   }
-  Instance* cpu = Cpu();
-  if (cpu == nullptr) return kKilnError;
-  if (KilnStatus s = Sync(cpu); s != kKilnOk) return s;
-  const KilnStatus s = cpu->script->Invoke(invokable_index, args, size);
-  ReadBack(cpu);  // what the invokable changed reaches the device before its next launch
-  return s;
+  return OnCpu([&](DeviceScript* script) { return script->Invoke(invokable_index, args, size); });
 }
 
 KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* inputs, int num_inputs, void* result,
@@ -961,12 +969,7 @@ KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* in
     }
     AcceleratorFailed(Subject("reduction", module_->desc().reductions[reduction_index].name), s);
   }
-  Instance* cpu = Cpu();
-  if (cpu == nullptr) return kKilnError;
-  if (KilnStatus s = Sync(cpu); s != kKilnOk) return s;
-  const KilnStatus s = cpu->script->Run(plan, result);
-  ReadBack(cpu);
-  return s;
+  return OnCpu([&](DeviceScript* script) { return script->Run(plan, result); });
 }
 
 KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size, const std::string& what) {

@@ -93,6 +93,14 @@ KilnStatus PlanForEach(const KernelModule& module, int kernel_index, const KilnT
                        KilnTensor* output, const KilnLaunchOptions* options, KernelDevice* reporter,
                        ForEachPlan* plan);
 
+// The buffer views of one launch of geometry `g`: tensor t in `buffer_of(t)`, with `element_sizes[t]`.
+std::vector<KilnHalBufferView> LaunchViews(const LaunchGeometry& g,
+                                           const std::vector<uint32_t>& element_sizes,
+                                           const std::function<KilnHalBuffer*(size_t)>& buffer_of);
+// One launch of `plan` with geometry `g` over `views` (LaunchViews), which must outlive the launch.
+KilnHalForEachDesc ForEachLaunch(const ForEachPlan& plan, const LaunchGeometry& g,
+                                 const std::vector<KilnHalBufferView>& views);
+
 struct ReducePlan {
   int reduction_index = -1;
   std::vector<const KilnTensor*> inputs;
@@ -222,6 +230,9 @@ class KernelScript {
   KilnStatus Sync(Instance* instance);
   void ReadBack(Instance* instance);
   KilnStatus ApplyBindings(Instance* instance);
+  // Runs `work` on the CPU instance with the globals brought up to date, then reads back what it changed
+  // so that it reaches the accelerator before its next launch.
+  KilnStatus OnCpu(const std::function<KilnStatus(DeviceScript*)>& work);
   KernelDevice* reporter() const;
   std::string Subject(const char* what, const std::string& name) const;
 

@@ -336,26 +336,9 @@ KilnStatus KernelPartitionInvoke(Interpreter* interpreter, const KernelPartition
     }
     for (const LaunchGeometry& g : step.plan.launches) {
       if (step.plan.empty) break;
-      std::vector<KilnHalBufferView> views(step.plan.tensors.size());
-      for (size_t t = 0; t < views.size(); ++t) {
-        KilnHalBufferView& v = views[t];
-        v.struct_size = sizeof v;
-        v.element_size = step.plan.element_sizes[t];
-        v.buffer = buffers[step.plan.tensors[t]]->get();
-        v.offset = g.base[t];
-        v.stride_x = g.strides[t][0];
-        v.stride_y = g.strides[t][1];
-        v.stride_z = g.strides[t][2];
-      }
-      KilnHalForEachDesc desc{};
-      desc.struct_size = sizeof desc;
-      desc.kernel_index = static_cast<uint32_t>(step.plan.kernel_index);
-      desc.dim_x = g.dim[0];
-      desc.dim_y = g.dim[1];
-      desc.dim_z = g.dim[2];
-      desc.num_inputs = static_cast<uint32_t>(step.plan.num_inputs);
-      desc.inputs = views.data();
-      desc.output = step.plan.has_output ? &views.back() : nullptr;
+      const std::vector<KilnHalBufferView> views = LaunchViews(
+          g, step.plan.element_sizes, [&](size_t t) { return buffers[step.plan.tensors[t]]->get(); });
+      const KilnHalForEachDesc desc = ForEachLaunch(step.plan, g, views);
       const KilnStatus s = batch != nullptr ? d.batch_record_for_each(batch, step.script->handle(), &desc)
                                             : d.launch_for_each(step.script->handle(), &desc);
       if (s != kKilnOk) {

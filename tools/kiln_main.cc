@@ -68,45 +68,37 @@ std::vector<int64_t> TensorShape(const KilnTensor* t) {
   return shape;
 }
 
+// Tensor data may sit at any alignment, so values are copied out and in.
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 std::string FormatValue(KilnType type, const uint8_t* p) {
   char buf[48];
   switch (type) {
-    case kKilnFloat32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      std::snprintf(buf, sizeof buf, "%.8g", v);
-      break;
-    }
-    case kKilnFloat64: {
-      double v;
-      std::memcpy(&v, p, 8);
-      std::snprintf(buf, sizeof buf, "%.12g", v);
-      break;
-    }
+    case kKilnFloat32: std::snprintf(buf, sizeof buf, "%.8g", Load<float>(p)); break;
+    case kKilnFloat64: std::snprintf(buf, sizeof buf, "%.12g", Load<double>(p)); break;
     case kKilnInt8: std::snprintf(buf, sizeof buf, "%d", static_cast<int8_t>(*p)); break;
     case kKilnUInt8: std::snprintf(buf, sizeof buf, "%u", *p); break;
     case kKilnBool: std::snprintf(buf, sizeof buf, "%s", *p ? "true" : "false"); break;
-    case kKilnInt16: {
-      int16_t v;
-      std::memcpy(&v, p, 2);
-      std::snprintf(buf, sizeof buf, "%d", v);
-      break;
-    }
-    case kKilnInt32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      std::snprintf(buf, sizeof buf, "%d", v);
-      break;
-    }
-    case kKilnInt64: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      std::snprintf(buf, sizeof buf, "%" PRId64, v);
-      break;
-    }
+    case kKilnInt16: std::snprintf(buf, sizeof buf, "%d", Load<int16_t>(p)); break;
+    case kKilnInt32: std::snprintf(buf, sizeof buf, "%d", Load<int32_t>(p)); break;
+    case kKilnInt64: std::snprintf(buf, sizeof buf, "%" PRId64, Load<int64_t>(p)); break;
     default: std::snprintf(buf, sizeof buf, "?"); break;
   }
   return buf;
+}
+
+// Fills whole values of sizeof(draw()) bytes; a ragged tail stays as it is.
+template <typename Draw>
+void FillValues(uint8_t* data, size_t bytes, Draw draw) {
+  for (size_t i = 0; i + sizeof(draw()) <= bytes; i += sizeof(draw())) {
+    const auto v = draw();
+    std::memcpy(data + i, &v, sizeof v);
+  }
 }
 
 void FillRandom(KilnTensor* t, std::mt19937* rng) {
@@ -115,18 +107,12 @@ void FillRandom(KilnTensor* t, std::mt19937* rng) {
   switch (KilnTensorType(t)) {
     case kKilnFloat32: {
       std::uniform_real_distribution<float> dist(0.0f, 1.0f);
-      for (size_t i = 0; i + 4 <= bytes; i += 4) {
-        const float v = dist(*rng);
-        std::memcpy(data + i, &v, 4);
-      }
+      FillValues(data, bytes, [&] { return dist(*rng); });
       break;
     }
     case kKilnInt32: {
       std::uniform_int_distribution<int32_t> dist(0, 9);
-      for (size_t i = 0; i + 4 <= bytes; i += 4) {
-        const int32_t v = dist(*rng);
-        std::memcpy(data + i, &v, 4);
-      }
+      FillValues(data, bytes, [&] { return dist(*rng); });
       break;
     }
     default: {

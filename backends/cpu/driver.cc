@@ -22,11 +22,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/common/driver_util.h"
 #include "backends/cpu/cpu_driver.h"
 #include "backends/cpu/jit.h"
 #include "backends/cpu/object_cache.h"
 #include "backends/cpu/thread_pool.h"
 #include "kiln/hal.h"
+#include "kiln/hal_util.h"
 #include "kiln/kernel_abi.h"
 
 #ifndef KILN_CPU_DRIVER_VERSION
@@ -73,38 +75,11 @@ KILN_NO_SANITIZE_FUNCTION void CallCombine(ReduceCombineFn fn, void* accum, cons
 }
 KILN_NO_SANITIZE_FUNCTION void CallOut(ReduceOutFn fn, void* result, const void* accum) { fn(result, accum); }
 
-// ---- Reading structs across the boundary ----------------------------------------------------------------
-
-// Copies a caller's struct, honouring its struct_size: a newer caller's extra tail is ignored. Every struct
-// of HAL 1.0 is required in full (there is no older version to be smaller).
-template <typename T>
-bool ReadStruct(const T* in, T* out) {
-  memset(out, 0, sizeof(T));
-  if (!in || in->struct_size < sizeof(T)) return false;
-  memcpy(out, in, sizeof(T));
-  return true;
-}
-
-template <typename T>
-bool ReadElement(const T* array, uint32_t index, T* out) {
-  if (!array || array[0].struct_size < sizeof(T)) return false;
-  const char* base = reinterpret_cast<const char*>(array) + static_cast<size_t>(index) * array[0].struct_size;
-  return ReadStruct(reinterpret_cast<const T*>(base), out);
-}
-
-// Writes `in` into a caller's out-struct without passing its struct_size.
-template <typename T>
-bool WriteStruct(const T& in, T* out) {
-  if (!out || out->struct_size < sizeof(uint32_t)) return false;
-  uint32_t size = std::min<uint32_t>(out->struct_size, sizeof(T));
-  memcpy(out, &in, size);
-  out->struct_size = size;
-  return true;
-}
-
-std::string LevelString(uint32_t level) {
-  return std::to_string(KILN_HAL_LEVEL_MAJOR(level)) + "." + std::to_string(KILN_HAL_LEVEL_MINOR(level));
-}
+using driver::CheckView;
+using driver::LevelString;
+using driver::ReadElement;
+using driver::ReadStruct;
+using driver::WriteStruct;
 
 std::string ReadProcCpuinfo(const char* field) {
   std::ifstream in("/proc/cpuinfo");
@@ -124,8 +99,7 @@ struct Instance;
 struct Module;
 struct Script;
 
-struct Instance {
-  KilnHalServices services;
+struct Instance : driver::ServicesClient {
   std::string cache_dir;
   uint32_t num_threads = 1;
   TargetSpec target;
@@ -136,43 +110,6 @@ struct Instance {
   std::unique_ptr<ThreadPool> pool;
   std::unique_ptr<JitLinker> linker;
   int open_devices = 0;
-
-  void Log(KilnHalLogLevel level, const std::string& message) const {
-    if (services.log) services.log(services.user_data, level, message.c_str());
-  }
-  KilnStatus Fail(KilnStatus status, const std::string& message) const {
-    if (services.report_error) {
-      services.report_error(services.user_data, status, message.c_str());
-    } else {
-      Log(kKilnHalLogError, message);
-    }
-    return status;
-  }
-  uint64_t NowNs() const {
-    if (services.now_ns) return services.now_ns(services.user_data);
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-  }
-  std::string Config(const char* key, const char* env) const {
-    if (services.get_config) {
-      if (const char* value = services.get_config(services.user_data, key)) return value;
-    }
-    if (const char* value = getenv(env)) return value;
-    return "";
-  }
-  void* Allocate(size_t size, size_t alignment) const {
-    if (services.allocate) return services.allocate(services.user_data, size, alignment);
-    return aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-  }
-  void Free(void* ptr) const {
-    if (!ptr) return;
-    if (services.free) {
-      services.free(services.user_data, ptr);
-    } else {
-      free(ptr);
-    }
-  }
 };
 
 struct FenceState;
@@ -447,51 +384,41 @@ KilnStatus RunPrepared(PreparedLaunch& p) {
   return kKilnOk;
 }
 
-// Checks that every cell a view reaches lies inside its buffer, and (for outputs) that no two cells overlap.
-bool CheckView(const KilnHalBufferView& view, uint32_t element_size, const uint32_t dims[3], bool is_output,
-               const std::string& what, std::string* out_error) {
-  if (!view.buffer) {
-    *out_error = what + ": buffer is NULL";
-    return false;
-  }
-  if (view.element_size != element_size) {
-    *out_error = what + ": element size " + std::to_string(view.element_size) + ", the kernel's is " +
-                 std::to_string(element_size);
-    return false;
-  }
-  const Buffer* buffer = reinterpret_cast<const Buffer*>(view.buffer);
-  const uint64_t strides[3] = {view.stride_x, view.stride_y, view.stride_z};
-  unsigned __int128 last = view.offset;
-  for (int d = 0; d < 3; ++d) last += static_cast<unsigned __int128>(dims[d] - 1) * strides[d];
-  if (last + element_size > buffer->size) {
-    *out_error = what + ": the view (offset " + std::to_string(view.offset) + ", strides " +
-                 std::to_string(view.stride_x) + "/" + std::to_string(view.stride_y) + "/" +
-                 std::to_string(view.stride_z) + ") reaches past the end of its " +
-                 std::to_string(buffer->size) + "-byte buffer";
-    return false;
-  }
-  if (is_output) {
-    // Cells must not overlap, or threads would race on them: each dimension steps past the previous ones.
-    unsigned __int128 span = element_size;
-    for (int d = 0; d < 3; ++d) {
-      if (dims[d] > 1 && strides[d] < span) {
-        *out_error = what + ": output stride " + std::to_string(strides[d]) + " along " +
-                     std::string(1, "xyz"[d]) + " overlaps earlier cells (needs at least " +
-                     std::to_string(static_cast<uint64_t>(span)) + ")";
-        return false;
-      }
-      span = static_cast<unsigned __int128>(dims[d] - 1) * strides[d] + span;
-    }
-  }
-  return true;
-}
-
 KilnStatus CheckDims(Instance* instance, uint32_t dim_x, uint32_t dim_y, uint32_t dim_z,
                      const std::string& what) {
-  if (dim_x == 0 || dim_y == 0 || dim_z == 0 || dim_x > kMaxDim || dim_y > kMaxDim || dim_z > kMaxDim) {
-    return instance->Fail(kKilnInvalidArgument, what + ": launch extents " + std::to_string(dim_x) + "x" +
-                                                    std::to_string(dim_y) + "x" + std::to_string(dim_z) +
-                                                    " must each be in [1, " + std::to_string(kMaxDim) + "]");
+  std::string error;
+  if (!driver::CheckLaunchExtents(dim_x, dim_y, dim_z, kMaxDim, what, &error)) {
+    return instance->Fail(kKilnInvalidArgument, error);
+  }
+  return kKilnOk;
+}
+
+// Starts `launch` over extents `dims` with the caller's input views, each checked against its buffer and the
+// element size the kernel or reduction expects.
+KilnStatus StartLaunch(Instance* instance, const KilnHalBufferView* inputs, uint32_t num_inputs,
+                       const std::vector<uint32_t>& input_sizes, const uint32_t dims[3],
+                       const std::string& what, KilnKernelLaunch* launch) {
+  memset(launch, 0, sizeof(*launch));
+  launch->struct_size = sizeof(*launch);
+  launch->abi_version = KILN_KERNEL_ABI_VERSION;
+  launch->num_inputs = num_inputs;
+  launch->dim_x = dims[0];
+  launch->dim_y = dims[1];
+  launch->dim_z = dims[2];
+  std::string error;
+  for (uint32_t i = 0; i < num_inputs; ++i) {
+    KilnHalBufferView view;
+    if (!ReadElement(inputs, i, &view)) {
+      return instance->Fail(kKilnInvalidArgument, what + ": input " + std::to_string(i) + " is missing");
+    }
+    if (!CheckView<Buffer>(view, input_sizes[i], dims, false, what + ", input " + std::to_string(i),
+                           &error)) {
+      return instance->Fail(kKilnInvalidArgument, error);
+    }
+    launch->in[i] = reinterpret_cast<Buffer*>(view.buffer)->data + view.offset;
+    launch->in_stride_x[i] = view.stride_x;
+    launch->in_stride_y[i] = view.stride_y;
+    launch->in_stride_z[i] = view.stride_z;
   }
   return kKilnOk;
 }
@@ -529,33 +456,18 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Pre
   }
   const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
   KilnKernelLaunch& launch = out->launch;
-  memset(&launch, 0, sizeof(launch));
-  launch.struct_size = sizeof(launch);
-  launch.abi_version = KILN_KERNEL_ABI_VERSION;
-  launch.num_inputs = desc.num_inputs;
-  launch.dim_x = desc.dim_x;
-  launch.dim_y = desc.dim_y;
-  launch.dim_z = desc.dim_z;
-  std::string error;
-  for (uint32_t i = 0; i < desc.num_inputs; ++i) {
-    KilnHalBufferView view;
-    if (!ReadElement(desc.inputs, i, &view)) {
-      return instance->Fail(kKilnInvalidArgument, what + ": input " + std::to_string(i) + " is missing");
-    }
-    if (!CheckView(view, kernel.input_sizes[i], dims, false, what + ", input " + std::to_string(i), &error)) {
-      return instance->Fail(kKilnInvalidArgument, error);
-    }
-    launch.in[i] = reinterpret_cast<Buffer*>(view.buffer)->data + view.offset;
-    launch.in_stride_x[i] = view.stride_x;
-    launch.in_stride_y[i] = view.stride_y;
-    launch.in_stride_z[i] = view.stride_z;
+  if (KilnStatus status =
+          StartLaunch(instance, desc.inputs, desc.num_inputs, kernel.input_sizes, dims, what, &launch);
+      status != kKilnOk) {
+    return status;
   }
+  std::string error;
   if (has_output) {
     KilnHalBufferView view;
     if (!ReadStruct(desc.output, &view)) {
       return instance->Fail(kKilnInvalidArgument, what + ": output view has a too small struct_size");
     }
-    if (!CheckView(view, kernel.output_size, dims, true, what + ", output", &error)) {
+    if (!CheckView<Buffer>(view, kernel.output_size, dims, true, what + ", output", &error)) {
       return instance->Fail(kKilnInvalidArgument, error);
     }
     launch.out = reinterpret_cast<Buffer*>(view.buffer)->data + view.offset;
@@ -615,27 +527,10 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
   }
   const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
   KilnKernelLaunch& launch = out->launch;
-  memset(&launch, 0, sizeof(launch));
-  launch.struct_size = sizeof(launch);
-  launch.abi_version = KILN_KERNEL_ABI_VERSION;
-  launch.num_inputs = desc.num_inputs;
-  launch.dim_x = desc.dim_x;
-  launch.dim_y = desc.dim_y;
-  launch.dim_z = desc.dim_z;
-  std::string error;
-  for (uint32_t i = 0; i < desc.num_inputs; ++i) {
-    KilnHalBufferView view;
-    if (!ReadElement(desc.inputs, i, &view)) {
-      return instance->Fail(kKilnInvalidArgument, what + ": input " + std::to_string(i) + " is missing");
-    }
-    if (!CheckView(view, reduction.input_sizes[i], dims, false, what + ", input " + std::to_string(i),
-                   &error)) {
-      return instance->Fail(kKilnInvalidArgument, error);
-    }
-    launch.in[i] = reinterpret_cast<Buffer*>(view.buffer)->data + view.offset;
-    launch.in_stride_x[i] = view.stride_x;
-    launch.in_stride_y[i] = view.stride_y;
-    launch.in_stride_z[i] = view.stride_z;
+  if (KilnStatus status =
+          StartLaunch(instance, desc.inputs, desc.num_inputs, reduction.input_sizes, dims, what, &launch);
+      status != kKilnOk) {
+    return status;
   }
   launch.script = script;
   out->script = script;
@@ -1595,7 +1490,7 @@ KilnStatus ScriptBindAllocation(KilnHalScript* handle, const char* name, const K
   if (dim_x == 0) return instance->Fail(kKilnInvalidArgument, what + ": dim_x must be at least 1");
   const uint32_t dims[3] = {dim_x, std::max<uint32_t>(dim_y, 1), std::max<uint32_t>(dim_z, 1)};
   std::string error;
-  if (!CheckView(view, view.element_size, dims, false, what, &error)) {
+  if (!CheckView<Buffer>(view, view.element_size, dims, false, what, &error)) {
     return instance->Fail(kKilnInvalidArgument, error);
   }
   if (view.stride_x != view.element_size) {
@@ -1828,24 +1723,13 @@ extern "C" KilnStatus kiln_cpu_driver_query(uint32_t runtime_hal_major, uint32_t
                                             const KilnHalServices* services, KilnHalDriver* out_driver) {
   using namespace kiln::cpu;  // NOLINT: the table below names every entry
   auto instance = std::make_unique<Instance>();
-  memset(&instance->services, 0, sizeof(instance->services));
-  if (services && services->struct_size >= sizeof(uint32_t)) {
-    memcpy(&instance->services, services, std::min<size_t>(services->struct_size, sizeof(KilnHalServices)));
+  kiln_hal_copy_services(services, &instance->services);
+  if (KilnStatus status = kiln_hal_check_query(&instance->services, "the CPU driver", runtime_hal_major,
+                                               runtime_hal_minor, out_driver);
+      status != kKilnOk) {
+    return status;
   }
-  if (!out_driver || out_driver->struct_size < offsetof(KilnHalDriver, shutdown)) {
-    return instance->Fail(kKilnInvalidArgument,
-                          "kiln_cpu_driver_query: out_driver is NULL or its struct_size "
-                          "does not cover the header");
-  }
-  if (runtime_hal_major != KILN_HAL_VERSION_MAJOR) {
-    return instance->Fail(kKilnUnsupported,
-                          "the CPU driver implements HAL " + std::to_string(KILN_HAL_VERSION_MAJOR) + "." +
-                              std::to_string(KILN_HAL_VERSION_MINOR) + ", the runtime speaks " +
-                              std::to_string(runtime_hal_major) + "." + std::to_string(runtime_hal_minor));
-  }
-  instance->cache_dir = instance->Config("cache_dir", "KILN_CACHE_DIR");
-  if (instance->cache_dir.empty()) instance->cache_dir = DefaultCacheDir();
-  if (instance->cache_dir == "off") instance->cache_dir.clear();
+  instance->cache_dir = kiln::driver::ResolveCacheDir(instance->Config("cache_dir", "KILN_CACHE_DIR"));
   instance->num_threads = std::max(1u, std::thread::hardware_concurrency());
   if (std::string threads = instance->Config("cpu.threads", "KILN_CPU_THREADS"); !threads.empty()) {
     char* end = nullptr;
@@ -1862,13 +1746,8 @@ extern "C" KilnStatus kiln_cpu_driver_query(uint32_t runtime_hal_major, uint32_t
   if (instance->cpu_model.empty()) instance->cpu_model = "host CPU";
 
   KilnHalDriver table;
-  memset(&table, 0, sizeof(table));
-  table.struct_size = sizeof(table);
-  table.hal_major = KILN_HAL_VERSION_MAJOR;
-  table.hal_minor = KILN_HAL_VERSION_MINOR;
-  table.name = "kiln-cpu";
-  table.version = KILN_CPU_DRIVER_VERSION;
-  table.instance = reinterpret_cast<KilnHalInstance*>(instance.get());
+  kiln_hal_driver_table_init(&table, "kiln-cpu", KILN_CPU_DRIVER_VERSION,
+                             reinterpret_cast<KilnHalInstance*>(instance.get()));
   table.shutdown = Shutdown;
   table.device_count = DeviceCount;
   table.device_get_info = DeviceGetInfo;

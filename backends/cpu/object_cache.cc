@@ -1,15 +1,10 @@
 #include "backends/cpu/object_cache.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cstdlib>
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
-#include <vector>
 
+#include "backends/common/cache_file.h"
 #include "llvm/Support/xxhash.h"
 
 namespace kiln {
@@ -46,27 +41,6 @@ void AppendField(std::string& out, const void* bytes, size_t size) {
 }
 void AppendField(std::string& out, const std::string& text) { AppendField(out, text.data(), text.size()); }
 
-bool MakeDirs(const std::string& path) {
-  if (path.empty()) return false;
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0) return S_ISDIR(st.st_mode);
-  size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos && slash > 0 && !MakeDirs(path.substr(0, slash))) return false;
-  return mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
-}
-
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string ComputeCacheKey(const CacheKeyInputs& in) {
@@ -90,43 +64,20 @@ std::string ComputeCacheKey(const CacheKeyInputs& in) {
   return std::string(hex, 32);
 }
 
-std::string DefaultCacheDir() {
-  if (const char* dir = getenv("KILN_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kiln";
-  if (const char* home = getenv("HOME"); home && *home) return std::string(home) + "/.cache/kiln";
-  return "";
-}
-
 std::string ObjectCache::PathFor(const std::string& key) const { return dir_ + "/" + key + ".kobj"; }
 
 ObjectCache::LoadResult ObjectCache::Load(const std::string& key, std::string* out_object,
                                           std::string* out_problem) const {
   if (!enabled()) return LoadResult::kMiss;
   const std::string path = PathFor(key);
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return LoadResult::kMiss;
-    *out_problem = path + ": cannot open: " + strerror(errno);
-    return LoadResult::kCorrupt;
-  }
-  struct stat st;
   std::string contents;
-  bool read_ok = fstat(fd, &st) == 0;
-  if (read_ok) {
-    contents.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < contents.size()) {
-      ssize_t n = read(fd, &contents[done], contents.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    read_ok = done == contents.size();
-  }
-  close(fd);
-  if (!read_ok) {
-    *out_problem = path + ": read failed";
-    return LoadResult::kCorrupt;
+  switch (driver::ReadWholeFile(path, &contents, out_problem)) {
+    case driver::FileReadResult::kAbsent:
+      return LoadResult::kMiss;
+    case driver::FileReadResult::kFailed:
+      return LoadResult::kCorrupt;
+    case driver::FileReadResult::kRead:
+      break;
   }
   EntryHeader header;
   if (contents.size() < sizeof(header)) {
@@ -168,10 +119,6 @@ ObjectCache::LoadResult ObjectCache::Load(const std::string& key, std::string* o
 
 bool ObjectCache::Store(const std::string& key, const std::string& object, std::string* out_problem) const {
   if (!enabled()) return true;
-  if (!MakeDirs(dir_)) {
-    *out_problem = dir_ + ": cannot create the cache folder: " + strerror(errno);
-    return false;
-  }
   EntryHeader header;
   memset(&header, 0, sizeof(header));
   memcpy(header.magic, kMagic, sizeof(kMagic));
@@ -181,24 +128,8 @@ bool ObjectCache::Store(const std::string& key, const std::string& object, std::
   header.payload_size = object.size();
   header.payload_checksum = PayloadChecksum(object);
   header.header_checksum = HeaderChecksum(header);
-
-  static std::atomic<uint64_t> counter{0};
-  const std::string final_path = PathFor(key);
-  const std::string temp_path =
-      final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
-  int fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *out_problem = temp_path + ": cannot create: " + strerror(errno);
-    return false;
-  }
-  bool ok = WriteAll(fd, &header, sizeof(header)) && WriteAll(fd, object.data(), object.size());
-  ok = (close(fd) == 0) && ok;
-  if (ok && rename(temp_path.c_str(), final_path.c_str()) != 0) ok = false;
-  if (!ok) {
-    *out_problem = final_path + ": write failed: " + strerror(errno);
-    unlink(temp_path.c_str());
-  }
-  return ok;
+  return driver::WriteFileAtomically(PathFor(key), &header, sizeof(header), object.data(), object.size(),
+                                     out_problem);
 }
 
 }  // namespace cpu

@@ -28,9 +28,6 @@ struct CacheKeyInputs {
 // 32 lowercase hex digits.
 std::string ComputeCacheKey(const CacheKeyInputs& inputs);
 
-// The default folder: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else $HOME/.cache/kiln; "" if none is set.
-std::string DefaultCacheDir();
-
 class ObjectCache {
  public:
   enum class LoadResult { kMiss, kHit, kCorrupt };

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kiln/hal.h"
+#include "kiln/hal_util.h"
 #include "kiln/kernel_abi.h"
 #include "sample_jit.h"
 
@@ -42,37 +43,12 @@ constexpr uint32_t kBufferAlignment = 64;
 constexpr uint32_t kMaxDim = 1u << 24;
 constexpr uint64_t kMaxBufferSize = uint64_t{1} << 34;
 
-// ---- Reading structs that cross the boundary
-// --------------------------------------------------------------- Every struct starts with its size. A caller
-// built against an older minor may pass a smaller one (the missing tail reads as zero); a newer caller a
-// larger one (its tail is ignored). HAL 1.0 has no older version, so for input structs everything up to our
-// own size is required.
-
-template <typename T>
-bool ReadStruct(const T* in, T* out) {
-  memset(out, 0, sizeof(T));
-  if (!in || in->struct_size < sizeof(T)) return false;
-  memcpy(out, in, sizeof(T));
-  return true;
-}
-
-// Element `index` of an array of structs: the stride is the first element's struct_size.
-template <typename T>
-bool ReadElement(const T* array, uint32_t index, T* out) {
-  if (!array || array[0].struct_size < sizeof(T)) return false;
-  const char* base = reinterpret_cast<const char*>(array) + static_cast<size_t>(index) * array[0].struct_size;
-  return ReadStruct(reinterpret_cast<const T*>(base), out);
-}
-
-// Writes an out-struct without passing the caller's struct_size.
-template <typename T>
-bool WriteStruct(const T& in, T* out) {
-  if (!out || out->struct_size < sizeof(uint32_t)) return false;
-  const uint32_t size = std::min<uint32_t>(out->struct_size, sizeof(T));
-  memcpy(out, &in, size);
-  out->struct_size = size;
-  return true;
-}
+// ---- Structs that cross the boundary ------------------------------------------------------------------
+// Every struct starts with its size. A caller built against an older minor may pass a smaller one (the
+// missing tail reads as zero); a newer caller a larger one (its tail is ignored). kiln/hal_util.h handles
+// that for every struct below: KILN_HAL_READ_STRUCT, KILN_HAL_READ_ELEMENT (arrays, whose stride is the first
+// element's struct_size) and KILN_HAL_WRITE_STRUCT (out-structs, never written past the caller's
+// struct_size). HAL 1.0 has no older version, so for input structs everything up to our own size is required.
 
 std::string LevelString(uint32_t level) {
   return std::to_string(KILN_HAL_LEVEL_MAJOR(level)) + "." + std::to_string(KILN_HAL_LEVEL_MINOR(level));
@@ -87,16 +63,11 @@ struct Instance {
   int open_devices = 0;
 
   void Log(KilnHalLogLevel level, const std::string& message) const {
-    if (services.log) services.log(services.user_data, level, message.c_str());
+    kiln_hal_log(&services, level, message.c_str());
   }
-  // Every failure goes through here: the message first, then the status.
+  // Every failure goes through here: the message first (report_error), then the status.
   KilnStatus Fail(KilnStatus status, const std::string& message) const {
-    if (services.report_error) {
-      services.report_error(services.user_data, status, message.c_str());
-    } else {
-      Log(kKilnHalLogError, message);
-    }
-    return status;
+    return kiln_hal_fail(&services, status, message.c_str());
   }
   void* Allocate(size_t size, size_t alignment) const {
     if (services.allocate) return services.allocate(services.user_data, size, alignment);
@@ -436,7 +407,7 @@ KilnStatus DeviceGetInfo(KilnHalInstance* handle, uint32_t index, KilnHalDeviceI
   info.limits.max_threads = 1;
   info.limits.max_buffer_size = kMaxBufferSize;
   info.limits.buffer_alignment = kBufferAlignment;
-  WriteStruct(info, out_info);
+  KILN_HAL_WRITE_STRUCT(info, out_info);
   return kKilnOk;
 }
 
@@ -480,7 +451,7 @@ KilnStatus BufferCreate(KilnHalDevice* handle, const KilnHalBufferDesc* in_desc,
   SAMPLE_REQUIRE(device);
   Instance* instance = device->instance;
   KilnHalBufferDesc desc;
-  if (!ReadStruct(in_desc, &desc) || !out_buffer) {
+  if (!KILN_HAL_READ_STRUCT(in_desc, &desc) || !out_buffer) {
     return instance->Fail(kKilnInvalidArgument,
                           "buffer_create: desc or out_buffer is NULL, or desc is too small");
   }
@@ -585,7 +556,7 @@ KilnStatus ReadModuleDesc(Instance* instance, const KilnHalModuleDesc& desc, Mod
   for (uint32_t i = 0; i < desc.num_kernels; ++i) {
     KilnHalKernelDesc k;
     Kernel kernel;
-    if (!ReadElement(desc.kernels, i, &k) || !k.name ||
+    if (!KILN_HAL_READ_ELEMENT(desc.kernels, i, &k) || !k.name ||
         !ReadSizes(k.input_element_sizes, k.num_inputs, &kernel.input_sizes)) {
       return instance->Fail(kKilnInvalidModel, what + ": kernel " + std::to_string(i) + " is malformed");
     }
@@ -603,7 +574,7 @@ KilnStatus ReadModuleDesc(Instance* instance, const KilnHalModuleDesc& desc, Mod
   for (uint32_t i = 0; i < desc.num_reductions; ++i) {
     KilnHalReductionDesc r;
     Reduction reduction;
-    if (!ReadElement(desc.reductions, i, &r) || !r.name ||
+    if (!KILN_HAL_READ_ELEMENT(desc.reductions, i, &r) || !r.name ||
         !ReadSizes(r.input_element_sizes, r.num_inputs, &reduction.input_sizes)) {
       return instance->Fail(kKilnInvalidModel, what + ": reduction " + std::to_string(i) + " is malformed");
     }
@@ -628,7 +599,7 @@ KilnStatus ReadModuleDesc(Instance* instance, const KilnHalModuleDesc& desc, Mod
   }
   for (uint32_t i = 0; i < desc.num_invokables; ++i) {
     KilnHalInvokableDesc v;
-    if (!ReadElement(desc.invokables, i, &v) || !v.name) {
+    if (!KILN_HAL_READ_ELEMENT(desc.invokables, i, &v) || !v.name) {
       return instance->Fail(kKilnInvalidModel, what + ": invokable " + std::to_string(i) + " is malformed");
     }
     module->invokables.push_back(Invokable{v.name, SymbolOr(v.symbol, std::string("__kiln_invoke_") + v.name),
@@ -636,7 +607,7 @@ KilnStatus ReadModuleDesc(Instance* instance, const KilnHalModuleDesc& desc, Mod
   }
   for (uint32_t i = 0; i < desc.num_globals; ++i) {
     KilnHalGlobalDesc g;
-    if (!ReadElement(desc.globals, i, &g) || !g.name) {
+    if (!KILN_HAL_READ_ELEMENT(desc.globals, i, &g) || !g.name) {
       return instance->Fail(kKilnInvalidModel, what + ": global " + std::to_string(i) + " is malformed");
     }
     module->globals.push_back(Global{g.name, g.flags, g.size});
@@ -678,7 +649,7 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
   Instance* instance = device->instance;
   const uint64_t start = instance->NowNs();
   KilnHalModuleDesc desc;
-  if (!ReadStruct(in_desc, &desc) || !out_module) {
+  if (!KILN_HAL_READ_STRUCT(in_desc, &desc) || !out_module) {
     return instance->Fail(kKilnInvalidArgument,
                           "module_load: desc or out_module is NULL, or desc is too small");
   }
@@ -696,7 +667,8 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
   std::string tags;
   for (uint32_t i = 0; i < desc.num_payloads; ++i) {
     KilnHalPayload payload;
-    if (!ReadElement(desc.payloads, i, &payload) || !payload.tag || (!payload.data && payload.size)) {
+    if (!KILN_HAL_READ_ELEMENT(desc.payloads, i, &payload) || !payload.tag ||
+        (!payload.data && payload.size)) {
       return instance->Fail(kKilnInvalidModel,
                             module->name + ": payload " + std::to_string(i) + " is malformed");
     }
@@ -755,7 +727,7 @@ KilnStatus ModuleUnload(KilnHalModule* handle) {
 KilnStatus ModuleGetInfo(KilnHalModule* handle, KilnHalModuleInfo* out_info) {
   Module* module = AsModule(handle);
   SAMPLE_REQUIRE(module);
-  if (!WriteStruct(module->info, out_info)) {
+  if (!KILN_HAL_WRITE_STRUCT(module->info, out_info)) {
     return module->device->instance->Fail(kKilnInvalidArgument,
                                           "module_get_info: out_info is NULL or has no struct_size");
   }
@@ -959,7 +931,7 @@ KilnStatus ScriptBindAllocation(KilnHalScript* handle, const char* name, const K
     return kKilnOk;
   }
   KilnHalBufferView view;
-  if (!ReadStruct(in_view, &view))
+  if (!KILN_HAL_READ_STRUCT(in_view, &view))
     return instance->Fail(kKilnInvalidArgument, what + ": view struct_size too small");
   if (dim_x == 0) return instance->Fail(kKilnInvalidArgument, what + ": dim_x must be at least 1");
   const uint32_t dims[3] = {dim_x, std::max(dim_y, 1u), std::max(dim_z, 1u)};
@@ -1033,7 +1005,7 @@ KilnStatus ReadInputs(Instance* instance, const KilnHalBufferView* inputs, uint3
   for (uint32_t i = 0; i < num_inputs; ++i) {
     KilnHalBufferView view;
     std::string error;
-    if (!ReadElement(inputs, i, &view)) {
+    if (!KILN_HAL_READ_ELEMENT(inputs, i, &view)) {
       return instance->Fail(kKilnInvalidArgument, what + ": input " + std::to_string(i) + " is missing");
     }
     if (!CheckView(view, sizes[i], dims, false, what + ", input " + std::to_string(i), &error)) {
@@ -1062,7 +1034,7 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
   Instance* instance = script->instance();
   Module* module = script->module;
   KilnHalForEachDesc desc;
-  if (!ReadStruct(in_desc, &desc)) {
+  if (!KILN_HAL_READ_STRUCT(in_desc, &desc)) {
     return instance->Fail(kKilnInvalidArgument,
                           "launch_for_each: desc is NULL or its struct_size is too small");
   }
@@ -1094,7 +1066,7 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
   if (has_output) {
     KilnHalBufferView view;
     std::string error;
-    if (!ReadStruct(desc.output, &view))
+    if (!KILN_HAL_READ_STRUCT(desc.output, &view))
       return instance->Fail(kKilnInvalidArgument, what + ": output view too small");
     if (!CheckView(view, kernel.output_size, dims, true, what + ", output", &error)) {
       return instance->Fail(kKilnInvalidArgument, error);
@@ -1122,7 +1094,7 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
   Instance* instance = script->instance();
   Module* module = script->module;
   KilnHalReduceDesc desc;
-  if (!ReadStruct(in_desc, &desc)) {
+  if (!KILN_HAL_READ_STRUCT(in_desc, &desc)) {
     return instance->Fail(kKilnInvalidArgument,
                           "launch_reduce: desc is NULL or its struct_size is too small");
   }
@@ -1312,30 +1284,17 @@ KILN_SAMPLE_EXPORT KilnStatus kiln_driver_query(uint32_t runtime_hal_major, uint
   using namespace kiln_sample;  // NOLINT: the table below names every entry
   auto instance = std::make_unique<Instance>();
   // Keep a copy of the runtime's services, as much of them as both sides know.
-  memset(&instance->services, 0, sizeof(instance->services));
-  if (services && services->struct_size >= sizeof(uint32_t)) {
-    memcpy(&instance->services, services, std::min<size_t>(services->struct_size, sizeof(KilnHalServices)));
-  }
-  if (!out_driver || out_driver->struct_size < offsetof(KilnHalDriver, shutdown)) {
-    return instance->Fail(kKilnInvalidArgument,
-                          "kiln_driver_query: out_driver is NULL or too small for its header");
-  }
-  // Same major: this driver works with it (whatever the minor). A different major changed meanings.
-  if (runtime_hal_major != KILN_HAL_VERSION_MAJOR) {
-    return instance->Fail(kKilnUnsupported, std::string(kDriverName) + " implements HAL " +
-                                                std::to_string(KILN_HAL_VERSION_MAJOR) + "." +
-                                                std::to_string(KILN_HAL_VERSION_MINOR) +
-                                                ", the runtime speaks " + std::to_string(runtime_hal_major) +
-                                                "." + std::to_string(runtime_hal_minor));
+  kiln_hal_copy_services(services, &instance->services);
+  // A table too small for its header, or another HAL major (whose meanings changed), is refused; any minor of
+  // this major works.
+  if (KilnStatus status = kiln_hal_check_query(&instance->services, kDriverName, runtime_hal_major,
+                                               runtime_hal_minor, out_driver);
+      status != kKilnOk) {
+    return status;
   }
   KilnHalDriver table;
-  memset(&table, 0, sizeof(table));
-  table.struct_size = sizeof(table);
-  table.hal_major = KILN_HAL_VERSION_MAJOR;
-  table.hal_minor = KILN_HAL_VERSION_MINOR;
-  table.name = kDriverName;
-  table.version = kDriverVersion;
-  table.instance = reinterpret_cast<KilnHalInstance*>(instance.get());
+  kiln_hal_driver_table_init(&table, kDriverName, kDriverVersion,
+                             reinterpret_cast<KilnHalInstance*>(instance.get()));
   table.shutdown = Shutdown;
   table.device_count = DeviceCount;
   table.device_get_info = DeviceGetInfo;
@@ -1367,7 +1326,7 @@ KILN_SAMPLE_EXPORT KilnStatus kiln_driver_query(uint32_t runtime_hal_major, uint
   table.fence_wait = FenceWait;
   table.fence_destroy = FenceDestroy;
   // Fills no more than the runtime's struct_size: an older runtime gets the entries it knows about.
-  WriteStruct(table, out_driver);
+  KILN_HAL_WRITE_STRUCT(table, out_driver);
   instance.release();  // owned by the runtime now, until shutdown
   return kKilnOk;
 }

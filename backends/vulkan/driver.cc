@@ -18,9 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/driver_util.h"
 #include "backends/vulkan/pipeline_cache.h"
 #include "backends/vulkan/spirv_payload.h"
 #include "kiln/hal.h"
+#include "kiln/hal_util.h"
 #include "kiln/kernel_abi.h"
 #include "kiln/spirv_abi.h"
 
@@ -38,36 +40,11 @@ constexpr VkDeviceSize kStagingSize = 8ull << 20;
 constexpr uint32_t kNumShapes = 3;  // 1D, 2D, 3D workgroups
 const uint32_t kDriverLevel = KILN_HAL_LEVEL(KILN_KERNEL_HAL_LEVEL_MAJOR, KILN_KERNEL_HAL_LEVEL_MINOR);
 
-// ---- Reading structs across the boundary (HAL 1.0: every struct is required in full)
-// --------------------------
-
-template <typename T>
-bool ReadStruct(const T* in, T* out) {
-  memset(out, 0, sizeof(T));
-  if (!in || in->struct_size < sizeof(T)) return false;
-  memcpy(out, in, sizeof(T));
-  return true;
-}
-
-template <typename T>
-bool ReadElement(const T* array, uint32_t index, T* out) {
-  if (!array || array[0].struct_size < sizeof(T)) return false;
-  const char* base = reinterpret_cast<const char*>(array) + static_cast<size_t>(index) * array[0].struct_size;
-  return ReadStruct(reinterpret_cast<const T*>(base), out);
-}
-
-template <typename T>
-bool WriteStruct(const T& in, T* out) {
-  if (!out || out->struct_size < sizeof(uint32_t)) return false;
-  uint32_t size = std::min<uint32_t>(out->struct_size, sizeof(T));
-  memcpy(out, &in, size);
-  out->struct_size = size;
-  return true;
-}
-
-std::string LevelString(uint32_t level) {
-  return std::to_string(KILN_HAL_LEVEL_MAJOR(level)) + "." + std::to_string(KILN_HAL_LEVEL_MINOR(level));
-}
+using driver::CheckView;
+using driver::LevelString;
+using driver::ReadElement;
+using driver::ReadStruct;
+using driver::WriteStruct;
 
 std::string VkResultName(VkResult result) {
   switch (result) {
@@ -185,8 +162,7 @@ struct PhysicalDevice {
   bool unified = false;  // device-local memory the host can map: buffers are zero-copy
 };
 
-struct Instance {
-  KilnHalServices services{};
+struct Instance : driver::ServicesClient {
   VkInstance instance = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
   bool validation = false;
@@ -196,31 +172,6 @@ struct Instance {
   bool force_staging = false;
   std::mutex mutex;
   int open_devices = 0;
-
-  void Log(KilnHalLogLevel level, const std::string& message) const {
-    if (services.log) services.log(services.user_data, level, message.c_str());
-  }
-  KilnStatus Fail(KilnStatus status, const std::string& message) const {
-    if (services.report_error) {
-      services.report_error(services.user_data, status, message.c_str());
-    } else {
-      Log(kKilnHalLogError, message);
-    }
-    return status;
-  }
-  uint64_t NowNs() const {
-    if (services.now_ns) return services.now_ns(services.user_data);
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-  }
-  std::string Config(const char* key, const char* env) const {
-    if (services.get_config) {
-      if (const char* value = services.get_config(services.user_data, key)) return value;
-    }
-    if (const char* value = getenv(env)) return value;
-    return "";
-  }
 };
 
 struct MemoryBlock {
@@ -1819,44 +1770,6 @@ KilnStatus ScriptGetGlobal(KilnHalScript* handle, const char* name, uint64_t siz
   return kKilnOk;
 }
 
-// Checks that every cell a view reaches lies inside its buffer, and (for outputs) that cells do not overlap.
-bool CheckView(const KilnHalBufferView& view, uint32_t element_size, const uint32_t dims[3], bool is_output,
-               const std::string& what, std::string* out_error) {
-  if (!view.buffer) {
-    *out_error = what + ": buffer is NULL";
-    return false;
-  }
-  if (view.element_size != element_size) {
-    *out_error = what + ": element size " + std::to_string(view.element_size) + ", the kernel's is " +
-                 std::to_string(element_size);
-    return false;
-  }
-  const Buffer* buffer = reinterpret_cast<const Buffer*>(view.buffer);
-  const uint64_t strides[3] = {view.stride_x, view.stride_y, view.stride_z};
-  unsigned __int128 last = view.offset;
-  for (int d = 0; d < 3; ++d) last += static_cast<unsigned __int128>(dims[d] - 1) * strides[d];
-  if (last + element_size > buffer->size) {
-    *out_error = what + ": the view (offset " + std::to_string(view.offset) + ", strides " +
-                 std::to_string(view.stride_x) + "/" + std::to_string(view.stride_y) + "/" +
-                 std::to_string(view.stride_z) + ") reaches past the end of its " +
-                 std::to_string(buffer->size) + "-byte buffer";
-    return false;
-  }
-  if (is_output) {
-    unsigned __int128 span = element_size;
-    for (int d = 0; d < 3; ++d) {
-      if (dims[d] > 1 && strides[d] < span) {
-        *out_error = what + ": output stride " + std::to_string(strides[d]) + " along " +
-                     std::string(1, "xyz"[d]) + " overlaps earlier cells (needs at least " +
-                     std::to_string(static_cast<uint64_t>(span)) + ")";
-        return false;
-      }
-      span = static_cast<unsigned __int128>(dims[d] - 1) * strides[d] + span;
-    }
-  }
-  return true;
-}
-
 // The view in units of the binding's array element, as the push constants carry it.
 bool ViewInUnits(const KilnHalBufferView& view, uint32_t unit, const std::string& what, uint32_t out[4],
                  std::string* out_error) {
@@ -1897,7 +1810,7 @@ KilnStatus ScriptBindAllocation(KilnHalScript* handle, const char* name, const K
     if (dim_x == 0) return instance->Fail(kKilnInvalidArgument, what + ": dim_x must be at least 1");
     const uint32_t dims[3] = {dim_x, std::max<uint32_t>(dim_y, 1), std::max<uint32_t>(dim_z, 1)};
     std::string error;
-    if (!CheckView(view, view.element_size, dims, false, what, &error)) {
+    if (!CheckView<Buffer>(view, view.element_size, dims, false, what, &error)) {
       return instance->Fail(kKilnInvalidArgument, error);
     }
     if (view.stride_x != view.element_size) {
@@ -1945,12 +1858,9 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
   const std::string what = "script " + module->name + ", kernel " + kernel.name;
   if (!kernel.supported)
     return instance->Fail(kKilnUnsupported, what + ": cannot run on Vulkan: " + kernel.reason);
-  if (desc.dim_x == 0 || desc.dim_y == 0 || desc.dim_z == 0 || desc.dim_x > kMaxDim || desc.dim_y > kMaxDim ||
-      desc.dim_z > kMaxDim) {
-    return instance->Fail(kKilnInvalidArgument, what + ": launch extents " + std::to_string(desc.dim_x) +
-                                                    "x" + std::to_string(desc.dim_y) + "x" +
-                                                    std::to_string(desc.dim_z) + " must each be in [1, " +
-                                                    std::to_string(kMaxDim) + "]");
+  std::string error;
+  if (!driver::CheckLaunchExtents(desc.dim_x, desc.dim_y, desc.dim_z, kMaxDim, what, &error)) {
+    return instance->Fail(kKilnInvalidArgument, error);
   }
   if (desc.num_inputs != kernel.input_sizes.size()) {
     return instance->Fail(kKilnInvalidArgument, what + ": " + std::to_string(desc.num_inputs) +
@@ -1977,7 +1887,6 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
   push[1] = desc.dim_y;
   push[2] = desc.dim_z;
   out->buffers.assign(kernel.bindings.size(), VK_NULL_HANDLE);
-  std::string error;
   const uint32_t num_views = desc.num_inputs + (kernel.has_output ? 1 : 0);
   for (uint32_t i = 0; i < num_views; ++i) {
     const bool is_output = i == desc.num_inputs;
@@ -1987,7 +1896,7 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
       return instance->Fail(kKilnInvalidArgument, view_name + ": missing, or its struct_size is too small");
     }
     const uint32_t element = is_output ? kernel.output_size : kernel.input_sizes[i];
-    if (!CheckView(view, element, dims, is_output, view_name, &error)) {
+    if (!CheckView<Buffer>(view, element, dims, is_output, view_name, &error)) {
       return instance->Fail(kKilnInvalidArgument, error);
     }
     if (AsBuffer(view.buffer)->device != module->device) {
@@ -2336,12 +2245,6 @@ KilnStatus FenceDestroy(KilnHalFence* handle) {
   return kKilnOk;
 }
 
-std::string DefaultCacheDir() {
-  if (const char* xdg = getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kiln";
-  if (const char* home = getenv("HOME"); home && *home) return std::string(home) + "/.cache/kiln";
-  return "";
-}
-
 }  // namespace
 }  // namespace vulkan
 }  // namespace kiln
@@ -2351,24 +2254,13 @@ extern "C" __attribute__((visibility("default"))) KilnStatus kiln_driver_query(
     KilnHalDriver* out_driver) {
   using namespace kiln::vulkan;  // NOLINT: the table below names every entry
   auto instance = std::make_unique<Instance>();
-  memset(&instance->services, 0, sizeof(instance->services));
-  if (services && services->struct_size >= sizeof(uint32_t)) {
-    memcpy(&instance->services, services, std::min<size_t>(services->struct_size, sizeof(KilnHalServices)));
+  kiln_hal_copy_services(services, &instance->services);
+  if (KilnStatus status = kiln_hal_check_query(&instance->services, "the Vulkan driver", runtime_hal_major,
+                                               runtime_hal_minor, out_driver);
+      status != kKilnOk) {
+    return status;
   }
-  if (!out_driver || out_driver->struct_size < offsetof(KilnHalDriver, shutdown)) {
-    return instance->Fail(
-        kKilnInvalidArgument,
-        "kiln_driver_query (Vulkan): out_driver is NULL or its struct_size does not cover the header");
-  }
-  if (runtime_hal_major != KILN_HAL_VERSION_MAJOR) {
-    return instance->Fail(kKilnUnsupported,
-                          "the Vulkan driver implements HAL " + std::to_string(KILN_HAL_VERSION_MAJOR) + "." +
-                              std::to_string(KILN_HAL_VERSION_MINOR) + ", the runtime speaks " +
-                              std::to_string(runtime_hal_major) + "." + std::to_string(runtime_hal_minor));
-  }
-  instance->cache_dir = instance->Config("cache_dir", "KILN_CACHE_DIR");
-  if (instance->cache_dir.empty()) instance->cache_dir = DefaultCacheDir();
-  if (instance->cache_dir == "off") instance->cache_dir.clear();
+  instance->cache_dir = kiln::driver::ResolveCacheDir(instance->Config("cache_dir", "KILN_CACHE_DIR"));
   const std::string staging = instance->Config("vulkan.force_staging", "KILN_VULKAN_FORCE_STAGING");
   instance->force_staging = !staging.empty() && staging != "0";
   if (KilnStatus status = CreateInstance(instance.get()); status != kKilnOk) {
@@ -2381,13 +2273,8 @@ extern "C" __attribute__((visibility("default"))) KilnStatus kiln_driver_query(
     return status;
   }
   KilnHalDriver table;
-  memset(&table, 0, sizeof(table));
-  table.struct_size = sizeof(table);
-  table.hal_major = KILN_HAL_VERSION_MAJOR;
-  table.hal_minor = KILN_HAL_VERSION_MINOR;
-  table.name = "kiln-vulkan";
-  table.version = KILN_VULKAN_DRIVER_VERSION;
-  table.instance = reinterpret_cast<KilnHalInstance*>(instance.get());
+  kiln_hal_driver_table_init(&table, "kiln-vulkan", KILN_VULKAN_DRIVER_VERSION,
+                             reinterpret_cast<KilnHalInstance*>(instance.get()));
   table.shutdown = Shutdown;
   table.device_count = DeviceCount;
   table.device_get_info = DeviceGetInfo;

@@ -1,14 +1,10 @@
 #include "backends/vulkan/pipeline_cache.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
+
+#include "backends/common/cache_file.h"
 
 namespace kiln {
 namespace vulkan {
@@ -53,16 +49,6 @@ FileHeader MakeHeader(const PipelineCacheIdentity& identity) {
   return header;
 }
 
-bool MakeDirs(const std::string& path) {
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos == path.size() || path[pos] == '/') {
-      std::string prefix = path.substr(0, pos);
-      if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 uint64_t Fnv1a64(const void* data, size_t size, uint64_t hash) {
@@ -86,14 +72,12 @@ CacheLoadResult LoadPipelineCache(const std::string& path, const PipelineCacheId
                                   std::set<uint64_t>* keys, std::string* vk_data, std::string* detail) {
   keys->clear();
   vk_data->clear();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string file;
+  // An unreadable file is treated like a missing one: the cache is rebuilt and written again.
+  if (driver::ReadWholeFile(path, &file, detail) != driver::FileReadResult::kRead) {
     *detail = "no cache file " + path;
     return CacheLoadResult::kAbsent;
   }
-  std::stringstream contents;
-  contents << in.rdbuf();
-  const std::string file = contents.str();
   FileHeader header;
   if (file.size() < sizeof(header)) {
     *detail = path + ": truncated (" + std::to_string(file.size()) + " bytes, header needs " +
@@ -149,11 +133,6 @@ CacheLoadResult LoadPipelineCache(const std::string& path, const PipelineCacheId
 
 bool StorePipelineCache(const std::string& path, const PipelineCacheIdentity& identity,
                         const std::set<uint64_t>& keys, const std::string& vk_data, std::string* error) {
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && !MakeDirs(path.substr(0, slash))) {
-    *error = "cannot create " + path.substr(0, slash) + ": " + strerror(errno);
-    return false;
-  }
   std::string body;
   for (uint64_t key : keys) body.append(reinterpret_cast<const char*>(&key), 8);
   body += vk_data;
@@ -162,23 +141,7 @@ bool StorePipelineCache(const std::string& path, const PipelineCacheIdentity& id
   header.vk_data_size = static_cast<uint32_t>(vk_data.size());
   header.body_checksum = Fnv1a64(body.data(), body.size());
   header.header_checksum = Fnv1a64(&header, offsetof(FileHeader, header_checksum));
-  const std::string temp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(&header), sizeof(header));
-    out.write(body.data(), static_cast<std::streamsize>(body.size()));
-    if (!out) {
-      *error = "cannot write " + temp;
-      unlink(temp.c_str());
-      return false;
-    }
-  }
-  if (rename(temp.c_str(), path.c_str()) != 0) {
-    *error = "cannot rename " + temp + " to " + path + ": " + strerror(errno);
-    unlink(temp.c_str());
-    return false;
-  }
-  return true;
+  return driver::WriteFileAtomically(path, &header, sizeof(header), body.data(), body.size(), error);
 }
 
 }  // namespace vulkan

@@ -214,6 +214,9 @@ class Reader {
   bool ReadQuantization(const std::string& where, const fb::QuantizationParameters* quantization,
                         TensorDesc* desc);
   bool ReadOperator(const std::string& where, const fb::Operator* op, int tensor_count, OperatorDesc* desc);
+  // Reads the tensor index list `kind` ("input", "output", ...) of `where`; `allow_absent` permits -1.
+  bool ReadIndexList(const std::string& where, const char* kind, const flatbuffers::Vector<int32_t>* indices,
+                     int tensor_count, bool allow_absent, std::vector<int>* out);
   bool CheckExecutionOrder(int subgraph_index, const SubgraphDesc& desc);
   bool ParseBuiltinOptions(const std::string& where, const fb::Operator* op, OperatorDesc* desc);
   // Locates `size` bytes at file offset `offset` (the >2 GB layout), or fails naming `what`.
@@ -372,6 +375,15 @@ bool ReadIndices(const flatbuffers::Vector<int32_t>* indices, int tensor_count, 
   return true;
 }
 
+bool Reader::ReadIndexList(const std::string& where, const char* kind,
+                           const flatbuffers::Vector<int32_t>* indices, int tensor_count, bool allow_absent,
+                           std::vector<int>* out) {
+  int bad = 0;
+  if (ReadIndices(indices, tensor_count, allow_absent, out, &bad)) return true;
+  return Fail(Format("%s: %s %d refers to tensor %d, but the subgraph has %d tensors", where.c_str(), kind,
+                     bad, indices->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
+}
+
 bool Reader::ReadSubgraph(int index, const fb::SubGraph* subgraph, SubgraphDesc* desc) {
   if (subgraph->name() != nullptr) desc->name = subgraph->name()->str();
   std::string where = Format("subgraph %d", index);
@@ -388,15 +400,9 @@ bool Reader::ReadSubgraph(int index, const fb::SubGraph* subgraph, SubgraphDesc*
     if (!ReadTensor(label, tensor, &desc->tensors[static_cast<size_t>(t)])) return false;
   }
 
-  int bad = 0;
-  if (!ReadIndices(subgraph->inputs(), tensor_count, false, &desc->inputs, &bad)) {
-    return Fail(Format("%s: input %d refers to tensor %d, but the subgraph has %d tensors", where.c_str(),
-                       bad, subgraph->inputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
-  }
-  if (!ReadIndices(subgraph->outputs(), tensor_count, false, &desc->outputs, &bad)) {
-    return Fail(Format("%s: output %d refers to tensor %d, but the subgraph has %d tensors", where.c_str(),
-                       bad, subgraph->outputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)),
-                       tensor_count));
+  if (!ReadIndexList(where, "input", subgraph->inputs(), tensor_count, false, &desc->inputs) ||
+      !ReadIndexList(where, "output", subgraph->outputs(), tensor_count, false, &desc->outputs)) {
+    return false;
   }
 
   const auto* operators = subgraph->operators();
@@ -581,19 +587,11 @@ bool Reader::ReadOperator(const std::string& where, const fb::Operator* op, int 
                                    Printable(code.custom_name.data(), code.custom_name.size()).c_str())
                           : Format("%s (%s)", where.c_str(), BuiltinOperatorName(code.builtin_code).c_str());
 
-  int bad = 0;
-  if (!ReadIndices(op->inputs(), tensor_count, true, &desc->inputs, &bad)) {
-    return Fail(Format("%s: input %d refers to tensor %d, but the subgraph has %d tensors", label.c_str(),
-                       bad, op->inputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
-  }
-  if (!ReadIndices(op->outputs(), tensor_count, false, &desc->outputs, &bad)) {
-    return Fail(Format("%s: output %d refers to tensor %d, but the subgraph has %d tensors", label.c_str(),
-                       bad, op->outputs()->Get(static_cast<flatbuffers::uoffset_t>(bad)), tensor_count));
-  }
-  if (!ReadIndices(op->intermediates(), tensor_count, false, &desc->intermediates, &bad)) {
-    return Fail(Format("%s: intermediate %d refers to tensor %d, but the subgraph has %d tensors",
-                       label.c_str(), bad, op->intermediates()->Get(static_cast<flatbuffers::uoffset_t>(bad)),
-                       tensor_count));
+  // Optional inputs are written as -1.
+  if (!ReadIndexList(label, "input", op->inputs(), tensor_count, true, &desc->inputs) ||
+      !ReadIndexList(label, "output", op->outputs(), tensor_count, false, &desc->outputs) ||
+      !ReadIndexList(label, "intermediate", op->intermediates(), tensor_count, false, &desc->intermediates)) {
+    return false;
   }
 
   if (op->large_custom_options_offset() > 1) {
@@ -767,6 +765,36 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
     if (value >= 1) return true;
     return Fail(Format("%s: %s must be at least 1 (got %d)", where.c_str(), field, value));
   };
+  auto activation = [&](fb::ActivationFunctionType a, KilnFusedActivation* out) {
+    return MapActivation(a, out) || bad_activation(a);
+  };
+  // The convolutions and pools share padding, activation and strides.
+  auto window = [&](const auto* options, auto* params) {
+    if (!MapPadding(options->padding(), &params->padding)) return bad_padding(options->padding());
+    if (!activation(options->fused_activation_function(), &params->activation)) return false;
+    params->stride_width = options->stride_w();
+    params->stride_height = options->stride_h();
+    return need_positive("stride_w", params->stride_width) &&
+           need_positive("stride_h", params->stride_height);
+  };
+  auto dilation = [&](const auto* options, auto* params) {
+    params->dilation_width_factor = options->dilation_w_factor();
+    params->dilation_height_factor = options->dilation_h_factor();
+    return need_positive("dilation_w_factor", params->dilation_width_factor) &&
+           need_positive("dilation_h_factor", params->dilation_height_factor);
+  };
+  // The bounded lists of RESHAPE and SQUEEZE: at most KILN_RESHAPE_MAX_DIMENSIONS `noun`s.
+  auto int_list = [&](const char* field, const char* noun, const flatbuffers::Vector<int32_t>* list,
+                      int* count, int* values) {
+    if (list == nullptr) return true;
+    if (list->size() > KILN_RESHAPE_MAX_DIMENSIONS) {
+      return Fail(Format("%s: %s has %u %s, more than the %d Kiln supports", where.c_str(), field,
+                         list->size(), noun, KILN_RESHAPE_MAX_DIMENSIONS));
+    }
+    *count = static_cast<int>(list->size());
+    for (int i = 0; i < *count; ++i) values[i] = list->Get(static_cast<flatbuffers::uoffset_t>(i));
+    return true;
+  };
 
 #define KILN_GET_OPTIONS(Type, var)                              \
   const fb::Type* var = nullptr;                                 \
@@ -780,15 +808,11 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       desc->builtin_data = AllocateParams(&params);
       if (desc->builtin_code == kKilnBuiltinAdd) {
         KILN_GET_OPTIONS(AddOptions, options);
-        if (!MapActivation(options->fused_activation_function(), &params->activation)) {
-          return bad_activation(options->fused_activation_function());
-        }
+        if (!activation(options->fused_activation_function(), &params->activation)) return false;
         params->pot_scale_int16 = options->pot_scale_int16();
       } else {
         KILN_GET_OPTIONS(SubOptions, options);
-        if (!MapActivation(options->fused_activation_function(), &params->activation)) {
-          return bad_activation(options->fused_activation_function());
-        }
+        if (!activation(options->fused_activation_function(), &params->activation)) return false;
         params->pot_scale_int16 = options->pot_scale_int16();
       }
       return true;
@@ -797,51 +821,28 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
     case kKilnBuiltinDiv: {
       KilnMulParams* params;
       desc->builtin_data = AllocateParams(&params);
-      fb::ActivationFunctionType activation;
+      fb::ActivationFunctionType fused;
       if (desc->builtin_code == kKilnBuiltinMul) {
         KILN_GET_OPTIONS(MulOptions, options);
-        activation = options->fused_activation_function();
+        fused = options->fused_activation_function();
       } else {
         KILN_GET_OPTIONS(DivOptions, options);
-        activation = options->fused_activation_function();
+        fused = options->fused_activation_function();
       }
-      if (!MapActivation(activation, &params->activation)) return bad_activation(activation);
-      return true;
+      return activation(fused, &params->activation);
     }
     case kKilnBuiltinConv2d: {
       KILN_GET_OPTIONS(Conv2DOptions, options);
       KilnConvParams* params;
       desc->builtin_data = AllocateParams(&params);
-      if (!MapPadding(options->padding(), &params->padding)) return bad_padding(options->padding());
-      if (!MapActivation(options->fused_activation_function(), &params->activation)) {
-        return bad_activation(options->fused_activation_function());
-      }
-      params->stride_width = options->stride_w();
-      params->stride_height = options->stride_h();
-      params->dilation_width_factor = options->dilation_w_factor();
-      params->dilation_height_factor = options->dilation_h_factor();
-      return need_positive("stride_w", params->stride_width) &&
-             need_positive("stride_h", params->stride_height) &&
-             need_positive("dilation_w_factor", params->dilation_width_factor) &&
-             need_positive("dilation_h_factor", params->dilation_height_factor);
+      return window(options, params) && dilation(options, params);
     }
     case kKilnBuiltinDepthwiseConv2d: {
       KILN_GET_OPTIONS(DepthwiseConv2DOptions, options);
       KilnDepthwiseConvParams* params;
       desc->builtin_data = AllocateParams(&params);
-      if (!MapPadding(options->padding(), &params->padding)) return bad_padding(options->padding());
-      if (!MapActivation(options->fused_activation_function(), &params->activation)) {
-        return bad_activation(options->fused_activation_function());
-      }
-      params->stride_width = options->stride_w();
-      params->stride_height = options->stride_h();
       params->depth_multiplier = options->depth_multiplier();
-      params->dilation_width_factor = options->dilation_w_factor();
-      params->dilation_height_factor = options->dilation_h_factor();
-      return need_positive("stride_w", params->stride_width) &&
-             need_positive("stride_h", params->stride_height) &&
-             need_positive("dilation_w_factor", params->dilation_width_factor) &&
-             need_positive("dilation_h_factor", params->dilation_height_factor);
+      return window(options, params) && dilation(options, params);
     }
     case kKilnBuiltinAveragePool2d:
     case kKilnBuiltinMaxPool2d:
@@ -849,26 +850,16 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       KILN_GET_OPTIONS(Pool2DOptions, options);
       KilnPoolParams* params;
       desc->builtin_data = AllocateParams(&params);
-      if (!MapPadding(options->padding(), &params->padding)) return bad_padding(options->padding());
-      if (!MapActivation(options->fused_activation_function(), &params->activation)) {
-        return bad_activation(options->fused_activation_function());
-      }
-      params->stride_width = options->stride_w();
-      params->stride_height = options->stride_h();
       params->filter_width = options->filter_width();
       params->filter_height = options->filter_height();
-      return need_positive("stride_w", params->stride_width) &&
-             need_positive("stride_h", params->stride_height) &&
-             need_positive("filter_width", params->filter_width) &&
+      return window(options, params) && need_positive("filter_width", params->filter_width) &&
              need_positive("filter_height", params->filter_height);
     }
     case kKilnBuiltinFullyConnected: {
       KILN_GET_OPTIONS(FullyConnectedOptions, options);
       KilnFullyConnectedParams* params;
       desc->builtin_data = AllocateParams(&params);
-      if (!MapActivation(options->fused_activation_function(), &params->activation)) {
-        return bad_activation(options->fused_activation_function());
-      }
+      if (!activation(options->fused_activation_function(), &params->activation)) return false;
       switch (options->weights_format()) {
         case fb::FullyConnectedOptionsWeightsFormat::DEFAULT:
           params->weights_format = kKilnFullyConnectedWeightsFormatDefault;
@@ -897,42 +888,22 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       KilnConcatenationParams* params;
       desc->builtin_data = AllocateParams(&params);
       params->axis = options->axis();
-      if (!MapActivation(options->fused_activation_function(), &params->activation)) {
-        return bad_activation(options->fused_activation_function());
-      }
+      if (!activation(options->fused_activation_function(), &params->activation)) return false;
       return true;
     }
     case kKilnBuiltinReshape: {
       KILN_GET_OPTIONS(ReshapeOptions, options);
       KilnReshapeParams* params;
       desc->builtin_data = AllocateParams(&params);
-      if (options->new_shape() != nullptr) {
-        if (options->new_shape()->size() > KILN_RESHAPE_MAX_DIMENSIONS) {
-          return Fail(Format("%s: new_shape has %u dimensions, more than the %d Kiln supports", where.c_str(),
-                             options->new_shape()->size(), KILN_RESHAPE_MAX_DIMENSIONS));
-        }
-        params->num_dimensions = static_cast<int>(options->new_shape()->size());
-        for (int i = 0; i < params->num_dimensions; ++i) {
-          params->shape[i] = options->new_shape()->Get(static_cast<flatbuffers::uoffset_t>(i));
-        }
-      }
-      return true;
+      return int_list("new_shape", "dimensions", options->new_shape(), &params->num_dimensions,
+                      params->shape);
     }
     case kKilnBuiltinSqueeze: {
       KILN_GET_OPTIONS(SqueezeOptions, options);
       KilnSqueezeParams* params;
       desc->builtin_data = AllocateParams(&params);
-      if (options->squeeze_dims() != nullptr) {
-        if (options->squeeze_dims()->size() > KILN_RESHAPE_MAX_DIMENSIONS) {
-          return Fail(Format("%s: squeeze_dims has %u entries, more than the %d Kiln supports", where.c_str(),
-                             options->squeeze_dims()->size(), KILN_RESHAPE_MAX_DIMENSIONS));
-        }
-        params->num_squeeze_dims = static_cast<int>(options->squeeze_dims()->size());
-        for (int i = 0; i < params->num_squeeze_dims; ++i) {
-          params->squeeze_dims[i] = options->squeeze_dims()->Get(static_cast<flatbuffers::uoffset_t>(i));
-        }
-      }
-      return true;
+      return int_list("squeeze_dims", "entries", options->squeeze_dims(), &params->num_squeeze_dims,
+                      params->squeeze_dims);
     }
     case kKilnBuiltinMean:
     case kKilnBuiltinSum:
