@@ -292,8 +292,8 @@ bool CollectImports(const llvm::Module& module, std::vector<std::string>* import
 std::string CompilerVersion() {
 #if defined(KILN_HAVE_GPU_LOWERING)
   return std::string("kilnc ") + KILN_COMPILER_VERSION + " (LLVM " + LLVM_VERSION_STRING + ", glslang " +
-         compiler::GlslangVersionString() + ", SPIR-V " + std::to_string(compiler::kSpirvVersion >> 16) + "." +
-         std::to_string((compiler::kSpirvVersion >> 8) & 0xff) + ")";
+         compiler::GlslangVersionString() + ", SPIR-V " + std::to_string(compiler::kSpirvVersion >> 16) +
+         "." + std::to_string((compiler::kSpirvVersion >> 8) & 0xff) + ")";
 #else
   return std::string("kilnc ") + KILN_COMPILER_VERSION + " (LLVM " + LLVM_VERSION_STRING + ")";
 #endif
@@ -356,8 +356,8 @@ void CompileKernelSource(const std::string& source, const std::string& filename,
       const GpuKernelLowering& gpu = info.gpu.kernels[i];
       result->kernel_glsl.push_back(gpu.glsl);
       if (!gpu.cpu_only_reason.empty()) {
-        result->kernel_glsl.back().clear();
-        desc.kernels[i].cpu_only_reasons.push_back(std::string(KILN_SPIRV_PAYLOAD_TAG) + ": " + gpu.cpu_only_reason);
+        desc.kernels[i].cpu_only_reasons.push_back(std::string(KILN_SPIRV_PAYLOAD_TAG) + ": " +
+                                                   gpu.cpu_only_reason);
       }
     }
     result->gpu_notes = info.gpu.notes;

@@ -30,7 +30,8 @@ struct CompileResult {
   std::string llvm_ir;             // when CompileOptions::keep_ir_text
   std::string entry_point_source;  // the generated C of the entry points (for --verbose and tests)
   // Parallel to module.kernels when the GPU lowering ran: each kernel's GLSL (the source of its SPIR-V),
-  // empty for CPU-only kernels. Empty when the lowering did not run.
+  // empty for kernels that could not be lowered (a kernel whose GLSL glslang rejected keeps it, to debug
+  // kilnc). Empty when the lowering did not run.
   std::vector<std::string> kernel_glsl;
   std::vector<std::string> gpu_notes;  // module-wide remarks, e.g. that reductions run on the CPU
 };

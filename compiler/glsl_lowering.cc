@@ -30,6 +30,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
+#include "clang/AST/RecordLayout.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
@@ -224,8 +225,8 @@ bool StorageFor(clang::QualType type, const clang::ASTContext& context, Storage*
       s->type = RegisterType(four);
       s->unit = size;
       s->load = "$.xyz";
-      s->store = s->type + "($, " + ZeroOf(Lane{true, false, lane.is_float, lane.is_signed, false, lane.bits, 1}) +
-                 ")";
+      s->store = s->type + "($, " +
+                 ZeroOf(Lane{true, false, lane.is_float, lane.is_signed, false, lane.bits, 1}) + ")";
     } else {
       s->type = reg;
       s->unit = size;
@@ -237,7 +238,8 @@ bool StorageFor(clang::QualType type, const clang::ASTContext& context, Storage*
     if (lane.count <= 2) {
       s->needs_8bit = true;
       s->unit = lane.count;
-      const std::string storage = lane.count == 1 ? (sign ? "int8_t" : "uint8_t") : (sign ? "i8vec2" : "u8vec2");
+      const std::string storage =
+          lane.count == 1 ? (sign ? "int8_t" : "uint8_t") : (sign ? "i8vec2" : "u8vec2");
       s->type = storage;
       if (lane.is_bool) {
         s->load = "(uint($) != 0u)";
@@ -250,7 +252,8 @@ bool StorageFor(clang::QualType type, const clang::ASTContext& context, Storage*
     }
     s->type = "uint";
     s->unit = 4;
-    s->load = std::string(sign ? "kiln_unpack_i8(" : "kiln_unpack_u8(") + "$)" + (lane.count == 3 ? ".xyz" : "");
+    s->load =
+        std::string(sign ? "kiln_unpack_i8(" : "kiln_unpack_u8(") + "$)" + (lane.count == 3 ? ".xyz" : "");
     s->store = lane.count == 3 ? "kiln_pack_8(uvec4($, 0u))" : "kiln_pack_8(uvec4($))";
     return true;
   }
@@ -306,7 +309,8 @@ const LibraryEntry kLibrary[] = {
      "uint kiln_index(uint v, uvec3 p) {\n"
      "  return kiln.view[v].x + p.x * kiln.view[v].y + p.y * kiln.view[v].z + p.z * kiln.view[v].w;\n}\n"},
     {"kiln_unpack_u8", "",
-     "uvec4 kiln_unpack_u8(uint w) { return uvec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24); }\n"},
+     "uvec4 kiln_unpack_u8(uint w) { return uvec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24); "
+     "}\n"},
     {"kiln_unpack_i8", "",
      "ivec4 kiln_unpack_i8(uint w) {\n"
      "  int s = int(w);\n"
@@ -330,10 +334,16 @@ const LibraryEntry kLibrary[] = {
     {"kiln_rem64", "", "int64_t kiln_rem(int64_t a, int64_t b) { return a - b * (a / b); }\n"},
     {"kiln_copysign", "",
      "float kiln_copysign(float m, float s) {\n"
-     "  return uintBitsToFloat((floatBitsToUint(m) & 0x7fffffffu) | (floatBitsToUint(s) & 0x80000000u));\n}\n"},
+     "  return uintBitsToFloat((floatBitsToUint(m) & 0x7fffffffu) | (floatBitsToUint(s) & "
+     "0x80000000u));\n}\n"},
     // fmin/fmax: with one NaN operand, the other (C99 and OpenCL); GLSL's min/max leave NaN undefined.
-    {"kiln_fmin", "", "float kiln_fmin(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : min(a, b)); }\n"},
-    {"kiln_fmax", "", "float kiln_fmax(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : max(a, b)); }\n"},
+    {"kiln_fmin", "",
+     "float kiln_fmin(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : min(a, b)); }\n"},
+    {"kiln_fmax", "",
+     "float kiln_fmax(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : max(a, b)); }\n"},
+    {"kiln_fdim", "",
+     "float kiln_fdim(float a, float b) { return (isnan(a) || isnan(b)) ? a + b : (a > b ? a - b : 0.0); "
+     "}\n"},
     // C's round: halfway cases away from zero (GLSL's round may pick either).
     {"kiln_round", "",
      "float kiln_round(float v) {\n"
@@ -376,6 +386,132 @@ const LibraryEntry kLibrary[] = {
      "  a = y_bigger ? 1.57079637 + (-4.37113883e-08 - a) : a;\n"
      "  a = (floatBitsToUint(x) >> 31) != 0u ? 3.14159274 + (-8.74227766e-08 - a) : a;\n"
      "  return kiln_copysign(a, y);\n}\n"},
+    // exp/exp2/exp10/log/log2/log10: rslib's float algorithms (compiler/rslib/math_explog.c): Cody-Waite
+    // reduction, the same polynomials, the two-step scaling by 2^n. `precise` keeps the reductions exact
+    // (no contraction or reassociation by the device compiler).
+    {"kiln_exp_parts", "",
+     "float kiln_pow2(int n) { return uintBitsToFloat(uint(n + 127) << 23); }\n"
+     "float kiln_scale2(float p, int n) {\n"
+     "  int n1 = n >> 1;\n"
+     "  return p * kiln_pow2(n1) * kiln_pow2(n - n1);\n}\n"
+     "float kiln_clamp_nan(float x, float lo, float hi) {\n"
+     "  x = x < lo ? lo : x;\n"
+     "  return x > hi ? hi : x;\n}\n"
+     "float kiln_exp_q(float r) {\n"
+     "  float q = 1.381461100e-03;\n"
+     "  q = q * r + 8.368710035e-03;\n"
+     "  q = q * r + 4.166838741e-02;\n"
+     "  q = q * r + 1.666652069e-01;\n"
+     "  return q * r + 4.999999345e-01;\n}\n"},
+    {"kiln_exp", "kiln_exp_parts",
+     "float kiln_exp(float x) {\n"
+     "  precise float xc = kiln_clamp_nan(x, -104.0, 89.0);\n"
+     "  precise float n = roundEven(xc * 1.44269502);\n"
+     "  int ni = isnan(x) ? 0 : int(n);\n"
+     "  precise float r = (xc - n * 0.693145752) - n * 1.42860677e-06;\n"
+     "  precise float p = 1.0 + (r + r * r * kiln_exp_q(r));\n"
+     "  return kiln_scale2(p, ni);\n}\n"},
+    {"kiln_exp2", "kiln_exp_parts",
+     "float kiln_exp2(float x) {\n"
+     "  precise float xc = kiln_clamp_nan(x, -151.0, 129.0);\n"
+     "  precise float n = roundEven(xc);\n"
+     "  int ni = isnan(x) ? 0 : int(n);\n"
+     "  precise float r = xc - n;\n"
+     "  precise float q = 1.535336062e-04;\n"
+     "  q = q * r + 1.339887487e-03;\n"
+     "  q = q * r + 9.618437366e-03;\n"
+     "  q = q * r + 5.550332470e-02;\n"
+     "  q = q * r + 2.402264791e-01;\n"
+     "  q = q * r + 6.931472029e-01;\n"
+     "  return kiln_scale2(1.0 + r * q, ni);\n}\n"},
+    {"kiln_exp10", "kiln_exp_parts",
+     "float kiln_exp10(float x) {\n"
+     "  precise float xc = kiln_clamp_nan(x, -46.0, 39.0);\n"
+     "  precise float n = roundEven(xc * 3.32192802);\n"
+     "  int ni = isnan(x) ? 0 : int(n);\n"
+     "  precise float r = (xc - n * 0.301025391) - n * 4.60503907e-06;\n"
+     "  precise float q = 2.063216569e-01;\n"
+     "  q = q * r + 5.420251889e-01;\n"
+     "  q = q * r + 1.171292687e+00;\n"
+     "  q = q * r + 2.034649853e+00;\n"
+     "  q = q * r + 2.650948748e+00;\n"
+     "  q = q * r + 2.302585167e+00;\n"
+     "  return kiln_scale2(1.0 + r * q, ni);\n}\n"},
+    {"kiln_log_parts", "",
+     "float kiln_log_parts(float x, out float e_out) {\n"
+     "  bool den = x < 1.17549435e-38;\n"
+     "  float xs = den ? x * 8388608.0 : x;\n"
+     "  uint t = floatBitsToUint(xs) - 0x3f3504f3u;\n"
+     "  int e = (int(t) >> 23) - (den ? 23 : 0);\n"
+     "  precise float m = uintBitsToFloat((t & 0x007fffffu) + 0x3f3504f3u);\n"
+     "  precise float f = m - 1.0;\n"
+     "  precise float s = f / (2.0 + f);\n"
+     "  precise float z = s * s;\n"
+     "  precise float r = 2.358147466e-01;\n"
+     "  r = r * z + 2.853734681e-01;\n"
+     "  r = r * z + 4.000033454e-01;\n"
+     "  r = r * z + 6.666666565e-01;\n"
+     "  r = r * z;\n"
+     "  e_out = float(e);\n"
+     "  return f - s * (f - r);\n}\n"
+     "float kiln_log_specials(float x, float result) {\n"
+     "  result = (isinf(x) && x > 0.0) ? x : result;\n"
+     "  result = x == 0.0 ? uintBitsToFloat(0xff800000u) : result;\n"
+     "  result = x < 0.0 ? uintBitsToFloat(0x7fc00000u) : result;\n"
+     "  return isnan(x) ? x : result;\n}\n"},
+    {"kiln_log", "kiln_log_parts",
+     "float kiln_log(float x) {\n"
+     "  float ef;\n"
+     "  precise float m = kiln_log_parts(x, ef);\n"
+     "  precise float v = ef * 0.693145752 + (m + ef * 1.42860677e-06);\n"
+     "  return kiln_log_specials(x, v);\n}\n"},
+    {"kiln_log2", "kiln_log_parts",
+     "float kiln_log2(float x) {\n"
+     "  float ef;\n"
+     "  precise float m = kiln_log_parts(x, ef);\n"
+     "  precise float v = ef + m * 1.44269502;\n"
+     "  return kiln_log_specials(x, v);\n}\n"},
+    {"kiln_log10", "kiln_log_parts",
+     "float kiln_log10(float x) {\n"
+     "  float ef;\n"
+     "  precise float m = kiln_log_parts(x, ef);\n"
+     "  precise float v = ef * 0.301025391 + (ef * 4.60503907e-06 + m * 0.434294492);\n"
+     "  return kiln_log_specials(x, v);\n}\n"},
+    // asin/acos: rslib's float algorithm (compiler/rslib/math_trig.c).
+    {"kiln_asin_poly", "",
+     "float kiln_asin_poly(float s, float z) {\n"
+     "  float p = 3.751645101e-02;\n"
+     "  p = p * z + 1.443860425e-02;\n"
+     "  p = p * z + 3.180771859e-02;\n"
+     "  p = p * z + 4.451695516e-02;\n"
+     "  p = p * z + 7.500504185e-02;\n"
+     "  p = p * z + 1.666665999e-01;\n"
+     "  return s + s * z * p;\n}\n"},
+    {"kiln_asin", "kiln_asin_poly kiln_copysign",
+     "float kiln_asin(float x) {\n"
+     "  float a = abs(x);\n"
+     "  bool big = a > 0.5;\n"
+     "  precise float z = big ? (1.0 - a) * 0.5 : a * a;\n"
+     "  float s = big ? sqrt(z) : a;\n"
+     "  precise float p = kiln_asin_poly(s, z);\n"
+     "  precise float r = big ? 1.57079637 - (2.0 * p - -4.37113883e-08) : p;\n"
+     "  r = a > 1.0 ? uintBitsToFloat(0x7fc00000u) : r;\n"
+     "  return kiln_copysign(r, x);\n}\n"},
+    {"kiln_acos", "kiln_asin_poly",
+     "float kiln_acos(float x) {\n"
+     "  float a = abs(x);\n"
+     "  bool big = a > 0.5;\n"
+     "  precise float z = big ? (1.0 - a) * 0.5 : a * a;\n"
+     "  float s = big ? sqrt(z) : x;\n"
+     "  precise float p = kiln_asin_poly(s, z);\n"
+     "  precise float small_r = 1.57079637 - (p - -4.37113883e-08);\n"
+     "  precise float pos_r = 2.0 * p;\n"
+     "  precise float neg_r = 3.14159274 - (2.0 * p - -8.74227766e-08);\n"
+     "  float r = big ? (x > 0.0 ? pos_r : neg_r) : small_r;\n"
+     "  r = a > 1.0 ? uintBitsToFloat(0x7fc00000u) : r;\n"
+     "  return isnan(x) ? x : r;\n}\n"},
+    {"kiln_asinpi", "kiln_asin", "float kiln_asinpi(float x) { return kiln_asin(x) * 0.318309873; }\n"},
+    {"kiln_acospi", "kiln_acos", "float kiln_acospi(float x) { return kiln_acos(x) * 0.318309873; }\n"},
     {"kiln_atan2pi", "kiln_atan2",
      "float kiln_atan2pi(float y, float x) { return kiln_atan2(y, x) * 0.318309873; }\n"},
 };
@@ -388,9 +524,10 @@ const LibraryEntry* FindLibrary(const std::string& name) {
 }
 
 // The scalar helpers that take and return floats get per-component vector overloads.
-const std::set<std::string> kComponentwise = {"kiln_copysign", "kiln_fmin", "kiln_fmax", "kiln_round",
-                                              "kiln_fract", "kiln_atan", "kiln_atanpi", "kiln_atan2",
-                                              "kiln_atan2pi"};
+const std::set<std::string> kComponentwise = {
+    "kiln_copysign", "kiln_fmin",    "kiln_fmax", "kiln_round",  "kiln_fract",  "kiln_atan", "kiln_atanpi",
+    "kiln_atan2",    "kiln_atan2pi", "kiln_exp",  "kiln_exp2",   "kiln_exp10",  "kiln_log",  "kiln_log2",
+    "kiln_log10",    "kiln_asin",    "kiln_acos", "kiln_asinpi", "kiln_acospi", "kiln_fdim"};
 
 std::string VectorOverloads(const std::string& name, int arity) {
   std::string out;
@@ -415,10 +552,10 @@ std::string VectorOverloads(const std::string& name, int arity) {
 // ---- Math functions of the kernel library without a body in the prelude ----
 
 enum class MathKind {
-  kBuiltin,     // a GLSL builtin with the bound Kiln documents (exact, or Vulkan's bound within OpenCL's)
-  kHelper,      // a kiln_* helper above
-  kImprecise,   // GLSL builtin, allowed only when the precision bound does not apply (native_*, half_*,
-                // rs_fp_imprecise)
+  kBuiltin,    // a GLSL builtin with the bound Kiln documents (exact, or Vulkan's bound within OpenCL's)
+  kHelper,     // a kiln_* helper above
+  kImprecise,  // GLSL builtin, allowed only when the precision bound does not apply (native_*, half_*,
+               // rs_fp_imprecise)
 };
 
 struct MathEntry {
@@ -438,6 +575,7 @@ const MathEntry kMath[] = {
     {"copysign", "kiln_copysign", MathKind::kHelper, 2},
     {"fmin", "kiln_fmin", MathKind::kHelper, 2},
     {"fmax", "kiln_fmax", MathKind::kHelper, 2},
+    {"fdim", "kiln_fdim", MathKind::kHelper, 2},
     {"fract", "kiln_fract", MathKind::kHelper, 1},
     {"rsFrac", "kiln_fract", MathKind::kHelper, 1},
     {"sqrt", "sqrt", MathKind::kBuiltin, 1},
@@ -457,6 +595,9 @@ const MathEntry kMath[] = {
     {"distance", "distance", MathKind::kBuiltin, 2},
     {"normalize", "normalize", MathKind::kBuiltin, 1},
     {"fast_length", "length", MathKind::kBuiltin, 1},
+    {"native_length", "length", MathKind::kBuiltin, 1},
+    {"native_distance", "distance", MathKind::kBuiltin, 2},
+    {"native_normalize", "normalize", MathKind::kBuiltin, 1},
     {"fast_distance", "distance", MathKind::kBuiltin, 2},
     {"fast_normalize", "normalize", MathKind::kBuiltin, 1},
     {"native_sin", "sin", MathKind::kImprecise, 1},
@@ -479,15 +620,27 @@ const MathEntry kMath[] = {
     {"sin", "sin", MathKind::kImprecise, 1},
     {"cos", "cos", MathKind::kImprecise, 1},
     {"tan", "tan", MathKind::kImprecise, 1},
-    {"asin", "asin", MathKind::kImprecise, 1},
-    {"acos", "acos", MathKind::kImprecise, 1},
+    {"asin", "kiln_asin", MathKind::kHelper, 1},
+    {"acos", "kiln_acos", MathKind::kHelper, 1},
+    {"asinpi", "kiln_asinpi", MathKind::kHelper, 1},
+    {"acospi", "kiln_acospi", MathKind::kHelper, 1},
+    {"native_asin", "kiln_asin", MathKind::kHelper, 1},
+    {"native_acos", "kiln_acos", MathKind::kHelper, 1},
+    {"native_asinpi", "kiln_asinpi", MathKind::kHelper, 1},
+    {"native_acospi", "kiln_acospi", MathKind::kHelper, 1},
     {"sinh", "sinh", MathKind::kImprecise, 1},
     {"cosh", "cosh", MathKind::kImprecise, 1},
     {"tanh", "tanh", MathKind::kImprecise, 1},
-    {"exp", "exp", MathKind::kImprecise, 1},
-    {"exp2", "exp2", MathKind::kImprecise, 1},
-    {"log", "log", MathKind::kImprecise, 1},
-    {"log2", "log2", MathKind::kImprecise, 1},
+    {"exp", "kiln_exp", MathKind::kHelper, 1},
+    {"exp2", "kiln_exp2", MathKind::kHelper, 1},
+    {"exp10", "kiln_exp10", MathKind::kHelper, 1},
+    {"log", "kiln_log", MathKind::kHelper, 1},
+    {"log2", "kiln_log2", MathKind::kHelper, 1},
+    {"log10", "kiln_log10", MathKind::kHelper, 1},
+    {"native_exp10", "kiln_exp10", MathKind::kHelper, 1},
+    {"native_log10", "kiln_log10", MathKind::kHelper, 1},
+    {"half_exp10", "kiln_exp10", MathKind::kHelper, 1},
+    {"half_log10", "kiln_log10", MathKind::kHelper, 1},
     {"pow", "pow", MathKind::kImprecise, 2},
     {"powr", "pow", MathKind::kImprecise, 2},
 };
@@ -537,13 +690,14 @@ class GlobalWriteScanner : public clang::RecursiveASTVisitor<GlobalWriteScanner>
 // ---- Script globals on the GPU ----
 
 struct GlobalSlot {
-  int row = -1;                 // index into GpuLowering::globals
-  std::string member;           // GLSL member declaration inside the global block (without offset)
-  std::string read;             // GLSL expression for the value (register form)
+  int row = -1;        // index into GpuLowering::globals
+  std::string member;  // GLSL member declaration inside the global block (without offset)
+  std::string read;    // GLSL expression for the value (register form)
   uint32_t offset = 0;
   bool allocation = false;      // rs_allocation or a pointer global
   int allocation_index = -1;    // k: binding 10 + k
   clang::QualType pointee;      // pointer globals: the element type
+  clang::QualType struct_type;  // struct globals: the type whose GLSL struct the read constructs
   std::string why_not;          // non-empty: the global has no GPU form
 };
 
@@ -587,6 +741,7 @@ class KernelLowering {
   std::string FunctionName(const clang::FunctionDecl* fd, clang::SourceLocation loc);
   void LowerFunction(const clang::FunctionDecl* fd);
   void CheckWritable(const clang::Expr* target, clang::SourceLocation loc);
+  std::string PointerRead(const clang::VarDecl* var, const clang::Expr* index, clang::SourceLocation loc);
   std::string Allocation(const clang::Expr* arg, clang::SourceLocation loc, GlobalSlot** slot);
   std::string AllocationAccessor(GlobalSlot* slot, const clang::VarDecl* var, clang::QualType element,
                                  bool write, clang::SourceLocation loc);
@@ -603,6 +758,14 @@ class KernelLowering {
   bool needs_int64_ = false;
   bool needs_8bit_ = false;
   bool needs_16bit_ = false;
+  bool needs_allocation_info_ = false;
+  std::set<const clang::VarDecl*> pointer_params_;  // pointer parameters lowered to in/inout parameters
+  // The GLSL name of a pointer parameter that `e` names, or "" when `e` is not one.
+  std::string PointerParam(const clang::Expr* e) {
+    const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts());
+    const auto* var = ref ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
+    return var && pointer_params_.count(var) ? locals_.at(var) : std::string();
+  }
 
   std::map<const clang::FunctionDecl*, std::string> function_names_;
   std::set<const clang::FunctionDecl*> lowering_;
@@ -620,10 +783,13 @@ class KernelLowering {
     std::string storage_type;
     bool write = false;
   };
-  std::map<int, AllocationUse> allocations_;  // by allocation index
+  std::map<int, AllocationUse> allocations_;      // by allocation index
   std::map<std::string, std::string> accessors_;  // name -> text
   std::vector<std::string> accessor_order_;
   const clang::FunctionDecl* kernel_ = nullptr;
+  // The script's call into the prelude being lowered, for reasons that arise inside the prelude.
+  clang::SourceLocation user_site_;
+  std::string user_callee_;
 };
 
 class ScriptLowering {
@@ -666,9 +832,8 @@ class ScriptLowering {
       gpu.global_block_size = (block_size_ + 15) / 16 * 16;
     }
     if (!info_->module.reductions.empty()) {
-      gpu.notes.push_back(
-          "reductions run on the CPU: the spirv payload (kiln/spirv_abi.h version " +
-          std::to_string(KILN_SPIRV_ABI_VERSION) + ") has no reduction entries yet");
+      gpu.notes.push_back("reductions run on the CPU: the spirv payload (kiln/spirv_abi.h version " +
+                          std::to_string(KILN_SPIRV_ABI_VERSION) + ") has no reduction entries yet");
     }
     gpu.done = true;
   }
@@ -692,6 +857,16 @@ class ScriptLowering {
     *why = "allocation '" + info_->gpu.globals[slot.row].name + "' is read with " + std::to_string(unit) +
            "-byte units here but with " + std::to_string(it->second) + "-byte units by another GPU kernel";
     return false;
+  }
+  // One GLSL name per struct type of the script, the same in every kernel (global reads construct them).
+  std::string StructName(const clang::RecordDecl* record) {
+    record = record->getDefinition() ? record->getDefinition() : record;
+    auto it = struct_names_.find(record);
+    if (it != struct_names_.end()) return it->second;
+    const std::string name = record->getName().empty() ? "S_anon" + std::to_string(struct_names_.size())
+                                                       : "S_" + record->getNameAsString();
+    struct_names_[record] = name;
+    return name;
   }
   bool IsPrelude(clang::SourceLocation loc) const {
     const clang::SourceManager& sm = context_.getSourceManager();
@@ -752,15 +927,27 @@ class ScriptLowering {
         }
         const Lane lane = LaneOf(element);
         uint32_t align = 4;
-        if (!lane.ok || lane.is_half) {
+        if (element->getAs<clang::RecordType>()) {
+          // handled below
+        } else if (!lane.ok || lane.is_half) {
           slot.why_not = "its type '" + type.getAsString() + "' has no GPU layout";
-        } else if (lane.bits >= 32) {
+        }
+        const bool is_struct = element->getAs<clang::RecordType>() != nullptr;
+        if (!slot.why_not.empty()) {
+          // no GPU form
+        } else if (!is_struct && lane.bits >= 32) {
           slot.member = RegisterType(lane) + " " + member + dims;
           slot.read = member;
           const uint32_t lane_bytes = lane.bits / 8;
           align = lane_bytes * (lane.count == 1 ? 1 : (lane.count == 2 ? 2 : 4));
+        } else if (is_struct && dims.empty()) {
+          // A struct: its C bytes as uint words, each field rebuilt from them.
+          const uint32_t words = (g.size + 3) / 4;
+          slot.member = "uint " + member + "[" + std::to_string(words) + "]";
+          if (!WordRead(type, 0, member, &slot.read, &slot.why_not)) slot.read.clear();
+          slot.struct_type = type;
         } else if (!dims.empty()) {
-          slot.why_not = "it is an array of 8- or 16-bit values";
+          slot.why_not = "it is an array of 8- or 16-bit values or of structs";
         } else {
           // Packed into uint words and unpacked in the shader (bool, char, short and their vectors).
           const uint32_t words = (g.size + 3) / 4;
@@ -808,6 +995,112 @@ class ScriptLowering {
     block_size_ = cursor;
   }
 
+  // The register value of `type` stored at `offset` bytes into the uint word array `words`.
+  bool WordRead(clang::QualType type, uint32_t offset, const std::string& words, std::string* out,
+                std::string* why) {
+    const clang::QualType t = type.getCanonicalType().getUnqualifiedType();
+    if (const auto* array = context_.getAsConstantArrayType(t)) {
+      const uint64_t n = array->getSize().getZExtValue();
+      const uint32_t stride =
+          static_cast<uint32_t>(context_.getTypeSizeInChars(array->getElementType()).getQuantity());
+      if (n > 64) {
+        *why = "it holds an array of more than 64 elements inside a struct";
+        return false;
+      }
+      std::string element_type;
+      std::string parts;
+      for (uint64_t i = 0; i < n; ++i) {
+        std::string part;
+        if (!WordRead(array->getElementType(), offset + static_cast<uint32_t>(i) * stride, words, &part,
+                      why)) {
+          return false;
+        }
+        parts += (i ? ", " : "") + part;
+      }
+      if (!TypeName(t, &element_type, why)) return false;
+      *out = element_type + "(" + parts + ")";
+      return true;
+    }
+    if (const auto* record = t->getAs<clang::RecordType>()) {
+      const clang::RecordDecl* decl = record->getDecl()->getDefinition();
+      if (!decl || decl->isUnion()) {
+        *why = "it is a union or incomplete struct";
+        return false;
+      }
+      const clang::ASTRecordLayout& layout = context_.getASTRecordLayout(decl);
+      std::string parts;
+      for (const clang::FieldDecl* field : decl->fields()) {
+        if (field->isBitField()) {
+          *why = "it has a bit-field";
+          return false;
+        }
+        std::string part;
+        const uint32_t field_offset =
+            offset + static_cast<uint32_t>(layout.getFieldOffset(field->getFieldIndex()) / 8);
+        if (!WordRead(field->getType(), field_offset, words, &part, why)) return false;
+        parts += (parts.empty() ? "" : ", ") + part;
+      }
+      *out = StructName(decl) + "(" + parts + ")";
+      return true;
+    }
+    const Lane lane = LaneOf(t);
+    if (!lane.ok || lane.is_half || lane.bits == 64) {
+      *why = "it holds a '" + type.getAsString() + "' field (no word layout for it)";
+      return false;
+    }
+    std::vector<std::string> lanes;
+    const uint32_t bytes = lane.bits / 8;
+    for (uint32_t i = 0; i < lane.count; ++i) {
+      const uint32_t byte = offset + i * bytes;
+      const std::string word = words + "[" + std::to_string(byte / 4) + "]";
+      const std::string shift = std::to_string((byte % 4) * 8);
+      if (lane.bits == 32) {
+        lanes.push_back(lane.is_float ? "uintBitsToFloat(" + word + ")"
+                                      : (lane.is_signed ? "int(" + word + ")" : word));
+      } else if (lane.is_bool) {
+        lanes.push_back("(bitfieldExtract(" + word + ", " + shift + ", 8) != 0u)");
+      } else if (lane.is_signed) {
+        lanes.push_back("bitfieldExtract(int(" + word + "), " + shift + ", " + std::to_string(lane.bits) +
+                        ")");
+      } else {
+        lanes.push_back("bitfieldExtract(" + word + ", " + shift + ", " + std::to_string(lane.bits) + ")");
+      }
+    }
+    if (lane.count == 1) {
+      *out = lanes[0];
+    } else {
+      *out = RegisterType(lane) + "(";
+      for (size_t i = 0; i < lanes.size(); ++i) *out += (i ? ", " : "") + lanes[i];
+      *out += ")";
+    }
+    return true;
+  }
+
+  // The GLSL spelling of an array type (for constructors), e.g. "float[3]" or "S_Point[2]".
+  bool TypeName(clang::QualType type, std::string* out, std::string* why) {
+    const clang::QualType t = type.getCanonicalType().getUnqualifiedType();
+    if (const auto* array = context_.getAsConstantArrayType(t)) {
+      std::string element;
+      if (!TypeName(array->getElementType(), &element, why)) return false;
+      const size_t bracket = element.find('[');
+      const std::string dim = "[" + std::to_string(array->getSize().getZExtValue()) + "]";
+      *out = bracket == std::string::npos ? element + dim
+                                          : element.substr(0, bracket) + dim + element.substr(bracket);
+      return true;
+    }
+    if (const auto* record = t->getAs<clang::RecordType>()) {
+      *out = StructName(record->getDecl());
+      return true;
+    }
+    const Lane lane = LaneOf(t);
+    if (!lane.ok || lane.is_half) {
+      *why = "it holds a '" + type.getAsString() + "'";
+      return false;
+    }
+    *out = RegisterType(lane);
+    return true;
+  }
+
   clang::ASTContext& context_;
   ScriptInfo* info_;
   std::set<const clang::VarDecl*> written_;
@@ -815,6 +1108,7 @@ class ScriptLowering {
   std::map<std::string, const clang::VarDecl*> vars_;
   std::map<const clang::VarDecl*, GlobalSlot> globals_;
   std::map<int, uint32_t> allocation_units_;  // global row -> unit size
+  std::map<const clang::RecordDecl*, std::string> struct_names_;
   uint32_t block_size_ = 0;
   bool reads_globals_ = false;
 };
@@ -833,7 +1127,13 @@ std::string KernelLowering::Where(clang::SourceLocation loc) const {
 
 void KernelLowering::Fail(clang::SourceLocation loc, const std::string& what) {
   // A construct met inside a prelude function is reported where the script calls into the prelude.
-  if (reason_.empty()) reason_ = what + " (" + Where(loc) + ")";
+  if (reason_.empty()) {
+    if (script_->IsPrelude(loc) && user_site_.isValid()) {
+      reason_ = what + ", in the runtime function '" + user_callee_ + "' called at " + Where(user_site_);
+    } else {
+      reason_ = what + " (" + Where(loc) + ")";
+    }
+  }
   throw Failure();
 }
 
@@ -863,8 +1163,7 @@ std::string KernelLowering::StructName(const clang::RecordDecl* record, clang::S
   auto it = struct_names_.find(record);
   if (it != struct_names_.end()) return it->second;
   if (record->isUnion()) Fail(loc, "a union ('" + record->getNameAsString() + "'), which GLSL lacks");
-  const std::string name = "S" + std::to_string(struct_names_.size()) + "_" +
-                           (record->getName().empty() ? std::string("anon") : record->getNameAsString());
+  const std::string name = script_->StructName(record);
   struct_names_[record] = name;
   std::string text = "struct " + name + " {\n";
   for (const clang::FieldDecl* field : record->fields()) {
@@ -906,7 +1205,8 @@ std::string KernelLowering::Type(clang::QualType type, clang::SourceLocation loc
   return RegisterType(lane);
 }
 
-std::string KernelLowering::Declare(clang::QualType type, const std::string& name, clang::SourceLocation loc) {
+std::string KernelLowering::Declare(clang::QualType type, const std::string& name,
+                                    clang::SourceLocation loc) {
   const std::string full = Type(type, loc);
   const size_t bracket = full.find('[');
   if (bracket == std::string::npos) return full + " " + name;
@@ -943,9 +1243,9 @@ std::string KernelLowering::ValueLiteral(const clang::APValue& value, clang::Qua
     const uint64_t n = array->getSize().getZExtValue();
     std::string out = Type(t, loc) + "(";
     for (uint64_t i = 0; i < n; ++i) {
-      const clang::APValue& element =
-          i < value.getArrayInitializedElts() ? value.getArrayInitializedElt(static_cast<unsigned>(i))
-                                              : value.getArrayFiller();
+      const clang::APValue& element = i < value.getArrayInitializedElts()
+                                          ? value.getArrayInitializedElt(static_cast<unsigned>(i))
+                                          : value.getArrayFiller();
       out += (i ? ", " : "") + ValueLiteral(element, array->getElementType(), loc);
     }
     return out + ")";
@@ -963,8 +1263,9 @@ std::string KernelLowering::ValueLiteral(const clang::APValue& value, clang::Qua
   const Lane lane = LaneOf(t);
   Type(t, loc);
   auto scalar = [&](const clang::APValue& v) -> std::string {
-    if (v.isInt()) return IntLiteral(v.getInt(), Lane{true, lane.is_bool, lane.is_float, lane.is_signed,
-                                                      false, lane.bits, 1});
+    if (v.isInt())
+      return IntLiteral(v.getInt(),
+                        Lane{true, lane.is_bool, lane.is_float, lane.is_signed, false, lane.bits, 1});
     if (v.isFloat()) {
       const bool is_double = lane.bits == 64;
       const double d = is_double ? v.getFloat().convertToDouble() : v.getFloat().convertToFloat();
@@ -1001,7 +1302,8 @@ std::string KernelLowering::Convert(const std::string& text, clang::QualType fro
                                     clang::SourceLocation loc) {
   const Lane src = LaneOf(from);
   const Lane dst = LaneOf(to);
-  if (!src.ok || !dst.ok) Fail(loc, "a conversion from '" + from.getAsString() + "' to '" + to.getAsString() + "'");
+  if (!src.ok || !dst.ok)
+    Fail(loc, "a conversion from '" + from.getAsString() + "' to '" + to.getAsString() + "'");
   const std::string dst_type = Type(to, loc);
   Type(from, loc);
   if (dst.is_bool && dst.count == 1) return ToBool(text, from, loc);
@@ -1069,6 +1371,7 @@ std::string KernelLowering::VarRef(const clang::VarDecl* var, clang::SourceLocat
                   "' used other than through rsGetElementAt_*/rsSetElementAt_*/rsAllocationGetDim*");
   }
   UseGlobal(canonical);
+  if (!slot->struct_type.isNull()) Type(slot->struct_type, loc);  // emits the struct definitions it builds
   return slot->read;
 }
 
@@ -1096,8 +1399,17 @@ void KernelLowering::LowerFunction(const clang::FunctionDecl* fd) {
           pointer->getPointeeType()->getAs<clang::RecordType>()->getDecl()->getName() == "KilnKernelLaunch") {
         continue;  // rs_kernel_context: rsGetDim* read the push constants instead
       }
-      Fail(param->getLocation(), "pointer parameter '" + param->getNameAsString() + "' of '" +
-                                     fd->getNameAsString() + "'");
+      // T* p (and root()'s in/out): a GLSL `in`/`inout` parameter; the body may use *p, p->f and p[0].
+      const clang::QualType pointee = pointer->getPointeeType();
+      if (pointee->isVoidType()) {
+        Fail(param->getLocation(), "untyped pointer parameter '" + param->getNameAsString() + "' of '" +
+                                       fd->getNameAsString() + "'");
+      }
+      pointer_params_.insert(param);
+      text += (first ? "" : ", ") + std::string(pointee.isConstQualified() ? "in " : "inout ") +
+              Declare(pointee.getUnqualifiedType(), LocalName(param), param->getLocation());
+      first = false;
+      continue;
     }
     text += (first ? "" : ", ") + Declare(type, LocalName(param), param->getLocation());
     first = false;
@@ -1112,7 +1424,8 @@ void KernelLowering::LowerFunction(const clang::FunctionDecl* fd) {
 std::string KernelLowering::Cond(const clang::Expr* e) {
   e = e->IgnoreParens();
   if (const auto* cast = llvm::dyn_cast<clang::ImplicitCastExpr>(e)) {
-    if (cast->getCastKind() == clang::CK_IntegralToBoolean || cast->getCastKind() == clang::CK_FloatingToBoolean) {
+    if (cast->getCastKind() == clang::CK_IntegralToBoolean ||
+        cast->getCastKind() == clang::CK_FloatingToBoolean) {
       return Cond(cast->getSubExpr());
     }
   }
@@ -1145,16 +1458,14 @@ std::string KernelLowering::Cast(const clang::CastExpr* e) {
     case clang::CK_FloatingCast:
     case clang::CK_IntegralToBoolean:
     case clang::CK_FloatingToBoolean:
-      if (e->getCastKind() == clang::CK_IntegralToBoolean || e->getCastKind() == clang::CK_FloatingToBoolean) {
+      if (e->getCastKind() == clang::CK_IntegralToBoolean ||
+          e->getCastKind() == clang::CK_FloatingToBoolean) {
         return ToBool(Expr(sub), sub->getType(), loc);
       }
       return Convert(Expr(sub), sub->getType(), e->getType(), loc);
     case clang::CK_BooleanToSignedIntegral:
       return "(" + Expr(sub) + " ? -1 : 0)";
     case clang::CK_VectorSplat: {
-      const Lane lane = LaneOf(e->getType());
-      Lane element = lane;
-      element.count = 1;
       const clang::QualType element_type = e->getType()->getAs<clang::VectorType>()->getElementType();
       return Type(e->getType(), loc) + "(" + Convert(Expr(sub), sub->getType(), element_type, loc) + ")";
     }
@@ -1164,14 +1475,17 @@ std::string KernelLowering::Cast(const clang::CastExpr* e) {
       if (src.ok && dst.ok && src.count == dst.count && src.bits == 32 && dst.bits == 32) {
         const std::string value = Expr(sub);
         if (src.is_float == dst.is_float && src.is_signed == dst.is_signed) return value;
-        if (src.is_float) return std::string(dst.is_signed ? "floatBitsToInt(" : "floatBitsToUint(") + value + ")";
+        if (src.is_float)
+          return std::string(dst.is_signed ? "floatBitsToInt(" : "floatBitsToUint(") + value + ")";
         if (dst.is_float) return (src.is_signed ? "intBitsToFloat(" : "uintBitsToFloat(") + value + ")";
         return Type(e->getType(), loc) + "(" + value + ")";
       }
-      Fail(loc, "a bit cast from '" + sub->getType().getAsString() + "' to '" + e->getType().getAsString() + "'");
+      Fail(loc,
+           "a bit cast from '" + sub->getType().getAsString() + "' to '" + e->getType().getAsString() + "'");
     }
     default:
-      Fail(loc, std::string("a '") + e->getCastKindName() + "' conversion (pointers or other types GLSL lacks)");
+      Fail(loc,
+           std::string("a '") + e->getCastKindName() + "' conversion (pointers or other types GLSL lacks)");
   }
 }
 
@@ -1275,16 +1589,22 @@ std::string KernelLowering::Unary(const clang::UnaryOperator* e) {
       CheckWritable(sub, loc);
       const std::string target = Expr(sub);
       const char* token = e->isIncrementOp() ? "++" : "--";
-      if (lane.bits >= 32) return e->isPrefix() ? "(" + std::string(token) + target + ")" : "(" + target + token + ")";
-      // 8/16-bit: wraps like C; only where the value is not used afterwards (prefix semantics).
-      if (e->isPostfix() && sub->HasSideEffects(context_)) Fail(loc, "'++'/'--' with side effects on a small integer");
-      Lane one = lane;
-      one.count = 1;
-      const std::string step = std::string(e->isIncrementOp() ? " + " : " - ") + (lane.is_signed ? "1" : "1u");
-      return "(" + target + " = " + Wrap(target + step, sub->getType()) + ")";
+      if (lane.bits >= 32)
+        return e->isPrefix() ? "(" + std::string(token) + target + ")" : "(" + target + token + ")";
+      // 8/16-bit: wraps like C. The target is written twice, so it must be free of side effects; a postfix
+      // form yields the old value, recovered from the new one.
+      if (sub->HasSideEffects(context_)) Fail(loc, "'++'/'--' on an 8- or 16-bit target with side effects");
+      const std::string one = lane.is_signed ? "1" : "1u";
+      const std::string step = std::string(e->isIncrementOp() ? " + " : " - ") + one;
+      const std::string updated = "(" + target + " = " + Wrap(target + step, sub->getType()) + ")";
+      if (e->isPrefix()) return updated;
+      return Wrap("(" + updated + (e->isIncrementOp() ? " - " : " + ") + one + ")", sub->getType());
     }
-    case clang::UO_Deref:
-      Fail(loc, "a pointer dereference");
+    case clang::UO_Deref: {
+      const std::string param = PointerParam(sub);
+      if (param.empty()) Fail(loc, "a pointer dereference");
+      return param;
+    }
     case clang::UO_AddrOf:
       Fail(loc, "taking an address (pointers are CPU-only)");
     case clang::UO_Extension:
@@ -1306,11 +1626,13 @@ std::string KernelLowering::Allocation(const clang::Expr* arg, clang::SourceLoca
                   (*slot && !(*slot)->why_not.empty() ? ": " + (*slot)->why_not : ""));
   }
   UseGlobal(var->getCanonicalDecl());
+  needs_allocation_info_ = true;
   return var->getNameAsString();
 }
 
 std::string KernelLowering::AllocationAccessor(GlobalSlot* slot, const clang::VarDecl* var,
-                                               clang::QualType element, bool write, clang::SourceLocation loc) {
+                                               clang::QualType element, bool write,
+                                               clang::SourceLocation loc) {
   Storage storage;
   std::string why;
   if (!StorageFor(element, context_, &storage, &why)) Fail(loc, "an allocation of " + why);
@@ -1319,7 +1641,8 @@ std::string KernelLowering::AllocationAccessor(GlobalSlot* slot, const clang::Va
   if (!script_->ClaimAllocationUnit(*slot, storage.unit, &why)) Fail(loc, why);
   AllocationUse& use = allocations_[slot->allocation_index];
   if (!use.storage_type.empty() && use.storage_type != storage.type) {
-    Fail(loc, "allocation '" + var->getNameAsString() + "' read as two different element types in one kernel");
+    Fail(loc,
+         "allocation '" + var->getNameAsString() + "' read as two different element types in one kernel");
   }
   use.storage_type = storage.type;
   use.write = use.write || write;
@@ -1334,17 +1657,19 @@ std::string KernelLowering::AllocationAccessor(GlobalSlot* slot, const clang::Va
   const std::string info = slot->read;
   const uint32_t size = static_cast<uint32_t>(context_.getTypeSizeInChars(element).getQuantity());
   const std::string name = std::string(write ? "kiln_set_" : "kiln_get_") + var->getNameAsString() + "_" +
-                           std::to_string(size) + "_" + (reg == storage.type ? reg : storage.type + "_" + reg);
+                           std::to_string(size) + "_" +
+                           (reg == storage.type ? reg : storage.type + "_" + reg);
   std::string sanitized;
   for (char c : name) sanitized += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
   if (accessors_.count(sanitized)) return sanitized;
   // rsGetElementAt on the GPU (kiln/spirv_abi.h): out-of-range coordinates or a different element size
   // read zero and write nothing, where the CPU driver fails the launch.
   std::string text;
-  const std::string check = "x >= " + info + ".dim_x || y >= max(" + info + ".dim_y, 1u) || z >= max(" + info +
-                            ".dim_z, 1u) || " + info + ".element_size != " + std::to_string(size) + "u";
-  const std::string index = info + ".offset + x * (" + info + ".element_size / " + info + ".unit_size) + y * " +
-                            info + ".stride_y + z * " + info + ".stride_z";
+  const std::string check = "x >= " + info + ".dim_x || y >= max(" + info + ".dim_y, 1u) || z >= max(" +
+                            info + ".dim_z, 1u) || " + info + ".element_size != " + std::to_string(size) +
+                            "u";
+  const std::string index = info + ".offset + x * (" + info + ".element_size / " + info +
+                            ".unit_size) + y * " + info + ".stride_y + z * " + info + ".stride_z";
   if (write) {
     text = "void " + sanitized + "(" + reg + " v, uint x, uint y, uint z) {\n  if (" + check +
            ") return;\n  " + buffer + "[" + index + "] = " + Fill(storage.store, "v") + ";\n}\n";
@@ -1355,6 +1680,51 @@ std::string KernelLowering::AllocationAccessor(GlobalSlot* slot, const clang::Va
   accessors_[sanitized] = text;
   accessor_order_.push_back(sanitized);
   return sanitized;
+}
+
+// p[i] on a pointer global bound to an allocation (rsBind): element i of the allocation's packed data, as
+// the CPU reads it; i past the last element reads zero.
+std::string KernelLowering::PointerRead(const clang::VarDecl* var, const clang::Expr* index,
+                                        clang::SourceLocation loc) {
+  GlobalSlot* slot = script_->FindGlobal(var->getCanonicalDecl());
+  if (!slot || !slot->allocation || slot->pointee.isNull()) {
+    Fail(loc, "pointer global '" + var->getNameAsString() + "', which has no GPU binding");
+  }
+  UseGlobal(var->getCanonicalDecl());
+  needs_allocation_info_ = true;
+  const clang::QualType element = slot->pointee.getUnqualifiedType();
+  Storage storage;
+  std::string why;
+  if (!StorageFor(element, context_, &storage, &why)) Fail(loc, "a pointer global to " + why);
+  needs_8bit_ = needs_8bit_ || storage.needs_8bit;
+  needs_16bit_ = needs_16bit_ || storage.needs_16bit;
+  if (!script_->ClaimAllocationUnit(*slot, storage.unit, &why)) Fail(loc, why);
+  AllocationUse& use = allocations_[slot->allocation_index];
+  if (!use.storage_type.empty() && use.storage_type != storage.type) {
+    Fail(loc, "pointer global '" + var->getNameAsString() + "' read as two different element types");
+  }
+  use.storage_type = storage.type;
+  for (const char* helper : {"kiln_unpack_u8", "kiln_unpack_i8", "kiln_unpack_u16", "kiln_unpack_i16"}) {
+    if (storage.load.find(helper) != std::string::npos) Use(helper);
+  }
+  const std::string reg = Type(element, loc);
+  const std::string info = slot->read;
+  const uint32_t size = static_cast<uint32_t>(context_.getTypeSizeInChars(element).getQuantity());
+  const std::string name = "kiln_read_" + var->getNameAsString();
+  if (!accessors_.count(name)) {
+    const std::string count = info + ".dim_x * max(" + info + ".dim_y, 1u) * max(" + info + ".dim_z, 1u)";
+    accessors_[name] =
+        reg + " " + name + "(uint i) {\n  if (i >= " + count + " || " + info +
+        ".element_size != " + std::to_string(size) + "u) return " + Zero(element, loc) + ";\n  return " +
+        Fill(storage.load, "a" + std::to_string(slot->allocation_index) + "[" + info + ".offset + i * (" +
+                               info + ".element_size / " + info + ".unit_size)]") +
+        ";\n}\n";
+    accessor_order_.push_back(name);
+  }
+  const Lane lane = LaneOf(index->getType());
+  std::string i = Expr(index);
+  if (lane.bits == 64 || lane.is_signed) i = "uint(" + i + ")";
+  return name + "(" + i + ")";
 }
 
 std::string KernelLowering::Call(const clang::CallExpr* e) {
@@ -1378,8 +1748,9 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
       return ValueLiteral(constant.Val, e->getType(), loc);
     }
     if (name == "__builtin_elementwise_min" || name == "__builtin_elementwise_max") {
-      return Wrap(std::string(name == "__builtin_elementwise_min" ? "min(" : "max(") + arg(0) + ", " + arg(1) + ")",
-                  e->getType());
+      return Wrap(
+          std::string(name == "__builtin_elementwise_min" ? "min(" : "max(") + arg(0) + ", " + arg(1) + ")",
+          e->getType());
     }
     if (name == "__builtin_elementwise_abs") return "abs(" + arg(0) + ")";
     if (name == "__builtin_fabsf") return "abs(" + arg(0) + ")";
@@ -1416,6 +1787,37 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
       name == "rsAllocationGetDimFaces") {
     return "0u";
   }
+  // Runtime functions that need the CPU driver (kiln/kernel_abi.h services, script state, pointers).
+  static const std::pair<const char*, const char*> kCpuOnly[] = {
+      {"rsAtomic", "atomics"},
+      {"rsDebug", "debug output to the host"},
+      {"rsSendToClient", "messages to the host"},
+      {"rsForEach", "launching kernels"},
+      {"rsRand", "the script's random stream"},
+      {"rsMatrix", "rs_matrix functions"},
+      {"rsGetElementAtYuv", "YUV allocation access"},
+      {"rsAllocationCopy", "allocation copies"},
+      {"rsAllocationVLoad", "vector loads from allocations"},
+      {"rsAllocationVStore", "vector stores to allocations"},
+      {"rsCreate", "creating runtime objects"},
+      {"rsUptime", "the host clock"},
+      {"rsTime", "the host clock"},
+      {"rsLocaltime", "the host clock"},
+      {"rsIsObject", "runtime objects"},
+      {"rsClearObject", "runtime objects"},
+      {"rsSetObject", "runtime objects"},
+      {"rsElement", "runtime objects"},
+      {"rsType", "runtime objects"},
+      {"rsAllocationGetElement", "runtime objects"},
+  };
+  for (const auto& entry : kCpuOnly) {
+    if (name.rfind(entry.first, 0) == 0) {
+      Fail(loc, "a call to '" + name + "', which has no GPU form (" + entry.second + ")");
+    }
+  }
+  if (name == "rsGetElementAt" || name == "rsSetElementAt") {
+    Fail(loc, "'" + name + "' without a type suffix (an untyped pointer); use rsGetElementAt_<T>");
+  }
   const clang::FunctionDecl* definition = callee->getDefinition();
   const bool prelude = script_->IsPrelude(callee->getLocation());
   if (!definition || !definition->hasBody()) {
@@ -1429,9 +1831,12 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
       if (!float_args) break;
       if (m.kind == MathKind::kImprecise && !IsNativeOrHalf(name) &&
           script_->precision() != KernelPrecision::kImprecise) {
+        bool has_native = false;
+        for (const MathEntry& other : kMath) has_native = has_native || "native_" + name == other.name;
         Fail(loc, "'" + name + "': GLSL's " + m.glsl +
                       " does not meet the CPU's precision bound and kilnc has no GPU helper for it yet "
-                      "(rs_fp_imprecise or native_" + name + " would run on the GPU)");
+                      "(under rs_fp_imprecise" +
+                      (has_native ? ", or as native_" + name + "," : "") + " it would run on the GPU)");
       }
       if (m.kind == MathKind::kHelper) {
         Use(m.glsl);
@@ -1445,14 +1850,40 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
     if (name == "native_divide" || name == "half_divide") return "(" + arg(0) + " / " + arg(1) + ")";
     Fail(loc, "a call to '" + name + "', which has no GPU form");
   }
-  (void)prelude;
-  std::string out = FunctionName(definition, loc) + "(";
+  std::string function;
+  if (prelude && !script_->IsPrelude(loc)) {
+    const clang::SourceLocation saved_site = user_site_;
+    const std::string saved_callee = user_callee_;
+    user_site_ = loc;
+    user_callee_ = name;
+    function = FunctionName(definition, loc);
+    user_site_ = saved_site;
+    user_callee_ = saved_callee;
+  } else {
+    function = FunctionName(definition, loc);
+  }
+  std::string out = function + "(";
   bool first = true;
   for (unsigned i = 0; i < n; ++i) {
     const clang::QualType type = e->getArg(i)->getType();
     if (const auto* pointer = type->getAs<clang::PointerType>()) {
       const auto* record = pointer->getPointeeType()->getAs<clang::RecordType>();
       if (record && record->getDecl()->getName() == "KilnKernelLaunch") continue;  // the context
+      // &lvalue (or a pointer parameter passed on) for an in/inout parameter; GLSL copies in and out, which
+      // only differs from C when two arguments alias.
+      const clang::Expr* a = e->getArg(i)->IgnoreParenImpCasts();
+      std::string value = PointerParam(a);
+      if (value.empty()) {
+        const auto* address = llvm::dyn_cast<clang::UnaryOperator>(a);
+        if (!address || address->getOpcode() != clang::UO_AddrOf) {
+          Fail(e->getArg(i)->getExprLoc(), "a pointer argument other than &variable");
+        }
+        if (!pointer->getPointeeType().isConstQualified()) CheckWritable(address->getSubExpr(), loc);
+        value = Expr(address->getSubExpr());
+      }
+      out += (first ? "" : ", ") + value;
+      first = false;
+      continue;
     }
     out += (first ? "" : ", ") + arg(i);
     first = false;
@@ -1532,6 +1963,8 @@ std::string KernelLowering::Expr(const clang::Expr* e) {
       return IntLiteral(constant->getInitVal(), LaneOf(e->getType()));
     }
     if (const auto* var = llvm::dyn_cast<clang::VarDecl>(ref->getDecl())) {
+      if (pointer_params_.count(var))
+        Fail(loc, "pointer parameter '" + var->getNameAsString() + "' used as a value");
       if (var->getType()->isPointerType() && !var->hasGlobalStorage()) {
         const auto* record = var->getType()->getPointeeType()->getAs<clang::RecordType>();
         if (record && record->getDecl()->getName() == "KilnKernelLaunch") return "kiln";
@@ -1551,11 +1984,16 @@ std::string KernelLowering::Expr(const clang::Expr* e) {
     if (!LaneOf(op->getCond()->getType()).ok || LaneOf(op->getCond()->getType()).count != 1) {
       Fail(loc, "a vector condition in '?:'");
     }
-    return "(" + Cond(op->getCond()) + " ? " + Expr(op->getTrueExpr()) + " : " + Expr(op->getFalseExpr()) + ")";
+    return "(" + Cond(op->getCond()) + " ? " + Expr(op->getTrueExpr()) + " : " + Expr(op->getFalseExpr()) +
+           ")";
   }
   if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e)) return Call(call);
   if (const auto* member = llvm::dyn_cast<clang::MemberExpr>(e)) {
-    if (member->isArrow()) Fail(loc, "'->' (a pointer)");
+    if (member->isArrow()) {
+      const std::string param = PointerParam(member->getBase());
+      if (param.empty()) Fail(loc, "'->' (a pointer)");
+      return param + ".f_" + member->getMemberDecl()->getNameAsString();
+    }
     return Expr(member->getBase()) + ".f_" + member->getMemberDecl()->getNameAsString();
   }
   if (const auto* swizzle = llvm::dyn_cast<clang::ExtVectorElementExpr>(e)) {
@@ -1579,8 +2017,15 @@ std::string KernelLowering::Expr(const clang::Expr* e) {
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(base)) {
       const auto* var = llvm::dyn_cast<clang::VarDecl>(ref->getDecl());
       if (var && var->getType()->isPointerType() && var->hasGlobalStorage()) {
-        Fail(loc, "indexing pointer global '" + var->getNameAsString() + "' (use an rs_allocation)");
+        return PointerRead(var, subscript->getIdx(), loc);
       }
+    }
+    if (!PointerParam(base).empty()) {
+      clang::Expr::EvalResult index_value;
+      if (subscript->getIdx()->EvaluateAsInt(index_value, context_) && index_value.Val.getInt() == 0) {
+        return PointerParam(base);
+      }
+      Fail(loc, "indexing a pointer parameter past its element");
     }
     if (subscript->getBase()->getType()->isPointerType() && !base->getType()->isArrayType()) {
       Fail(loc, "indexing through a pointer");
@@ -1600,7 +2045,8 @@ std::string KernelLowering::Expr(const clang::Expr* e) {
 
 void KernelLowering::VarDecl(const clang::VarDecl* var, int indent, std::string* out) {
   const std::string pad(indent * 2, ' ');
-  if (var->isStaticLocal()) Fail(var->getLocation(), "static local variable '" + var->getNameAsString() + "'");
+  if (var->isStaticLocal())
+    Fail(var->getLocation(), "static local variable '" + var->getNameAsString() + "'");
   std::string init;
   if (const clang::Expr* e = var->getInit()) {
     const auto* list = llvm::dyn_cast<clang::InitListExpr>(e->IgnoreParens());
@@ -1700,7 +2146,8 @@ void KernelLowering::Stmt(const clang::Stmt* s, int indent, std::string* out) {
     if (stmt->getConditionVariable() || stmt->getInit()) Fail(loc, "a declaration in a switch");
     const clang::Expr* cond = stmt->getCond();
     const Lane lane = LaneOf(cond->getType());
-    if (!lane.ok || lane.bits > 32 || lane.is_float) Fail(loc, "a switch over '" + cond->getType().getAsString() + "'");
+    if (!lane.ok || lane.bits > 32 || lane.is_float)
+      Fail(loc, "a switch over '" + cond->getType().getAsString() + "'");
     *out += pad + "switch (" + Expr(cond) + ") {\n";
     const auto* body = llvm::dyn_cast<clang::CompoundStmt>(stmt->getBody());
     if (!body) Fail(loc, "a switch whose body is not a block");
@@ -1725,7 +2172,8 @@ void KernelLowering::Stmt(const clang::Stmt* s, int indent, std::string* out) {
     *out += pad + "}\n";
     return;
   }
-  if (llvm::isa<clang::CaseStmt>(s) || llvm::isa<clang::DefaultStmt>(s)) Fail(loc, "a case label inside a nested statement");
+  if (llvm::isa<clang::CaseStmt>(s) || llvm::isa<clang::DefaultStmt>(s))
+    Fail(loc, "a case label inside a nested statement");
   if (llvm::isa<clang::GotoStmt>(s) || llvm::isa<clang::LabelStmt>(s)) Fail(loc, "goto");
   Fail(loc, std::string("the statement kind '") + s->getStmtClassName() + "'");
 }
@@ -1734,27 +2182,28 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
                            GpuKernelLowering* out) {
   kernel_ = kernel;
   try {
-    if (desc.root_style) {
-      Fail(kernel->getLocation(), "an old-style root() kernel (pointer parameters); write it as an RS_KERNEL");
+    if (desc.signature & kKernelSigUsr) {
+      Fail(kernel->getLocation(), "root() with usrData (a host pointer the GPU cannot see)");
     }
     const size_t num_inputs = desc.inputs.size();
     const bool has_output = desc.has_output();
-    if (32 + 16 * (num_inputs + (has_output ? 1 : 0)) > 128) {
-      // Still lowered: the driver checks the device's push-constant limit. Nothing to do here.
-    }
-    std::vector<Storage> storages;
+    // The element types, from the parameters (info.args is parallel to them): by value for RS_KERNEL, the
+    // pointees of root()'s in and out pointers.
     std::vector<clang::QualType> input_types;
-    for (const clang::ParmVarDecl* param : kernel->parameters()) {
-      const clang::QualType type = param->getType();
-      if (type->isPointerType() || param->getName() == "x" || param->getName() == "y" ||
-          param->getName() == "z") {
-        continue;
-      }
-      input_types.push_back(type);
+    clang::QualType output_type = kernel->getReturnType();
+    if (info.args.size() != kernel->getNumParams())
+      Fail(kernel->getLocation(), "internal: kernel arguments disagree");
+    for (unsigned i = 0; i < kernel->getNumParams(); ++i) {
+      const clang::QualType type = kernel->getParamDecl(i)->getType();
+      if (info.args[i] == ArgKind::kInput) input_types.push_back(type);
+      if (info.args[i] == ArgKind::kInputPtr)
+        input_types.push_back(type->getPointeeType().getUnqualifiedType());
+      if (info.args[i] == ArgKind::kOutputPtr) output_type = type->getPointeeType().getUnqualifiedType();
     }
     if (input_types.size() != num_inputs) Fail(kernel->getLocation(), "internal: kernel inputs disagree");
+    std::vector<Storage> storages;
     std::vector<clang::QualType> element_types = input_types;
-    if (has_output) element_types.push_back(kernel->getReturnType());
+    if (has_output) element_types.push_back(output_type);
     for (size_t i = 0; i < element_types.size(); ++i) {
       Storage storage;
       std::string why;
@@ -1766,7 +2215,8 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
       needs_16bit_ = needs_16bit_ || storage.needs_16bit;
       for (const char* helper : {"kiln_unpack_u8", "kiln_unpack_i8", "kiln_pack_8", "kiln_unpack_u16",
                                  "kiln_unpack_i16", "kiln_pack_16"}) {
-        if (storage.load.find(helper) != std::string::npos || storage.store.find(helper) != std::string::npos) {
+        if (storage.load.find(helper) != std::string::npos ||
+            storage.store.find(helper) != std::string::npos) {
           Use(helper);
         }
       }
@@ -1777,40 +2227,61 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
     const std::string kernel_name = FunctionName(kernel, kernel->getLocation());
 
     // main(): the bounds guard, the loads, the call and the store.
-    std::string main = "void main() {\n"
-                       "  uvec3 p = gl_GlobalInvocationID + kiln.origin.xyz;\n"
-                       "  if (any(greaterThanEqual(p, kiln.dim.xyz))) return;\n";
+    std::string main =
+        "void main() {\n"
+        "  uvec3 p = gl_GlobalInvocationID + kiln.origin.xyz;\n"
+        "  if (any(greaterThanEqual(p, kiln.dim.xyz))) return;\n";
+    const std::string out_element = "b_out[kiln_index(" + std::to_string(num_inputs) + "u, p)]";
+    if (desc.root_style && has_output) {
+      // root() writes through its out pointer, maybe not on every path: start from the element's value.
+      main += "  " + Type(output_type, kernel->getLocation()) +
+              " result = " + Fill(storages.back().load, out_element) + ";\n";
+    }
     std::string call = kernel_name + "(";
     size_t input = 0;
     bool first = true;
-    for (const clang::ParmVarDecl* param : kernel->parameters()) {
+    for (unsigned i = 0; i < kernel->getNumParams(); ++i) {
+      const clang::ParmVarDecl* param = kernel->getParamDecl(i);
       std::string value;
-      const clang::QualType type = param->getType();
-      if (type->isPointerType()) continue;  // the context
-      const std::string pname = param->getNameAsString();
-      if (pname == "x" || pname == "y" || pname == "z") {
-        const std::string coordinate = "p." + pname;
-        value = LaneOf(type).is_signed ? "int(" + coordinate + ")" : coordinate;
-      } else {
-        const std::string local = "in" + std::to_string(input);
-        main += "  " + Type(type, param->getLocation()) + " " + local + " = " +
-                Fill(storages[input].load, "b_in" + std::to_string(input) + "[kiln_index(" +
-                                               std::to_string(input) + "u, p)]") +
-                ";\n";
-        value = local;
-        ++input;
+      switch (info.args[i]) {
+        case ArgKind::kContext:
+          continue;
+        case ArgKind::kX:
+        case ArgKind::kY:
+        case ArgKind::kZ: {
+          const std::string coordinate =
+              std::string("p.") +
+              (info.args[i] == ArgKind::kX ? "x" : (info.args[i] == ArgKind::kY ? "y" : "z"));
+          value = LaneOf(param->getType()).is_signed ? "int(" + coordinate + ")" : coordinate;
+          break;
+        }
+        case ArgKind::kOutputPtr:
+          value = "result";
+          break;
+        case ArgKind::kInput:
+        case ArgKind::kInputPtr: {
+          const std::string local = "in" + std::to_string(input);
+          main += "  " + Type(input_types[input], param->getLocation()) + " " + local + " = " +
+                  Fill(storages[input].load,
+                       "b_in" + std::to_string(input) + "[kiln_index(" + std::to_string(input) + "u, p)]") +
+                  ";\n";
+          value = local;
+          ++input;
+          break;
+        }
+        default:
+          Fail(param->getLocation(), "parameter '" + param->getNameAsString() + "'");
       }
       call += (first ? "" : ", ") + value;
       first = false;
     }
     call += ")";
-    if (has_output) {
-      main += "  " + Type(kernel->getReturnType(), kernel->getLocation()) + " result = " + call + ";\n";
-      main += "  b_out[kiln_index(" + std::to_string(num_inputs) + "u, p)] = " +
-              Fill(storages.back().store, "result") + ";\n";
+    if (has_output && !desc.root_style) {
+      main += "  " + Type(output_type, kernel->getLocation()) + " result = " + call + ";\n";
     } else {
       main += "  " + call + ";\n";
     }
+    if (has_output) main += "  " + out_element + " = " + Fill(storages.back().store, "result") + ";\n";
     main += "}\n";
 
     // Assemble the shader.
@@ -1830,9 +2301,10 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
     glsl += "layout(push_constant, std430) uniform KilnLaunch {\n  uvec4 dim;\n  uvec4 origin;\n";
     if (views > 0) glsl += "  uvec4 view[" + std::to_string(views) + "];\n";
     glsl += "} kiln;\n";
-    if (!allocations_.empty()) {
-      glsl += "struct KilnAllocationInfo {\n  uint dim_x, dim_y, dim_z, element_size, offset, stride_y, "
-              "stride_z, unit_size;\n};\n";
+    if (needs_allocation_info_) {
+      glsl +=
+          "struct KilnAllocationInfo {\n  uint dim_x, dim_y, dim_z, element_size, offset, stride_y, "
+          "stride_z, unit_size;\n};\n";
     }
     for (const std::string& text : struct_text_) glsl += text;
     if (!globals_used_.empty()) {
@@ -1844,7 +2316,8 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
       std::sort(members.begin(), members.end());
       glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_GLOBALS_BINDING) +
               ", std430) readonly buffer KilnGlobals {\n";
-      for (const auto& m : members) glsl += "  layout(offset = " + std::to_string(m.first) + ") " + m.second + ";\n";
+      for (const auto& m : members)
+        glsl += "  layout(offset = " + std::to_string(m.first) + ") " + m.second + ";\n";
       glsl += "};\n";
     }
     for (size_t i = 0; i < num_inputs; ++i) {
@@ -1853,13 +2326,15 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
               std::to_string(i) + "[]; };\n";
     }
     if (has_output) {
-      glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_OUTPUT_BINDING) +
-              ", std430) writeonly buffer Out { " + storages.back().type + " b_out[]; };\n";
+      glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_OUTPUT_BINDING) + ", std430) " +
+              (desc.root_style ? "" : "writeonly ") + "buffer Out { " + storages.back().type +
+              " b_out[]; };\n";
     }
     for (const auto& entry : allocations_) {
-      glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_FIRST_ALLOCATION_BINDING + entry.first) +
-              ", std430) " + (entry.second.write ? "" : "readonly ") + "buffer A" + std::to_string(entry.first) +
-              " { " + entry.second.storage_type + " a" + std::to_string(entry.first) + "[]; };\n";
+      glsl +=
+          "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_FIRST_ALLOCATION_BINDING + entry.first) +
+          ", std430) " + (entry.second.write ? "" : "readonly ") + "buffer A" + std::to_string(entry.first) +
+          " { " + entry.second.storage_type + " a" + std::to_string(entry.first) + "[]; };\n";
     }
     for (const std::string& text : constant_text_) glsl += text;
     for (const std::string& name : library_order_) glsl += FindLibrary(name)->text;
@@ -1886,9 +2361,7 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
 
 }  // namespace
 
-void LowerKernelsToGlsl(clang::ASTContext& context, ScriptInfo* info) {
-  ScriptLowering(context, info).Run();
-}
+void LowerKernelsToGlsl(clang::ASTContext& context, ScriptInfo* info) { ScriptLowering(context, info).Run(); }
 
 }  // namespace compiler
 }  // namespace kiln

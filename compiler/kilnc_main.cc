@@ -1,7 +1,7 @@
 // kilnc: compiles a RenderScript-style kernel source (.rs) into a Kiln kernel module (.kmod).
 //
 //   kilnc SRC.rs [-o OUT.kmod] [-I dir] [-D name[=value]] [-O0..-O3] [--emit-llvm] [--print-reflection]
-//         [--verbose]
+//         [--emit-glsl DIR] [--verbose]
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -16,14 +16,16 @@ namespace {
 
 void PrintUsage(std::ostream& os) {
   os << "usage: kilnc SRC.rs [-o OUT.kmod] [-I dir] [-D name[=value]] [-O0|-O1|-O2|-O3]\n"
-        "             [--emit-llvm] [--print-reflection] [--verbose]\n"
+        "             [--emit-llvm] [--emit-glsl DIR] [--print-reflection] [--verbose]\n"
         "  -o FILE             output path (default: SRC with the extension .kmod, or .ll with --emit-llvm)\n"
         "  -I DIR              add DIR to the #include search path\n"
         "  -D NAME[=VALUE]     define a preprocessor macro\n"
         "  -O0..-O3            optimization level (default -O2; vectorization is left to the CPU driver)\n"
         "  --emit-llvm         write the final LLVM IR as text instead of a module\n"
+        "  --emit-glsl DIR     also write each GPU kernel's GLSL (its SPIR-V's source) to DIR/<kernel>.comp\n"
         "  --print-reflection  print the module's reflection to stdout\n"
-        "  --verbose           report the steps and print the generated entry points to stderr\n"
+        "  --verbose           report the steps, which kernels stay on the CPU and why, and the\n"
+        "                      generated entry points, to stderr\n"
         "  --version           print the compiler version\n";
 }
 
@@ -46,7 +48,7 @@ bool WriteFile(const std::string& path, const char* data, size_t size) {
 
 int main(int argc, char** argv) {
   kiln::CompileOptions options;
-  std::string input, output;
+  std::string input, output, glsl_dir;
   bool emit_llvm = false, print_reflection = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -72,6 +74,15 @@ int main(int argc, char** argv) {
       options.opt_level = arg[2] - '0';
     } else if (arg == "--emit-llvm") {
       emit_llvm = true;
+    } else if (arg == "--emit-glsl" || arg.rfind("--emit-glsl=", 0) == 0) {
+      if (arg.size() > std::strlen("--emit-glsl=")) {
+        glsl_dir = arg.substr(std::strlen("--emit-glsl="));
+      } else if (i + 1 < argc) {
+        glsl_dir = argv[++i];
+      } else {
+        std::cerr << "kilnc: error: --emit-glsl needs a directory\n";
+        return 2;
+      }
     } else if (arg == "--print-reflection") {
       print_reflection = true;
     } else if (arg == "--verbose" || arg == "-v") {
@@ -118,7 +129,35 @@ int main(int argc, char** argv) {
               << result.module.reductions.size() << " reduction(s), " << result.module.invokables.size()
               << " invokable(s), " << result.module.globals.size() << " global(s); HAL "
               << result.module.hal_level.ToString() << "; compiled in " << ms << " ms\n";
+    if (result.kernel_glsl.empty()) {
+      std::cerr << "kilnc: no GPU lowering in this build: every kernel runs on the CPU only\n";
+    }
+    for (size_t i = 0; i < result.kernel_glsl.size() && i < result.module.kernels.size(); ++i) {
+      const kiln::KernelDesc& k = result.module.kernels[i];
+      if (k.cpu_only_reasons.empty()) {
+        std::cerr << "kilnc: kernel " << k.name << ": GPU form (SPIR-V)\n";
+      }
+      for (const std::string& reason : k.cpu_only_reasons) {
+        std::cerr << "kilnc: kernel " << k.name << ": CPU-only: " << reason << "\n";
+      }
+    }
+    for (const std::string& note : result.gpu_notes) std::cerr << "kilnc: " << note << "\n";
     std::cerr << "kilnc: generated entry points:\n" << result.entry_point_source;
+  }
+  if (!glsl_dir.empty()) {
+    if (result.kernel_glsl.empty()) {
+      std::cerr << "kilnc: warning: --emit-glsl: this kilnc was built without GPU lowering\n";
+    }
+    for (size_t i = 0; i < result.kernel_glsl.size() && i < result.module.kernels.size(); ++i) {
+      const std::string& text = result.kernel_glsl[i];
+      if (text.empty()) continue;
+      const std::string path = glsl_dir + "/" + result.module.kernels[i].name + ".comp";
+      if (!WriteFile(path, text.data(), text.size())) {
+        std::cerr << "kilnc: error: cannot write '" << path << "': " << std::strerror(errno) << "\n";
+        return 1;
+      }
+      if (verbose) std::cerr << "kilnc: wrote " << path << "\n";
+    }
   }
   if (print_reflection) std::cout << kiln::DescribeKernelModule(result.module);
   const bool written =

@@ -64,7 +64,7 @@ struct GpuLowering {
   std::vector<GpuKernelLowering> kernels;  // parallel to module.kernels
   std::vector<GpuGlobalSlot> globals;      // the payload's global table
   uint32_t global_block_size = 0;
-  std::vector<std::string> notes;          // e.g. why reductions have no GPU form
+  std::vector<std::string> notes;  // e.g. why reductions have no GPU form
 };
 
 struct ScriptInfo {

@@ -5,9 +5,9 @@
 #include <glslang/Public/ShaderLang.h>
 #include <glslang/SPIRV/GlslangToSpv.h>
 #include <glslang/build_info.h>
-#include <spirv-tools/libspirv.hpp>
 
 #include <mutex>
+#include <spirv-tools/libspirv.hpp>
 #include <utility>
 
 #include "backends/vulkan/spirv_payload.h"
@@ -42,10 +42,10 @@ bool CompileGlslToSpirv(const std::string& glsl, std::vector<uint32_t>* words, s
   glslang::GlslangToSpv(*program.getIntermediate(EShLangCompute), *words, &options);
   spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_1);
   std::string message;
-  tools.SetMessageConsumer([&message](spv_message_level_t, const char*, const spv_position_t& position,
-                                      const char* text) {
-    message += "spirv-val: word " + std::to_string(position.index) + ": " + text + "\n";
-  });
+  tools.SetMessageConsumer(
+      [&message](spv_message_level_t, const char*, const spv_position_t& position, const char* text) {
+        message += "spirv-val: word " + std::to_string(position.index) + ": " + text + "\n";
+      });
   if (!tools.Validate(*words)) {
     *error = message.empty() ? "spirv-val: invalid SPIR-V" : message;
     return false;

@@ -1,0 +1,420 @@
+// kilnc's GPU lowering (compiler/glsl_lowering.cc, compiler/spirv_backend.cc): the GLSL it writes for
+// representative kernels, checked for the structure kiln/spirv_abi.h asks for; the "spirv" payload it packs
+// (parsed back with the Vulkan driver's reader); SPIR-V that SPIRV-Tools accepts for every kernel of the
+// test corpora; and the reasons of kernels that must stay on the CPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <spirv-tools/libspirv.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/spirv_payload.h"
+#include "compiler/compiler.h"
+#include "kiln/spirv_abi.h"
+#include "runtime/module/module.h"
+
+namespace kiln {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CompileResult Compile(const std::string& source, const std::string& filename = "gpu.rs") {
+  CompileResult result;
+  CompileKernelSource(source, filename, CompileOptions(), &result);
+  EXPECT_TRUE(result.ok) << result.diagnostics;
+  return result;
+}
+
+int KernelIndex(const CompileResult& result, const std::string& name) {
+  for (size_t i = 0; i < result.module.kernels.size(); ++i) {
+    if (result.module.kernels[i].name == name) return static_cast<int>(i);
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  return -1;
+}
+
+const std::string& Glsl(const CompileResult& result, const std::string& kernel) {
+  static const std::string kNone;
+  const int i = KernelIndex(result, kernel);
+  if (i < 0 || static_cast<size_t>(i) >= result.kernel_glsl.size()) return kNone;
+  return result.kernel_glsl[i];
+}
+
+vulkan::SpirvPayload Payload(const KernelModuleDesc& module) {
+  vulkan::SpirvPayload payload;
+  const PayloadDesc* bytes = module.FindPayload(KILN_SPIRV_PAYLOAD_TAG);
+  if (!bytes) {
+    ADD_FAILURE() << "no spirv payload";
+    return payload;
+  }
+  std::string error;
+  EXPECT_TRUE(vulkan::ParseSpirvPayload(bytes->data.data(), bytes->data.size(), &payload, &error)) << error;
+  return payload;
+}
+
+std::string CpuOnlyReason(const CompileResult& result, const std::string& kernel) {
+  const int i = KernelIndex(result, kernel);
+  if (i < 0 || result.module.kernels[i].cpu_only_reasons.empty()) return "";
+  return result.module.kernels[i].cpu_only_reasons[0];
+}
+
+bool Validates(const std::vector<uint32_t>& code, std::string* message) {
+  spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_1);
+  tools.SetMessageConsumer([message](spv_message_level_t, const char*, const spv_position_t&,
+                                     const char* text) { *message += text; });
+  return tools.Validate(code);
+}
+
+constexpr char kGuard[] = "if (any(greaterThanEqual(p, kiln.dim.xyz))) return;";
+
+TEST(GpuLoweringTest, AtanOpUsesTheRslibPolynomialAndTheGlobalBlock) {
+  const CompileResult result =
+      Compile(ReadFile(std::string(KILN_SOURCE_DIR) + "/tests/compiler/kernels/atan_op.rs"), "atan_op.rs");
+  const std::string& glsl = Glsl(result, "atan_op");
+  ASSERT_FALSE(glsl.empty()) << CpuOnlyReason(result, "atan_op");
+  EXPECT_NE(glsl.find("#version 450"), std::string::npos);
+  EXPECT_NE(glsl.find("layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;"),
+            std::string::npos);
+  EXPECT_NE(glsl.find("layout(push_constant, std430) uniform KilnLaunch"), std::string::npos);
+  EXPECT_NE(glsl.find("uvec4 view[2];"), std::string::npos);
+  EXPECT_NE(glsl.find(kGuard), std::string::npos);
+  EXPECT_NE(glsl.find("binding = 0, std430) readonly buffer KilnGlobals"), std::string::npos);
+  EXPECT_NE(glsl.find("layout(offset = 0) float g_offset;"), std::string::npos);
+  EXPECT_NE(glsl.find("binding = 1, std430) readonly buffer In0 { float b_in0[]; }"), std::string::npos);
+  EXPECT_NE(glsl.find("binding = 9, std430) writeonly buffer Out { float b_out[]; }"), std::string::npos);
+  // atan is rslib's polynomial, not GLSL's implementation-defined atan.
+  EXPECT_NE(glsl.find("kiln_atan((l0_in + g_offset))"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("-6.078213403e-02"), std::string::npos);
+  EXPECT_EQ(glsl.find(" atan("), std::string::npos);
+
+  const vulkan::SpirvPayload payload = Payload(result.module);
+  EXPECT_EQ(payload.spirv_version, 0x00010300u);
+  EXPECT_GE(payload.generator_version, 120000u);  // glslang 12 or newer
+  ASSERT_EQ(payload.kernels.size(), 1u);
+  const vulkan::SpirvKernel& kernel = payload.kernels[0];
+  EXPECT_EQ(kernel.name, "atan_op");
+  EXPECT_EQ(kernel.entry_point, "main");
+  EXPECT_FALSE(kernel.code.empty());
+  EXPECT_TRUE(kernel.cpu_only_reason.empty());
+  EXPECT_EQ(kernel.num_inputs, 1u);
+  EXPECT_TRUE(kernel.has_output);
+  EXPECT_EQ(kernel.unit_sizes[0], 4u);
+  EXPECT_EQ(kernel.unit_sizes[KILN_KERNEL_MAX_INPUTS], 4u);
+  EXPECT_EQ(kernel.required_features, 0u);
+  ASSERT_EQ(payload.globals.size(), 1u);
+  EXPECT_EQ(payload.globals[0].name, "offset");
+  EXPECT_EQ(payload.globals[0].kind, KILN_SPIRV_GLOBAL_VALUE);
+  EXPECT_EQ(payload.globals[0].size, 4u);
+  EXPECT_EQ(payload.globals[0].block_offset, 0u);
+  EXPECT_EQ(payload.global_block_size, 16u);
+
+  vulkan::SpirvInterface interface;
+  std::string error;
+  ASSERT_TRUE(vulkan::ScanSpirvInterface(kernel.code, &interface, &error)) << error;
+  EXPECT_EQ(interface.version, 0x00010300u);
+  EXPECT_EQ(interface.compute_entry_points, std::vector<std::string>{"main"});
+  EXPECT_EQ(interface.spec_ids, (std::set<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(interface.bindings, (std::set<std::pair<uint32_t, uint32_t>>{{0, 0}, {0, 1}, {0, 9}}));
+}
+
+TEST(GpuLoweringTest, GreyscaleKeepsUchar4PackedInUintWords) {
+  const CompileResult result = Compile(
+      ReadFile(std::string(KILN_SOURCE_DIR) + "/tests/compiler/kernels/greyscale.rs"), "greyscale.rs");
+  const std::string& glsl = Glsl(result, "greyscale");
+  ASSERT_FALSE(glsl.empty()) << CpuOnlyReason(result, "greyscale");
+  EXPECT_NE(glsl.find("readonly buffer In0 { uint b_in0[]; }"), std::string::npos);
+  EXPECT_NE(glsl.find("uvec4 in0 = kiln_unpack_u8(b_in0[kiln_index(0u, p)]);"), std::string::npos);
+  EXPECT_NE(glsl.find("b_out[kiln_index(1u, p)] = kiln_pack_8(uvec4(result));"), std::string::npos);
+  // The const global is folded into the shader; the cast to uchar wraps as C's conversion does.
+  EXPECT_NE(glsl.find("const vec3 c_kLumaWeights = vec3(0.298999995, 0.587000012, 0.114);"),
+            std::string::npos);
+  EXPECT_NE(glsl.find("& 255u)"), std::string::npos);
+  EXPECT_EQ(glsl.find("KilnGlobals"), std::string::npos);
+  const vulkan::SpirvPayload payload = Payload(result.module);
+  ASSERT_EQ(payload.kernels.size(), 1u);
+  EXPECT_EQ(payload.kernels[0].unit_sizes[0], 4u);
+  EXPECT_EQ(payload.kernels[0].required_features, 0u);  // no 8-bit storage needed for uchar4
+  EXPECT_EQ(payload.global_block_size, 0u);
+  EXPECT_TRUE(payload.globals.empty());
+}
+
+TEST(GpuLoweringTest, TwoDimensionalKernelReadsXAndYAndNeighboursThroughAnAllocation) {
+  const CompileResult result = Compile(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+rs_allocation gIn;
+float gWeights[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
+
+static float at(int x, int y) {
+  return rsGetElementAt_float(gIn, (uint32_t)x, (uint32_t)y);
+}
+
+float RS_KERNEL blur3x3(uint32_t x, uint32_t y) {
+  float sum = 0.0f;
+  for (int dy = -1; dy <= 1; ++dy) {
+    for (int dx = -1; dx <= 1; ++dx) {
+      sum += gWeights[(dy + 1) * 3 + dx + 1] * at((int)x + dx, (int)y + dy);
+    }
+  }
+  return sum / 16.0f;
+}
+
+int2 RS_KERNEL coords(uint32_t x, uint32_t y) { return (int2){(int)x, (int)y * 1000}; }
+)");
+  const std::string& blur = Glsl(result, "blur3x3");
+  ASSERT_FALSE(blur.empty()) << CpuOnlyReason(result, "blur3x3");
+  EXPECT_NE(blur.find("struct KilnAllocationInfo"), std::string::npos);
+  EXPECT_NE(blur.find("layout(offset = 0) KilnAllocationInfo g_gIn;"), std::string::npos) << blur;
+  EXPECT_NE(blur.find("layout(offset = 32) float g_gWeights[9];"), std::string::npos) << blur;
+  EXPECT_NE(blur.find("binding = 10, std430) readonly buffer A0 { float a0[]; }"), std::string::npos);
+  // Out-of-range neighbours read zero, after the checks kiln/spirv_abi.h lists.
+  EXPECT_NE(blur.find("x >= g_gIn.dim_x || y >= max(g_gIn.dim_y, 1u)"), std::string::npos);
+  EXPECT_NE(blur.find("g_gIn.offset + x * (g_gIn.element_size / g_gIn.unit_size) + y * g_gIn.stride_y"),
+            std::string::npos);
+  EXPECT_NE(blur.find("fn0_blur3x3(p.x, p.y)"), std::string::npos);
+  EXPECT_NE(blur.find("for (;"), std::string::npos);
+  const std::string& coords = Glsl(result, "coords");
+  ASSERT_FALSE(coords.empty());
+  EXPECT_NE(coords.find("ivec2(int(l"), std::string::npos) << coords;
+  EXPECT_EQ(coords.find("KilnGlobals"), std::string::npos);
+
+  const vulkan::SpirvPayload payload = Payload(result.module);
+  ASSERT_EQ(payload.globals.size(), 2u);
+  EXPECT_EQ(payload.globals[0].name, "gIn");
+  EXPECT_EQ(payload.globals[0].kind, KILN_SPIRV_GLOBAL_ALLOCATION);
+  EXPECT_EQ(payload.globals[0].unit_size, 4u);
+  EXPECT_EQ(payload.globals[0].block_offset % 16, 0u);
+  EXPECT_EQ(payload.globals[1].name, "gWeights");
+  EXPECT_EQ(payload.globals[1].size, 36u);
+  EXPECT_EQ(payload.kernels[1].unit_sizes[KILN_KERNEL_MAX_INPUTS], 8u);
+}
+
+TEST(GpuLoweringTest, GlobalsOfSeveralTypesGetStd430OffsetsMatchingTheirCBytes) {
+  const CompileResult result = Compile(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+typedef struct Params { float gain; int bias; uchar4 tint; } Params;
+float gF = 1.0f;
+int gI = 2;
+float4 gV;
+uchar4 gC;
+bool gB;
+short2 gS;
+double gD;
+float3 gV3;
+Params gP;
+static const int kTable[3] = {5, 6, 7};
+static float sNeverWritten = 3.0f;
+
+float4 RS_KERNEL mix_all(float4 in) {
+  float extra = gB ? (float)gS.y : (float)gC.z;
+  return in * gF + (float)gI + gV + extra + (float)gD + gV3.x + gP.gain * (float)gP.tint.w +
+         (float)kTable[gI % 3] + sNeverWritten;
+}
+)");
+  const std::string& glsl = Glsl(result, "mix_all");
+  ASSERT_FALSE(glsl.empty()) << CpuOnlyReason(result, "mix_all");
+  for (const char* member :
+       {"layout(offset = 0) float g_gF;", "layout(offset = 4) int g_gI;", "layout(offset = 16) vec4 g_gV;",
+        "layout(offset = 32) uint g_gC[1];", "layout(offset = 36) uint g_gB[1];",
+        "layout(offset = 40) uint g_gS[1];", "layout(offset = 48) double g_gD;",
+        "layout(offset = 64) vec3 g_gV3;", "layout(offset = 80) uint g_gP[3];"}) {
+    EXPECT_NE(glsl.find(member), std::string::npos) << member << "\n" << glsl;
+  }
+  EXPECT_NE(glsl.find("bitfieldExtract(int(g_gS[0]), 16, 16)"), std::string::npos);  // short2.y, signed
+  EXPECT_NE(glsl.find("(bitfieldExtract(g_gB[0], 0, 8) != 0u)"), std::string::npos);
+  EXPECT_NE(glsl.find("S_Params(uintBitsToFloat(g_gP[0]), int(g_gP[1])"), std::string::npos);
+  EXPECT_NE(glsl.find("const int c_kTable[3] = int[3](5, 6, 7);"), std::string::npos);
+  EXPECT_NE(glsl.find("const float c_sNeverWritten = 3.0;"), std::string::npos);
+  EXPECT_NE(glsl.find("kiln_rem(g_gI, 3)"), std::string::npos);  // C's % on signed ints
+  const vulkan::SpirvPayload payload = Payload(result.module);
+  ASSERT_EQ(payload.kernels.size(), 1u);
+  EXPECT_EQ(payload.kernels[0].required_features, static_cast<uint32_t>(KILN_SPIRV_FEATURE_FLOAT64));
+  EXPECT_EQ(payload.global_block_size, 96u);
+  ASSERT_EQ(payload.globals.size(), 9u);
+  for (const vulkan::SpirvGlobal& g : payload.globals) {
+    const GlobalDesc* desc = result.module.FindGlobal(g.name);
+    ASSERT_NE(desc, nullptr) << g.name;
+    EXPECT_EQ(g.size, desc->size) << g.name;
+    EXPECT_EQ(g.block_offset % std::min<uint32_t>(desc->alignment, 16), 0u) << g.name;
+  }
+}
+
+TEST(GpuLoweringTest, SmallIntegerElementsUseEightAndSixteenBitStorage) {
+  const CompileResult result = Compile(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+uchar RS_KERNEL halve(uchar in) { return in / 2; }
+short RS_KERNEL negate(short in) { return -in; }
+uchar4 RS_KERNEL wrap(uchar4 in) { return in + (uchar4){200, 200, 200, 200}; }
+)");
+  EXPECT_NE(Glsl(result, "halve").find("uint8_t b_in0[]"), std::string::npos);
+  EXPECT_NE(Glsl(result, "negate").find("int16_t b_out[]"), std::string::npos);
+  // uchar4 arithmetic is not promoted in C: the sum wraps at 256 per lane.
+  EXPECT_NE(Glsl(result, "wrap").find("& 255u)"), std::string::npos);
+  const vulkan::SpirvPayload payload = Payload(result.module);
+  ASSERT_EQ(payload.kernels.size(), 3u);
+  EXPECT_TRUE(payload.kernels[0].required_features & KILN_SPIRV_FEATURE_STORAGE_8BIT);
+  EXPECT_EQ(payload.kernels[0].unit_sizes[0], 1u);
+  EXPECT_TRUE(payload.kernels[1].required_features & KILN_SPIRV_FEATURE_STORAGE_16BIT);
+  EXPECT_EQ(payload.kernels[1].unit_sizes[0], 2u);
+  EXPECT_EQ(payload.kernels[2].required_features, 0u);
+}
+
+TEST(GpuLoweringTest, KernelsThatCannotBeLoweredAreCpuOnlyWithTheConstructAndItsLocation) {
+  const CompileResult result = Compile(R"(#pragma version(1)
+#pragma rs java_package_name(t)
+int gCount;
+uint32_t gHist[4];
+float gScale = 2.0f;
+float RS_KERNEL debug(float in) {
+  rsDebug("in", in);
+  return in;
+}
+void RS_KERNEL histogram(uchar in) {
+  rsAtomicInc(&gHist[in & 3]);
+}
+float RS_KERNEL writes(float in) {
+  gCount = 1;
+  return in;
+}
+float RS_KERNEL sine(float in) { return sin(in); }
+half RS_KERNEL halves(half in) { return in; }
+void root(const float* in, float* out) { *out = *in * 2.0f; }
+float RS_KERNEL fine(float in) { return native_exp(in) * gScale; }
+)",
+                                       "reasons.rs");
+  EXPECT_EQ(CpuOnlyReason(result, "debug"),
+            "spirv: a call to 'rsDebug', which has no GPU form (debug output to the host) (reasons.rs:7:3)");
+  EXPECT_EQ(CpuOnlyReason(result, "histogram"),
+            "spirv: a call to 'rsAtomicInc', which has no GPU form (atomics) (reasons.rs:11:3)");
+  EXPECT_NE(CpuOnlyReason(result, "writes").find("a write to script global 'gCount'"), std::string::npos);
+  EXPECT_NE(CpuOnlyReason(result, "writes").find("(reasons.rs:14:"), std::string::npos);
+  EXPECT_NE(CpuOnlyReason(result, "sine").find("'sin': GLSL's sin does not meet the CPU's precision bound"),
+            std::string::npos);
+  EXPECT_NE(CpuOnlyReason(result, "halves").find("half"), std::string::npos);
+  EXPECT_EQ(CpuOnlyReason(result, "root"), "");  // root(in, out): `in`/`inout` parameters
+  EXPECT_NE(Glsl(result, "root").find("(in float l0_in, inout float l1_out)"), std::string::npos);
+  EXPECT_EQ(CpuOnlyReason(result, "fine"), "");
+  EXPECT_TRUE(Glsl(result, "debug").empty());
+
+  // The same reasons are in the payload, where the driver reads them.
+  const vulkan::SpirvPayload payload = Payload(result.module);
+  ASSERT_EQ(payload.kernels.size(), result.module.kernels.size());
+  for (size_t i = 0; i < payload.kernels.size(); ++i) {
+    const bool cpu_only = !result.module.kernels[i].cpu_only_reasons.empty();
+    EXPECT_EQ(payload.kernels[i].code.empty(), cpu_only) << payload.kernels[i].name;
+    if (cpu_only) {
+      EXPECT_EQ("spirv: " + payload.kernels[i].cpu_only_reason, result.module.kernels[i].cpu_only_reasons[0]);
+    }
+  }
+  // And in the reflection kilnc --print-reflection (and kiln inspect) show.
+  EXPECT_NE(DescribeKernelModule(result.module).find("cpu-only: spirv: a call to 'rsDebug'"),
+            std::string::npos);
+}
+
+TEST(GpuLoweringTest, PointerParametersBecomeInOutParametersOrStayOnTheCpu) {
+  const CompileResult result = Compile(R"(#pragma version(1)
+#pragma rs java_package_name(t)
+typedef struct Acc { float sum; int n; } Acc;
+static void add(Acc* acc, const float* v) { acc->sum += *v; acc->n++; }
+float RS_KERNEL mean2(float a, float b) {
+  Acc acc = {0.0f, 0};
+  add(&acc, &a);
+  add(&acc, &b);
+  return acc.sum / (float)acc.n;
+}
+static void bump(float* p) { p[1] += 1.0f; }
+float RS_KERNEL past(float a) { float two[2] = {a, a}; bump(&two[0]); return two[1]; }
+void root(const float* in, float* out, const void* usrData, uint32_t x) { *out = *in + (float)x; }
+)",
+                                       "pointers.rs");
+  EXPECT_EQ(CpuOnlyReason(result, "mean2"), "");
+  EXPECT_NE(Glsl(result, "mean2").find("(inout S_Acc l"), std::string::npos) << Glsl(result, "mean2");
+  EXPECT_NE(CpuOnlyReason(result, "past").find("indexing a pointer parameter past its element"),
+            std::string::npos);
+  EXPECT_NE(CpuOnlyReason(result, "root").find("root() with usrData"), std::string::npos);
+}
+
+TEST(GpuLoweringTest, ImpreciseScriptsMayUseGlslTranscendentals) {
+  const CompileResult result = Compile(R"(#pragma version(1)
+#pragma rs java_package_name(t)
+#pragma rs_fp_imprecise
+float RS_KERNEL exponential(float in) { return exp(in) + sin(in); }
+)");
+  EXPECT_EQ(CpuOnlyReason(result, "exponential"), "");
+  EXPECT_NE(Glsl(result, "exponential").find("exp("), std::string::npos);
+}
+
+TEST(GpuLoweringTest, ModuleRoundTripsWithBothPayloads) {
+  const CompileResult result =
+      Compile(ReadFile(std::string(KILN_SOURCE_DIR) + "/tests/compiler/kernels/image_filters.rs"), "f.rs");
+  KernelModuleDesc read;
+  std::string error;
+  ASSERT_TRUE(ReadKernelModule(result.kmod.data(), result.kmod.size(), &read, &error)) << error;
+  ASSERT_NE(read.FindPayload(kPayloadTargetLlvmBitcode), nullptr);
+  const PayloadDesc* spirv = read.FindPayload(KILN_SPIRV_PAYLOAD_TAG);
+  ASSERT_NE(spirv, nullptr);
+  EXPECT_EQ(spirv->data, result.module.FindPayload(KILN_SPIRV_PAYLOAD_TAG)->data);
+  ASSERT_EQ(read.kernels.size(), result.module.kernels.size());
+  for (size_t i = 0; i < read.kernels.size(); ++i) {
+    EXPECT_EQ(read.kernels[i].cpu_only_reasons, result.module.kernels[i].cpu_only_reasons);
+  }
+  EXPECT_NE(read.compiler_version.find("glslang"), std::string::npos) << read.compiler_version;
+  const vulkan::SpirvPayload payload = Payload(read);
+  EXPECT_FALSE(payload.kernels[KernelIndex(result, "blur")].code.empty());
+  EXPECT_TRUE(payload.kernels[KernelIndex(result, "histogram")].code.empty());
+}
+
+// Every kernel of the test corpora compiles; every GPU form validates (checked again here, independently of
+// kilnc's own validation), and none fell back to the CPU because kilnc wrote GLSL glslang rejects or SPIR-V
+// the validator rejects. Prints the fraction of kernels with a GPU form.
+TEST(GpuLoweringTest, CorporaCompileAndEveryGpuFormValidates) {
+  int kernels = 0, gpu = 0;
+  for (const char* folder : {"tests/compiler/kernels", "tests/cts/kernels", "tests/kernels/corpus"}) {
+    const std::filesystem::path dir = std::filesystem::path(KILN_SOURCE_DIR) / folder;
+    if (!std::filesystem::exists(dir)) continue;
+    int folder_kernels = 0, folder_gpu = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() != ".rs") continue;
+      CompileResult result;
+      CompileKernelSource(ReadFile(entry.path().string()), entry.path().string(), CompileOptions(), &result);
+      ASSERT_TRUE(result.ok) << entry.path() << ": " << result.diagnostics;
+      const vulkan::SpirvPayload payload = Payload(result.module);
+      ASSERT_EQ(payload.kernels.size(), result.module.kernels.size());
+      for (size_t i = 0; i < payload.kernels.size(); ++i) {
+        ++folder_kernels;
+        const vulkan::SpirvKernel& k = payload.kernels[i];
+        EXPECT_EQ(k.cpu_only_reason.find("did not compile"), std::string::npos)
+            << entry.path() << " " << k.name << ": " << k.cpu_only_reason;
+        if (k.code.empty()) {
+          EXPECT_FALSE(k.cpu_only_reason.empty()) << k.name;
+          std::printf("  CPU-only: %s: %s: %s\n", entry.path().filename().c_str(), k.name.c_str(),
+                      k.cpu_only_reason.c_str());
+          continue;
+        }
+        ++folder_gpu;
+        std::string message;
+        EXPECT_TRUE(Validates(k.code, &message)) << entry.path() << " " << k.name << ": " << message;
+      }
+    }
+    std::printf("GPU forms in %s: %d of %d kernels\n", folder, folder_gpu, folder_kernels);
+    kernels += folder_kernels;
+    gpu += folder_gpu;
+  }
+  std::printf("GPU forms overall: %d of %d kernels (%.1f%%)\n", gpu, kernels,
+              kernels ? 100.0 * gpu / kernels : 0);
+  EXPECT_GT(gpu, 0);
+}
+
+}  // namespace
+}  // namespace kiln
