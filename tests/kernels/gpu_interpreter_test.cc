@@ -1,0 +1,161 @@
+// The interpreter on the GPU (issue 5): with a GPU policy, kernel-backed ops run on the Vulkan driver
+// (lavapipe on machines without a GPU), consecutive GPU ops form one partition, and the results match the CPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "atan_model.h"
+#include "kiln/c_api.h"
+#include "kiln/compute.h"
+#include "kiln/device.h"
+#include "kiln/operator.h"
+#include "runtime/model/model_writer.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace kiln {
+namespace {
+
+using testing::KmodPath;
+using testing::Messages;
+
+struct GpuRun {
+  std::vector<float> y;
+  std::string decisions;
+};
+
+GpuRun RunOnGpu(const std::vector<uint8_t>& bytes, const std::vector<KilnOperator*>& ops, const std::vector<float>& x,
+             Messages* messages) {
+  GpuRun run;
+  KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
+  KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+  KilnInterpreterOptionsSetErrorReporter(options, Messages::Report, messages);
+  KilnInterpreterOptionsSetDevicePolicy(options, KILN_DEVICE_PREFER_GPU);
+  KilnInterpreterOptionsSetDriverPath(options, KILN_VULKAN_DRIVER);
+  for (KilnOperator* op : ops) KilnInterpreterOptionsAddOperator(options, op);
+  KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
+  KilnInterpreterOptionsDelete(options);
+  KilnModelDelete(model);
+  const int dims[1] = {static_cast<int>(x.size())};
+  if (interpreter != nullptr && KilnInterpreterResizeInputTensor(interpreter, 0, dims, 1) == kKilnOk &&
+      KilnInterpreterAllocateTensors(interpreter) == kKilnOk &&
+      KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), x.data(), x.size() * 4) == kKilnOk &&
+      KilnInterpreterInvoke(interpreter) == kKilnOk) {
+    const KilnTensor* out = KilnInterpreterGetOutputTensor(interpreter, 0);
+    run.y.resize(KilnTensorByteSize(out) / 4);
+    KilnTensorCopyToBuffer(out, run.y.data(), run.y.size() * 4);
+  }
+  for (int i = 0; i < KilnInterpreterGetDecisionCount(interpreter); ++i) {
+    KilnDecisionKind kind;
+    const char* subject = nullptr;
+    const char* message = nullptr;
+    if (KilnInterpreterGetDecision(interpreter, i, &kind, &subject, &message) == kKilnOk) {
+      run.decisions += std::string("[") + KilnDecisionKindName(kind) + "] " + message + "\n";
+    }
+  }
+  KilnInterpreterDelete(interpreter);
+  return run;
+}
+
+bool VulkanDeviceUsed(const GpuRun& run) { return run.decisions.find("runs on kiln-vulkan") != std::string::npos; }
+
+TEST(GpuInterpreter, AtanScenarioRunsOnVulkan) {
+  KilnModule* module = KilnModuleCreateFromFile(KmodPath("atan_op").c_str());
+  ASSERT_NE(module, nullptr);
+  KilnOperator* op = KilnOperatorCreate(kKilnBuiltinCustom, "Atan", 1);
+  ASSERT_EQ(KilnOperatorSetKernel(op, module, "atan_op"), kKilnOk);
+  Messages messages;
+  const std::vector<float> x = {-8.0f, 0.5f, 2.0f, 2.2f, 201.0f};
+  const std::vector<float> want = {-1.4288993f, 0.98279375f, 1.2490457f, 1.2679114f, 1.5658458f};
+  const GpuRun run = RunOnGpu(examples::AtanModel(examples::kTrainedOffset, 0.0f), {op}, x, &messages);
+  if (run.decisions.find("libkiln_vulkan.so loaded") == std::string::npos ||
+      run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
+    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions << messages.All();
+  }
+  ASSERT_EQ(run.y.size(), want.size()) << messages.All() << run.decisions;
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(run.y[i], want[i], 1e-6f) << i;
+  EXPECT_TRUE(VulkanDeviceUsed(run)) << run.decisions;
+  EXPECT_NE(run.decisions.find("node 1 (Atan, kernel 'atan_op') runs on kiln-vulkan"), std::string::npos)
+      << run.decisions;
+  KilnOperatorDelete(op);
+  KilnModuleDelete(module);
+}
+
+TEST(GpuInterpreter, ConsecutiveKernelOpsFormOnePartition) {
+  // x -> Atan (offset 1) -> t -> Op (add2 with itself broadcast: (t + t) * 2) -> y, both kernels on the GPU.
+  KilnModule* atan_module = KilnModuleCreateFromFile(KmodPath("atan_op").c_str());
+  KilnModule* add_module = KilnModuleCreateFromFile(KmodPath("add2").c_str());
+  ASSERT_TRUE(atan_module && add_module);
+  KilnOperator* atan = KilnOperatorCreate(kKilnBuiltinCustom, "Atan", 1);
+  KilnOperator* add = KilnOperatorCreate(kKilnBuiltinCustom, "Op", 1);
+  ASSERT_EQ(KilnOperatorSetKernel(atan, atan_module, "atan_op"), kKilnOk);
+  ASSERT_EQ(KilnOperatorSetKernel(add, add_module, "add2"), kKilnOk);
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {1}, "x");
+  const int t = w.AddTensor(kKilnFloat32, {1}, "t");
+  const int y = w.AddTensor(kKilnFloat32, {1}, "y");
+  w.AddCustomOp("Atan", {x}, {t}, FlexMap().Float("offset", 1.0f).Finish());
+  w.AddCustomOp("Op", {t, t}, {y}, FlexMap().Float("scale", 2.0f).Finish());
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  std::vector<float> in(1000);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = 0.01f * static_cast<float>(i) - 5.0f;
+  Messages messages;
+  const GpuRun run = RunOnGpu(w.Finish(), {atan, add}, in, &messages);
+  if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
+    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions;
+  }
+  ASSERT_EQ(run.y.size(), in.size()) << messages.All() << run.decisions;
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_NEAR(run.y[i], 4.0 * std::atan(static_cast<double>(in[i]) + 1.0), 4e-6) << i;
+  }
+  EXPECT_NE(run.decisions.find("partition 0: nodes 0 to 1 run on kiln-vulkan"), std::string::npos) << run.decisions;
+  EXPECT_NE(run.decisions.find("1 stay on the device"), std::string::npos) << run.decisions;
+  KilnOperatorDelete(atan);
+  KilnOperatorDelete(add);
+  KilnModuleDelete(atan_module);
+  KilnModuleDelete(add_module);
+}
+
+TEST(GpuInterpreter, BrokenSpirvRunsOnTheCpuWithTheReasonRecorded) {
+  std::FILE* f = std::fopen(KmodPath("atan_op").c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  std::vector<uint8_t> bytes(1 << 20);
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+  std::fclose(f);
+  // Corrupt the SPIR-V code (after its magic number 0x07230203 and 5-word header), keeping the module's
+  // FlatBuffers structure intact: the runtime must still load the module and run it correctly.
+  const uint8_t magic[4] = {0x03, 0x02, 0x23, 0x07};
+  size_t at = 0;
+  for (size_t k = 0; k + 4 <= bytes.size(); ++k) {
+    if (std::memcmp(bytes.data() + k, magic, 4) == 0) {
+      at = k;
+      break;
+    }
+  }
+  ASSERT_NE(at, 0u) << "atan_op.kmod has no SPIR-V payload";
+  for (size_t k = at + 20; k < at + 84 && k < bytes.size(); ++k) bytes[k] = 0xff;
+  Messages messages;
+  KilnModule* module = KilnModuleCreateWithErrorReporter(bytes.data(), bytes.size(), Messages::Report, &messages);
+  ASSERT_NE(module, nullptr) << messages.All();
+  KilnOperator* op = KilnOperatorCreate(kKilnBuiltinCustom, "Atan", 1);
+  ASSERT_EQ(KilnOperatorSetKernel(op, module, "atan_op"), kKilnOk);
+  const std::vector<float> x = {-8.0f, 0.5f, 2.0f, 2.2f, 201.0f};
+  const GpuRun run = RunOnGpu(examples::AtanModel(examples::kTrainedOffset, 0.0f), {op}, x, &messages);
+  if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
+    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions;
+  }
+  ASSERT_EQ(run.y.size(), x.size()) << messages.All() << run.decisions;
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_NEAR(run.y[i], std::atan(static_cast<double>(x[i]) + examples::kTrainedOffset), 1e-6) << i;
+  }
+  EXPECT_NE(run.decisions.find("kernel atan_op (<memory>) runs on CPU"), std::string::npos) << run.decisions;
+  EXPECT_NE(run.decisions.find("runs on kiln-cpu"), std::string::npos) << run.decisions;
+  KilnOperatorDelete(op);
+  KilnModuleDelete(module);
+}
+
+}  // namespace
+}  // namespace kiln
