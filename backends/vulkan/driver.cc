@@ -200,23 +200,27 @@ class BlockAllocator {
     for (auto& block : blocks_) vkFreeMemory(device_, block->memory, nullptr);
   }
 
-  // `required` flags must all be present; `preferred` ones break ties.
+  // `required` flags must all be present; `preferred` ones break ties. `min_alignment` (a power of two)
+  // holds for the offset and, in host-visible memory, for the mapped host address too: it is what
+  // buffer_create promises as limits.buffer_alignment.
   VkResult Allocate(const VkMemoryRequirements& req, VkMemoryPropertyFlags required,
-                    VkMemoryPropertyFlags preferred, Allocation* out) {
+                    VkMemoryPropertyFlags preferred, Allocation* out, VkDeviceSize min_alignment = 16) {
     int type = FindType(req.memoryTypeBits, required | preferred);
     if (type < 0) type = FindType(req.memoryTypeBits, required);
     if (type < 0) return VK_ERROR_FEATURE_NOT_PRESENT;
     std::lock_guard<std::mutex> lock(mutex_);
-    const VkDeviceSize alignment = std::max<VkDeviceSize>(req.alignment, 16);
+    const VkDeviceSize alignment = std::max<VkDeviceSize>({req.alignment, 16, min_alignment});
     if (req.size <= kBlockSize / 2) {
       for (auto& block : blocks_) {
         if (block->dedicated || block->type != static_cast<uint32_t>(type)) continue;
-        if (TakeFrom(block.get(), req.size, alignment, out)) return VK_SUCCESS;
+        if (TakeFrom(block.get(), req.size, alignment, req.alignment, out)) return VK_SUCCESS;
       }
     }
     auto block = std::make_unique<MemoryBlock>();
     block->dedicated = req.size > kBlockSize / 2;
-    block->size = block->dedicated ? req.size : kBlockSize;
+    // A dedicated block has room to move the start up to an aligned host address, should the mapping be
+    // less aligned than requested (Vulkan only promises minMemoryMapAlignment).
+    block->size = block->dedicated ? req.size + (alignment > req.alignment ? alignment : 0) : kBlockSize;
     block->type = static_cast<uint32_t>(type);
     VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     info.allocationSize = block->size;
@@ -233,7 +237,11 @@ class BlockAllocator {
       block->mapped = static_cast<uint8_t*>(mapped);
     }
     block->free.emplace(0, block->size);
-    TakeFrom(block.get(), req.size, alignment, out);
+    if (!TakeFrom(block.get(), req.size, alignment, req.alignment, out)) {
+      if (block->mapped) vkUnmapMemory(device_, block->memory);
+      vkFreeMemory(device_, block->memory, nullptr);
+      return VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    }
     blocks_.push_back(std::move(block));
     return VK_SUCCESS;
   }
@@ -276,9 +284,15 @@ class BlockAllocator {
     }
     return -1;
   }
-  static bool TakeFrom(MemoryBlock* block, VkDeviceSize size, VkDeviceSize alignment, Allocation* out) {
+  // Aligns the host address (when mapped) or else the offset to `alignment`; the offset always stays a
+  // multiple of `offset_alignment`, Vulkan's requirement for binding.
+  static bool TakeFrom(MemoryBlock* block, VkDeviceSize size, VkDeviceSize alignment,
+                       VkDeviceSize offset_alignment, Allocation* out) {
+    const VkDeviceSize skew = block->mapped ? reinterpret_cast<uintptr_t>(block->mapped) % alignment : 0;
+    if (offset_alignment > 1 && skew % offset_alignment) return false;
     for (auto it = block->free.begin(); it != block->free.end(); ++it) {
-      const VkDeviceSize start = (it->first + alignment - 1) / alignment * alignment;
+      const VkDeviceSize start = (it->first + skew + alignment - 1) / alignment * alignment - skew;
+      if (start < it->first) continue;
       const VkDeviceSize end = it->first + it->second;
       if (start + size > end) continue;
       const VkDeviceSize head = start - it->first;
@@ -724,6 +738,14 @@ uint32_t MaxInputs(const VkPhysicalDeviceLimits& limits) {
   return std::min<uint32_t>(KILN_KERNEL_MAX_INPUTS, views > 0 ? views - 1 : 0);
 }
 
+// limits.buffer_alignment: what wrapped host memory must have (when the device can wrap), and therefore what
+// buffer_create delivers too, so that either kind of buffer can stand in for the other.
+VkDeviceSize BufferAlignment(const PhysicalDevice& pd, bool staged) {
+  return std::max<VkDeviceSize>(
+      {VkDeviceSize{64}, pd.props.limits.minStorageBufferOffsetAlignment,
+       (!staged ? pd.host_pointer_alignment : 0)});
+}
+
 KilnStatus DeviceGetInfo(KilnHalInstance* handle, uint32_t index, KilnHalDeviceInfo* out_info) {
   Instance* instance = AsInstance(handle);
   KILN_VK_REQUIRE(instance);
@@ -772,14 +794,14 @@ KilnStatus DeviceGetInfo(KilnHalInstance* handle, uint32_t index, KilnHalDeviceI
   uint64_t max_buffer = limits.maxStorageBufferRange;
   if (pd.max_allocation) max_buffer = std::min<uint64_t>(max_buffer, pd.max_allocation);
   info.limits.max_buffer_size = max_buffer;
-  info.limits.buffer_alignment = static_cast<uint32_t>(std::max<VkDeviceSize>(
-      {VkDeviceSize{64}, limits.minStorageBufferOffsetAlignment, (!staged ? pd.host_pointer_alignment : 0)}));
+  info.limits.buffer_alignment = static_cast<uint32_t>(BufferAlignment(pd, staged));
   WriteStruct(info, out_info);
   return kKilnOk;
 }
 
 VkResult CreateRawBuffer(Device* device, VkDeviceSize size, VkMemoryPropertyFlags required,
-                         VkMemoryPropertyFlags preferred, VkBuffer* out_buffer, Allocation* out_allocation) {
+                         VkMemoryPropertyFlags preferred, VkBuffer* out_buffer, Allocation* out_allocation,
+                         VkDeviceSize min_alignment = 16) {
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = size;
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -789,7 +811,7 @@ VkResult CreateRawBuffer(Device* device, VkDeviceSize size, VkMemoryPropertyFlag
   if (result != VK_SUCCESS) return result;
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(device->device, *out_buffer, &req);
-  result = device->allocator->Allocate(req, required, preferred, out_allocation);
+  result = device->allocator->Allocate(req, required, preferred, out_allocation, min_alignment);
   if (result == VK_SUCCESS) {
     result = vkBindBufferMemory(device->device, *out_buffer, out_allocation->block->memory,
                                 out_allocation->offset);
@@ -1080,8 +1102,8 @@ KilnStatus BufferCreate(KilnHalDevice* handle, const KilnHalBufferDesc* in_desc,
     if (!device->staged) {
       required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     }
-    VkResult result =
-        CreateRawBuffer(device, desc.size, required, preferred, &buffer->buffer, &buffer->allocation);
+    VkResult result = CreateRawBuffer(device, desc.size, required, preferred, &buffer->buffer,
+                                      &buffer->allocation, BufferAlignment(*device->physical, device->staged));
     if (result != VK_SUCCESS) {
       return instance->Fail(
           result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY
@@ -1456,6 +1478,14 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
   module->device = device;
   module->name = desc.name ? desc.name : "(unnamed module)";
   module->has_init = desc.flags & KILN_HAL_MODULE_HAS_INIT;
+  // The kernel ABI covers every payload of the module (the layout of globals, element types, launch
+  // arguments): a SPIR-V payload generated for another ABI would read its data wrongly.
+  if (desc.abi_version != KILN_KERNEL_ABI_VERSION) {
+    return instance->Fail(kKilnUnsupported, module->name + ": generated for kernel ABI " +
+                                                std::to_string(desc.abi_version) +
+                                                ", the Vulkan driver implements " +
+                                                std::to_string(KILN_KERNEL_ABI_VERSION));
+  }
   const KilnHalPayload* payload = nullptr;
   KilnHalPayload payload_copy;
   for (uint32_t i = 0; i < desc.num_payloads; ++i) {

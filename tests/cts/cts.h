@@ -241,6 +241,14 @@ class DeviceTest : public ::testing::TestWithParam<uint32_t> {
   KilnHalDeviceInfo DutInfo() const;
   // The module on both sides; fails the test (and returns false) when either refuses it.
   bool LoadModule(const std::string& name, KilnHalModule** out_ref, KilnHalModule** out_dut);
+  // Whether the driver can run `kernel`. When it cannot, checks that it says why and returns the reason (a
+  // test then skips with it rather than launching); "" when it can.
+  std::string DutUnsupportedReason(KilnHalModule* module, int kernel);
+  // A driver may be unable to create scripts of a module at all (e.g. one with init() on a device that runs
+  // no host code). That is accepted only as kKilnUnsupported with a message, and with every kernel of the
+  // module reported unsupported (so the runtime never sends it work it cannot take); the reason is returned
+  // for the test to skip with. "" when script_create works; anything else fails the test.
+  std::string DutScriptRefusedReason(KilnHalModule* module, uint32_t num_kernels);
 };
 
 // Every device index of the driver under test (at least {0}, so that an unusable driver still shows up as

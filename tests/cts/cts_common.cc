@@ -645,6 +645,46 @@ KilnHalDeviceInfo DeviceTest::DutInfo() const {
   return info;
 }
 
+std::string DeviceTest::DutUnsupportedReason(KilnHalModule* module, int kernel) {
+  bool supported = true;
+  const char* reason = nullptr;
+  if (!Dut().hal().module_kernel_supported) return "";  // every kernel is taken as supported
+  EXPECT_EQ(Dut().hal().module_kernel_supported(module, kernel, &supported, &reason), kKilnOk);
+  if (supported) return "";
+  EXPECT_TRUE(reason && *reason) << "kernel " << kernel << " is unsupported without a reason";
+  return reason && *reason ? reason : "(no reason given)";
+}
+
+std::string DeviceTest::DutScriptRefusedReason(KilnHalModule* module, uint32_t num_kernels) {
+  const size_t errors_before = Dut().services().ErrorCount();
+  KilnHalScript* script = nullptr;
+  const KilnStatus status = Dut().hal().script_create(module, nullptr, &script);
+  if (status == kKilnOk) {
+    EXPECT_NE(script, nullptr) << "script_create returned kKilnOk and no script";
+    if (script) EXPECT_EQ(Dut().hal().script_destroy(script), kKilnOk) << Dut().services().LastError();
+    return "";
+  }
+  const std::vector<std::string> errors = Dut().services().ErrorsSince(errors_before);
+  const std::string message = errors.empty() ? "" : errors.back();
+  EXPECT_EQ(status, kKilnUnsupported) << "script_create failed with " << StatusName(status) << ": "
+                                      << (message.empty() ? "(no message reported)" : message);
+  EXPECT_FALSE(message.empty()) << "script_create refused the module without a message";
+  if (!Dut().hal().module_kernel_supported) {
+    ADD_FAILURE() << "script_create refused the module, yet without module_kernel_supported every kernel "
+                     "is taken as supported: "
+                  << message;
+  } else {
+    for (uint32_t k = 0; k < num_kernels; ++k) {
+      bool supported = false;
+      const char* reason = nullptr;
+      EXPECT_EQ(Dut().hal().module_kernel_supported(module, k, &supported, &reason), kKilnOk);
+      EXPECT_FALSE(supported) << "script_create refuses the module, but kernel " << k
+                              << " is reported supported";
+    }
+  }
+  return "script_create refused the module: " + (message.empty() ? StatusName(status) : message);
+}
+
 bool DeviceTest::LoadModule(const std::string& name, KilnHalModule** out_ref, KilnHalModule** out_dut) {
   std::string error;
   *out_ref = Reference().Module(0, name, &error);

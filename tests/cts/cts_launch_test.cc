@@ -140,22 +140,7 @@ std::vector<uint8_t> HostMad(const TypeCase& type, const std::vector<uint8_t>& a
   return out;
 }
 
-class Launches : public DeviceTest {
- protected:
-  // Whether the driver can run `kernel`. When it cannot, checks that it says why and that a launch fails
-  // with a message rather than running, and returns the reason.
-  std::string DutUnsupportedReason(KilnHalModule* module, int kernel);
-};
-
-std::string Launches::DutUnsupportedReason(KilnHalModule* module, int kernel) {
-  bool supported = true;
-  const char* reason = nullptr;
-  if (!Dut().hal().module_kernel_supported) return "";  // every kernel is taken as supported
-  EXPECT_EQ(Dut().hal().module_kernel_supported(module, kernel, &supported, &reason), kKilnOk);
-  if (supported) return "";
-  EXPECT_TRUE(reason && *reason) << "kernel " << kernel << " is unsupported without a reason";
-  return reason && *reason ? reason : "(no reason given)";
-}
+class Launches : public DeviceTest {};
 
 class LaunchTypes : public ::testing::WithParamInterface<std::tuple<uint32_t, TypeCase, Shape>>,
                     public ::testing::Test {
