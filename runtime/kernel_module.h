@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kiln/hal.h"
+#include "runtime/module/hal_view.h"
 #include "runtime/module/module.h"
 
 namespace kiln {
@@ -20,7 +21,7 @@ class KernelModule {
                                                     std::string* error);
 
   const KernelModuleDesc& desc() const { return desc_; }
-  const KilnHalModuleDesc& hal_desc() const { return hal_desc_; }
+  const KilnHalModuleDesc& hal_desc() const { return view_.desc(); }
   const std::string& name() const { return name_; }
 
   // Index into desc().kernels (and the HAL's kernels array), or -1.
@@ -30,24 +31,10 @@ class KernelModule {
 
  private:
   KernelModule() = default;
-  void BuildHalDesc();
-
   std::string name_;
   KernelModuleDesc desc_;
-  // Storage the HAL structs point into.
-  std::vector<KilnHalPayload> payloads_;
-  std::vector<KilnHalKernelDesc> kernels_;
-  std::vector<std::vector<uint32_t>> kernel_input_sizes_;
-  std::vector<KilnHalGlobalDesc> globals_;
-  std::vector<KilnHalInvokableDesc> invokables_;
-  std::vector<KilnHalReductionDesc> reductions_;
-  std::vector<std::vector<uint32_t>> reduction_input_sizes_;
-  std::vector<const char*> imports_;
-  std::string compile_options_;
-  KilnHalModuleDesc hal_desc_{};
+  HalModuleView view_;  // points into desc_ and name_
 };
-
-inline uint32_t PackLevel(const HalLevel& level) { return KILN_HAL_LEVEL(level.major, level.minor); }
 
 }  // namespace kiln
 

@@ -7,100 +7,21 @@
 #include <deque>
 
 #include "compiler/compiler.h"
+#include "runtime/module/hal_view.h"
 #include "tests/cpu/cpu_driver_harness.h"
 
 namespace kiln {
 namespace {
 
-// What the runtime does with a read .kmod: a KilnHalModuleDesc pointing into storage that outlives the load.
+// What the runtime does with a read .kmod (runtime/module/hal_view.h), plus lookups by name.
 class HalModuleFromKmod {
  public:
-  explicit HalModuleFromKmod(const KernelModuleDesc& module) : module_(module) {
-    for (const KernelDesc& kernel : module_.kernels) {
-      sizes_.emplace_back();
-      for (const KernelTypeDesc& input : kernel.inputs) sizes_.back().push_back(input.size);
-      KilnHalKernelDesc k{};
-      k.struct_size = sizeof(k);
-      k.name = kernel.name.c_str();
-      k.expand_symbol = kernel.expand_symbol.c_str();
-      k.signature = kernel.signature;
-      k.kernel_level = KILN_HAL_LEVEL(kernel.hal_level.major, kernel.hal_level.minor);
-      k.num_inputs = static_cast<uint32_t>(kernel.inputs.size());
-      k.input_element_sizes = sizes_.back().data();
-      k.output_element_size = kernel.has_output() ? kernel.output.size : 0;
-      kernels_.push_back(k);
-    }
-    for (const GlobalDesc& global : module_.globals) {
-      KilnHalGlobalDesc g{};
-      g.struct_size = sizeof(g);
-      g.name = global.name.c_str();
-      g.size = global.size;
-      g.default_data = global.default_value.empty() ? nullptr : global.default_value.data();
-      g.flags =
-          (global.is_const ? KILN_HAL_GLOBAL_CONST : 0) |
-          (global.is_allocation ? (global.type.kind == KernelTypeKind::kPointer ? KILN_HAL_GLOBAL_POINTER
-                                                                                : KILN_HAL_GLOBAL_ALLOCATION)
-                                : 0);
-      globals_.push_back(g);
-    }
-    for (const InvokableDesc& invokable : module_.invokables) {
-      KilnHalInvokableDesc v{};
-      v.struct_size = sizeof(v);
-      v.name = invokable.name.c_str();
-      v.symbol = invokable.symbol.c_str();
-      v.args_size = invokable.args_size;
-      v.kernel_level = KILN_HAL_LEVEL(invokable.hal_level.major, invokable.hal_level.minor);
-      invokables_.push_back(v);
-    }
-    for (const ReductionDesc& reduction : module_.reductions) {
-      sizes_.emplace_back();
-      for (const KernelTypeDesc& input : reduction.inputs) sizes_.back().push_back(input.size);
-      KilnHalReductionDesc r{};
-      r.struct_size = sizeof(r);
-      r.name = reduction.name.c_str();
-      r.init_symbol = reduction.init_symbol.c_str();
-      r.accum_symbol = reduction.accum_symbol.c_str();
-      r.combine_symbol = reduction.combine_symbol.c_str();
-      r.out_symbol = reduction.out_symbol.c_str();
-      r.kernel_level = KILN_HAL_LEVEL(reduction.hal_level.major, reduction.hal_level.minor);
-      r.num_inputs = static_cast<uint32_t>(reduction.inputs.size());
-      r.input_element_sizes = sizes_.back().data();
-      r.accumulator_size = reduction.accumulator_size;
-      r.accumulator_alignment = reduction.accumulator_alignment;
-      r.result_size = reduction.result.size;
-      reductions_.push_back(r);
-    }
-    for (const PayloadDesc& payload : module_.payloads) {
-      KilnHalPayload p{};
-      p.struct_size = sizeof(p);
-      p.tag = payload.target.c_str();
-      p.data = payload.data.data();
-      p.size = payload.data.size();
-      payloads_.push_back(p);
-    }
-    for (const std::string& import : module_.imports) imports_.push_back(import.c_str());
-    desc_.struct_size = sizeof(desc_);
-    desc_.name = module_.source_name.c_str();
-    desc_.num_payloads = static_cast<uint32_t>(payloads_.size());
-    desc_.payloads = payloads_.data();
-    desc_.num_kernels = static_cast<uint32_t>(kernels_.size());
-    desc_.kernels = kernels_.data();
-    desc_.num_globals = static_cast<uint32_t>(globals_.size());
-    desc_.globals = globals_.data();
-    desc_.num_invokables = static_cast<uint32_t>(invokables_.size());
-    desc_.invokables = invokables_.data();
-    desc_.num_reductions = static_cast<uint32_t>(reductions_.size());
-    desc_.reductions = reductions_.data();
-    desc_.flags = module_.has_init ? KILN_HAL_MODULE_HAS_INIT : 0;
-    desc_.hal_level = KILN_HAL_LEVEL(module_.hal_level.major, module_.hal_level.minor);
-    desc_.abi_version = module_.abi_version;
-    desc_.num_imports = static_cast<uint32_t>(imports_.size());
-    desc_.imports = imports_.data();
-  }
-  const KilnHalModuleDesc* desc() const { return &desc_; }
+  explicit HalModuleFromKmod(const KernelModuleDesc& module) : module_(module) { view_.Build(module_, name_); }
+  const KilnHalModuleDesc* desc() const { return &view_.desc(); }
   int KernelIndex(const std::string& name) const {
-    for (size_t i = 0; i < module_.kernels.size(); ++i)
+    for (size_t i = 0; i < module_.kernels.size(); ++i) {
       if (module_.kernels[i].name == name) return static_cast<int>(i);
+    }
     return -1;
   }
   int InvokableIndex(const std::string& name) const {
@@ -112,14 +33,8 @@ class HalModuleFromKmod {
 
  private:
   KernelModuleDesc module_;
-  std::deque<std::vector<uint32_t>> sizes_;
-  std::vector<KilnHalKernelDesc> kernels_;
-  std::vector<KilnHalGlobalDesc> globals_;
-  std::vector<KilnHalInvokableDesc> invokables_;
-  std::vector<KilnHalReductionDesc> reductions_;
-  std::vector<KilnHalPayload> payloads_;
-  std::vector<const char*> imports_;
-  KilnHalModuleDesc desc_{};
+  std::string name_ = module_.source_name;
+  HalModuleView view_;
 };
 
 constexpr char kSource[] = R"(#pragma version(1)

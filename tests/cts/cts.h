@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kiln/hal.h"
+#include "runtime/module/hal_view.h"
 #include "runtime/module/module.h"
 
 namespace kiln {
@@ -131,9 +132,9 @@ class ModuleFile {
   std::unique_ptr<ModuleFile> Clone() const;
 
   const KernelModuleDesc& reflection() const { return module_; }
-  KilnHalModuleDesc* desc() { return &desc_; }
-  std::vector<KilnHalKernelDesc>& kernels() { return kernels_; }
-  std::vector<KilnHalPayload>& payloads() { return payloads_; }
+  KilnHalModuleDesc* desc() { return view_.mutable_desc(); }
+  std::vector<KilnHalKernelDesc>& kernels() { return view_.kernels(); }
+  std::vector<KilnHalPayload>& payloads() { return view_.payloads(); }
   int KernelIndex(const std::string& name) const;
   int InvokableIndex(const std::string& name) const;
   int ReductionIndex(const std::string& name) const;
@@ -144,17 +145,8 @@ class ModuleFile {
   void Build();
   std::string name_;
   KernelModuleDesc module_;
-  std::vector<KilnHalPayload> payloads_;
-  std::vector<KilnHalKernelDesc> kernels_;
-  std::vector<std::vector<uint32_t>> kernel_sizes_;
-  std::vector<KilnHalGlobalDesc> globals_;
-  std::vector<KilnHalInvokableDesc> invokables_;
-  std::vector<KilnHalReductionDesc> reductions_;
-  std::vector<std::vector<uint32_t>> reduction_sizes_;
-  std::vector<const char*> imports_;
-  std::string compile_options_;
+  HalModuleView view_;  // points into module_ and name_
   std::deque<std::string> kept_;
-  KilnHalModuleDesc desc_{};
 };
 
 // ---- RAII handles on one side (reference or driver under test)
