@@ -246,6 +246,8 @@ void AddPragmaHandlers(clang::Preprocessor& pp, PragmaState* state) {
 
 // ---- Types ----
 
+}  // namespace
+
 KilnType ScalarKilnType(const clang::BuiltinType* type) {
   switch (type->getKind()) {
     case clang::BuiltinType::Float:
@@ -281,6 +283,8 @@ KilnType ScalarKilnType(const clang::BuiltinType* type) {
       return kKilnNoType;
   }
 }
+
+namespace {
 
 bool IsRecordNamed(clang::QualType type, llvm::StringRef name) {
   const clang::RecordType* record = type.getCanonicalType()->getAs<clang::RecordType>();

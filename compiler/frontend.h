@@ -8,6 +8,10 @@
 #include "compiler/compiler.h"
 #include "compiler/script_info.h"
 
+namespace clang {
+class BuiltinType;
+}  // namespace clang
+
 namespace llvm {
 class LLVMContext;
 class Module;
@@ -32,6 +36,11 @@ bool AnalyzeScript(const FrontendInput& input, ScriptInfo* info, std::string* di
 // Compiles the script with `appended` C source after it (the generated entry points) to unoptimized LLVM IR.
 std::unique_ptr<llvm::Module> GenerateIr(const FrontendInput& input, const std::string& appended,
                                          llvm::LLVMContext* context, std::string* diagnostics);
+
+// The Kiln scalar type a Clang builtin type stands for, or kKilnNoType for one kernels may not use. The one
+// mapping from Clang's builtin kinds: reflection (frontend.cc) and the GPU lowering (glsl_lowering.cc) must
+// agree on which types exist and what they are.
+KilnType ScalarKilnType(const clang::BuiltinType* type);
 
 }  // namespace compiler
 }  // namespace kiln

@@ -34,6 +34,7 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
+#include "compiler/frontend.h"
 #include "kiln/spirv_abi.h"
 
 namespace kiln {
@@ -64,55 +65,31 @@ Lane LaneOf(clang::QualType type) {
   if (const auto* enum_type = t->getAs<clang::EnumType>()) t = enum_type->getDecl()->getIntegerType();
   const auto* builtin = t->getAs<clang::BuiltinType>();
   if (!builtin || lane.count > 4) return lane;
+  const KilnType scalar = ScalarKilnType(builtin);
   lane.ok = true;
-  switch (builtin->getKind()) {
-    case clang::BuiltinType::Bool:
-      lane.is_bool = true;
+  lane.is_bool = scalar == kKilnBool;
+  lane.is_half = scalar == kKilnFloat16;
+  lane.is_float = lane.is_half || scalar == kKilnFloat32 || scalar == kKilnFloat64;
+  lane.is_signed = scalar == kKilnInt8 || scalar == kKilnInt16 || scalar == kKilnInt32 || scalar == kKilnInt64;
+  switch (scalar) {
+    case kKilnBool:
+    case kKilnInt8:
+    case kKilnUInt8:
       lane.bits = 8;
       break;
-    case clang::BuiltinType::Float:
-      lane.is_float = true;
-      lane.bits = 32;
-      break;
-    case clang::BuiltinType::Double:
-      lane.is_float = true;
-      lane.bits = 64;
-      break;
-    case clang::BuiltinType::Half:
-    case clang::BuiltinType::Float16:
-      lane.is_float = lane.is_half = true;
+    case kKilnFloat16:
+    case kKilnInt16:
+    case kKilnUInt16:
       lane.bits = 16;
       break;
-    case clang::BuiltinType::Char_S:
-    case clang::BuiltinType::SChar:
-      lane.is_signed = true;
-      lane.bits = 8;
-      break;
-    case clang::BuiltinType::Char_U:
-    case clang::BuiltinType::UChar:
-      lane.bits = 8;
-      break;
-    case clang::BuiltinType::Short:
-      lane.is_signed = true;
-      lane.bits = 16;
-      break;
-    case clang::BuiltinType::UShort:
-      lane.bits = 16;
-      break;
-    case clang::BuiltinType::Int:
-      lane.is_signed = true;
+    case kKilnFloat32:
+    case kKilnInt32:
+    case kKilnUInt32:
       lane.bits = 32;
       break;
-    case clang::BuiltinType::UInt:
-      lane.bits = 32;
-      break;
-    case clang::BuiltinType::Long:
-    case clang::BuiltinType::LongLong:
-      lane.is_signed = true;
-      lane.bits = 64;
-      break;
-    case clang::BuiltinType::ULong:
-    case clang::BuiltinType::ULongLong:
+    case kKilnFloat64:
+    case kKilnInt64:
+    case kKilnUInt64:
       lane.bits = 64;
       break;
     default:

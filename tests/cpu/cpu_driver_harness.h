@@ -4,19 +4,18 @@
 #ifndef KILN_TESTS_CPU_CPU_DRIVER_HARNESS_H_
 #define KILN_TESTS_CPU_CPU_DRIVER_HARNESS_H_
 
-#include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_driver.h"
 #include "kiln/hal.h"
+#include "tests/hal_test_services.h"
 
 namespace kiln {
 namespace testing {
@@ -28,99 +27,13 @@ inline std::string ReadBinaryFile(const std::string& path) {
   return contents.str();
 }
 
-struct RecordedMessage {
-  int32_t command;
-  std::vector<uint8_t> data;
-};
-
-// The runtime side of the HAL for one driver instance.
-class CpuDriverHarness {
+// The runtime side of the HAL for one CPU driver instance, reached through the driver's query function.
+class CpuDriverHarness : public HalTestHarness {
  public:
   // `config` answers get_config; "cache_dir" should point at a private folder (or "off").
-  explicit CpuDriverHarness(std::map<std::string, std::string> config) : config_(std::move(config)) {
-    memset(&services_, 0, sizeof(services_));
-    services_.struct_size = sizeof(services_);
-    services_.user_data = this;
-    services_.log = [](void* self, KilnHalLogLevel level, const char* message) {
-      auto* h = static_cast<CpuDriverHarness*>(self);
-      std::lock_guard<std::mutex> lock(h->mutex_);
-      h->logs_.push_back(std::to_string(level) + ": " + message);
-    };
-    services_.report_error = [](void* self, KilnStatus status, const char* message) {
-      auto* h = static_cast<CpuDriverHarness*>(self);
-      std::lock_guard<std::mutex> lock(h->mutex_);
-      h->errors_.push_back(message);
-    };
-    services_.now_ns = [](void*) -> uint64_t {
-      return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                 std::chrono::steady_clock::now().time_since_epoch())
-          .count();
-    };
-    services_.get_config = [](void* self, const char* key) -> const char* {
-      auto* h = static_cast<CpuDriverHarness*>(self);
-      auto it = h->config_.find(key);
-      return it == h->config_.end() ? nullptr : it->second.c_str();
-    };
-    services_.send_to_client = [](void* self, void* script_user_data, int32_t command, const void* data,
-                                  size_t size) {
-      auto* h = static_cast<CpuDriverHarness*>(self);
-      std::lock_guard<std::mutex> lock(h->mutex_);
-      const uint8_t* bytes = static_cast<const uint8_t*>(data);
-      h->messages_.push_back({command, std::vector<uint8_t>(bytes, bytes + size)});
-    };
-    memset(&driver_, 0, sizeof(driver_));
-    driver_.struct_size = sizeof(driver_);
-    query_status_ =
-        kiln_cpu_driver_query(KILN_HAL_VERSION_MAJOR, KILN_HAL_VERSION_MINOR, &services_, &driver_);
-    if (query_status_ == kKilnOk) open_status_ = driver_.device_open(driver_.instance, 0, &device_);
+  explicit CpuDriverHarness(std::map<std::string, std::string> config) : HalTestHarness(std::move(config)) {
+    Open(&kiln_cpu_driver_query);
   }
-  ~CpuDriverHarness() {
-    if (device_) driver_.device_close(device_);
-    if (query_status_ == kKilnOk) driver_.shutdown(driver_.instance);
-  }
-  CpuDriverHarness(const CpuDriverHarness&) = delete;
-  CpuDriverHarness& operator=(const CpuDriverHarness&) = delete;
-
-  bool ok() const { return query_status_ == kKilnOk && open_status_ == kKilnOk && device_; }
-  const KilnHalDriver& hal() const { return driver_; }
-  KilnHalDevice* device() const { return device_; }
-
-  std::string LastError() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return errors_.empty() ? "" : errors_.back();
-  }
-  std::vector<std::string> Logs() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return logs_;
-  }
-  std::vector<RecordedMessage> Messages() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return messages_;
-  }
-
-  // A buffer of `bytes` bytes, or one wrapping `host` when it is not NULL.
-  KilnHalBuffer* CreateBuffer(uint64_t bytes, void* host = nullptr) {
-    KilnHalBufferDesc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.size = bytes;
-    desc.flags = host ? KILN_HAL_BUFFER_HOST_WRAP : 0;
-    desc.host_ptr = host;
-    KilnHalBuffer* buffer = nullptr;
-    if (driver_.buffer_create(device_, &desc, &buffer) != kKilnOk) return nullptr;
-    return buffer;
-  }
-
- private:
-  std::map<std::string, std::string> config_;
-  KilnHalServices services_;
-  KilnHalDriver driver_;
-  KilnHalDevice* device_ = nullptr;
-  KilnStatus query_status_ = kKilnError;
-  KilnStatus open_status_ = kKilnError;
-  std::mutex mutex_;
-  std::vector<std::string> logs_;
-  std::vector<std::string> errors_;
-  std::vector<RecordedMessage> messages_;
 };
 
 // Builds a KilnHalModuleDesc (what the runtime would fill from a .kmod) with storage it owns.

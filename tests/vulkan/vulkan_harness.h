@@ -6,90 +6,43 @@
 
 #include <dlfcn.h>
 
-#include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/vulkan/spirv_payload.h"
 #include "kiln/hal.h"
 #include "kiln/spirv_abi.h"
+#include "tests/hal_test_services.h"
 #include "tests/vulkan/glsl_compiler.h"
 
 namespace kiln {
 namespace testing {
 
-// The runtime side of the HAL for one Vulkan driver instance.
-class VulkanHarness {
+// The runtime side of the HAL for one Vulkan driver instance, loaded with dlopen as the runtime's loader does.
+class VulkanHarness : public HalTestHarness {
  public:
-  explicit VulkanHarness(std::map<std::string, std::string> config) : config_(std::move(config)) {
-    memset(&services_, 0, sizeof(services_));
-    services_.struct_size = sizeof(services_);
-    services_.user_data = this;
-    services_.log = [](void* self, KilnHalLogLevel level, const char* message) {
-      auto* h = static_cast<VulkanHarness*>(self);
-      std::lock_guard<std::mutex> lock(h->mutex_);
-      h->logs_.push_back(std::to_string(level) + ": " + message);
-    };
-    services_.report_error = [](void* self, KilnStatus, const char* message) {
-      auto* h = static_cast<VulkanHarness*>(self);
-      std::lock_guard<std::mutex> lock(h->mutex_);
-      h->errors_.push_back(message);
-    };
-    services_.now_ns = [](void*) -> uint64_t {
-      return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                 std::chrono::steady_clock::now().time_since_epoch())
-          .count();
-    };
-    services_.get_config = [](void* self, const char* key) -> const char* {
-      auto* h = static_cast<VulkanHarness*>(self);
-      auto it = h->config_.find(key);
-      return it == h->config_.end() ? nullptr : it->second.c_str();
-    };
-    memset(&driver_, 0, sizeof(driver_));
-    driver_.struct_size = sizeof(driver_);
+  explicit VulkanHarness(std::map<std::string, std::string> config) : HalTestHarness(std::move(config)) {
     library_ = dlopen(KILN_VULKAN_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
     if (!library_) {
-      errors_.push_back(std::string("dlopen: ") + dlerror());
+      RecordError(std::string("dlopen: ") + dlerror());
       return;
     }
     auto query = reinterpret_cast<KilnDriverQueryFn>(dlsym(library_, KILN_DRIVER_QUERY_SYMBOL));
     if (!query) {
-      errors_.push_back("no kiln_driver_query in " KILN_VULKAN_DRIVER_PATH);
+      RecordError("no kiln_driver_query in " KILN_VULKAN_DRIVER_PATH);
       return;
     }
-    query_status_ = query(KILN_HAL_VERSION_MAJOR, KILN_HAL_VERSION_MINOR, &services_, &driver_);
-    if (query_status_ == kKilnOk) open_status_ = driver_.device_open(driver_.instance, 0, &device_);
+    Open(query);
   }
   ~VulkanHarness() {
-    if (device_) driver_.device_close(device_);
-    if (query_status_ == kKilnOk) driver_.shutdown(driver_.instance);
+    Close();  // before the driver's code is unloaded
     if (library_) dlclose(library_);
   }
-  VulkanHarness(const VulkanHarness&) = delete;
-  VulkanHarness& operator=(const VulkanHarness&) = delete;
 
-  bool ok() const { return query_status_ == kKilnOk && open_status_ == kKilnOk && device_; }
-  KilnStatus query_status() const { return query_status_; }
-  const KilnHalDriver& hal() const { return driver_; }
-  KilnHalDevice* device() const { return device_; }
-
-  std::string LastError() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return errors_.empty() ? "" : errors_.back();
-  }
-  std::vector<std::string> Errors() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return errors_;
-  }
-  std::vector<std::string> Logs() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return logs_;
-  }
   // Every message the validation layers sent (the driver logs them with this prefix).
   std::vector<std::string> ValidationMessages() {
     std::vector<std::string> out;
@@ -98,35 +51,9 @@ class VulkanHarness {
     }
     return out;
   }
-  bool LogContains(const std::string& text) {
-    for (const std::string& line : Logs()) {
-      if (line.find(text) != std::string::npos) return true;
-    }
-    return false;
-  }
-
-  KilnHalBuffer* CreateBuffer(uint64_t bytes, void* host = nullptr) {
-    KilnHalBufferDesc desc{};
-    desc.struct_size = sizeof(desc);
-    desc.size = bytes;
-    desc.flags = host ? KILN_HAL_BUFFER_HOST_WRAP : 0;
-    desc.host_ptr = host;
-    KilnHalBuffer* buffer = nullptr;
-    if (driver_.buffer_create(device_, &desc, &buffer) != kKilnOk) return nullptr;
-    return buffer;
-  }
 
  private:
-  std::map<std::string, std::string> config_;
-  KilnHalServices services_;
-  KilnHalDriver driver_;
   void* library_ = nullptr;
-  KilnHalDevice* device_ = nullptr;
-  KilnStatus query_status_ = kKilnError;
-  KilnStatus open_status_ = kKilnError;
-  std::mutex mutex_;
-  std::vector<std::string> logs_;
-  std::vector<std::string> errors_;
 };
 
 // A kernel written by hand to kiln/spirv_abi.h.
