@@ -582,16 +582,18 @@ const MathEntry kMath[] = {
     {"native_tan", "tan", MathKind::kImprecise, 1},
     {"native_exp", "exp", MathKind::kImprecise, 1},
     {"native_exp2", "exp2", MathKind::kImprecise, 1},
-    {"native_log", "log", MathKind::kImprecise, 1},
-    {"native_log2", "log2", MathKind::kImprecise, 1},
+    // Vulkan bounds GLSL's log/log2 only by an absolute error near 1 (relative error unbounded there), which
+    // breaks even the relaxed ULP bounds: the log family always uses the ported helpers.
+    {"native_log", "kiln_log", MathKind::kHelper, 1},
+    {"native_log2", "kiln_log2", MathKind::kHelper, 1},
     {"native_powr", "pow", MathKind::kImprecise, 2},
     {"half_sin", "sin", MathKind::kImprecise, 1},
     {"half_cos", "cos", MathKind::kImprecise, 1},
     {"half_tan", "tan", MathKind::kImprecise, 1},
     {"half_exp", "exp", MathKind::kImprecise, 1},
     {"half_exp2", "exp2", MathKind::kImprecise, 1},
-    {"half_log", "log", MathKind::kImprecise, 1},
-    {"half_log2", "log2", MathKind::kImprecise, 1},
+    {"half_log", "kiln_log", MathKind::kHelper, 1},
+    {"half_log2", "kiln_log2", MathKind::kHelper, 1},
     {"half_powr", "pow", MathKind::kImprecise, 2},
     // Full-precision functions whose GLSL builtins do not meet OpenCL's bounds: only in rs_fp_imprecise.
     {"sin", "sin", MathKind::kImprecise, 1},
@@ -1806,7 +1808,10 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
         float_args = float_args && lane.ok && lane.is_float && lane.bits == 32;
       }
       if (!float_args) break;
-      if (m.kind == MathKind::kImprecise && !IsNativeOrHalf(name) &&
+      // Vulkan bounds GLSL's sin/cos/tan only on [-pi, pi], while the half_ forms promise their bound up to
+      // |x| = 2^16: without a range-reducing helper they stay on the CPU too.
+      const bool half_trig = name == "half_sin" || name == "half_cos" || name == "half_tan";
+      if (m.kind == MathKind::kImprecise && (!IsNativeOrHalf(name) || half_trig) &&
           script_->precision() != KernelPrecision::kImprecise) {
         bool has_native = false;
         for (const MathEntry& other : kMath) has_native = has_native || "native_" + name == other.name;

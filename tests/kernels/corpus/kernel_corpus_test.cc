@@ -68,6 +68,8 @@
 //   image_vignette.rs    vignette                             RS app: a kernel using x, y
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -86,6 +88,7 @@
 
 #include "kiln/c_api.h"
 #include "kiln/compute.h"
+#include "kiln/device.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace kiln {
@@ -266,16 +269,46 @@ struct ClientMessage {
 };
 
 class Corpus : public ::testing::Test {
+ public:
+  // Kernels placed on the driver under KILN_TEST_DRIVER, over the whole run.
+  static inline int total_on_driver_ = 0;
+
  protected:
   void SetUp() override {
     KilnContextOptions* options = KilnContextOptionsCreate();
     KilnContextOptionsSetErrorReporter(options, Messages::Report, &messages_);
     KilnContextOptionsSetMessageHandler(options, &Corpus::OnMessage, this);
+    // KILN_TEST_DRIVER runs the whole corpus with the GPU policy on that driver (ctest kernel_corpus_vulkan):
+    // kernels with a GPU form run there, the others on the CPU, all against the same references.
+    if (const char* driver = std::getenv("KILN_TEST_DRIVER"); driver != nullptr && *driver != '\0') {
+      KilnContextOptionsSetDevicePolicy(options, KILN_DEVICE_PREFER_GPU);
+      KilnContextOptionsSetDriverPath(options, driver);
+    }
     context_ = KilnContextCreate(options);
     KilnContextOptionsDelete(options);
     ASSERT_NE(context_, nullptr) << messages_.All();
   }
   void TearDown() override {
+    if (const char* driver = std::getenv("KILN_TEST_DRIVER"); driver != nullptr && *driver != '\0') {
+      // On a driver, the decision log says where each kernel ran; at least one must have left the CPU.
+      int on_driver = 0, on_cpu = 0;
+      for (int i = 0; i < KilnContextGetDecisionCount(context_); ++i) {
+        KilnDecisionKind kind;
+        const char* message = nullptr;
+        if (KilnContextGetDecision(context_, i, &kind, nullptr, &message) != kKilnOk || kind != KILN_DECISION_KERNEL) {
+          continue;
+        }
+        const std::string text = message;
+        if (text.find(" runs on CPU") != std::string::npos) {
+          ++on_cpu;
+        } else if (text.find(" runs on ") != std::string::npos) {
+          ++on_driver;
+        }
+      }
+      std::printf("  kernels on the driver: %d, on the CPU: %d\n", on_driver, on_cpu);
+      if (!scripts_.empty()) EXPECT_GT(on_driver + on_cpu, 0) << "no kernel placement was recorded";
+      total_on_driver_ += on_driver;
+    }
     // Scripts first: they may still hold bindings to the tensors.
     for (KilnScript* s : scripts_) KilnScriptDelete(s);
     Release();
@@ -2134,6 +2167,18 @@ TEST_F(Corpus, ImageVignetteUsesXY) {
     Release();
   }
 }
+
+// Under KILN_TEST_DRIVER, the run as a whole must have placed kernels on the driver, or it tested only the CPU.
+class DriverPlacementCheck : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    const char* driver = std::getenv("KILN_TEST_DRIVER");
+    if (driver == nullptr || *driver == '\0') return;
+    std::printf("kernels placed on %s over the run: %d\n", driver, Corpus::total_on_driver_);
+    EXPECT_GT(Corpus::total_on_driver_, 0) << "no corpus kernel ran on " << driver;
+  }
+};
+::testing::Environment* const kDriverPlacementCheck = ::testing::AddGlobalTestEnvironment(new DriverPlacementCheck);
 
 }  // namespace
 }  // namespace kiln
