@@ -654,6 +654,7 @@ TEST_F(Corpus, VoidKernels) {
         if (got[n - 1 - i] != in[i] * 3) bad.Add(i, "got " + Text(got[n - 1 - i]));
       }
       EXPECT_EQ(bad.count(), 0) << bad.Report();
+      KilnScriptBindAllocation(s, "gScattered", nullptr);  // the tensor goes with Release()
     }
     const int32_t zero = 0, big = INT32_MAX;
     const uint32_t uzero = 0;
@@ -739,6 +740,8 @@ TEST_F(Corpus, KernelContextDims) {
         const auto c = Coords(cells, k);
         if (!Same(mirrored[k], src[c[1] * w + (w - 1 - c[0])])) bad.Add(k, "mirror_x got " + Text(mirrored[k]));
       }
+      // A bound tensor must outlive its binding (kiln/compute.h): unbind before Release() deletes it.
+      KilnScriptBindAllocation(s, "gSource", nullptr);
     }
     EXPECT_EQ(bad.count(), 0) << bad.Report();
     Release();
