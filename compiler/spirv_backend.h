@@ -7,24 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "compiler/glsl_to_spirv.h"
 #include "compiler/script_info.h"
 
 namespace kiln {
 namespace compiler {
 
-// What kilnc targets: SPIR-V 1.3 for Vulkan 1.1.
-constexpr uint32_t kSpirvVersion = 0x00010300;
-
-// Compiles one GLSL 4.50 compute shader to SPIR-V and validates it for Vulkan 1.1. On failure returns false
-// with glslang's or the validator's message.
-bool CompileGlslToSpirv(const std::string& glsl, std::vector<uint32_t>* words, std::string* error);
-
 // The KILN_SPIRV_FEATURE_* bits a module needs, from its OpCapability instructions.
 uint32_t SpirvRequiredFeatures(const std::vector<uint32_t>& words);
-
-// glslang's version as major * 10000 + minor * 100 + patch, and as "12.0.0".
-uint32_t GlslangVersion();
-std::string GlslangVersionString();
 
 // Builds the "spirv" payload from info->gpu: compiles every lowered kernel; a kernel whose GLSL glslang
 // rejects or whose SPIR-V does not validate becomes CPU-only with the message as its reason (a kilnc bug,

@@ -701,7 +701,7 @@ TEST_F(VulkanDriverTest, UnsupportedKernelsSayWhy) {
 TEST_F(VulkanDriverTest, BrokenSpirvIsAnUnsupportedKernelNotACrash) {
   std::vector<uint32_t> good;
   std::string error;
-  ASSERT_TRUE(CompileGlslCompute(AddOne().glsl, &good, &error)) << error;
+  ASSERT_TRUE(compiler::CompileGlslToSpirv(AddOne().glsl, &good, &error)) << error;
   GlslKernel corrupt = AddOne();
   corrupt.name = "corrupt";
   corrupt.spirv_override = good;

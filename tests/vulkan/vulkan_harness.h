@@ -17,7 +17,7 @@
 #include "kiln/hal.h"
 #include "kiln/spirv_abi.h"
 #include "tests/hal_test_services.h"
-#include "tests/vulkan/glsl_compiler.h"
+#include "compiler/glsl_to_spirv.h"
 
 namespace kiln {
 namespace testing {
@@ -104,7 +104,7 @@ class SpirvModuleBuilder {
   bool Compile(std::string* error) {
     vulkan::SpirvPayload payload;
     payload.spirv_version = 0x00010300;
-    payload.generator_version = GlslangVersion();
+    payload.generator_version = compiler::GlslangVersion();
     payload.global_block_size = block_size_;
     for (const GlslKernel& k : kernels_) {
       vulkan::SpirvKernel out;
@@ -120,7 +120,7 @@ class SpirvModuleBuilder {
         out.code = k.spirv_override;
       } else if (!k.glsl.empty()) {
         std::string message;
-        if (!CompileGlslCompute(k.glsl, &out.code, &message)) {
+        if (!compiler::CompileGlslToSpirv(k.glsl, &out.code, &message)) {
           *error = k.name + ": " + message;
           return false;
         }
