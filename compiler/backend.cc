@@ -360,6 +360,14 @@ void CompileKernelSource(const std::string& source, const std::string& filename,
                                                    gpu.cpu_only_reason);
       }
     }
+    for (size_t i = 0; i < desc.reductions.size(); ++i) {
+      const GpuReductionLowering& gpu = info.gpu.reductions[i];
+      result->reduction_glsl.push_back(gpu.glsl);
+      if (!gpu.cpu_only_reason.empty()) {
+        desc.reductions[i].cpu_only_reasons.push_back(std::string(KILN_SPIRV_PAYLOAD_TAG) + ": " +
+                                                      gpu.cpu_only_reason);
+      }
+    }
     result->gpu_notes = info.gpu.notes;
   }
 #endif

@@ -33,6 +33,7 @@ struct CompileResult {
   // empty for kernels that could not be lowered (a kernel whose GLSL glslang rejected keeps it, to debug
   // kilnc). Empty when the lowering did not run.
   std::vector<std::string> kernel_glsl;
+  std::vector<std::string> reduction_glsl;  // the same for reductions (one shader for both passes)
   std::vector<std::string> gpu_notes;  // module-wide remarks, e.g. that reductions run on the CPU
 };
 

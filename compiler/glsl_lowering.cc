@@ -692,9 +692,25 @@ class KernelLowering {
 
   bool Lower(const clang::FunctionDecl* kernel, const KernelDesc& desc, const KernelInfo& info,
              GpuKernelLowering* out);
+  // The functions a reduction's pragma names; all but `accumulator` may be NULL.
+  struct ReductionFunctions {
+    const clang::FunctionDecl* initializer = nullptr;
+    const clang::FunctionDecl* accumulator = nullptr;
+    const clang::FunctionDecl* combiner = nullptr;
+    const clang::FunctionDecl* outconverter = nullptr;
+  };
+  bool LowerReduction(const ReductionDesc& desc, const ReductionInfo& info, const ReductionFunctions& fns,
+                      GpuReductionLowering* out);
   const std::string& reason() const { return reason_; }
 
  private:
+  std::string Assemble(const std::string& what, clang::SourceLocation loc, const std::vector<Storage>& inputs,
+                       size_t views, const std::string& preamble, const std::string& bindings,
+                       const std::string& main);
+  Storage ElementStorage(clang::QualType type, const char* role, clang::SourceLocation loc);
+  uint32_t Std430Size(clang::QualType type, uint32_t* align, clang::SourceLocation loc);
+  void StoreBytes(clang::QualType type, const std::string& value, const std::string& offset, int depth,
+                  int indent, clang::SourceLocation loc, std::string* out);
   [[noreturn]] void Fail(clang::SourceLocation loc, const std::string& what);
   std::string Where(clang::SourceLocation loc) const;
 
@@ -803,16 +819,41 @@ class ScriptLowering {
       }
       any_reads_globals = any_reads_globals || reads_globals_;
     }
+    gpu.reductions.assign(info_->module.reductions.size(), GpuReductionLowering());
+    for (size_t i = 0; i < info_->module.reductions.size(); ++i) {
+      const ReductionDesc& desc = info_->module.reductions[i];
+      GpuReductionLowering& out = gpu.reductions[i];
+      KernelLowering::ReductionFunctions fns;
+      auto find = [&](const std::string& name) -> const clang::FunctionDecl* {
+        auto it = name.empty() ? functions_.end() : functions_.find(name);
+        return it == functions_.end() ? nullptr : it->second;
+      };
+      fns.initializer = find(desc.initializer);
+      fns.accumulator = find(desc.accumulator);
+      fns.combiner = find(desc.combiner);
+      fns.outconverter = find(desc.outconverter);
+      if (!fns.accumulator || (!desc.initializer.empty() && !fns.initializer) ||
+          (!desc.combiner.empty() && !fns.combiner) || (!desc.outconverter.empty() && !fns.outconverter)) {
+        out.cpu_only_reason = "internal: kilnc did not find the reduction's functions";
+        continue;
+      }
+      KernelLowering lowering(this, context_);
+      reads_globals_ = false;
+      const auto saved_units = allocation_units_;
+      if (!lowering.LowerReduction(desc, info_->reductions[i], fns, &out)) {
+        out.glsl.clear();
+        out.cpu_only_reason = lowering.reason();
+        allocation_units_ = saved_units;
+        continue;
+      }
+      any_reads_globals = any_reads_globals || reads_globals_;
+    }
     for (const auto& entry : allocation_units_) gpu.globals[entry.first].unit_size = entry.second;
     if (!any_reads_globals) {
       gpu.globals.clear();
       gpu.global_block_size = 0;
     } else {
       gpu.global_block_size = (block_size_ + 15) / 16 * 16;
-    }
-    if (!info_->module.reductions.empty()) {
-      gpu.notes.push_back("reductions run on the CPU: the spirv payload (kiln/spirv_abi.h version " +
-                          std::to_string(KILN_SPIRV_ABI_VERSION) + ") has no reduction entries yet");
     }
     gpu.done = true;
   }
@@ -2187,23 +2228,10 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
     std::vector<clang::QualType> element_types = input_types;
     if (has_output) element_types.push_back(output_type);
     for (size_t i = 0; i < element_types.size(); ++i) {
-      Storage storage;
-      std::string why;
       const bool is_output = has_output && i == element_types.size() - 1;
-      if (!StorageFor(element_types[i], context_, &storage, &why)) {
-        Fail(kernel->getLocation(), std::string(is_output ? "the output's " : "an input's ") + why);
-      }
-      needs_8bit_ = needs_8bit_ || storage.needs_8bit;
-      needs_16bit_ = needs_16bit_ || storage.needs_16bit;
-      for (const char* helper : {"kiln_unpack_u8", "kiln_unpack_i8", "kiln_pack_8", "kiln_unpack_u16",
-                                 "kiln_unpack_i16", "kiln_pack_16"}) {
-        if (storage.load.find(helper) != std::string::npos ||
-            storage.store.find(helper) != std::string::npos) {
-          Use(helper);
-        }
-      }
-      out->unit_sizes[is_output ? KILN_KERNEL_MAX_INPUTS : i] = storage.unit;
-      storages.push_back(storage);
+      storages.push_back(ElementStorage(element_types[i], is_output ? "the output's " : "an input's ",
+                                        kernel->getLocation()));
+      out->unit_sizes[is_output ? KILN_KERNEL_MAX_INPUTS : i] = storages.back().unit;
     }
     Use("kiln_index");
     const std::string kernel_name = FunctionName(kernel, kernel->getLocation());
@@ -2266,79 +2294,309 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
     if (has_output) main += "  " + out_element + " = " + Fill(storages.back().store, "result") + ";\n";
     main += "}\n";
 
-    // Assemble the shader.
-    std::string glsl = "#version 450\n";
-    glsl += "// Generated by kilnc from " + Where(kernel->getLocation()) + ", kernel '" + desc.name +
-            "' (kiln/spirv_abi.h version " + std::to_string(KILN_SPIRV_ABI_VERSION) + ").\n";
-    if (needs_int64_) glsl += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
-    if (needs_8bit_) glsl += "#extension GL_EXT_shader_8bit_storage : require\n";
-    if (needs_16bit_) glsl += "#extension GL_EXT_shader_16bit_storage : require\n";
-    if (needs_8bit_ || needs_16bit_) {
-      // Conversions to and from 8/16-bit storage types are arithmetic-type constructors in glslang.
-      glsl += "#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require\n";
-      glsl += "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n";
-    }
-    glsl += "layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\n";
-    const size_t views = num_inputs + (has_output ? 1 : 0);
-    glsl += "layout(push_constant, std430) uniform KilnLaunch {\n  uvec4 dim;\n  uvec4 origin;\n";
-    if (views > 0) glsl += "  uvec4 view[" + std::to_string(views) + "];\n";
-    glsl += "} kiln;\n";
-    if (needs_allocation_info_) {
-      glsl +=
-          "struct KilnAllocationInfo {\n  uint dim_x, dim_y, dim_z, element_size, offset, stride_y, "
-          "stride_z, unit_size;\n};\n";
-    }
-    for (const std::string& text : struct_text_) glsl += text;
-    if (!globals_used_.empty()) {
-      std::vector<std::pair<uint32_t, std::string>> members;
-      for (const clang::VarDecl* var : globals_used_) {
-        const GlobalSlot* slot = script_->FindGlobal(var);
-        members.push_back({slot->offset, slot->member});
-      }
-      std::sort(members.begin(), members.end());
-      glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_GLOBALS_BINDING) +
-              ", std430) readonly buffer KilnGlobals {\n";
-      for (const auto& m : members)
-        glsl += "  layout(offset = " + std::to_string(m.first) + ") " + m.second + ";\n";
-      glsl += "};\n";
-    }
-    for (size_t i = 0; i < num_inputs; ++i) {
-      glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_FIRST_INPUT_BINDING + i) +
-              ", std430) readonly buffer In" + std::to_string(i) + " { " + storages[i].type + " b_in" +
-              std::to_string(i) + "[]; };\n";
-    }
+    std::string bindings;
     if (has_output) {
-      glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_OUTPUT_BINDING) + ", std430) " +
-              (desc.root_style ? "" : "writeonly ") + "buffer Out { " + storages.back().type +
-              " b_out[]; };\n";
+      bindings += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_OUTPUT_BINDING) + ", std430) " +
+                  (desc.root_style ? "" : "writeonly ") + "buffer Out { " + storages.back().type +
+                  " b_out[]; };\n";
     }
-    for (const auto& entry : allocations_) {
-      glsl +=
-          "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_FIRST_ALLOCATION_BINDING + entry.first) +
-          ", std430) " + (entry.second.write ? "" : "readonly ") + "buffer A" + std::to_string(entry.first) +
-          " { " + entry.second.storage_type + " a" + std::to_string(entry.first) + "[]; };\n";
-    }
-    for (const std::string& text : constant_text_) glsl += text;
-    for (const std::string& name : library_order_) glsl += FindLibrary(name)->text;
-    for (const std::string& name : library_order_) {
-      if (kComponentwise.count(name) && library_.count(name + "#vec")) {
-        const std::string text = FindLibrary(name)->text;
-        const size_t open = text.find('('), close = text.find(')');
-        const int arity = static_cast<int>(std::count(text.begin() + open, text.begin() + close, ',')) + 1;
-        glsl += VectorOverloads(name, arity);
-      }
-    }
-    for (const std::string& name : accessor_order_) glsl += accessors_.at(name);
-    // Functions were appended callee-first (each is lowered when first called).
-    std::vector<std::string> functions = function_text_;
-    for (const std::string& text : functions) glsl += text;
-    glsl += main;
+    storages.resize(num_inputs);
+    const std::string glsl = Assemble("kernel '" + desc.name + "'", kernel->getLocation(), storages,
+                                      num_inputs + (has_output ? 1 : 0), "", bindings, main);
     out->glsl = glsl;
     out->cpu_only_reason.clear();
     return true;
   } catch (const Failure&) {
     return false;
   }
+}
+
+// ---- Reductions: the two-pass workgroup reduction of kiln/spirv_abi.h ("Reductions") ----
+
+// Bytes and alignment of a register type in an std430 buffer (what the partials buffer holds): 8- and 16-bit
+// integers and bools are 32-bit there, as in registers.
+uint32_t KernelLowering::Std430Size(clang::QualType type, uint32_t* align, clang::SourceLocation loc) {
+  const clang::QualType t = type.getCanonicalType().getUnqualifiedType();
+  Type(t, loc);  // fails for what GLSL cannot hold
+  if (const auto* array = context_.getAsConstantArrayType(t)) {
+    uint32_t element_align = 1;
+    const uint32_t element = Std430Size(array->getElementType(), &element_align, loc);
+    *align = element_align;
+    const uint64_t total = uint64_t{(element + element_align - 1) / element_align * element_align} *
+                           array->getSize().getZExtValue();
+    if (total > (1u << 20)) Fail(loc, "an accumulator of more than 1 MiB");
+    return static_cast<uint32_t>(total);
+  }
+  if (const auto* record = t->getAs<clang::RecordType>()) {
+    uint32_t offset = 0, max_align = 1;
+    for (const clang::FieldDecl* field : record->getDecl()->getDefinition()->fields()) {
+      uint32_t field_align = 1;
+      const uint32_t size = Std430Size(field->getType(), &field_align, loc);
+      offset = (offset + field_align - 1) / field_align * field_align + size;
+      max_align = std::max(max_align, field_align);
+    }
+    *align = max_align;
+    return (offset + max_align - 1) / max_align * max_align;
+  }
+  const Lane lane = LaneOf(t);
+  const uint32_t scalar = lane.bits == 64 ? 8 : 4;
+  *align = scalar * (lane.count == 1 ? 1 : (lane.count == 2 ? 2 : 4));
+  return scalar * lane.count;
+}
+
+// Code that ORs the C bytes of `value` (of `type`, at byte `offset`, an expression) into the uint words `w`.
+void KernelLowering::StoreBytes(clang::QualType type, const std::string& value, const std::string& offset,
+                                int depth, int indent, clang::SourceLocation loc, std::string* out) {
+  const std::string pad(indent * 2, ' ');
+  const clang::QualType t = type.getCanonicalType().getUnqualifiedType();
+  if (const auto* array = context_.getAsConstantArrayType(t)) {
+    const std::string i = "i" + std::to_string(depth);
+    const uint64_t size = context_.getTypeSizeInChars(array->getElementType()).getQuantity();
+    *out += pad + "for (uint " + i + " = 0u; " + i + " < " + std::to_string(array->getSize().getZExtValue()) +
+            "u; ++" + i + ") {\n";
+    StoreBytes(array->getElementType(), value + "[" + i + "]",
+               "(" + offset + " + " + i + " * " + std::to_string(size) + "u)", depth + 1, indent + 1, loc, out);
+    *out += pad + "}\n";
+    return;
+  }
+  if (const auto* record = t->getAs<clang::RecordType>()) {
+    const clang::RecordDecl* decl = record->getDecl()->getDefinition();
+    const clang::ASTRecordLayout& layout = context_.getASTRecordLayout(decl);
+    for (const clang::FieldDecl* field : decl->fields()) {
+      const uint64_t field_offset = layout.getFieldOffset(field->getFieldIndex()) / 8;
+      StoreBytes(field->getType(), value + ".f_" + field->getNameAsString(),
+                 "(" + offset + " + " + std::to_string(field_offset) + "u)", depth, indent, loc, out);
+    }
+    return;
+  }
+  const Lane lane = LaneOf(t);
+  if (!lane.ok || lane.is_half) Fail(loc, "a result of type '" + type.getAsString() + "'");
+  const unsigned bytes = lane.bits / 8;
+  for (unsigned k = 0; k < lane.count; ++k) {
+    const std::string v = lane.count == 1 ? value : value + "." + "xyzw"[k];
+    const std::string at = "(" + offset + " + " + std::to_string(k * bytes) + "u)";
+    if (lane.bits == 64) {
+      const std::string words = lane.is_float ? "unpackDouble2x32(" + v + ")" : "unpackUint2x32(uint64_t(" + v + "))";
+      *out += pad + "{ uvec2 u = " + words + "; w[" + at + " / 4u] = u.x; w[" + at + " / 4u + 1u] = u.y; }\n";
+    } else if (lane.bits == 32) {
+      *out += pad + "w[" + at + " / 4u] = " + (lane.is_float ? "floatBitsToUint(" + v + ")" : "uint(" + v + ")") +
+              ";\n";
+    } else {
+      const std::string bits = lane.is_bool ? "(" + v + " ? 1u : 0u)"
+                                            : "(uint(" + v + ") & " + (lane.bits == 8 ? "255u" : "65535u") + ")";
+      *out += pad + "w[" + at + " / 4u] |= " + bits + " << (8u * (" + at + " % 4u));\n";
+    }
+  }
+}
+
+bool KernelLowering::LowerReduction(const ReductionDesc& desc, const ReductionInfo& info,
+                                    const ReductionFunctions& fns, GpuReductionLowering* out) {
+  const clang::FunctionDecl* accumulator = fns.accumulator;
+  kernel_ = accumulator;
+  try {
+    const clang::SourceLocation loc = accumulator->getLocation();
+    if (accumulator->getNumParams() != info.accumulator_args.size() + 1)
+      Fail(loc, "internal: the accumulator's arguments disagree");
+    const clang::QualType accum_type =
+        accumulator->getParamDecl(0)->getType()->getPointeeType().getUnqualifiedType();
+    const clang::QualType result_type =
+        fns.outconverter ? fns.outconverter->getParamDecl(0)->getType()->getPointeeType().getUnqualifiedType()
+                         : accum_type;
+    const uint64_t result_size = context_.getTypeSizeInChars(result_type).getQuantity();
+    if (result_size != desc.result.size) Fail(loc, "internal: the result's size disagrees with the reflection");
+    // Inputs: the accumulator's by-value parameters after the accumulator.
+    std::vector<clang::QualType> input_types;
+    for (size_t i = 0; i < info.accumulator_args.size(); ++i) {
+      if (info.accumulator_args[i] == ArgKind::kInput) input_types.push_back(accumulator->getParamDecl(i + 1)->getType());
+    }
+    if (input_types.size() != desc.inputs.size()) Fail(loc, "internal: the reduction's inputs disagree");
+    std::vector<Storage> storages;
+    for (size_t i = 0; i < input_types.size(); ++i) {
+      storages.push_back(ElementStorage(input_types[i], "an input's ", loc));
+      out->unit_sizes[i] = storages.back().unit;
+    }
+    uint32_t accum_align = 1;
+    const uint32_t accum_size = Std430Size(accum_type, &accum_align, loc);
+    out->accumulator_stride = (accum_size + accum_align - 1) / accum_align * accum_align;
+    out->result_words = static_cast<uint32_t>((result_size + 3) / 4);
+    Use("kiln_index");
+    const std::string accum_fn = FunctionName(accumulator, loc);
+    const std::string init_fn = fns.initializer ? FunctionName(fns.initializer, fns.initializer->getLocation()) : "";
+    const std::string combine_fn =
+        fns.combiner ? FunctionName(fns.combiner, fns.combiner->getLocation()) : accum_fn;  // RS: no combiner
+    const std::string out_fn = fns.outconverter ? FunctionName(fns.outconverter, fns.outconverter->getLocation()) : "";
+
+    // Helpers: the initial value, the combine step, and the store of the result's C bytes.
+    std::string helpers;
+    helpers += "void kiln_init(out " + Declare(accum_type, "a", loc) + ") {\n  a = " + Zero(accum_type, loc) + ";\n";
+    if (!init_fn.empty()) helpers += "  " + init_fn + "(a);\n";
+    helpers += "}\n";
+    helpers += "void kiln_combine(inout " + Declare(accum_type, "a", loc) + ", in " + Declare(accum_type, "b", loc) +
+               ") {\n  " + combine_fn + "(a, b);\n}\n";
+    helpers += "void kiln_store(in " + Declare(result_type, "r", loc) + ") {\n";
+    helpers += "  uint w[" + std::to_string(out->result_words) + "];\n";
+    helpers += "  for (uint i = 0u; i < " + std::to_string(out->result_words) + "u; ++i) w[i] = 0u;\n";
+    StoreBytes(result_type, "r", "0u", 0, 1, loc, &helpers);
+    helpers += "  for (uint i = 0u; i < " + std::to_string(out->result_words) + "u; ++i) b_out[i] = w[i];\n}\n";
+
+    // Pass 0 accumulates cells into one partial per workgroup; pass 1 combines the partials into the result.
+    std::string main = helpers;
+    main += "void main() {\n  uint lid = gl_LocalInvocationID.x;\n";
+    main += "  " + Declare(accum_type, "acc", loc) + ";\n  kiln_init(acc);\n";
+    main += "  if (KILN_PASS == 0u) {\n";
+    main += "    uint total = kiln.dim.x * kiln.dim.y * kiln.dim.z;\n";
+    main += "    uint step = gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n";
+    main += "    for (uint c = gl_GlobalInvocationID.x; c < total; c += step) {\n";
+    main += "      uvec3 p = uvec3(c % kiln.dim.x, (c / kiln.dim.x) % kiln.dim.y, c / (kiln.dim.x * kiln.dim.y));\n";
+    std::string call = accum_fn + "(acc";
+    size_t input = 0;
+    for (size_t i = 0; i < info.accumulator_args.size(); ++i) {
+      const clang::ParmVarDecl* param = accumulator->getParamDecl(i + 1);
+      switch (info.accumulator_args[i]) {
+        case ArgKind::kContext:
+          continue;
+        case ArgKind::kX:
+        case ArgKind::kY:
+        case ArgKind::kZ: {
+          const std::string coordinate =
+              std::string("p.") + (info.accumulator_args[i] == ArgKind::kX
+                                       ? "x"
+                                       : (info.accumulator_args[i] == ArgKind::kY ? "y" : "z"));
+          call += ", " + (LaneOf(param->getType()).is_signed ? "int(" + coordinate + ")" : coordinate);
+          break;
+        }
+        case ArgKind::kInput: {
+          const std::string local = "in" + std::to_string(input);
+          main += "      " + Type(input_types[input], param->getLocation()) + " " + local + " = " +
+                  Fill(storages[input].load,
+                       "b_in" + std::to_string(input) + "[kiln_index(" + std::to_string(input) + "u, p)]") +
+                  ";\n";
+          call += ", " + local;
+          ++input;
+          break;
+        }
+        default:
+          Fail(param->getLocation(), "parameter '" + param->getNameAsString() + "'");
+      }
+    }
+    main += "      " + call + ");\n    }\n";
+    main += "  } else {\n";
+    main += "    for (uint i = lid; i < kiln.dim.w; i += gl_WorkGroupSize.x) kiln_combine(acc, kiln_partials[i].v);\n";
+    main += "  }\n";
+    main += "  kiln_shared[lid].v = acc;\n  barrier();\n";
+    main += "  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1u) {\n";
+    main += "    if (lid < s) {\n";
+    main += "      " + Declare(accum_type, "mine", loc) + " = kiln_shared[lid].v;\n";
+    main += "      kiln_combine(mine, kiln_shared[lid + s].v);\n";
+    main += "      kiln_shared[lid].v = mine;\n    }\n    barrier();\n  }\n";
+    main += "  if (lid == 0u) {\n";
+    main += "    if (KILN_PASS == 0u) {\n      kiln_partials[gl_WorkGroupID.x].v = kiln_shared[0].v;\n";
+    main += "    } else {\n";
+    if (out_fn.empty()) {
+      main += "      kiln_store(kiln_shared[0].v);\n";
+    } else {
+      main += "      " + Declare(result_type, "r", loc) + " = " + Zero(result_type, loc) + ";\n";
+      main += "      " + out_fn + "(r, kiln_shared[0].v);\n      kiln_store(r);\n";
+    }
+    main += "    }\n  }\n}\n";
+
+    const std::string preamble = "layout(constant_id = " + std::to_string(KILN_SPIRV_SPEC_REDUCE_PASS) +
+                                 ") const uint KILN_PASS = 0u;\n";
+    std::string bindings = "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_RESULT_BINDING) +
+                           ", std430) writeonly buffer Out { uint b_out[]; };\n";
+    bindings += "struct KilnAccum {\n  " + Declare(accum_type, "v", loc) + ";\n};\n";
+    bindings += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_PARTIALS_BINDING) +
+                ", std430) buffer KilnPartials { KilnAccum kiln_partials[]; };\n";
+    bindings += "shared KilnAccum kiln_shared[gl_WorkGroupSize.x];\n";
+    out->glsl = Assemble("reduction '" + desc.name + "'", loc, storages, storages.size(), preamble, bindings, main);
+    out->cpu_only_reason.clear();
+    return true;
+  } catch (const Failure&) {
+    return false;
+  }
+}
+
+// The shader around `main`: extensions, the launch block, structs, the buffers, constants, the helper library,
+// allocation accessors and the lowered functions (callee first). `preamble` comes before the launch block,
+// `bindings` after the inputs' buffers.
+std::string KernelLowering::Assemble(const std::string& what, clang::SourceLocation loc,
+                                     const std::vector<Storage>& inputs, size_t views, const std::string& preamble,
+                                     const std::string& bindings, const std::string& main) {
+  std::string glsl = "#version 450\n";
+  glsl += "// Generated by kilnc from " + Where(loc) + ", " + what + " (kiln/spirv_abi.h version " +
+          std::to_string(KILN_SPIRV_ABI_VERSION) + ").\n";
+  if (needs_int64_) glsl += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
+  if (needs_8bit_) glsl += "#extension GL_EXT_shader_8bit_storage : require\n";
+  if (needs_16bit_) glsl += "#extension GL_EXT_shader_16bit_storage : require\n";
+  if (needs_8bit_ || needs_16bit_) {
+    // Conversions to and from 8/16-bit storage types are arithmetic-type constructors in glslang.
+    glsl += "#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require\n";
+    glsl += "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n";
+  }
+  glsl += "layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;\n";
+  glsl += preamble;
+  glsl += "layout(push_constant, std430) uniform KilnLaunch {\n  uvec4 dim;\n  uvec4 origin;\n";
+  if (views > 0) glsl += "  uvec4 view[" + std::to_string(views) + "];\n";
+  glsl += "} kiln;\n";
+  if (needs_allocation_info_) {
+    glsl +=
+        "struct KilnAllocationInfo {\n  uint dim_x, dim_y, dim_z, element_size, offset, stride_y, "
+        "stride_z, unit_size;\n};\n";
+  }
+  for (const std::string& text : struct_text_) glsl += text;
+  if (!globals_used_.empty()) {
+    std::vector<std::pair<uint32_t, std::string>> members;
+    for (const clang::VarDecl* var : globals_used_) {
+      const GlobalSlot* slot = script_->FindGlobal(var);
+      members.push_back({slot->offset, slot->member});
+    }
+    std::sort(members.begin(), members.end());
+    glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_GLOBALS_BINDING) +
+            ", std430) readonly buffer KilnGlobals {\n";
+    for (const auto& m : members) glsl += "  layout(offset = " + std::to_string(m.first) + ") " + m.second + ";\n";
+    glsl += "};\n";
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_FIRST_INPUT_BINDING + i) +
+            ", std430) readonly buffer In" + std::to_string(i) + " { " + inputs[i].type + " b_in" +
+            std::to_string(i) + "[]; };\n";
+  }
+  glsl += bindings;
+  for (const auto& entry : allocations_) {
+    glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_FIRST_ALLOCATION_BINDING + entry.first) +
+            ", std430) " + (entry.second.write ? "" : "readonly ") + "buffer A" + std::to_string(entry.first) +
+            " { " + entry.second.storage_type + " a" + std::to_string(entry.first) + "[]; };\n";
+  }
+  for (const std::string& text : constant_text_) glsl += text;
+  for (const std::string& name : library_order_) glsl += FindLibrary(name)->text;
+  for (const std::string& name : library_order_) {
+    if (kComponentwise.count(name) && library_.count(name + "#vec")) {
+      const std::string text = FindLibrary(name)->text;
+      const size_t open = text.find('('), close = text.find(')');
+      const int arity = static_cast<int>(std::count(text.begin() + open, text.begin() + close, ',')) + 1;
+      glsl += VectorOverloads(name, arity);
+    }
+  }
+  for (const std::string& name : accessor_order_) glsl += accessors_.at(name);
+  for (const std::string& text : function_text_) glsl += text;  // appended callee-first
+  return glsl + main;
+}
+
+// How an input, output or result element of `type` sits in its buffer; `role` starts the reason when it has
+// no GPU layout.
+Storage KernelLowering::ElementStorage(clang::QualType type, const char* role, clang::SourceLocation loc) {
+  Storage storage;
+  std::string why;
+  if (!StorageFor(type, context_, &storage, &why)) Fail(loc, role + why);
+  needs_8bit_ = needs_8bit_ || storage.needs_8bit;
+  needs_16bit_ = needs_16bit_ || storage.needs_16bit;
+  for (const char* helper :
+       {"kiln_unpack_u8", "kiln_unpack_i8", "kiln_pack_8", "kiln_unpack_u16", "kiln_unpack_i16", "kiln_pack_16"}) {
+    if (storage.load.find(helper) != std::string::npos || storage.store.find(helper) != std::string::npos) {
+      Use(helper);
+    }
+  }
+  return storage;
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ void PrintUsage(std::ostream& os) {
         "  -D NAME[=VALUE]     define a preprocessor macro\n"
         "  -O0..-O3            optimization level (default -O2; vectorization is left to the CPU driver)\n"
         "  --emit-llvm         write the final LLVM IR as text instead of a module\n"
-        "  --emit-glsl DIR     also write each GPU kernel's GLSL (its SPIR-V's source) to DIR/<kernel>.comp\n"
+        "  --emit-glsl DIR     also write each GPU kernel's GLSL (its SPIR-V's source) to DIR/<kernel>.comp,\n"
+        "                      and each GPU reduction's to DIR/<reduction>.reduce.comp\n"
         "  --print-reflection  print the module's reflection to stdout\n"
         "  --verbose           report the steps, which kernels stay on the CPU and why, and the\n"
         "                      generated entry points, to stderr\n"
@@ -141,6 +142,15 @@ int main(int argc, char** argv) {
         std::cerr << "kilnc: kernel " << k.name << ": CPU-only: " << reason << "\n";
       }
     }
+    for (size_t i = 0; i < result.reduction_glsl.size() && i < result.module.reductions.size(); ++i) {
+      const kiln::ReductionDesc& r = result.module.reductions[i];
+      if (r.cpu_only_reasons.empty()) {
+        std::cerr << "kilnc: reduction " << r.name << ": GPU form (SPIR-V, two-pass workgroup reduction)\n";
+      }
+      for (const std::string& reason : r.cpu_only_reasons) {
+        std::cerr << "kilnc: reduction " << r.name << ": CPU-only: " << reason << "\n";
+      }
+    }
     for (const std::string& note : result.gpu_notes) std::cerr << "kilnc: " << note << "\n";
     std::cerr << "kilnc: generated entry points:\n" << result.entry_point_source;
   }
@@ -148,10 +158,16 @@ int main(int argc, char** argv) {
     if (result.kernel_glsl.empty()) {
       std::cerr << "kilnc: warning: --emit-glsl: this kilnc was built without GPU lowering\n";
     }
-    for (size_t i = 0; i < result.kernel_glsl.size() && i < result.module.kernels.size(); ++i) {
-      const std::string& text = result.kernel_glsl[i];
+    // Kernels as <name>.comp, reductions as <name>.reduce.comp (a kernel and a reduction may share a name).
+    std::vector<std::pair<std::string, const std::string*>> shaders;
+    for (size_t i = 0; i < result.kernel_glsl.size() && i < result.module.kernels.size(); ++i)
+      shaders.push_back({result.module.kernels[i].name + ".comp", &result.kernel_glsl[i]});
+    for (size_t i = 0; i < result.reduction_glsl.size() && i < result.module.reductions.size(); ++i)
+      shaders.push_back({result.module.reductions[i].name + ".reduce.comp", &result.reduction_glsl[i]});
+    for (const auto& [file, glsl] : shaders) {
+      const std::string& text = *glsl;
       if (text.empty()) continue;
-      const std::string path = glsl_dir + "/" + result.module.kernels[i].name + ".comp";
+      const std::string path = glsl_dir + "/" + file;
       if (!WriteFile(path, text.data(), text.size())) {
         std::cerr << "kilnc: error: cannot write '" << path << "': " << std::strerror(errno) << "\n";
         return 1;

@@ -50,6 +50,15 @@ struct GpuKernelLowering {
   uint32_t unit_sizes[9] = {};  // inputs, then [8] for the output (KilnSpirvKernelEntry.unit_sizes)
 };
 
+// The GPU form of one reduction (kiln/spirv_abi.h, "Reductions"): one shader for both passes.
+struct GpuReductionLowering {
+  std::string glsl;             // empty when the reduction is CPU-only
+  std::string cpu_only_reason;  // why there is no GPU form, naming the construct and where it is
+  uint32_t unit_sizes[8] = {};  // per input (KilnSpirvReductionEntry.unit_sizes)
+  uint32_t accumulator_stride = 0;
+  uint32_t result_words = 0;
+};
+
 // One row of the payload's global table (KilnSpirvGlobalEntry).
 struct GpuGlobalSlot {
   std::string name;
@@ -62,9 +71,10 @@ struct GpuGlobalSlot {
 struct GpuLowering {
   bool done = false;                       // false when the lowering did not run (no GPU support built)
   std::vector<GpuKernelLowering> kernels;  // parallel to module.kernels
+  std::vector<GpuReductionLowering> reductions;  // parallel to module.reductions
   std::vector<GpuGlobalSlot> globals;      // the payload's global table
   uint32_t global_block_size = 0;
-  std::vector<std::string> notes;  // e.g. why reductions have no GPU form
+  std::vector<std::string> notes;  // remarks on the lowering as a whole, for --verbose
 };
 
 struct ScriptInfo {

@@ -49,6 +49,23 @@ uint32_t SpirvRequiredFeatures(const std::vector<uint32_t>& words) {
   return features;
 }
 
+namespace {
+
+// Compiles one lowered shader; a failure (a kilnc bug) empties `code` and becomes the CPU-only reason.
+void CompileLowered(const std::string& glsl, std::vector<uint32_t>* code, uint32_t* features, std::string* reason) {
+  if (glsl.empty()) return;
+  std::string error;
+  if (CompileGlslToSpirv(glsl, code, &error)) {
+    *features = SpirvRequiredFeatures(*code);
+    return;
+  }
+  code->clear();
+  *reason = "kilnc's GLSL for this kernel did not compile (a kilnc bug): " + error;
+  while (!reason->empty() && reason->back() == '\n') reason->pop_back();
+}
+
+}  // namespace
+
 std::vector<uint8_t> BuildSpirvPayload(ScriptInfo* info) {
   vulkan::SpirvPayload payload;
   payload.spirv_version = kSpirvVersion;
@@ -62,23 +79,28 @@ std::vector<uint8_t> BuildSpirvPayload(ScriptInfo* info) {
     kernel.num_inputs = static_cast<uint32_t>(desc.inputs.size());
     kernel.has_output = desc.has_output();
     for (int u = 0; u < 9; ++u) kernel.unit_sizes[u] = lowered.unit_sizes[u];
-    if (!lowered.glsl.empty()) {
-      std::string error;
-      if (CompileGlslToSpirv(lowered.glsl, &kernel.code, &error)) {
-        kernel.required_features = SpirvRequiredFeatures(kernel.code);
-      } else {
-        kernel.code.clear();
-        lowered.cpu_only_reason = "kilnc's GLSL for this kernel did not compile (a kilnc bug): " + error;
-        while (!lowered.cpu_only_reason.empty() && lowered.cpu_only_reason.back() == '\n') {
-          lowered.cpu_only_reason.pop_back();
-        }
-      }
-    }
+    CompileLowered(lowered.glsl, &kernel.code, &kernel.required_features, &lowered.cpu_only_reason);
     if (kernel.code.empty()) {
       kernel.cpu_only_reason = lowered.cpu_only_reason;
       for (uint32_t& unit : kernel.unit_sizes) unit = 0;
     }
     payload.kernels.push_back(std::move(kernel));
+  }
+  for (size_t i = 0; i < info->module.reductions.size(); ++i) {
+    const ReductionDesc& desc = info->module.reductions[i];
+    GpuReductionLowering& lowered = info->gpu.reductions[i];
+    vulkan::SpirvReduction reduction;
+    reduction.name = desc.name;
+    reduction.num_inputs = static_cast<uint32_t>(desc.inputs.size());
+    CompileLowered(lowered.glsl, &reduction.code, &reduction.required_features, &lowered.cpu_only_reason);
+    if (reduction.code.empty()) {
+      reduction.cpu_only_reason = lowered.cpu_only_reason;
+    } else {
+      reduction.accumulator_stride = lowered.accumulator_stride;
+      reduction.result_words = lowered.result_words;
+      for (int u = 0; u < 8; ++u) reduction.unit_sizes[u] = lowered.unit_sizes[u];
+    }
+    payload.reductions.push_back(std::move(reduction));
   }
   for (const GpuGlobalSlot& slot : info->gpu.globals) {
     vulkan::SpirvGlobal global;

@@ -49,13 +49,13 @@ class StringArea {
 bool ParseSpirvPayload(const void* data, size_t size, SpirvPayload* out, std::string* error) {
   const uint8_t* bytes = static_cast<const uint8_t*>(data);
   *out = SpirvPayload();
-  if (!data || size < sizeof(KilnSpirvPayloadHeader)) {
+  if (!data || size < KILN_SPIRV_HEADER_SIZE_V1) {
     *error = "spirv payload of " + std::to_string(size) + " bytes is shorter than its " +
-             std::to_string(sizeof(KilnSpirvPayloadHeader)) + "-byte header";
+             std::to_string(KILN_SPIRV_HEADER_SIZE_V1) + "-byte header";
     return false;
   }
   KilnSpirvPayloadHeader header;
-  memcpy(&header, bytes, sizeof(header));
+  memcpy(&header, bytes, KILN_SPIRV_HEADER_SIZE_V1);
   if (header.magic != KILN_SPIRV_PAYLOAD_MAGIC) {
     *error = "spirv payload: bad magic at offset 0 (not a Kiln SPIR-V payload)";
     return false;
@@ -65,9 +65,20 @@ bool ParseSpirvPayload(const void* data, size_t size, SpirvPayload* out, std::st
              " at offset 4, this driver reads " + std::to_string(KILN_SPIRV_ABI_VERSION);
     return false;
   }
-  if (header.header_size < sizeof(header) || header.header_size > size) {
+  if (header.header_size < KILN_SPIRV_HEADER_SIZE_V1 || header.header_size > size) {
     *error =
         "spirv payload: header_size " + std::to_string(header.header_size) + " at offset 8 is out of range";
+    return false;
+  }
+  ReadRow(bytes, header.header_size, &header);  // an older header has no reduction table
+  if (header.num_reductions > (1u << 16) ||
+      (header.num_reductions &&
+       (header.reduction_entry_size < 4 ||
+        !InRange(header.reductions_offset, uint64_t{header.reduction_entry_size} * header.num_reductions,
+                 size)))) {
+    *error = "spirv payload: reduction table at offset " + std::to_string(header.reductions_offset) + " (" +
+             std::to_string(header.num_reductions) + " rows of " + std::to_string(header.reduction_entry_size) +
+             " bytes) does not fit in " + std::to_string(size) + " bytes";
     return false;
   }
   if (header.num_kernels > (1u << 16) || header.num_globals > (1u << 16)) {
@@ -162,6 +173,40 @@ bool ParseSpirvPayload(const void* data, size_t size, SpirvPayload* out, std::st
     }
     out->globals.push_back(std::move(global));
   }
+  for (uint32_t i = 0; i < header.num_reductions; ++i) {
+    const uint64_t row_offset = header.reductions_offset + uint64_t{i} * header.reduction_entry_size;
+    KilnSpirvReductionEntry row;
+    ReadRow(bytes + row_offset, header.reduction_entry_size, &row);
+    SpirvReduction reduction;
+    const std::string where =
+        "spirv payload: reduction row " + std::to_string(i) + " at offset " + std::to_string(row_offset);
+    if (!strings.Get(row.name, &reduction.name) || !strings.Get(row.entry_point, &reduction.entry_point) ||
+        !strings.Get(row.cpu_only_reason, &reduction.cpu_only_reason)) {
+      *error = where + ": a string offset points outside the string area";
+      return false;
+    }
+    if (row.code_size % 4 || row.code_offset % 4 || !InRange(row.code_offset, row.code_size, size)) {
+      *error = where + " (" + reduction.name + "): code at offset " + std::to_string(row.code_offset) + " (+" +
+               std::to_string(row.code_size) + ") is misaligned or outside the payload";
+      return false;
+    }
+    if (row.num_inputs > KILN_KERNEL_MAX_INPUTS ||
+        (row.code_size && (row.accumulator_stride == 0 || row.accumulator_stride > (1u << 20) ||
+                           row.result_words == 0 || row.result_words > (1u << 20)))) {
+      *error = where + " (" + reduction.name + "): " + std::to_string(row.num_inputs) + " inputs, accumulator stride " +
+               std::to_string(row.accumulator_stride) + ", " + std::to_string(row.result_words) +
+               " result words (out of range)";
+      return false;
+    }
+    reduction.code.resize(row.code_size / 4);
+    if (row.code_size) memcpy(reduction.code.data(), bytes + row.code_offset, row.code_size);
+    reduction.required_features = row.required_features;
+    reduction.num_inputs = row.num_inputs;
+    reduction.accumulator_stride = row.accumulator_stride;
+    reduction.result_words = row.result_words;
+    memcpy(reduction.unit_sizes, row.unit_sizes, sizeof(reduction.unit_sizes));
+    out->reductions.push_back(std::move(reduction));
+  }
   return true;
 }
 
@@ -191,7 +236,10 @@ std::string WriteSpirvPayload(const SpirvPayload& payload) {
   header.global_entry_size = sizeof(KilnSpirvGlobalEntry);
   header.globals_offset = header.kernels_offset + header.num_kernels * header.kernel_entry_size;
   header.global_block_size = payload.global_block_size;
-  uint32_t code_offset = header.globals_offset + header.num_globals * header.global_entry_size;
+  header.num_reductions = static_cast<uint32_t>(payload.reductions.size());
+  header.reduction_entry_size = sizeof(KilnSpirvReductionEntry);
+  header.reductions_offset = header.globals_offset + header.num_globals * header.global_entry_size;
+  uint32_t code_offset = header.reductions_offset + header.num_reductions * header.reduction_entry_size;
   std::vector<KilnSpirvKernelEntry> kernel_rows;
   std::string code;
   for (const SpirvKernel& kernel : payload.kernels) {
@@ -218,6 +266,22 @@ std::string WriteSpirvPayload(const SpirvPayload& payload) {
     row.unit_size = global.unit_size;
     global_rows.push_back(row);
   }
+  std::vector<KilnSpirvReductionEntry> reduction_rows;
+  for (const SpirvReduction& reduction : payload.reductions) {
+    KilnSpirvReductionEntry row{};
+    row.name = intern(reduction.name);
+    row.entry_point = intern(reduction.entry_point);
+    row.cpu_only_reason = intern(reduction.cpu_only_reason);
+    row.code_offset = code_offset + static_cast<uint32_t>(code.size());
+    row.code_size = static_cast<uint32_t>(reduction.code.size() * 4);
+    code.append(reinterpret_cast<const char*>(reduction.code.data()), reduction.code.size() * 4);
+    row.required_features = reduction.required_features;
+    row.num_inputs = reduction.num_inputs;
+    row.accumulator_stride = reduction.accumulator_stride;
+    row.result_words = reduction.result_words;
+    memcpy(row.unit_sizes, reduction.unit_sizes, sizeof(row.unit_sizes));
+    reduction_rows.push_back(row);
+  }
   header.strings_offset = code_offset + static_cast<uint32_t>(code.size());
   header.strings_size = static_cast<uint32_t>(strings.size());
   std::string out(reinterpret_cast<const char*>(&header), sizeof(header));
@@ -225,6 +289,8 @@ std::string WriteSpirvPayload(const SpirvPayload& payload) {
              kernel_rows.size() * sizeof(KilnSpirvKernelEntry));
   out.append(reinterpret_cast<const char*>(global_rows.data()),
              global_rows.size() * sizeof(KilnSpirvGlobalEntry));
+  out.append(reinterpret_cast<const char*>(reduction_rows.data()),
+             reduction_rows.size() * sizeof(KilnSpirvReductionEntry));
   out += code;
   out += strings;
   return out;

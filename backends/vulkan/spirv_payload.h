@@ -35,12 +35,26 @@ struct SpirvGlobal {
   uint32_t unit_size = 0;
 };
 
+// A reduction's two-pass shader (kiln/spirv_abi.h, "Reductions").
+struct SpirvReduction {
+  std::string name;
+  std::string entry_point = "main";
+  std::vector<uint32_t> code;  // empty: CPU-only
+  std::string cpu_only_reason;
+  uint32_t required_features = 0;
+  uint32_t num_inputs = 0;
+  uint32_t accumulator_stride = 0;
+  uint32_t result_words = 0;
+  uint32_t unit_sizes[8] = {};
+};
+
 struct SpirvPayload {
   uint32_t spirv_version = 0x00010300;
   uint32_t generator_version = 0;
   uint32_t global_block_size = 0;
   std::vector<SpirvKernel> kernels;
   std::vector<SpirvGlobal> globals;
+  std::vector<SpirvReduction> reductions;
 };
 
 // Parses and checks a payload; on failure `error` names the field and its byte offset.

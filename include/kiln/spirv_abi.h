@@ -64,6 +64,32 @@
  *   kernel using 8/16/64-bit arithmetic or float64 sets the matching feature bit; the driver reports the
  *   kernel unsupported, with the reason, on a device that lacks one.
  *
+ * Reductions (`#pragma rs reduce`): the header's reduction table (fields appended to version 1's header: a
+ * payload whose header_size does not reach them has no reductions) has one KilnSpirvReductionEntry per
+ * reduction, in the order of KilnHalModuleDesc.reductions. Each is one SPIR-V module that runs a two-pass
+ * workgroup reduction, the pass chosen by specialization constant 3 (KILN_SPIRV_SPEC_REDUCE_PASS):
+ *
+ *   Workgroup: spec constants 0, 1, 2 as for kernels; the driver sets y = z = 1 and x = W, a power of two
+ *     with W * accumulator_stride <= maxComputeSharedMemorySize (the shader keeps W accumulators in shared
+ *     memory and combines them as a tree).
+ *   Push constants: the KilnLaunch block above with N = num_inputs views; origin is (0, 0, 0, 0), and
+ *     dim.w = G, the number of workgroups of pass 0 (the number of partial accumulators). The driver refuses
+ *     launches of 2^31 cells or more.
+ *   Pass 0 (constant 3 = 0), dispatched as (G, 1, 1): every invocation starts from the initializer's value
+ *     and accumulates the cells c = gl_GlobalInvocationID.x + k * G * W below dim.x * dim.y * dim.z, cell c
+ *     being p = (c % dim.x, (c / dim.x) % dim.y, c / (dim.x * dim.y)) (inputs read as for kernels); then the
+ *     workgroup combines its W accumulators and stores the one result at index gl_WorkGroupID.x of the
+ *     partials buffer.
+ *   Pass 1 (constant 3 = 1), dispatched as (1, 1, 1) after a barrier: the workgroup combines the G partials
+ *     (G may be 0: the result is then the outconverter of the initial value), applies the outconverter and
+ *     writes the result's C bytes (as KilnHalReductionDesc.result_size gives them, padded with zero to
+ *     result_words * 4 bytes) as uint words from index 0 of binding 9 (KILN_SPIRV_RESULT_BINDING).
+ *   Bindings: as for kernels (globals 0, inputs 1 + i, allocations 10 + k), the result at 9, and the
+ *     partials at 26 (KILN_SPIRV_PARTIALS_BINDING): a buffer of at least G * accumulator_stride bytes that
+ *     only the shader reads and writes (its layout is the shader's own). The driver binds each whole.
+ *   RenderScript's rules make any combining order valid: the initializer's value is an identity of the
+ *   combiner, and the combiner is associative and commutative up to rounding.
+ *
  * Versioning: KILN_SPIRV_ABI_VERSION changes when any rule above changes meaning; a driver refuses a payload
  * with another version (the module's kernels then run on the CPU). Fields are only appended to the rows. C99.
  */
@@ -91,6 +117,11 @@ extern "C" {
 #define KILN_SPIRV_OUTPUT_BINDING 9u
 #define KILN_SPIRV_FIRST_ALLOCATION_BINDING 10u
 #define KILN_SPIRV_MAX_ALLOCATIONS 16u
+#define KILN_SPIRV_RESULT_BINDING 9u    /* a reduction's result (the output binding of kernels) */
+#define KILN_SPIRV_PARTIALS_BINDING 26u /* a reduction's partial accumulators: after the allocations */
+
+/* Specialization constant id of a reduction's pass (0: accumulate into partials; 1: combine and convert). */
+#define KILN_SPIRV_SPEC_REDUCE_PASS 3u
 
 /* Bytes of the push-constant block before the views, and per view. */
 #define KILN_SPIRV_PUSH_HEADER_SIZE 32u
@@ -114,7 +145,7 @@ extern "C" {
 typedef struct KilnSpirvPayloadHeader {
   uint32_t magic;         /* KILN_SPIRV_PAYLOAD_MAGIC */
   uint32_t abi_version;   /* KILN_SPIRV_ABI_VERSION */
-  uint32_t header_size;   /* bytes of this header as written (at least sizeof of version 1) */
+  uint32_t header_size;   /* bytes of this header as written (at least KILN_SPIRV_HEADER_SIZE_V1) */
   uint32_t spirv_version; /* the SPIR-V version the modules target, as in their header: 0x00010300 = 1.3 */
   uint32_t generator_version; /* glslang's, major * 10000 + minor * 100 + patch; 0 when not from glslang */
   uint32_t num_kernels;       /* equals KilnHalModuleDesc.num_kernels */
@@ -126,7 +157,14 @@ typedef struct KilnSpirvPayloadHeader {
   uint32_t global_block_size; /* bytes of the global block (binding 0); 0 when no kernel reads globals */
   uint32_t strings_offset;
   uint32_t strings_size;
+  /* Appended: the reduction table (present when header_size reaches these fields). */
+  uint32_t num_reductions;       /* equals KilnHalModuleDesc.num_reductions */
+  uint32_t reduction_entry_size; /* the reduction table's row stride */
+  uint32_t reductions_offset;
 } KilnSpirvPayloadHeader;
+
+/* Bytes of the header before the reduction fields: the smallest header_size a reader accepts. */
+#define KILN_SPIRV_HEADER_SIZE_V1 56u
 
 typedef struct KilnSpirvKernelEntry {
   uint32_t name;              /* string: the kernel's source name, equal to KilnHalKernelDesc.name */
@@ -151,6 +189,20 @@ typedef struct KilnSpirvGlobalEntry {
   uint32_t unit_size;    /* ALLOCATION: bytes of the binding's array element */
   uint32_t reserved;
 } KilnSpirvGlobalEntry;
+
+typedef struct KilnSpirvReductionEntry {
+  uint32_t name;              /* string: the reduction's name, equal to KilnHalReductionDesc.name */
+  uint32_t entry_point;       /* string: the OpEntryPoint name */
+  uint32_t code_offset;       /* the SPIR-V words (both passes): a multiple of 4 */
+  uint32_t code_size;         /* bytes, a multiple of 4; 0 when the reduction is CPU-only */
+  uint32_t cpu_only_reason;   /* string: why there is no GPU form (code_size 0), else an empty string */
+  uint32_t required_features; /* KILN_SPIRV_FEATURE_* */
+  uint32_t num_inputs;        /* equals KilnHalReductionDesc.num_inputs */
+  uint32_t accumulator_stride; /* bytes of one accumulator in the partials buffer and in shared memory */
+  uint32_t result_words;       /* uint words pass 1 writes to binding 9: (result_size + 3) / 4 */
+  uint32_t unit_sizes[8];      /* the bytes of each input binding's array element, as for kernels */
+  uint32_t reserved;
+} KilnSpirvReductionEntry;
 
 /* What the driver writes at an allocation global's block_offset (std430: eight uints). */
 typedef struct KilnSpirvAllocationInfo {

@@ -483,6 +483,9 @@ bool Convert(const fb::Module* m, KernelModuleDesc* out, std::string* error) {
       if (!ReadType(r->result(), &d.result, where + " result", error)) return false;
       d.signature = r->signature();
       d.hal_level = Level(r->hal_level());
+      if (r->cpu_only_reasons()) {
+        for (const flatbuffers::String* s : *r->cpu_only_reasons()) d.cpu_only_reasons.push_back(Str(s));
+      }
       out->reductions.push_back(std::move(d));
     }
   }
@@ -679,10 +682,11 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
     auto inputs = WriteTypes(b, r.inputs);
     auto result = WriteType(b, r.result);
     const fb::HalLevel level = Level(r.hal_level);
+    auto reasons = b.CreateVectorOfStrings(r.cpu_only_reasons);
     reductions.push_back(fb::CreateReduction(b, name, initializer, accumulator, combiner, outconverter,
                                              init_symbol, accum_symbol, combine_symbol, out_symbol,
                                              accum_type, r.accumulator_size, r.accumulator_alignment, inputs,
-                                             result, r.signature, &level));
+                                             result, r.signature, &level, reasons));
   }
   std::vector<flatbuffers::Offset<fb::Payload>> payloads;
   for (const PayloadDesc& p : m.payloads) {
@@ -747,6 +751,7 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
       << " combine=" << (r.combiner.empty() ? "-" : r.combiner)
       << " out=" << (r.outconverter.empty() ? "-" : r.outconverter) << "\n";
     for (size_t i = 0; i < r.inputs.size(); ++i) s << "    in" << i << ": " << TypeLine(r.inputs[i]) << "\n";
+    for (const std::string& reason : r.cpu_only_reasons) s << "    cpu-only: " << reason << "\n";
   }
   for (const PayloadDesc& p : m.payloads)
     s << "  payload " << p.target << ": " << p.data.size() << " bytes\n";

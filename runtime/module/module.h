@@ -138,6 +138,7 @@ struct ReductionDesc {
   KernelTypeDesc result;
   uint32_t signature = 0;  // the accumulator's special parameters (kKernelSigX/Y/Z/Ctxt)
   HalLevel hal_level;
+  std::vector<std::string> cpu_only_reasons;  // why a payload has no form of it, e.g. "spirv: <reason>"
 };
 
 struct PayloadDesc {

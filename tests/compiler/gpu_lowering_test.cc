@@ -379,11 +379,11 @@ TEST(GpuLoweringTest, ModuleRoundTripsWithBothPayloads) {
 // kilnc's own validation), and none fell back to the CPU because kilnc wrote GLSL glslang rejects or SPIR-V
 // the validator rejects. Prints the fraction of kernels with a GPU form.
 TEST(GpuLoweringTest, CorporaCompileAndEveryGpuFormValidates) {
-  int kernels = 0, gpu = 0;
+  int kernels = 0, gpu = 0, reductions = 0, gpu_reductions = 0;
   for (const char* folder : {"tests/compiler/kernels", "tests/cts/kernels", "tests/kernels/corpus"}) {
     const std::filesystem::path dir = std::filesystem::path(KILN_SOURCE_DIR) / folder;
     if (!std::filesystem::exists(dir)) continue;
-    int folder_kernels = 0, folder_gpu = 0;
+    int folder_kernels = 0, folder_gpu = 0, folder_reductions = 0, folder_gpu_reductions = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       if (entry.path().extension() != ".rs") continue;
       CompileResult result;
@@ -406,14 +406,118 @@ TEST(GpuLoweringTest, CorporaCompileAndEveryGpuFormValidates) {
         std::string message;
         EXPECT_TRUE(Validates(k.code, &message)) << entry.path() << " " << k.name << ": " << message;
       }
+      ASSERT_EQ(payload.reductions.size(), result.module.reductions.size());
+      for (const vulkan::SpirvReduction& r : payload.reductions) {
+        ++folder_reductions;
+        EXPECT_EQ(r.cpu_only_reason.find("did not compile"), std::string::npos)
+            << entry.path() << " " << r.name << ": " << r.cpu_only_reason;
+        if (r.code.empty()) {
+          EXPECT_FALSE(r.cpu_only_reason.empty()) << r.name;
+          std::printf("  CPU-only: %s: reduction %s: %s\n", entry.path().filename().c_str(), r.name.c_str(),
+                      r.cpu_only_reason.c_str());
+          continue;
+        }
+        ++folder_gpu_reductions;
+        std::string message;
+        EXPECT_TRUE(Validates(r.code, &message)) << entry.path() << " " << r.name << ": " << message;
+      }
     }
-    std::printf("GPU forms in %s: %d of %d kernels\n", folder, folder_gpu, folder_kernels);
+    std::printf("GPU forms in %s: %d of %d kernels, %d of %d reductions\n", folder, folder_gpu, folder_kernels,
+                folder_gpu_reductions, folder_reductions);
     kernels += folder_kernels;
     gpu += folder_gpu;
+    reductions += folder_reductions;
+    gpu_reductions += folder_gpu_reductions;
   }
-  std::printf("GPU forms overall: %d of %d kernels (%.1f%%)\n", gpu, kernels,
-              kernels ? 100.0 * gpu / kernels : 0);
+  std::printf("GPU forms overall: %d of %d kernels (%.1f%%), %d of %d reductions\n", gpu, kernels,
+              kernels ? 100.0 * gpu / kernels : 0, gpu_reductions, reductions);
   EXPECT_GT(gpu, 0);
+  EXPECT_GT(gpu_reductions, 0);
+}
+
+// A reduction lowers to one shader with both passes (kiln/spirv_abi.h, "Reductions"): the pass constant, the
+// partials and the shared accumulators, the grid-stride accumulate loop with x and y, the tree combine, the
+// outconverter, and the result's C bytes as words. The payload row carries the std430 stride and word count.
+TEST(GpuLoweringTest, ReductionIsATwoPassWorkgroupReduction) {
+  const CompileResult result = Compile(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+typedef struct Best { float value; uint x; uint y; } Best;
+#pragma rs reduce(argmax) initializer(bestInit) accumulator(bestAccum) combiner(bestCombine) outconverter(bestOut)
+static void bestInit(Best* b) { b->value = -INFINITY; b->x = b->y = 0xffffffffu; }
+static void bestAccum(Best* b, float v, uint32_t x, uint32_t y) {
+  if (v > b->value) { b->value = v; b->x = x; b->y = y; }
+}
+static void bestCombine(Best* b, const Best* o) { if (o->value > b->value) *b = *o; }
+static void bestOut(ushort3* r, const Best* b) { *r = (ushort3){(ushort)b->x, (ushort)b->y, 7}; }
+#pragma rs reduce(count_true) accumulator(countAccum)
+static void countAccum(uint* n, uint flag) { *n += flag; }
+)");
+  ASSERT_EQ(result.reduction_glsl.size(), 2u);
+  const std::string& glsl = result.reduction_glsl[0];
+  ASSERT_FALSE(glsl.empty()) << (result.module.reductions[0].cpu_only_reasons.empty()
+                                     ? std::string()
+                                     : result.module.reductions[0].cpu_only_reasons[0]);
+  EXPECT_NE(glsl.find("layout(constant_id = 3) const uint KILN_PASS = 0u;"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("binding = 26, std430) buffer KilnPartials { KilnAccum kiln_partials[]; }"), std::string::npos);
+  EXPECT_NE(glsl.find("binding = 9, std430) writeonly buffer Out { uint b_out[]; }"), std::string::npos);
+  EXPECT_NE(glsl.find("shared KilnAccum kiln_shared[gl_WorkGroupSize.x];"), std::string::npos);
+  EXPECT_NE(glsl.find("for (uint c = gl_GlobalInvocationID.x; c < total; c += step)"), std::string::npos);
+  EXPECT_NE(glsl.find("(acc, in0, p.x, p.y);"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("i < kiln.dim.w;"), std::string::npos);
+  EXPECT_NE(glsl.find("barrier();"), std::string::npos);
+  // ushort3 is 8 bytes in C: x and y as 16-bit halves of word 0, z in the low half of word 1.
+  EXPECT_NE(glsl.find("uint w[2];"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("& 65535u) << (8u * "), std::string::npos) << glsl;
+
+  const vulkan::SpirvPayload payload = Payload(result.module);
+  ASSERT_EQ(payload.reductions.size(), 2u);
+  const vulkan::SpirvReduction& argmax = payload.reductions[0];
+  EXPECT_EQ(argmax.name, "argmax");
+  ASSERT_FALSE(argmax.code.empty()) << argmax.cpu_only_reason;
+  EXPECT_EQ(argmax.num_inputs, 1u);
+  EXPECT_EQ(argmax.unit_sizes[0], 4u);
+  EXPECT_EQ(argmax.accumulator_stride, 12u);  // float, uint, uint: std430 alignment 4
+  EXPECT_EQ(argmax.result_words, 2u);
+  std::string message;
+  EXPECT_TRUE(Validates(argmax.code, &message)) << message;
+  vulkan::SpirvInterface interface;
+  std::string error;
+  ASSERT_TRUE(vulkan::ScanSpirvInterface(argmax.code, &interface, &error)) << error;
+  EXPECT_TRUE(interface.spec_ids.count(KILN_SPIRV_SPEC_REDUCE_PASS));
+  EXPECT_TRUE(interface.bindings.count({0, KILN_SPIRV_PARTIALS_BINDING}));
+  EXPECT_TRUE(interface.bindings.count({0, KILN_SPIRV_RESULT_BINDING}));
+  // Without a combiner the accumulator combines, as in RenderScript.
+  const vulkan::SpirvReduction& count = payload.reductions[1];
+  ASSERT_FALSE(count.code.empty()) << count.cpu_only_reason;
+  EXPECT_EQ(count.accumulator_stride, 4u);
+  EXPECT_EQ(count.result_words, 1u);
+}
+
+// A reduction the GPU cannot run keeps its CPU form and says why, naming the construct and where it is.
+TEST(GpuLoweringTest, ReductionThatCannotBeLoweredIsCpuOnlyWithAReason) {
+  const CompileResult result = Compile(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+#pragma rs reduce(noisy) accumulator(noisyAccum) combiner(noisyCombine)
+static void noisyAccum(int* a, int v) { rsDebug("v", v); *a += v; }
+static void noisyCombine(int* a, const int* b) { *a += *b; }
+)");
+  ASSERT_EQ(result.module.reductions.size(), 1u);
+  ASSERT_EQ(result.module.reductions[0].cpu_only_reasons.size(), 1u);
+  const std::string& reason = result.module.reductions[0].cpu_only_reasons[0];
+  EXPECT_NE(reason.find("spirv: a call to 'rsDebug'"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("gpu.rs:5:"), std::string::npos) << reason;
+  const vulkan::SpirvPayload payload = Payload(result.module);
+  ASSERT_EQ(payload.reductions.size(), 1u);
+  EXPECT_TRUE(payload.reductions[0].code.empty());
+  EXPECT_EQ("spirv: " + payload.reductions[0].cpu_only_reason, reason);
+  // The reflection keeps the reason through a write and a read of the module.
+  KernelModuleDesc reread;
+  std::string error;
+  ASSERT_TRUE(ReadKernelModule(result.kmod.data(), result.kmod.size(), &reread, &error)) << error;
+  ASSERT_EQ(reread.reductions.size(), 1u);
+  EXPECT_EQ(reread.reductions[0].cpu_only_reasons, result.module.reductions[0].cpu_only_reasons);
 }
 
 }  // namespace
