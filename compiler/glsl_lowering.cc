@@ -363,6 +363,59 @@ const LibraryEntry kLibrary[] = {
      "  a = y_bigger ? 1.57079637 + (-4.37113883e-08 - a) : a;\n"
      "  a = (floatBitsToUint(x) >> 31) != 0u ? 3.14159274 + (-8.74227766e-08 - a) : a;\n"
      "  return kiln_copysign(a, y);\n}\n"},
+    // sin/cos/tan: rslib's algorithm (compiler/rslib/math_trig.c): Cody-Waite reduction by pi/2 in four
+    // parts in double, then the double polynomials on |r| <= pi/4, so that the CPU and the GPU agree (GLSL's
+    // own sin/cos/tan are bounded only on [-pi, pi], and loosely). Double arithmetic makes these kernels need
+    // the FLOAT64 device feature; `precise` keeps the reduction exact.
+    {"kiln_trig_parts", "",
+     "double kiln_sin_poly(double r) {\n"
+     "  precise double z = r * r;\n"
+     "  precise double s = -2.505210838544172e-08lf;\n"
+     "  s = s * z + 2.7557319223985893e-06lf;\n"
+     "  s = s * z - 0.0001984126984126984lf;\n"
+     "  s = s * z + 0.008333333333333333lf;\n"
+     "  s = s * z - 0.16666666666666666lf;\n"
+     "  precise double v = r + r * z * s;\n"
+     "  return v;\n}\n"
+     "double kiln_cos_poly(double r) {\n"
+     "  precise double z = r * r;\n"
+     "  precise double c = 2.08767569878681e-09lf;\n"
+     "  c = c * z - 2.755731922398589e-07lf;\n"
+     "  c = c * z + 2.48015873015873e-05lf;\n"
+     "  c = c * z - 0.001388888888888889lf;\n"
+     "  c = c * z + 0.041666666666666664lf;\n"
+     "  c = c * z - 0.5lf;\n"
+     "  precise double v = 1.0lf + z * c;\n"
+     "  return v;\n}\n"
+     "double kiln_trig_reduce(float x, out int q) {\n"
+     "  precise double xd = double(x);\n"
+     "  precise double t = xd * 0.6366197723675814lf + 6755399441055744.0lf;\n"
+     "  precise double n = t - 6755399441055744.0lf;\n"
+     "  q = int(unpackDouble2x32(t).x & 3u);\n"
+     "  precise double r = (((xd - n * 1.5707969665527344lf) - n * -6.39757672615815e-07lf) -\n"
+     "                      n * -1.651400370616951e-13lf) - n * 8.333742918520879e-20lf;\n"
+     "  r = r < -0.7853981633974483lf ? -0.7853981633974483lf : r;\n"
+     "  return r > 0.7853981633974483lf ? 0.7853981633974483lf : r;\n}\n"},
+    {"kiln_sin", "kiln_trig_parts",
+     "float kiln_sin(float x) {\n"
+     "  int q;\n"
+     "  double r = kiln_trig_reduce(x, q);\n"
+     "  double v = (q & 1) != 0 ? kiln_cos_poly(r) : kiln_sin_poly(r);\n"
+     "  float res = float((q & 2) != 0 ? -v : v);\n"
+     "  return x == 0.0 ? x : res;\n}\n"},
+    {"kiln_cos", "kiln_trig_parts",
+     "float kiln_cos(float x) {\n"
+     "  int q;\n"
+     "  double r = kiln_trig_reduce(x, q);\n"
+     "  double v = (q & 1) != 0 ? kiln_sin_poly(r) : kiln_cos_poly(r);\n"
+     "  return float(((q + 1) & 2) != 0 ? -v : v);\n}\n"},
+    {"kiln_tan", "kiln_trig_parts",
+     "float kiln_tan(float x) {\n"
+     "  int q;\n"
+     "  double r = kiln_trig_reduce(x, q);\n"
+     "  double s = kiln_sin_poly(r), c = kiln_cos_poly(r);\n"
+     "  float t = float((q & 1) != 0 ? -c / s : s / c);\n"
+     "  return x == 0.0 ? x : t;\n}\n"},
     // exp/exp2/exp10/log/log2/log10: rslib's float algorithms (compiler/rslib/math_explog.c): Cody-Waite
     // reduction, the same polynomials, the two-step scaling by 2^n. `precise` keeps the reductions exact
     // (no contraction or reassociation by the device compiler).
@@ -504,7 +557,8 @@ const LibraryEntry* FindLibrary(const std::string& name) {
 const std::set<std::string> kComponentwise = {
     "kiln_copysign", "kiln_fmin",    "kiln_fmax", "kiln_round",  "kiln_fract",  "kiln_atan", "kiln_atanpi",
     "kiln_atan2",    "kiln_atan2pi", "kiln_exp",  "kiln_exp2",   "kiln_exp10",  "kiln_log",  "kiln_log2",
-    "kiln_log10",    "kiln_asin",    "kiln_acos", "kiln_asinpi", "kiln_acospi", "kiln_fdim"};
+    "kiln_log10",    "kiln_asin",    "kiln_acos", "kiln_asinpi", "kiln_acospi", "kiln_fdim",
+    "kiln_sin",      "kiln_cos",     "kiln_tan"};
 
 std::string VectorOverloads(const std::string& name, int arity) {
   std::string out;
@@ -595,10 +649,11 @@ const MathEntry kMath[] = {
     {"half_log", "kiln_log", MathKind::kHelper, 1},
     {"half_log2", "kiln_log2", MathKind::kHelper, 1},
     {"half_powr", "pow", MathKind::kImprecise, 2},
-    // Full-precision functions whose GLSL builtins do not meet OpenCL's bounds: only in rs_fp_imprecise.
-    {"sin", "sin", MathKind::kImprecise, 1},
-    {"cos", "cos", MathKind::kImprecise, 1},
-    {"tan", "tan", MathKind::kImprecise, 1},
+    // sin/cos/tan: the ported helpers above. Full-precision functions whose GLSL builtins do not meet OpenCL's
+    // bounds and that have no helper yet: only in rs_fp_imprecise.
+    {"sin", "kiln_sin", MathKind::kHelper, 1},
+    {"cos", "kiln_cos", MathKind::kHelper, 1},
+    {"tan", "kiln_tan", MathKind::kHelper, 1},
     {"asin", "kiln_asin", MathKind::kHelper, 1},
     {"acos", "kiln_acos", MathKind::kHelper, 1},
     {"asinpi", "kiln_asinpi", MathKind::kHelper, 1},
@@ -754,6 +809,7 @@ class KernelLowering {
   bool needs_8bit_ = false;
   bool needs_16bit_ = false;
   bool needs_allocation_info_ = false;
+  bool needs_fault_ = false;  // an allocation access can fault: declare the fault record (binding 27)
   std::set<const clang::VarDecl*> pointer_params_;  // pointer parameters lowered to in/inout parameters
   // The GLSL name of a pointer parameter that `e` names, or "" when `e` is not one.
   std::string PointerParam(const clang::Expr* e) {
@@ -1682,8 +1738,12 @@ std::string KernelLowering::AllocationAccessor(GlobalSlot* slot, const clang::Va
   std::string sanitized;
   for (char c : name) sanitized += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
   if (accessors_.count(sanitized)) return sanitized;
-  // rsGetElementAt on the GPU (kiln/spirv_abi.h): out-of-range coordinates or a different element size
-  // read zero and write nothing, where the CPU driver fails the launch.
+  // rsGetElementAt on the GPU (kiln/spirv_abi.h, "Faults"): out-of-range coordinates or a different element
+  // size read zero and write nothing, and record a fault, so that the driver fails the launch as the CPU
+  // driver does.
+  needs_fault_ = true;
+  const std::string report = "kiln_fault_report(" + std::string(write ? "2u" : "1u") + ", " +
+                             std::to_string(slot->allocation_index) + "u, x, y, z, " + std::to_string(size) + "u)";
   std::string text;
   const std::string check = "x >= " + info + ".dim_x || y >= max(" + info + ".dim_y, 1u) || z >= max(" +
                             info + ".dim_z, 1u) || " + info + ".element_size != " + std::to_string(size) +
@@ -1691,11 +1751,12 @@ std::string KernelLowering::AllocationAccessor(GlobalSlot* slot, const clang::Va
   const std::string index = info + ".offset + x * (" + info + ".element_size / " + info +
                             ".unit_size) + y * " + info + ".stride_y + z * " + info + ".stride_z";
   if (write) {
-    text = "void " + sanitized + "(" + reg + " v, uint x, uint y, uint z) {\n  if (" + check +
-           ") return;\n  " + buffer + "[" + index + "] = " + Fill(storage.store, "v") + ";\n}\n";
+    text = "void " + sanitized + "(" + reg + " v, uint x, uint y, uint z) {\n  if (" + check + ") {\n    " +
+           report + ";\n    return;\n  }\n  " + buffer + "[" + index + "] = " + Fill(storage.store, "v") + ";\n}\n";
   } else {
-    text = reg + " " + sanitized + "(uint x, uint y, uint z) {\n  if (" + check + ") return " +
-           Zero(element, loc) + ";\n  return " + Fill(storage.load, buffer + "[" + index + "]") + ";\n}\n";
+    text = reg + " " + sanitized + "(uint x, uint y, uint z) {\n  if (" + check + ") {\n    " + report +
+           ";\n    return " + Zero(element, loc) + ";\n  }\n  return " +
+           Fill(storage.load, buffer + "[" + index + "]") + ";\n}\n";
   }
   accessors_[sanitized] = text;
   accessor_order_.push_back(sanitized);
@@ -1732,10 +1793,12 @@ std::string KernelLowering::PointerRead(const clang::VarDecl* var, const clang::
   const uint32_t size = static_cast<uint32_t>(context_.getTypeSizeInChars(element).getQuantity());
   const std::string name = "kiln_read_" + var->getNameAsString();
   if (!accessors_.count(name)) {
+    needs_fault_ = true;
     const std::string count = info + ".dim_x * max(" + info + ".dim_y, 1u) * max(" + info + ".dim_z, 1u)";
     accessors_[name] =
-        reg + " " + name + "(uint i) {\n  if (i >= " + count + " || " + info +
-        ".element_size != " + std::to_string(size) + "u) return " + Zero(element, loc) + ";\n  return " +
+        reg + " " + name + "(uint i) {\n  if (i >= " + count + " || " + info + ".element_size != " +
+        std::to_string(size) + "u) {\n    kiln_fault_report(1u, " + std::to_string(slot->allocation_index) +
+        "u, i, 0u, 0u, " + std::to_string(size) + "u);\n    return " + Zero(element, loc) + ";\n  }\n  return " +
         Fill(storage.load, "a" + std::to_string(slot->allocation_index) + "[" + info + ".offset + i * (" +
                                info + ".element_size / " + info + ".unit_size)]") +
         ";\n}\n";
@@ -2576,6 +2639,15 @@ std::string KernelLowering::Assemble(const std::string& what, clang::SourceLocat
       const int arity = static_cast<int>(std::count(text.begin() + open, text.begin() + close, ',')) + 1;
       glsl += VectorOverloads(name, arity);
     }
+  }
+  if (needs_fault_) {
+    // The first fault of the launch wins; its details are written once, by the invocation that set the code.
+    glsl += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_FAULT_BINDING) +
+            ", std430) buffer KilnFault { uint kiln_fault[8]; };\n"
+            "void kiln_fault_report(uint code, uint allocation, uint x, uint y, uint z, uint size) {\n"
+            "  if (atomicCompSwap(kiln_fault[0], 0u, code) != 0u) return;\n"
+            "  kiln_fault[1] = allocation;\n  kiln_fault[2] = x;\n  kiln_fault[3] = y;\n  kiln_fault[4] = z;\n"
+            "  kiln_fault[5] = size;\n}\n";
   }
   for (const std::string& name : accessor_order_) glsl += accessors_.at(name);
   for (const std::string& text : function_text_) glsl += text;  // appended callee-first

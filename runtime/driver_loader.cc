@@ -280,7 +280,8 @@ std::string KernelLevelRefusal(uint32_t kernel_level, uint32_t device_level) {
 
 namespace {
 
-// Bytes of KilnHalDriver in HAL 1.0: every entry up to fence_destroy.
+// Bytes of KilnHalDriver in HAL 1.0: every entry up to fence_destroy. A 1.0 driver's table ends there; the
+// entries appended since (module_reduction_supported in 1.1) then stay zero, i.e. NULL, in the runtime's copy.
 constexpr size_t kHal10TableSize = offsetof(KilnHalDriver, fence_destroy) + sizeof(void*);
 // Room after a struct handed to a driver, so a driver that writes more than the struct_size it was given
 // overwrites a guard instead of the runtime's memory, and is caught.
@@ -455,6 +456,8 @@ std::shared_ptr<HalDriver> HalDriver::Load(const std::string& path, const Driver
     return refuse("its KilnHalDriver struct_size is " + std::to_string(table.struct_size) + " bytes; HAL " +
                   driver_version + " needs at least " + std::to_string(kHal10TableSize));
   }
+  // Entries past the driver's struct_size are of a newer minor than it implements: NULL, whatever is there.
+  std::memset(reinterpret_cast<uint8_t*>(&table) + table.struct_size, 0, sizeof(KilnHalDriver) - table.struct_size);
   std::string missing;
   for (const RequiredEntry& e : kRequiredEntries) {
     if (!EntryPresent(table, e.offset)) missing += (missing.empty() ? "" : ", ") + std::string(e.name);
@@ -861,7 +864,20 @@ const ModulePlacement& DeviceSet::Place(const std::shared_ptr<const KernelModule
     const ReductionDesc& r = desc.reductions[i];
     const std::string subject = mod + ": reduction '" + r.name + "'";
     std::string reason = KernelLevelRefusal(hal.reductions[i].kernel_level, device_level);
-    if (reason.empty() && d.launch_reduce == nullptr) reason = accel->label() + " has no reductions (launch_reduce NULL)";
+    if (reason.empty() && d.launch_reduce == nullptr) {
+      reason = accel->label() + " has no reductions (launch_reduce NULL)";
+    }
+    // HAL 1.1: a driver with reductions may still be unable to run this one (no GPU form, a device limit).
+    if (reason.empty() && d.module_reduction_supported != nullptr) {
+      bool supported = true;
+      const char* why = nullptr;
+      if (d.module_reduction_supported(handle, static_cast<uint32_t>(i), &supported, &why) != kKilnOk) {
+        const std::string errors = accel->hal()->TakeErrors();
+        reason = accel->label() + ": module_reduction_supported failed" + (errors.empty() ? "" : ": " + errors);
+      } else if (!supported) {
+        reason = accel->label() + " cannot run it: " + (why ? std::string(why, strnlen(why, 1024)) : "no reason given");
+      }
+    }
     if (reason.empty()) {
       p.reduction_on_accelerator[i] = true;
       log_->Add(KILN_DECISION_KERNEL, subject, "reduction " + r.name + " (" + mod + ") runs on " + accel->label());

@@ -38,6 +38,8 @@ constexpr uint32_t kMaxDim = 1u << 30;
 constexpr VkDeviceSize kBlockSize = 64ull << 20;
 constexpr VkDeviceSize kStagingSize = 8ull << 20;
 constexpr uint32_t kNumShapes = 3;  // 1D, 2D, 3D workgroups
+// The most workgroups of a reduction's pass 0, i.e. partials for pass 1's one workgroup to combine.
+constexpr uint64_t kMaxReductionGroups = 1024;
 const uint32_t kDriverLevel = KILN_HAL_LEVEL(KILN_KERNEL_HAL_LEVEL_MAJOR, KILN_KERNEL_HAL_LEVEL_MINOR);
 
 using driver::CheckView;
@@ -364,14 +366,13 @@ struct Buffer {
   bool mapped = false;
 };
 
-struct KernelInfo {
+// What kernels and reductions share: one SPIR-V module, its descriptor and pipeline layouts, and the checks that
+// decide whether it can run here.
+struct ShaderProgram {
   std::string name;
-  uint32_t signature = 0;
   uint32_t level = 0;
   std::vector<uint32_t> input_sizes;
-  uint32_t output_size = 0;
-  bool has_output = false;
-  uint32_t units[KILN_KERNEL_MAX_INPUTS + 1] = {};
+  uint32_t units[KILN_KERNEL_MAX_INPUTS + 1] = {};  // per binding's array element: inputs, then [8] the output
   uint32_t push_size = 0;
   bool supported = false;
   std::string reason;
@@ -381,8 +382,26 @@ struct KernelInfo {
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   std::vector<uint32_t> bindings;  // in the set layout's order
+  std::string layout_description;  // for messages, e.g. "the kernel's: 2 inputs, an output, 1 allocations"
+  bool reports_faults = false;     // declares the fault record (binding 27, kiln/spirv_abi.h "Faults")
+};
+
+struct KernelInfo : ShaderProgram {
+  uint32_t signature = 0;
+  uint32_t output_size = 0;
+  bool has_output = false;
   VkPipeline pipelines[kNumShapes] = {};
   uint32_t workgroups[kNumShapes][3] = {};
+};
+
+// A two-pass workgroup reduction (kiln/spirv_abi.h, "Reductions"): pass 0 leaves one accumulator per workgroup
+// in the partials buffer, pass 1 combines them and writes the result words.
+struct ReductionInfo : ShaderProgram {
+  uint32_t result_size = 0;  // bytes, as the reflection gives them
+  uint32_t result_words = 0;
+  uint32_t accumulator_stride = 0;
+  uint32_t workgroup = 0;  // W: workgroup size along x, a power of two
+  VkPipeline passes[2] = {};
 };
 
 struct GlobalInfo {
@@ -401,6 +420,7 @@ struct Module {
   Device* device = nullptr;
   std::string name;
   std::vector<KernelInfo> kernels;
+  std::vector<ReductionInfo> reductions;
   std::vector<GlobalInfo> globals;
   uint32_t block_size = 0;
   uint32_t num_allocations = 0;
@@ -419,15 +439,60 @@ struct Script {
   Instance* instance() const { return module->device->instance; }
 };
 
+// A recorded reduction's scratch buffers: the partial accumulators (device memory) and the result words
+// (host-visible, read when the submission completes). Shared by the recorded launch and by every submission that
+// still has to copy the result out, so that destroying the batch first loses nothing.
+struct ReduceScratch {
+  Device* device = nullptr;
+  VkBuffer partials = VK_NULL_HANDLE;
+  Allocation partials_memory;
+  VkBuffer result = VK_NULL_HANDLE;
+  Allocation result_memory;
+  ~ReduceScratch();
+};
+
 // One recorded launch, with everything resolved at record time.
 struct Launch {
   Module* module = nullptr;
-  uint32_t kernel = 0;
+  bool reduction = false;
+  uint32_t index = 0;  // into module->kernels, or module->reductions
   uint32_t shape = 0;
   uint32_t dims[3] = {};
+  uint32_t groups = 0;  // reductions: G, the workgroups of pass 0 and the number of partials
   std::vector<uint8_t> push;
-  std::vector<VkBuffer> buffers;  // parallel to the kernel's bindings; VK_NULL_HANDLE for binding 0
+  std::vector<VkBuffer> buffers;  // parallel to the program's bindings; VK_NULL_HANDLE for binding 0
   std::vector<uint8_t> globals;   // the global block as it was when recorded
+  std::shared_ptr<ReduceScratch> scratch;  // reductions
+  void* out_result = nullptr;              // reductions: where result_size bytes go when the work completes
+  uint64_t result_size = 0;
+  const ShaderProgram& program() const {
+    return reduction ? static_cast<const ShaderProgram&>(module->reductions[index])
+                     : static_cast<const ShaderProgram&>(module->kernels[index]);
+  }
+};
+
+// The fault records of a batch (kiln/spirv_abi.h, "Faults"): host-visible memory with one KilnSpirvFault per
+// launch that can fault, zeroed at each submission. Shared by the batch and its submissions, like the scratch.
+struct FaultRecords {
+  Device* device = nullptr;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  Allocation memory;
+  VkDeviceSize capacity = 0;
+  ~FaultRecords();
+};
+
+// What a submission checks when it completes: one launch's fault record, and what a message about it names.
+struct FaultCheck {
+  VkDeviceSize offset = 0;
+  std::string what;  // "script M, kernel K"
+  std::vector<std::pair<std::string, KilnSpirvAllocationInfo>> allocations;  // by allocation index, as recorded
+};
+
+// A reduction result to copy to the caller once its submission has completed successfully.
+struct ResultCopy {
+  std::shared_ptr<ReduceScratch> scratch;
+  void* out = nullptr;
+  uint64_t size = 0;
 };
 
 // One submission of a batch: shared by the batch (to know it is running) and the fence handle.
@@ -437,6 +502,9 @@ struct Submission {
   std::mutex mutex;
   bool done = false;
   KilnStatus status = kKilnOk;
+  std::vector<ResultCopy> copies;  // run once, by the first wait that sees the submission done
+  std::shared_ptr<FaultRecords> faults;
+  std::vector<FaultCheck> fault_checks;
   ~Submission() {
     if (fence) vkDestroyFence(device->device, fence, nullptr);
   }
@@ -452,6 +520,8 @@ struct Batch {
   VkBuffer upload = VK_NULL_HANDLE;  // global block snapshots
   Allocation upload_memory;
   VkDeviceSize upload_capacity = 0;
+  std::shared_ptr<FaultRecords> faults;  // fault records of the launches that can fault
+  std::vector<FaultCheck> fault_checks;  // parallel to those launches, made when the commands are recorded
   bool dirty = true;
   std::shared_ptr<Submission> in_flight;
 };
@@ -829,6 +899,16 @@ void DestroyRawBuffer(Device* device, VkBuffer* buffer, Allocation* allocation) 
   device->allocator->Free(*allocation);
   *buffer = VK_NULL_HANDLE;
   *allocation = Allocation();
+}
+
+FaultRecords::~FaultRecords() {
+  if (device) DestroyRawBuffer(device, &buffer, &memory);
+}
+
+ReduceScratch::~ReduceScratch() {
+  if (!device) return;
+  DestroyRawBuffer(device, &partials, &partials_memory);
+  DestroyRawBuffer(device, &result, &result_memory);
 }
 
 void DestroyBatchObjects(Batch* batch);
@@ -1277,102 +1357,121 @@ void ChooseWorkgroups(const VkPhysicalDeviceLimits& limits, uint32_t out[kNumSha
   }
 }
 
-uint64_t PipelineKey(const KernelInfo& kernel, const uint32_t workgroup[3], uint32_t features) {
-  uint64_t hash = Fnv1a64(kernel.code.data(), kernel.code.size() * 4);
-  hash = Fnv1a64(kernel.entry_point.data(), kernel.entry_point.size(), hash);
-  hash = Fnv1a64(workgroup, 12, hash);
+// W for a reduction: the largest power of two up to 128 that the device's workgroup limits allow and whose W
+// accumulators fit in shared memory (the shader combines them there as a tree). 1 when not even two fit.
+uint32_t ReductionWorkgroup(const VkPhysicalDeviceLimits& limits, uint32_t accumulator_stride) {
+  uint32_t w = 128;
+  while (w > 1 && (w > limits.maxComputeWorkGroupSize[0] || w > limits.maxComputeWorkGroupInvocations ||
+                   uint64_t{w} * accumulator_stride > limits.maxComputeSharedMemorySize)) {
+    w /= 2;
+  }
+  return w;
+}
+
+// The cache key of one pipeline: the program's code and entry point, its specialization constants, the enabled
+// features. A kernel's constants are its workgroup size alone (12 bytes), so its keys are what they were before
+// reductions had pipelines, and existing cache files stay valid.
+uint64_t PipelineKey(const ShaderProgram& program, const uint32_t* constants, uint32_t num_constants,
+                     uint32_t features) {
+  uint64_t hash = Fnv1a64(program.code.data(), program.code.size() * 4);
+  hash = Fnv1a64(program.entry_point.data(), program.entry_point.size(), hash);
+  hash = Fnv1a64(constants, num_constants * 4, hash);
   hash = Fnv1a64(&features, 4, hash);
   return hash;
 }
 
-// Checks a kernel's SPIR-V and interface against the payload contract and the device; fills `reason` when it
-// cannot run here.
-bool CheckKernel(Device* device, Module* module, KernelInfo* kernel, uint32_t required_features,
-                 uint32_t spirv_version) {
+// Checks a kernel's or reduction's SPIR-V and interface against the payload contract and the device; fills
+// `reason` when it cannot run here. `spec_ids` are the specialization constants it must take (the workgroup
+// size; a reduction's pass too).
+bool CheckProgram(Device* device, Module* module, ShaderProgram* program, uint32_t required_features,
+                  const std::vector<uint32_t>& spec_ids) {
   const PhysicalDevice& pd = *device->physical;
-  if (kernel->level > kDriverLevel) {
-    kernel->reason = "needs kernel HAL level " + LevelString(kernel->level) + ", this driver runs up to " +
-                     LevelString(kDriverLevel);
+  if (program->level > kDriverLevel) {
+    program->reason = "needs kernel HAL level " + LevelString(program->level) + ", this driver runs up to " +
+                      LevelString(kDriverLevel);
     return false;
   }
   if (module->has_init) {
-    kernel->reason = "the module has an init() invokable, which the Vulkan driver cannot run";
+    program->reason = "the module has an init() invokable, which the Vulkan driver cannot run";
     return false;
   }
   if (uint32_t missing = required_features & ~device->enabled_features) {
-    kernel->reason = std::string("needs device features the Vulkan device ") + pd.props.deviceName +
-                     " lacks: " + FeatureNames(missing);
+    program->reason = std::string("needs device features the Vulkan device ") + pd.props.deviceName +
+                      " lacks: " + FeatureNames(missing);
     return false;
   }
-  if (kernel->push_size > device->limits().maxPushConstantsSize) {
-    kernel->reason = "needs " + std::to_string(kernel->push_size) + " bytes of push constants (" +
-                     std::to_string(kernel->input_sizes.size()) + " inputs), the device has " +
-                     std::to_string(device->limits().maxPushConstantsSize);
+  if (program->push_size > device->limits().maxPushConstantsSize) {
+    program->reason = "needs " + std::to_string(program->push_size) + " bytes of push constants (" +
+                      std::to_string(program->input_sizes.size()) + " inputs), the device has " +
+                      std::to_string(device->limits().maxPushConstantsSize);
     return false;
   }
-  if (kernel->bindings.size() > device->limits().maxPerStageDescriptorStorageBuffers) {
-    kernel->reason = "needs " + std::to_string(kernel->bindings.size()) +
-                     " storage buffers, the device allows " +
-                     std::to_string(device->limits().maxPerStageDescriptorStorageBuffers);
+  if (program->bindings.size() > device->limits().maxPerStageDescriptorStorageBuffers) {
+    program->reason = "needs " + std::to_string(program->bindings.size()) +
+                      " storage buffers, the device allows " +
+                      std::to_string(device->limits().maxPerStageDescriptorStorageBuffers);
     return false;
   }
   SpirvInterface interface;
   std::string error;
-  if (!ScanSpirvInterface(kernel->code, &interface, &error)) {
-    kernel->reason = "broken SPIR-V: " + error;
+  if (!ScanSpirvInterface(program->code, &interface, &error)) {
+    program->reason = "broken SPIR-V: " + error;
     return false;
   }
-  (void)spirv_version;
   spv_diagnostic diagnostic = nullptr;
-  spv_const_binary_t binary{kernel->code.data(), kernel->code.size()};
+  spv_const_binary_t binary{program->code.data(), program->code.size()};
   spv_result_t valid = spvValidate(device->spirv, &binary, &diagnostic);
   if (valid != SPV_SUCCESS) {
-    kernel->reason = std::string("SPIR-V fails validation for this device's Vulkan version: ") +
-                     (diagnostic && diagnostic->error ? diagnostic->error : "spvValidate failed");
+    program->reason = std::string("SPIR-V fails validation for this device's Vulkan version: ") +
+                      (diagnostic && diagnostic->error ? diagnostic->error : "spvValidate failed");
     spvDiagnosticDestroy(diagnostic);
     return false;
   }
   spvDiagnosticDestroy(diagnostic);
   if (std::find(interface.compute_entry_points.begin(), interface.compute_entry_points.end(),
-                kernel->entry_point) == interface.compute_entry_points.end()) {
-    kernel->reason = "the SPIR-V has no GLCompute entry point named \"" + kernel->entry_point + "\"";
+                program->entry_point) == interface.compute_entry_points.end()) {
+    program->reason = "the SPIR-V has no GLCompute entry point named \"" + program->entry_point + "\"";
     return false;
   }
-  for (uint32_t id = KILN_SPIRV_SPEC_LOCAL_SIZE_X; id <= KILN_SPIRV_SPEC_LOCAL_SIZE_Z; ++id) {
-    if (!interface.spec_ids.count(id)) {
-      kernel->reason = "the SPIR-V does not take its workgroup size from specialization constant " +
-                       std::to_string(id) +
-                       " (local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2)";
-      return false;
+  for (uint32_t id : spec_ids) {
+    if (interface.spec_ids.count(id)) continue;
+    if (id == KILN_SPIRV_SPEC_REDUCE_PASS) {
+      program->reason = "the SPIR-V does not take its pass from specialization constant 3 "
+                        "(layout(constant_id = 3), KILN_SPIRV_SPEC_REDUCE_PASS)";
+    } else {
+      program->reason = "the SPIR-V does not take its workgroup size from specialization constant " +
+                        std::to_string(id) + " (local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2)";
     }
+    return false;
+  }
+  if (interface.bindings.count({0u, KILN_SPIRV_FAULT_BINDING})) {
+    // The shader reports out-of-range allocation accesses: the driver binds it a fault record per launch.
+    program->reports_faults = true;
+    program->bindings.push_back(KILN_SPIRV_FAULT_BINDING);
   }
   for (const auto& [set, binding] : interface.bindings) {
     if (set != 0 ||
-        std::find(kernel->bindings.begin(), kernel->bindings.end(), binding) == kernel->bindings.end()) {
-      kernel->reason = "the SPIR-V declares set " + std::to_string(set) + " binding " +
-                       std::to_string(binding) + ", which the kernel's layout (" +
-                       std::to_string(kernel->input_sizes.size()) + " inputs" +
-                       (kernel->has_output ? ", an output" : "") + ", " +
-                       std::to_string(module->num_allocations) + " allocations) does not have";
+        std::find(program->bindings.begin(), program->bindings.end(), binding) == program->bindings.end()) {
+      program->reason = "the SPIR-V declares set " + std::to_string(set) + " binding " + std::to_string(binding) +
+                        ", which the layout (" + program->layout_description + ") does not have";
       return false;
     }
   }
   return true;
 }
 
-// Creates the shader module, layouts and one pipeline per launch shape. A failure makes the kernel
-// unsupported.
-bool BuildKernel(Device* device, KernelInfo* kernel, uint32_t* created, uint32_t* cached) {
+// Creates a program's shader module, descriptor set layout and pipeline layout. A failure makes it unsupported.
+bool BuildLayouts(Device* device, ShaderProgram* program) {
   VkShaderModuleCreateInfo shader_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  shader_info.codeSize = kernel->code.size() * 4;
-  shader_info.pCode = kernel->code.data();
-  VkResult result = vkCreateShaderModule(device->device, &shader_info, nullptr, &kernel->shader);
+  shader_info.codeSize = program->code.size() * 4;
+  shader_info.pCode = program->code.data();
+  VkResult result = vkCreateShaderModule(device->device, &shader_info, nullptr, &program->shader);
   if (result != VK_SUCCESS) {
-    kernel->reason = "vkCreateShaderModule failed: " + VkResultName(result);
+    program->reason = "vkCreateShaderModule failed: " + VkResultName(result);
     return false;
   }
   std::vector<VkDescriptorSetLayoutBinding> bindings;
-  for (uint32_t binding : kernel->bindings) {
+  for (uint32_t binding : program->bindings) {
     VkDescriptorSetLayoutBinding b{};
     b.binding = binding;
     b.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
@@ -1383,65 +1482,105 @@ bool BuildKernel(Device* device, KernelInfo* kernel, uint32_t* created, uint32_t
   VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   set_info.bindingCount = static_cast<uint32_t>(bindings.size());
   set_info.pBindings = bindings.data();
-  result = vkCreateDescriptorSetLayout(device->device, &set_info, nullptr, &kernel->set_layout);
+  result = vkCreateDescriptorSetLayout(device->device, &set_info, nullptr, &program->set_layout);
   if (result != VK_SUCCESS) {
-    kernel->reason = "vkCreateDescriptorSetLayout failed: " + VkResultName(result);
+    program->reason = "vkCreateDescriptorSetLayout failed: " + VkResultName(result);
     return false;
   }
-  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, kernel->push_size};
+  VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, program->push_size};
   VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   layout_info.setLayoutCount = 1;
-  layout_info.pSetLayouts = &kernel->set_layout;
+  layout_info.pSetLayouts = &program->set_layout;
   layout_info.pushConstantRangeCount = 1;
   layout_info.pPushConstantRanges = &push;
-  result = vkCreatePipelineLayout(device->device, &layout_info, nullptr, &kernel->layout);
+  result = vkCreatePipelineLayout(device->device, &layout_info, nullptr, &program->layout);
   if (result != VK_SUCCESS) {
-    kernel->reason = "vkCreatePipelineLayout failed: " + VkResultName(result);
+    program->reason = "vkCreatePipelineLayout failed: " + VkResultName(result);
     return false;
   }
+  return true;
+}
+
+// One compute pipeline of a program, specialised with `constants` (ids 0 .. num_constants - 1, 4 bytes each),
+// through the device's pipeline cache; counted as created, or as found in the cache file.
+bool BuildPipeline(Device* device, ShaderProgram* program, const uint32_t* constants, uint32_t num_constants,
+                   VkPipeline* out, uint32_t* created, uint32_t* cached) {
+  static_assert(KILN_SPIRV_SPEC_LOCAL_SIZE_X == 0 && KILN_SPIRV_SPEC_LOCAL_SIZE_Y == 1 &&
+                    KILN_SPIRV_SPEC_LOCAL_SIZE_Z == 2 && KILN_SPIRV_SPEC_REDUCE_PASS == 3,
+                "constant i of the array goes to specialization id i");
+  VkSpecializationMapEntry entries[4];
+  for (uint32_t i = 0; i < num_constants && i < 4; ++i) entries[i] = {i, 4 * i, 4};
+  VkSpecializationInfo spec{num_constants, entries, 4 * num_constants, constants};
+  VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = program->shader;
+  info.stage.pName = program->entry_point.c_str();
+  info.stage.pSpecializationInfo = &spec;
+  info.layout = program->layout;
+  const uint64_t key = PipelineKey(*program, constants, num_constants, device->enabled_features);
+  VkResult result = vkCreateComputePipelines(device->device, device->pipeline_cache, 1, &info, nullptr, out);
+  if (result != VK_SUCCESS) {
+    *out = VK_NULL_HANDLE;
+    program->reason = "vkCreateComputePipelines failed: " + VkResultName(result);
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(device->cache_mutex);
+  if (device->cache_keys.count(key)) {
+    ++*cached;
+  } else {
+    device->cache_keys.insert(key);
+    ++*created;
+  }
+  return true;
+}
+
+// A kernel's layouts and one pipeline per launch shape. A failure makes the kernel unsupported.
+bool BuildKernel(Device* device, KernelInfo* kernel, uint32_t* created, uint32_t* cached) {
+  if (!BuildLayouts(device, kernel)) return false;
   ChooseWorkgroups(device->limits(), kernel->workgroups);
   for (uint32_t s = 0; s < kNumShapes; ++s) {
-    const VkSpecializationMapEntry entries[3] = {{KILN_SPIRV_SPEC_LOCAL_SIZE_X, 0, 4},
-                                                 {KILN_SPIRV_SPEC_LOCAL_SIZE_Y, 4, 4},
-                                                 {KILN_SPIRV_SPEC_LOCAL_SIZE_Z, 8, 4}};
-    VkSpecializationInfo spec{3, entries, 12, kernel->workgroups[s]};
-    VkComputePipelineCreateInfo info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    info.stage.module = kernel->shader;
-    info.stage.pName = kernel->entry_point.c_str();
-    info.stage.pSpecializationInfo = &spec;
-    info.layout = kernel->layout;
-    const uint64_t key = PipelineKey(*kernel, kernel->workgroups[s], device->enabled_features);
-    result = vkCreateComputePipelines(device->device, device->pipeline_cache, 1, &info, nullptr,
-                                      &kernel->pipelines[s]);
-    if (result != VK_SUCCESS) {
-      kernel->pipelines[s] = VK_NULL_HANDLE;
-      kernel->reason = "vkCreateComputePipelines failed: " + VkResultName(result);
+    if (!BuildPipeline(device, kernel, kernel->workgroups[s], 3, &kernel->pipelines[s], created, cached)) {
       return false;
-    }
-    std::lock_guard<std::mutex> lock(device->cache_mutex);
-    if (device->cache_keys.count(key)) {
-      ++*cached;
-    } else {
-      device->cache_keys.insert(key);
-      ++*created;
     }
   }
   return true;
 }
 
-void DestroyKernel(Device* device, KernelInfo* kernel) {
-  for (VkPipeline& pipeline : kernel->pipelines) {
-    if (pipeline) vkDestroyPipeline(device->device, pipeline, nullptr);
-    pipeline = VK_NULL_HANDLE;
+// A reduction's layouts and its two pipelines: workgroup (W, 1, 1) and constant 3 = the pass.
+bool BuildReduction(Device* device, ReductionInfo* reduction, uint32_t* created, uint32_t* cached) {
+  if (!BuildLayouts(device, reduction)) return false;
+  for (uint32_t pass = 0; pass < 2; ++pass) {
+    const uint32_t constants[4] = {reduction->workgroup, 1, 1, pass};
+    if (!BuildPipeline(device, reduction, constants, 4, &reduction->passes[pass], created, cached)) return false;
   }
-  if (kernel->layout) vkDestroyPipelineLayout(device->device, kernel->layout, nullptr);
-  if (kernel->set_layout) vkDestroyDescriptorSetLayout(device->device, kernel->set_layout, nullptr);
-  if (kernel->shader) vkDestroyShaderModule(device->device, kernel->shader, nullptr);
-  kernel->layout = VK_NULL_HANDLE;
-  kernel->set_layout = VK_NULL_HANDLE;
-  kernel->shader = VK_NULL_HANDLE;
+  return true;
+}
+
+void DestroyProgram(Device* device, ShaderProgram* program) {
+  if (program->layout) vkDestroyPipelineLayout(device->device, program->layout, nullptr);
+  if (program->set_layout) vkDestroyDescriptorSetLayout(device->device, program->set_layout, nullptr);
+  if (program->shader) vkDestroyShaderModule(device->device, program->shader, nullptr);
+  program->layout = VK_NULL_HANDLE;
+  program->set_layout = VK_NULL_HANDLE;
+  program->shader = VK_NULL_HANDLE;
+}
+
+void DestroyPipelines(Device* device, VkPipeline* pipelines, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    if (pipelines[i]) vkDestroyPipeline(device->device, pipelines[i], nullptr);
+    pipelines[i] = VK_NULL_HANDLE;
+  }
+}
+
+void DestroyKernel(Device* device, KernelInfo* kernel) {
+  DestroyPipelines(device, kernel->pipelines, kNumShapes);
+  DestroyProgram(device, kernel);
+}
+
+void DestroyReduction(Device* device, ReductionInfo* reduction) {
+  DestroyPipelines(device, reduction->passes, 2);
+  DestroyProgram(device, reduction);
 }
 
 void SaveCache(Device* device) {
@@ -1463,6 +1602,99 @@ void SaveCache(Device* device) {
 }
 
 KilnStatus ModuleUnload(KilnHalModule* handle);
+
+const std::vector<uint32_t> kKernelSpecIds = {KILN_SPIRV_SPEC_LOCAL_SIZE_X, KILN_SPIRV_SPEC_LOCAL_SIZE_Y,
+                                              KILN_SPIRV_SPEC_LOCAL_SIZE_Z};
+const std::vector<uint32_t> kReductionSpecIds = {KILN_SPIRV_SPEC_LOCAL_SIZE_X, KILN_SPIRV_SPEC_LOCAL_SIZE_Y,
+                                                 KILN_SPIRV_SPEC_LOCAL_SIZE_Z, KILN_SPIRV_SPEC_REDUCE_PASS};
+
+// The module's reductions, matched to the payload's reduction rows, each checked and given its workgroup size
+// (pipelines are built later, with the kernels'). A payload without reduction rows (a version-1 header has no
+// reduction table, and a generator may have none yet) leaves every reduction on the CPU; otherwise there is
+// one row per reduction, in order, and a mismatch fails the module.
+KilnStatus DescribeReductions(Device* device, const KilnHalModuleDesc& desc, const SpirvPayload& parsed,
+                              Module* module) {
+  Instance* instance = device->instance;
+  const VkPhysicalDeviceLimits& limits = device->limits();
+  if (!parsed.reductions.empty() && parsed.reductions.size() != desc.num_reductions) {
+    return instance->Fail(kKilnInvalidModel, module->name + ": the spirv payload describes " +
+                                                 std::to_string(parsed.reductions.size()) +
+                                                 " reductions, the module has " +
+                                                 std::to_string(desc.num_reductions));
+  }
+  for (uint32_t i = 0; i < desc.num_reductions; ++i) {
+    KilnHalReductionDesc r;
+    if (!ReadElement(desc.reductions, i, &r) || !r.name) {
+      return instance->Fail(kKilnInvalidModel, module->name + ": reduction " + std::to_string(i) +
+                                                   " has no description or name");
+    }
+    ReductionInfo reduction;
+    reduction.name = r.name;
+    reduction.level = r.kernel_level;
+    reduction.result_size = r.result_size;
+    if (r.num_inputs > KILN_KERNEL_MAX_INPUTS || (r.num_inputs && !r.input_element_sizes)) {
+      return instance->Fail(kKilnInvalidModel, module->name + ", reduction " + reduction.name + ": " +
+                                                   std::to_string(r.num_inputs) + " inputs (at most " +
+                                                   std::to_string(KILN_KERNEL_MAX_INPUTS) +
+                                                   ", each with a size)");
+    }
+    reduction.input_sizes.assign(r.input_element_sizes, r.input_element_sizes + r.num_inputs);
+    if (parsed.reductions.empty()) {
+      reduction.reason = "CPU-only: the spirv payload has no reduction rows";
+      module->reductions.push_back(std::move(reduction));
+      continue;
+    }
+    const SpirvReduction& row = parsed.reductions[i];
+    if (row.name != reduction.name || row.num_inputs != r.num_inputs) {
+      return instance->Fail(kKilnInvalidModel, module->name + ": spirv payload reduction row " +
+                                                   std::to_string(i) + " (" + row.name + ", " +
+                                                   std::to_string(row.num_inputs) +
+                                                   " inputs) does not match reduction " + reduction.name + " (" +
+                                                   std::to_string(r.num_inputs) + " inputs)");
+    }
+    reduction.entry_point = row.entry_point;
+    reduction.code = row.code;
+    reduction.accumulator_stride = row.accumulator_stride;
+    reduction.result_words = row.result_words;
+    reduction.push_size = KILN_SPIRV_PUSH_HEADER_SIZE + KILN_SPIRV_PUSH_VIEW_SIZE * r.num_inputs;
+    reduction.bindings.push_back(KILN_SPIRV_GLOBALS_BINDING);
+    for (uint32_t j = 0; j < r.num_inputs; ++j) reduction.bindings.push_back(KILN_SPIRV_FIRST_INPUT_BINDING + j);
+    reduction.bindings.push_back(KILN_SPIRV_RESULT_BINDING);
+    for (uint32_t j = 0; j < module->num_allocations; ++j) {
+      reduction.bindings.push_back(KILN_SPIRV_FIRST_ALLOCATION_BINDING + j);
+    }
+    reduction.bindings.push_back(KILN_SPIRV_PARTIALS_BINDING);
+    reduction.layout_description = "the reduction's: " + std::to_string(r.num_inputs) + " inputs, the result, " +
+                                   std::to_string(module->num_allocations) + " allocations, the partials";
+    bool units_ok = true;
+    for (uint32_t j = 0; j < r.num_inputs; ++j) {
+      const uint32_t element = reduction.input_sizes[j];
+      const uint32_t unit = row.unit_sizes[j];
+      reduction.units[j] = unit;
+      if (row.code.size() && (unit == 0 || element == 0 || (element % unit && unit % element))) units_ok = false;
+    }
+    reduction.workgroup = ReductionWorkgroup(limits, reduction.accumulator_stride);
+    if (row.code.empty()) {
+      reduction.reason = "CPU-only: " + (row.cpu_only_reason.empty() ? std::string("no SPIR-V for this reduction")
+                                                                     : row.cpu_only_reason);
+    } else if (!units_ok) {
+      reduction.reason = "the spirv payload's unit sizes do not fit the reduction's input element sizes";
+    } else if (row.result_words != (uint64_t{r.result_size} + 3) / 4) {
+      reduction.reason = "the spirv payload's row writes " + std::to_string(row.result_words) +
+                         " result words, the reflection's result of " + std::to_string(r.result_size) +
+                         " bytes needs " + std::to_string((uint64_t{r.result_size} + 3) / 4);
+    } else if (reduction.workgroup < 2) {
+      reduction.reason = "a workgroup of two " + std::to_string(reduction.accumulator_stride) +
+                         "-byte accumulators does not fit the device (" +
+                         std::to_string(limits.maxComputeSharedMemorySize) + " bytes of shared memory, " +
+                         std::to_string(limits.maxComputeWorkGroupSize[0]) + " invocations along x)";
+    } else if (CheckProgram(device, module, &reduction, row.required_features, kReductionSpecIds)) {
+      reduction.supported = true;
+    }
+    module->reductions.push_back(std::move(reduction));
+  }
+  return kKilnOk;
+}
 
 KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, KilnHalModule** out_module) {
   Device* device = AsDevice(handle);
@@ -1604,6 +1836,9 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
     for (uint32_t j = 0; j < module->num_allocations; ++j) {
       kernel.bindings.push_back(KILN_SPIRV_FIRST_ALLOCATION_BINDING + j);
     }
+    kernel.layout_description = "the kernel's: " + std::to_string(k.num_inputs) + " inputs" +
+                                (kernel.has_output ? ", an output, " : ", ") +
+                                std::to_string(module->num_allocations) + " allocations";
     // Unit sizes: each must divide its element size or be a multiple of it.
     bool units_ok = true;
     for (uint32_t j = 0; j <= k.num_inputs; ++j) {
@@ -1620,10 +1855,13 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
                                                                   : row.cpu_only_reason);
     } else if (!units_ok) {
       kernel.reason = "the spirv payload's unit sizes do not fit the kernel's element sizes";
-    } else if (CheckKernel(device, module.get(), &kernel, row.required_features, parsed.spirv_version)) {
+    } else if (CheckProgram(device, module.get(), &kernel, row.required_features, kKernelSpecIds)) {
       kernel.supported = true;
     }
     module->kernels.push_back(std::move(kernel));
+  }
+  if (KilnStatus status = DescribeReductions(device, desc, parsed, module.get()); status != kKilnOk) {
+    return status;
   }
   // Pipelines, through the device's pipeline cache.
   const uint64_t compile_start = instance->NowNs();
@@ -1641,6 +1879,16 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
     kernel.code.clear();
     kernel.code.shrink_to_fit();
     ++supported;
+  }
+  for (ReductionInfo& reduction : module->reductions) {
+    if (!reduction.supported) continue;
+    if (!BuildReduction(device, &reduction, &created, &cached)) {
+      reduction.supported = false;
+      DestroyReduction(device, &reduction);
+      instance->Log(kKilnHalLogInfo, module->name + ", reduction " + reduction.name + ": " + reduction.reason);
+    }
+    reduction.code.clear();
+    reduction.code.shrink_to_fit();
   }
   module->info.struct_size = sizeof(module->info);
   module->info.num_kernels_supported = supported;
@@ -1674,6 +1922,7 @@ KilnStatus ModuleUnload(KilnHalModule* handle) {
                                                             std::to_string(live) + " script(s)");
   }
   for (KernelInfo& kernel : module->kernels) DestroyKernel(device, &kernel);
+  for (ReductionInfo& reduction : module->reductions) DestroyReduction(device, &reduction);
   --device->live_objects;
   delete module;
   return kKilnOk;
@@ -1701,6 +1950,25 @@ KilnStatus ModuleKernelSupported(KilnHalModule* handle, uint32_t kernel_index, b
   const KernelInfo& kernel = module->kernels[kernel_index];
   *out_supported = kernel.supported;
   if (out_reason) *out_reason = kernel.supported ? nullptr : kernel.reason.c_str();
+  return kKilnOk;
+}
+
+KilnStatus ModuleReductionSupported(KilnHalModule* handle, uint32_t reduction_index, bool* out_supported,
+                                    const char** out_reason) {
+  Module* module = AsModule(handle);
+  KILN_VK_REQUIRE(module);
+  if (!out_supported) {
+    return module->device->instance->Fail(kKilnInvalidArgument,
+                                          "module_reduction_supported: out_supported is NULL");
+  }
+  if (reduction_index >= module->reductions.size()) {
+    return module->device->instance->Fail(
+        kKilnInvalidArgument, module->name + ": reduction index " + std::to_string(reduction_index) +
+                                  " out of range (" + std::to_string(module->reductions.size()) + " reductions)");
+  }
+  const ReductionInfo& reduction = module->reductions[reduction_index];
+  *out_supported = reduction.supported;
+  if (out_reason) *out_reason = reduction.supported ? nullptr : reduction.reason.c_str();
   return kKilnOk;
 }
 
@@ -1908,7 +2176,7 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
   }
   const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
   out->module = module;
-  out->kernel = desc.kernel_index;
+  out->index = desc.kernel_index;
   out->shape = desc.dim_z > 1 ? 2 : (desc.dim_y > 1 ? 1 : 0);
   memcpy(out->dims, dims, sizeof(dims));
   out->push.assign(kernel.push_size, 0);
@@ -1943,6 +2211,111 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
   for (uint32_t j = 0; j < module->num_allocations; ++j) {
     Buffer* bound = script->allocations[j];
     out->buffers[1 + num_views + j] = bound ? bound->buffer : module->device->dummy;
+  }
+  return kKilnOk;
+}
+
+KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint64_t result_size, void* out_result,
+                         Launch* out) {
+  Instance* instance = script->instance();
+  Module* module = script->module;
+  Device* device = module->device;
+  KilnHalReduceDesc desc;
+  if (!ReadStruct(in_desc, &desc)) {
+    return instance->Fail(kKilnInvalidArgument, "launch_reduce: desc is NULL or its struct_size is too small");
+  }
+  if (desc.reduction_index >= module->reductions.size()) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": reduction index " +
+                                                    std::to_string(desc.reduction_index) + " out of range (" +
+                                                    std::to_string(module->reductions.size()) + " reductions)");
+  }
+  const ReductionInfo& reduction = module->reductions[desc.reduction_index];
+  const std::string what = "script " + module->name + ", reduction " + reduction.name;
+  if (!reduction.supported)
+    return instance->Fail(kKilnUnsupported, what + ": cannot run on Vulkan: " + reduction.reason);
+  std::string error;
+  if (!driver::CheckLaunchExtents(desc.dim_x, desc.dim_y, desc.dim_z, kMaxDim, what, &error)) {
+    return instance->Fail(kKilnInvalidArgument, error);
+  }
+  // The shader counts cells in 32 bits and steps by G * W: 2^31 cells leave room for both (spirv_abi.h).
+  const uint64_t cells = uint64_t{desc.dim_x} * desc.dim_y * desc.dim_z;
+  if (cells >= (uint64_t{1} << 31)) {
+    return instance->Fail(kKilnUnsupported, what + ": " + std::to_string(cells) +
+                                                " cells; the Vulkan driver reduces fewer than 2^31 at once");
+  }
+  if (!out_result || result_size != reduction.result_size) {
+    return instance->Fail(kKilnInvalidArgument, what + ": the result needs " +
+                                                    std::to_string(reduction.result_size) + " bytes, got " +
+                                                    std::to_string(result_size) + (out_result ? "" : " (NULL)"));
+  }
+  if (desc.num_inputs != reduction.input_sizes.size()) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + std::to_string(desc.num_inputs) +
+                                                    " inputs given, the reduction takes " +
+                                                    std::to_string(reduction.input_sizes.size()));
+  }
+  const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
+  // G: enough workgroups to give every invocation about one cell, within the device's dispatch limit, and few
+  // enough that pass 1's single workgroup combines the partials in a few steps.
+  const uint64_t wanted = (cells + reduction.workgroup - 1) / reduction.workgroup;
+  const uint32_t groups = static_cast<uint32_t>(
+      std::min<uint64_t>({wanted, device->limits().maxComputeWorkGroupCount[0], kMaxReductionGroups}));
+  if (groups == 0) return instance->Fail(kKilnInvalidArgument, what + ": no cells to reduce");
+  out->module = module;
+  out->reduction = true;
+  out->index = desc.reduction_index;
+  memcpy(out->dims, dims, sizeof(dims));
+  out->groups = groups;
+  out->push.assign(reduction.push_size, 0);
+  uint32_t* push = reinterpret_cast<uint32_t*>(out->push.data());
+  push[0] = desc.dim_x;
+  push[1] = desc.dim_y;
+  push[2] = desc.dim_z;
+  push[3] = groups;  // dim.w; origin (push[4..7]) stays 0
+  out->buffers.assign(reduction.bindings.size(), VK_NULL_HANDLE);
+  for (uint32_t i = 0; i < desc.num_inputs; ++i) {
+    KilnHalBufferView view;
+    const std::string view_name = what + ", input " + std::to_string(i);
+    if (!ReadElement(desc.inputs, i, &view)) {
+      return instance->Fail(kKilnInvalidArgument, view_name + ": missing, or its struct_size is too small");
+    }
+    if (!CheckView<Buffer>(view, reduction.input_sizes[i], dims, false, view_name, &error)) {
+      return instance->Fail(kKilnInvalidArgument, error);
+    }
+    if (AsBuffer(view.buffer)->device != device) {
+      return instance->Fail(kKilnInvalidArgument, view_name + ": the buffer belongs to another device");
+    }
+    if (!ViewInUnits(view, reduction.units[i], view_name, &push[8 + 4 * i], &error)) {
+      return instance->Fail(kKilnInvalidArgument, error);
+    }
+    out->buffers[1 + i] = AsBuffer(view.buffer)->buffer;
+  }
+  // Scratch: the partials stay on the device; the result words are read by the host once the work is done.
+  auto scratch = std::make_shared<ReduceScratch>();
+  scratch->device = device;
+  VkResult result = CreateRawBuffer(device, VkDeviceSize{groups} * reduction.accumulator_stride, 0,
+                                    VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &scratch->partials,
+                                    &scratch->partials_memory);
+  if (result == VK_SUCCESS) {
+    result = CreateRawBuffer(device, VkDeviceSize{reduction.result_words} * 4,
+                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
+                             &scratch->result, &scratch->result_memory);
+  }
+  if (result != VK_SUCCESS) {
+    return instance->Fail(kKilnOutOfMemory, what + ": the scratch buffers (" + std::to_string(groups) +
+                                                " partials of " + std::to_string(reduction.accumulator_stride) +
+                                                " bytes, the result): " + VkResultName(result));
+  }
+  const uint32_t result_slot = 1 + desc.num_inputs;
+  out->buffers[result_slot] = scratch->result;
+  out->buffers.back() = scratch->partials;
+  out->scratch = std::move(scratch);
+  out->out_result = out_result;
+  out->result_size = result_size;
+  std::lock_guard<std::mutex> lock(script->mutex);
+  out->globals = script->block;
+  for (uint32_t j = 0; j < module->num_allocations; ++j) {
+    Buffer* bound = script->allocations[j];
+    out->buffers[result_slot + 1 + j] = bound ? bound->buffer : device->dummy;
   }
   return kKilnOk;
 }
@@ -1991,8 +2364,9 @@ KilnStatus RecordCommands(Batch* batch) {
     if (batch->descriptor_pool) vkDestroyDescriptorPool(device->device, batch->descriptor_pool, nullptr);
     batch->descriptor_pool = VK_NULL_HANDLE;
     const uint32_t capacity = std::max(std::max(n, 1u), batch->descriptor_capacity * 2);
+    // Per set at most: the globals, the inputs, the output or result, the allocations, a reduction's partials.
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                              capacity * (2 + KILN_KERNEL_MAX_INPUTS + KILN_SPIRV_MAX_ALLOCATIONS)};
+                              capacity * (4 + KILN_KERNEL_MAX_INPUTS + KILN_SPIRV_MAX_ALLOCATIONS)};
     VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pool_info.maxSets = capacity;
     pool_info.poolSizeCount = 1;
@@ -2031,9 +2405,45 @@ KilnStatus RecordCommands(Batch* batch) {
     const auto& globals = batch->launches[i].globals;
     if (!globals.empty()) memcpy(batch->upload_memory.mapped() + offsets[i], globals.data(), globals.size());
   }
+  // One fault record per launch that can fault, each at an offset the device can bind.
+  std::vector<VkDeviceSize> fault_offsets(n, 0);
+  batch->fault_checks.clear();
+  VkDeviceSize fault_total = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Launch& launch = batch->launches[i];
+    if (!launch.program().reports_faults) continue;
+    fault_offsets[i] = fault_total;
+    fault_total += (sizeof(KilnSpirvFault) + align - 1) / align * align;
+    FaultCheck check;
+    check.offset = fault_offsets[i];
+    check.what = "script " + launch.module->name + ", " + (launch.reduction ? "reduction " : "kernel ") +
+                 launch.program().name;
+    for (const GlobalInfo& g : launch.module->globals) {
+      if (g.allocation_index < 0) continue;
+      if (check.allocations.size() <= static_cast<size_t>(g.allocation_index))
+        check.allocations.resize(g.allocation_index + 1);
+      KilnSpirvAllocationInfo info{};
+      if (g.block_offset + sizeof(info) <= launch.globals.size())
+        memcpy(&info, launch.globals.data() + g.block_offset, sizeof(info));
+      check.allocations[g.allocation_index] = {g.name, info};
+    }
+    batch->fault_checks.push_back(std::move(check));
+  }
+  if (fault_total > 0 && (!batch->faults || batch->faults->capacity < fault_total)) {
+    auto records = std::make_shared<FaultRecords>();
+    result = CreateRawBuffer(device, fault_total,
+                             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, 0,
+                             &records->buffer, &records->memory);
+    if (result != VK_SUCCESS) {
+      return instance->Fail(kKilnOutOfMemory, "the batch's fault records: " + VkResultName(result));
+    }
+    records->device = device;
+    records->capacity = fault_total;
+    batch->faults = std::move(records);
+  }
   std::vector<VkDescriptorSetLayout> layouts(n);
   for (uint32_t i = 0; i < n; ++i) {
-    layouts[i] = batch->launches[i].module->kernels[batch->launches[i].kernel].set_layout;
+    layouts[i] = batch->launches[i].program().set_layout;
   }
   std::vector<VkDescriptorSet> sets(n);
   if (n) {
@@ -2052,8 +2462,8 @@ KilnStatus RecordCommands(Batch* batch) {
   infos.reserve(total_bindings);
   for (uint32_t i = 0; i < n; ++i) {
     const Launch& launch = batch->launches[i];
-    const KernelInfo& kernel = launch.module->kernels[launch.kernel];
-    for (size_t b = 0; b < kernel.bindings.size(); ++b) {
+    const ShaderProgram& program = launch.program();
+    for (size_t b = 0; b < program.bindings.size(); ++b) {
       VkDescriptorBufferInfo info{};
       if (b == 0) {
         if (launch.globals.empty()) {
@@ -2061,13 +2471,15 @@ KilnStatus RecordCommands(Batch* batch) {
         } else {
           info = {batch->upload, offsets[i], launch.globals.size()};
         }
+      } else if (program.bindings[b] == KILN_SPIRV_FAULT_BINDING) {
+        info = {batch->faults->buffer, fault_offsets[i], sizeof(KilnSpirvFault)};
       } else {
         info = {launch.buffers[b], 0, VK_WHOLE_SIZE};
       }
       infos.push_back(info);
       VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       write.dstSet = sets[i];
-      write.dstBinding = kernel.bindings[b];
+      write.dstBinding = program.bindings[b];
       write.descriptorCount = 1;
       write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       write.pBufferInfo = &infos.back();
@@ -2087,7 +2499,6 @@ KilnStatus RecordCommands(Batch* batch) {
   const uint32_t* max_groups = device->limits().maxComputeWorkGroupCount;
   for (uint32_t i = 0; i < n; ++i) {
     const Launch& launch = batch->launches[i];
-    const KernelInfo& kernel = launch.module->kernels[launch.kernel];
     if (i > 0) {
       // Each launch sees every write of the ones before it.
       barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
@@ -2095,6 +2506,26 @@ KilnStatus RecordCommands(Batch* batch) {
       vkCmdPipelineBarrier(batch->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
     }
+    if (launch.reduction) {
+      const ReductionInfo& reduction = launch.module->reductions[launch.index];
+      // Pass 0 leaves G partials; after a barrier, pass 1 (one workgroup) combines them into the result.
+      for (uint32_t pass = 0; pass < 2; ++pass) {
+        if (pass == 1) {
+          barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+          barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+          vkCmdPipelineBarrier(batch->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+        }
+        vkCmdBindPipeline(batch->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, reduction.passes[pass]);
+        vkCmdBindDescriptorSets(batch->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, reduction.layout, 0, 1, &sets[i], 0,
+                                nullptr);
+        vkCmdPushConstants(batch->cmd, reduction.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                           static_cast<uint32_t>(launch.push.size()), launch.push.data());
+        vkCmdDispatch(batch->cmd, pass == 0 ? launch.groups : 1, 1, 1);
+      }
+      continue;
+    }
+    const KernelInfo& kernel = launch.module->kernels[launch.index];
     vkCmdBindPipeline(batch->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.pipelines[launch.shape]);
     vkCmdBindDescriptorSets(batch->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kernel.layout, 0, 1, &sets[i], 0,
                             nullptr);
@@ -2135,6 +2566,14 @@ KilnStatus Submit(Batch* batch, std::shared_ptr<Submission>* out) {
   }
   auto submission = std::make_shared<Submission>();
   submission->device = device;
+  for (const Launch& launch : batch->launches) {
+    if (launch.reduction) submission->copies.push_back({launch.scratch, launch.out_result, launch.result_size});
+  }
+  if (!batch->fault_checks.empty()) {
+    memset(batch->faults->memory.mapped(), 0, batch->faults->capacity);  // host-coherent: seen by the device
+    submission->faults = batch->faults;
+    submission->fault_checks = batch->fault_checks;
+  }
   VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   VkResult result = vkCreateFence(device->device, &fence_info, nullptr, &submission->fence);
   if (result != VK_SUCCESS)
@@ -2156,6 +2595,33 @@ KilnStatus Submit(Batch* batch, std::shared_ptr<Submission>* out) {
   return kKilnOk;
 }
 
+// After a submission ran: fails it, as the CPU driver fails such a launch, when a launch recorded a fault (an
+// allocation access out of range or of another element size), naming the launch, the allocation and the access.
+KilnStatus CheckFaults(Submission* submission) {
+  for (const FaultCheck& check : submission->fault_checks) {
+    KilnSpirvFault fault;
+    memcpy(&fault, submission->faults->memory.mapped() + check.offset, sizeof(fault));
+    if (fault.code == KILN_SPIRV_FAULT_NONE) continue;
+    std::string text = check.what + ": element " + (fault.code == KILN_SPIRV_FAULT_WRITE ? "write" : "access") +
+                       " (" + std::to_string(fault.x) + ", " + std::to_string(fault.y) + ", " +
+                       std::to_string(fault.z) + ") of " + std::to_string(fault.element_size) + "-byte elements";
+    if (fault.allocation < check.allocations.size()) {
+      const auto& [name, info] = check.allocations[fault.allocation];
+      if (info.dim_x == 0) {
+        text += " of allocation '" + name + "', which is not bound";
+      } else {
+        text += " outside allocation '" + name + "' of " + std::to_string(info.dim_x) + "x" +
+                std::to_string(info.dim_y) + "x" + std::to_string(info.dim_z) + " " +
+                std::to_string(info.element_size) + "-byte elements";
+      }
+    } else {
+      text += " outside allocation " + std::to_string(fault.allocation);
+    }
+    return submission->device->instance->Fail(kKilnError, text);
+  }
+  return kKilnOk;
+}
+
 // Waits up to `timeout_ns`; returns whether the submission is done, with its status.
 bool WaitSubmission(Submission* submission, uint64_t timeout_ns, KilnStatus* out_status) {
   std::lock_guard<std::mutex> lock(submission->mutex);
@@ -2166,18 +2632,22 @@ bool WaitSubmission(Submission* submission, uint64_t timeout_ns, KilnStatus* out
     if (result != VK_SUCCESS) {
       submission->status = submission->device->instance->Fail(
           kKilnDelegateError, "waiting for a Vulkan batch failed: " + VkResultName(result));
+    } else if (KilnStatus fault = CheckFaults(submission); fault != kKilnOk) {
+      submission->status = fault;
+    } else {
+      // The final barrier of the command buffer made the result words visible to the host.
+      for (const ResultCopy& copy : submission->copies) {
+        memcpy(copy.out, copy.scratch->result_memory.mapped(), copy.size);
+      }
     }
+    submission->copies.clear();  // on failure the callers' results stay untouched
   }
   *out_status = submission->status;
   return true;
 }
 
-KilnStatus LaunchForEach(KilnHalScript* handle, const KilnHalForEachDesc* desc) {
-  Script* script = AsScript(handle);
-  KILN_VK_REQUIRE(script);
-  Device* device = script->module->device;
-  Launch launch;
-  if (KilnStatus status = PrepareForEach(script, desc, &launch); status != kKilnOk) return status;
+// Runs one recorded launch as a batch of its own, from the device's pool of reusable batches, and waits.
+KilnStatus RunAlone(Device* device, Launch launch) {
   Batch* batch = nullptr;
   {
     std::lock_guard<std::mutex> lock(device->idle_mutex);
@@ -2201,6 +2671,25 @@ KilnStatus LaunchForEach(KilnHalScript* handle, const KilnHalForEachDesc* desc) 
   std::lock_guard<std::mutex> lock(device->idle_mutex);
   device->idle_batches.push_back(batch);
   return status;
+}
+
+KilnStatus LaunchForEach(KilnHalScript* handle, const KilnHalForEachDesc* desc) {
+  Script* script = AsScript(handle);
+  KILN_VK_REQUIRE(script);
+  Launch launch;
+  if (KilnStatus status = PrepareForEach(script, desc, &launch); status != kKilnOk) return status;
+  return RunAlone(script->module->device, std::move(launch));
+}
+
+KilnStatus LaunchReduce(KilnHalScript* handle, const KilnHalReduceDesc* desc, uint64_t result_size,
+                        void* out_result) {
+  Script* script = AsScript(handle);
+  KILN_VK_REQUIRE(script);
+  Launch launch;
+  if (KilnStatus status = PrepareReduce(script, desc, result_size, out_result, &launch); status != kKilnOk) {
+    return status;
+  }
+  return RunAlone(script->module->device, std::move(launch));
 }
 
 KilnStatus BatchCreate(KilnHalDevice* handle, KilnHalBatch** out_batch) {
@@ -2243,6 +2732,26 @@ KilnStatus BatchRecordForEach(KilnHalBatch* handle, KilnHalScript* script, const
   return kKilnOk;
 }
 
+KilnStatus BatchRecordReduce(KilnHalBatch* handle, KilnHalScript* script, const KilnHalReduceDesc* desc,
+                             uint64_t result_size, void* out_result) {
+  Batch* batch = AsBatch(handle);
+  KILN_VK_REQUIRE(batch && script);
+  if (BatchBusy(batch))
+    return batch->device->instance->Fail(kKilnInvalidArgument, "batch_record_reduce: batch is running");
+  if (AsScript(script)->module->device != batch->device) {
+    return batch->device->instance->Fail(kKilnInvalidArgument,
+                                         "batch_record_reduce: the script belongs to another device");
+  }
+  Launch launch;
+  if (KilnStatus status = PrepareReduce(AsScript(script), desc, result_size, out_result, &launch);
+      status != kKilnOk) {
+    return status;
+  }
+  batch->launches.push_back(std::move(launch));
+  batch->dirty = true;
+  return kKilnOk;
+}
+
 KilnStatus BatchSubmit(KilnHalBatch* handle, KilnHalFence** out_fence) {
   Batch* batch = AsBatch(handle);
   KILN_VK_REQUIRE(batch);
@@ -2250,6 +2759,12 @@ KilnStatus BatchSubmit(KilnHalBatch* handle, KilnHalFence** out_fence) {
   if (!out_fence) return device->instance->Fail(kKilnInvalidArgument, "batch_submit: out_fence is NULL");
   if (BatchBusy(batch))
     return device->instance->Fail(kKilnInvalidArgument, "batch_submit: batch is still running");
+  if (batch->in_flight) {
+    // The last submission has completed, but nobody may have waited on its fence yet: deliver its reduction
+    // results now, before this submission reuses the scratch buffers they are read from.
+    KilnStatus previous;
+    WaitSubmission(batch->in_flight.get(), 0, &previous);
+  }
   std::shared_ptr<Submission> submission;
   if (KilnStatus status = Submit(batch, &submission); status != kKilnOk) return status;
   ++device->live_objects;
@@ -2327,14 +2842,15 @@ extern "C" __attribute__((visibility("default"))) KilnStatus kiln_driver_query(
   table.script_bind_allocation = ScriptBindAllocation;
   table.script_invoke = nullptr;  // invokables are host code: the runtime runs them on the CPU driver
   table.launch_for_each = LaunchForEach;
-  table.launch_reduce = nullptr;  // not yet: two-pass workgroup reductions (docs/vulkan.md)
+  table.launch_reduce = LaunchReduce;
   table.batch_create = BatchCreate;
   table.batch_destroy = BatchDestroy;
   table.batch_record_for_each = BatchRecordForEach;
-  table.batch_record_reduce = nullptr;
+  table.batch_record_reduce = BatchRecordReduce;
   table.batch_submit = BatchSubmit;
   table.fence_wait = FenceWait;
   table.fence_destroy = FenceDestroy;
+  table.module_reduction_supported = ModuleReductionSupported;
   WriteStruct(table, out_driver);
   instance.release();
   return kKilnOk;

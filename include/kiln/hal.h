@@ -1,4 +1,4 @@
-/* Kiln: the driver HAL, the only interface between the runtime and a device driver (draft, version 1.0).
+/* Kiln: the driver HAL, the only interface between the runtime and a device driver (draft, version 1.1).
  *
  * A driver is a shared library (or, for the built-in CPU driver, a static library linked into the runtime)
  * that exports one entry point, kiln_driver_query. The runtime calls it with the HAL version it speaks and
@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define KILN_HAL_VERSION_MAJOR 1u
-#define KILN_HAL_VERSION_MINOR 0u
+#define KILN_HAL_VERSION_MINOR 1u
 /* A kernel HAL level major.minor as one number; larger means newer. */
 #define KILN_HAL_LEVEL(major, minor) ((uint32_t)(((uint32_t)(major) << 16) | ((uint32_t)(minor)&0xffffu)))
 #define KILN_HAL_LEVEL_MAJOR(level) ((uint32_t)(level) >> 16)
@@ -390,6 +390,13 @@ typedef struct KilnHalDriver {
    * status is the batch's: the first failing launch's, with its message reported. */
   KilnStatus (*fence_wait)(KilnHalFence* fence, uint64_t timeout_ns, bool* out_done);
   KilnStatus (*fence_destroy)(KilnHalFence* fence); /* waits for completion first */
+
+  /* -- Appended in HAL 1.1 (a 1.0 driver's table ends before these; the runtime reads them as NULL) -- */
+  /* Whether reduction `reduction_index` (into KilnHalModuleDesc.reductions) can run on this device, as
+   * module_kernel_supported does for kernels; when not, `out_reason` (may be NULL) gets a static or
+   * module-lifetime message. May be NULL: then every reduction is supported when launch_reduce is non-NULL. */
+  KilnStatus (*module_reduction_supported)(KilnHalModule* module, uint32_t reduction_index, bool* out_supported,
+                                           const char** out_reason);
 } KilnHalDriver;
 
 /* The entry point every driver exports. Returns kKilnUnsupported (with a message through `services`) when

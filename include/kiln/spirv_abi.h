@@ -35,6 +35,7 @@
  *     binding 9                          the output (KILN_SPIRV_OUTPUT_BINDING), writeonly or read-write
  *     binding 10 + k                     the k-th allocation global of the global table (in table order,
  *                                        counting only KILN_SPIRV_GLOBAL_ALLOCATION rows)
+ *     binding 27                         the launch's fault record (see "Faults"), read-write
  *   A shader declares only the bindings it uses. Each buffer is declared as a runtime array of its unit type,
  *   e.g. `layout(set = 0, binding = 1, std430) readonly buffer In0 { float in0[]; };`.
  *
@@ -53,7 +54,15 @@
  * the binding's array element (unit_size in the global row). dim_x is 0 while nothing is bound (the driver
  * then binds a small zero-filled buffer). Elements are packed along x, so rsGetElementAt(a, x, y, z) reads
  * from info.offset + x * (info.element_size / info.unit_size) + y * info.stride_y + z * info.stride_z after
- * checking x < dim_x (and y, z against max(dim, 1)); an out-of-range access reads zero.
+ * checking x < dim_x (and y, z against max(dim, 1)) and the element size.
+ *
+ *   Faults: an access that fails those checks reads zero (a write does nothing) and records a fault in the
+ * launch's fault record, a KilnSpirvFault at binding 27 (KILN_SPIRV_FAULT_BINDING), declared
+ * `buffer KilnFault { uint kiln_fault[8]; }`: the first faulting invocation sets `code` with
+ * atomicCompSwap(code, 0, KILN_SPIRV_FAULT_*) and, having won, writes the other fields. A shader that can
+ * fault declares the binding; the driver binds a zeroed record to each such launch and, when the batch has
+ * run, fails the launch whose record is set, naming the allocation and the coordinates, as the CPU driver
+ * fails a launch that accesses an allocation out of range.
  *
  *   Small element types: elements of 4 bytes or more (uchar4, short2, float, int4, ...) are declared with a
  *   unit type of 4 bytes or more (uint for uchar4, unpacked with unpackUnorm4x8 or shifts; vec4 for float4),
@@ -119,6 +128,12 @@ extern "C" {
 #define KILN_SPIRV_MAX_ALLOCATIONS 16u
 #define KILN_SPIRV_RESULT_BINDING 9u    /* a reduction's result (the output binding of kernels) */
 #define KILN_SPIRV_PARTIALS_BINDING 26u /* a reduction's partial accumulators: after the allocations */
+#define KILN_SPIRV_FAULT_BINDING 27u    /* the launch's fault record (KilnSpirvFault), when the shader has one */
+
+/* KilnSpirvFault.code */
+#define KILN_SPIRV_FAULT_NONE 0u
+#define KILN_SPIRV_FAULT_READ 1u  /* rsGetElementAt_<T> or p[i] outside the allocation, or of another size */
+#define KILN_SPIRV_FAULT_WRITE 2u /* rsSetElementAt_<T> likewise */
 
 /* Specialization constant id of a reduction's pass (0: accumulate into partials; 1: combine and convert). */
 #define KILN_SPIRV_SPEC_REDUCE_PASS 3u
@@ -203,6 +218,15 @@ typedef struct KilnSpirvReductionEntry {
   uint32_t unit_sizes[8];      /* the bytes of each input binding's array element, as for kernels */
   uint32_t reserved;
 } KilnSpirvReductionEntry;
+
+/* A launch's fault record (binding 27, std430: eight uints), zero until an allocation access faults. */
+typedef struct KilnSpirvFault {
+  uint32_t code;       /* KILN_SPIRV_FAULT_* */
+  uint32_t allocation; /* k: the allocation of binding KILN_SPIRV_FIRST_ALLOCATION_BINDING + k */
+  uint32_t x, y, z;    /* the coordinates accessed (p[i]: x = i) */
+  uint32_t element_size; /* bytes of the element the shader accessed */
+  uint32_t reserved[2];
+} KilnSpirvFault;
 
 /* What the driver writes at an allocation global's block_offset (std430: eight uints). */
 typedef struct KilnSpirvAllocationInfo {

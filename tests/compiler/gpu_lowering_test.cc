@@ -176,8 +176,12 @@ int2 RS_KERNEL coords(uint32_t x, uint32_t y) { return (int2){(int)x, (int)y * 1
   EXPECT_NE(blur.find("layout(offset = 0) KilnAllocationInfo g_gIn;"), std::string::npos) << blur;
   EXPECT_NE(blur.find("layout(offset = 32) float g_gWeights[9];"), std::string::npos) << blur;
   EXPECT_NE(blur.find("binding = 10, std430) readonly buffer A0 { float a0[]; }"), std::string::npos);
-  // Out-of-range neighbours read zero, after the checks kiln/spirv_abi.h lists.
+  // Out-of-range neighbours read zero, after the checks kiln/spirv_abi.h lists, and record a fault (binding 27)
+  // that the driver turns into a failed launch.
   EXPECT_NE(blur.find("x >= g_gIn.dim_x || y >= max(g_gIn.dim_y, 1u)"), std::string::npos);
+  EXPECT_NE(blur.find("kiln_fault_report(1u, 0u, x, y, z, 4u);"), std::string::npos) << blur;
+  EXPECT_NE(blur.find("binding = 27, std430) buffer KilnFault { uint kiln_fault[8]; }"), std::string::npos);
+  EXPECT_NE(blur.find("atomicCompSwap(kiln_fault[0], 0u, code)"), std::string::npos);
   EXPECT_NE(blur.find("g_gIn.offset + x * (g_gIn.element_size / g_gIn.unit_size) + y * g_gIn.stride_y"),
             std::string::npos);
   EXPECT_NE(blur.find("fn0_blur3x3(p.x, p.y)"), std::string::npos);
@@ -186,6 +190,7 @@ int2 RS_KERNEL coords(uint32_t x, uint32_t y) { return (int2){(int)x, (int)y * 1
   ASSERT_FALSE(coords.empty());
   EXPECT_NE(coords.find("ivec2(int(l"), std::string::npos) << coords;
   EXPECT_EQ(coords.find("KilnGlobals"), std::string::npos);
+  EXPECT_EQ(coords.find("KilnFault"), std::string::npos);  // nothing in it can fault
 
   const vulkan::SpirvPayload payload = Payload(result.module);
   ASSERT_EQ(payload.globals.size(), 2u);
@@ -287,7 +292,7 @@ float RS_KERNEL writes(float in) {
   gCount = 1;
   return in;
 }
-float RS_KERNEL sine(float in) { return sin(in); }
+float RS_KERNEL sine(float in) { return sinh(in); }
 half RS_KERNEL halves(half in) { return in; }
 void root(const float* in, float* out) { *out = *in * 2.0f; }
 float RS_KERNEL fine(float in) { return native_exp(in) * gScale; }
@@ -299,7 +304,7 @@ float RS_KERNEL fine(float in) { return native_exp(in) * gScale; }
             "spirv: a call to 'rsAtomicInc', which has no GPU form (atomics) (reasons.rs:11:3)");
   EXPECT_NE(CpuOnlyReason(result, "writes").find("a write to script global 'gCount'"), std::string::npos);
   EXPECT_NE(CpuOnlyReason(result, "writes").find("(reasons.rs:14:"), std::string::npos);
-  EXPECT_NE(CpuOnlyReason(result, "sine").find("'sin': GLSL's sin does not meet the CPU's precision bound"),
+  EXPECT_NE(CpuOnlyReason(result, "sine").find("'sinh': GLSL's sinh does not meet the CPU's precision bound"),
             std::string::npos);
   EXPECT_NE(CpuOnlyReason(result, "halves").find("half"), std::string::npos);
   EXPECT_EQ(CpuOnlyReason(result, "root"), "");  // root(in, out): `in`/`inout` parameters

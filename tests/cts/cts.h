@@ -85,7 +85,7 @@ class Driver {
   uint32_t device_count() const { return device_count_; }
   // Opened on first use, shared by every test, closed at shutdown. nullptr with a test failure if it fails.
   KilnHalDevice* Device(uint32_t index);
-  // "kiln-cpu 0.1.0 (HAL 1.0)".
+  // "kiln-cpu 0.1.0 (HAL 1.1)".
   std::string Describe() const;
 
   // A module of the suite (e.g. "cts_types") loaded once per device and kept until shutdown. Returns
@@ -236,6 +236,9 @@ class DeviceTest : public ::testing::TestWithParam<uint32_t> {
   // Whether the driver can run `kernel`. When it cannot, checks that it says why and returns the reason (a
   // test then skips with it rather than launching); "" when it can.
   std::string DutUnsupportedReason(KilnHalModule* module, int kernel);
+  // The same for a reduction (HAL 1.1's module_reduction_supported; without it every reduction counts as
+  // supported when launch_reduce is there). Without launch_reduce, that is the reason.
+  std::string DutUnsupportedReductionReason(KilnHalModule* module, int reduction);
   // A driver may be unable to create scripts of a module at all (e.g. one with init() on a device that runs
   // no host code). That is accepted only as kKilnUnsupported with a message, and with every kernel of the
   // module reported unsupported (so the runtime never sends it work it cannot take); the reason is returned

@@ -563,6 +563,18 @@ std::string DeviceTest::DutUnsupportedReason(KilnHalModule* module, int kernel) 
   return reason && *reason ? reason : "(no reason given)";
 }
 
+std::string DeviceTest::DutUnsupportedReductionReason(KilnHalModule* module, int reduction) {
+  bool supported = true;
+  const char* reason = nullptr;
+  if (!Dut().hal().launch_reduce) return "the driver has no reductions (launch_reduce is NULL)";
+  if (!Dut().hal().module_reduction_supported) return "";  // every reduction is taken as supported
+  EXPECT_EQ(Dut().hal().module_reduction_supported(module, reduction, &supported, &reason), kKilnOk)
+      << Dut().services().LastError();
+  if (supported) return "";
+  EXPECT_TRUE(reason && *reason) << "reduction " << reduction << " is unsupported without a reason";
+  return reason && *reason ? reason : "(no reason given)";
+}
+
 std::string DeviceTest::DutScriptRefusedReason(KilnHalModule* module, uint32_t num_kernels) {
   const size_t errors_before = Dut().services().ErrorCount();
   KilnHalScript* script = nullptr;

@@ -467,6 +467,11 @@ class Reductions : public DeviceTest {
     ASSERT_TRUE(LoadModule("cts_reduce", &ref_module_, &dut_module_));
     file_ = ModuleFile::Open("cts_reduce", nullptr);
   }
+  // Why the driver cannot run reduction `name` ("" when it can), for the test to skip with.
+  std::string Unsupported(const std::string& name) {
+    const std::string why = DutUnsupportedReductionReason(dut_module_, file_->ReductionIndex(name));
+    return why.empty() ? why : "reduction " + name + ": " + why;
+  }
   // Runs reduction `name` over `input` (cells of `element_size` bytes) on one side.
   std::vector<uint8_t> Reduce(const Side& side, const std::string& name, const std::vector<uint8_t>& input,
                               uint32_t element_size, const uint32_t dims[3], uint32_t result_size) {
@@ -498,6 +503,7 @@ class Reductions : public DeviceTest {
 };
 
 TEST_P(Reductions, IntSumOverShapes) {
+  if (const std::string why = Unsupported("addint"); !why.empty()) GTEST_SKIP() << why;
   for (const auto& dims : {std::array<uint32_t, 3>{1, 1, 1}, std::array<uint32_t, 3>{1000, 1, 1},
                            std::array<uint32_t, 3>{37, 29, 1}, std::array<uint32_t, 3>{11, 7, 5}}) {
     const uint64_t cells = uint64_t{dims[0]} * dims[1] * dims[2];
@@ -520,6 +526,7 @@ TEST_P(Reductions, IntSumOverShapes) {
 }
 
 TEST_P(Reductions, MinMaxWithOutconverter) {
+  if (const std::string why = Unsupported("minmax"); !why.empty()) GTEST_SKIP() << why;
   const uint32_t dims[3] = {333, 3, 1};
   std::vector<float> values(999);
   const std::vector<uint8_t> noise = PatternBytes(999 * 2, 3);
@@ -539,6 +546,7 @@ TEST_P(Reductions, MinMaxWithOutconverter) {
 }
 
 TEST_P(Reductions, CoordinatesIn3D) {
+  if (const std::string why = Unsupported("weighted"); !why.empty()) GTEST_SKIP() << why;
   const uint32_t dims[3] = {17, 6, 4};
   const uint64_t cells = 17 * 6 * 4;
   std::vector<int64_t> values(cells);
@@ -563,6 +571,7 @@ TEST_P(Reductions, CoordinatesIn3D) {
 }
 
 TEST_P(Reductions, WrongResultSizeRefused) {
+  if (const std::string why = Unsupported("addint"); !why.empty()) GTEST_SKIP() << why;
   Script s(dut(), dut_module_);
   Buffer in(dut(), 40);
   const KilnHalBufferView view = DenseView(in, 4, 10, 1);
@@ -578,6 +587,45 @@ TEST_P(Reductions, WrongResultSizeRefused) {
   CTS_EXPECT_FAILS(Dut(), Dut().hal().launch_reduce(s.get(), &desc, 4, nullptr));
   desc.reduction_index = 99;
   CTS_EXPECT_FAILS(Dut(), Dut().hal().launch_reduce(s.get(), &desc, 4, &result));
+}
+
+// HAL 1.1: module_reduction_supported answers for every reduction of a module (with a reason when it says no),
+// refuses an index past the end with a message, and a reduction it refuses fails to launch, with a message.
+TEST_P(Reductions, SupportAnsweredForEveryReduction) {
+  if (!Dut().hal().module_reduction_supported) {
+    GTEST_SKIP() << "module_reduction_supported is NULL: every reduction counts as supported";
+  }
+  const KilnHalModuleDesc& desc = *file_->desc();
+  ASSERT_GT(desc.num_reductions, 0u);
+  Script s(dut(), dut_module_);
+  ASSERT_TRUE(s.ok());
+  for (uint32_t i = 0; i < desc.num_reductions; ++i) {
+    const KilnHalReductionDesc& r = desc.reductions[i];
+    SCOPED_TRACE(std::string("reduction ") + r.name);
+    bool supported = false;
+    const char* reason = nullptr;
+    CTS_ASSERT_OK(dut(), Dut().hal().module_reduction_supported(dut_module_, i, &supported, &reason));
+    if (supported) continue;
+    EXPECT_TRUE(reason && *reason) << "unsupported without a reason";
+    // One cell of each input, broadcast from a zeroed buffer.
+    Buffer in(dut(), 256);
+    ASSERT_TRUE(in.ok());
+    std::vector<KilnHalBufferView> views(r.num_inputs);
+    for (uint32_t j = 0; j < r.num_inputs; ++j) views[j] = DenseView(in, r.input_element_sizes[j], 1, 1);
+    KilnHalReduceDesc launch{};
+    launch.struct_size = sizeof(launch);
+    launch.reduction_index = i;
+    launch.dim_x = launch.dim_y = launch.dim_z = 1;
+    launch.num_inputs = r.num_inputs;
+    launch.inputs = views.data();
+    std::vector<uint8_t> result(r.result_size, 0xEE);
+    CTS_EXPECT_FAILS(Dut(), Dut().hal().launch_reduce(s.get(), &launch, r.result_size, result.data()));
+    EXPECT_EQ(result, std::vector<uint8_t>(r.result_size, 0xEE)) << "a refused reduction wrote its result";
+  }
+  bool supported = true;
+  CTS_EXPECT_FAILS(Dut(),
+                   Dut().hal().module_reduction_supported(dut_module_, desc.num_reductions, &supported, nullptr));
+  CTS_EXPECT_FAILS(Dut(), Dut().hal().module_reduction_supported(dut_module_, 100000, &supported, nullptr));
 }
 
 INSTANTIATE_TEST_SUITE_P(Device, Reductions, ::testing::ValuesIn(DeviceIndices()), DeviceParamName);

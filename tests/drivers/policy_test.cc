@@ -149,7 +149,7 @@ TEST(Policy, AGoodDriverRunsTheKernelInABatch) {
   const RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("good"), 2);
   ExpectAtan(run, 2);
   const Decisions& d = run.decisions;
-  EXPECT_TRUE(d.Has(KILN_DECISION_DRIVER, "driver libkiln_test_good.so loaded: kiln-test-good test, HAL 1.0 (runtime 1.0)"))
+  EXPECT_TRUE(d.Has(KILN_DECISION_DRIVER, "driver libkiln_test_good.so loaded: kiln-test-good test, HAL 1.1 (runtime 1.1)"))
       << d.All();
   EXPECT_TRUE(d.Has(KILN_DECISION_DEVICE, "device 0 of kiln-test-good (libkiln_test_good.so): 'test device' (gpu")) << d.All();
   EXPECT_TRUE(d.Has(KILN_DECISION_POLICY, "policy prefer-gpu: kernels run on kiln-test-good (test device)")) << d.All();
@@ -181,7 +181,7 @@ TEST(Policy, NewerMinorIsAccepted) {
   ExpectAtan(run);
   EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DRIVER,
                                 "driver libkiln_test_newer_minor.so loaded: kiln-test-newer_minor test, HAL 1.9 "
-                                "(runtime 1.0); its newer minor is accepted"))
+                                "(runtime 1.1); its newer minor is accepted"))
       << run.decisions.All();
   EXPECT_TRUE(run.decisions.Has(KILN_DECISION_NODE, "runs on kiln-test-newer_minor (test device), in partition 0"))
       << run.decisions.All();
@@ -207,7 +207,7 @@ TEST_P(RefusedDriver, IsRefusedWithItsReasonAndTheCpuServes) {
 INSTANTIATE_TEST_SUITE_P(
     Loader, RefusedDriver,
     ::testing::Values(
-        Refused{"wrong_major", "driver libkiln_test_wrong_major.so refused: HAL 2.0, runtime 1.0"},
+        Refused{"wrong_major", "driver libkiln_test_wrong_major.so refused: HAL 2.0, runtime 1.1"},
         Refused{"no_entry", "driver libkiln_test_no_entry.so refused: it exports no kiln_driver_query entry point"},
         Refused{"null_required",
                 "driver libkiln_test_null_required.so refused: required entry point(s) NULL: module_load, "
@@ -272,7 +272,7 @@ TEST(Policy, GpuOnlyFailsWithoutAGpuDriver) {
   EXPECT_EQ(run.create_status, kKilnUnsupported);
   EXPECT_TRUE(run.outputs.empty());
   EXPECT_TRUE(run.messages.Contains("policy gpu-only: no driver device can be used")) << run.messages.All();
-  EXPECT_TRUE(run.messages.Contains("driver libkiln_test_wrong_major.so refused: HAL 2.0, runtime 1.0"))
+  EXPECT_TRUE(run.messages.Contains("driver libkiln_test_wrong_major.so refused: HAL 2.0, runtime 1.1"))
       << "the reasons reach the reporter: " << run.messages.All();
   run = RunAtan(KILN_DEVICE_GPU_ONLY, DriverPath("good"));
   ExpectAtan(run);
@@ -283,7 +283,7 @@ TEST(Policy, DriverPathOptionWinsOverTheEnvironment) {
   RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, "");
   ExpectAtan(run);
   EXPECT_TRUE(run.decisions.Has(KILN_DECISION_POLICY, "(from KILN_DRIVER)")) << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DRIVER, "HAL 2.0, runtime 1.0")) << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DRIVER, "HAL 2.0, runtime 1.1")) << run.decisions.All();
   run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("good"));
   unsetenv("KILN_DRIVER");
   ExpectAtan(run);
@@ -475,6 +475,69 @@ TEST(ComputeContext, ReductionsRunOnTheDriverToo) {
   EXPECT_EQ(sum, 4950);
   EXPECT_TRUE(Read(c.context).Has(KILN_DECISION_KERNEL, "reduction addint (sum_reduce.kmod) runs on kiln-test-good"))
       << Read(c.context).All();
+  KilnTensorDelete(in);
+  KilnScriptDelete(script);
+  KilnModuleDelete(module);
+}
+
+// HAL 1.1: module_reduction_supported places each reduction; the one the driver refuses runs on the CPU, with the
+// driver's reason, and the module's other reduction stays on the device.
+TEST(ComputeContext, AnUnsupportedReductionRunsOnTheCpu) {
+  Context c(KILN_DEVICE_PREFER_GPU, DriverPath("unsupported_reduction"));
+  KilnModule* module = KilnModuleCreateFromFile(KmodPath("sum_reduce").c_str());
+  KilnScript* script = KilnScriptCreate(c.context, module);
+  ASSERT_NE(script, nullptr) << c.messages.All();
+  const int dims[1] = {100};
+  KilnTensor* ints = KilnTensorCreate(c.context, kKilnInt32, dims, 1);
+  KilnTensor* floats = KilnTensorCreate(c.context, kKilnFloat32, dims, 1);
+  auto* iv = static_cast<int32_t*>(KilnTensorData(ints));
+  auto* fv = static_cast<float*>(KilnTensorData(floats));
+  for (int i = 0; i < 100; ++i) {
+    iv[i] = i;
+    fv[i] = static_cast<float>(i) - 50.5f;
+  }
+  int32_t sum = 0;
+  ASSERT_EQ(KilnScriptReduce(script, "addint", &ints, 1, &sum, sizeof sum, nullptr), kKilnOk) << c.messages.All();
+  EXPECT_EQ(sum, 4950);
+  float range[2] = {0, 0};
+  ASSERT_EQ(KilnScriptReduce(script, "minmax", &floats, 1, range, sizeof range, nullptr), kKilnOk)
+      << c.messages.All();
+  EXPECT_EQ(range[0], -50.5f);
+  EXPECT_EQ(range[1], 48.5f);
+  const Decisions d = Read(c.context);
+  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "reduction addint (sum_reduce.kmod) runs on kiln-test-unsupported_reduction"))
+      << d.All();
+  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "reduction minmax (sum_reduce.kmod) runs on CPU: "
+                                          "kiln-test-unsupported_reduction (test device) cannot run it: test driver: "
+                                          "reduction 1 is unsupported on purpose"))
+      << d.All();
+  EXPECT_EQ(d.Count(KILN_DECISION_FALLBACK), 0) << d.All();
+  KilnTensorDelete(ints);
+  KilnTensorDelete(floats);
+  KilnScriptDelete(script);
+  KilnModuleDelete(module);
+}
+
+// A HAL 1.0 driver's table ends before module_reduction_supported: whatever lies past its struct_size is not
+// called, and its reductions count as supported, as they did in 1.0.
+TEST(ComputeContext, AHal10DriverRunsItsReductions) {
+  Context c(KILN_DEVICE_PREFER_GPU, DriverPath("hal_1_0"));
+  KilnModule* module = KilnModuleCreateFromFile(KmodPath("sum_reduce").c_str());
+  KilnScript* script = KilnScriptCreate(c.context, module);
+  ASSERT_NE(script, nullptr) << c.messages.All();
+  const int dims[1] = {10};
+  KilnTensor* in = KilnTensorCreate(c.context, kKilnInt32, dims, 1);
+  auto* v = static_cast<int32_t*>(KilnTensorData(in));
+  for (int i = 0; i < 10; ++i) v[i] = i * 3;
+  int32_t sum = 0;
+  ASSERT_EQ(KilnScriptReduce(script, "addint", &in, 1, &sum, sizeof sum, nullptr), kKilnOk) << c.messages.All();
+  EXPECT_EQ(sum, 135);
+  const Decisions d = Read(c.context);
+  EXPECT_TRUE(d.Has(KILN_DECISION_DRIVER, "driver libkiln_test_hal_1_0.so loaded: kiln-test-hal_1_0 test, HAL 1.0 "
+                                          "(runtime 1.1)"))
+      << d.All();
+  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "reduction addint (sum_reduce.kmod) runs on kiln-test-hal_1_0")) << d.All();
+  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "reduction minmax (sum_reduce.kmod) runs on kiln-test-hal_1_0")) << d.All();
   KilnTensorDelete(in);
   KilnScriptDelete(script);
   KilnModuleDelete(module);

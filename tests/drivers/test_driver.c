@@ -2,6 +2,7 @@
  * fault). Each wraps the real CPU driver, linked in statically, so the work it does accept is done for real, and
  * breaks exactly one rule of kiln/hal.h, chosen by a KILN_TEST_FAULT_* define. Without a fault it is a well-behaved
  * driver whose device calls itself a GPU. Written only against hal.h (and the CPU driver's entry point). C99. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,6 +91,25 @@ static KilnStatus ModuleKernelSupported(KilnHalModule* module, uint32_t kernel_i
   return status;
 }
 
+#if defined(KILN_TEST_FAULT_UNSUPPORTED_REDUCTION) || defined(KILN_TEST_FAULT_OLD_MINOR)
+/* HAL 1.1's module_reduction_supported: reduction 1 cannot run here. The HAL 1.0 variant puts it past the end of
+ * its table, where the runtime must not look: it would refuse every reduction. */
+static KilnStatus ModuleReductionSupported(KilnHalModule* module, uint32_t reduction_index, bool* out_supported,
+                                           const char** out_reason) {
+  (void)module;
+  if (out_supported == NULL) return Fail(kKilnInvalidArgument, "test driver: out_supported is NULL");
+#ifdef KILN_TEST_FAULT_OLD_MINOR
+  (void)reduction_index;
+  *out_supported = false;
+  if (out_reason != NULL) *out_reason = "test driver: the runtime read an entry past a HAL 1.0 table";
+#else
+  *out_supported = reduction_index != 1;
+  if (out_reason != NULL) *out_reason = *out_supported ? NULL : "test driver: reduction 1 is unsupported on purpose";
+#endif
+  return kKilnOk;
+}
+#endif
+
 KILN_TEST_EXPORT KilnStatus kiln_driver_query(uint32_t runtime_hal_major, uint32_t runtime_hal_minor,
                                               const KilnHalServices* services, KilnHalDriver* out_driver) {
   g_services = services;
@@ -126,6 +146,16 @@ KILN_TEST_EXPORT KilnStatus kiln_driver_query(uint32_t runtime_hal_major, uint32
 #endif
 #ifdef KILN_TEST_FAULT_MINOR
   table.hal_minor = 9; /* a newer minor than the runtime's: accepted */
+#endif
+#ifdef KILN_TEST_FAULT_UNSUPPORTED_REDUCTION
+  table.module_reduction_supported = ModuleReductionSupported;
+#endif
+#ifdef KILN_TEST_FAULT_OLD_MINOR
+  /* A HAL 1.0 driver: its table ends after fence_destroy. It also copies the entry appended in 1.1 (as a careless
+   * driver might), but past its struct_size, where the runtime must read NULL. */
+  table.hal_minor = 0;
+  table.struct_size = (uint32_t)offsetof(KilnHalDriver, module_reduction_supported);
+  table.module_reduction_supported = ModuleReductionSupported;
 #endif
 #ifdef KILN_TEST_FAULT_NULL_REQUIRED
   table.launch_for_each = NULL;

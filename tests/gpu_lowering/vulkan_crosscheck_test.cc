@@ -72,7 +72,7 @@ std::vector<uint8_t> Bytes(const std::vector<T>& values) {
 // Runs `launch` on any HAL driver; returns the output bytes, or fails the test.
 template <typename Harness>
 std::vector<uint8_t> RunOn(Harness& harness, const KernelModule& module, const Launch& launch,
-                           KilnHalModule* preloaded = nullptr) {
+                           KilnHalModule* preloaded = nullptr, KilnStatus expect = kKilnOk) {
   const KilnHalDriver& hal = harness.hal();
   std::vector<uint8_t> out;
   KilnHalModule* loaded = preloaded;
@@ -138,7 +138,7 @@ std::vector<uint8_t> RunOn(Harness& harness, const KernelModule& module, const L
   desc.num_inputs = static_cast<uint32_t>(inputs.size());
   desc.inputs = inputs.data();
   desc.output = &output;
-  EXPECT_EQ(hal.launch_for_each(script, &desc), kKilnOk) << harness.LastError();
+  EXPECT_EQ(hal.launch_for_each(script, &desc), expect) << harness.LastError();
   out.resize(out_bytes);
   EXPECT_EQ(hal.buffer_read(output.buffer, 0, out_bytes, out.data()), kKilnOk);
   EXPECT_EQ(hal.script_destroy(script), kKilnOk);
@@ -303,6 +303,104 @@ float2 RS_KERNEL arcs(float in) { return (float2){asin(in), acos(in)}; }
     worst = std::max(worst, UlpDistance(c, g));
   }
   std::printf("asin/acos: CPU vs Vulkan, worst %u ulp over %zu inputs\n", worst, unit.size());
+}
+
+// sin, cos, tan: rslib's double-precision reduction and polynomials ported to GLSL helpers (they need the
+// device's FLOAT64 feature). Over every binade below 2^31 (so 3x stays inside the reduction's accurate range,
+// |x| < 2^33) plus special values, the two drivers agree within 1 ulp: both round nearly the same double
+// result to float (the CPU may fuse multiply-adds that the GPU form keeps `precise`).
+TEST_F(GpuLoweringVulkanTest, SinCosTanHelpersMatchTheCpuDriver) {
+  auto module = CompileModule(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+float4 RS_KERNEL trig(float in) { return (float4){sin(in), cos(in), tan(in), sin(in * 0.5f) + cos(in * 3.0f)}; }
+)",
+                              "trig.rs");
+  ASSERT_TRUE(module);
+  ASSERT_TRUE(module->desc().kernels[0].cpu_only_reasons.empty())
+      << module->desc().kernels[0].cpu_only_reasons[0];
+  std::vector<float> in;
+  for (int e = -30; e <= 30; ++e) {
+    for (int k = 0; k < 128; ++k) in.push_back(std::ldexp(1.0f + k / 128.0f, e) * (k % 2 ? -1.0f : 1.0f));
+  }
+  for (float special : {0.0f, -0.0f, 1e-40f, 3.14159274f, 1.57079637f, 0.785398185f, 100000.0f, INFINITY,
+                        -INFINITY, NAN})
+    in.push_back(special);
+  Launch launch;
+  launch.kernel = "trig";
+  launch.dim_x = static_cast<uint32_t>(in.size());
+  launch.inputs = {Bytes(in)};
+  launch.input_sizes = {4};
+  launch.output_size = 16;
+  auto [cpu, gpu] = Both(*module, launch);
+  ASSERT_EQ(cpu.size(), in.size() * 16);
+  ASSERT_EQ(gpu.size(), cpu.size());
+  uint32_t worst = 0;
+  for (size_t i = 0; i < in.size() * 4; ++i) {
+    float c, g;
+    std::memcpy(&c, &cpu[i * 4], 4);
+    std::memcpy(&g, &gpu[i * 4], 4);
+    if (std::fpclassify(c) == FP_SUBNORMAL) continue;
+    ASSERT_EQ(std::isnan(c), std::isnan(g)) << "input " << in[i / 4] << " lane " << i % 4;
+    if (std::isnan(c)) continue;
+    ASSERT_LE(UlpDistance(c, g), 1u) << "input " << in[i / 4] << " lane " << i % 4 << ": CPU " << c
+                                     << ", Vulkan " << g;
+    worst = std::max(worst, UlpDistance(c, g));
+  }
+  std::printf("sin/cos/tan: CPU vs Vulkan, worst %u ulp over %zu inputs\n", worst, in.size());
+}
+
+// An allocation access out of range fails the launch on the GPU as on the CPU (kiln/spirv_abi.h, "Faults"),
+// with a message naming the allocation and the access; the next launch, in range, runs and is right.
+TEST_F(GpuLoweringVulkanTest, OutOfRangeAllocationAccessFailsTheLaunchOnBothDrivers) {
+  auto module = CompileModule(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+rs_allocation gIn;
+rs_allocation gOut;
+float RS_KERNEL shifted(uint32_t x) { return rsGetElementAt_float(gIn, x + 3); }
+float RS_KERNEL scatter(float in, uint32_t x) {
+  rsSetElementAt_float(gOut, in, x * 2);
+  return in;
+}
+)",
+                              "faults.rs");
+  ASSERT_TRUE(module);
+  for (const KernelDesc& k : module->desc().kernels) ASSERT_TRUE(k.cpu_only_reasons.empty()) << k.name;
+  std::vector<float> data(10);
+  for (int i = 0; i < 10; ++i) data[i] = static_cast<float>(i) * 1.5f;
+  Launch launch;
+  launch.kernel = "shifted";
+  launch.dim_x = 10;
+  launch.output_size = 4;
+  launch.allocations = {{"gIn", Bytes(data), 4, kKilnFloat32, 1, 10, 0}, {"gOut", Bytes(data), 4, kKilnFloat32, 1, 10, 0}};
+  RunOn(*cpu_, *module, launch, nullptr, kKilnError);
+  EXPECT_NE(cpu_->LastError().find("element access (10, 0, 0) of 4-byte elements outside an allocation of 10x0x0"),
+            std::string::npos)
+      << cpu_->LastError();
+  RunOn(*vulkan_, *module, launch, nullptr, kKilnError);
+  const std::string gpu_error = vulkan_->LastError();
+  EXPECT_NE(gpu_error.find("kernel shifted: element access ("), std::string::npos) << gpu_error;
+  EXPECT_NE(gpu_error.find(", 0, 0) of 4-byte elements outside allocation 'gIn' of 10x0x0 4-byte elements"),
+            std::string::npos)
+      << gpu_error;
+  // In range, the same kernel runs on both and agrees.
+  launch.dim_x = 7;
+  auto [cpu, gpu] = Both(*module, launch);
+  ASSERT_EQ(gpu.size(), 28u);
+  EXPECT_EQ(cpu, gpu);
+  float first;
+  std::memcpy(&first, gpu.data(), 4);
+  EXPECT_EQ(first, 4.5f);
+  // Writes: x * 2 leaves gOut from x = 5.
+  launch.kernel = "scatter";
+  launch.dim_x = 10;
+  launch.inputs = {Bytes(data)};
+  launch.input_sizes = {4};
+  RunOn(*cpu_, *module, launch, nullptr, kKilnError);
+  RunOn(*vulkan_, *module, launch, nullptr, kKilnError);
+  EXPECT_NE(vulkan_->LastError().find("kernel scatter: element write ("), std::string::npos) << vulkan_->LastError();
+  EXPECT_NE(vulkan_->LastError().find("outside allocation 'gOut'"), std::string::npos) << vulkan_->LastError();
 }
 
 TEST_F(GpuLoweringVulkanTest, GreyscaleOverAnOddSizedUchar4ImageMatchesTheCpuDriver) {

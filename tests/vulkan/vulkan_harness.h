@@ -69,6 +69,22 @@ struct GlslKernel {
   std::vector<uint32_t> spirv_override;  // used instead of compiling `glsl` when not empty
 };
 
+// A two-pass reduction written by hand to kiln/spirv_abi.h ("Reductions"). The reflection's side
+// (KilnHalReductionDesc) is filled from the same fields unless `reflected_*` override it.
+struct GlslReduction {
+  std::string name;
+  std::string glsl;  // empty: CPU-only, with `cpu_only_reason`
+  std::vector<uint32_t> input_sizes;
+  std::vector<uint32_t> input_units;  // default: the element sizes
+  uint32_t accumulator_stride = 0;
+  uint32_t result_size = 0;
+  uint32_t result_words = 0;  // default: (result_size + 3) / 4
+  uint32_t required_features = 0;
+  std::string cpu_only_reason;
+  std::vector<uint32_t> spirv_override;  // used instead of compiling `glsl` when not empty
+  std::string reflected_name;            // default: `name`
+};
+
 struct GlslGlobal {
   std::string name;
   uint32_t size = 0;  // value bytes; ignored for allocations
@@ -85,6 +101,16 @@ class SpirvModuleBuilder {
 
   SpirvModuleBuilder& Kernel(GlslKernel kernel) {
     kernels_.push_back(std::move(kernel));
+    return *this;
+  }
+  SpirvModuleBuilder& Reduction(GlslReduction reduction) {
+    reductions_.push_back(std::move(reduction));
+    return *this;
+  }
+  // Leaves the payload's reduction table empty (as a payload from before GPU reductions), whatever Reduction()
+  // added: those then exist only in the reflection.
+  SpirvModuleBuilder& NoReductionRows() {
+    no_reduction_rows_ = true;
     return *this;
   }
   SpirvModuleBuilder& Global(GlslGlobal global) {
@@ -129,6 +155,30 @@ class SpirvModuleBuilder {
       }
       payload.kernels.push_back(std::move(out));
     }
+    for (const GlslReduction& r : reductions_) {
+      if (no_reduction_rows_) break;
+      vulkan::SpirvReduction out;
+      out.name = r.name;
+      out.num_inputs = static_cast<uint32_t>(r.input_sizes.size());
+      out.required_features = r.required_features;
+      out.accumulator_stride = r.accumulator_stride;
+      out.result_words = r.result_words ? r.result_words : (r.result_size + 3) / 4;
+      for (size_t i = 0; i < r.input_sizes.size(); ++i) {
+        out.unit_sizes[i] = i < r.input_units.size() ? r.input_units[i] : r.input_sizes[i];
+      }
+      if (!r.spirv_override.empty()) {
+        out.code = r.spirv_override;
+      } else if (!r.glsl.empty()) {
+        std::string message;
+        if (!compiler::CompileGlslToSpirv(r.glsl, &out.code, &message)) {
+          *error = r.name + ": " + message;
+          return false;
+        }
+      } else {
+        out.cpu_only_reason = r.cpu_only_reason;
+      }
+      payload.reductions.push_back(std::move(out));
+    }
     for (const GlslGlobal& g : globals_) {
       vulkan::SpirvGlobal out;
       out.name = g.name;
@@ -157,6 +207,19 @@ class SpirvModuleBuilder {
       d.output_element_size = k.output_size;
       kernel_descs_.push_back(d);
     }
+    reduction_descs_.clear();
+    for (const GlslReduction& r : reductions_) {
+      KilnHalReductionDesc d{};
+      d.struct_size = sizeof(d);
+      d.kernel_level = KILN_HAL_LEVEL(1, 0);
+      d.name = r.reflected_name.empty() ? r.name.c_str() : r.reflected_name.c_str();
+      d.num_inputs = static_cast<uint32_t>(r.input_sizes.size());
+      d.input_element_sizes = r.input_sizes.data();
+      d.accumulator_size = r.accumulator_stride;
+      d.accumulator_alignment = 4;
+      d.result_size = r.result_size;
+      reduction_descs_.push_back(d);
+    }
     global_descs_.clear();
     uint64_t offset = 0;
     for (const GlslGlobal& g : globals_) {
@@ -184,6 +247,8 @@ class SpirvModuleBuilder {
     desc_.kernels = kernel_descs_.data();
     desc_.num_globals = static_cast<uint32_t>(global_descs_.size());
     desc_.globals = global_descs_.data();
+    desc_.num_reductions = static_cast<uint32_t>(reduction_descs_.size());
+    desc_.reductions = reduction_descs_.data();
     desc_.flags = flags_;
     desc_.hal_level = KILN_HAL_LEVEL(1, 0);
     desc_.abi_version = KILN_KERNEL_ABI_VERSION;
@@ -193,12 +258,15 @@ class SpirvModuleBuilder {
  private:
   std::string name_;
   std::deque<GlslKernel> kernels_;
+  std::deque<GlslReduction> reductions_;
+  bool no_reduction_rows_ = false;
   std::vector<GlslGlobal> globals_;
   uint32_t block_size_ = 0;
   uint32_t flags_ = 0;
   std::string payload_bytes_;
   std::vector<KilnHalKernelDesc> kernel_descs_;
   std::vector<KilnHalGlobalDesc> global_descs_;
+  std::vector<KilnHalReductionDesc> reduction_descs_;
   KilnHalPayload payload_{};
   KilnHalModuleDesc desc_{};
 };
@@ -226,6 +294,19 @@ inline KilnHalBufferView View(KilnHalBuffer* buffer, uint32_t element_size, uint
   view.stride_y = stride_y;
   view.stride_z = stride_z;
   return view;
+}
+
+inline KilnHalReduceDesc Reduce(uint32_t reduction, uint32_t dim_x, uint32_t dim_y, uint32_t dim_z,
+                                const KilnHalBufferView* inputs, uint32_t num_inputs) {
+  KilnHalReduceDesc desc{};
+  desc.struct_size = sizeof(desc);
+  desc.reduction_index = reduction;
+  desc.dim_x = dim_x;
+  desc.dim_y = dim_y;
+  desc.dim_z = dim_z;
+  desc.inputs = inputs;
+  desc.num_inputs = num_inputs;
+  return desc;
 }
 
 inline KilnHalForEachDesc ForEach(uint32_t kernel, uint32_t dim_x, uint32_t dim_y, uint32_t dim_z,
