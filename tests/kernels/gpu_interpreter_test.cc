@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "atan_model.h"
 #include "kiln/c_api.h"
@@ -155,6 +156,102 @@ TEST(GpuInterpreter, BrokenSpirvRunsOnTheCpuWithTheReasonRecorded) {
   EXPECT_NE(run.decisions.find("runs on kiln-cpu"), std::string::npos) << run.decisions;
   KilnOperatorDelete(op);
   KilnModuleDelete(module);
+}
+
+// Reductions through the compute API with the GPU policy: sum_reduce.rs's addint (the accumulator as combiner)
+// and minmax (all four functions, a struct accumulator, a float2 result) over 1000003 cells. `corrupt` breaks the
+// module's SPIR-V (every module in the payload) while keeping the .kmod valid.
+struct ReduceRun {
+  int32_t sum = 0;
+  float minmax[2] = {};
+  KilnStatus status = kKilnError;
+  std::string decisions;
+};
+
+ReduceRun ReduceOnGpu(bool corrupt, Messages* messages) {
+  ReduceRun run;
+  std::FILE* f = std::fopen(KmodPath("sum_reduce").c_str(), "rb");
+  if (f == nullptr) return run;
+  std::vector<uint8_t> bytes(1 << 20);
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+  std::fclose(f);
+  if (corrupt) {
+    const uint8_t magic[4] = {0x03, 0x02, 0x23, 0x07};
+    for (size_t k = 0; k + 84 <= bytes.size(); ++k) {
+      if (std::memcmp(bytes.data() + k, magic, 4) == 0) std::memset(bytes.data() + k + 20, 0xff, 64);
+    }
+  }
+  KilnModule* module = KilnModuleCreateWithErrorReporter(bytes.data(), bytes.size(), Messages::Report, messages);
+  KilnContextOptions* options = KilnContextOptionsCreate();
+  KilnContextOptionsSetErrorReporter(options, Messages::Report, messages);
+  KilnContextOptionsSetDevicePolicy(options, KILN_DEVICE_PREFER_GPU);
+  KilnContextOptionsSetDriverPath(options, KILN_VULKAN_DRIVER);
+  KilnContext* context = KilnContextCreate(options);
+  KilnContextOptionsDelete(options);
+  KilnScript* script = module && context ? KilnScriptCreate(context, module) : nullptr;
+  const int n = 1000003;
+  KilnTensor* ints = context ? KilnTensorCreate(context, kKilnInt32, &n, 1) : nullptr;
+  KilnTensor* floats = context ? KilnTensorCreate(context, kKilnFloat32, &n, 1) : nullptr;
+  if (script && ints && floats) {
+    int32_t* iv = static_cast<int32_t*>(KilnTensorData(ints));
+    float* fv = static_cast<float*>(KilnTensorData(floats));
+    for (int i = 0; i < n; ++i) {
+      iv[i] = (i * 7919) % 2001 - 1000;
+      fv[i] = static_cast<float>((i * 104729) % 100003) * 0.01f - 400.0f;
+    }
+    run.status = KilnScriptReduce(script, "addint", &ints, 1, &run.sum, 4, nullptr);
+    if (run.status == kKilnOk) run.status = KilnScriptReduce(script, "minmax", &floats, 1, run.minmax, 8, nullptr);
+  }
+  for (int i = 0; context && i < KilnContextGetDecisionCount(context); ++i) {
+    KilnDecisionKind kind;
+    const char* message = nullptr;
+    if (KilnContextGetDecision(context, i, &kind, nullptr, &message) == kKilnOk) {
+      run.decisions += std::string("[") + KilnDecisionKindName(kind) + "] " + message + "\n";
+    }
+  }
+  KilnTensorDelete(ints);
+  KilnTensorDelete(floats);
+  KilnScriptDelete(script);
+  KilnContextDelete(context);
+  KilnModuleDelete(module);
+  return run;
+}
+
+int32_t WantSum() {
+  int64_t sum = 0;
+  for (int i = 0; i < 1000003; ++i) sum += (i * 7919) % 2001 - 1000;
+  return static_cast<int32_t>(sum);
+}
+
+TEST(GpuInterpreter, ReductionsRunOnVulkan) {
+  Messages messages;
+  const ReduceRun run = ReduceOnGpu(false, &messages);
+  if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
+    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions << messages.All();
+  }
+  ASSERT_EQ(run.status, kKilnOk) << messages.All() << run.decisions;
+  EXPECT_EQ(run.sum, WantSum());
+  EXPECT_EQ(run.minmax[0], -400.0f);
+  EXPECT_EQ(run.minmax[1], static_cast<float>(100002) * 0.01f - 400.0f);
+  EXPECT_NE(run.decisions.find("reduction addint (<memory>) runs on kiln-vulkan"), std::string::npos)
+      << run.decisions;
+  EXPECT_NE(run.decisions.find("reduction minmax (<memory>) runs on kiln-vulkan"), std::string::npos)
+      << run.decisions;
+}
+
+TEST(GpuInterpreter, ReductionWithBrokenSpirvRunsOnTheCpuWithTheReasonRecorded) {
+  Messages messages;
+  const ReduceRun run = ReduceOnGpu(true, &messages);
+  if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
+    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions << messages.All();
+  }
+  ASSERT_EQ(run.status, kKilnOk) << messages.All() << run.decisions;
+  EXPECT_EQ(run.sum, WantSum());
+  EXPECT_EQ(run.minmax[0], -400.0f);
+  EXPECT_EQ(run.minmax[1], static_cast<float>(100002) * 0.01f - 400.0f);
+  EXPECT_NE(run.decisions.find("reduction addint (<memory>) runs on CPU: kiln-vulkan"), std::string::npos)
+      << run.decisions;
+  EXPECT_NE(run.decisions.find("SPIR-V"), std::string::npos) << run.decisions;
 }
 
 }  // namespace
