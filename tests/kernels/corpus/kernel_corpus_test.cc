@@ -272,6 +272,8 @@ class Corpus : public ::testing::Test {
  public:
   // Kernels placed on the driver under KILN_TEST_DRIVER, over the whole run.
   static inline int total_on_driver_ = 0;
+  // Distinct kernels and reductions ("module: kernel 'name'") by where they ran, over the whole run.
+  static inline std::set<std::string> unique_on_driver_, unique_on_cpu_;
 
  protected:
   void SetUp() override {
@@ -294,15 +296,18 @@ class Corpus : public ::testing::Test {
       int on_driver = 0, on_cpu = 0;
       for (int i = 0; i < KilnContextGetDecisionCount(context_); ++i) {
         KilnDecisionKind kind;
+        const char* subject = nullptr;
         const char* message = nullptr;
-        if (KilnContextGetDecision(context_, i, &kind, nullptr, &message) != kKilnOk || kind != KILN_DECISION_KERNEL) {
+        if (KilnContextGetDecision(context_, i, &kind, &subject, &message) != kKilnOk || kind != KILN_DECISION_KERNEL) {
           continue;
         }
         const std::string text = message;
         if (text.find(" runs on CPU") != std::string::npos) {
           ++on_cpu;
+          if (subject) unique_on_cpu_.insert(subject);
         } else if (text.find(" runs on ") != std::string::npos) {
           ++on_driver;
+          if (subject) unique_on_driver_.insert(subject);
         }
       }
       std::printf("  kernels on the driver: %d, on the CPU: %d\n", on_driver, on_cpu);
@@ -2178,6 +2183,15 @@ class DriverPlacementCheck : public ::testing::Environment {
     const char* driver = std::getenv("KILN_TEST_DRIVER");
     if (driver == nullptr || *driver == '\0') return;
     std::printf("kernels placed on %s over the run: %d\n", driver, Corpus::total_on_driver_);
+    // A kernel placed on the driver in one test and on the CPU in none counts as running on the driver.
+    std::set<std::string> cpu_only;
+    for (const std::string& k : Corpus::unique_on_cpu_) {
+      if (!Corpus::unique_on_driver_.count(k)) cpu_only.insert(k);
+    }
+    const size_t all = Corpus::unique_on_driver_.size() + cpu_only.size();
+    std::printf("distinct kernels and reductions on the driver: %zu of %zu (%.1f%%)\n",
+                Corpus::unique_on_driver_.size(), all,
+                all ? 100.0 * static_cast<double>(Corpus::unique_on_driver_.size()) / static_cast<double>(all) : 0.0);
     EXPECT_GT(Corpus::total_on_driver_, 0) << "no corpus kernel ran on " << driver;
   }
 };
