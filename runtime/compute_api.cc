@@ -2,7 +2,9 @@
 #include "kiln/compute.h"
 
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <set>
 #include <string>
 
 #include "runtime/kernel_device.h"
@@ -22,7 +24,11 @@ struct KilnContext {
   KilnContextOptions options;
   kiln::DecisionLog decisions;  // before `devices`, which records into it until destroyed
   std::unique_ptr<kiln::DeviceSet> devices;
+  // Guards the members below, which making and deleting scripts and tensors update (possibly on several threads).
+  std::mutex mutex;
   int live_objects = 0;  // scripts and tensors; must be 0 at delete
+  // The live scripts, which KilnTensorDelete tells to forget the tensor.
+  std::set<KilnScript*> scripts;
 };
 
 struct KilnScript {
@@ -112,10 +118,15 @@ KilnContext* KilnContextCreate(const KilnContextOptions* options) {
 
 void KilnContextDelete(KilnContext* context) {
   if (context == nullptr) return;
-  if (context->live_objects != 0) {
+  int live_objects = 0;
+  {
+    std::lock_guard<std::mutex> lock(context->mutex);
+    live_objects = context->live_objects;
+  }
+  if (live_objects != 0) {
     ReportTo(context, "KilnContextDelete: %d script(s) or tensor(s) of this context are still alive; delete them "
                       "first (the context is leaked to keep them valid)",
-             context->live_objects);
+             live_objects);
     return;
   }
   delete context;
@@ -146,6 +157,7 @@ KilnTensor* KilnTensorCreate(KilnContext* context, KilnType type, const int* dim
   }
   std::memset(t->owned.get(), 0, t->bytes);
   t->data = t->owned.get();
+  std::lock_guard<std::mutex> lock(context->mutex);
   ++context->live_objects;
   return t;
 }
@@ -157,7 +169,14 @@ void KilnTensorDelete(KilnTensor* tensor) {
     kiln::Report(nullptr, nullptr, "KilnTensorDelete: the tensor was not made by KilnTensorCreate; not deleted");
     return;
   }
-  --t->context->live_objects;
+  {
+    KilnContext* context = t->context;
+    std::lock_guard<std::mutex> lock(context->mutex);
+    // Every script that still binds the tensor unbinds it, as binding NULL would, so that no later launch
+    // reads its freed memory.
+    for (KilnScript* script : context->scripts) script->impl->ForgetTensor(t);
+    --context->live_objects;
+  }
   delete t;
 }
 
@@ -174,13 +193,19 @@ KilnScript* KilnScriptCreate(KilnContext* context, const KilnModule* module) {
     delete script;
     return nullptr;
   }
+  std::lock_guard<std::mutex> lock(context->mutex);
+  context->scripts.insert(script);
   ++context->live_objects;
   return script;
 }
 
 void KilnScriptDelete(KilnScript* script) {
   if (script == nullptr) return;
-  --script->context->live_objects;
+  {
+    std::lock_guard<std::mutex> lock(script->context->mutex);
+    script->context->scripts.erase(script);
+    --script->context->live_objects;
+  }
   delete script;
 }
 

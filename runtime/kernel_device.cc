@@ -480,6 +480,20 @@ KilnStatus DeviceScript::BindAllocation(const std::string& name, KilnTensor* ten
   return kKilnOk;
 }
 
+KilnStatus DeviceScript::ForgetTensor(const KilnTensor* tensor) {
+  std::vector<std::string> names;
+  for (const auto& [name, b] : bound_) {
+    if (b.tensor == tensor) names.push_back(name);
+  }
+  KilnStatus result = kKilnOk;
+  for (const std::string& name : names) {
+    // Binding NULL drops the entry and destroys its buffer whatever the driver answers (an entry exists only
+    // when the driver has script_bind_allocation).
+    if (KilnStatus s = BindAllocation(name, nullptr); s != kKilnOk && result == kKilnOk) result = s;
+  }
+  return result;
+}
+
 KilnStatus DeviceScript::UploadBindings() {
   for (auto& [name, b] : bound_) {
     if (!b.copied || b.tensor->bytes == 0) continue;
@@ -804,6 +818,44 @@ KilnStatus KernelScript::ApplyBindings(Instance* instance) {
   return kKilnOk;
 }
 
+void KernelScript::ForgetTensor(const KilnTensor* tensor) {
+  if (tensor == nullptr) return;
+  for (auto it = bindings_.begin(); it != bindings_.end();) {
+    if (it->second.tensor != tensor) {
+      ++it;
+      continue;
+    }
+    forgotten_.insert(it->first);
+    it = bindings_.erase(it);
+  }
+  // The built-in driver unbinds a bound global without fail. Should it not, the CPU instance goes, and Cpu()
+  // makes a fresh one from the shadow and bindings_ when it is next needed: no driver state may keep pointing
+  // at the tensor's memory.
+  if (cpu_.script != nullptr && cpu_.script->ForgetTensor(tensor) != kKilnOk) {
+    cpu_.script.reset();
+    cpu_.seen.clear();
+  }
+  // The accelerator instance too when it is no longer used: its bindings name the tensor, and its buffers may
+  // wrap the tensor's memory.
+  if (accel_.script != nullptr) {
+    if (KilnStatus s = accel_.script->ForgetTensor(tensor); s != kKilnOk && accelerator_usable()) {
+      AcceleratorFailed("unbinding a deleted tensor from " + ModuleLabel(*module_), s);
+    }
+  }
+}
+
+KilnStatus KernelScript::NoteForgotten(KilnStatus status) {
+  if (status == kKilnOk || forgotten_.empty()) return status;
+  std::string names;
+  for (const std::string& name : forgotten_) names += (names.empty() ? "'" : ", '") + name + "'";
+  const bool one = forgotten_.size() == 1;
+  reporter()->ReportError("%s: note: global%s %s %s no tensor bound: %s tensor was deleted (KilnTensorDelete) while "
+                          "bound, and nothing was bound since",
+                          module_->name().c_str(), one ? "" : "s", names.c_str(), one ? "has" : "have",
+                          one ? "its" : "their");
+  return status;
+}
+
 void KernelScript::AcceleratorFailed(const std::string& what, KilnStatus status) {
   KernelDevice* accel = accel_.script ? accel_.script->device() : nullptr;
   const std::string errors = accel ? accel->hal()->TakeErrors() : "";
@@ -912,6 +964,7 @@ KilnStatus KernelScript::BindAllocation(const std::string& name, KilnTensor* ten
   } else {
     bindings_[name] = {tensor, lanes};
   }
+  forgotten_.erase(name);
   if (accelerator_usable()) {
     if (KilnStatus s = accel_.script->BindAllocation(name, tensor, lanes); s != kKilnOk) {
       AcceleratorFailed("binding '" + name + "' of " + ModuleLabel(*module_), s);
@@ -937,7 +990,7 @@ KilnStatus KernelScript::ForEach(int kernel_index, const KilnTensor* const* inpu
     }
     AcceleratorFailed(Subject("kernel", module_->desc().kernels[kernel_index].name), s);
   }
-  return RunOnCpu(plan);
+  return NoteForgotten(RunOnCpu(plan));
 }
 
 KilnStatus KernelScript::Invoke(int invokable_index, const void* args, size_t size) {
@@ -947,7 +1000,7 @@ KilnStatus KernelScript::Invoke(int invokable_index, const void* args, size_t si
                             inv.name.c_str(), inv.args_size, size);
     return kKilnInvalidArgument;
   }
-  return OnCpu([&](DeviceScript* script) { return script->Invoke(invokable_index, args, size); });
+  return NoteForgotten(OnCpu([&](DeviceScript* script) { return script->Invoke(invokable_index, args, size); }));
 }
 
 KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* inputs, int num_inputs, void* result,
@@ -969,7 +1022,7 @@ KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* in
     }
     AcceleratorFailed(Subject("reduction", module_->desc().reductions[reduction_index].name), s);
   }
-  return OnCpu([&](DeviceScript* script) { return script->Run(plan, result); });
+  return NoteForgotten(OnCpu([&](DeviceScript* script) { return script->Run(plan, result); }));
 }
 
 KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size, const std::string& what) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,9 @@ class DeviceScript {
   // `lanes` 0 infers the element (a uint8 [..., 4] tensor is uchar4 pixels, otherwise scalars); 2..4 binds
   // elements of that many lanes of the tensor's type along its innermost dimension.
   KilnStatus BindAllocation(const std::string& name, KilnTensor* tensor, uint32_t lanes = 0);
+  // Unbinds every global bound to `tensor`, as binding NULL does, and releases the buffers that mirror it.
+  // The instance holds no pointer to `tensor` afterwards, even when the driver fails (the status says so).
+  KilnStatus ForgetTensor(const KilnTensor* tensor);
   KilnStatus Invoke(int invokable_index, const void* args, size_t size);
   KilnStatus Run(const ForEachPlan& plan);
   KilnStatus Run(const ReducePlan& plan, void* result);
@@ -196,6 +200,9 @@ class KernelScript {
   // `lanes` 0 infers the element (a uint8 [..., 4] tensor is uchar4 pixels, otherwise scalars); 2..4 binds
   // elements of that many lanes of the tensor's type along its innermost dimension.
   KilnStatus BindAllocation(const std::string& name, KilnTensor* tensor, uint32_t lanes = 0);
+  // `tensor` is being deleted: every global bound to it is unbound on every instance, as if NULL had been
+  // bound, so that nothing reads it afterwards. Quiet; a launch that then fails names those globals.
+  void ForgetTensor(const KilnTensor* tensor);
   // Sets globals from a custom op's FlexBuffers options: every key must name a settable global whose type
   // the value converts to. `what` names the op in messages.
   KilnStatus SetGlobalsFromOptions(const uint8_t* data, size_t size, const std::string& what);
@@ -230,6 +237,9 @@ class KernelScript {
   KilnStatus Sync(Instance* instance);
   void ReadBack(Instance* instance);
   KilnStatus ApplyBindings(Instance* instance);
+  // After a failed launch or invokable: names the globals that lost their tensor to KilnTensorDelete, the
+  // likely cause (the drivers' messages cannot name an unbound allocation's global). Passes `status` on.
+  KilnStatus NoteForgotten(KilnStatus status);
   // Runs `work` on the CPU instance with the globals brought up to date, then reads back what it changed
   // so that it reaches the accelerator before its next launch.
   KilnStatus OnCpu(const std::function<KilnStatus(DeviceScript*)>& work);
@@ -251,6 +261,8 @@ class KernelScript {
     uint32_t lanes;
   };
   std::map<std::string, Binding> bindings_;
+  // Globals unbound by ForgetTensor and not bound since.
+  std::set<std::string> forgotten_;
 };
 
 // The cells a kernel element type spans in `tensor`: its dims without the innermost one when the element is a

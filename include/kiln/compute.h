@@ -89,7 +89,12 @@ KILN_CAPI_EXPORT KilnStatus KilnContextGetDecision(const KilnContext* context, i
  * Returns NULL for an unsupported type, negative dims or on OOM. */
 KILN_CAPI_EXPORT KilnTensor* KilnTensorCreate(KilnContext* context, KilnType type, const int* dims,
                                               int32_t num_dims);
-/* Only for tensors from KilnTensorCreate. NULL is a no-op. */
+/* Only for tensors from KilnTensorCreate. NULL is a no-op. A tensor may be deleted while script globals are
+ * bound to it: every script of its context unbinds it first, exactly as binding NULL to those globals would
+ * (on every device, with the device copies that mirror it), quietly. A later launch that reads such a global
+ * then behaves as with one never bound: on the CPU it fails, and the message names the global. A pointer
+ * global's accesses are not checked on the CPU (as a C pointer's), so a kernel must not read through an unbound
+ * one. This touches the scripts that bind the tensor: do not delete it while another thread uses one of them. */
 KILN_CAPI_EXPORT void KilnTensorDelete(KilnTensor* tensor);
 
 /* ---- Scripts ---- */
@@ -103,7 +108,9 @@ KILN_CAPI_EXPORT KilnStatus KilnScriptSetGlobal(KilnScript* script, const char* 
                                                 size_t size);
 KILN_CAPI_EXPORT KilnStatus KilnScriptGetGlobal(const KilnScript* script, const char* name, void* data,
                                                 size_t size);
-/* Binds `tensor` to an rs_allocation (or pointer) global; NULL unbinds. The tensor must outlive the binding. */
+/* Binds `tensor` to an rs_allocation (or pointer) global; NULL unbinds. The binding lasts until the global is
+ * bound again, the script is deleted, or the tensor is deleted (KilnTensorDelete unbinds it from every script
+ * of the context, as binding NULL would). */
 KILN_CAPI_EXPORT KilnStatus KilnScriptBindAllocation(KilnScript* script, const char* name, KilnTensor* tensor);
 /* As KilnScriptBindAllocation, stating the allocation's element as RenderScript's Element did: `vector_size`
  * lanes (1 to 4) of the tensor's type, taken along its innermost dimension (which must be `vector_size`, or 4

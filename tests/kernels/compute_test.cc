@@ -1,12 +1,14 @@
 // The compute API (kiln/compute.h) on kilnc-compiled modules, against plain C++ references.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "kiln/c_api.h"
 #include "kiln/compute.h"
+#include "kiln/device.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace kiln {
@@ -18,9 +20,13 @@ using testing::UlpDistance;
 
 class Compute : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Open(KILN_DEVICE_AUTO, nullptr); }
+  // A context with `policy`, loading drivers from `driver_path` when it is not NULL.
+  void Open(KilnDevicePolicy policy, const char* driver_path) {
     KilnContextOptions* options = KilnContextOptionsCreate();
     KilnContextOptionsSetErrorReporter(options, Messages::Report, &messages_);
+    KilnContextOptionsSetDevicePolicy(options, policy);
+    if (driver_path != nullptr) KilnContextOptionsSetDriverPath(options, driver_path);
     context_ = KilnContextCreate(options);
     KilnContextOptionsDelete(options);
     ASSERT_NE(context_, nullptr) << messages_.All();
@@ -43,6 +49,23 @@ class Compute : public ::testing::Test {
     KilnTensor* t = KilnTensorCreate(context_, type, dims.data(), static_cast<int>(dims.size()));
     if (t != nullptr) tensors_.push_back(t);
     return t;
+  }
+  // Deletes a tensor of Tensor() now rather than at TearDown.
+  void DeleteTensor(KilnTensor* t) {
+    tensors_.erase(std::remove(tensors_.begin(), tensors_.end(), t), tensors_.end());
+    KilnTensorDelete(t);
+  }
+  // The decision log, one "[kind] message" a line.
+  std::string Decisions() const {
+    std::string text;
+    for (int i = 0; i < KilnContextGetDecisionCount(context_); ++i) {
+      KilnDecisionKind kind;
+      const char* message = nullptr;
+      if (KilnContextGetDecision(context_, i, &kind, nullptr, &message) == kKilnOk) {
+        text += std::string("[") + KilnDecisionKindName(kind) + "] " + message + "\n";
+      }
+    }
+    return text;
   }
   Messages messages_;
   KilnContext* context_ = nullptr;
@@ -219,6 +242,204 @@ TEST_F(Compute, LaunchErrorsAreReportedNotCrashes) {
   KilnLaunchOptions bad = {sizeof(KilnLaunchOptions), 5, 99, 0, 0, 0, 0};
   EXPECT_EQ(KilnScriptForEach(script, "atan_op", &f, 1, out, &bad), kKilnInvalidArgument);
 }
+
+// A tensor's bindings end with it: KilnTensorDelete unbinds it from every script of its context that binds it,
+// on the CPU and on the accelerator, as binding NULL would. Each test runs with the CPU only and, where the
+// Vulkan driver is built, with the GPU policy on it (lavapipe on machines without a GPU).
+class BindingLifetime : public Compute, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "cpu") {
+      Open(KILN_DEVICE_CPU_ONLY, nullptr);
+      return;
+    }
+#ifdef KILN_VULKAN_DRIVER
+    Open(KILN_DEVICE_PREFER_GPU, KILN_VULKAN_DRIVER);
+    if (::testing::Test::HasFatalFailure()) return;
+    if (Decisions().find("device 0 of kiln-vulkan") == std::string::npos) {
+      GTEST_SKIP() << "no Vulkan device here:\n" << Decisions() << messages_.All();
+    }
+#endif
+  }
+  bool OnGpu() const { return GetParam() != "cpu"; }
+
+  // A float [n] tensor holding `values`.
+  KilnTensor* Floats(const std::vector<float>& values) {
+    KilnTensor* t = Tensor(kKilnFloat32, {static_cast<int>(values.size())});
+    if (t != nullptr) KilnTensorCopyFromBuffer(t, values.data(), values.size() * sizeof(float));
+    return t;
+  }
+  // Indices 0..n-1, the input of bound_table's kernels.
+  KilnTensor* Indices(int n) {
+    KilnTensor* t = Tensor(kKilnUInt32, {n});
+    std::vector<uint32_t> v(n);
+    for (int i = 0; i < n; ++i) v[i] = static_cast<uint32_t>(i);
+    if (t != nullptr) KilnTensorCopyFromBuffer(t, v.data(), v.size() * sizeof(uint32_t));
+    return t;
+  }
+  // Whether `script` has a tensor bound to gWeights (on the CPU instance; see bound_table.rs).
+  bool WeightsBound(KilnScript* script) {
+    KilnTensor* in = Indices(1);
+    KilnTensor* result = Tensor(kKilnInt32, {1});
+    int32_t bound = -1;
+    if (in != nullptr && result != nullptr &&
+        KilnScriptForEach(script, "weights_bound", &in, 1, result, nullptr) == kKilnOk) {
+      KilnTensorCopyToBuffer(result, &bound, sizeof bound);
+    }
+    DeleteTensor(in);
+    DeleteTensor(result);
+    EXPECT_TRUE(bound == 0 || bound == 1) << messages_.All();
+    return bound == 1;
+  }
+  // Runs lookup over `n` cells on `script`, whose gTable lost its tensor to KilnTensorDelete, and on a script
+  // of the same module whose gTable was never bound: the two must behave alike, and never read the deleted
+  // tensor. The CPU fails the launch (an element access through a NULL allocation), and the runtime names the
+  // global. A GPU driver may instead read an unbound allocation as zeros (kiln/spirv_abi.h, "Faults"; a driver
+  // that reports the fault fails the launch, which the CPU then redoes and fails).
+  void ExpectLookupAsUnbound(KilnScript* script, int n) {
+    messages_.lines.clear();
+    std::vector<float> got, reference;
+    const KilnStatus status = Run(script, "lookup", n, &got);
+    const std::string messages = messages_.All();
+    if (status != kKilnOk) {
+      EXPECT_NE(messages.find("NULL allocation"), std::string::npos) << messages;
+      EXPECT_NE(messages.find("'gTable'"), std::string::npos) << messages;
+      EXPECT_NE(messages.find("deleted (KilnTensorDelete) while bound"), std::string::npos) << messages;
+    } else {
+      EXPECT_TRUE(OnGpu()) << "the CPU ran a kernel that reads an unbound allocation: " << messages;
+    }
+    KilnScript* never_bound = Script("bound_table");
+    ASSERT_NE(never_bound, nullptr) << messages_.All();
+    messages_.lines.clear();
+    EXPECT_EQ(status, Run(never_bound, "lookup", n, &reference)) << messages << messages_.All();
+    EXPECT_EQ(got, reference) << "after the delete, lookup read " << ::testing::PrintToString(got);
+  }
+  // Runs `kernel` of bound_table over `n` indices; its output in `*out` when it succeeds.
+  KilnStatus Run(KilnScript* script, const char* kernel, int n, std::vector<float>* out) {
+    KilnTensor* in = Indices(n);
+    KilnTensor* result = Tensor(kKilnFloat32, {n});
+    if (in == nullptr || result == nullptr) return kKilnError;
+    const KilnStatus s = KilnScriptForEach(script, kernel, &in, 1, result, nullptr);
+    if (s == kKilnOk) {
+      out->resize(n);
+      KilnTensorCopyToBuffer(result, out->data(), out->size() * sizeof(float));
+    }
+    DeleteTensor(in);
+    DeleteTensor(result);
+    return s;
+  }
+};
+
+TEST_P(BindingLifetime, DeletedTensorLeavesItsGlobalsUnbound) {
+  KilnScript* script = Script("bound_table");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  KilnTensor* table = Floats({10, 20, 30, 40});
+  KilnTensor* weights = Floats({0.5f, 1.5f, 2.5f, 3.5f});
+  ASSERT_TRUE(table && weights);
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gTable", table), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gWeights", weights), kKilnOk) << messages_.All();
+  std::vector<float> got;
+  ASSERT_EQ(Run(script, "lookup", 4, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{10, 20, 30, 40}));
+  if (OnGpu()) {
+    EXPECT_NE(Decisions().find("kernel lookup (bound_table.kmod) runs on kiln-vulkan"), std::string::npos)
+        << Decisions();
+  }
+
+  // The tensor goes while still bound: the next launch reads an unbound allocation, never the freed tensor.
+  DeleteTensor(table);
+  ExpectLookupAsUnbound(script, 4);
+  // The other global keeps its tensor.
+  ASSERT_EQ(Run(script, "weigh", 4, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f}));
+
+  // The same for a pointer global, which must not be read once unbound (its accesses are unchecked on the
+  // CPU, as a C pointer's): the script no longer points at the tensor, and launches that do not read it run.
+  EXPECT_TRUE(WeightsBound(script));
+  DeleteTensor(weights);
+  EXPECT_FALSE(WeightsBound(script));
+
+  // A new tensor binds as usual afterwards.
+  KilnTensor* other = Floats({-1, -2, -3, -4});
+  ASSERT_NE(other, nullptr);
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gTable", other), kKilnOk) << messages_.All();
+  ASSERT_EQ(Run(script, "lookup", 4, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{-1, -2, -3, -4}));
+}
+
+TEST_P(BindingLifetime, EveryScriptBindingTheTensorForgetsIt) {
+  KilnScript* a = Script("bound_table");
+  KilnScript* b = Script("bound_table");
+  ASSERT_TRUE(a && b) << messages_.All();
+  KilnTensor* shared = Floats({1, 2, 3});
+  KilnTensor* kept = Floats({7, 8, 9});
+  ASSERT_TRUE(shared && kept);
+  // `shared` is bound twice in `a` (both globals) and once in `b`; `kept` only in `b`.
+  ASSERT_EQ(KilnScriptBindAllocation(a, "gTable", shared), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptBindAllocation(a, "gWeights", shared), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptBindAllocation(b, "gTable", shared), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptBindAllocation(b, "gWeights", kept), kKilnOk) << messages_.All();
+  std::vector<float> got;
+  for (KilnScript* s : {a, b}) {
+    ASSERT_EQ(Run(s, "lookup", 3, &got), kKilnOk) << messages_.All();
+    EXPECT_EQ(got, (std::vector<float>{1, 2, 3}));
+  }
+  EXPECT_TRUE(WeightsBound(a));
+  DeleteTensor(shared);
+  ExpectLookupAsUnbound(a, 3);
+  EXPECT_FALSE(WeightsBound(a));
+  ExpectLookupAsUnbound(b, 3);
+  EXPECT_TRUE(WeightsBound(b));
+  ASSERT_EQ(Run(b, "weigh", 3, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{7, 8, 9}));
+}
+
+TEST_P(BindingLifetime, UnboundTensorsDeleteAndRebindAsBefore) {
+  KilnScript* script = Script("bound_table");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  KilnTensor* first = Floats({5, 6});
+  KilnTensor* never_bound = Floats({0, 0});
+  ASSERT_TRUE(first && never_bound);
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gTable", first), kKilnOk) << messages_.All();
+  // Deleting a tensor no script binds touches no binding, and says nothing.
+  DeleteTensor(never_bound);
+  std::vector<float> got;
+  ASSERT_EQ(Run(script, "lookup", 2, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{5, 6}));
+  // Unbound first (NULL), then deleted: as before.
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gTable", nullptr), kKilnOk) << messages_.All();
+  DeleteTensor(first);
+  KilnTensor* second = Floats({11, 12});
+  ASSERT_NE(second, nullptr);
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gTable", second), kKilnOk) << messages_.All();
+  ASSERT_EQ(Run(script, "lookup", 2, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{11, 12}));
+  EXPECT_TRUE(messages_.lines.empty()) << messages_.All();
+  // Rebinding a global to another tensor ends the old binding: deleting the old tensor leaves the new one.
+  KilnTensor* third = Floats({21, 22});
+  ASSERT_NE(third, nullptr);
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gTable", third), kKilnOk) << messages_.All();
+  DeleteTensor(second);
+  ASSERT_EQ(Run(script, "lookup", 2, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{21, 22}));
+  // A script deleted before the tensors it binds: the tensors delete as usual.
+  KilnScript* gone = Script("bound_table");
+  ASSERT_NE(gone, nullptr) << messages_.All();
+  ASSERT_EQ(KilnScriptBindAllocation(gone, "gTable", third), kKilnOk) << messages_.All();
+  scripts_.erase(std::remove(scripts_.begin(), scripts_.end(), gone), scripts_.end());
+  KilnScriptDelete(gone);
+  DeleteTensor(third);
+  ExpectLookupAsUnbound(script, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, BindingLifetime,
+                         ::testing::Values(std::string("cpu")
+#ifdef KILN_VULKAN_DRIVER
+                                               ,
+                                           std::string("vulkan")
+#endif
+                                               ),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(ComputeModules, BadModulesGiveClearErrors) {
   Messages messages;
