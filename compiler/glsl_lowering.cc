@@ -763,6 +763,8 @@ class KernelLowering {
                        size_t views, const std::string& preamble, const std::string& bindings,
                        const std::string& main);
   Storage ElementStorage(clang::QualType type, const char* role, clang::SourceLocation loc);
+  std::string Argument(ArgKind kind, const clang::ParmVarDecl* param, const std::vector<clang::QualType>& input_types,
+                       const std::vector<Storage>& storages, const std::string& pad, size_t* input, std::string* main);
   uint32_t Std430Size(clang::QualType type, uint32_t* align, clang::SourceLocation loc);
   void StoreBytes(clang::QualType type, const std::string& value, const std::string& offset, int depth,
                   int indent, clang::SourceLocation loc, std::string* out);
@@ -2315,36 +2317,10 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
     bool first = true;
     for (unsigned i = 0; i < kernel->getNumParams(); ++i) {
       const clang::ParmVarDecl* param = kernel->getParamDecl(i);
-      std::string value;
-      switch (info.args[i]) {
-        case ArgKind::kContext:
-          continue;
-        case ArgKind::kX:
-        case ArgKind::kY:
-        case ArgKind::kZ: {
-          const std::string coordinate =
-              std::string("p.") +
-              (info.args[i] == ArgKind::kX ? "x" : (info.args[i] == ArgKind::kY ? "y" : "z"));
-          value = LaneOf(param->getType()).is_signed ? "int(" + coordinate + ")" : coordinate;
-          break;
-        }
-        case ArgKind::kOutputPtr:
-          value = "result";
-          break;
-        case ArgKind::kInput:
-        case ArgKind::kInputPtr: {
-          const std::string local = "in" + std::to_string(input);
-          main += "  " + Type(input_types[input], param->getLocation()) + " " + local + " = " +
-                  Fill(storages[input].load,
-                       "b_in" + std::to_string(input) + "[kiln_index(" + std::to_string(input) + "u, p)]") +
-                  ";\n";
-          value = local;
-          ++input;
-          break;
-        }
-        default:
-          Fail(param->getLocation(), "parameter '" + param->getNameAsString() + "'");
-      }
+      if (info.args[i] == ArgKind::kContext) continue;
+      const std::string value = info.args[i] == ArgKind::kOutputPtr
+                                    ? std::string("result")
+                                    : Argument(info.args[i], param, input_types, storages, "  ", &input, &main);
       call += (first ? "" : ", ") + value;
       first = false;
     }
@@ -2405,6 +2381,28 @@ uint32_t KernelLowering::Std430Size(clang::QualType type, uint32_t* align, clang
   const uint32_t scalar = lane.bits == 64 ? 8 : 4;
   *align = scalar * (lane.count == 1 ? 1 : (lane.count == 2 ? 2 : 4));
   return scalar * lane.count;
+}
+
+// What main() passes for a kernel's or accumulator's parameter of `kind` at cell p: a coordinate, or the next
+// input (*input), loaded through its view into a local declared in `main` at `pad`.
+std::string KernelLowering::Argument(ArgKind kind, const clang::ParmVarDecl* param,
+                                     const std::vector<clang::QualType>& input_types,
+                                     const std::vector<Storage>& storages, const std::string& pad, size_t* input,
+                                     std::string* main) {
+  if (kind == ArgKind::kX || kind == ArgKind::kY || kind == ArgKind::kZ) {
+    const std::string coordinate =
+        std::string("p.") + (kind == ArgKind::kX ? "x" : (kind == ArgKind::kY ? "y" : "z"));
+    return LaneOf(param->getType()).is_signed ? "int(" + coordinate + ")" : coordinate;
+  }
+  if (kind != ArgKind::kInput && kind != ArgKind::kInputPtr) {
+    Fail(param->getLocation(), "parameter '" + param->getNameAsString() + "'");
+  }
+  const size_t i = (*input)++;
+  const std::string local = "in" + std::to_string(i);
+  *main += pad + Type(input_types[i], param->getLocation()) + " " + local + " = " +
+           Fill(storages[i].load, "b_in" + std::to_string(i) + "[kiln_index(" + std::to_string(i) + "u, p)]") +
+           ";\n";
+  return local;
 }
 
 // Code that ORs the C bytes of `value` (of `type`, at byte `offset`, an expression) into the uint words `w`.
@@ -2514,33 +2512,9 @@ bool KernelLowering::LowerReduction(const ReductionDesc& desc, const ReductionIn
     std::string call = accum_fn + "(acc";
     size_t input = 0;
     for (size_t i = 0; i < info.accumulator_args.size(); ++i) {
-      const clang::ParmVarDecl* param = accumulator->getParamDecl(i + 1);
-      switch (info.accumulator_args[i]) {
-        case ArgKind::kContext:
-          continue;
-        case ArgKind::kX:
-        case ArgKind::kY:
-        case ArgKind::kZ: {
-          const std::string coordinate =
-              std::string("p.") + (info.accumulator_args[i] == ArgKind::kX
-                                       ? "x"
-                                       : (info.accumulator_args[i] == ArgKind::kY ? "y" : "z"));
-          call += ", " + (LaneOf(param->getType()).is_signed ? "int(" + coordinate + ")" : coordinate);
-          break;
-        }
-        case ArgKind::kInput: {
-          const std::string local = "in" + std::to_string(input);
-          main += "      " + Type(input_types[input], param->getLocation()) + " " + local + " = " +
-                  Fill(storages[input].load,
-                       "b_in" + std::to_string(input) + "[kiln_index(" + std::to_string(input) + "u, p)]") +
-                  ";\n";
-          call += ", " + local;
-          ++input;
-          break;
-        }
-        default:
-          Fail(param->getLocation(), "parameter '" + param->getNameAsString() + "'");
-      }
+      if (info.accumulator_args[i] == ArgKind::kContext) continue;
+      call += ", " + Argument(info.accumulator_args[i], accumulator->getParamDecl(i + 1), input_types, storages,
+                              "      ", &input, &main);
     }
     main += "      " + call + ");\n    }\n";
     main += "  } else {\n";

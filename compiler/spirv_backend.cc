@@ -51,17 +51,23 @@ uint32_t SpirvRequiredFeatures(const std::vector<uint32_t>& words) {
 
 namespace {
 
-// Compiles one lowered shader; a failure (a kilnc bug) empties `code` and becomes the CPU-only reason.
-void CompileLowered(const std::string& glsl, std::vector<uint32_t>* code, uint32_t* features, std::string* reason) {
-  if (glsl.empty()) return;
+// Fills the shader part of a payload row from one lowered shader. A shader glslang rejects (a kilnc bug) gets no
+// code, and the message becomes its CPU-only reason, in `reason` too.
+void CompileLowered(const std::string& name, size_t num_inputs, const std::string& glsl, std::string* reason,
+                    vulkan::SpirvShader* out) {
+  out->name = name;
+  out->num_inputs = static_cast<uint32_t>(num_inputs);
   std::string error;
-  if (CompileGlslToSpirv(glsl, code, &error)) {
-    *features = SpirvRequiredFeatures(*code);
+  if (!glsl.empty() && CompileGlslToSpirv(glsl, &out->code, &error)) {
+    out->required_features = SpirvRequiredFeatures(out->code);
     return;
   }
-  code->clear();
-  *reason = "kilnc's GLSL for this kernel did not compile (a kilnc bug): " + error;
-  while (!reason->empty() && reason->back() == '\n') reason->pop_back();
+  out->code.clear();
+  if (!glsl.empty()) {
+    *reason = "kilnc's GLSL for it did not compile (a kilnc bug): " + error;
+    while (!reason->empty() && reason->back() == '\n') reason->pop_back();
+  }
+  out->cpu_only_reason = *reason;
 }
 
 }  // namespace
@@ -75,14 +81,10 @@ std::vector<uint8_t> BuildSpirvPayload(ScriptInfo* info) {
     const KernelDesc& desc = info->module.kernels[i];
     GpuKernelLowering& lowered = info->gpu.kernels[i];
     vulkan::SpirvKernel kernel;
-    kernel.name = desc.name;
-    kernel.num_inputs = static_cast<uint32_t>(desc.inputs.size());
+    CompileLowered(desc.name, desc.inputs.size(), lowered.glsl, &lowered.cpu_only_reason, &kernel);
     kernel.has_output = desc.has_output();
-    for (int u = 0; u < 9; ++u) kernel.unit_sizes[u] = lowered.unit_sizes[u];
-    CompileLowered(lowered.glsl, &kernel.code, &kernel.required_features, &lowered.cpu_only_reason);
-    if (kernel.code.empty()) {
-      kernel.cpu_only_reason = lowered.cpu_only_reason;
-      for (uint32_t& unit : kernel.unit_sizes) unit = 0;
+    if (!kernel.code.empty()) {
+      for (int u = 0; u < 9; ++u) kernel.unit_sizes[u] = lowered.unit_sizes[u];
     }
     payload.kernels.push_back(std::move(kernel));
   }
@@ -90,12 +92,8 @@ std::vector<uint8_t> BuildSpirvPayload(ScriptInfo* info) {
     const ReductionDesc& desc = info->module.reductions[i];
     GpuReductionLowering& lowered = info->gpu.reductions[i];
     vulkan::SpirvReduction reduction;
-    reduction.name = desc.name;
-    reduction.num_inputs = static_cast<uint32_t>(desc.inputs.size());
-    CompileLowered(lowered.glsl, &reduction.code, &reduction.required_features, &lowered.cpu_only_reason);
-    if (reduction.code.empty()) {
-      reduction.cpu_only_reason = lowered.cpu_only_reason;
-    } else {
+    CompileLowered(desc.name, desc.inputs.size(), lowered.glsl, &lowered.cpu_only_reason, &reduction);
+    if (!reduction.code.empty()) {
       reduction.accumulator_stride = lowered.accumulator_stride;
       reduction.result_words = lowered.result_words;
       for (int u = 0; u < 8; ++u) reduction.unit_sizes[u] = lowered.unit_sizes[u];

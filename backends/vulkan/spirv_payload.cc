@@ -1,6 +1,7 @@
 #include "backends/vulkan/spirv_payload.h"
 
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include "kiln/kernel_abi.h"
@@ -43,6 +44,46 @@ class StringArea {
   const char* base_;
   uint32_t size_;
 };
+
+// The fields every kernel and reduction row starts with (SpirvShader): strings, code in range, input count.
+template <typename Row>
+bool ReadShader(const Row& row, const StringArea& strings, const uint8_t* bytes, size_t size,
+                const std::string& where, SpirvShader* out, std::string* error) {
+  if (!strings.Get(row.name, &out->name) || !strings.Get(row.entry_point, &out->entry_point) ||
+      !strings.Get(row.cpu_only_reason, &out->cpu_only_reason)) {
+    *error = where + ": a string offset points outside the string area";
+    return false;
+  }
+  if (row.code_size % 4 || row.code_offset % 4 || !InRange(row.code_offset, row.code_size, size)) {
+    *error = where + " (" + out->name + "): code at offset " + std::to_string(row.code_offset) + " (+" +
+             std::to_string(row.code_size) + ") is misaligned or outside the payload";
+    return false;
+  }
+  if (row.num_inputs > KILN_KERNEL_MAX_INPUTS) {
+    *error = where + " (" + out->name + "): " + std::to_string(row.num_inputs) + " inputs (at most " +
+             std::to_string(KILN_KERNEL_MAX_INPUTS) + ")";
+    return false;
+  }
+  out->code.resize(row.code_size / 4);
+  if (row.code_size) memcpy(out->code.data(), bytes + row.code_offset, row.code_size);
+  out->required_features = row.required_features;
+  out->num_inputs = row.num_inputs;
+  return true;
+}
+
+// The same fields written back; the code is appended to `code`, which starts at payload offset `code_offset`.
+template <typename Row>
+void WriteShader(const SpirvShader& shader, const std::function<uint32_t(const std::string&)>& intern,
+                 uint32_t code_offset, std::string* code, Row* row) {
+  row->name = intern(shader.name);
+  row->entry_point = intern(shader.entry_point);
+  row->cpu_only_reason = intern(shader.cpu_only_reason);
+  row->code_offset = code_offset + static_cast<uint32_t>(code->size());
+  row->code_size = static_cast<uint32_t>(shader.code.size() * 4);
+  code->append(reinterpret_cast<const char*>(shader.code.data()), shader.code.size() * 4);
+  row->required_features = shader.required_features;
+  row->num_inputs = shader.num_inputs;
+}
 
 }  // namespace
 
@@ -122,25 +163,11 @@ bool ParseSpirvPayload(const void* data, size_t size, SpirvPayload* out, std::st
     SpirvKernel kernel;
     const std::string where =
         "spirv payload: kernel row " + std::to_string(i) + " at offset " + std::to_string(row_offset);
-    if (!strings.Get(row.name, &kernel.name) || !strings.Get(row.entry_point, &kernel.entry_point) ||
-        !strings.Get(row.cpu_only_reason, &kernel.cpu_only_reason)) {
-      *error = where + ": a string offset points outside the string area";
+    if (!ReadShader(row, strings, bytes, size, where, &kernel, error)) return false;
+    if (row.has_output > 1) {
+      *error = where + " (" + kernel.name + "): has_output " + std::to_string(row.has_output);
       return false;
     }
-    if (row.code_size % 4 || row.code_offset % 4 || !InRange(row.code_offset, row.code_size, size)) {
-      *error = where + " (" + kernel.name + "): code at offset " + std::to_string(row.code_offset) + " (+" +
-               std::to_string(row.code_size) + ") is misaligned or outside the payload";
-      return false;
-    }
-    if (row.num_inputs > KILN_KERNEL_MAX_INPUTS || row.has_output > 1) {
-      *error = where + " (" + kernel.name + "): " + std::to_string(row.num_inputs) + " inputs, has_output " +
-               std::to_string(row.has_output);
-      return false;
-    }
-    kernel.code.resize(row.code_size / 4);
-    if (row.code_size) memcpy(kernel.code.data(), bytes + row.code_offset, row.code_size);
-    kernel.required_features = row.required_features;
-    kernel.num_inputs = row.num_inputs;
     kernel.has_output = row.has_output != 0;
     memcpy(kernel.unit_sizes, row.unit_sizes, sizeof(kernel.unit_sizes));
     out->kernels.push_back(std::move(kernel));
@@ -180,28 +207,13 @@ bool ParseSpirvPayload(const void* data, size_t size, SpirvPayload* out, std::st
     SpirvReduction reduction;
     const std::string where =
         "spirv payload: reduction row " + std::to_string(i) + " at offset " + std::to_string(row_offset);
-    if (!strings.Get(row.name, &reduction.name) || !strings.Get(row.entry_point, &reduction.entry_point) ||
-        !strings.Get(row.cpu_only_reason, &reduction.cpu_only_reason)) {
-      *error = where + ": a string offset points outside the string area";
+    if (!ReadShader(row, strings, bytes, size, where, &reduction, error)) return false;
+    if (row.code_size && (row.accumulator_stride == 0 || row.accumulator_stride > (1u << 20) ||
+                          row.result_words == 0 || row.result_words > (1u << 20))) {
+      *error = where + " (" + reduction.name + "): accumulator stride " + std::to_string(row.accumulator_stride) +
+               ", " + std::to_string(row.result_words) + " result words (out of range)";
       return false;
     }
-    if (row.code_size % 4 || row.code_offset % 4 || !InRange(row.code_offset, row.code_size, size)) {
-      *error = where + " (" + reduction.name + "): code at offset " + std::to_string(row.code_offset) + " (+" +
-               std::to_string(row.code_size) + ") is misaligned or outside the payload";
-      return false;
-    }
-    if (row.num_inputs > KILN_KERNEL_MAX_INPUTS ||
-        (row.code_size && (row.accumulator_stride == 0 || row.accumulator_stride > (1u << 20) ||
-                           row.result_words == 0 || row.result_words > (1u << 20)))) {
-      *error = where + " (" + reduction.name + "): " + std::to_string(row.num_inputs) + " inputs, accumulator stride " +
-               std::to_string(row.accumulator_stride) + ", " + std::to_string(row.result_words) +
-               " result words (out of range)";
-      return false;
-    }
-    reduction.code.resize(row.code_size / 4);
-    if (row.code_size) memcpy(reduction.code.data(), bytes + row.code_offset, row.code_size);
-    reduction.required_features = row.required_features;
-    reduction.num_inputs = row.num_inputs;
     reduction.accumulator_stride = row.accumulator_stride;
     reduction.result_words = row.result_words;
     memcpy(reduction.unit_sizes, row.unit_sizes, sizeof(reduction.unit_sizes));
@@ -244,14 +256,7 @@ std::string WriteSpirvPayload(const SpirvPayload& payload) {
   std::string code;
   for (const SpirvKernel& kernel : payload.kernels) {
     KilnSpirvKernelEntry row{};
-    row.name = intern(kernel.name);
-    row.entry_point = intern(kernel.entry_point);
-    row.cpu_only_reason = intern(kernel.cpu_only_reason);
-    row.code_offset = code_offset + static_cast<uint32_t>(code.size());
-    row.code_size = static_cast<uint32_t>(kernel.code.size() * 4);
-    code.append(reinterpret_cast<const char*>(kernel.code.data()), kernel.code.size() * 4);
-    row.required_features = kernel.required_features;
-    row.num_inputs = kernel.num_inputs;
+    WriteShader(kernel, intern, code_offset, &code, &row);
     row.has_output = kernel.has_output ? 1 : 0;
     memcpy(row.unit_sizes, kernel.unit_sizes, sizeof(row.unit_sizes));
     kernel_rows.push_back(row);
@@ -269,14 +274,7 @@ std::string WriteSpirvPayload(const SpirvPayload& payload) {
   std::vector<KilnSpirvReductionEntry> reduction_rows;
   for (const SpirvReduction& reduction : payload.reductions) {
     KilnSpirvReductionEntry row{};
-    row.name = intern(reduction.name);
-    row.entry_point = intern(reduction.entry_point);
-    row.cpu_only_reason = intern(reduction.cpu_only_reason);
-    row.code_offset = code_offset + static_cast<uint32_t>(code.size());
-    row.code_size = static_cast<uint32_t>(reduction.code.size() * 4);
-    code.append(reinterpret_cast<const char*>(reduction.code.data()), reduction.code.size() * 4);
-    row.required_features = reduction.required_features;
-    row.num_inputs = reduction.num_inputs;
+    WriteShader(reduction, intern, code_offset, &code, &row);
     row.accumulator_stride = reduction.accumulator_stride;
     row.result_words = reduction.result_words;
     memcpy(row.unit_sizes, reduction.unit_sizes, sizeof(row.unit_sizes));

@@ -16,13 +16,18 @@
 namespace kiln {
 namespace vulkan {
 
-struct SpirvKernel {
+// What kernel and reduction rows share: the first seven fields of KilnSpirvKernelEntry and
+// KilnSpirvReductionEntry, in the same order.
+struct SpirvShader {
   std::string name;
   std::string entry_point = "main";
   std::vector<uint32_t> code;  // empty: CPU-only
   std::string cpu_only_reason;
   uint32_t required_features = 0;
   uint32_t num_inputs = 0;
+};
+
+struct SpirvKernel : SpirvShader {
   bool has_output = false;
   uint32_t unit_sizes[9] = {};  // inputs, then [8] for the output
 };
@@ -36,13 +41,7 @@ struct SpirvGlobal {
 };
 
 // A reduction's two-pass shader (kiln/spirv_abi.h, "Reductions").
-struct SpirvReduction {
-  std::string name;
-  std::string entry_point = "main";
-  std::vector<uint32_t> code;  // empty: CPU-only
-  std::string cpu_only_reason;
-  uint32_t required_features = 0;
-  uint32_t num_inputs = 0;
+struct SpirvReduction : SpirvShader {
   uint32_t accumulator_stride = 0;
   uint32_t result_words = 0;
   uint32_t unit_sizes[8] = {};
