@@ -14,20 +14,7 @@ namespace kiln {
 namespace testing {
 namespace {
 
-GlslKernel AddOneKernel() {
-  GlslKernel k;
-  k.name = "add_one";
-  k.input_sizes = {4};
-  k.output_size = 4;
-  k.glsl = KernelPreamble(2) +
-           "layout(set = 0, binding = 1, std430) readonly buffer In0 { float in0[]; };\n"
-           "layout(set = 0, binding = 9, std430) writeonly buffer Out { float out0[]; };\n"
-           "void main() {\n"
-           "  uvec3 p = gl_GlobalInvocationID + kiln.origin.xyz;\n"
-           "  if (any(greaterThanEqual(p, kiln.dim.xyz))) return;\n"
-           "  out0[kiln_index(1, p)] = in0[kiln_index(0, p)] + 1.0;\n}\n";
-  return k;
-}
+GlslKernel AddOneKernel() { return UnaryKernel("add_one", "float", "x + 1.0"); }
 
 struct Fixture {
   std::unique_ptr<VulkanHarness> harness;

@@ -87,18 +87,7 @@ GlslKernel Invert() {
   return k;
 }
 
-GlslKernel AddOne() {
-  GlslKernel k;
-  k.name = "add_one";
-  k.input_sizes = {4};
-  k.output_size = 4;
-  k.glsl = KernelPreamble(2) +
-           "layout(set = 0, binding = 1, std430) readonly buffer In0 { float in0[]; };\n"
-           "layout(set = 0, binding = 9, std430) writeonly buffer Out { float out0[]; };\n"
-           "void main() {\n" +
-           kGuard + "  out0[kiln_index(1, p)] = in0[kiln_index(0, p)] + 1.0;\n}\n";
-  return k;
-}
+GlslKernel AddOne() { return UnaryKernel("add_one", "float", "x + 1.0"); }
 
 // uchar -> uchar through 8-bit storage.
 GlslKernel HalveBytes() {
@@ -912,18 +901,7 @@ GlslReduction SumCount() {
 }
 
 // out = in + 1 over ints: the for_each a batch records before its reductions.
-GlslKernel IncInt() {
-  GlslKernel k;
-  k.name = "inc_int";
-  k.input_sizes = {4};
-  k.output_size = 4;
-  k.glsl = KernelPreamble(2) +
-           "layout(set = 0, binding = 1, std430) readonly buffer In0 { int in0[]; };\n"
-           "layout(set = 0, binding = 9, std430) writeonly buffer Out { int out0[]; };\n"
-           "void main() {\n" +
-           kGuard + "  out0[kiln_index(1, p)] = in0[kiln_index(0, p)] + 1;\n}\n";
-  return k;
-}
+GlslKernel IncInt() { return UnaryKernel("inc_int", "int", "x + 1"); }
 
 struct SumCountResult {
   uint32_t sum = 0xEEEEEEEEu, coords = 0xEEEEEEEEu, count = 0xEEEEEEEEu;

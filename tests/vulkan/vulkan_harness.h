@@ -283,6 +283,24 @@ inline std::string KernelPreamble(int num_views, const std::string& extensions =
          "}\n";
 }
 
+// A kernel with one input and an output of the same 4-byte GLSL `type` (float, int, uint):
+// out0[cell] = `expression`, in which `x` is the input element.
+inline GlslKernel UnaryKernel(const std::string& name, const std::string& type, const std::string& expression) {
+  GlslKernel k;
+  k.name = name;
+  k.input_sizes = {4};
+  k.output_size = 4;
+  k.glsl = KernelPreamble(2) + "layout(set = 0, binding = 1, std430) readonly buffer In0 { " + type +
+           " in0[]; };\n"
+           "layout(set = 0, binding = 9, std430) writeonly buffer Out { " + type + " out0[]; };\n"
+           "void main() {\n"
+           "  uvec3 p = gl_GlobalInvocationID + kiln.origin.xyz;\n"
+           "  if (any(greaterThanEqual(p, kiln.dim.xyz))) return;\n"
+           "  " + type + " x = in0[kiln_index(0, p)];\n"
+           "  out0[kiln_index(1, p)] = " + expression + ";\n}\n";
+  return k;
+}
+
 inline KilnHalBufferView View(KilnHalBuffer* buffer, uint32_t element_size, uint64_t stride_x,
                               uint64_t stride_y = 0, uint64_t stride_z = 0, uint64_t offset = 0) {
   KilnHalBufferView view{};
