@@ -3,6 +3,7 @@
 //   kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR] [--seed N] [--threads N]
 //                  [--op NAME=MODULE.kmod:KERNEL]... [--device cpu|gpu|gpu-only|auto] [--driver PATH] [--explain]
 //   kiln inspect MODEL
+//   kiln inspect MODULE.kmod [--device ...] [--driver PATH]   (reflection, GPU forms, placement)
 //   kiln inspect --devices [--device ...] [--driver PATH]
 //
 // `run` prints each output's shape and first values and writes outputs as .npy; inputs not given are filled
@@ -27,6 +28,7 @@
 #include "kiln/operator.h"
 #include "ops/builtin_ops.h"
 #include "runtime/model/model.h"
+#include "runtime/module/module.h"
 #include "tools/npy.h"
 
 namespace {
@@ -45,7 +47,7 @@ void Usage(FILE* out) {
                "               GPU or accelerator when a driver has one)\n"
                "      --driver a driver library or directory to load instead of $KILN_DRIVER and the default\n"
                "      --explain print which driver and device runs each node, and why\n"
-               "  kiln inspect MODEL\n"
+               "  kiln inspect MODEL | MODULE.kmod [--device ...] [--driver PATH]\n"
                "  kiln inspect --devices [--device ...] [--driver PATH]\n"
                "  kiln --version\n");
 }
@@ -206,7 +208,45 @@ int InspectDevices(const DeviceFlags& flags) {
   return 0;
 }
 
-int Inspect(const std::string& path) {
+// `kiln inspect MODULE.kmod`: the module's reflection (kernels, globals, invokables, reductions, with the reason
+// any of them has no GPU form), then where each kernel and reduction runs under the device policy.
+int InspectModule(const std::string& path, const std::vector<uint8_t>& bytes, const DeviceFlags& flags) {
+  kiln::KernelModuleDesc desc;
+  std::string error;
+  if (!kiln::ReadKernelModule(bytes.data(), bytes.size(), &desc, &error)) {
+    std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), error.c_str());
+    return 1;
+  }
+  std::printf("module: %s\n%s", path.c_str(), kiln::DescribeKernelModule(desc).c_str());
+  KilnModule* module = KilnModuleCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
+  KilnContextOptions* options = KilnContextOptionsCreate();
+  KilnContextOptionsSetErrorReporter(options, PrintError, nullptr);
+  KilnContextOptionsSetDevicePolicy(options, flags.policy);
+  if (!flags.driver.empty()) KilnContextOptionsSetDriverPath(options, flags.driver.c_str());
+  KilnContext* context = KilnContextCreate(options);
+  KilnContextOptionsDelete(options);
+  KilnScript* script = module && context ? KilnScriptCreate(context, module) : nullptr;
+  if (script != nullptr) {
+    std::printf("placement (policy %s):\n", KilnDevicePolicyName(flags.policy));
+    PrintDecisions(KilnContextGetDecisionCount(context), [&](int i, KilnDecisionKind* kind, const char** message) {
+      KilnContextGetDecision(context, i, kind, nullptr, message);
+    });
+  }
+  KilnScriptDelete(script);
+  KilnContextDelete(context);
+  KilnModuleDelete(module);
+  return script != nullptr ? 0 : 1;
+}
+
+int Inspect(const std::string& path, const DeviceFlags& flags) {
+  {
+    // A kernel module (FlatBuffers identifier "KMOD", after the size prefix .kmod files carry) rather than a model.
+    std::vector<uint8_t> bytes;
+    if (ReadFile(path, &bytes) && bytes.size() >= 12 &&
+        (std::memcmp(bytes.data() + 8, "KMOD", 4) == 0 || std::memcmp(bytes.data() + 4, "KMOD", 4) == 0)) {
+      return InspectModule(path, bytes, flags);
+    }
+  }
   KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
   if (model == nullptr) return 1;
   KilnModelDelete(model);
@@ -484,6 +524,6 @@ int main(int argc, char** argv) {
     Usage(stderr);
     return 2;
   }
-  if (command == "inspect") return Inspect(model);
+  if (command == "inspect") return Inspect(model, device);
   return Run(model, inputs, output_dir, seed, threads, kernel_ops, device);
 }
