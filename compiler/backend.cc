@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -20,6 +21,7 @@
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -137,6 +139,140 @@ bool FillDefaultValues(const llvm::Module& module, KernelModuleDesc* desc, std::
                       "': its initializer is not plain data (addresses cannot be reflected)\n";
       return false;
     }
+  }
+  return true;
+}
+
+// Which reflected pointer globals (`float* gWeights;`) each entry point's code may use: the runtime refuses a
+// launch while one of them is unbound, since the generated code dereferences the raw pointer unchecked (on
+// the CPU, NULL). It runs on the IR as code generation leaves it, before linking, inlining and dead-code
+// removal, so that it sees everything the source can reach: what is reachable from an entry point through the
+// call graph (direct calls; any other reference to a function counts too, though the front end refuses
+// function pointers), the initializers of the globals that code refers to, and the kernels an rsForEach may
+// launch. Over-approximating errs on the side of refusing a launch; the one use left out is loading the
+// pointer only to compare it (`if (gWeights != NULL)`), which never dereferences it.
+class PointerGlobalUses {
+ public:
+  PointerGlobalUses(const llvm::Module& module, const KernelModuleDesc& desc) : module_(module) {
+    for (const GlobalDesc& g : desc.globals) {
+      if (g.is_pointer()) pointer_globals_.insert(g.name);
+    }
+    for (const KernelDesc& k : desc.kernels) kernels_[k.name] = k.expand_symbol;
+  }
+
+  // The pointer globals reachable from `entry_points`, sorted. False (with diagnostics) when one of them has
+  // no definition in the IR.
+  bool Find(const std::vector<std::string>& entry_points, std::vector<std::string>* out,
+            std::string* diagnostics) {
+    Walk walk;
+    for (const std::string& symbol : entry_points) {
+      const llvm::Function* f = module_.getFunction(symbol);
+      if (f == nullptr || f->isDeclaration()) {
+        *diagnostics += "kilnc: internal error: entry point '" + symbol + "' has no IR definition\n";
+        return false;
+      }
+      Push(&walk, f);
+    }
+    std::set<std::string> launched;
+    while (!walk.work.empty()) {
+      while (!walk.work.empty()) {
+        const llvm::Function* f = walk.work.back();
+        walk.work.pop_back();
+        if (f->isDeclaration()) {
+          if (f->getName() == "__kiln_rt_for_each") walk.for_each = true;
+          continue;
+        }
+        for (const llvm::BasicBlock& block : *f) {
+          for (const llvm::Instruction& inst : block) {
+            if (ComparesOnly(inst)) continue;
+            for (const llvm::Value* operand : inst.operands()) {
+              if (const auto* c = llvm::dyn_cast<llvm::Constant>(operand)) Visit(&walk, c);
+            }
+          }
+        }
+      }
+      // rsForEach names its kernel in a string (rs_core.rsh); the driver launches it without the runtime, so
+      // its pointer globals count here. Without a kernel's name in sight, any kernel may be launched.
+      if (!walk.for_each) break;
+      const bool all = walk.strings_named_kernel.empty();
+      for (const auto& [name, symbol] : kernels_) {
+        if ((!all && !walk.strings_named_kernel.count(name)) || !launched.insert(name).second) continue;
+        if (const llvm::Function* f = module_.getFunction(symbol)) Push(&walk, f);
+      }
+    }
+    out->assign(walk.found.begin(), walk.found.end());  // std::set: sorted
+    return true;
+  }
+
+ private:
+  struct Walk {
+    std::set<const llvm::Function*> functions;
+    std::vector<const llvm::Function*> work;
+    std::set<const llvm::Constant*> constants;
+    std::set<std::string> found;
+    std::set<std::string> strings_named_kernel;
+    bool for_each = false;
+  };
+
+  static void Push(Walk* walk, const llvm::Function* f) {
+    if (walk->functions.insert(f).second) walk->work.push_back(f);
+  }
+
+  // A load of a pointer global whose value is only compared (with NULL, say) reads the pointer, never through
+  // it.
+  bool ComparesOnly(const llvm::Instruction& inst) const {
+    const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+    if (load == nullptr) return false;
+    const auto* gv = llvm::dyn_cast<llvm::GlobalVariable>(load->getPointerOperand());
+    if (gv == nullptr || !pointer_globals_.count(gv->getName().str())) return false;
+    for (const llvm::User* user : load->users()) {
+      if (!llvm::isa<llvm::ICmpInst>(user)) return false;
+    }
+    return true;
+  }
+
+  void Visit(Walk* walk, const llvm::Constant* c) {
+    if (!walk->constants.insert(c).second) return;
+    if (const auto* f = llvm::dyn_cast<llvm::Function>(c)) {
+      Push(walk, f);
+      return;
+    }
+    if (const auto* gv = llvm::dyn_cast<llvm::GlobalVariable>(c)) {
+      const std::string name = gv->getName().str();
+      if (pointer_globals_.count(name)) walk->found.insert(name);
+      if (!gv->hasInitializer()) return;
+      // A static table may hold a function's or a pointer global's address; a string may name a kernel.
+      if (const auto* text = llvm::dyn_cast<llvm::ConstantDataSequential>(gv->getInitializer());
+          text != nullptr && text->isCString() && kernels_.count(text->getAsCString().str())) {
+        walk->strings_named_kernel.insert(text->getAsCString().str());
+      }
+      Visit(walk, gv->getInitializer());
+      return;
+    }
+    if (llvm::isa<llvm::GlobalValue>(c)) return;  // aliases and ifuncs: none in a script
+    for (const llvm::Value* operand : c->operands()) {
+      if (const auto* inner = llvm::dyn_cast<llvm::Constant>(operand)) Visit(walk, inner);
+    }
+  }
+
+  const llvm::Module& module_;
+  std::set<std::string> pointer_globals_;
+  std::map<std::string, std::string> kernels_;  // name -> expand symbol
+};
+
+bool FillPointerGlobals(const llvm::Module& module, KernelModuleDesc* desc, std::string* diagnostics) {
+  PointerGlobalUses uses(module, *desc);
+  for (KernelDesc& k : desc->kernels) {
+    if (!uses.Find({k.expand_symbol}, &k.pointer_globals, diagnostics)) return false;
+  }
+  for (ReductionDesc& r : desc->reductions) {
+    if (!uses.Find({r.init_symbol, r.accum_symbol, r.combine_symbol, r.out_symbol}, &r.pointer_globals,
+                   diagnostics)) {
+      return false;
+    }
+  }
+  for (InvokableDesc& f : desc->invokables) {
+    if (!uses.Find({f.symbol}, &f.pointer_globals, diagnostics)) return false;
   }
   return true;
 }
@@ -322,6 +458,7 @@ void CompileKernelSource(const std::string& source, const std::string& filename,
   }
   if (!Verify(*module, "code generation", &result->diagnostics)) return;
   if (!FillDefaultValues(*module, &info.module, &result->diagnostics)) return;
+  if (!FillPointerGlobals(*module, &info.module, &result->diagnostics)) return;
   if (!LinkMathLibrary(module.get(), &result->diagnostics)) return;
   if (!Verify(*module, "linking the math library", &result->diagnostics)) return;
   Finalize(module.get(), info);

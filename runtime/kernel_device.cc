@@ -856,6 +856,26 @@ KilnStatus KernelScript::NoteForgotten(KilnStatus status) {
   return status;
 }
 
+KilnStatus KernelScript::CheckPointerGlobals(const char* what, const std::string& name,
+                                             const std::vector<std::string>& pointer_globals) const {
+  KilnStatus status = kKilnOk;
+  for (const std::string& global : pointer_globals) {
+    if (bindings_.count(global)) continue;
+    reporter()->ReportError(
+        "%s: %s '%s' reads pointer global '%s', which is not bound%s (bind a tensor with "
+        "KilnScriptBindAllocation)",
+        module_->name().c_str(), what, name.c_str(), global.c_str(),
+        forgotten_.count(global) ? ": its tensor was deleted (KilnTensorDelete) while bound" : "");
+    status = kKilnInvalidArgument;
+  }
+  return status;
+}
+
+KilnStatus KernelScript::CheckKernelBindings(int kernel_index) const {
+  const KernelDesc& k = module_->desc().kernels[kernel_index];
+  return CheckPointerGlobals("kernel", k.name, k.pointer_globals);
+}
+
 void KernelScript::AcceleratorFailed(const std::string& what, KilnStatus status) {
   KernelDevice* accel = accel_.script ? accel_.script->device() : nullptr;
   const std::string errors = accel ? accel->hal()->TakeErrors() : "";
@@ -981,6 +1001,8 @@ KilnStatus KernelScript::ForEach(int kernel_index, const KilnTensor* const* inpu
       s != kKilnOk) {
     return s;
   }
+  // Before any driver: the generated code would dereference an unbound pointer global (NULL on the CPU).
+  if (KilnStatus s = CheckKernelBindings(kernel_index); s != kKilnOk) return s;
   if (KernelOnAccelerator(kernel_index)) {
     KilnStatus s = Sync(&accel_);
     if (s == kKilnOk) s = accel_.script->Run(plan);
@@ -1000,6 +1022,7 @@ KilnStatus KernelScript::Invoke(int invokable_index, const void* args, size_t si
                             inv.name.c_str(), inv.args_size, size);
     return kKilnInvalidArgument;
   }
+  if (KilnStatus s = CheckPointerGlobals("invokable", inv.name, inv.pointer_globals); s != kKilnOk) return s;
   return NoteForgotten(OnCpu([&](DeviceScript* script) { return script->Invoke(invokable_index, args, size); }));
 }
 
@@ -1010,6 +1033,8 @@ KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* in
       s != kKilnOk) {
     return s;
   }
+  const ReductionDesc& r = module_->desc().reductions[reduction_index];
+  if (KilnStatus s = CheckPointerGlobals("reduction", r.name, r.pointer_globals); s != kKilnOk) return s;
   if (accelerator_usable() && placement_->reduction_on_accelerator[reduction_index]) {
     // The device writes a scratch result, so a failed attempt never leaves half a result behind.
     std::vector<uint8_t> scratch(result_size);

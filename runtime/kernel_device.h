@@ -214,6 +214,12 @@ class KernelScript {
   KilnStatus Reduce(int reduction_index, const KilnTensor* const* inputs, int num_inputs, void* result,
                     size_t result_size, const KilnLaunchOptions* options);
 
+  // Whether every pointer global kernel `kernel_index` may use (KernelDesc::pointer_globals) has a tensor
+  // bound; reports each one that has none and returns kKilnInvalidArgument. ForEach checks it; a caller that
+  // launches the kernel itself (the interpreter's partitions) must too, since the generated code dereferences
+  // such a pointer unchecked.
+  KilnStatus CheckKernelBindings(int kernel_index) const;
+
   // For the interpreter's partitions: whether kernel `k` runs on the accelerator now, and its instance there
   // with the globals brought up to date (null when it does not).
   bool KernelOnAccelerator(int kernel_index) const;
@@ -240,6 +246,10 @@ class KernelScript {
   // After a failed launch or invokable: names the globals that lost their tensor to KilnTensorDelete, the
   // likely cause (the drivers' messages cannot name an unbound allocation's global). Passes `status` on.
   KilnStatus NoteForgotten(KilnStatus status);
+  // Refuses a launch of `what` `name` (reported, kKilnInvalidArgument) when one of the pointer globals its
+  // code may use has no tensor bound.
+  KilnStatus CheckPointerGlobals(const char* what, const std::string& name,
+                                 const std::vector<std::string>& pointer_globals) const;
   // Runs `work` on the CPU instance with the globals brought up to date, then reads back what it changed
   // so that it reaches the accelerator before its next launch.
   KilnStatus OnCpu(const std::function<KilnStatus(DeviceScript*)>& work);

@@ -280,9 +280,11 @@ KilnStatus KernelPartitionInvoke(Interpreter* interpreter, const KernelPartition
     std::vector<const KilnTensor*> inputs;
     for (int index : node->inputs) inputs.push_back(interpreter->tensor(index));
     KilnTensor* output = node->outputs.empty() ? nullptr : interpreter->tensor(node->outputs[0]);
-    if (KilnStatus s = PlanForEach(state->script->module(), node->op->kernel_index, inputs.data(),
-                                   static_cast<int>(inputs.size()), output, nullptr, devices->cpu(), &step.plan);
-        s != kKilnOk) {
+    KilnStatus s = PlanForEach(state->script->module(), node->op->kernel_index, inputs.data(),
+                               static_cast<int>(inputs.size()), output, nullptr, devices->cpu(), &step.plan);
+    // Launched here rather than through ForEach, so the pointer globals are checked here.
+    if (s == kKilnOk) s = state->script->CheckKernelBindings(node->op->kernel_index);
+    if (s != kKilnOk) {
       interpreter->ReportError("Node number %d (%s) failed to invoke.", n, NodeOpName(*node).c_str());
       return s;
     }

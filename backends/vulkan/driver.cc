@@ -2307,7 +2307,10 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
   }
   const uint32_t result_slot = 1 + desc.num_inputs;
   out->buffers[result_slot] = scratch->result;
-  out->buffers.back() = scratch->partials;
+  // By binding number: a shader that reports faults has binding 27 after the partials.
+  for (size_t b = 0; b < reduction.bindings.size(); ++b) {
+    if (reduction.bindings[b] == KILN_SPIRV_PARTIALS_BINDING) out->buffers[b] = scratch->partials;
+  }
   out->scratch = std::move(scratch);
   out->out_result = out_result;
   out->result_size = result_size;

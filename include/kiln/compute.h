@@ -92,9 +92,9 @@ KILN_CAPI_EXPORT KilnTensor* KilnTensorCreate(KilnContext* context, KilnType typ
 /* Only for tensors from KilnTensorCreate. NULL is a no-op. A tensor may be deleted while script globals are
  * bound to it: every script of its context unbinds it first, exactly as binding NULL to those globals would
  * (on every device, with the device copies that mirror it), quietly. A later launch that reads such a global
- * then behaves as with one never bound: on the CPU it fails, and the message names the global. A pointer
- * global's accesses are not checked on the CPU (as a C pointer's), so a kernel must not read through an unbound
- * one. This touches the scripts that bind the tensor: do not delete it while another thread uses one of them. */
+ * then behaves as with one never bound: on the CPU it fails, and the message names the global; for a pointer
+ * global the runtime refuses it before it runs (see KilnScriptBindAllocation). This touches the scripts that
+ * bind the tensor: do not delete it while another thread uses one of them. */
 KILN_CAPI_EXPORT void KilnTensorDelete(KilnTensor* tensor);
 
 /* ---- Scripts ---- */
@@ -110,7 +110,10 @@ KILN_CAPI_EXPORT KilnStatus KilnScriptGetGlobal(const KilnScript* script, const 
                                                 size_t size);
 /* Binds `tensor` to an rs_allocation (or pointer) global; NULL unbinds. The binding lasts until the global is
  * bound again, the script is deleted, or the tensor is deleted (KilnTensorDelete unbinds it from every script
- * of the context, as binding NULL would). */
+ * of the context, as binding NULL would). A kernel, reduction or invokable whose code reads or writes through a
+ * pointer global (`float* gWeights;`; comparing it with NULL does not count) runs only while a tensor is bound
+ * to it: KilnScriptForEach, KilnScriptReduce and KilnScriptInvoke otherwise return kKilnInvalidArgument, with a
+ * message naming the global, before anything runs. */
 KILN_CAPI_EXPORT KilnStatus KilnScriptBindAllocation(KilnScript* script, const char* name, KilnTensor* tensor);
 /* As KilnScriptBindAllocation, stating the allocation's element as RenderScript's Element did: `vector_size`
  * lanes (1 to 4) of the tensor's type, taken along its innermost dimension (which must be `vector_size`, or 4

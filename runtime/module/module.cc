@@ -142,6 +142,25 @@ class Validator {
     return true;
   }
 
+  // Each name must be a reflected pointer global, once: the runtime looks them up to refuse a launch while
+  // one is unbound, and a name it cannot find would make that check silently pass (or refuse every launch).
+  bool PointerGlobals(const std::vector<std::string>& names, const KernelModuleDesc& m,
+                      const std::string& where) {
+    std::set<std::string> seen;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string pwhere = where + " pointer global " + std::to_string(i) + " '" + names[i] + "'";
+      const GlobalDesc* g = m.FindGlobal(names[i]);
+      if (g == nullptr) return Fail(pwhere + ": the module has no global of that name");
+      if (!g->is_pointer()) {
+        return Fail(pwhere + ": the global is " +
+                    (g->is_allocation ? "an rs_allocation" : "not an allocation") +
+                    ", not a pointer bound to one");
+      }
+      if (!seen.insert(names[i]).second) return Fail(pwhere + ": listed twice");
+    }
+    return true;
+  }
+
   bool Level(const HalLevel& level, const KernelModuleDesc& m, const std::string& where) {
     if (m.hal_level < level) {
       return Fail(where + ": needs HAL level " + level.ToString() + ", above the module's " +
@@ -231,7 +250,7 @@ class Validator {
     }
     if (!Type(k.output, where + " output")) return false;
     if (!Level(k.hal_level, m, where)) return false;
-    return true;
+    return PointerGlobals(k.pointer_globals, m, where);
   }
 
   bool Global(const GlobalDesc& g, std::string where, std::set<std::string>* symbols) {
@@ -269,7 +288,7 @@ class Validator {
       }
       end = p.offset + p.type.size;
     }
-    return Level(f.hal_level, m, where);
+    return Level(f.hal_level, m, where) && PointerGlobals(f.pointer_globals, m, where);
   }
 
   bool Reduction(const KernelModuleDesc& m, const ReductionDesc& r, std::string where,
@@ -302,7 +321,7 @@ class Validator {
     }
     if (!Type(r.result, where + " result")) return false;
     if (r.result.kind == KernelTypeKind::kVoid) return Fail(where + ": void result");
-    return Level(r.hal_level, m, where);
+    return Level(r.hal_level, m, where) && PointerGlobals(r.pointer_globals, m, where);
   }
 
   std::string* error_;
@@ -370,6 +389,14 @@ bool ReadTypes(const flatbuffers::Vector<flatbuffers::Offset<fb::Type>>* types,
   return true;
 }
 
+std::vector<std::string> Strings(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
+  std::vector<std::string> out;
+  if (v) {
+    for (const flatbuffers::String* s : *v) out.push_back(Str(s));
+  }
+  return out;
+}
+
 template <typename T>
 std::vector<uint8_t> Bytes(const flatbuffers::Vector<T>* v) {
   if (!v) return {};
@@ -416,9 +443,8 @@ bool Convert(const fb::Module* m, KernelModuleDesc* out, std::string* error) {
       if (k->output() && !ReadType(k->output(), &d.output, where + " output", error)) return false;
       d.root_style = k->root_style();
       d.hal_level = Level(k->hal_level());
-      if (k->cpu_only_reasons()) {
-        for (const flatbuffers::String* s : *k->cpu_only_reasons()) d.cpu_only_reasons.push_back(Str(s));
-      }
+      d.cpu_only_reasons = Strings(k->cpu_only_reasons());
+      d.pointer_globals = Strings(k->pointer_globals());
       out->kernels.push_back(std::move(d));
     }
   }
@@ -459,6 +485,7 @@ bool Convert(const fb::Module* m, KernelModuleDesc* out, std::string* error) {
       d.args_size = f->args_size();
       d.args_alignment = f->args_alignment();
       d.hal_level = Level(f->hal_level());
+      d.pointer_globals = Strings(f->pointer_globals());
       out->invokables.push_back(std::move(d));
     }
   }
@@ -483,9 +510,8 @@ bool Convert(const fb::Module* m, KernelModuleDesc* out, std::string* error) {
       if (!ReadType(r->result(), &d.result, where + " result", error)) return false;
       d.signature = r->signature();
       d.hal_level = Level(r->hal_level());
-      if (r->cpu_only_reasons()) {
-        for (const flatbuffers::String* s : *r->cpu_only_reasons()) d.cpu_only_reasons.push_back(Str(s));
-      }
+      d.cpu_only_reasons = Strings(r->cpu_only_reasons());
+      d.pointer_globals = Strings(r->pointer_globals());
       out->reductions.push_back(std::move(d));
     }
   }
@@ -525,6 +551,14 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Type>>> WriteTyp
 }
 
 fb::HalLevel Level(const HalLevel& l) { return fb::HalLevel(l.major, l.minor); }
+
+// "    pointer globals: gA, gB\n", or nothing when there are none.
+std::string PointerGlobalsLine(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  std::string line = "    pointer globals:";
+  for (size_t i = 0; i < names.size(); ++i) line += (i ? ", " : " ") + names[i];
+  return line + "\n";
+}
 
 std::string TypeLine(const KernelTypeDesc& t) {
   std::ostringstream s;
@@ -641,8 +675,9 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
     auto output = WriteType(b, k.output);
     const fb::HalLevel level = Level(k.hal_level);
     auto reasons = b.CreateVectorOfStrings(k.cpu_only_reasons);
-    kernels.push_back(
-        fb::CreateKernel(b, name, symbol, k.signature, inputs, output, k.root_style, &level, reasons));
+    auto pointers = b.CreateVectorOfStrings(k.pointer_globals);
+    kernels.push_back(fb::CreateKernel(b, name, symbol, k.signature, inputs, output, k.root_style, &level,
+                                       reasons, pointers));
   }
   std::vector<flatbuffers::Offset<fb::Global>> globals;
   for (const GlobalDesc& g : m.globals) {
@@ -664,8 +699,9 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
     auto symbol = b.CreateString(f.symbol);
     auto params_vec = b.CreateVector(params);
     const fb::HalLevel level = Level(f.hal_level);
+    auto pointers = b.CreateVectorOfStrings(f.pointer_globals);
     invokables.push_back(
-        fb::CreateInvokable(b, name, symbol, params_vec, f.args_size, f.args_alignment, &level));
+        fb::CreateInvokable(b, name, symbol, params_vec, f.args_size, f.args_alignment, &level, pointers));
   }
   std::vector<flatbuffers::Offset<fb::Reduction>> reductions;
   for (const ReductionDesc& r : m.reductions) {
@@ -683,10 +719,11 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
     auto result = WriteType(b, r.result);
     const fb::HalLevel level = Level(r.hal_level);
     auto reasons = b.CreateVectorOfStrings(r.cpu_only_reasons);
+    auto pointers = b.CreateVectorOfStrings(r.pointer_globals);
     reductions.push_back(fb::CreateReduction(b, name, initializer, accumulator, combiner, outconverter,
                                              init_symbol, accum_symbol, combine_symbol, out_symbol,
                                              accum_type, r.accumulator_size, r.accumulator_alignment, inputs,
-                                             result, r.signature, &level, reasons));
+                                             result, r.signature, &level, reasons, pointers));
   }
   std::vector<flatbuffers::Offset<fb::Payload>> payloads;
   for (const PayloadDesc& p : m.payloads) {
@@ -726,6 +763,7 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
     for (size_t i = 0; i < k.inputs.size(); ++i) s << "    in" << i << ": " << TypeLine(k.inputs[i]) << "\n";
     if (k.has_output()) s << "    out: " << TypeLine(k.output) << "\n";
     for (const std::string& reason : k.cpu_only_reasons) s << "    cpu-only: " << reason << "\n";
+    s << PointerGlobalsLine(k.pointer_globals);
   }
   for (const GlobalDesc& g : m.globals) {
     s << "  global " << g.name << ": " << TypeLine(g.type) << (g.is_const ? " const" : "")
@@ -743,6 +781,7 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
     s << "  invokable " << f.name << " args " << f.args_size << " bytes align " << f.args_alignment << "\n";
     for (const ParamDesc& p : f.params)
       s << "    " << p.name << " @" << p.offset << ": " << TypeLine(p.type) << "\n";
+    s << PointerGlobalsLine(f.pointer_globals);
   }
   for (const ReductionDesc& r : m.reductions) {
     s << "  reduction " << r.name << " accumulator " << TypeLine(r.accumulator_type) << " result "
@@ -752,6 +791,7 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
       << " out=" << (r.outconverter.empty() ? "-" : r.outconverter) << "\n";
     for (size_t i = 0; i < r.inputs.size(); ++i) s << "    in" << i << ": " << TypeLine(r.inputs[i]) << "\n";
     for (const std::string& reason : r.cpu_only_reasons) s << "    cpu-only: " << reason << "\n";
+    s << PointerGlobalsLine(r.pointer_globals);
   }
   for (const PayloadDesc& p : m.payloads)
     s << "  payload " << p.target << ": " << p.data.size() << " bytes\n";

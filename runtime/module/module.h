@@ -88,6 +88,10 @@ struct KernelDesc {
   bool root_style = false;
   HalLevel hal_level;
   std::vector<std::string> cpu_only_reasons;
+  // The pointer globals (GlobalDesc::is_pointer) its code may read or write through, sorted: the runtime
+  // refuses a launch while one of them has no tensor bound, since the generated code dereferences the raw
+  // pointer unchecked. kilnc finds them in the IR; a module without the field lists none.
+  std::vector<std::string> pointer_globals;
 
   bool has_output() const { return (signature & kKernelSigOut) != 0; }
 };
@@ -102,6 +106,8 @@ struct GlobalDesc {
   bool is_allocation = false;
 
   bool settable() const { return !is_const; }
+  // `float* gWeights;`: a pointer the host binds to a tensor, unlike an rs_allocation (both are allocations).
+  bool is_pointer() const { return is_allocation && type.kind == KernelTypeKind::kPointer; }
 };
 
 struct ParamDesc {
@@ -117,6 +123,7 @@ struct InvokableDesc {
   uint32_t args_size = 0;
   uint32_t args_alignment = 1;
   HalLevel hal_level;
+  std::vector<std::string> pointer_globals;  // as KernelDesc::pointer_globals
 };
 
 struct ReductionDesc {
@@ -139,6 +146,7 @@ struct ReductionDesc {
   uint32_t signature = 0;  // the accumulator's special parameters (kKernelSigX/Y/Z/Ctxt)
   HalLevel hal_level;
   std::vector<std::string> cpu_only_reasons;  // why a payload has no form of it, e.g. "spirv: <reason>"
+  std::vector<std::string> pointer_globals;   // as KernelDesc::pointer_globals, over its four entry points
 };
 
 struct PayloadDesc {
@@ -172,8 +180,9 @@ struct KernelModuleDesc {
 
 // Parses and validates a module: the FlatBuffers verifier, then structural checks (identifier, format
 // version, HAL level against kMaxSupportedHalLevel, unique names, signature bits that agree with the
-// inputs/output, sizes, offsets and default values that fit). On failure returns false and sets *error to a
-// message naming the problem and where it is; *out is then unspecified.
+// inputs/output, sizes, offsets and default values that fit, pointer_globals lists that name reflected
+// pointer globals). On failure returns false and sets *error to a message naming the problem and where it is;
+// *out is then unspecified.
 bool ReadKernelModule(const uint8_t* data, size_t size, KernelModuleDesc* out, std::string* error);
 
 // Serializes `module` (size-prefixed FlatBuffer with identifier "KMOD"). Checks the same structure the reader

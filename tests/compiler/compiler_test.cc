@@ -536,6 +536,102 @@ TEST(CompilerTest, RsForEachOfOwnKernel) {
   EXPECT_EQ(result.module.imports, (std::vector<std::string>{"__kiln_rt_for_each"}));
 }
 
+// Each kernel, reduction and invokable lists the pointer globals its code may use, so that the runtime can
+// refuse a launch while one is unbound: through static helpers, a reduction's functions and rsForEach, but
+// not globals it never touches, rs_allocations, or a pointer it only compares with NULL.
+TEST(CompilerTest, PointerGlobalsPerEntryPoint) {
+  const std::string source =
+      "#pragma version(1)\n"
+      "#pragma rs java_package_name(a.b)\n"
+      "float* gWeights;\n"
+      "float* gBias;\n"
+      "int* gCounts;\n"
+      "float* gUnused;\n"
+      "rs_allocation gTable, gIn, gOut;\n"
+      "static float* sScratch;\n"
+      "static float weight(uint32_t x) { return gWeights[x]; }\n"
+      "static float twice_weight(uint32_t x) { return 2.0f * weight(x); }\n"
+      "float RS_KERNEL scaled(float in, uint32_t x) { return in * twice_weight(x); }\n"
+      "float RS_KERNEL biased(float in, uint32_t x) {\n"
+      "  return in + gBias[x] + rsGetElementAt_float(gTable, x) + (sScratch ? sScratch[x] : 0.0f);\n"
+      "}\n"
+      "int RS_KERNEL has_bias(int in) { return gBias != NULL ? in : 0; }\n"
+      "void RS_KERNEL count(uchar in) { rsAtomicInc(&gCounts[in & 3]); }\n"
+      "#pragma rs reduce(total) accumulator(totalAccum) combiner(totalCombine)\n"
+      "static void totalAccum(float* acc, float in, uint32_t x) { *acc += in * weight(x); }\n"
+      "static void totalCombine(float* acc, const float* other) { *acc += *other; }\n"
+      "#pragma rs reduce(plain) accumulator(plainAccum)\n"
+      "static void plainAccum(int* acc, int in) { *acc += in; }\n"
+      "void resetCounts(int n) { for (int i = 0; i < n; ++i) gCounts[i] = 0; }\n"
+      "void launchScaled() { rsForEach(scaled, gIn, gOut); }\n"
+      "void nothing() {}\n";
+  using Names = std::vector<std::string>;
+  for (int opt_level : {0, 2}) {
+    SCOPED_TRACE("opt level " + std::to_string(opt_level));
+    CompileOptions options;
+    options.opt_level = opt_level;
+    CompileResult result = Compile(source, "pointers.rs", options);
+    ASSERT_TRUE(result.ok) << result.diagnostics;
+    const KernelModuleDesc& m = result.module;
+    ASSERT_NE(m.FindGlobal("gUnused"), nullptr);
+    EXPECT_TRUE(m.FindGlobal("gUnused")->is_pointer());
+    EXPECT_FALSE(m.FindGlobal("gTable")->is_pointer());
+    for (const char* kernel : {"scaled", "biased", "has_bias", "count"})
+      ASSERT_NE(m.FindKernel(kernel), nullptr);
+    // Only through two static helpers.
+    EXPECT_EQ(m.FindKernel("scaled")->pointer_globals, Names{"gWeights"});
+    // gTable is an rs_allocation (checked by the driver), sScratch a static the host cannot bind.
+    EXPECT_EQ(m.FindKernel("biased")->pointer_globals, Names{"gBias"});
+    // Comparing the pointer with NULL never reads through it.
+    EXPECT_EQ(m.FindKernel("has_bias")->pointer_globals, Names{});
+    EXPECT_EQ(m.FindKernel("count")->pointer_globals, Names{"gCounts"});
+    ASSERT_NE(m.FindReduction("total"), nullptr);
+    EXPECT_EQ(m.FindReduction("total")->pointer_globals, Names{"gWeights"});
+    EXPECT_EQ(m.FindReduction("plain")->pointer_globals, Names{});
+    ASSERT_NE(m.FindInvokable("resetCounts"), nullptr);
+    EXPECT_EQ(m.FindInvokable("resetCounts")->pointer_globals, Names{"gCounts"});
+    // rsForEach launches `scaled` by name, through the driver: its pointer globals count for the invokable.
+    EXPECT_EQ(m.FindInvokable("launchScaled")->pointer_globals, Names{"gWeights"});
+    EXPECT_EQ(m.FindInvokable("nothing")->pointer_globals, Names{});
+
+    // The written module carries the lists, and the reflection dump shows them.
+    KernelModuleDesc read;
+    std::string error;
+    ASSERT_TRUE(ReadKernelModule(result.kmod.data(), result.kmod.size(), &read, &error)) << error;
+    EXPECT_EQ(read.FindKernel("scaled")->pointer_globals, Names{"gWeights"});
+    EXPECT_EQ(read.FindReduction("total")->pointer_globals, Names{"gWeights"});
+    EXPECT_EQ(read.FindInvokable("resetCounts")->pointer_globals, Names{"gCounts"});
+    const std::string described = DescribeKernelModule(read);
+    const size_t count = described.find("  kernel count ");
+    ASSERT_NE(count, std::string::npos) << described;
+    EXPECT_EQ(described.find("    pointer globals: gCounts\n", count),
+              described.find("    pointer globals:", count))
+        << described;
+    EXPECT_EQ(described.find("gUnused\n"), std::string::npos) << described;
+  }
+}
+
+// Pointer globals reached along several paths of helpers (one helper shared by two) are listed once each,
+// sorted by name rather than in the order the code reaches them.
+TEST(CompilerTest, PointerGlobalsSortedAcrossHelpers) {
+  CompileResult result = Compile(
+      "#pragma version(1)\n"
+      "#pragma rs java_package_name(a.b)\n"
+      "float* zLast;\n"
+      "float* aFirst;\n"
+      "static float last(uint32_t x) { return zLast[x]; }\n"
+      "static float first(uint32_t x) { return aFirst[x] + last(x); }\n"
+      "static float left(uint32_t x) { return last(x); }\n"
+      "static float right(uint32_t x) { return first(x); }\n"
+      "float RS_KERNEL both(float in, uint32_t x) { return in + left(x) + right(x); }\n"
+      "float RS_KERNEL one(float in, uint32_t x) { return in + left(x); }\n");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  ASSERT_NE(result.module.FindKernel("both"), nullptr);
+  EXPECT_EQ(result.module.FindKernel("both")->pointer_globals, (std::vector<std::string>{"aFirst", "zLast"}));
+  ASSERT_NE(result.module.FindKernel("one"), nullptr);
+  EXPECT_EQ(result.module.FindKernel("one")->pointer_globals, (std::vector<std::string>{"zLast"}));
+}
+
 TEST(CompilerTest, OptimizationLevelsAllVerify) {
   const std::string source = ReadKernel("greyscale.rs");
   for (int level = 0; level <= 3; ++level) {

@@ -2,6 +2,7 @@
 #include "runtime/module/module.h"
 
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -57,6 +58,27 @@ KernelModuleDesc SampleModule() {
   s.alignment = 4;
   s.is_const = true;
   m.globals.push_back(s);
+  GlobalDesc p;  // float* gTaps, bound to a tensor by the host
+  p.name = "gTaps";
+  p.type = Scalar(kKilnFloat32, 1, 4);
+  p.type.kind = KernelTypeKind::kPointer;
+  p.size = 8;
+  p.alignment = 8;
+  p.default_value.assign(8, 0);
+  p.is_allocation = true;
+  m.globals.push_back(p);
+  GlobalDesc a;  // rs_allocation gTable
+  a.name = "gTable";
+  a.type.kind = KernelTypeKind::kAllocation;
+  a.type.name = "rs_allocation";
+  a.type.size = 8;
+  a.type.alignment = 8;
+  a.size = 8;
+  a.alignment = 8;
+  a.default_value.assign(8, 0);
+  a.is_allocation = true;
+  m.globals.push_back(a);
+  m.kernels[0].pointer_globals = {"gTaps"};
   InvokableDesc f;
   f.name = "setup";
   f.symbol = "__kiln_invoke_setup";
@@ -64,6 +86,7 @@ KernelModuleDesc SampleModule() {
   f.params.push_back({"scale", Scalar(kKilnFloat64, 1, 8), 8});
   f.args_size = 16;
   f.args_alignment = 8;
+  f.pointer_globals = {"gTaps"};
   m.invokables.push_back(f);
   ReductionDesc r;
   r.name = "sum";
@@ -77,6 +100,7 @@ KernelModuleDesc SampleModule() {
   r.accumulator_alignment = 4;
   r.inputs = {Scalar(kKilnInt32, 1, 4)};
   r.result = Scalar(kKilnInt32, 1, 4);
+  r.pointer_globals = {"gTaps"};
   m.reductions.push_back(r);
   m.payloads.push_back({kPayloadTargetLlvmBitcode, {'B', 'C', 0xc0, 0xde, 1, 2, 3, 4}});
   m.imports = {"__kiln_rt_debug"};
@@ -112,6 +136,13 @@ TEST(ModuleTest, RoundTrip) {
   EXPECT_EQ(read.reductions[0].accumulator, "sumAccum");
   EXPECT_TRUE(read.has_init);
   EXPECT_EQ(read.precision, KernelPrecision::kRelaxed);
+  EXPECT_TRUE(read.globals[2].is_pointer());
+  EXPECT_FALSE(read.globals[3].is_pointer());
+  EXPECT_EQ(read.kernels[0].pointer_globals, std::vector<std::string>{"gTaps"});
+  EXPECT_EQ(read.invokables[0].pointer_globals, std::vector<std::string>{"gTaps"});
+  EXPECT_EQ(read.reductions[0].pointer_globals, std::vector<std::string>{"gTaps"});
+  EXPECT_NE(DescribeKernelModule(read).find("    pointer globals: gTaps\n"), std::string::npos)
+      << DescribeKernelModule(read);
   // The payload is 16-byte aligned in the file (so in any 16-byte aligned copy of it): bitcode readers want
   // aligned input.
   const uint8_t* payload_in_file = nullptr;
@@ -215,6 +246,51 @@ TEST(ModuleTest, StructuralChecks) {
   m = SampleModule();
   m.imports.push_back("not a symbol");
   expect_refused(m, "is not a symbol name");
+  // pointer_globals name reflected pointer globals, each once.
+  m = SampleModule();
+  m.kernels[0].pointer_globals = {"gNowhere"};
+  expect_refused(m, "kernel 0 'blend' pointer global 0 'gNowhere': the module has no global of that name");
+  m = SampleModule();
+  m.invokables[0].pointer_globals = {"gTaps", "gTable"};
+  expect_refused(
+      m, "invokable 0 'setup' pointer global 1 'gTable': the global is an rs_allocation, not a pointer");
+  m = SampleModule();
+  m.reductions[0].pointer_globals = {"gAlpha"};
+  expect_refused(m, "reduction 0 'sum' pointer global 0 'gAlpha': the global is not an allocation");
+  m = SampleModule();
+  m.kernels[0].pointer_globals = {"gTaps", "gTaps"};
+  expect_refused(m, "pointer global 1 'gTaps': listed twice");
+}
+
+// A module naming an unknown pointer global is malformed for the reader too (the writer refuses to make one,
+// so the test renames the listed name in the bytes, in place).
+TEST(ModuleTest, ReaderRefusesUnknownPointerGlobals) {
+  const struct {
+    const char* what;
+    std::function<const flatbuffers::String*(const kmod::Module*)> name;
+    const char* message;
+  } cases[] = {
+      {"kernel", [](const kmod::Module* m) { return m->kernels()->Get(0)->pointer_globals()->Get(0); },
+       "kernel 0 'blend' pointer global 0 'gTapZ': the module has no global of that name"},
+      {"invokable", [](const kmod::Module* m) { return m->invokables()->Get(0)->pointer_globals()->Get(0); },
+       "invokable 0 'setup' pointer global 0 'gTapZ': the module has no global of that name"},
+      {"reduction", [](const kmod::Module* m) { return m->reductions()->Get(0)->pointer_globals()->Get(0); },
+       "reduction 0 'sum' pointer global 0 'gTapZ': the module has no global of that name"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<uint8_t> bytes = Write(SampleModule());
+    const flatbuffers::String* name = c.name(kmod::GetSizePrefixedModule(bytes.data()));
+    ASSERT_NE(name, nullptr);
+    ASSERT_EQ(name->str(), "gTaps");
+    bytes[reinterpret_cast<const uint8_t*>(name->c_str()) - bytes.data() + 4] = 'Z';
+    EXPECT_NE(ReadError(bytes).find(c.message), std::string::npos) << ReadError(bytes);
+  }
+  // Untouched, the same bytes read.
+  const std::vector<uint8_t> bytes = Write(SampleModule());
+  KernelModuleDesc read;
+  std::string error;
+  EXPECT_TRUE(ReadKernelModule(bytes.data(), bytes.size(), &read, &error)) << error;
 }
 
 // Random corruption must give an error or a valid module, never a crash (run under ASan/UBSan too).

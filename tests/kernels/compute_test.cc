@@ -314,6 +314,43 @@ class BindingLifetime : public Compute, public ::testing::WithParamInterface<std
     EXPECT_EQ(status, Run(never_bound, "lookup", n, &reference)) << messages << messages_.All();
     EXPECT_EQ(got, reference) << "after the delete, lookup read " << ::testing::PrintToString(got);
   }
+  // Runs weigh, the weight_sum reduction and the read_weight invokable on `script`, whose gWeights has no
+  // tensor (never bound, unbound, or deleted while bound when `deleted`): the runtime refuses each before any
+  // driver runs it (on the CPU the generated code would dereference NULL), naming the global, and the script
+  // stays usable.
+  void ExpectWeighRefused(KilnScript* script, int n, bool deleted) {
+    const std::string unbound = std::string("reads pointer global 'gWeights', which is not bound") +
+                                (deleted ? ": its tensor was deleted (KilnTensorDelete) while bound" : "") +
+                                " (bind a tensor with KilnScriptBindAllocation)";
+    messages_.lines.clear();
+    std::vector<float> got;
+    EXPECT_EQ(Run(script, "weigh", n, &got), kKilnInvalidArgument);
+    EXPECT_NE(messages_.All().find("bound_table.kmod: kernel 'weigh' " + unbound), std::string::npos)
+        << messages_.All();
+    EXPECT_TRUE(got.empty());
+
+    messages_.lines.clear();
+    KilnTensor* in = Indices(n);
+    ASSERT_NE(in, nullptr);
+    float sum = -1.0f;
+    EXPECT_EQ(KilnScriptReduce(script, "weight_sum", &in, 1, &sum, sizeof sum, nullptr),
+              kKilnInvalidArgument);
+    EXPECT_NE(messages_.All().find("bound_table.kmod: reduction 'weight_sum' " + unbound), std::string::npos)
+        << messages_.All();
+    EXPECT_EQ(sum, -1.0f) << "a refused reduction wrote its result";
+    DeleteTensor(in);
+
+    messages_.lines.clear();
+    const uint32_t index = 0;
+    EXPECT_EQ(KilnScriptInvoke(script, "read_weight", &index, sizeof index), kKilnInvalidArgument);
+    EXPECT_NE(messages_.All().find("bound_table.kmod: invokable 'read_weight' " + unbound), std::string::npos)
+        << messages_.All();
+
+    // What does not read through gWeights still runs.
+    messages_.lines.clear();
+    EXPECT_FALSE(WeightsBound(script));
+    EXPECT_TRUE(messages_.lines.empty()) << messages_.All();
+  }
   // Runs `kernel` of bound_table over `n` indices; its output in `*out` when it succeeds.
   KilnStatus Run(KilnScript* script, const char* kernel, int n, std::vector<float>* out) {
     KilnTensor* in = Indices(n);
@@ -353,11 +390,12 @@ TEST_P(BindingLifetime, DeletedTensorLeavesItsGlobalsUnbound) {
   ASSERT_EQ(Run(script, "weigh", 4, &got), kKilnOk) << messages_.All();
   EXPECT_EQ(got, (std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f}));
 
-  // The same for a pointer global, which must not be read once unbound (its accesses are unchecked on the
-  // CPU, as a C pointer's): the script no longer points at the tensor, and launches that do not read it run.
+  // The same for a pointer global: the script no longer points at the tensor, launches that do not read it
+  // run, and one that reads it is refused (ExpectWeighRefused).
   EXPECT_TRUE(WeightsBound(script));
   DeleteTensor(weights);
   EXPECT_FALSE(WeightsBound(script));
+  ExpectWeighRefused(script, 4, /*deleted=*/true);
 
   // A new tensor binds as usual afterwards.
   KilnTensor* other = Floats({-1, -2, -3, -4});
@@ -392,6 +430,7 @@ TEST_P(BindingLifetime, EveryScriptBindingTheTensorForgetsIt) {
   EXPECT_TRUE(WeightsBound(b));
   ASSERT_EQ(Run(b, "weigh", 3, &got), kKilnOk) << messages_.All();
   EXPECT_EQ(got, (std::vector<float>{7, 8, 9}));
+  ExpectWeighRefused(a, 3, /*deleted=*/true);
 }
 
 TEST_P(BindingLifetime, UnboundTensorsDeleteAndRebindAsBefore) {
@@ -430,6 +469,58 @@ TEST_P(BindingLifetime, UnboundTensorsDeleteAndRebindAsBefore) {
   KilnScriptDelete(gone);
   DeleteTensor(third);
   ExpectLookupAsUnbound(script, 2);
+}
+
+// A pointer global read with no tensor ever bound, or bound and then unbound with NULL: refused, not a NULL
+// dereference; binding a tensor afterwards makes the same launches run.
+TEST_P(BindingLifetime, UnboundPointerGlobalIsRefused) {
+  KilnScript* script = Script("bound_table");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  ExpectWeighRefused(script, 4, /*deleted=*/false);
+
+  KilnTensor* weights = Floats({0.5f, 1.5f, 2.5f, 3.5f});
+  ASSERT_NE(weights, nullptr);
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gWeights", weights), kKilnOk) << messages_.All();
+  std::vector<float> got;
+  ASSERT_EQ(Run(script, "weigh", 4, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f}));
+  KilnTensor* in = Indices(4);
+  ASSERT_NE(in, nullptr);
+  float sum = 0.0f;
+  ASSERT_EQ(KilnScriptReduce(script, "weight_sum", &in, 1, &sum, sizeof sum, nullptr), kKilnOk)
+      << messages_.All();
+  // On the GPU too: a reduction whose shader reads an allocation also declares the fault record (binding 27).
+  EXPECT_EQ(sum, 8.0f) << messages_.All() << Decisions();
+  const uint32_t index = 2;
+  ASSERT_EQ(KilnScriptInvoke(script, "read_weight", &index, sizeof index), kKilnOk) << messages_.All();
+  float last = 0.0f;
+  ASSERT_EQ(KilnScriptGetGlobal(script, "gLastWeight", &last, sizeof last), kKilnOk) << messages_.All();
+  EXPECT_EQ(last, 2.5f);
+
+  // Unbinding with NULL is the same as never binding (the tensor lives on: not "deleted").
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gWeights", nullptr), kKilnOk) << messages_.All();
+  ExpectWeighRefused(script, 4, /*deleted=*/false);
+}
+
+// Deleting the bound tensor, with no other tensor bound to anything: the next launches are refused and say
+// why.
+TEST_P(BindingLifetime, PointerGlobalOfDeletedTensorIsRefused) {
+  KilnScript* script = Script("bound_table");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  KilnTensor* weights = Floats({4, 3, 2, 1});
+  ASSERT_NE(weights, nullptr);
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gWeights", weights), kKilnOk) << messages_.All();
+  std::vector<float> got;
+  ASSERT_EQ(Run(script, "weigh", 4, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{4, 3, 2, 1}));
+  DeleteTensor(weights);
+  ExpectWeighRefused(script, 4, /*deleted=*/true);
+  // A new tensor ends the refusal.
+  KilnTensor* other = Floats({9, 8, 7, 6});
+  ASSERT_NE(other, nullptr);
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gWeights", other), kKilnOk) << messages_.All();
+  ASSERT_EQ(Run(script, "weigh", 4, &got), kKilnOk) << messages_.All();
+  EXPECT_EQ(got, (std::vector<float>{9, 8, 7, 6}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, BindingLifetime,

@@ -223,16 +223,20 @@ int32_t WantSum() {
   return static_cast<int32_t>(sum);
 }
 
+void ExpectRightResults(const ReduceRun& run, const Messages& messages) {
+  ASSERT_EQ(run.status, kKilnOk) << messages.All() << run.decisions;
+  EXPECT_EQ(run.sum, WantSum());
+  EXPECT_EQ(run.minmax[0], -400.0f);
+  EXPECT_EQ(run.minmax[1], static_cast<float>(100002) * 0.01f - 400.0f);
+}
+
 TEST(GpuInterpreter, ReductionsRunOnVulkan) {
   Messages messages;
   const ReduceRun run = ReduceOnGpu(false, &messages);
   if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
     GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions << messages.All();
   }
-  ASSERT_EQ(run.status, kKilnOk) << messages.All() << run.decisions;
-  EXPECT_EQ(run.sum, WantSum());
-  EXPECT_EQ(run.minmax[0], -400.0f);
-  EXPECT_EQ(run.minmax[1], static_cast<float>(100002) * 0.01f - 400.0f);
+  ExpectRightResults(run, messages);
   EXPECT_NE(run.decisions.find("reduction addint (<memory>) runs on kiln-vulkan"), std::string::npos)
       << run.decisions;
   EXPECT_NE(run.decisions.find("reduction minmax (<memory>) runs on kiln-vulkan"), std::string::npos)
@@ -245,10 +249,7 @@ TEST(GpuInterpreter, ReductionWithBrokenSpirvRunsOnTheCpuWithTheReasonRecorded) 
   if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
     GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions << messages.All();
   }
-  ASSERT_EQ(run.status, kKilnOk) << messages.All() << run.decisions;
-  EXPECT_EQ(run.sum, WantSum());
-  EXPECT_EQ(run.minmax[0], -400.0f);
-  EXPECT_EQ(run.minmax[1], static_cast<float>(100002) * 0.01f - 400.0f);
+  ExpectRightResults(run, messages);
   EXPECT_NE(run.decisions.find("reduction addint (<memory>) runs on CPU: kiln-vulkan"), std::string::npos)
       << run.decisions;
   EXPECT_NE(run.decisions.find("SPIR-V"), std::string::npos) << run.decisions;
