@@ -192,18 +192,28 @@ struct DeviceFlags {
   bool explain = false;
 };
 
-int InspectDevices(const DeviceFlags& flags) {
+// A compute context on the devices the flags choose; errors go to stderr.
+KilnContext* CreateContext(const DeviceFlags& flags) {
   KilnContextOptions* options = KilnContextOptionsCreate();
   KilnContextOptionsSetErrorReporter(options, PrintError, nullptr);
   KilnContextOptionsSetDevicePolicy(options, flags.policy);
   if (!flags.driver.empty()) KilnContextOptionsSetDriverPath(options, flags.driver.c_str());
   KilnContext* context = KilnContextCreate(options);
   KilnContextOptionsDelete(options);
-  if (context == nullptr) return 1;
-  std::printf("devices (policy %s):\n", KilnDevicePolicyName(flags.policy));
+  return context;
+}
+
+void PrintContextDecisions(const KilnContext* context) {
   PrintDecisions(KilnContextGetDecisionCount(context), [&](int i, KilnDecisionKind* kind, const char** message) {
     KilnContextGetDecision(context, i, kind, nullptr, message);
   });
+}
+
+int InspectDevices(const DeviceFlags& flags) {
+  KilnContext* context = CreateContext(flags);
+  if (context == nullptr) return 1;
+  std::printf("devices (policy %s):\n", KilnDevicePolicyName(flags.policy));
+  PrintContextDecisions(context);
   KilnContextDelete(context);
   return 0;
 }
@@ -219,18 +229,11 @@ int InspectModule(const std::string& path, const std::vector<uint8_t>& bytes, co
   }
   std::printf("module: %s\n%s", path.c_str(), kiln::DescribeKernelModule(desc).c_str());
   KilnModule* module = KilnModuleCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
-  KilnContextOptions* options = KilnContextOptionsCreate();
-  KilnContextOptionsSetErrorReporter(options, PrintError, nullptr);
-  KilnContextOptionsSetDevicePolicy(options, flags.policy);
-  if (!flags.driver.empty()) KilnContextOptionsSetDriverPath(options, flags.driver.c_str());
-  KilnContext* context = KilnContextCreate(options);
-  KilnContextOptionsDelete(options);
+  KilnContext* context = CreateContext(flags);
   KilnScript* script = module && context ? KilnScriptCreate(context, module) : nullptr;
   if (script != nullptr) {
     std::printf("placement (policy %s):\n", KilnDevicePolicyName(flags.policy));
-    PrintDecisions(KilnContextGetDecisionCount(context), [&](int i, KilnDecisionKind* kind, const char** message) {
-      KilnContextGetDecision(context, i, kind, nullptr, message);
-    });
+    PrintContextDecisions(context);
   }
   KilnScriptDelete(script);
   KilnContextDelete(context);
