@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -196,8 +197,8 @@ ReduceRun ReduceOnGpu(bool corrupt, Messages* messages) {
     int32_t* iv = static_cast<int32_t*>(KilnTensorData(ints));
     float* fv = static_cast<float*>(KilnTensorData(floats));
     for (int i = 0; i < n; ++i) {
-      iv[i] = (i * 7919) % 2001 - 1000;
-      fv[i] = static_cast<float>((i * 104729) % 100003) * 0.01f - 400.0f;
+      iv[i] = static_cast<int32_t>(int64_t{i} * 7919 % 2001 - 1000);
+      fv[i] = static_cast<float>(int64_t{i} * 104729 % 100003) * 0.01f - 400.0f;
     }
     run.status = KilnScriptReduce(script, "addint", &ints, 1, &run.sum, 4, nullptr);
     if (run.status == kKilnOk) run.status = KilnScriptReduce(script, "minmax", &floats, 1, run.minmax, 8, nullptr);
@@ -219,7 +220,7 @@ ReduceRun ReduceOnGpu(bool corrupt, Messages* messages) {
 
 int32_t WantSum() {
   int64_t sum = 0;
-  for (int i = 0; i < 1000003; ++i) sum += (i * 7919) % 2001 - 1000;
+  for (int i = 0; i < 1000003; ++i) sum += int64_t{i} * 7919 % 2001 - 1000;
   return static_cast<int32_t>(sum);
 }
 
