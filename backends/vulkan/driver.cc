@@ -2139,6 +2139,35 @@ KilnStatus ScriptBindAllocation(KilnHalScript* handle, const char* name, const K
 // ---- Launches and batches
 // --------------------------------------------------------------------------------------
 
+// Checks one buffer view of a launch (extents, same device, units) and resolves it: its offset and strides in
+// units go to `push` (four uints), its buffer to `buffer`.
+KilnStatus ResolveView(Device* device, const KilnHalBufferView& view, uint32_t element_size, uint32_t unit,
+                       const uint32_t dims[3], bool is_output, const std::string& name, uint32_t* push,
+                       VkBuffer* buffer) {
+  Instance* instance = device->instance;
+  std::string error;
+  if (!CheckView<Buffer>(view, element_size, dims, is_output, name, &error)) {
+    return instance->Fail(kKilnInvalidArgument, error);
+  }
+  if (AsBuffer(view.buffer)->device != device) {
+    return instance->Fail(kKilnInvalidArgument, name + ": the buffer belongs to another device");
+  }
+  if (!ViewInUnits(view, unit, name, push, &error)) return instance->Fail(kKilnInvalidArgument, error);
+  *buffer = AsBuffer(view.buffer)->buffer;
+  return kKilnOk;
+}
+
+// Takes the script's state as the launch sees it: the global block, and the allocation bindings from slot
+// `first_allocation` of the launch's buffers on (an unbound one gets the device's zero-filled buffer).
+void SnapshotScript(Script* script, size_t first_allocation, Launch* out) {
+  std::lock_guard<std::mutex> lock(script->mutex);
+  out->globals = script->block;
+  for (uint32_t j = 0; j < script->module->num_allocations; ++j) {
+    Buffer* bound = script->allocations[j];
+    out->buffers[first_allocation + j] = bound ? bound->buffer : script->module->device->dummy;
+  }
+}
+
 KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Launch* out) {
   Instance* instance = script->instance();
   Module* module = script->module;
@@ -2194,24 +2223,14 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
       return instance->Fail(kKilnInvalidArgument, view_name + ": missing, or its struct_size is too small");
     }
     const uint32_t element = is_output ? kernel.output_size : kernel.input_sizes[i];
-    if (!CheckView<Buffer>(view, element, dims, is_output, view_name, &error)) {
-      return instance->Fail(kKilnInvalidArgument, error);
-    }
-    if (AsBuffer(view.buffer)->device != module->device) {
-      return instance->Fail(kKilnInvalidArgument, view_name + ": the buffer belongs to another device");
-    }
     const uint32_t unit = kernel.units[is_output ? KILN_KERNEL_MAX_INPUTS : i];
-    if (!ViewInUnits(view, unit, view_name, &push[8 + 4 * i], &error)) {
-      return instance->Fail(kKilnInvalidArgument, error);
+    if (KilnStatus status = ResolveView(module->device, view, element, unit, dims, is_output, view_name,
+                                        &push[8 + 4 * i], &out->buffers[1 + i]);
+        status != kKilnOk) {
+      return status;
     }
-    out->buffers[1 + i] = AsBuffer(view.buffer)->buffer;
   }
-  std::lock_guard<std::mutex> lock(script->mutex);
-  out->globals = script->block;
-  for (uint32_t j = 0; j < module->num_allocations; ++j) {
-    Buffer* bound = script->allocations[j];
-    out->buffers[1 + num_views + j] = bound ? bound->buffer : module->device->dummy;
-  }
+  SnapshotScript(script, 1 + num_views, out);
   return kKilnOk;
 }
 
@@ -2278,16 +2297,11 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
     if (!ReadElement(desc.inputs, i, &view)) {
       return instance->Fail(kKilnInvalidArgument, view_name + ": missing, or its struct_size is too small");
     }
-    if (!CheckView<Buffer>(view, reduction.input_sizes[i], dims, false, view_name, &error)) {
-      return instance->Fail(kKilnInvalidArgument, error);
+    if (KilnStatus status = ResolveView(device, view, reduction.input_sizes[i], reduction.units[i], dims, false,
+                                        view_name, &push[8 + 4 * i], &out->buffers[1 + i]);
+        status != kKilnOk) {
+      return status;
     }
-    if (AsBuffer(view.buffer)->device != device) {
-      return instance->Fail(kKilnInvalidArgument, view_name + ": the buffer belongs to another device");
-    }
-    if (!ViewInUnits(view, reduction.units[i], view_name, &push[8 + 4 * i], &error)) {
-      return instance->Fail(kKilnInvalidArgument, error);
-    }
-    out->buffers[1 + i] = AsBuffer(view.buffer)->buffer;
   }
   // Scratch: the partials stay on the device; the result words are read by the host once the work is done.
   auto scratch = std::make_shared<ReduceScratch>();
@@ -2314,12 +2328,7 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
   out->scratch = std::move(scratch);
   out->out_result = out_result;
   out->result_size = result_size;
-  std::lock_guard<std::mutex> lock(script->mutex);
-  out->globals = script->block;
-  for (uint32_t j = 0; j < module->num_allocations; ++j) {
-    Buffer* bound = script->allocations[j];
-    out->buffers[result_slot + 1 + j] = bound ? bound->buffer : device->dummy;
-  }
+  SnapshotScript(script, result_slot + 1, out);
   return kKilnOk;
 }
 
@@ -2719,15 +2728,22 @@ KilnStatus BatchDestroy(KilnHalBatch* handle) {
   return kKilnOk;
 }
 
+// Whether `script`'s launches can be recorded into `batch` now: not while it runs, and only from its device.
+KilnStatus CheckRecordable(Batch* batch, Script* script, const char* what) {
+  if (BatchBusy(batch)) {
+    return batch->device->instance->Fail(kKilnInvalidArgument, std::string(what) + ": batch is running");
+  }
+  if (script->module->device != batch->device) {
+    return batch->device->instance->Fail(kKilnInvalidArgument,
+                                         std::string(what) + ": the script belongs to another device");
+  }
+  return kKilnOk;
+}
+
 KilnStatus BatchRecordForEach(KilnHalBatch* handle, KilnHalScript* script, const KilnHalForEachDesc* desc) {
   Batch* batch = AsBatch(handle);
   KILN_VK_REQUIRE(batch && script);
-  if (BatchBusy(batch))
-    return batch->device->instance->Fail(kKilnInvalidArgument, "batch_record: batch is running");
-  if (AsScript(script)->module->device != batch->device) {
-    return batch->device->instance->Fail(kKilnInvalidArgument,
-                                         "batch_record: the script belongs to another device");
-  }
+  if (KilnStatus status = CheckRecordable(batch, AsScript(script), "batch_record"); status != kKilnOk) return status;
   Launch launch;
   if (KilnStatus status = PrepareForEach(AsScript(script), desc, &launch); status != kKilnOk) return status;
   batch->launches.push_back(std::move(launch));
@@ -2739,11 +2755,8 @@ KilnStatus BatchRecordReduce(KilnHalBatch* handle, KilnHalScript* script, const 
                              uint64_t result_size, void* out_result) {
   Batch* batch = AsBatch(handle);
   KILN_VK_REQUIRE(batch && script);
-  if (BatchBusy(batch))
-    return batch->device->instance->Fail(kKilnInvalidArgument, "batch_record_reduce: batch is running");
-  if (AsScript(script)->module->device != batch->device) {
-    return batch->device->instance->Fail(kKilnInvalidArgument,
-                                         "batch_record_reduce: the script belongs to another device");
+  if (KilnStatus status = CheckRecordable(batch, AsScript(script), "batch_record_reduce"); status != kKilnOk) {
+    return status;
   }
   Launch launch;
   if (KilnStatus status = PrepareReduce(AsScript(script), desc, result_size, out_result, &launch);
