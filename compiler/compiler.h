@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/module/module.h"
+#include "formats/kmod/module.h"
 
 namespace kiln {
 

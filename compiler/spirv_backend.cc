@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "backends/vulkan/spirv_payload.h"
+#include "formats/spirv/spirv_payload.h"
 #include "kiln/spirv_abi.h"
 
 namespace kiln {

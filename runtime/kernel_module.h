@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "kiln/hal.h"
-#include "runtime/module/hal_view.h"
-#include "runtime/module/module.h"
+#include "formats/kmod/hal_view.h"
+#include "formats/kmod/module.h"
 
 namespace kiln {
 

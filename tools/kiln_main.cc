@@ -28,7 +28,7 @@
 #include "kiln/operator.h"
 #include "ops/builtin_ops.h"
 #include "runtime/model/model.h"
-#include "runtime/module/module.h"
+#include "formats/kmod/module.h"
 #include "tools/npy.h"
 
 namespace {

@@ -20,7 +20,7 @@
 
 #include "backends/common/driver_util.h"
 #include "backends/vulkan/pipeline_cache.h"
-#include "backends/vulkan/spirv_payload.h"
+#include "formats/spirv/spirv_payload.h"
 #include "kiln/hal.h"
 #include "kiln/hal_util.h"
 #include "kiln/kernel_abi.h"

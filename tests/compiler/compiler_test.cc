@@ -18,7 +18,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
-#include "runtime/module/module.h"
+#include "formats/kmod/module.h"
 
 namespace kiln {
 namespace {

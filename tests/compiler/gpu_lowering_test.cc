@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/vulkan/spirv_payload.h"
+#include "formats/spirv/spirv_payload.h"
 #include "compiler/compiler.h"
 #include "kiln/spirv_abi.h"
-#include "runtime/module/module.h"
+#include "formats/kmod/module.h"
 
 namespace kiln {
 namespace {

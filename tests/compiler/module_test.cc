@@ -1,5 +1,5 @@
 // The .kmod reader and writer on their own: round trips, and modules that must be refused with a clear error.
-#include "runtime/module/module.h"
+#include "formats/kmod/module.h"
 
 #include <cstring>
 #include <functional>

@@ -7,13 +7,13 @@
 #include <deque>
 
 #include "compiler/compiler.h"
-#include "runtime/module/hal_view.h"
+#include "formats/kmod/hal_view.h"
 #include "tests/cpu/cpu_driver_harness.h"
 
 namespace kiln {
 namespace {
 
-// What the runtime does with a read .kmod (runtime/module/hal_view.h), plus lookups by name.
+// What the runtime does with a read .kmod (formats/kmod/hal_view.h), plus lookups by name.
 class HalModuleFromKmod {
  public:
   explicit HalModuleFromKmod(const KernelModuleDesc& module) : module_(module) { view_.Build(module_, name_); }

@@ -321,7 +321,7 @@ int ModuleFile::ReductionIndex(const std::string& name) const {
   return -1;
 }
 
-// The same description the runtime builds for a driver (runtime/module/hal_view.h).
+// The same description the runtime builds for a driver (formats/kmod/hal_view.h).
 void ModuleFile::Build() { view_.Build(module_, name_); }
 
 // ---- Handles ----------------------------------------------------------------------------------------------

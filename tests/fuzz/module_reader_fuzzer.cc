@@ -1,4 +1,4 @@
-// libFuzzer target for the .kmod reader (runtime/module). Each input is tried twice: as a module file on its
+// libFuzzer target for the .kmod reader (formats/kmod). Each input is tried twice: as a module file on its
 // own, and as a list of byte edits applied to a valid built-in module, which reaches the structural checks
 // behind the verifier far sooner than mutating from nothing would.
 #include <cstddef>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/module/module.h"
+#include "formats/kmod/module.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // libFuzzer target for the Vulkan driver's two readers of untrusted bytes: the "spirv" payload of a module
-// (backends/vulkan/spirv_payload.cc, with the SPIR-V interface scan of every kernel and reduction it accepts)
+// (formats/spirv/spirv_payload.cc, with the SPIR-V interface scan of every kernel and reduction it accepts)
 // and the on-disk pipeline cache file (backends/vulkan/pipeline_cache.cc). Each input is tried as a payload on
 // its own, then as byte edits of a valid payload (kernels, globals, reductions) and of a valid cache file.
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backends/vulkan/pipeline_cache.h"
-#include "backends/vulkan/spirv_payload.h"
+#include "formats/spirv/spirv_payload.h"
 
 namespace {
 

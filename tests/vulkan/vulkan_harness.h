@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/vulkan/spirv_payload.h"
+#include "formats/spirv/spirv_payload.h"
 #include "kiln/hal.h"
 #include "kiln/spirv_abi.h"
 #include "tests/hal_test_services.h"

@@ -1,4 +1,4 @@
-#include "runtime/module/hal_view.h"
+#include "formats/kmod/hal_view.h"
 
 namespace kiln {
 

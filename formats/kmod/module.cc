@@ -1,5 +1,5 @@
 // Reading, validating and writing .kmod kernel modules. See module.h and kmod.fbs.
-#include "runtime/module/module.h"
+#include "formats/kmod/module.h"
 
 #include <cstring>
 #include <set>

@@ -1,15 +1,15 @@
 // A kernel module described in the driver HAL's plain structs (kiln/hal.h): what a driver's module_load takes.
 // The one place that turns a KernelModuleDesc into a KilnHalModuleDesc; the runtime, the conformance suite and
 // the driver tests all use it.
-#ifndef KILN_RUNTIME_MODULE_HAL_VIEW_H_
-#define KILN_RUNTIME_MODULE_HAL_VIEW_H_
+#ifndef KILN_FORMATS_KMOD_HAL_VIEW_H_
+#define KILN_FORMATS_KMOD_HAL_VIEW_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "kiln/hal.h"
-#include "runtime/module/module.h"
+#include "formats/kmod/module.h"
 
 namespace kiln {
 
@@ -42,4 +42,4 @@ inline uint32_t PackLevel(const HalLevel& level) { return KILN_HAL_LEVEL(level.m
 
 }  // namespace kiln
 
-#endif  // KILN_RUNTIME_MODULE_HAL_VIEW_H_
+#endif  // KILN_FORMATS_KMOD_HAL_VIEW_H_

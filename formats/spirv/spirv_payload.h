@@ -1,8 +1,8 @@
 // The "spirv" payload of a kernel module (kiln/spirv_abi.h) as C++ values: a checked reader for the Vulkan
 // driver, a writer for kilnc and tests, and a scan of a SPIR-V module's interface (entry points, descriptor
 // bindings, specialization ids) so the driver can refuse a kernel before handing its code to Vulkan.
-#ifndef KILN_BACKENDS_VULKAN_SPIRV_PAYLOAD_H_
-#define KILN_BACKENDS_VULKAN_SPIRV_PAYLOAD_H_
+#ifndef KILN_FORMATS_SPIRV_SPIRV_PAYLOAD_H_
+#define KILN_FORMATS_SPIRV_SPIRV_PAYLOAD_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -76,4 +76,4 @@ bool ScanSpirvInterface(const std::vector<uint32_t>& code, SpirvInterface* out, 
 }  // namespace vulkan
 }  // namespace kiln
 
-#endif  // KILN_BACKENDS_VULKAN_SPIRV_PAYLOAD_H_
+#endif  // KILN_FORMATS_SPIRV_SPIRV_PAYLOAD_H_

@@ -1,4 +1,4 @@
-#include "backends/vulkan/spirv_payload.h"
+#include "formats/spirv/spirv_payload.h"
 
 #include <cstring>
 #include <functional>

@@ -1,8 +1,8 @@
 // Kiln kernel modules (.kmod): the validated, plain C++ view of a compiled script that the runtime and
 // drivers use, and the reader/writer of the FlatBuffers file (schema: kmod.fbs). kilnc fills a
 // KernelModuleDesc and writes it; the runtime reads it back and never touches the FlatBuffers tables again.
-#ifndef KILN_RUNTIME_MODULE_MODULE_H_
-#define KILN_RUNTIME_MODULE_MODULE_H_
+#ifndef KILN_FORMATS_KMOD_MODULE_H_
+#define KILN_FORMATS_KMOD_MODULE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -198,4 +198,4 @@ std::string KernelTypeName(const KernelTypeDesc& type);
 
 }  // namespace kiln
 
-#endif  // KILN_RUNTIME_MODULE_MODULE_H_
+#endif  // KILN_FORMATS_KMOD_MODULE_H_
