@@ -1,20 +1,20 @@
 #include "ops/builtin_ops.h"
 
-#include "ops/kernels.h"
+#include "ops/op_families.h"
 
 namespace kiln::ops {
 
-const std::vector<BuiltinKernel>& BuiltinKernels() {
+const std::vector<BuiltinOp>& BuiltinOps() {
   // Built once and never freed: the operators must outlive every interpreter, and the process ends first.
-  static const std::vector<BuiltinKernel>* const table = [] {
-    auto* kernels = new std::vector<BuiltinKernel>();
-    AddElementwiseKernels(kernels);
-    AddConvKernels(kernels);
-    AddPoolingKernels(kernels);
-    AddFullyConnectedKernels(kernels);
-    AddTensorKernels(kernels);
-    AddDequantizeKernels(kernels);
-    return kernels;
+  static const std::vector<BuiltinOp>* const table = [] {
+    auto* all = new std::vector<BuiltinOp>();
+    AddElementwiseOps(all);
+    AddConvOps(all);
+    AddPoolingOps(all);
+    AddFullyConnectedOps(all);
+    AddTensorOps(all);
+    AddDequantizeOps(all);
+    return all;
   }();
   return *table;
 }

@@ -1,4 +1,4 @@
-// The table of builtin op kernels.
+// The table of builtin ops.
 //
 // Every builtin is a KilnOperator written against the public opaque API (kiln/c_api_opaque.h), exactly as a
 // user's custom op would be: builtins get no private access to the interpreter. Options arrive parsed, as the
@@ -12,15 +12,15 @@
 
 namespace kiln::ops {
 
-struct BuiltinKernel {
+struct BuiltinOp {
   int builtin_code;  // KilnBuiltinOperator
-  int min_version;   // the versions of the op this kernel serves, inclusive
+  int min_version;   // the versions of the op this operator serves, inclusive
   int max_version;
   const KilnOperator* op;
 };
 
-// Every builtin kernel Kiln has. Created on first use; valid for the process lifetime.
-const std::vector<BuiltinKernel>& BuiltinKernels();
+// Every builtin op Kiln has. Created on first use; valid for the process lifetime.
+const std::vector<BuiltinOp>& BuiltinOps();
 
 }  // namespace kiln::ops
 

@@ -1,7 +1,7 @@
 // CONV_2D and DEPTHWISE_CONV_2D (NHWC, float32; filters may also be constant int8, dequantized once).
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
-#include "ops/kernels.h"
+#include "ops/op_families.h"
 #include "ops/op_util.h"
 #include "ops/reference/conv.h"
 
@@ -187,7 +187,7 @@ KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
 
 }  // namespace
 
-void AddConvKernels(std::vector<BuiltinKernel>* table) {
+void AddConvOps(std::vector<BuiltinOp>* table) {
   // CONV_2D: v2/v5 hybrid (int8 filter), v6 grouped; the others add integer types. DEPTHWISE_CONV_2D: v2
   // dilation, v4/v6 hybrid; the others add integer types.
   table->push_back(

@@ -1,6 +1,6 @@
 // DEQUANTIZE: int8, uint8, int16 (per tensor or per channel) and float16 to float32.
 #include "kiln/c_api_opaque.h"
-#include "ops/kernels.h"
+#include "ops/op_families.h"
 #include "ops/op_util.h"
 #include "ops/reference/dequantize.h"
 
@@ -85,7 +85,7 @@ KilnStatus DequantizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 }  // namespace
 
-void AddDequantizeKernels(std::vector<BuiltinKernel>* table) {
+void AddDequantizeOps(std::vector<BuiltinOp>* table) {
   // v2 int8, v3 float16/int16, v4 per channel, v5 int16 per channel: all to float32.
   table->push_back(
       {kKilnBuiltinDequantize, 1, 5,

@@ -2,7 +2,7 @@
 // LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1.
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
-#include "ops/kernels.h"
+#include "ops/op_families.h"
 #include "ops/op_util.h"
 #include "ops/reference/elementwise.h"
 
@@ -131,21 +131,21 @@ KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 template <BinaryOp kOp>
-void AddBinary(std::vector<BuiltinKernel>* table, KilnBuiltinOperator code, int min_version,
+void AddBinary(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_version,
                int max_version) {
   table->push_back({code, min_version, max_version,
                     MakeOperator<BinaryState>(code, max_version, &BinaryPrepare<kOp>, &BinaryInvoke<kOp>)});
 }
 
 template <UnaryOp kOp>
-void AddUnary(std::vector<BuiltinKernel>* table, KilnBuiltinOperator code, int min_version, int max_version) {
+void AddUnary(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_version, int max_version) {
   table->push_back({code, min_version, max_version,
                     MakeOperator<NoState>(code, max_version, &UnaryPrepare<kOp>, &UnaryInvoke<kOp>)});
 }
 
 }  // namespace
 
-void AddElementwiseKernels(std::vector<BuiltinKernel>* table) {
+void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   // Versions as LiteRT registers them; the higher versions add integer types, not float behaviour.
   AddBinary<BinaryOp::kAdd>(table, kKilnBuiltinAdd, 1, 5);
   AddBinary<BinaryOp::kSub>(table, kKilnBuiltinSub, 1, 5);

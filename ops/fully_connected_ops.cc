@@ -1,7 +1,7 @@
 // FULLY_CONNECTED (float32 weights, or constant int8 weights dequantized once: hybrid models) and SOFTMAX.
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
-#include "ops/kernels.h"
+#include "ops/op_families.h"
 #include "ops/op_util.h"
 #include "ops/reference/fully_connected.h"
 
@@ -131,7 +131,7 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 }  // namespace
 
-void AddFullyConnectedKernels(std::vector<BuiltinKernel>* table) {
+void AddFullyConnectedOps(std::vector<BuiltinOp>* table) {
   // FULLY_CONNECTED: v3/v9/v12 are hybrid (int8 weights; v12 per channel), v5 keep_num_dims, v6 no bias; the
   // rest add integer types or sparse weights (v8, which this kernel rejects: the weights' data would not
   // match their shape). SOFTMAX: v2/v3 add integer types.

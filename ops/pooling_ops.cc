@@ -1,7 +1,7 @@
 // AVERAGE_POOL_2D and MAX_POOL_2D (NHWC, float32).
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
-#include "ops/kernels.h"
+#include "ops/op_families.h"
 #include "ops/op_util.h"
 #include "ops/reference/conv.h"
 #include "ops/reference/pooling.h"
@@ -70,7 +70,7 @@ KilnStatus PoolInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 }  // namespace
 
-void AddPoolingKernels(std::vector<BuiltinKernel>* table) {
+void AddPoolingOps(std::vector<BuiltinOp>* table) {
   // v2 adds int8, v3 int16.
   table->push_back(
       {kKilnBuiltinAveragePool2d, 1, 3,

@@ -5,7 +5,7 @@
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
-#include "ops/kernels.h"
+#include "ops/op_families.h"
 #include "ops/op_util.h"
 
 namespace kiln::ops {
@@ -317,7 +317,7 @@ KilnStatus MeanInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 }  // namespace
 
-void AddTensorKernels(std::vector<BuiltinKernel>* table) {
+void AddTensorOps(std::vector<BuiltinOp>* table) {
   // LiteRT registers RESHAPE at version 1 only; SQUEEZE v2, CONCATENATION v2-v4, PAD v2-v4, TRANSPOSE v2-v6
   // (v4/v6 raise the rank limit, here already 6) and MEAN v2-v3 add integer types and ranks.
   table->push_back({kKilnBuiltinReshape, 1, 1,

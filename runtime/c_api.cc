@@ -1,4 +1,5 @@
-// The application-facing C API (kiln/c_api.h): models, options, interpreters and tensors.
+// The application-facing C API (kiln/c_api.h): models, options, interpreters and tensors. The top of the
+// runtime: here Kiln's builtin op table (ops/) is handed to the interpreter, which knows no op itself.
 #include "kiln/c_api.h"
 
 #include <fcntl.h>
@@ -10,11 +11,24 @@
 #include <cstring>
 #include <new>
 
+#include "ops/builtin_ops.h"
 #include "runtime/core.h"
 #include "runtime/interpreter.h"
 
 namespace kiln {
 namespace {
+
+// Kiln's builtin ops, as the interpreter takes them. Made on first use; valid for the process lifetime.
+const BuiltinOpTable& Builtins() {
+  static const BuiltinOpTable table = [] {
+    BuiltinOpTable t;
+    for (const ops::BuiltinOp& op : ops::BuiltinOps()) {
+      t.push_back({op.builtin_code, op.min_version, op.max_version, op.op});
+    }
+    return t;
+  }();
+  return table;
+}
 
 struct HeapBytes : ModelBytes {
   std::vector<uint8_t> storage;
@@ -140,6 +154,32 @@ void KilnInterpreterOptionsSetAllowAnyDriverDependency(KilnInterpreterOptions* o
   if (options != nullptr) options->allow_any_driver_dependency = allow;
 }
 
+int32_t KilnModelGetOperatorCount(const KilnModel* model) {
+  if (model == nullptr || model->data == nullptr || model->data->desc.subgraphs.empty()) return 0;
+  return static_cast<int32_t>(model->data->desc.subgraphs[0].operators.size());
+}
+
+KilnStatus KilnModelGetOperator(const KilnModel* model, int32_t index, KilnBuiltinOperator* out_builtin_code,
+                                const char** out_custom_name, int32_t* out_version) {
+  if (index < 0 || index >= KilnModelGetOperatorCount(model)) return kKilnInvalidArgument;
+  const kiln::OperatorDesc& op = model->data->desc.subgraphs[0].operators[index];
+  const bool custom = op.builtin_code == kKilnBuiltinCustom;
+  if (out_builtin_code != nullptr) *out_builtin_code = static_cast<KilnBuiltinOperator>(op.builtin_code);
+  if (out_custom_name != nullptr) *out_custom_name = custom ? op.custom_name.c_str() : nullptr;
+  if (out_version != nullptr) *out_version = op.version;
+  return kKilnOk;
+}
+
+bool KilnBuiltinOpIsSupported(KilnBuiltinOperator builtin_code, int32_t version) {
+  for (const kiln::BuiltinOpRegistration& builtin : kiln::Builtins()) {
+    if (builtin.builtin_code == builtin_code &&
+        (version == 0 || (version >= builtin.min_version && version <= builtin.max_version))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model, const KilnInterpreterOptions* options,
                                                  KilnStatus* out_status) {
   KilnStatus status = kKilnOk;
@@ -153,7 +193,7 @@ KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model, const K
     kiln::Report(opts.reporter, opts.reporter_user_data, "KilnInterpreterCreate: unknown device policy %d",
                  static_cast<int>(opts.device_policy));
     status = kKilnInvalidArgument;
-  } else if (auto impl = Interpreter::Create(model->data, opts, &status)) {
+  } else if (auto impl = Interpreter::Create(model->data, opts, kiln::Builtins(), &status)) {
     result = new (std::nothrow) KilnInterpreter;
     if (result != nullptr) {
       result->impl = std::move(impl);

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "runtime/kernel_device.h"
+#include "runtime/device/kernel_script.h"
 
 struct KilnContextOptions {
   int32_t num_threads = -1;

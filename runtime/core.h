@@ -45,6 +45,15 @@ struct ModelData {
 
 class KernelModule;
 
+// Callbacks the runtime calls in place of an operator author's own: what KilnOperatorSetKernel installs
+// (kernel_op.cc). Each receives the operator, whose `hooks_state` holds what they need.
+struct OperatorHooks {
+  void* (*init)(const KilnOperator* op, KilnOpaqueContext* context, const char* buffer, size_t length);
+  void (*free)(const KilnOperator* op, KilnOpaqueContext* context, void* data);
+  KilnStatus (*prepare)(const KilnOperator* op, KilnOpaqueContext* context, KilnOpaqueNode* node);
+  KilnStatus (*invoke)(const KilnOperator* op, KilnOpaqueContext* context, KilnOpaqueNode* node);
+};
+
 }  // namespace kiln
 
 struct KilnModel {
@@ -66,13 +75,21 @@ struct KilnOperator {
   KilnStatus (*prepare_with_data)(void*, KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
   KilnStatus (*invoke_with_data)(void*, KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
 
-  // Set by KilnOperatorSetKernel: Invoke launches this kernel (kernel_op.cc), and the default Prepare gives the
-  // output the broadcast shape of the inputs unless `prepare` is set.
-  std::shared_ptr<const kiln::KernelModule> kernel_module;
-  int kernel_index = -1;
+  // Installed by KilnOperatorSetKernel (kernel_op.cc): the kernel op's callbacks and their state. Null for an
+  // op served by its author's callbacks alone.
+  const kiln::OperatorHooks* hooks = nullptr;
+  std::shared_ptr<const void> hooks_state;
 
   bool is_custom() const { return builtin_code == kKilnBuiltinCustom; }
-  bool is_kernel() const { return kernel_module != nullptr; }
+  // What the interpreter calls, the same way for every op: the installed hooks, else the author's callbacks
+  // (the *_with_data form when set). An op with no such callback does nothing and succeeds.
+  void* Init(KilnOpaqueContext* context, const char* buffer, size_t length) const;
+  void Free(KilnOpaqueContext* context, void* data) const;
+  KilnStatus Prepare(KilnOpaqueContext* context, KilnOpaqueNode* node) const;
+  KilnStatus Invoke(KilnOpaqueContext* context, KilnOpaqueNode* node) const;
+  // The author's own prepare, whatever the hooks: a kernel op lets it size the output.
+  bool has_author_prepare() const { return prepare != nullptr || prepare_with_data != nullptr; }
+  KilnStatus AuthorPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) const;
   // "Atan" for custom ops, "CONV_2D" for builtins.
   std::string DisplayName() const;
 };

@@ -5,10 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "ops/builtin_ops.h"
 #include "runtime/arena_planner.h"
-#include "runtime/kernel_device.h"
-#include "runtime/kernel_op.h"
+#include "runtime/device/device_set.h"
 
 namespace kiln {
 namespace {
@@ -18,10 +16,12 @@ KilnOpaqueNode* AsOpaqueNode(Node* node) { return reinterpret_cast<KilnOpaqueNod
 }  // namespace
 
 std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData> model,
-                                                 const KilnInterpreterOptions& options, KilnStatus* status) {
+                                                 const KilnInterpreterOptions& options,
+                                                 const BuiltinOpTable& builtins, KilnStatus* status) {
   std::unique_ptr<Interpreter> interpreter(new Interpreter());
   interpreter->model_ = std::move(model);
   interpreter->options_ = options;
+  interpreter->builtins_ = &builtins;
   *status = kKilnOk;
   if (interpreter->model_->desc.subgraphs.empty()) {
     interpreter->ReportError("model has no subgraphs");
@@ -63,13 +63,7 @@ DeviceSet* Interpreter::devices() {
 void Interpreter::FreeNodes() {
   for (Node& node : nodes_) {
     if (!node.initialized || node.op == nullptr) continue;
-    if (node.op->is_kernel()) {
-      KernelOpFree(node.user_data);
-    } else if (node.op->free_with_data) {
-      node.op->free_with_data(node.op->user_data, AsContext(), node.user_data);
-    } else if (node.op->free) {
-      node.op->free(AsContext(), node.user_data);
-    }
+    node.op->Free(AsContext(), node.user_data);
     node.initialized = false;
     node.user_data = nullptr;
   }
@@ -138,10 +132,10 @@ const KilnOperator* Interpreter::FindOperator(const OperatorDesc& desc) const {
     return op;
   }
   if (desc.builtin_code == kKilnBuiltinCustom) return nullptr;
-  for (const ops::BuiltinKernel& kernel : ops::BuiltinKernels()) {
-    if (kernel.builtin_code == desc.builtin_code && desc.version >= kernel.min_version &&
-        desc.version <= kernel.max_version) {
-      return kernel.op;
+  for (const BuiltinOpRegistration& builtin : *builtins_) {
+    if (builtin.builtin_code == desc.builtin_code && desc.version >= builtin.min_version &&
+        desc.version <= builtin.max_version) {
+      return builtin.op;
     }
   }
   return nullptr;
@@ -163,13 +157,13 @@ bool Interpreter::ResolveBuiltins(KilnStatus* status) {
     ok = false;
     const std::string name = BuiltinOperatorName(desc.builtin_code);
     int min_version = std::numeric_limits<int>::max(), max_version = 0;
-    for (const ops::BuiltinKernel& kernel : ops::BuiltinKernels()) {
-      if (kernel.builtin_code != desc.builtin_code) continue;
-      min_version = std::min(min_version, kernel.min_version);
-      max_version = std::max(max_version, kernel.max_version);
+    for (const BuiltinOpRegistration& builtin : *builtins_) {
+      if (builtin.builtin_code != desc.builtin_code) continue;
+      min_version = std::min(min_version, builtin.min_version);
+      max_version = std::max(max_version, builtin.max_version);
     }
     if (max_version == 0) {
-      ReportError("Unsupported builtin op %s version %d at node %zu: Kiln has no kernel for %s; register one "
+      ReportError("Unsupported builtin op %s version %d at node %zu: Kiln does not implement %s; register one "
                   "with KilnInterpreterOptionsAddOperator.",
                   name.c_str(), desc.version, i, name.c_str());
     } else {
@@ -238,26 +232,13 @@ KilnStatus Interpreter::AllocateTensors() {
       buffer = static_cast<const char*>(node.desc->builtin_data.get());
       length = 0;
     }
-    if (node.op->is_kernel()) {
-      node.user_data = KernelOpInit(this, &node);
-    } else if (node.op->init_with_data) {
-      node.user_data = node.op->init_with_data(node.op->user_data, AsContext(), buffer, length);
-    } else if (node.op->init) {
-      node.user_data = node.op->init(AsContext(), buffer, length);
-    }
+    node.user_data = node.op->Init(AsContext(), buffer, length);
     node.initialized = true;
   }
 
   state_ = State::kPreparing;
   for (Node& node : nodes_) {
-    KilnStatus s = kKilnOk;
-    if (node.op->is_kernel()) {
-      s = KernelOpPrepare(this, &node);
-    } else if (node.op->prepare_with_data) {
-      s = node.op->prepare_with_data(node.op->user_data, AsContext(), AsOpaqueNode(&node));
-    } else if (node.op->prepare) {
-      s = node.op->prepare(AsContext(), AsOpaqueNode(&node));
-    }
+    const KilnStatus s = node.op->Prepare(AsContext(), AsOpaqueNode(&node));
     if (s != kKilnOk) {
       ReportError("Node number %d (%s) failed to prepare.", node.index, NodeName(node).c_str());
       state_ = State::kNeedsPrepare;
@@ -268,7 +249,7 @@ KilnStatus Interpreter::AllocateTensors() {
     state_ = State::kNeedsPrepare;
     return s;
   }
-  PlanKernelPartitions(this, &partitions_, &recorded_plan_);
+  PlanPartitions(this, &partitions_, &recorded_plan_);
   partition_of_node_.assign(nodes_.size(), -1);
   for (size_t p = 0; p < partitions_.size(); ++p) partition_of_node_[partitions_[p].first] = static_cast<int>(p);
   state_ = State::kReady;
@@ -338,10 +319,9 @@ KilnStatus Interpreter::Invoke() {
   state_ = State::kInvoking;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node& node = nodes_[i];
-    KilnStatus s = kKilnOk;
     if (partition_of_node_[i] >= 0) {
-      const KernelPartition& p = partitions_[partition_of_node_[i]];
-      if (KernelPartitionInvoke(this, p) != kKilnOk) {
+      const Partition& p = partitions_[partition_of_node_[i]];
+      if (InvokePartition(this, p) != kKilnOk) {
         ReportError("Nodes %d to %d (kernel partition %d) failed to invoke.", p.first, p.last, partition_of_node_[i]);
         state_ = State::kReady;
         return kKilnError;
@@ -349,13 +329,7 @@ KilnStatus Interpreter::Invoke() {
       i = static_cast<size_t>(p.last);
       continue;
     }
-    if (node.op->is_kernel()) {
-      s = KernelOpInvoke(this, &node);
-    } else if (node.op->invoke_with_data) {
-      s = node.op->invoke_with_data(node.op->user_data, AsContext(), AsOpaqueNode(&node));
-    } else if (node.op->invoke) {
-      s = node.op->invoke(AsContext(), AsOpaqueNode(&node));
-    }
+    const KilnStatus s = node.op->Invoke(AsContext(), AsOpaqueNode(&node));
     if (s != kKilnOk) {
       ReportError("Node number %d (%s) failed to invoke.", node.index, NodeName(node).c_str());
       state_ = State::kReady;

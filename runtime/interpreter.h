@@ -10,17 +10,23 @@
 #include <vector>
 
 #include "runtime/core.h"
-#include "runtime/driver_loader.h"
+#include "runtime/device/decision_log.h"
+#include "runtime/partition.h"
 
 namespace kiln {
 
 class DeviceSet;
 
-// Consecutive kernel-backed nodes [first, last] that run on the driver device as one batch (kernel_op.cc).
-struct KernelPartition {
-  int first = 0;
-  int last = 0;
+// One entry of the builtin op table: the operator serving versions [min_version, max_version] of an op.
+struct BuiltinOpRegistration {
+  int builtin_code;  // KilnBuiltinOperator
+  int min_version;
+  int max_version;
+  const KilnOperator* op;
 };
+// The builtin ops an interpreter resolves against. The interpreter knows no op itself: the layer above hands
+// Kiln's table in (runtime/c_api.cc, from ops/).
+using BuiltinOpTable = std::vector<BuiltinOpRegistration>;
 
 // One op instance in the graph; ops see it as KilnOpaqueNode.
 struct Node {
@@ -37,8 +43,10 @@ struct Node {
 class Interpreter {
  public:
   // Builds the graph and resolves builtin ops. Returns null (after reporting) on failure.
+  // `builtins` must outlive the interpreter.
   static std::unique_ptr<Interpreter> Create(std::shared_ptr<const ModelData> model,
-                                             const KilnInterpreterOptions& options, KilnStatus* status);
+                                             const KilnInterpreterOptions& options, const BuiltinOpTable& builtins,
+                                             KilnStatus* status);
   ~Interpreter();
 
   KilnStatus ResizeInputTensor(int input_index, const int* dims, int num_dims);
@@ -71,7 +79,7 @@ class Interpreter {
   DeviceSet* devices();
   DecisionLog& decisions() { return decisions_; }
   const DecisionLog& decisions() const { return decisions_; }
-  const std::vector<KernelPartition>& partitions() const { return partitions_; }
+  const std::vector<Partition>& partitions() const { return partitions_; }
 
   KilnOpaqueContext* AsContext() { return reinterpret_cast<KilnOpaqueContext*>(this); }
   static Interpreter* FromContext(KilnOpaqueContext* c) { return reinterpret_cast<Interpreter*>(c); }
@@ -95,6 +103,7 @@ class Interpreter {
   std::shared_ptr<const ModelData> model_;
   const SubgraphDesc* graph_ = nullptr;
   KilnInterpreterOptions options_;
+  const BuiltinOpTable* builtins_ = nullptr;
   std::vector<std::unique_ptr<KilnTensor>> tensors_;
   std::vector<Node> nodes_;
   std::vector<int> inputs_;
@@ -106,7 +115,7 @@ class Interpreter {
   DecisionLog decisions_;  // before devices_, which records into it until destroyed
   std::unique_ptr<DeviceSet> devices_;
   bool devices_failed_ = false;
-  std::vector<KernelPartition> partitions_;
+  std::vector<Partition> partitions_;
   std::vector<int> partition_of_node_;  // index into partitions_ for a partition's first node, else -1
   std::string recorded_plan_;           // the node/partition decisions last recorded, to record changes only
 };

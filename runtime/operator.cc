@@ -9,6 +9,40 @@ std::string KilnOperator::DisplayName() const {
   return is_custom() ? custom_name : kiln::BuiltinOperatorName(builtin_code);
 }
 
+void* KilnOperator::Init(KilnOpaqueContext* context, const char* buffer, size_t length) const {
+  if (hooks != nullptr) return hooks->init(this, context, buffer, length);
+  if (init_with_data) return init_with_data(user_data, context, buffer, length);
+  if (init) return init(context, buffer, length);
+  return nullptr;
+}
+
+void KilnOperator::Free(KilnOpaqueContext* context, void* data) const {
+  if (hooks != nullptr) {
+    hooks->free(this, context, data);
+  } else if (free_with_data) {
+    free_with_data(user_data, context, data);
+  } else if (free) {
+    free(context, data);
+  }
+}
+
+KilnStatus KilnOperator::AuthorPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) const {
+  if (prepare_with_data) return prepare_with_data(user_data, context, node);
+  if (prepare) return prepare(context, node);
+  return kKilnOk;
+}
+
+KilnStatus KilnOperator::Prepare(KilnOpaqueContext* context, KilnOpaqueNode* node) const {
+  return hooks != nullptr ? hooks->prepare(this, context, node) : AuthorPrepare(context, node);
+}
+
+KilnStatus KilnOperator::Invoke(KilnOpaqueContext* context, KilnOpaqueNode* node) const {
+  if (hooks != nullptr) return hooks->invoke(this, context, node);
+  if (invoke_with_data) return invoke_with_data(user_data, context, node);
+  if (invoke) return invoke(context, node);
+  return kKilnOk;
+}
+
 extern "C" {
 
 KilnOperator* KilnOperatorCreateWithData(KilnBuiltinOperator builtin_code, const char* custom_name,

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <memory>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -26,7 +27,6 @@
 #include "kiln/c_api.h"
 #include "kiln/compute.h"
 #include "kiln/operator.h"
-#include "ops/builtin_ops.h"
 #include "runtime/model/model.h"
 #include "formats/kmod/module.h"
 #include "tools/npy.h"
@@ -146,19 +146,22 @@ struct KernelOpSpec {
 bool MakeKernelOps(const std::string& model_path, const std::vector<KernelOpSpec>& specs,
                    std::vector<KilnOperator*>* ops, std::vector<KilnModule*>* modules) {
   if (specs.empty()) return true;
-  std::vector<uint8_t> bytes;
-  kiln::ModelDesc desc;
-  std::string error;
-  if (!ReadFile(model_path, &bytes) || !kiln::ReadModel(bytes.data(), bytes.size(), &desc, &error)) return false;
+  std::unique_ptr<KilnModel, void (*)(KilnModel*)> model(
+      KilnModelCreateFromFileWithErrorReporter(model_path.c_str(), PrintError, nullptr), KilnModelDelete);
+  if (model == nullptr) return false;
   for (const KernelOpSpec& spec : specs) {
     KilnModule* module = KilnModuleCreateFromFileWithErrorReporter(spec.module.c_str(), PrintError, nullptr);
     if (module == nullptr) return false;
     modules->push_back(module);
     std::vector<int> versions;
-    for (const kiln::OperatorDesc& op : desc.subgraphs[0].operators) {
-      if (op.builtin_code == kKilnBuiltinCustom && op.custom_name == spec.name &&
-          std::find(versions.begin(), versions.end(), op.version) == versions.end()) {
-        versions.push_back(op.version);
+    for (int32_t i = 0; i < KilnModelGetOperatorCount(model.get()); ++i) {
+      KilnBuiltinOperator code;
+      const char* name = nullptr;
+      int32_t version = 0;
+      KilnModelGetOperator(model.get(), i, &code, &name, &version);
+      if (code == kKilnBuiltinCustom && spec.name == name &&
+          std::find(versions.begin(), versions.end(), version) == versions.end()) {
+        versions.push_back(version);
       }
     }
     if (versions.empty()) {
@@ -287,13 +290,10 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
       status = "custom: unresolved (register it with KilnInterpreterOptionsAddOperator)";
       ++unresolved;
     } else {
-      bool found = false, code_known = false;
-      for (const auto& k : kiln::ops::BuiltinKernels()) {
-        if (k.builtin_code != op.builtin_code) continue;
-        code_known = true;
-        found = found || (op.version >= k.min_version && op.version <= k.max_version);
-      }
-      status = found ? "builtin" : code_known ? "unresolved: version not supported" : "unresolved: no kernel";
+      const auto code = static_cast<KilnBuiltinOperator>(op.builtin_code);
+      const bool found = KilnBuiltinOpIsSupported(code, op.version);
+      const bool code_known = KilnBuiltinOpIsSupported(code, 0);
+      status = found ? "builtin" : code_known ? "unresolved: version not supported" : "unresolved: not implemented";
       if (!found) ++unresolved;
     }
     const std::string name =

@@ -53,6 +53,21 @@ KILN_CAPI_EXPORT KilnModel* KilnModelCreateFromFileWithErrorReporter(const char*
 /* Releases the caller's reference. Interpreters created from the model keep it alive. NULL is a no-op. */
 KILN_CAPI_EXPORT void KilnModelDelete(KilnModel* model);
 
+/* The number of operators in the model's main (first) subgraph; 0 for NULL. Needs no interpreter, so a tool
+ * can learn which ops (and which versions of a custom op) to register before creating one. */
+KILN_CAPI_EXPORT int32_t KilnModelGetOperatorCount(const KilnModel* model);
+
+/* Operator `index` of the main subgraph: its builtin code (kKilnBuiltinCustom for a custom op), its custom
+ * name (NULL for a builtin; the string lives as long as the model) and its version. Any out-parameter may be
+ * NULL. kKilnInvalidArgument for a NULL model or an index out of range. */
+KILN_CAPI_EXPORT KilnStatus KilnModelGetOperator(const KilnModel* model, int32_t index,
+                                                 KilnBuiltinOperator* out_builtin_code,
+                                                 const char** out_custom_name, int32_t* out_version);
+
+/* Whether Kiln's builtin op table serves version `version` of builtin op `builtin_code`; `version` 0 asks
+ * whether it serves any version. */
+KILN_CAPI_EXPORT bool KilnBuiltinOpIsSupported(KilnBuiltinOperator builtin_code, int32_t version);
+
 /* ---------------------------------------------------------------------------------------------------------
  * Interpreter options
  * ------------------------------------------------------------------------------------------------------- */

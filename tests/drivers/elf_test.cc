@@ -7,7 +7,7 @@
 #include <random>
 
 #include "kiln/hal.h"
-#include "runtime/driver_loader.h"
+#include "runtime/device/driver_elf.h"
 
 namespace kiln {
 namespace {

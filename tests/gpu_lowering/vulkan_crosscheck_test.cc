@@ -1,5 +1,5 @@
 // kilnc's GPU lowering end to end: RenderScript-style kernels compiled by kilnc (both payloads), the module
-// loaded the way the runtime loads it (runtime/kernel_module.h), then launched through the HAL on the CPU
+// loaded the way the runtime loads it (runtime/device/kernel_module.h), then launched through the HAL on the CPU
 // driver (the bitcode) and on the Vulkan driver (the SPIR-V, on lavapipe in CI, validation layers on), with
 // the same inputs, globals and allocations. The outputs must agree within each kernel's tolerance.
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "compiler/compiler.h"
-#include "runtime/kernel_module.h"
+#include "runtime/device/kernel_module.h"
 #include "tests/cpu/cpu_driver_harness.h"
 #include "tests/vulkan/vulkan_harness.h"
 

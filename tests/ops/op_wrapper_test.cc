@@ -95,7 +95,7 @@ TEST(BuiltinKernelsTest, TableIsConsistent) {
                                   kKilnBuiltinPad,           kKilnBuiltinTranspose,
                                   kKilnBuiltinDequantize};
   std::set<int> seen;
-  for (const BuiltinKernel& k : BuiltinKernels()) {
+  for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
     EXPECT_EQ(KilnOperatorGetBuiltInCode(k.op), k.builtin_code);
     EXPECT_LE(1, k.min_version);

@@ -143,6 +143,36 @@ TEST(AtanScenario, ModelFromFileOutlivesItsHandle) {
   KilnInterpreterDelete(interpreter);
 }
 
+// A tool learns which ops to register from the model alone, through the public API (kiln run --op does).
+TEST(AtanScenario, ModelListsItsOperatorsWithoutAnInterpreter) {
+  KilnModel* model = KilnModelCreateFromFile(KILN_SOURCE_DIR "/examples/atan/atan.tflite");
+  ASSERT_NE(model, nullptr);
+  ASSERT_EQ(KilnModelGetOperatorCount(model), 2);
+  KilnBuiltinOperator code;
+  const char* name = nullptr;
+  int32_t version = 0;
+  ASSERT_EQ(KilnModelGetOperator(model, 0, &code, &name, &version), kKilnOk);
+  EXPECT_EQ(code, kKilnBuiltinAdd);
+  EXPECT_EQ(name, nullptr);
+  ASSERT_EQ(KilnModelGetOperator(model, 1, &code, &name, &version), kKilnOk);
+  EXPECT_EQ(code, kKilnBuiltinCustom);
+  ASSERT_NE(name, nullptr);
+  EXPECT_STREQ(name, "Atan");
+  EXPECT_EQ(version, 1);
+  EXPECT_EQ(KilnModelGetOperator(model, 2, &code, &name, &version), kKilnInvalidArgument);
+  EXPECT_EQ(KilnModelGetOperator(model, -1, nullptr, nullptr, nullptr), kKilnInvalidArgument);
+  EXPECT_EQ(KilnModelGetOperator(nullptr, 0, nullptr, nullptr, nullptr), kKilnInvalidArgument);
+  EXPECT_EQ(KilnModelGetOperatorCount(nullptr), 0);
+  KilnModelDelete(model);
+}
+
+TEST(BuiltinOps, SupportIsVisibleThroughTheApi) {
+  EXPECT_TRUE(KilnBuiltinOpIsSupported(kKilnBuiltinAdd, 1));
+  EXPECT_TRUE(KilnBuiltinOpIsSupported(kKilnBuiltinAdd, 0));
+  EXPECT_FALSE(KilnBuiltinOpIsSupported(kKilnBuiltinAdd, 1000));
+  EXPECT_FALSE(KilnBuiltinOpIsSupported(kKilnBuiltinCustom, 0));
+}
+
 // y = x + x, then z = y * y: a chain used by several tests below.
 std::vector<uint8_t> ChainModel(int length) {
   ModelWriter w;

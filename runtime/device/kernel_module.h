@@ -1,6 +1,6 @@
 // A loaded kernel module (what the C API calls KilnModule) and its description in the HAL's plain structs.
-#ifndef KILN_RUNTIME_KERNEL_MODULE_H_
-#define KILN_RUNTIME_KERNEL_MODULE_H_
+#ifndef KILN_RUNTIME_DEVICE_KERNEL_MODULE_H_
+#define KILN_RUNTIME_DEVICE_KERNEL_MODULE_H_
 
 #include <memory>
 #include <string>
@@ -42,4 +42,4 @@ struct KilnModule {
   std::shared_ptr<const kiln::KernelModule> impl;
 };
 
-#endif  // KILN_RUNTIME_KERNEL_MODULE_H_
+#endif  // KILN_RUNTIME_DEVICE_KERNEL_MODULE_H_

@@ -1,4 +1,4 @@
-#include "runtime/kernel_module.h"
+#include "runtime/device/kernel_module.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,0 +1,20 @@
+// Internal: each op family's file adds its operators to the builtin table (see builtin_ops.cc).
+#ifndef KILN_OPS_OP_FAMILIES_H_
+#define KILN_OPS_OP_FAMILIES_H_
+
+#include <vector>
+
+#include "ops/builtin_ops.h"
+
+namespace kiln::ops {
+
+void AddElementwiseOps(std::vector<BuiltinOp>* table);     // elementwise_ops.cc
+void AddConvOps(std::vector<BuiltinOp>* table);            // conv_ops.cc
+void AddPoolingOps(std::vector<BuiltinOp>* table);         // pooling_ops.cc
+void AddFullyConnectedOps(std::vector<BuiltinOp>* table);  // fully_connected_ops.cc (+ SOFTMAX)
+void AddTensorOps(std::vector<BuiltinOp>* table);          // tensor_ops.cc
+void AddDequantizeOps(std::vector<BuiltinOp>* table);      // dequantize_ops.cc
+
+}  // namespace kiln::ops
+
+#endif  // KILN_OPS_OP_FAMILIES_H_
