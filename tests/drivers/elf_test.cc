@@ -7,7 +7,9 @@
 #include <random>
 
 #include "kiln/hal.h"
+#include "runtime/device/decision_log.h"
 #include "runtime/device/driver_elf.h"
+#include "runtime/device/hal_driver.h"
 
 namespace kiln {
 namespace {
