@@ -91,6 +91,36 @@ struct Script {
 inline Module* AsModule(KilnHalModule* h) { return reinterpret_cast<Module*>(h); }
 inline Script* AsScript(KilnHalScript* h) { return reinterpret_cast<Script*>(h); }
 
+// pipeline.cc
+uint32_t ReductionWorkgroup(const VkPhysicalDeviceLimits& limits, uint32_t accumulator_stride);
+bool CheckProgram(Device* device, Module* module, ShaderProgram* program, uint32_t required_features,
+                  const std::vector<uint32_t>& spec_ids);
+bool BuildKernel(Device* device, KernelInfo* kernel, uint32_t* created, uint32_t* cached);
+bool BuildReduction(Device* device, ReductionInfo* reduction, uint32_t* created, uint32_t* cached);
+void DestroyKernel(Device* device, KernelInfo* kernel);
+void DestroyReduction(Device* device, ReductionInfo* reduction);
+void SaveCache(Device* device);
+
+// module.cc
+KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, KilnHalModule** out_module);
+KilnStatus ModuleUnload(KilnHalModule* handle);
+KilnStatus ModuleGetInfo(KilnHalModule* handle, KilnHalModuleInfo* out_info);
+KilnStatus ModuleKernelSupported(KilnHalModule* handle, uint32_t kernel_index, bool* out_supported,
+                                 const char** out_reason);
+KilnStatus ModuleReductionSupported(KilnHalModule* handle, uint32_t reduction_index, bool* out_supported,
+                                    const char** out_reason);
+
+// script.cc
+bool ViewInUnits(const KilnHalBufferView& view, uint32_t unit, const std::string& what, uint32_t out[4],
+                 std::string* out_error);
+KilnStatus ScriptCreate(KilnHalModule* handle, void* script_user_data, KilnHalScript** out_script);
+KilnStatus ScriptDestroy(KilnHalScript* handle);
+KilnStatus ScriptSetGlobal(KilnHalScript* handle, const char* name, const void* data, uint64_t size);
+KilnStatus ScriptGetGlobal(KilnHalScript* handle, const char* name, uint64_t size, void* out_data);
+KilnStatus ScriptBindAllocation(KilnHalScript* handle, const char* name, const KilnHalBufferView* in_view,
+                                uint32_t element_type, uint32_t vector_size, uint32_t dim_x, uint32_t dim_y,
+                                uint32_t dim_z);
+
 }  // namespace vulkan
 }  // namespace kiln
 
