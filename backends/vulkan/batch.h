@@ -106,6 +106,32 @@ struct Batch {
 
 inline Batch* AsBatch(KilnHalBatch* h) { return reinterpret_cast<Batch*>(h); }
 
+// launch.cc
+KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Launch* out);
+KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint64_t result_size,
+                         void* out_result, Launch* out);
+
+// command_buffer.cc
+KilnStatus RecordCommands(Batch* batch);
+
+// submission.cc
+KilnStatus Submit(Batch* batch, std::shared_ptr<Submission>* out);
+bool WaitSubmission(Submission* submission, uint64_t timeout_ns, KilnStatus* out_status);
+
+// batch.cc
+void DestroyBatchObjects(Batch* batch);
+KilnStatus LaunchForEach(KilnHalScript* handle, const KilnHalForEachDesc* desc);
+KilnStatus LaunchReduce(KilnHalScript* handle, const KilnHalReduceDesc* desc, uint64_t result_size,
+                        void* out_result);
+KilnStatus BatchCreate(KilnHalDevice* handle, KilnHalBatch** out_batch);
+KilnStatus BatchDestroy(KilnHalBatch* handle);
+KilnStatus BatchRecordForEach(KilnHalBatch* handle, KilnHalScript* script, const KilnHalForEachDesc* desc);
+KilnStatus BatchRecordReduce(KilnHalBatch* handle, KilnHalScript* script, const KilnHalReduceDesc* desc,
+                             uint64_t result_size, void* out_result);
+KilnStatus BatchSubmit(KilnHalBatch* handle, KilnHalFence** out_fence);
+KilnStatus FenceWait(KilnHalFence* handle, uint64_t timeout_ns, bool* out_done);
+KilnStatus FenceDestroy(KilnHalFence* handle);
+
 }  // namespace vulkan
 }  // namespace kiln
 
