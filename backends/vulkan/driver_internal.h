@@ -133,6 +133,26 @@ inline Buffer* AsBuffer(KilnHalBuffer* h) { return reinterpret_cast<Buffer*>(h);
     if (!(cond)) return kKilnInvalidArgument; \
   } while (0)
 
+// instance.cc
+KilnStatus CreateInstance(Instance* instance);
+KilnStatus CheckIndex(Instance* instance, uint32_t index);
+VkDeviceSize BufferAlignment(const PhysicalDevice& pd, bool staged);
+KilnStatus Shutdown(KilnHalInstance* handle);
+KilnStatus DeviceCount(KilnHalInstance* handle, uint32_t* out_count);
+KilnStatus DeviceGetInfo(KilnHalInstance* handle, uint32_t index, KilnHalDeviceInfo* out_info);
+
+// device.cc
+KilnStatus DeviceOpen(KilnHalInstance* handle, uint32_t index, KilnHalDevice** out_device);
+KilnStatus DeviceClose(KilnHalDevice* handle);
+
+// buffer.cc
+KilnStatus BufferCreate(KilnHalDevice* handle, const KilnHalBufferDesc* in_desc, KilnHalBuffer** out_buffer);
+KilnStatus BufferDestroy(KilnHalBuffer* handle);
+KilnStatus BufferWrite(KilnHalBuffer* handle, uint64_t offset, const void* data, uint64_t size);
+KilnStatus BufferRead(KilnHalBuffer* handle, uint64_t offset, uint64_t size, void* out_data);
+KilnStatus BufferMap(KilnHalBuffer* handle, uint64_t offset, uint64_t size, void** out_ptr);
+KilnStatus BufferUnmap(KilnHalBuffer* handle);
+
 }  // namespace vulkan
 }  // namespace kiln
 
