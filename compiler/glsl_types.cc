@@ -1,5 +1,5 @@
-// How C types and constants are written in GLSL: registers, buffer storage and literals. Every part of the
-// GPU lowering spells types through these, so that all of them agree.
+// How C types and constants are written in GLSL: registers, buffer storage, literals, struct definitions and
+// conversions. Every part of the GPU lowering spells types through these, so that all of them agree.
 #include "compiler/glsl_types.h"
 
 #include <cinttypes>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "compiler/frontend.h"
+#include "compiler/glsl_lowering_internal.h"
 
 namespace kiln {
 namespace compiler {
@@ -216,6 +217,174 @@ std::string Fill(const std::string& templ, const std::string& value) {
     }
   }
   return out;
+}
+
+// One GLSL name per struct type of the script, the same in every kernel (global reads construct them).
+std::string ScriptLowering::StructName(const clang::RecordDecl* record) {
+  record = record->getDefinition() ? record->getDefinition() : record;
+  auto it = struct_names_.find(record);
+  if (it != struct_names_.end()) return it->second;
+  const std::string name = record->getName().empty() ? "S_anon" + std::to_string(struct_names_.size())
+                                                     : "S_" + record->getNameAsString();
+  struct_names_[record] = name;
+  return name;
+}
+
+std::string KernelLowering::StructName(const clang::RecordDecl* record, clang::SourceLocation loc) {
+  record = record->getDefinition();
+  if (!record) Fail(loc, "an incomplete struct type");
+  auto it = struct_names_.find(record);
+  if (it != struct_names_.end()) return it->second;
+  if (record->isUnion()) Fail(loc, "a union ('" + record->getNameAsString() + "'), which GLSL lacks");
+  const std::string name = script_->StructName(record);
+  struct_names_[record] = name;
+  std::string text = "struct " + name + " {\n";
+  for (const clang::FieldDecl* field : record->fields()) {
+    if (field->isBitField()) Fail(field->getLocation(), "a bit-field ('" + field->getNameAsString() + "')");
+    text += "  " + Declare(field->getType(), "f_" + field->getNameAsString(), field->getLocation()) + ";\n";
+  }
+  if (record->field_empty()) Fail(loc, "an empty struct");
+  text += "};\n";
+  struct_text_.push_back(text);
+  return name;
+}
+
+std::string KernelLowering::Type(clang::QualType type, clang::SourceLocation loc) {
+  const clang::QualType t = type.getCanonicalType().getUnqualifiedType();
+  if (t->isVoidType()) return "void";
+  if (context_.getAsConstantArrayType(t)) {
+    std::string dims;
+    clang::QualType element = t;
+    while (const auto* array = context_.getAsConstantArrayType(element)) {
+      dims += "[" + std::to_string(array->getSize().getZExtValue()) + "]";
+      element = array->getElementType();
+    }
+    return Type(element, loc) + dims;
+  }
+  if (t->isPointerType()) Fail(loc, "a pointer ('" + type.getAsString() + "'), which GLSL lacks");
+  if (t->isArrayType()) Fail(loc, "an array of unknown size");
+  if (const auto* record = t->getAs<clang::RecordType>()) {
+    const std::string name = record->getDecl()->getName().str();
+    if (name == "rs_allocation" || name == "rs_element" || name == "rs_type" || name == "rs_script" ||
+        name == "rs_sampler" || name.rfind("rs_matrix", 0) == 0 || name == "rs_tm") {
+      Fail(loc, "a value of type '" + name + "' (only script globals can be used as allocations on the GPU)");
+    }
+    return StructName(record->getDecl(), loc);
+  }
+  const Lane lane = LaneOf(t);
+  if (!lane.ok) Fail(loc, "the type '" + type.getAsString() + "'");
+  if (lane.is_half) Fail(loc, "the type '" + type.getAsString() + "' (half is not lowered to GLSL)");
+  if (lane.bits == 64 && !lane.is_float) needs_int64_ = true;
+  return RegisterType(lane);
+}
+
+std::string KernelLowering::Declare(clang::QualType type, const std::string& name,
+                                    clang::SourceLocation loc) {
+  const std::string full = Type(type, loc);
+  const size_t bracket = full.find('[');
+  if (bracket == std::string::npos) return full + " " + name;
+  return full.substr(0, bracket) + " " + name + full.substr(bracket);
+}
+
+std::string KernelLowering::Zero(clang::QualType type, clang::SourceLocation loc) {
+  const clang::QualType t = type.getCanonicalType().getUnqualifiedType();
+  if (const auto* array = context_.getAsConstantArrayType(t)) {
+    const std::string element = Zero(array->getElementType(), loc);
+    const uint64_t n = array->getSize().getZExtValue();
+    std::string out = Type(t, loc) + "(";
+    for (uint64_t i = 0; i < n; ++i) out += (i ? ", " : "") + element;
+    return out + ")";
+  }
+  if (const auto* record = t->getAs<clang::RecordType>()) {
+    std::string out = Type(t, loc) + "(";
+    bool first = true;
+    for (const clang::FieldDecl* field : record->getDecl()->getDefinition()->fields()) {
+      out += (first ? "" : ", ") + Zero(field->getType(), loc);
+      first = false;
+    }
+    return out + ")";
+  }
+  Type(t, loc);  // fails for what GLSL cannot hold
+  return ZeroOf(LaneOf(t));
+}
+
+std::string KernelLowering::ValueLiteral(const clang::APValue& value, clang::QualType type,
+                                         clang::SourceLocation loc) {
+  const clang::QualType t = type.getCanonicalType().getUnqualifiedType();
+  if (const auto* array = context_.getAsConstantArrayType(t)) {
+    if (!value.isArray()) Fail(loc, "a constant that kilnc cannot evaluate");
+    const uint64_t n = array->getSize().getZExtValue();
+    std::string out = Type(t, loc) + "(";
+    for (uint64_t i = 0; i < n; ++i) {
+      const clang::APValue& element = i < value.getArrayInitializedElts()
+                                          ? value.getArrayInitializedElt(static_cast<unsigned>(i))
+                                          : value.getArrayFiller();
+      out += (i ? ", " : "") + ValueLiteral(element, array->getElementType(), loc);
+    }
+    return out + ")";
+  }
+  if (const auto* record = t->getAs<clang::RecordType>()) {
+    if (!value.isStruct()) Fail(loc, "a constant that kilnc cannot evaluate");
+    std::string out = Type(t, loc) + "(";
+    unsigned i = 0;
+    for (const clang::FieldDecl* field : record->getDecl()->getDefinition()->fields()) {
+      out += (i ? ", " : "") + ValueLiteral(value.getStructField(i), field->getType(), loc);
+      ++i;
+    }
+    return out + ")";
+  }
+  const Lane lane = LaneOf(t);
+  Type(t, loc);
+  auto scalar = [&](const clang::APValue& v) -> std::string {
+    if (v.isInt())
+      return IntLiteral(v.getInt(),
+                        Lane{true, lane.is_bool, lane.is_float, lane.is_signed, false, lane.bits, 1});
+    if (v.isFloat()) {
+      const bool is_double = lane.bits == 64;
+      const double d = is_double ? v.getFloat().convertToDouble() : v.getFloat().convertToFloat();
+      const std::string text = FloatLiteral(d, is_double);
+      if (text.empty()) Fail(loc, "an infinite or NaN double constant");
+      return text;
+    }
+    Fail(loc, "a constant that kilnc cannot evaluate");
+  };
+  if (lane.count == 1) return scalar(value);
+  if (!value.isVector()) Fail(loc, "a constant that kilnc cannot evaluate");
+  std::string out = RegisterType(lane) + "(";
+  for (unsigned i = 0; i < lane.count; ++i) out += (i ? ", " : "") + scalar(value.getVectorElt(i));
+  return out + ")";
+}
+
+// C truncates a value stored into an 8- or 16-bit integer; registers are 32-bit, so wrap explicitly.
+std::string KernelLowering::Wrap(const std::string& text, clang::QualType type) {
+  const Lane lane = LaneOf(type);
+  if (!lane.ok || lane.is_bool || lane.is_float || lane.bits >= 32) return text;
+  const std::string bits = std::to_string(lane.bits);
+  if (lane.is_signed) return "bitfieldExtract(" + text + ", 0, " + bits + ")";
+  return "(" + text + (lane.bits == 8 ? " & 255u)" : " & 65535u)");
+}
+
+std::string KernelLowering::ToBool(const std::string& text, clang::QualType type, clang::SourceLocation loc) {
+  const Lane lane = LaneOf(type);
+  if (!lane.ok || lane.count != 1) Fail(loc, "a condition of type '" + type.getAsString() + "'");
+  if (lane.is_bool) return text;
+  return "(" + text + " != " + ZeroOf(lane) + ")";
+}
+
+std::string KernelLowering::Convert(const std::string& text, clang::QualType from, clang::QualType to,
+                                    clang::SourceLocation loc) {
+  const Lane src = LaneOf(from);
+  const Lane dst = LaneOf(to);
+  if (!src.ok || !dst.ok)
+    Fail(loc, "a conversion from '" + from.getAsString() + "' to '" + to.getAsString() + "'");
+  const std::string dst_type = Type(to, loc);
+  Type(from, loc);
+  if (dst.is_bool && dst.count == 1) return ToBool(text, from, loc);
+  if (RegisterType(src) == RegisterType(dst) && src.count == dst.count) {
+    // Same register type: only narrowing to a smaller integer changes the value.
+    return (dst.bits < src.bits || src.is_signed != dst.is_signed) ? Wrap(text, to) : text;
+  }
+  return Wrap(dst_type + "(" + text + ")", to);
 }
 
 }  // namespace compiler
