@@ -38,7 +38,7 @@ std::unique_ptr<llvm::Module> GenerateIr(const FrontendInput& input, const std::
                                          llvm::LLVMContext* context, std::string* diagnostics);
 
 // The Kiln scalar type a Clang builtin type stands for, or kKilnNoType for one kernels may not use. The one
-// mapping from Clang's builtin kinds: reflection (frontend.cc) and the GPU lowering (glsl_lowering.cc) must
+// mapping from Clang's builtin kinds: reflection (reflection.cc) and the GPU lowering (glsl_types.cc) must
 // agree on which types exist and what they are.
 KilnType ScalarKilnType(const clang::BuiltinType* type);
 

@@ -16,6 +16,9 @@ struct EmbeddedFile {
 extern const EmbeddedFile kPreludeFiles[];
 extern const size_t kPreludeFileCount;
 
+// Where the prelude appears to live; no such directory exists on disk.
+inline constexpr char kPreludeDir[] = "/__kiln_prelude__";
+
 }  // namespace compiler
 }  // namespace kiln
 

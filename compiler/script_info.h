@@ -1,4 +1,4 @@
-// What kilnc's front end learns about a script (frontend.cc) and what the entry-point generator
+// What kilnc's front end learns about a script (reflection.cc) and what the entry-point generator
 // (entry_points.cc) and back end (backend.cc) need from it. Plain C++: no Clang or LLVM types.
 #ifndef KILN_COMPILER_SCRIPT_INFO_H_
 #define KILN_COMPILER_SCRIPT_INFO_H_

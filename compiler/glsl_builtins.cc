@@ -1,0 +1,607 @@
+// The RenderScript runtime and math functions on the GPU: the GLSL helper library a shader pulls in by name,
+// the math functions mapped to GLSL builtins or helpers by precision, and the lowering of every call.
+#include <cctype>
+#include <string>
+#include <utility>
+
+#include "compiler/glsl_lowering_internal.h"
+
+namespace kiln {
+namespace compiler {
+namespace {
+
+// ---- The GLSL helper library: emitted into a shader only when used ----
+
+// Scalar helpers get vec2/3/4 overloads applied per component (see VectorOverloads).
+const LibraryEntry kLibrary[] = {
+    {"kiln_index", "",
+     "uint kiln_index(uint v, uvec3 p) {\n"
+     "  return kiln.view[v].x + p.x * kiln.view[v].y + p.y * kiln.view[v].z + p.z * kiln.view[v].w;\n}\n"},
+    {"kiln_unpack_u8", "",
+     "uvec4 kiln_unpack_u8(uint w) { return uvec4(w & 255u, (w >> 8) & 255u, (w >> 16) & 255u, w >> 24); "
+     "}\n"},
+    {"kiln_unpack_i8", "",
+     "ivec4 kiln_unpack_i8(uint w) {\n"
+     "  int s = int(w);\n"
+     "  return ivec4(bitfieldExtract(s, 0, 8), bitfieldExtract(s, 8, 8), bitfieldExtract(s, 16, 8),\n"
+     "               bitfieldExtract(s, 24, 8));\n}\n"},
+    {"kiln_pack_8", "",
+     "uint kiln_pack_8(uvec4 v) {\n"
+     "  v &= uvec4(255u);\n"
+     "  return v.x | (v.y << 8) | (v.z << 16) | (v.w << 24);\n}\n"},
+    {"kiln_unpack_u16", "", "uvec2 kiln_unpack_u16(uint w) { return uvec2(w & 65535u, w >> 16); }\n"},
+    {"kiln_unpack_i16", "",
+     "ivec2 kiln_unpack_i16(uint w) {\n"
+     "  return ivec2(bitfieldExtract(int(w), 0, 16), bitfieldExtract(int(w), 16, 16));\n}\n"},
+    {"kiln_pack_16", "", "uint kiln_pack_16(uvec2 v) { return (v.x & 65535u) | (v.y << 16); }\n"},
+    // C's % truncates toward zero (the sign of the dividend); GLSL leaves negative operands undefined.
+    {"kiln_rem", "",
+     "int kiln_rem(int a, int b) { return a - b * (a / b); }\n"
+     "ivec2 kiln_rem(ivec2 a, ivec2 b) { return a - b * (a / b); }\n"
+     "ivec3 kiln_rem(ivec3 a, ivec3 b) { return a - b * (a / b); }\n"
+     "ivec4 kiln_rem(ivec4 a, ivec4 b) { return a - b * (a / b); }\n"},
+    {"kiln_rem64", "", "int64_t kiln_rem(int64_t a, int64_t b) { return a - b * (a / b); }\n"},
+    {"kiln_copysign", "",
+     "float kiln_copysign(float m, float s) {\n"
+     "  return uintBitsToFloat((floatBitsToUint(m) & 0x7fffffffu) | (floatBitsToUint(s) & "
+     "0x80000000u));\n}\n"},
+    // fmin/fmax: with one NaN operand, the other (C99 and OpenCL); GLSL's min/max leave NaN undefined.
+    {"kiln_fmin", "",
+     "float kiln_fmin(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : min(a, b)); }\n"},
+    {"kiln_fmax", "",
+     "float kiln_fmax(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : max(a, b)); }\n"},
+    {"kiln_fdim", "",
+     "float kiln_fdim(float a, float b) { return (isnan(a) || isnan(b)) ? a + b : (a > b ? a - b : 0.0); "
+     "}\n"},
+    // C's round: halfway cases away from zero (GLSL's round may pick either).
+    {"kiln_round", "",
+     "float kiln_round(float v) {\n"
+     "  float t = trunc(v);\n"
+     "  return abs(v - t) >= 0.5 ? t + sign(v) : t;\n}\n"},
+    // RenderScript's one-argument fract: v - floor(v), at most the largest float below 1.
+    {"kiln_fract", "", "float kiln_fract(float v) { return min(v - floor(v), 0.99999994); }\n"},
+    // atan/atan2 with rslib's reduction and polynomial (compiler/rslib/math_trig.c), so that the CPU and
+    // the GPU agree within a few ulp; GLSL's own atan may be 4096 ulp off.
+    {"kiln_atan_pos", "",
+     "float kiln_atan_pos(float a) {\n"
+     "  bool big = a > 2.4142135;\n"
+     "  bool mid = a > 0.41421356;\n"
+     "  float num = big ? -1.0 : (mid ? a - 1.0 : a);\n"
+     "  float den = big ? a : (mid ? a + 1.0 : 1.0);\n"
+     "  float t = num / den;\n"
+     "  float base_hi = big ? 1.57079637 : (mid ? 0.785398185 : 0.0);\n"
+     "  float base_lo = big ? -4.37113883e-08 : (mid ? -2.18556941e-08 : 0.0);\n"
+     "  float z = t * t;\n"
+     "  float p = -6.078213403e-02;\n"
+     "  p = p * z + 1.059381027e-01;\n"
+     "  p = p * z - 1.424353282e-01;\n"
+     "  p = p * z + 1.999847148e-01;\n"
+     "  p = p * z - 3.333331519e-01;\n"
+     "  return base_hi + (base_lo + (t + t * z * p));\n}\n"},
+    {"kiln_atan", "kiln_atan_pos kiln_copysign",
+     "float kiln_atan(float x) { return kiln_copysign(kiln_atan_pos(abs(x)), x); }\n"},
+    {"kiln_atanpi", "kiln_atan", "float kiln_atanpi(float x) { return kiln_atan(x) * 0.318309873; }\n"},
+    {"kiln_atan2", "kiln_atan_pos kiln_copysign",
+     "float kiln_atan2(float y, float x) {\n"
+     "  float ax = abs(x), ay = abs(y);\n"
+     "  bool y_bigger = ay > ax;\n"
+     "  float mx = y_bigger ? ay : ax;\n"
+     "  float mn = y_bigger ? ax : ay;\n"
+     "  float t = mn / mx;\n"
+     "  t = mx == 0.0 ? 0.0 : t;\n"
+     "  t = (isinf(ax) && isinf(ay)) ? 1.0 : t;\n"
+     "  t = (isnan(x) || isnan(y)) ? x + y : t;\n"
+     "  float a = kiln_atan_pos(t);\n"
+     "  a = y_bigger ? 1.57079637 + (-4.37113883e-08 - a) : a;\n"
+     "  a = (floatBitsToUint(x) >> 31) != 0u ? 3.14159274 + (-8.74227766e-08 - a) : a;\n"
+     "  return kiln_copysign(a, y);\n}\n"},
+    // sin/cos/tan: rslib's algorithm (compiler/rslib/math_trig.c): Cody-Waite reduction by pi/2 in four
+    // parts in double, then the double polynomials on |r| <= pi/4, so that the CPU and the GPU agree (GLSL's
+    // own sin/cos/tan are bounded only on [-pi, pi], and loosely). Double arithmetic makes these kernels need
+    // the FLOAT64 device feature; `precise` keeps the reduction exact.
+    {"kiln_trig_parts", "",
+     "double kiln_sin_poly(double r) {\n"
+     "  precise double z = r * r;\n"
+     "  precise double s = -2.505210838544172e-08lf;\n"
+     "  s = s * z + 2.7557319223985893e-06lf;\n"
+     "  s = s * z - 0.0001984126984126984lf;\n"
+     "  s = s * z + 0.008333333333333333lf;\n"
+     "  s = s * z - 0.16666666666666666lf;\n"
+     "  precise double v = r + r * z * s;\n"
+     "  return v;\n}\n"
+     "double kiln_cos_poly(double r) {\n"
+     "  precise double z = r * r;\n"
+     "  precise double c = 2.08767569878681e-09lf;\n"
+     "  c = c * z - 2.755731922398589e-07lf;\n"
+     "  c = c * z + 2.48015873015873e-05lf;\n"
+     "  c = c * z - 0.001388888888888889lf;\n"
+     "  c = c * z + 0.041666666666666664lf;\n"
+     "  c = c * z - 0.5lf;\n"
+     "  precise double v = 1.0lf + z * c;\n"
+     "  return v;\n}\n"
+     "double kiln_trig_reduce(float x, out int q) {\n"
+     "  precise double xd = double(x);\n"
+     "  precise double t = xd * 0.6366197723675814lf + 6755399441055744.0lf;\n"
+     "  precise double n = t - 6755399441055744.0lf;\n"
+     "  q = int(unpackDouble2x32(t).x & 3u);\n"
+     "  precise double r = (((xd - n * 1.5707969665527344lf) - n * -6.39757672615815e-07lf) -\n"
+     "                      n * -1.651400370616951e-13lf) - n * 8.333742918520879e-20lf;\n"
+     "  r = r < -0.7853981633974483lf ? -0.7853981633974483lf : r;\n"
+     "  return r > 0.7853981633974483lf ? 0.7853981633974483lf : r;\n}\n"},
+    {"kiln_sin", "kiln_trig_parts",
+     "float kiln_sin(float x) {\n"
+     "  int q;\n"
+     "  double r = kiln_trig_reduce(x, q);\n"
+     "  double v = (q & 1) != 0 ? kiln_cos_poly(r) : kiln_sin_poly(r);\n"
+     "  float res = float((q & 2) != 0 ? -v : v);\n"
+     "  return x == 0.0 ? x : res;\n}\n"},
+    {"kiln_cos", "kiln_trig_parts",
+     "float kiln_cos(float x) {\n"
+     "  int q;\n"
+     "  double r = kiln_trig_reduce(x, q);\n"
+     "  double v = (q & 1) != 0 ? kiln_sin_poly(r) : kiln_cos_poly(r);\n"
+     "  return float(((q + 1) & 2) != 0 ? -v : v);\n}\n"},
+    {"kiln_tan", "kiln_trig_parts",
+     "float kiln_tan(float x) {\n"
+     "  int q;\n"
+     "  double r = kiln_trig_reduce(x, q);\n"
+     "  double s = kiln_sin_poly(r), c = kiln_cos_poly(r);\n"
+     "  float t = float((q & 1) != 0 ? -c / s : s / c);\n"
+     "  return x == 0.0 ? x : t;\n}\n"},
+    // exp/exp2/exp10/log/log2/log10: rslib's float algorithms (compiler/rslib/math_explog.c): Cody-Waite
+    // reduction, the same polynomials, the two-step scaling by 2^n. `precise` keeps the reductions exact
+    // (no contraction or reassociation by the device compiler).
+    {"kiln_exp_parts", "",
+     "float kiln_pow2(int n) { return uintBitsToFloat(uint(n + 127) << 23); }\n"
+     "float kiln_scale2(float p, int n) {\n"
+     "  int n1 = n >> 1;\n"
+     "  return p * kiln_pow2(n1) * kiln_pow2(n - n1);\n}\n"
+     "float kiln_clamp_nan(float x, float lo, float hi) {\n"
+     "  x = x < lo ? lo : x;\n"
+     "  return x > hi ? hi : x;\n}\n"
+     "float kiln_exp_q(float r) {\n"
+     "  float q = 1.381461100e-03;\n"
+     "  q = q * r + 8.368710035e-03;\n"
+     "  q = q * r + 4.166838741e-02;\n"
+     "  q = q * r + 1.666652069e-01;\n"
+     "  return q * r + 4.999999345e-01;\n}\n"},
+    {"kiln_exp", "kiln_exp_parts",
+     "float kiln_exp(float x) {\n"
+     "  precise float xc = kiln_clamp_nan(x, -104.0, 89.0);\n"
+     "  precise float n = roundEven(xc * 1.44269502);\n"
+     "  int ni = isnan(x) ? 0 : int(n);\n"
+     "  precise float r = (xc - n * 0.693145752) - n * 1.42860677e-06;\n"
+     "  precise float p = 1.0 + (r + r * r * kiln_exp_q(r));\n"
+     "  return kiln_scale2(p, ni);\n}\n"},
+    {"kiln_exp2", "kiln_exp_parts",
+     "float kiln_exp2(float x) {\n"
+     "  precise float xc = kiln_clamp_nan(x, -151.0, 129.0);\n"
+     "  precise float n = roundEven(xc);\n"
+     "  int ni = isnan(x) ? 0 : int(n);\n"
+     "  precise float r = xc - n;\n"
+     "  precise float q = 1.535336062e-04;\n"
+     "  q = q * r + 1.339887487e-03;\n"
+     "  q = q * r + 9.618437366e-03;\n"
+     "  q = q * r + 5.550332470e-02;\n"
+     "  q = q * r + 2.402264791e-01;\n"
+     "  q = q * r + 6.931472029e-01;\n"
+     "  return kiln_scale2(1.0 + r * q, ni);\n}\n"},
+    {"kiln_exp10", "kiln_exp_parts",
+     "float kiln_exp10(float x) {\n"
+     "  precise float xc = kiln_clamp_nan(x, -46.0, 39.0);\n"
+     "  precise float n = roundEven(xc * 3.32192802);\n"
+     "  int ni = isnan(x) ? 0 : int(n);\n"
+     "  precise float r = (xc - n * 0.301025391) - n * 4.60503907e-06;\n"
+     "  precise float q = 2.063216569e-01;\n"
+     "  q = q * r + 5.420251889e-01;\n"
+     "  q = q * r + 1.171292687e+00;\n"
+     "  q = q * r + 2.034649853e+00;\n"
+     "  q = q * r + 2.650948748e+00;\n"
+     "  q = q * r + 2.302585167e+00;\n"
+     "  return kiln_scale2(1.0 + r * q, ni);\n}\n"},
+    {"kiln_log_parts", "",
+     "float kiln_log_parts(float x, out float e_out) {\n"
+     "  bool den = x < 1.17549435e-38;\n"
+     "  float xs = den ? x * 8388608.0 : x;\n"
+     "  uint t = floatBitsToUint(xs) - 0x3f3504f3u;\n"
+     "  int e = (int(t) >> 23) - (den ? 23 : 0);\n"
+     "  precise float m = uintBitsToFloat((t & 0x007fffffu) + 0x3f3504f3u);\n"
+     "  precise float f = m - 1.0;\n"
+     "  precise float s = f / (2.0 + f);\n"
+     "  precise float z = s * s;\n"
+     "  precise float r = 2.358147466e-01;\n"
+     "  r = r * z + 2.853734681e-01;\n"
+     "  r = r * z + 4.000033454e-01;\n"
+     "  r = r * z + 6.666666565e-01;\n"
+     "  r = r * z;\n"
+     "  e_out = float(e);\n"
+     "  return f - s * (f - r);\n}\n"
+     "float kiln_log_specials(float x, float result) {\n"
+     "  result = (isinf(x) && x > 0.0) ? x : result;\n"
+     "  result = x == 0.0 ? uintBitsToFloat(0xff800000u) : result;\n"
+     "  result = x < 0.0 ? uintBitsToFloat(0x7fc00000u) : result;\n"
+     "  return isnan(x) ? x : result;\n}\n"},
+    {"kiln_log", "kiln_log_parts",
+     "float kiln_log(float x) {\n"
+     "  float ef;\n"
+     "  precise float m = kiln_log_parts(x, ef);\n"
+     "  precise float v = ef * 0.693145752 + (m + ef * 1.42860677e-06);\n"
+     "  return kiln_log_specials(x, v);\n}\n"},
+    {"kiln_log2", "kiln_log_parts",
+     "float kiln_log2(float x) {\n"
+     "  float ef;\n"
+     "  precise float m = kiln_log_parts(x, ef);\n"
+     "  precise float v = ef + m * 1.44269502;\n"
+     "  return kiln_log_specials(x, v);\n}\n"},
+    {"kiln_log10", "kiln_log_parts",
+     "float kiln_log10(float x) {\n"
+     "  float ef;\n"
+     "  precise float m = kiln_log_parts(x, ef);\n"
+     "  precise float v = ef * 0.301025391 + (ef * 4.60503907e-06 + m * 0.434294492);\n"
+     "  return kiln_log_specials(x, v);\n}\n"},
+    // asin/acos: rslib's float algorithm (compiler/rslib/math_trig.c).
+    {"kiln_asin_poly", "",
+     "float kiln_asin_poly(float s, float z) {\n"
+     "  float p = 3.751645101e-02;\n"
+     "  p = p * z + 1.443860425e-02;\n"
+     "  p = p * z + 3.180771859e-02;\n"
+     "  p = p * z + 4.451695516e-02;\n"
+     "  p = p * z + 7.500504185e-02;\n"
+     "  p = p * z + 1.666665999e-01;\n"
+     "  return s + s * z * p;\n}\n"},
+    {"kiln_asin", "kiln_asin_poly kiln_copysign",
+     "float kiln_asin(float x) {\n"
+     "  float a = abs(x);\n"
+     "  bool big = a > 0.5;\n"
+     "  precise float z = big ? (1.0 - a) * 0.5 : a * a;\n"
+     "  float s = big ? sqrt(z) : a;\n"
+     "  precise float p = kiln_asin_poly(s, z);\n"
+     "  precise float r = big ? 1.57079637 - (2.0 * p - -4.37113883e-08) : p;\n"
+     "  r = a > 1.0 ? uintBitsToFloat(0x7fc00000u) : r;\n"
+     "  return kiln_copysign(r, x);\n}\n"},
+    {"kiln_acos", "kiln_asin_poly",
+     "float kiln_acos(float x) {\n"
+     "  float a = abs(x);\n"
+     "  bool big = a > 0.5;\n"
+     "  precise float z = big ? (1.0 - a) * 0.5 : a * a;\n"
+     "  float s = big ? sqrt(z) : x;\n"
+     "  precise float p = kiln_asin_poly(s, z);\n"
+     "  precise float small_r = 1.57079637 - (p - -4.37113883e-08);\n"
+     "  precise float pos_r = 2.0 * p;\n"
+     "  precise float neg_r = 3.14159274 - (2.0 * p - -8.74227766e-08);\n"
+     "  float r = big ? (x > 0.0 ? pos_r : neg_r) : small_r;\n"
+     "  r = a > 1.0 ? uintBitsToFloat(0x7fc00000u) : r;\n"
+     "  return isnan(x) ? x : r;\n}\n"},
+    {"kiln_asinpi", "kiln_asin", "float kiln_asinpi(float x) { return kiln_asin(x) * 0.318309873; }\n"},
+    {"kiln_acospi", "kiln_acos", "float kiln_acospi(float x) { return kiln_acos(x) * 0.318309873; }\n"},
+    {"kiln_atan2pi", "kiln_atan2",
+     "float kiln_atan2pi(float y, float x) { return kiln_atan2(y, x) * 0.318309873; }\n"},
+};
+
+// ---- Math functions of the kernel library without a body in the prelude ----
+
+enum class MathKind {
+  kBuiltin,    // a GLSL builtin with the bound Kiln documents (exact, or Vulkan's bound within OpenCL's)
+  kHelper,     // a kiln_* helper above
+  kImprecise,  // GLSL builtin, allowed only when the precision bound does not apply (native_*, half_*,
+               // rs_fp_imprecise)
+};
+
+struct MathEntry {
+  const char* name;
+  const char* glsl;
+  MathKind kind;
+  int arity;
+};
+
+const MathEntry kMath[] = {
+    {"fabs", "abs", MathKind::kBuiltin, 1},
+    {"floor", "floor", MathKind::kBuiltin, 1},
+    {"ceil", "ceil", MathKind::kBuiltin, 1},
+    {"trunc", "trunc", MathKind::kBuiltin, 1},
+    {"rint", "roundEven", MathKind::kBuiltin, 1},
+    {"round", "kiln_round", MathKind::kHelper, 1},
+    {"copysign", "kiln_copysign", MathKind::kHelper, 2},
+    {"fmin", "kiln_fmin", MathKind::kHelper, 2},
+    {"fmax", "kiln_fmax", MathKind::kHelper, 2},
+    {"fdim", "kiln_fdim", MathKind::kHelper, 2},
+    {"fract", "kiln_fract", MathKind::kHelper, 1},
+    {"rsFrac", "kiln_fract", MathKind::kHelper, 1},
+    {"sqrt", "sqrt", MathKind::kBuiltin, 1},
+    {"rsqrt", "inversesqrt", MathKind::kBuiltin, 1},
+    {"atan", "kiln_atan", MathKind::kHelper, 1},
+    {"atanpi", "kiln_atanpi", MathKind::kHelper, 1},
+    {"atan2", "kiln_atan2", MathKind::kHelper, 2},
+    {"atan2pi", "kiln_atan2pi", MathKind::kHelper, 2},
+    {"native_atan", "kiln_atan", MathKind::kHelper, 1},
+    {"native_atanpi", "kiln_atanpi", MathKind::kHelper, 1},
+    {"native_atan2", "kiln_atan2", MathKind::kHelper, 2},
+    {"native_sqrt", "sqrt", MathKind::kBuiltin, 1},
+    {"native_rsqrt", "inversesqrt", MathKind::kBuiltin, 1},
+    {"half_sqrt", "sqrt", MathKind::kBuiltin, 1},
+    {"half_rsqrt", "inversesqrt", MathKind::kBuiltin, 1},
+    {"length", "length", MathKind::kBuiltin, 1},
+    {"distance", "distance", MathKind::kBuiltin, 2},
+    {"normalize", "normalize", MathKind::kBuiltin, 1},
+    {"fast_length", "length", MathKind::kBuiltin, 1},
+    {"native_length", "length", MathKind::kBuiltin, 1},
+    {"native_distance", "distance", MathKind::kBuiltin, 2},
+    {"native_normalize", "normalize", MathKind::kBuiltin, 1},
+    {"fast_distance", "distance", MathKind::kBuiltin, 2},
+    {"fast_normalize", "normalize", MathKind::kBuiltin, 1},
+    {"native_sin", "sin", MathKind::kImprecise, 1},
+    {"native_cos", "cos", MathKind::kImprecise, 1},
+    {"native_tan", "tan", MathKind::kImprecise, 1},
+    {"native_exp", "exp", MathKind::kImprecise, 1},
+    {"native_exp2", "exp2", MathKind::kImprecise, 1},
+    // Vulkan bounds GLSL's log/log2 only by an absolute error near 1 (relative error unbounded there), which
+    // breaks even the relaxed ULP bounds: the log family always uses the ported helpers.
+    {"native_log", "kiln_log", MathKind::kHelper, 1},
+    {"native_log2", "kiln_log2", MathKind::kHelper, 1},
+    {"native_powr", "pow", MathKind::kImprecise, 2},
+    {"half_sin", "sin", MathKind::kImprecise, 1},
+    {"half_cos", "cos", MathKind::kImprecise, 1},
+    {"half_tan", "tan", MathKind::kImprecise, 1},
+    {"half_exp", "exp", MathKind::kImprecise, 1},
+    {"half_exp2", "exp2", MathKind::kImprecise, 1},
+    {"half_log", "kiln_log", MathKind::kHelper, 1},
+    {"half_log2", "kiln_log2", MathKind::kHelper, 1},
+    {"half_powr", "pow", MathKind::kImprecise, 2},
+    // sin/cos/tan: the ported helpers above. Full-precision functions whose GLSL builtins do not meet
+    // OpenCL's bounds and that have no helper yet: only in rs_fp_imprecise.
+    {"sin", "kiln_sin", MathKind::kHelper, 1},
+    {"cos", "kiln_cos", MathKind::kHelper, 1},
+    {"tan", "kiln_tan", MathKind::kHelper, 1},
+    {"asin", "kiln_asin", MathKind::kHelper, 1},
+    {"acos", "kiln_acos", MathKind::kHelper, 1},
+    {"asinpi", "kiln_asinpi", MathKind::kHelper, 1},
+    {"acospi", "kiln_acospi", MathKind::kHelper, 1},
+    {"native_asin", "kiln_asin", MathKind::kHelper, 1},
+    {"native_acos", "kiln_acos", MathKind::kHelper, 1},
+    {"native_asinpi", "kiln_asinpi", MathKind::kHelper, 1},
+    {"native_acospi", "kiln_acospi", MathKind::kHelper, 1},
+    {"sinh", "sinh", MathKind::kImprecise, 1},
+    {"cosh", "cosh", MathKind::kImprecise, 1},
+    {"tanh", "tanh", MathKind::kImprecise, 1},
+    {"exp", "kiln_exp", MathKind::kHelper, 1},
+    {"exp2", "kiln_exp2", MathKind::kHelper, 1},
+    {"exp10", "kiln_exp10", MathKind::kHelper, 1},
+    {"log", "kiln_log", MathKind::kHelper, 1},
+    {"log2", "kiln_log2", MathKind::kHelper, 1},
+    {"log10", "kiln_log10", MathKind::kHelper, 1},
+    {"native_exp10", "kiln_exp10", MathKind::kHelper, 1},
+    {"native_log10", "kiln_log10", MathKind::kHelper, 1},
+    {"half_exp10", "kiln_exp10", MathKind::kHelper, 1},
+    {"half_log10", "kiln_log10", MathKind::kHelper, 1},
+    {"pow", "pow", MathKind::kImprecise, 2},
+    {"powr", "pow", MathKind::kImprecise, 2},
+};
+
+bool IsNativeOrHalf(const std::string& name) {
+  return name.rfind("native_", 0) == 0 || name.rfind("half_", 0) == 0;
+}
+
+}  // namespace
+
+const LibraryEntry* FindLibrary(const std::string& name) {
+  for (const LibraryEntry& e : kLibrary) {
+    if (name == e.name) return &e;
+  }
+  return nullptr;
+}
+
+const std::set<std::string> kComponentwise = {
+    "kiln_copysign", "kiln_fmin",  "kiln_fmax",    "kiln_round", "kiln_fract", "kiln_atan",
+    "kiln_atanpi",   "kiln_atan2", "kiln_atan2pi", "kiln_exp",   "kiln_exp2",  "kiln_exp10",
+    "kiln_log",      "kiln_log2",  "kiln_log10",   "kiln_asin",  "kiln_acos",  "kiln_asinpi",
+    "kiln_acospi",   "kiln_fdim",  "kiln_sin",     "kiln_cos",   "kiln_tan"};
+
+std::string VectorOverloads(const std::string& name, int arity) {
+  std::string out;
+  static const char kLanes[] = "xyzw";
+  for (int n = 2; n <= 4; ++n) {
+    const std::string v = "vec" + std::to_string(n);
+    out += v + " " + name + "(";
+    for (int a = 0; a < arity; ++a) out += std::string(a ? ", " : "") + v + " a" + std::to_string(a);
+    out += ") { return " + v + "(";
+    for (int i = 0; i < n; ++i) {
+      out += std::string(i ? ", " : "") + name + "(";
+      for (int a = 0; a < arity; ++a) {
+        out += std::string(a ? ", " : "") + "a" + std::to_string(a) + "." + kLanes[i];
+      }
+      out += ")";
+    }
+    out += "); }\n";
+  }
+  return out;
+}
+
+void KernelLowering::Use(const std::string& name) {
+  if (library_.count(name)) return;
+  if (name.size() > 4 && name.compare(name.size() - 4, 4, "#vec") == 0) {
+    library_.insert(name);  // a marker: emit the vector overloads of the helper
+    return;
+  }
+  const LibraryEntry* entry = FindLibrary(name);
+  if (!entry) return;
+  library_.insert(name);
+  std::string deps = entry->deps;
+  size_t start = 0;
+  while (start < deps.size()) {
+    size_t end = deps.find(' ', start);
+    if (end == std::string::npos) end = deps.size();
+    if (end > start) Use(deps.substr(start, end - start));
+    start = end + 1;
+  }
+  library_order_.push_back(name);
+}
+
+std::string KernelLowering::Call(const clang::CallExpr* e) {
+  const clang::SourceLocation loc = e->getBeginLoc();
+  const clang::FunctionDecl* callee = e->getDirectCallee();
+  if (!callee) Fail(loc, "an indirect call");
+  const std::string name = callee->getNameAsString();
+  const unsigned n = e->getNumArgs();
+  auto arg = [&](unsigned i) { return Expr(e->getArg(i)); };
+  auto coordinates = [&](unsigned first) {
+    std::string out;
+    for (unsigned i = 0; i < 3; ++i) {
+      out += std::string(i ? ", " : "") + (first + i < n ? "uint(" + arg(first + i) + ")" : "0u");
+    }
+    return out;
+  };
+  // Builtins first: clang's elementwise builtins and constant ones (__builtin_inff, ...).
+  if (callee->getBuiltinID() != 0) {
+    clang::Expr::EvalResult constant;
+    if (e->EvaluateAsRValue(constant, context_) && !constant.HasSideEffects) {
+      return ValueLiteral(constant.Val, e->getType(), loc);
+    }
+    if (name == "__builtin_elementwise_min" || name == "__builtin_elementwise_max") {
+      return Wrap(
+          std::string(name == "__builtin_elementwise_min" ? "min(" : "max(") + arg(0) + ", " + arg(1) + ")",
+          e->getType());
+    }
+    if (name == "__builtin_elementwise_abs") return "abs(" + arg(0) + ")";
+    if (name == "__builtin_fabsf") return "abs(" + arg(0) + ")";
+    if (name == "__builtin_isnan") return "int(isnan(" + arg(0) + "))";
+    if (name == "__builtin_isinf") return "int(isinf(" + arg(0) + "))";
+    Fail(loc, "the builtin '" + name + "'");
+  }
+  if (name.rfind("rsGetElementAt_", 0) == 0 && n >= 2) {
+    GlobalSlot* slot = nullptr;
+    Allocation(e->getArg(0), loc, &slot);
+    const auto* ref = llvm::cast<clang::DeclRefExpr>(e->getArg(0)->IgnoreParenImpCasts());
+    const std::string accessor =
+        AllocationAccessor(slot, llvm::cast<clang::VarDecl>(ref->getDecl()), e->getType(), false, loc);
+    return accessor + "(" + coordinates(1) + ")";
+  }
+  if (name.rfind("rsSetElementAt_", 0) == 0 && n >= 3) {
+    GlobalSlot* slot = nullptr;
+    Allocation(e->getArg(0), loc, &slot);
+    const auto* ref = llvm::cast<clang::DeclRefExpr>(e->getArg(0)->IgnoreParenImpCasts());
+    const std::string accessor = AllocationAccessor(slot, llvm::cast<clang::VarDecl>(ref->getDecl()),
+                                                    e->getArg(1)->getType(), true, loc);
+    return accessor + "(" + arg(1) + ", " + coordinates(2) + ")";
+  }
+  if (name == "rsAllocationGetDimX" || name == "rsAllocationGetDimY" || name == "rsAllocationGetDimZ") {
+    GlobalSlot* slot = nullptr;
+    Allocation(e->getArg(0), loc, &slot);
+    const char axis = name.back();
+    return slot->read + ".dim_" + static_cast<char>(std::tolower(axis));
+  }
+  if (name == "rsGetDimX") return "kiln.dim.x";
+  if (name == "rsGetDimY") return "kiln.dim.y";
+  if (name == "rsGetDimZ") return "kiln.dim.z";
+  if (name == "rsGetLod" || name == "rsGetArray0" || name == "rsAllocationGetDimLOD" ||
+      name == "rsAllocationGetDimFaces") {
+    return "0u";
+  }
+  // Runtime functions that need the CPU driver (kiln/kernel_abi.h services, script state, pointers).
+  static const std::pair<const char*, const char*> kCpuOnly[] = {
+      {"rsAtomic", "atomics"},
+      {"rsDebug", "debug output to the host"},
+      {"rsSendToClient", "messages to the host"},
+      {"rsForEach", "launching kernels"},
+      {"rsRand", "the script's random stream"},
+      {"rsMatrix", "rs_matrix functions"},
+      {"rsGetElementAtYuv", "YUV allocation access"},
+      {"rsAllocationCopy", "allocation copies"},
+      {"rsAllocationVLoad", "vector loads from allocations"},
+      {"rsAllocationVStore", "vector stores to allocations"},
+      {"rsCreate", "creating runtime objects"},
+      {"rsUptime", "the host clock"},
+      {"rsTime", "the host clock"},
+      {"rsLocaltime", "the host clock"},
+      {"rsIsObject", "runtime objects"},
+      {"rsClearObject", "runtime objects"},
+      {"rsSetObject", "runtime objects"},
+      {"rsElement", "runtime objects"},
+      {"rsType", "runtime objects"},
+      {"rsAllocationGetElement", "runtime objects"},
+  };
+  for (const auto& entry : kCpuOnly) {
+    if (name.rfind(entry.first, 0) == 0) {
+      Fail(loc, "a call to '" + name + "', which has no GPU form (" + entry.second + ")");
+    }
+  }
+  if (name == "rsGetElementAt" || name == "rsSetElementAt") {
+    Fail(loc, "'" + name + "' without a type suffix (an untyped pointer); use rsGetElementAt_<T>");
+  }
+  const clang::FunctionDecl* definition = callee->getDefinition();
+  const bool prelude = script_->IsPrelude(callee->getLocation());
+  if (!definition || !definition->hasBody()) {
+    for (const MathEntry& m : kMath) {
+      if (name != m.name || static_cast<int>(n) != m.arity) continue;
+      bool float_args = true;
+      for (unsigned i = 0; i < n; ++i) {
+        const Lane lane = LaneOf(e->getArg(i)->getType());
+        float_args = float_args && lane.ok && lane.is_float && lane.bits == 32;
+      }
+      if (!float_args) break;
+      // Vulkan bounds GLSL's sin/cos/tan only on [-pi, pi], while the half_ forms promise their bound up to
+      // |x| = 2^16: without a range-reducing helper they stay on the CPU too.
+      const bool half_trig = name == "half_sin" || name == "half_cos" || name == "half_tan";
+      if (m.kind == MathKind::kImprecise && (!IsNativeOrHalf(name) || half_trig) &&
+          script_->precision() != KernelPrecision::kImprecise) {
+        bool has_native = false;
+        for (const MathEntry& other : kMath) has_native = has_native || "native_" + name == other.name;
+        Fail(loc, "'" + name + "': GLSL's " + m.glsl +
+                      " does not meet the CPU's precision bound and kilnc has no GPU helper for it yet "
+                      "(under rs_fp_imprecise" +
+                      (has_native ? ", or as native_" + name + "," : "") + " it would run on the GPU)");
+      }
+      if (m.kind == MathKind::kHelper) {
+        Use(m.glsl);
+        if (kComponentwise.count(m.glsl)) Use(std::string(m.glsl) + "#vec");
+      }
+      std::string out = std::string(m.glsl) + "(";
+      for (unsigned i = 0; i < n; ++i) out += (i ? ", " : "") + arg(i);
+      return out + ")";
+    }
+    if (name == "native_recip" || name == "half_recip") return "(1.0 / " + arg(0) + ")";
+    if (name == "native_divide" || name == "half_divide") return "(" + arg(0) + " / " + arg(1) + ")";
+    Fail(loc, "a call to '" + name + "', which has no GPU form");
+  }
+  std::string function;
+  if (prelude && !script_->IsPrelude(loc)) {
+    const clang::SourceLocation saved_site = user_site_;
+    const std::string saved_callee = user_callee_;
+    user_site_ = loc;
+    user_callee_ = name;
+    function = FunctionName(definition, loc);
+    user_site_ = saved_site;
+    user_callee_ = saved_callee;
+  } else {
+    function = FunctionName(definition, loc);
+  }
+  std::string out = function + "(";
+  bool first = true;
+  for (unsigned i = 0; i < n; ++i) {
+    const clang::QualType type = e->getArg(i)->getType();
+    if (const auto* pointer = type->getAs<clang::PointerType>()) {
+      const auto* record = pointer->getPointeeType()->getAs<clang::RecordType>();
+      if (record && record->getDecl()->getName() == "KilnKernelLaunch") continue;  // the context
+      // &lvalue (or a pointer parameter passed on) for an in/inout parameter; GLSL copies in and out, which
+      // only differs from C when two arguments alias.
+      const clang::Expr* a = e->getArg(i)->IgnoreParenImpCasts();
+      std::string value = PointerParam(a);
+      if (value.empty()) {
+        const auto* address = llvm::dyn_cast<clang::UnaryOperator>(a);
+        if (!address || address->getOpcode() != clang::UO_AddrOf) {
+          Fail(e->getArg(i)->getExprLoc(), "a pointer argument other than &variable");
+        }
+        if (!pointer->getPointeeType().isConstQualified()) CheckWritable(address->getSubExpr(), loc);
+        value = Expr(address->getSubExpr());
+      }
+      out += (first ? "" : ", ") + value;
+      first = false;
+      continue;
+    }
+    out += (first ? "" : ", ") + arg(i);
+    first = false;
+  }
+  return out + ")";
+}
+
+}  // namespace compiler
+}  // namespace kiln
