@@ -431,10 +431,9 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Pre
     return instance->Fail(kKilnInvalidArgument,
                           "launch_for_each: desc is NULL or its struct_size is too small");
   }
-  if (desc.kernel_index >= module->kernels.size()) {
-    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": kernel index " +
-                                                    std::to_string(desc.kernel_index) + " out of range (" +
-                                                    std::to_string(module->kernels.size()) + " kernels)");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index("kernel", desc.kernel_index, module->kernels.size(), problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": " + problem);
   }
   const KernelInfo& kernel = module->kernels[desc.kernel_index];
   const std::string what = "script " + module->name + ", kernel " + kernel.name;
@@ -443,16 +442,11 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Pre
   if (KilnStatus status = CheckDims(instance, desc.dim_x, desc.dim_y, desc.dim_z, what); status != kKilnOk) {
     return status;
   }
-  if (desc.num_inputs != kernel.input_sizes.size()) {
-    return instance->Fail(kKilnInvalidArgument, what + ": " + std::to_string(desc.num_inputs) +
-                                                    " inputs given, the kernel takes " +
-                                                    std::to_string(kernel.input_sizes.size()));
-  }
   const bool has_output = kernel.signature & KILN_HAL_SIG_OUT;
-  if (has_output != (desc.output != nullptr)) {
-    return instance->Fail(kKilnInvalidArgument,
-                          what + (has_output ? ": the kernel returns a value but no output was given"
-                                             : ": the kernel returns void but an output was given"));
+  if (!kiln_hal_check_input_count(desc.num_inputs, kernel.input_sizes.size(), "the kernel", problem,
+                                  sizeof(problem)) ||
+      !kiln_hal_check_output(has_output, desc.output != nullptr, problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
   }
   const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
   KilnKernelLaunch& launch = out->launch;
@@ -475,9 +469,10 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Pre
     launch.out_stride_y = view.stride_y;
     launch.out_stride_z = view.stride_z;
   }
+  if (!kiln_hal_check_usr_data(desc.usr_data, desc.usr_size, problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
+  }
   if (desc.usr_size > 0) {
-    if (!desc.usr_data)
-      return instance->Fail(kKilnInvalidArgument, what + ": usr_size > 0 but usr_data is NULL");
     out->usr_copy.assign(static_cast<const uint8_t*>(desc.usr_data),
                          static_cast<const uint8_t*>(desc.usr_data) + desc.usr_size);
     launch.usr_data = out->usr_copy.data();
@@ -501,11 +496,10 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
     return instance->Fail(kKilnInvalidArgument,
                           "launch_reduce: desc is NULL or its struct_size is too small");
   }
-  if (desc.reduction_index >= module->reductions.size()) {
-    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": reduction index " +
-                                                    std::to_string(desc.reduction_index) + " out of range (" +
-                                                    std::to_string(module->reductions.size()) +
-                                                    " reductions)");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index("reduction", desc.reduction_index, module->reductions.size(), problem,
+                            sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": " + problem);
   }
   const ReductionInfo& reduction = module->reductions[desc.reduction_index];
   const std::string what = "script " + module->name + ", reduction " + reduction.name;
@@ -515,15 +509,10 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
   if (KilnStatus status = CheckDims(instance, desc.dim_x, desc.dim_y, desc.dim_z, what); status != kKilnOk) {
     return status;
   }
-  if (!result || result_size != reduction.result_size) {
-    return instance->Fail(kKilnInvalidArgument, what + ": the result needs " +
-                                                    std::to_string(reduction.result_size) + " bytes, got " +
-                                                    std::to_string(result_size) + (result ? "" : " (NULL)"));
-  }
-  if (desc.num_inputs != reduction.input_sizes.size()) {
-    return instance->Fail(kKilnInvalidArgument, what + ": " + std::to_string(desc.num_inputs) +
-                                                    " inputs given, the reduction takes " +
-                                                    std::to_string(reduction.input_sizes.size()));
+  if (!kiln_hal_check_result(result, result_size, reduction.result_size, problem, sizeof(problem)) ||
+      !kiln_hal_check_input_count(desc.num_inputs, reduction.input_sizes.size(), "the reduction", problem,
+                                  sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
   }
   const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
   KilnKernelLaunch& launch = out->launch;
@@ -1016,11 +1005,9 @@ KilnStatus BufferDestroy(KilnHalBuffer* handle) {
 }
 
 KilnStatus CheckRange(Buffer* buffer, uint64_t offset, uint64_t size, const char* what) {
-  if (offset > buffer->size || size > buffer->size - offset) {
-    return buffer->device->instance->Fail(
-        kKilnInvalidArgument, std::string(what) + ": bytes [" + std::to_string(offset) + ", +" +
-                                  std::to_string(size) + ") outside the " + std::to_string(buffer->size) +
-                                  "-byte buffer");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_range(offset, size, buffer->size, problem, sizeof(problem))) {
+    return buffer->device->instance->Fail(kKilnInvalidArgument, std::string(what) + ": " + problem);
   }
   return kKilnOk;
 }
@@ -1528,10 +1515,10 @@ KilnStatus ScriptInvoke(KilnHalScript* handle, uint32_t invokable_index, const v
   KILN_CPU_REQUIRE(script);
   Instance* instance = script->instance();
   Module* module = script->module;
-  if (invokable_index >= module->invokables.size()) {
-    return instance->Fail(kKilnInvalidArgument,
-                          "script " + module->name + ": invokable index " + std::to_string(invokable_index) +
-                              " out of range (" + std::to_string(module->invokables.size()) + " invokables)");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index("invokable", invokable_index, module->invokables.size(), problem,
+                            sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": " + problem);
   }
   const InvokableInfo& invokable = module->invokables[invokable_index];
   if (invokable.link_index < 0) {

@@ -496,12 +496,11 @@ KilnStatus BufferDestroy(KilnHalBuffer* handle) {
   return kKilnOk;
 }
 
+// The checks of kiln/hal_util.h write what is wrong; the driver names what it checked and reports the line.
 KilnStatus CheckRange(Buffer* buffer, uint64_t offset, uint64_t size, const char* what) {
-  if (offset <= buffer->size && size <= buffer->size - offset) return kKilnOk;
-  return buffer->device->instance->Fail(
-      kKilnInvalidArgument, std::string(what) + ": bytes [" + std::to_string(offset) + ", +" +
-                                std::to_string(size) + ") outside the " + std::to_string(buffer->size) +
-                                "-byte buffer");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (kiln_hal_check_range(offset, size, buffer->size, problem, sizeof(problem))) return kKilnOk;
+  return buffer->device->instance->Fail(kKilnInvalidArgument, std::string(what) + ": " + problem);
 }
 
 KilnStatus BufferMap(KilnHalBuffer* handle, uint64_t offset, uint64_t size, void** out_ptr) {
@@ -742,10 +741,9 @@ KilnStatus ModuleKernelSupported(KilnHalModule* handle, uint32_t kernel_index, b
     return module->device->instance->Fail(kKilnInvalidArgument,
                                           "module_kernel_supported: out_supported is NULL");
   }
-  if (kernel_index >= module->kernels.size()) {
-    return module->device->instance->Fail(
-        kKilnInvalidArgument, module->name + ": kernel index " + std::to_string(kernel_index) +
-                                  " out of range (" + std::to_string(module->kernels.size()) + " kernels)");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index("kernel", kernel_index, module->kernels.size(), problem, sizeof(problem))) {
+    return module->device->instance->Fail(kKilnInvalidArgument, module->name + ": " + problem);
   }
   const Kernel& kernel = module->kernels[kernel_index];
   *out_supported = kernel.unsupported_reason.empty();
@@ -873,38 +871,15 @@ KilnStatus ScriptGetGlobal(KilnHalScript* handle, const char* name, uint64_t siz
 }
 
 // Whether every cell of a view lies in its buffer and (for an output) no two cells overlap.
-bool CheckView(const KilnHalBufferView& view, uint32_t element_size, const uint32_t dims[3], bool is_output,
-               const std::string& what, std::string* out_error) {
-  if (!view.buffer) {
-    *out_error = what + ": buffer is NULL";
-    return false;
+KilnStatus CheckView(Instance* instance, const KilnHalBufferView& view, uint32_t element_size,
+                     const uint32_t dims[3], bool is_output, const std::string& what) {
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  const uint64_t buffer_size = view.buffer ? AsBuffer(view.buffer)->size : 0;
+  if (kiln_hal_check_view(&view, buffer_size, element_size, dims, is_output ? KILN_HAL_VIEW_OUTPUT : 0u,
+                          problem, sizeof(problem))) {
+    return kKilnOk;
   }
-  if (view.element_size != element_size) {
-    *out_error = what + ": element size " + std::to_string(view.element_size) + ", the kernel's is " +
-                 std::to_string(element_size);
-    return false;
-  }
-  const uint64_t strides[3] = {view.stride_x, view.stride_y, view.stride_z};
-  unsigned __int128 last = view.offset;
-  for (int d = 0; d < 3; ++d) last += static_cast<unsigned __int128>(dims[d] - 1) * strides[d];
-  const uint64_t buffer_size = AsBuffer(view.buffer)->size;
-  if (last + element_size > buffer_size) {
-    *out_error = what + ": the view (offset " + std::to_string(view.offset) + ", strides " +
-                 std::to_string(view.stride_x) + "/" + std::to_string(view.stride_y) + "/" +
-                 std::to_string(view.stride_z) + ") reaches past the end of its " +
-                 std::to_string(buffer_size) + "-byte buffer";
-    return false;
-  }
-  unsigned __int128 span = element_size;
-  for (int d = 0; is_output && d < 3; ++d) {
-    if (dims[d] > 1 && strides[d] < span) {
-      *out_error = what + ": output stride " + std::to_string(strides[d]) + " along " + "xyz"[d] +
-                   " overlaps earlier cells";
-      return false;
-    }
-    span += static_cast<unsigned __int128>(dims[d] - 1) * strides[d];
-  }
-  return true;
+  return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
 }
 
 KilnStatus ScriptBindAllocation(KilnHalScript* handle, const char* name, const KilnHalBufferView* in_view,
@@ -935,9 +910,8 @@ KilnStatus ScriptBindAllocation(KilnHalScript* handle, const char* name, const K
     return instance->Fail(kKilnInvalidArgument, what + ": view struct_size too small");
   if (dim_x == 0) return instance->Fail(kKilnInvalidArgument, what + ": dim_x must be at least 1");
   const uint32_t dims[3] = {dim_x, std::max(dim_y, 1u), std::max(dim_z, 1u)};
-  std::string error;
-  if (!CheckView(view, view.element_size, dims, false, what, &error))
-    return instance->Fail(kKilnInvalidArgument, error);
+  if (KilnStatus status = CheckView(instance, view, view.element_size, dims, false, what); status != kKilnOk)
+    return status;
   if (view.stride_x != view.element_size) {
     return instance->Fail(kKilnInvalidArgument, what + ": an allocation must be packed along x");
   }
@@ -959,10 +933,10 @@ KilnStatus ScriptInvoke(KilnHalScript* handle, uint32_t invokable_index, const v
   SAMPLE_REQUIRE(script);
   Instance* instance = script->instance();
   Module* module = script->module;
-  if (invokable_index >= module->invokables.size()) {
-    return instance->Fail(kKilnInvalidArgument,
-                          "script " + module->name + ": invokable index " + std::to_string(invokable_index) +
-                              " out of range (" + std::to_string(module->invokables.size()) + " invokables)");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index("invokable", invokable_index, module->invokables.size(), problem,
+                            sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": " + problem);
   }
   const Invokable& invokable = module->invokables[invokable_index];
   if (args_size != invokable.args_size || (args_size && !args)) {
@@ -987,29 +961,28 @@ KilnStatus ScriptInvoke(KilnHalScript* handle, uint32_t invokable_index, const v
 // ---- Launches ---------------------------------------------------------------------------------------------
 
 KilnStatus CheckDims(Instance* instance, uint32_t x, uint32_t y, uint32_t z, const std::string& what) {
-  if (x >= 1 && y >= 1 && z >= 1 && x <= kMaxDim && y <= kMaxDim && z <= kMaxDim) return kKilnOk;
-  return instance->Fail(kKilnInvalidArgument, what + ": launch extents " + std::to_string(x) + "x" +
-                                                  std::to_string(y) + "x" + std::to_string(z) +
-                                                  " must each be in [1, " + std::to_string(kMaxDim) + "]");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (kiln_hal_check_extents(x, y, z, kMaxDim, problem, sizeof(problem))) return kKilnOk;
+  return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
 }
 
 // Fills the launch's input pointers and strides from the caller's views.
 KilnStatus ReadInputs(Instance* instance, const KilnHalBufferView* inputs, uint32_t num_inputs,
                       const std::vector<uint32_t>& sizes, const uint32_t dims[3], const std::string& what,
                       KilnKernelLaunch* launch) {
-  if (num_inputs != sizes.size()) {
-    return instance->Fail(
-        kKilnInvalidArgument,
-        what + ": " + std::to_string(num_inputs) + " inputs given, it takes " + std::to_string(sizes.size()));
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_input_count(num_inputs, sizes.size(), "it", problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
   }
   for (uint32_t i = 0; i < num_inputs; ++i) {
     KilnHalBufferView view;
-    std::string error;
     if (!KILN_HAL_READ_ELEMENT(inputs, i, &view)) {
       return instance->Fail(kKilnInvalidArgument, what + ": input " + std::to_string(i) + " is missing");
     }
-    if (!CheckView(view, sizes[i], dims, false, what + ", input " + std::to_string(i), &error)) {
-      return instance->Fail(kKilnInvalidArgument, error);
+    if (KilnStatus status =
+            CheckView(instance, view, sizes[i], dims, false, what + ", input " + std::to_string(i));
+        status != kKilnOk) {
+      return status;
     }
     launch->in[i] = AsBuffer(view.buffer)->data + view.offset;
     launch->in_stride_x[i] = view.stride_x;
@@ -1038,10 +1011,9 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
     return instance->Fail(kKilnInvalidArgument,
                           "launch_for_each: desc is NULL or its struct_size is too small");
   }
-  if (desc.kernel_index >= module->kernels.size()) {
-    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": kernel index " +
-                                                    std::to_string(desc.kernel_index) + " out of range (" +
-                                                    std::to_string(module->kernels.size()) + " kernels)");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index("kernel", desc.kernel_index, module->kernels.size(), problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": " + problem);
   }
   const Kernel& kernel = module->kernels[desc.kernel_index];
   const std::string what = "script " + module->name + ", kernel " + kernel.name;
@@ -1058,27 +1030,26 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
     return status;
   }
   const bool has_output = kernel.signature & KILN_HAL_SIG_OUT;
-  if (has_output != (desc.output != nullptr)) {
-    return instance->Fail(kKilnInvalidArgument,
-                          what + (has_output ? ": the kernel returns a value but no output was given"
-                                             : ": the kernel returns void but an output was given"));
+  if (!kiln_hal_check_output(has_output, desc.output != nullptr, problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
   }
   if (has_output) {
     KilnHalBufferView view;
-    std::string error;
     if (!KILN_HAL_READ_STRUCT(desc.output, &view))
       return instance->Fail(kKilnInvalidArgument, what + ": output view too small");
-    if (!CheckView(view, kernel.output_size, dims, true, what + ", output", &error)) {
-      return instance->Fail(kKilnInvalidArgument, error);
+    if (KilnStatus status = CheckView(instance, view, kernel.output_size, dims, true, what + ", output");
+        status != kKilnOk) {
+      return status;
     }
     out->launch.out = AsBuffer(view.buffer)->data + view.offset;
     out->launch.out_stride_x = view.stride_x;
     out->launch.out_stride_y = view.stride_y;
     out->launch.out_stride_z = view.stride_z;
   }
+  if (!kiln_hal_check_usr_data(desc.usr_data, desc.usr_size, problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
+  }
   if (desc.usr_size > 0) {
-    if (!desc.usr_data)
-      return instance->Fail(kKilnInvalidArgument, what + ": usr_size > 0 but usr_data is NULL");
     const uint8_t* usr = static_cast<const uint8_t*>(desc.usr_data);
     out->usr_copy.assign(usr, usr + desc.usr_size);
     out->launch.usr_data = out->usr_copy.data();
@@ -1098,11 +1069,10 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
     return instance->Fail(kKilnInvalidArgument,
                           "launch_reduce: desc is NULL or its struct_size is too small");
   }
-  if (desc.reduction_index >= module->reductions.size()) {
-    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": reduction index " +
-                                                    std::to_string(desc.reduction_index) + " out of range (" +
-                                                    std::to_string(module->reductions.size()) +
-                                                    " reductions)");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index("reduction", desc.reduction_index, module->reductions.size(), problem,
+                            sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": " + problem);
   }
   const Reduction& reduction = module->reductions[desc.reduction_index];
   const std::string what = "script " + module->name + ", reduction " + reduction.name;
@@ -1111,10 +1081,8 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
   }
   if (KilnStatus status = CheckDims(instance, desc.dim_x, desc.dim_y, desc.dim_z, what); status != kKilnOk)
     return status;
-  if (!result || result_size != reduction.result_size) {
-    return instance->Fail(kKilnInvalidArgument, what + ": the result needs " +
-                                                    std::to_string(reduction.result_size) + " bytes, got " +
-                                                    std::to_string(result_size) + (result ? "" : " (NULL)"));
+  if (!kiln_hal_check_result(result, result_size, reduction.result_size, problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
   }
   const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
   StartLaunch(script, desc.num_inputs, dims, &out->launch);
