@@ -1,7 +1,9 @@
 // What the CPU and Vulkan drivers share beyond kiln/hal_util.h: the runtime's services with the drivers' own
-// fallbacks, configuration with environment overrides, launch argument checks, and the cache folder. Header
-// only, so each driver compiles its own hidden copy (the Vulkan driver is a .so that links nothing of Kiln's,
-// and the CPU driver's objects are put into libkiln as they are).
+// fallbacks, configuration with environment overrides, the cache folder, and C++ forms of hal_util.h's launch
+// checks (the checks themselves live there, so that the sample driver, built against the installed headers
+// alone, runs the very same ones). Header only, so each driver compiles its own hidden copy (the Vulkan
+// driver is a .so that links nothing of Kiln's, and the CPU driver's objects are put into libkiln as they
+// are).
 #ifndef KILN_BACKENDS_COMMON_DRIVER_UTIL_H_
 #define KILN_BACKENDS_COMMON_DRIVER_UTIL_H_
 
@@ -88,56 +90,28 @@ inline std::string ResolveCacheDir(std::string configured) {
   return configured;
 }
 
-// Launch extents must each be in [1, max_dim].
+// kiln_hal_check_extents with the message naming `what`: launch extents must each be in [1, max_dim].
 inline bool CheckLaunchExtents(uint32_t dim_x, uint32_t dim_y, uint32_t dim_z, uint32_t max_dim,
                                const std::string& what, std::string* out_error) {
-  if (dim_x == 0 || dim_y == 0 || dim_z == 0 || dim_x > max_dim || dim_y > max_dim || dim_z > max_dim) {
-    *out_error = what + ": launch extents " + std::to_string(dim_x) + "x" + std::to_string(dim_y) + "x" +
-                 std::to_string(dim_z) + " must each be in [1, " + std::to_string(max_dim) + "]";
-    return false;
-  }
-  return true;
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (kiln_hal_check_extents(dim_x, dim_y, dim_z, max_dim, problem, sizeof(problem))) return true;
+  *out_error = what + ": " + problem;
+  return false;
 }
 
-// Checks that every cell a view reaches lies inside its buffer, and (for outputs) that no two cells overlap.
-// `Buffer` is the driver's buffer type, which has a `size` in bytes.
+// kiln_hal_check_view for one of the driver's buffers, with the message naming `what`: every cell the view
+// reaches lies inside its buffer, and (for outputs) no two cells overlap. `Buffer` is the driver's buffer
+// type, which has a `size` in bytes.
 template <typename Buffer>
 bool CheckView(const KilnHalBufferView& view, uint32_t element_size, const uint32_t dims[3], bool is_output,
                const std::string& what, std::string* out_error) {
-  if (!view.buffer) {
-    *out_error = what + ": buffer is NULL";
-    return false;
-  }
-  if (view.element_size != element_size) {
-    *out_error = what + ": element size " + std::to_string(view.element_size) + ", the kernel's is " +
-                 std::to_string(element_size);
-    return false;
-  }
-  const Buffer* buffer = reinterpret_cast<const Buffer*>(view.buffer);
-  const uint64_t strides[3] = {view.stride_x, view.stride_y, view.stride_z};
-  unsigned __int128 last = view.offset;
-  for (int d = 0; d < 3; ++d) last += static_cast<unsigned __int128>(dims[d] - 1) * strides[d];
-  if (last + element_size > buffer->size) {
-    *out_error = what + ": the view (offset " + std::to_string(view.offset) + ", strides " +
-                 std::to_string(view.stride_x) + "/" + std::to_string(view.stride_y) + "/" +
-                 std::to_string(view.stride_z) + ") reaches past the end of its " +
-                 std::to_string(buffer->size) + "-byte buffer";
-    return false;
-  }
-  if (is_output) {
-    // Cells must not overlap, or threads would race on them: each dimension steps past the previous ones.
-    unsigned __int128 span = element_size;
-    for (int d = 0; d < 3; ++d) {
-      if (dims[d] > 1 && strides[d] < span) {
-        *out_error = what + ": output stride " + std::to_string(strides[d]) + " along " +
-                     std::string(1, "xyz"[d]) + " overlaps earlier cells (needs at least " +
-                     std::to_string(static_cast<uint64_t>(span)) + ")";
-        return false;
-      }
-      span = static_cast<unsigned __int128>(dims[d] - 1) * strides[d] + span;
-    }
-  }
-  return true;
+  const uint64_t buffer_size = view.buffer ? reinterpret_cast<const Buffer*>(view.buffer)->size : 0;
+  const uint32_t flags = KILN_HAL_VIEW_SAY_MIN_STRIDE | (is_output ? KILN_HAL_VIEW_OUTPUT : 0u);
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (kiln_hal_check_view(&view, buffer_size, element_size, dims, flags, problem, sizeof(problem)))
+    return true;
+  *out_error = what + ": " + problem;
+  return false;
 }
 
 }  // namespace driver

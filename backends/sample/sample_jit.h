@@ -1,6 +1,6 @@
 // The sample driver's code generator: the only part of it that knows LLVM. A driver for a real device
-// replaces this file with its own compiler (SPIR-V to the device ISA, say); sample_driver.cc only needs the
-// three calls below, so the HAL side of the template stays the same.
+// replaces this file with its own compiler (SPIR-V to the device ISA, say); the rest of the driver only needs
+// the three calls below, so the HAL side of the template stays the same.
 #ifndef KILN_SAMPLE_DRIVER_SAMPLE_JIT_H_
 #define KILN_SAMPLE_DRIVER_SAMPLE_JIT_H_
 

@@ -2,10 +2,11 @@
  *
  * Every driver does the same few things at the HAL boundary: copy the caller's size-prefixed structs
  * honouring their struct_size, fill the caller's out-structs without writing past theirs, report a failure
- * through KilnHalServices before returning its status, and check the runtime's HAL version in
- * kiln_driver_query. These functions do exactly that, so a driver does not have to get it right again. They
- * are `static inline` and need nothing but the C library: a driver built out of tree against the installed
- * headers can use them.
+ * through KilnHalServices before returning its status, check the runtime's HAL version in kiln_driver_query,
+ * and check a launch's arguments (extents, indices, buffer views and byte ranges) before it touches memory.
+ * These functions do exactly that, so a driver does not have to get it right again, and every driver says the
+ * same thing about the same mistake. They are `static inline` and need nothing but the C library: a driver
+ * built out of tree against the installed headers can use them.
  *
  * C99; no C++ type crosses this interface. */
 #ifndef KILN_HAL_UTIL_H_
@@ -136,6 +137,153 @@ static inline void kiln_hal_driver_table_init(KilnHalDriver* table, const char* 
   table->name = name;
   table->version = version;
   table->instance = instance;
+}
+
+/* ---- Checks of a launch's arguments ----
+ * Each returns true when the argument is fine. Otherwise it returns false and writes what is wrong into
+ * `problem` (at most `problem_size` bytes; KILN_HAL_PROBLEM_SIZE always suffices) without naming what was
+ * checked, so that the driver puts its own name for it in front ("script blur, kernel root: " followed by
+ * the problem) and reports the whole line with kiln_hal_fail. */
+
+/* Room for any problem these checks write, with names as short as `noun` and `taker` below. */
+#define KILN_HAL_PROBLEM_SIZE 256
+
+/* Launch extents: each of dim_x, dim_y and dim_z in [1, max_dim]. */
+static inline bool kiln_hal_check_extents(uint32_t dim_x, uint32_t dim_y, uint32_t dim_z, uint32_t max_dim,
+                                          char* problem, size_t problem_size) {
+  if (dim_x == 0 || dim_y == 0 || dim_z == 0 || dim_x > max_dim || dim_y > max_dim || dim_z > max_dim) {
+    snprintf(problem, problem_size, "launch extents %ux%ux%u must each be in [1, %u]", (unsigned)dim_x,
+             (unsigned)dim_y, (unsigned)dim_z, (unsigned)max_dim);
+    return false;
+  }
+  return true;
+}
+
+/* An index into the module's `count` things of kind `noun` ("kernel", "reduction", "invokable"). */
+static inline bool kiln_hal_check_index(const char* noun, uint32_t index, size_t count, char* problem,
+                                        size_t problem_size) {
+  if (index >= count) {
+    snprintf(problem, problem_size, "%s index %u out of range (%zu %ss)", noun, (unsigned)index, count, noun);
+    return false;
+  }
+  return true;
+}
+
+/* The number of input views a launch gives against the number its kernel or reduction takes; `taker` names
+ * that in the message ("the kernel", "the reduction"). */
+static inline bool kiln_hal_check_input_count(uint32_t given, size_t taken, const char* taker, char* problem,
+                                              size_t problem_size) {
+  if (given != taken) {
+    snprintf(problem, problem_size, "%u inputs given, %s takes %zu", (unsigned)given, taker, taken);
+    return false;
+  }
+  return true;
+}
+
+/* An output view is given exactly when the kernel returns a value (KILN_HAL_SIG_OUT). */
+static inline bool kiln_hal_check_output(bool returns_value, bool output_given, char* problem,
+                                         size_t problem_size) {
+  if (returns_value != output_given) {
+    snprintf(problem, problem_size, "%s",
+             returns_value ? "the kernel returns a value but no output was given"
+                           : "the kernel returns void but an output was given");
+    return false;
+  }
+  return true;
+}
+
+/* A for-each launch's usrData: usr_size bytes there when usr_size > 0. */
+static inline bool kiln_hal_check_usr_data(const void* usr_data, uint64_t usr_size, char* problem,
+                                           size_t problem_size) {
+  if (usr_size > 0 && !usr_data) {
+    snprintf(problem, problem_size, "usr_size > 0 but usr_data is NULL");
+    return false;
+  }
+  return true;
+}
+
+/* A reduction's result: `result` not NULL, and `result_size` the reduction's `needed` bytes. */
+static inline bool kiln_hal_check_result(const void* result, uint64_t result_size, uint64_t needed,
+                                         char* problem, size_t problem_size) {
+  if (!result || result_size != needed) {
+    snprintf(problem, problem_size, "the result needs %llu bytes, got %llu%s", (unsigned long long)needed,
+             (unsigned long long)result_size, result ? "" : " (NULL)");
+    return false;
+  }
+  return true;
+}
+
+/* Bytes [offset, offset + size) inside a buffer of `buffer_size` bytes (buffer_map, _read and _write). */
+static inline bool kiln_hal_check_range(uint64_t offset, uint64_t size, uint64_t buffer_size, char* problem,
+                                        size_t problem_size) {
+  if (offset > buffer_size || size > buffer_size - offset) {
+    snprintf(problem, problem_size, "bytes [%llu, +%llu) outside the %llu-byte buffer",
+             (unsigned long long)offset, (unsigned long long)size, (unsigned long long)buffer_size);
+    return false;
+  }
+  return true;
+}
+
+/* Flags of kiln_hal_check_view. */
+#define KILN_HAL_VIEW_OUTPUT 0x1u         /* the launch writes the view: no two cells may overlap */
+#define KILN_HAL_VIEW_SAY_MIN_STRIDE 0x2u /* an overlap's message names the smallest stride that fits */
+
+/* A buffer view over dims[0] x dims[1] x dims[2] cells: its buffer is there, its element_size is the kernel's
+ * `element_size`, and every cell it reaches lies inside the buffer, whose size the driver passes as
+ * `buffer_size` (it is not read when view->buffer is NULL, so pass 0 then). With KILN_HAL_VIEW_OUTPUT no two
+ * cells overlap either (threads would race on them): each dimension steps past all earlier ones. dims are
+ * at least 1 (check the extents first). The arithmetic cannot overflow, whatever the offset and strides. */
+static inline bool kiln_hal_check_view(const KilnHalBufferView* view, uint64_t buffer_size,
+                                       uint32_t element_size, const uint32_t dims[3], uint32_t flags,
+                                       char* problem, size_t problem_size) {
+  const uint64_t strides[3] = {view->stride_x, view->stride_y, view->stride_z};
+  uint64_t last = view->offset; /* where the last cell starts */
+  bool beyond = false;          /* the last cell starts past any 64-bit size */
+  uint64_t span;
+  int d;
+  if (!view->buffer) {
+    snprintf(problem, problem_size, "buffer is NULL");
+    return false;
+  }
+  if (view->element_size != element_size) {
+    snprintf(problem, problem_size, "element size %u, the kernel's is %u", (unsigned)view->element_size,
+             (unsigned)element_size);
+    return false;
+  }
+  for (d = 0; d < 3 && !beyond; ++d) {
+    const uint64_t steps = (uint32_t)(dims[d] - 1);
+    if (steps != 0 && strides[d] > (UINT64_MAX - last) / steps) {
+      beyond = true;
+    } else {
+      last += steps * strides[d];
+    }
+  }
+  if (beyond || element_size > buffer_size || last > buffer_size - element_size) {
+    snprintf(problem, problem_size,
+             "the view (offset %llu, strides %llu/%llu/%llu) reaches past the end of its %llu-byte buffer",
+             (unsigned long long)view->offset, (unsigned long long)strides[0], (unsigned long long)strides[1],
+             (unsigned long long)strides[2], (unsigned long long)buffer_size);
+    return false;
+  }
+  if (flags & KILN_HAL_VIEW_OUTPUT) {
+    /* The bytes that the earlier dimensions' cells cover: inside the buffer, so no sum overflows. */
+    span = element_size;
+    for (d = 0; d < 3; ++d) {
+      if (dims[d] > 1 && strides[d] < span) {
+        if (flags & KILN_HAL_VIEW_SAY_MIN_STRIDE) {
+          snprintf(problem, problem_size,
+                   "output stride %llu along %c overlaps earlier cells (needs at least %llu)",
+                   (unsigned long long)strides[d], "xyz"[d], (unsigned long long)span);
+        } else {
+          snprintf(problem, problem_size, "output stride %llu along %c overlaps earlier cells",
+                   (unsigned long long)strides[d], "xyz"[d]);
+        }
+        return false;
+      }
+      span += (uint64_t)(uint32_t)(dims[d] - 1) * strides[d];
+    }
+  }
+  return true;
 }
 
 #ifdef __cplusplus
