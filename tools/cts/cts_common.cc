@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "backends/cpu/cpu_driver.h"
-#include "tests/cts/cts.h"
+#include "tools/cts/cts.h"
 
 namespace kiln {
 namespace cts {

@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "tests/cts/cts.h"
+#include "tools/cts/cts.h"
 
 #ifndef KILN_CTS_KMOD_DIR
 #define KILN_CTS_KMOD_DIR ""
