@@ -385,7 +385,7 @@ TEST(GpuLoweringTest, ModuleRoundTripsWithBothPayloads) {
 // the validator rejects. Prints the fraction of kernels with a GPU form.
 TEST(GpuLoweringTest, CorporaCompileAndEveryGpuFormValidates) {
   int kernels = 0, gpu = 0, reductions = 0, gpu_reductions = 0;
-  for (const char* folder : {"tests/compiler/kernels", "tests/cts/kernels", "tests/kernels/corpus"}) {
+  for (const char* folder : {"tests/compiler/kernels", "tools/cts/kernels", "tests/kernels/corpus"}) {
     const std::filesystem::path dir = std::filesystem::path(KILN_SOURCE_DIR) / folder;
     if (!std::filesystem::exists(dir)) continue;
     int folder_kernels = 0, folder_gpu = 0, folder_reductions = 0, folder_gpu_reductions = 0;

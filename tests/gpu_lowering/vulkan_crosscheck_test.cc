@@ -594,7 +594,7 @@ int4 RS_KERNEL ints(int in, uint32_t x) {
 // not correctly rounded, and either side may contract a * b + c), everything else bit for bit.
 TEST_F(GpuLoweringVulkanTest, CorpusKernelsWithoutAllocationsMatchTheCpuDriver) {
   int compared = 0, skipped = 0;
-  for (const char* folder : {"tests/compiler/kernels", "tests/cts/kernels", "tests/kernels/corpus"}) {
+  for (const char* folder : {"tests/compiler/kernels", "tools/cts/kernels", "tests/kernels/corpus"}) {
     const std::string dir = std::string(KILN_SOURCE_DIR) + "/" + folder;
     std::vector<std::string> files;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {

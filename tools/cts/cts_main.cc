@@ -2,17 +2,24 @@
 //
 // Runs the HAL conformance suite against a driver, comparing every result with the built-in CPU driver, and
 // ends with a summary a vendor can attach to a bug report. Exits non-zero when any test fails.
+#include <limits.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 
-#include "tests/cts/cts.h"
+#include "tools/cts/cts.h"
 
-#ifndef KILN_CTS_KMOD_DIR
-#define KILN_CTS_KMOD_DIR ""
+// Where the suite's modules are, relative to the folder of the kiln-cts executable: the same in an
+// installation (bin/kiln-cts, share/kiln/cts) and in the build tree, which stages that layout
+// (tools/cts/CMakeLists.txt).
+#ifndef KILN_CTS_KMOD_RELATIVE_DIR
+#define KILN_CTS_KMOD_RELATIVE_DIR "../share/kiln/cts"
 #endif
 #ifndef KILN_CTS_VERSION
 #define KILN_CTS_VERSION "0"
@@ -26,10 +33,32 @@ const char kUsage[] =
     "usage: kiln-cts --driver PATH.so|builtin:cpu [--kmods DIR] [--summary FILE] [--config KEY=VALUE]...\n"
     "                [--gtest_filter=...] [other GoogleTest flags]\n"
     "  --driver      the driver to test: a shared library exporting kiln_driver_query, or builtin:cpu\n"
-    "  --kmods       the folder of the suite's compiled kernel modules (default: the build's)\n"
+    "  --kmods       the folder of the suite's compiled kernel modules (default: $KILN_CTS_KMODS, else\n"
+    "                " KILN_CTS_KMOD_RELATIVE_DIR
+    " beside the kiln-cts executable)\n"
     "  --summary     also write the summary to FILE\n"
     "  --config      a configuration value both drivers read through KilnHalServices.get_config\n"
     "                (default: cache_dir=off, so the run leaves nothing behind)\n";
+
+// The folder of the suite's modules when --kmods does not name one: KILN_CTS_KMODS, else
+// KILN_CTS_KMOD_RELATIVE_DIR from the folder of this executable (found through /proc/self/exe, which resolves
+// symbolic links, so a kiln-cts linked into another bin/ still finds its installation's modules).
+std::string DefaultKmodDir(const char* argv0) {
+  if (const char* env = std::getenv("KILN_CTS_KMODS"); env != nullptr && *env != '\0') return env;
+  char path[PATH_MAX];
+  std::string exe;
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n > 0) {
+    exe.assign(path, static_cast<size_t>(n));
+  } else if (realpath(argv0, path) != nullptr) {
+    exe = path;
+  } else {
+    exe = argv0;
+  }
+  const size_t slash = exe.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : exe.substr(0, slash);
+  return dir + "/" + KILN_CTS_KMOD_RELATIVE_DIR;
+}
 
 // The area a test belongs to: its suite name without the instantiation prefix ("device0/Buffers" -> Buffers).
 std::string AreaOf(const ::testing::TestInfo& test) {
@@ -192,7 +221,7 @@ class SummaryListener : public ::testing::EmptyTestEventListener {
 int main(int argc, char** argv) {
   using namespace kiln::cts;  // NOLINT
   Options& options = GetOptions();
-  options.kmod_dir = KILN_CTS_KMOD_DIR;
+  options.kmod_dir = DefaultKmodDir(argv[0]);
   options.config["cache_dir"] = "off";
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {

@@ -1,8 +1,8 @@
 // kiln-cts: the HAL conformance suite. Everything the test files share: the driver under test and the
 // reference CPU driver (each behind a recording KilnHalServices), real kernel modules read from .kmod files,
 // RAII handles, and the comparison of results between the two drivers.
-#ifndef KILN_TESTS_CTS_CTS_H_
-#define KILN_TESTS_CTS_CTS_H_
+#ifndef KILN_TOOLS_CTS_CTS_H_
+#define KILN_TOOLS_CTS_CTS_H_
 
 #include <gtest/gtest.h>
 
@@ -277,4 +277,4 @@ std::string DeviceParamName(const ::testing::TestParamInfo<uint32_t>& info);
 }  // namespace cts
 }  // namespace kiln
 
-#endif  // KILN_TESTS_CTS_CTS_H_
+#endif  // KILN_TOOLS_CTS_CTS_H_

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "kiln/spirv_abi.h"
-#include "tests/cts/cts.h"
+#include "tools/cts/cts.h"
 
 namespace kiln {
 namespace cts {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "tests/cts/cts.h"
+#include "tools/cts/cts.h"
 
 namespace kiln {
 namespace cts {

@@ -3,7 +3,7 @@
 // working.
 #include <cstring>
 
-#include "tests/cts/cts.h"
+#include "tools/cts/cts.h"
 
 namespace kiln {
 namespace cts {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <memory>
 
-#include "tests/cts/cts.h"
+#include "tools/cts/cts.h"
 
 namespace kiln {
 namespace cts {

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "backends/cpu/cpu_driver.h"
-#include "tests/cts/cts.h"
+#include "tools/cts/cts.h"
 
 namespace kiln {
 namespace cts {
@@ -272,7 +272,8 @@ std::shared_ptr<ModuleFile> ModuleFile::Open(const std::string& name, std::strin
   const std::string path = GetOptions().kmod_dir + "/" + name + ".kmod";
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    *out_error = "cannot open " + path + " (set the folder of the suite's modules with --kmods)";
+    *out_error =
+        "cannot open " + path + " (set the folder of the suite's modules with --kmods or KILN_CTS_KMODS)";
     return nullptr;
   }
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <tuple>
 
-#include "tests/cts/cts.h"
+#include "tools/cts/cts.h"
 
 namespace kiln {
 namespace cts {
