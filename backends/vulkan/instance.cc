@@ -1,5 +1,8 @@
 // The Vulkan instance and its physical devices, which the runtime queries before it opens any: which ones
 // Kiln can use, in what order, and what device_get_info reports for each.
+#include <dlfcn.h>
+#include <link.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -173,9 +176,36 @@ uint32_t MaxInputs(const VkPhysicalDeviceLimits& limits) {
   return std::min<uint32_t>(KILN_KERNEL_MAX_INPUTS, views > 0 ? views - 1 : 0);
 }
 
+// The file names of the shared objects loaded in this process now.
+std::vector<std::string> LoadedObjects() {
+  std::vector<std::string> names;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name && info->dlpi_name[0])
+          static_cast<std::vector<std::string>*>(out)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &names);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Keeps the ICDs (and what they pulled in) that the loader opened since `before` loaded for the life of the
+// process. The loader unloads them at vkDestroyInstance and loads them again at the next vkCreateInstance:
+// slow (lavapipe brings LLVM along), and not every ICD survives it, since state it set up once (pthread_once,
+// LLVM's registries) is left dangling and its memory unowned. Kiln's own drivers are held the same way
+// (RTLD_NODELETE, runtime/device/hal_driver.cc).
+void PinNewObjects(const std::vector<std::string>& before) {
+  for (const std::string& name : LoadedObjects()) {
+    if (std::binary_search(before.begin(), before.end(), name)) continue;
+    dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);  // a reference never released
+  }
+}
+
 }  // namespace
 
 KilnStatus CreateInstance(Instance* instance) {
+  const std::vector<std::string> loaded_before = LoadedObjects();
   std::string validation = instance->Config("vulkan.validation", "KILN_VULKAN_VALIDATION");
   instance->validation = !validation.empty() && validation != "0" && validation != "off";
   std::vector<const char*> layers;
@@ -238,6 +268,7 @@ KilnStatus CreateInstance(Instance* instance) {
   vkEnumeratePhysicalDevices(instance->instance, &count, nullptr);
   std::vector<VkPhysicalDevice> handles(count);
   vkEnumeratePhysicalDevices(instance->instance, &count, handles.data());
+  PinNewObjects(loaded_before);
   std::vector<PhysicalDevice> usable;
   for (uint32_t i = 0; i < count; ++i) {
     PhysicalDevice device;
