@@ -48,10 +48,10 @@ void Reduce(benchmark::State& state, const char* reduction, bool vulkan) {
   const size_t n = static_cast<size_t>(state.range(0));
   KilnContextOptions* options = KilnContextOptionsCreate();
   if (vulkan) {
-    KilnContextOptionsSetDevicePolicy(options, KILN_DEVICE_GPU_ONLY);
+    KilnContextOptionsSetDevicePolicy(options, kKilnDeviceGpuOnly);
     KilnContextOptionsSetDriverPath(options, KILN_BENCH_VULKAN_DRIVER);
   } else {
-    KilnContextOptionsSetDevicePolicy(options, KILN_DEVICE_CPU_ONLY);
+    KilnContextOptionsSetDevicePolicy(options, kKilnDeviceCpuOnly);
   }
   KilnContext* context = KilnContextCreate(options);
   KilnContextOptionsDelete(options);

@@ -54,7 +54,7 @@ namespace {
 // Fills the shader part of a payload row from one lowered shader. A shader glslang rejects (a kilnc bug) gets no
 // code, and the message becomes its CPU-only reason, in `reason` too.
 void CompileLowered(const std::string& name, size_t num_inputs, const std::string& glsl, std::string* reason,
-                    vulkan::SpirvShader* out) {
+                    spirv::SpirvShader* out) {
   out->name = name;
   out->num_inputs = static_cast<uint32_t>(num_inputs);
   std::string error;
@@ -73,14 +73,14 @@ void CompileLowered(const std::string& name, size_t num_inputs, const std::strin
 }  // namespace
 
 std::vector<uint8_t> BuildSpirvPayload(ScriptInfo* info) {
-  vulkan::SpirvPayload payload;
+  spirv::SpirvPayload payload;
   payload.spirv_version = kSpirvVersion;
   payload.generator_version = GlslangVersion();
   payload.global_block_size = info->gpu.global_block_size;
   for (size_t i = 0; i < info->module.kernels.size(); ++i) {
     const KernelDesc& desc = info->module.kernels[i];
     GpuKernelLowering& lowered = info->gpu.kernels[i];
-    vulkan::SpirvKernel kernel;
+    spirv::SpirvKernel kernel;
     CompileLowered(desc.name, desc.inputs.size(), lowered.glsl, &lowered.cpu_only_reason, &kernel);
     kernel.has_output = desc.has_output();
     if (!kernel.code.empty()) {
@@ -91,7 +91,7 @@ std::vector<uint8_t> BuildSpirvPayload(ScriptInfo* info) {
   for (size_t i = 0; i < info->module.reductions.size(); ++i) {
     const ReductionDesc& desc = info->module.reductions[i];
     GpuReductionLowering& lowered = info->gpu.reductions[i];
-    vulkan::SpirvReduction reduction;
+    spirv::SpirvReduction reduction;
     CompileLowered(desc.name, desc.inputs.size(), lowered.glsl, &lowered.cpu_only_reason, &reduction);
     if (!reduction.code.empty()) {
       reduction.accumulator_stride = lowered.accumulator_stride;
@@ -101,7 +101,7 @@ std::vector<uint8_t> BuildSpirvPayload(ScriptInfo* info) {
     payload.reductions.push_back(std::move(reduction));
   }
   for (const GpuGlobalSlot& slot : info->gpu.globals) {
-    vulkan::SpirvGlobal global;
+    spirv::SpirvGlobal global;
     global.name = slot.name;
     global.kind = slot.kind;
     global.size = slot.size;
@@ -109,7 +109,7 @@ std::vector<uint8_t> BuildSpirvPayload(ScriptInfo* info) {
     global.unit_size = slot.unit_size;
     payload.globals.push_back(global);
   }
-  const std::string bytes = vulkan::WriteSpirvPayload(payload);
+  const std::string bytes = spirv::WriteSpirvPayload(payload);
   return std::vector<uint8_t>(bytes.begin(), bytes.end());
 }
 

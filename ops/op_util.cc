@@ -92,7 +92,7 @@ KilnStatus CheckType(KilnOpaqueContext* context, const char* op, const char* rol
                      const KilnOpaqueTensor* tensor, KilnType expected) {
   const KilnType type = KilnOpaqueTensorType(tensor);
   if (type != expected) {
-    KilnOpaqueContextReportError(context, "%s: %s %s has type %s; this kernel supports only %s", op, role,
+    KilnOpaqueContextReportError(context, "%s: %s %s has type %s; Kiln implements it only for %s", op, role,
                                  TensorLabel(tensor).c_str(), KilnTypeGetName(type),
                                  KilnTypeGetName(expected));
     return kKilnError;

@@ -170,6 +170,57 @@ KilnStatus KilnModelGetOperator(const KilnModel* model, int32_t index, KilnBuilt
   return kKilnOk;
 }
 
+const char* KilnModelGetDescription(const KilnModel* model) {
+  return model != nullptr ? model->data->desc.description.c_str() : "";
+}
+
+int32_t KilnModelGetSubgraphCount(const KilnModel* model) {
+  return model != nullptr ? static_cast<int32_t>(model->data->desc.subgraphs.size()) : 0;
+}
+
+namespace {
+const kiln::SubgraphDesc* MainSubgraph(const KilnModel* model) {
+  return model != nullptr && !model->data->desc.subgraphs.empty() ? &model->data->desc.subgraphs[0] : nullptr;
+}
+int32_t CountOf(const KilnModel* model, const std::vector<int> kiln::SubgraphDesc::*list) {
+  const kiln::SubgraphDesc* graph = MainSubgraph(model);
+  return graph != nullptr ? static_cast<int32_t>((graph->*list).size()) : 0;
+}
+int32_t EntryOf(const KilnModel* model, const std::vector<int> kiln::SubgraphDesc::*list, int32_t index) {
+  return index >= 0 && index < CountOf(model, list) ? (MainSubgraph(model)->*list)[index] : -1;
+}
+}  // namespace
+
+int32_t KilnModelGetTensorCount(const KilnModel* model) {
+  const kiln::SubgraphDesc* graph = MainSubgraph(model);
+  return graph != nullptr ? static_cast<int32_t>(graph->tensors.size()) : 0;
+}
+
+int32_t KilnModelGetInputCount(const KilnModel* model) { return CountOf(model, &kiln::SubgraphDesc::inputs); }
+int32_t KilnModelGetOutputCount(const KilnModel* model) { return CountOf(model, &kiln::SubgraphDesc::outputs); }
+int32_t KilnModelGetInputTensorIndex(const KilnModel* model, int32_t index) {
+  return EntryOf(model, &kiln::SubgraphDesc::inputs, index);
+}
+int32_t KilnModelGetOutputTensorIndex(const KilnModel* model, int32_t index) {
+  return EntryOf(model, &kiln::SubgraphDesc::outputs, index);
+}
+
+KilnStatus KilnModelGetTensor(const KilnModel* model, int32_t tensor_index, const char** out_name,
+                              KilnType* out_type, int32_t* out_num_dims, const int32_t** out_dims) {
+  if (tensor_index < 0 || tensor_index >= KilnModelGetTensorCount(model)) return kKilnInvalidArgument;
+  const kiln::TensorDesc& tensor = MainSubgraph(model)->tensors[tensor_index];
+  static_assert(sizeof(int) == sizeof(int32_t), "shapes are handed out as int32_t");
+  if (out_name != nullptr) *out_name = tensor.name.c_str();
+  if (out_type != nullptr) *out_type = tensor.type;
+  if (out_num_dims != nullptr) *out_num_dims = static_cast<int32_t>(tensor.shape.size());
+  if (out_dims != nullptr) *out_dims = reinterpret_cast<const int32_t*>(tensor.shape.data());
+  return kKilnOk;
+}
+
+const char* KilnBuiltinOperatorGetName(KilnBuiltinOperator builtin_code) {
+  return kiln::BuiltinOperatorCName(builtin_code);
+}
+
 bool KilnBuiltinOpIsSupported(KilnBuiltinOperator builtin_code, int32_t version) {
   for (const kiln::BuiltinOpRegistration& builtin : kiln::Builtins()) {
     if (builtin.builtin_code == builtin_code &&
@@ -189,7 +240,7 @@ KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model, const K
   if (model == nullptr || model->data == nullptr) {
     kiln::Report(opts.reporter, opts.reporter_user_data, "KilnInterpreterCreate: the model is NULL");
     status = kKilnInvalidArgument;
-  } else if (opts.device_policy < KILN_DEVICE_AUTO || opts.device_policy > KILN_DEVICE_GPU_ONLY) {
+  } else if (opts.device_policy < kKilnDeviceAuto || opts.device_policy > kKilnDeviceGpuOnly) {
     kiln::Report(opts.reporter, opts.reporter_user_data, "KilnInterpreterCreate: unknown device policy %d",
                  static_cast<int>(opts.device_policy));
     status = kKilnInvalidArgument;

@@ -15,7 +15,7 @@ struct KilnContextOptions {
   void* reporter_user_data = nullptr;
   KilnMessageHandler message_handler = nullptr;
   void* message_user_data = nullptr;
-  int32_t policy = KILN_DEVICE_AUTO;  // a KilnDevicePolicy, checked at creation
+  int32_t policy = kKilnDeviceAuto;  // a KilnDevicePolicy, checked at creation
   std::string driver_path;
   bool allow_any_driver_dependency = false;
 };
@@ -86,7 +86,7 @@ void KilnContextOptionsSetAllowAnyDriverDependency(KilnContextOptions* options, 
 }
 
 KilnContext* KilnContextCreate(const KilnContextOptions* options) {
-  if (options != nullptr && (options->policy < KILN_DEVICE_AUTO || options->policy > KILN_DEVICE_GPU_ONLY)) {
+  if (options != nullptr && (options->policy < kKilnDeviceAuto || options->policy > kKilnDeviceGpuOnly)) {
     kiln::Report(options->reporter, options->reporter_user_data, "KilnContextCreate: unknown device policy %d",
                  static_cast<int>(options->policy));
     return nullptr;

@@ -64,6 +64,8 @@ extern "C" {
 
 const char* KilnVersion(void) { return KILN_VERSION_STRING; }
 
+size_t KilnTypeGetSize(KilnType type) { return kiln::TypeSize(type); }
+
 const char* KilnTypeGetName(KilnType type) {
   switch (type) {
     case kKilnNoType: return "notype";

@@ -99,7 +99,7 @@ struct KilnInterpreterOptions {
   std::vector<KilnOperator*> operators;  // later entries win
   KilnErrorReporter reporter = nullptr;
   void* reporter_user_data = nullptr;
-  int32_t device_policy = KILN_DEVICE_AUTO;  // a KilnDevicePolicy, checked at creation
+  int32_t device_policy = kKilnDeviceAuto;  // a KilnDevicePolicy, checked at creation
   std::string driver_path;
   bool allow_any_driver_dependency = false;
 };

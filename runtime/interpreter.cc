@@ -35,7 +35,7 @@ std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData
   }
   if (!interpreter->ResolveBuiltins(status)) return nullptr;
   // gpu-only is a promise about the whole interpreter, so it is checked now rather than at the first kernel.
-  if (options.device_policy == KILN_DEVICE_GPU_ONLY && interpreter->devices() == nullptr) {
+  if (options.device_policy == kKilnDeviceGpuOnly && interpreter->devices() == nullptr) {
     *status = kKilnUnsupported;
     return nullptr;
   }

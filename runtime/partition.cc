@@ -107,7 +107,7 @@ void PlanPartitions(Interpreter* interpreter, std::vector<Partition>* partitions
     } else {
       where = "node " + std::to_string(i) + " (" + NodeOpName(node) + ") runs on the host: builtin op";
     }
-    plan.push_back({KILN_DECISION_NODE, subject, where});
+    plan.push_back({kKilnDecisionNode, subject, where});
   }
   for (size_t p = 0; p < partitions->size(); ++p) {
     const Partition& part = (*partitions)[p];
@@ -126,7 +126,7 @@ void PlanPartitions(Interpreter* interpreter, std::vector<Partition>* partitions
                           ((accel->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY)
                                ? " (host-shared memory: aligned tensors are not copied at all)"
                                : "");
-    plan.push_back({KILN_DECISION_PARTITION, "partition " + std::to_string(p), message});
+    plan.push_back({kKilnDecisionPartition, "partition " + std::to_string(p), message});
   }
   std::string key;
   for (const Decision& d : plan) key += d.message + "\n";

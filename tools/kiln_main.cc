@@ -27,7 +27,6 @@
 #include "kiln/c_api.h"
 #include "kiln/compute.h"
 #include "kiln/operator.h"
-#include "runtime/model/model.h"
 #include "formats/kmod/module.h"
 #include "tools/npy.h"
 
@@ -190,7 +189,7 @@ void PrintDecisions(int count, const std::function<void(int, KilnDecisionKind*, 
 
 // Device choice from the command line.
 struct DeviceFlags {
-  KilnDevicePolicy policy = KILN_DEVICE_AUTO;
+  KilnDevicePolicy policy = kKilnDeviceAuto;
   std::string driver;
   bool explain = false;
 };
@@ -255,52 +254,51 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
   }
   KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
   if (model == nullptr) return 1;
-  KilnModelDelete(model);
-  // The C API has verified the model; read its description to list ops, including ones Kiln cannot run.
-  std::vector<uint8_t> bytes;
-  ReadFile(path, &bytes);
-  kiln::ModelDesc desc;
-  std::string error;
-  if (!kiln::ReadModel(bytes.data(), bytes.size(), &desc, &error)) {
-    std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), error.c_str());
-    return 1;
-  }
-  const kiln::SubgraphDesc& g = desc.subgraphs[0];
+  // Everything below comes from the verified model through the public API, including ops Kiln cannot run.
   std::printf("model: %s\n", path.c_str());
-  if (!desc.description.empty()) std::printf("description: %s\n", desc.description.c_str());
-  std::printf("subgraphs: %zu, tensors: %zu, operators: %zu\n", desc.subgraphs.size(), g.tensors.size(),
-              g.operators.size());
-  auto print_tensors = [&](const char* what, const std::vector<int>& list) {
+  if (*KilnModelGetDescription(model) != '\0') std::printf("description: %s\n", KilnModelGetDescription(model));
+  std::printf("subgraphs: %d, tensors: %d, operators: %d\n", KilnModelGetSubgraphCount(model),
+              KilnModelGetTensorCount(model), KilnModelGetOperatorCount(model));
+  auto print_tensors = [&](const char* what, int32_t count, int32_t (*tensor_of)(const KilnModel*, int32_t)) {
     std::printf("%s:\n", what);
-    for (size_t i = 0; i < list.size(); ++i) {
-      const kiln::TensorDesc& t = g.tensors[list[i]];
-      std::vector<int64_t> shape(t.shape.begin(), t.shape.end());
-      std::printf("  %zu: '%s' %s%s (tensor %d)\n", i, t.name.c_str(), KilnTypeGetName(t.type),
-                  ShapeString(shape).c_str(), list[i]);
+    for (int32_t i = 0; i < count; ++i) {
+      const int32_t index = tensor_of(model, i);
+      const char* name = "";
+      KilnType type = kKilnNoType;
+      int32_t num_dims = 0;
+      const int32_t* dims = nullptr;
+      KilnModelGetTensor(model, index, &name, &type, &num_dims, &dims);
+      std::printf("  %d: '%s' %s%s (tensor %d)\n", i, name, KilnTypeGetName(type),
+                  ShapeString(std::vector<int64_t>(dims, dims + num_dims)).c_str(), index);
     }
   };
-  print_tensors("inputs", g.inputs);
-  print_tensors("outputs", g.outputs);
+  print_tensors("inputs", KilnModelGetInputCount(model), KilnModelGetInputTensorIndex);
+  print_tensors("outputs", KilnModelGetOutputCount(model), KilnModelGetOutputTensorIndex);
   std::printf("operators:\n");
   int unresolved = 0;
-  for (size_t i = 0; i < g.operators.size(); ++i) {
-    const kiln::OperatorDesc& op = g.operators[i];
+  for (int32_t i = 0; i < KilnModelGetOperatorCount(model); ++i) {
+    KilnBuiltinOperator code = kKilnBuiltinCustom;
+    const char* custom_name = nullptr;
+    int32_t version = 0;
+    KilnModelGetOperator(model, i, &code, &custom_name, &version);
     std::string status;
-    if (op.builtin_code == kKilnBuiltinCustom) {
+    std::string name;
+    if (code == kKilnBuiltinCustom) {
       status = "custom: unresolved (register it with KilnInterpreterOptionsAddOperator)";
+      name = std::string("CUSTOM:") + custom_name;
       ++unresolved;
     } else {
-      const auto code = static_cast<KilnBuiltinOperator>(op.builtin_code);
-      const bool found = KilnBuiltinOpIsSupported(code, op.version);
+      const bool found = KilnBuiltinOpIsSupported(code, version);
       const bool code_known = KilnBuiltinOpIsSupported(code, 0);
       status = found ? "builtin" : code_known ? "unresolved: version not supported" : "unresolved: not implemented";
       if (!found) ++unresolved;
+      name = KilnBuiltinOperatorGetName(code);
+      if (name == "UNKNOWN") name += "(" + std::to_string(static_cast<int>(code)) + ")";
     }
-    const std::string name =
-        op.builtin_code == kKilnBuiltinCustom ? "CUSTOM:" + op.custom_name : kiln::BuiltinOperatorName(op.builtin_code);
-    std::printf("  %3zu: %-24s v%d  %s\n", i, name.c_str(), op.version, status.c_str());
+    std::printf("  %3d: %-24s v%d  %s\n", i, name.c_str(), version, status.c_str());
   }
   std::printf("unresolved ops: %d\n", unresolved);
+  KilnModelDelete(model);
   return 0;
 }
 
@@ -396,7 +394,7 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
   for (int i = 0; i < KilnInterpreterGetOutputTensorCount(interpreter); ++i) {
     const KilnTensor* t = KilnInterpreterGetOutputTensor(interpreter, i);
     const KilnType type = KilnTensorType(t);
-    const size_t element = kiln::TypeSize(type);
+    const size_t element = KilnTypeGetSize(type);
     const size_t count = element ? KilnTensorByteSize(t) / element : 0;
     std::string values;
     for (size_t k = 0; k < count && k < kShownValues; ++k) {
@@ -493,13 +491,13 @@ int main(int argc, char** argv) {
     } else if (arg == "--device") {
       const std::string v = value("--device");
       if (v == "cpu") {
-        device.policy = KILN_DEVICE_CPU_ONLY;
+        device.policy = kKilnDeviceCpuOnly;
       } else if (v == "gpu") {
-        device.policy = KILN_DEVICE_PREFER_GPU;
+        device.policy = kKilnDevicePreferGpu;
       } else if (v == "gpu-only") {
-        device.policy = KILN_DEVICE_GPU_ONLY;
+        device.policy = kKilnDeviceGpuOnly;
       } else if (v == "auto") {
-        device.policy = KILN_DEVICE_AUTO;
+        device.policy = kKilnDeviceAuto;
       } else {
         std::fprintf(stderr, "kiln: --device expects cpu, gpu, gpu-only or auto, got '%s'\n", v.c_str());
         return 2;

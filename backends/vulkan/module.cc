@@ -25,8 +25,8 @@ const std::vector<uint32_t> kReductionSpecIds = {KILN_SPIRV_SPEC_LOCAL_SIZE_X, K
 // (pipelines are built later, with the kernels'). A payload without reduction rows (a version-1 header has no
 // reduction table, and a generator may have none yet) leaves every reduction on the CPU; otherwise there is
 // one row per reduction, in order, and a mismatch fails the module.
-KilnStatus DescribeReductions(Device* device, const KilnHalModuleDesc& desc, const SpirvPayload& parsed,
-                              Module* module) {
+KilnStatus DescribeReductions(Device* device, const KilnHalModuleDesc& desc,
+                              const spirv::SpirvPayload& parsed, Module* module) {
   Instance* instance = device->instance;
   const VkPhysicalDeviceLimits& limits = device->limits();
   if (!parsed.reductions.empty() && parsed.reductions.size() != desc.num_reductions) {
@@ -57,7 +57,7 @@ KilnStatus DescribeReductions(Device* device, const KilnHalModuleDesc& desc, con
       module->reductions.push_back(std::move(reduction));
       continue;
     }
-    const SpirvReduction& row = parsed.reductions[i];
+    const spirv::SpirvReduction& row = parsed.reductions[i];
     if (row.name != reduction.name || row.num_inputs != r.num_inputs) {
       return instance->Fail(kKilnInvalidModel, module->name + ": spirv payload reduction row " +
                                                    std::to_string(i) + " (" + row.name + ", " +
@@ -150,9 +150,9 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
                                                 ": no \"spirv\" payload (the Vulkan driver runs only "
                                                 "modules compiled for the GPU)");
   }
-  SpirvPayload parsed;
+  spirv::SpirvPayload parsed;
   std::string error;
-  if (!ParseSpirvPayload(payload->data, payload->size, &parsed, &error)) {
+  if (!spirv::ParseSpirvPayload(payload->data, payload->size, &parsed, &error)) {
     return instance->Fail(kKilnInvalidModel, module->name + ": " + error);
   }
   if (parsed.kernels.size() != desc.num_kernels) {
@@ -185,7 +185,7 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
     }
     module->globals.push_back(std::move(info));
   }
-  for (const SpirvGlobal& row : parsed.globals) {
+  for (const spirv::SpirvGlobal& row : parsed.globals) {
     auto it = std::find_if(module->globals.begin(), module->globals.end(),
                            [&](const GlobalInfo& g) { return g.name == row.name; });
     if (it == module->globals.end()) {
@@ -221,7 +221,7 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
       return instance->Fail(kKilnInvalidModel,
                             module->name + ": kernel " + std::to_string(i) + " has no description or name");
     }
-    const SpirvKernel& row = parsed.kernels[i];
+    const spirv::SpirvKernel& row = parsed.kernels[i];
     KernelInfo kernel;
     kernel.name = k.name;
     kernel.signature = k.signature;

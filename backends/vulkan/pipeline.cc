@@ -178,9 +178,9 @@ bool CheckProgram(Device* device, Module* module, ShaderProgram* program, uint32
                       std::to_string(device->limits().maxPerStageDescriptorStorageBuffers);
     return false;
   }
-  SpirvInterface interface;
+  spirv::SpirvInterface interface;
   std::string error;
-  if (!ScanSpirvInterface(program->code, &interface, &error)) {
+  if (!spirv::ScanSpirvInterface(program->code, &interface, &error)) {
     program->reason = "broken SPIR-V: " + error;
     return false;
   }

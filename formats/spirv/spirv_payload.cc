@@ -7,7 +7,7 @@
 #include "kiln/kernel_abi.h"
 
 namespace kiln {
-namespace vulkan {
+namespace spirv {
 namespace {
 
 constexpr uint32_t kSpirvMagic = 0x07230203;
@@ -331,5 +331,5 @@ bool ScanSpirvInterface(const std::vector<uint32_t>& code, SpirvInterface* out, 
   return true;
 }
 
-}  // namespace vulkan
+}  // namespace spirv
 }  // namespace kiln

@@ -14,7 +14,7 @@
 #include "kiln/spirv_abi.h"
 
 namespace kiln {
-namespace vulkan {
+namespace spirv {
 
 // What kernel and reduction rows share: the first seven fields of KilnSpirvKernelEntry and
 // KilnSpirvReductionEntry, in the same order.
@@ -73,7 +73,7 @@ struct SpirvInterface {
 // Walks the instruction stream; fails (with the word offset) on a malformed header or instruction.
 bool ScanSpirvInterface(const std::vector<uint32_t>& code, SpirvInterface* out, std::string* error);
 
-}  // namespace vulkan
+}  // namespace spirv
 }  // namespace kiln
 
 #endif  // KILN_FORMATS_SPIRV_SPIRV_PAYLOAD_H_

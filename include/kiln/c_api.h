@@ -64,6 +64,34 @@ KILN_CAPI_EXPORT KilnStatus KilnModelGetOperator(const KilnModel* model, int32_t
                                                  KilnBuiltinOperator* out_builtin_code,
                                                  const char** out_custom_name, int32_t* out_version);
 
+/* The model's description string (what the converter wrote, e.g. "MLIR Converted."); "" when it has none,
+ * and for NULL. Lives as long as the model. */
+KILN_CAPI_EXPORT const char* KilnModelGetDescription(const KilnModel* model);
+
+/* The number of subgraphs (the first is the main one, which the calls below describe); 0 for NULL. */
+KILN_CAPI_EXPORT int32_t KilnModelGetSubgraphCount(const KilnModel* model);
+
+/* The number of tensors of the main subgraph; 0 for NULL. */
+KILN_CAPI_EXPORT int32_t KilnModelGetTensorCount(const KilnModel* model);
+
+/* The main subgraph's inputs and outputs, as tensor indices: the number of each (0 for NULL), and input or
+ * output `index` (-1 for NULL or an index out of range). */
+KILN_CAPI_EXPORT int32_t KilnModelGetInputCount(const KilnModel* model);
+KILN_CAPI_EXPORT int32_t KilnModelGetOutputCount(const KilnModel* model);
+KILN_CAPI_EXPORT int32_t KilnModelGetInputTensorIndex(const KilnModel* model, int32_t index);
+KILN_CAPI_EXPORT int32_t KilnModelGetOutputTensorIndex(const KilnModel* model, int32_t index);
+
+/* Tensor `tensor_index` of the main subgraph as the model declares it: its name, element type and shape
+ * (`*out_dims` points at `*out_num_dims` dimensions; both live as long as the model). Any out-parameter may be
+ * NULL. kKilnInvalidArgument for a NULL model or an index out of range. */
+KILN_CAPI_EXPORT KilnStatus KilnModelGetTensor(const KilnModel* model, int32_t tensor_index,
+                                               const char** out_name, KilnType* out_type,
+                                               int32_t* out_num_dims, const int32_t** out_dims);
+
+/* The name of builtin op `builtin_code` as the .tflite schema spells it ("CONV_2D", "CUSTOM"); "UNKNOWN" for a
+ * code the schema does not name. The string is static. */
+KILN_CAPI_EXPORT const char* KilnBuiltinOperatorGetName(KilnBuiltinOperator builtin_code);
+
 /* Whether Kiln's builtin op table serves version `version` of builtin op `builtin_code`; `version` 0 asks
  * whether it serves any version. */
 KILN_CAPI_EXPORT bool KilnBuiltinOpIsSupported(KilnBuiltinOperator builtin_code, int32_t version);
@@ -92,7 +120,7 @@ KILN_CAPI_EXPORT void KilnInterpreterOptionsSetErrorReporter(KilnInterpreterOpti
                                                              KilnErrorReporter reporter, void* user_data);
 
 /* Which devices kernel-backed ops (KilnOperatorSetKernel) may run on (kiln/device.h); default
- * KILN_DEVICE_AUTO. Builtin ops always run on the host. */
+ * kKilnDeviceAuto. Builtin ops always run on the host. */
 KILN_CAPI_EXPORT void KilnInterpreterOptionsSetDevicePolicy(KilnInterpreterOptions* options,
                                                             KilnDevicePolicy policy);
 /* A driver library or a directory of them to load instead of KILN_DRIVER and the default directory. `path` is
@@ -162,7 +190,7 @@ KILN_CAPI_EXPORT KilnStatus KilnInterpreterGetNodeInfo(const KilnInterpreter* in
 /* The decision log (kiln/device.h): drivers found, loaded or refused, devices, where each kernel and node runs,
  * the partitions that run as one batch, and run-time fallbacks, each with its reason, in the order decided.
  * Drivers are loaded when the first kernel-backed op is initialised (KilnInterpreterAllocateTensors), or at
- * creation under KILN_DEVICE_GPU_ONLY; node and partition decisions are added by AllocateTensors whenever the
+ * creation under kKilnDeviceGpuOnly; node and partition decisions are added by AllocateTensors whenever the
  * plan changes, fallbacks by Invoke. KilnInterpreterGetDecision returns kKilnInvalidArgument when `index` is out
  * of range; the strings stay valid until the interpreter is deleted. Any out pointer may be NULL. */
 KILN_CAPI_EXPORT int32_t KilnInterpreterGetDecisionCount(const KilnInterpreter* interpreter);

@@ -76,7 +76,6 @@ KILN_CAPI_EXPORT void KilnOpaqueContextReportErrorVa(KilnOpaqueContext* context,
                                                      va_list vlist);
 
 /* Builds the description of a tensor that an op adds to the graph (a temporary, usually). */
-typedef struct KilnOpaqueTensorBuilder KilnOpaqueTensorBuilder;
 KILN_CAPI_EXPORT KilnOpaqueTensorBuilder* KilnOpaqueTensorBuilderCreate(void);
 KILN_CAPI_EXPORT void KilnOpaqueTensorBuilderDelete(KilnOpaqueTensorBuilder* builder);
 /* Each setter returns `builder`, so calls can be chained. */

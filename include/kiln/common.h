@@ -31,7 +31,11 @@ typedef struct KilnOperator KilnOperator;                       /* kiln/operator
 typedef struct KilnOpaqueContext KilnOpaqueContext;             /* kiln/c_api_opaque.h */
 typedef struct KilnOpaqueNode KilnOpaqueNode;                   /* kiln/c_api_opaque.h */
 typedef struct KilnOpaqueTensor KilnOpaqueTensor;               /* kiln/c_api_opaque.h */
+typedef struct KilnOpaqueTensorBuilder KilnOpaqueTensorBuilder; /* kiln/c_api_opaque.h */
 typedef struct KilnModule KilnModule;                           /* kiln/compute.h: a compiled kernel module */
+typedef struct KilnContext KilnContext;                         /* kiln/compute.h: drivers and devices */
+typedef struct KilnContextOptions KilnContextOptions;           /* kiln/compute.h */
+typedef struct KilnScript KilnScript;                           /* kiln/compute.h: one instance of a module */
 
 /* The result of every call that can fail. */
 typedef enum KilnStatus {
@@ -77,6 +81,10 @@ typedef enum KilnType {
 
 /* Returns a static, human-readable name for `type` ("float32", "int8", ...), or "unknown". */
 KILN_CAPI_EXPORT const char* KilnTypeGetName(KilnType type);
+
+/* The byte size of one element of `type`; 0 for types without a fixed size (string, resource, variant) and
+ * for unknown values. */
+KILN_CAPI_EXPORT size_t KilnTypeGetSize(KilnType type);
 
 /* Affine quantization of a whole tensor: real = scale * (quantized - zero_point).
  * A tensor quantized per channel reports the parameters of channel 0 here. */

@@ -23,10 +23,6 @@
 extern "C" {
 #endif
 
-typedef struct KilnContext KilnContext;
-typedef struct KilnContextOptions KilnContextOptions;
-typedef struct KilnScript KilnScript;
-
 /* ---- Modules ---- */
 
 /* Loads a module from memory (copied) or from a file. The module is verified (identifier, format version,
@@ -60,7 +56,7 @@ typedef void (*KilnMessageHandler)(void* user_data, KilnScript* script, int32_t 
 KILN_CAPI_EXPORT void KilnContextOptionsSetMessageHandler(KilnContextOptions* options,
                                                           KilnMessageHandler handler, void* user_data);
 
-/* Which devices the context's kernels may run on (kiln/device.h); default KILN_DEVICE_AUTO. */
+/* Which devices the context's kernels may run on (kiln/device.h); default kKilnDeviceAuto. */
 KILN_CAPI_EXPORT void KilnContextOptionsSetDevicePolicy(KilnContextOptions* options, KilnDevicePolicy policy);
 /* A driver library or a directory of them to load instead of KILN_DRIVER and the default directory. `path` is
  * copied; NULL or "" clears it. */
@@ -70,7 +66,7 @@ KILN_CAPI_EXPORT void KilnContextOptionsSetDriverPath(KilnContextOptions* option
 KILN_CAPI_EXPORT void KilnContextOptionsSetAllowAnyDriverDependency(KilnContextOptions* options, bool allow);
 
 /* `options` may be NULL and may be deleted afterwards. Returns NULL (reported) when no device can be opened,
- * and under KILN_DEVICE_GPU_ONLY when no driver device can be used. */
+ * and under kKilnDeviceGpuOnly when no driver device can be used. */
 KILN_CAPI_EXPORT KilnContext* KilnContextCreate(const KilnContextOptions* options);
 /* Every script and tensor of the context must be deleted first. NULL is a no-op. */
 KILN_CAPI_EXPORT void KilnContextDelete(KilnContext* context);

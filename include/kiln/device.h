@@ -30,15 +30,15 @@ typedef enum KilnDevicePolicy {
   /* The default. Loads drivers; kernels run on a device whose driver reports it as a GPU or an accelerator,
    * when there is one, else on the CPU. A driver whose device is itself a CPU (e.g. Vulkan on Mesa's
    * lavapipe) is not chosen: the built-in CPU driver is faster there. */
-  KILN_DEVICE_AUTO = 0,
+  kKilnDeviceAuto = 0,
   /* Kernels run on the built-in CPU driver; no driver is searched or loaded. */
-  KILN_DEVICE_CPU_ONLY = 1,
+  kKilnDeviceCpuOnly = 1,
   /* Kernels run on the best device of any loaded driver (GPU, then accelerator, then other, then a CPU-type
    * device such as lavapipe), falling back to the CPU kernel by kernel; the CPU when no driver loads. */
-  KILN_DEVICE_PREFER_GPU = 2,
-  /* As KILN_DEVICE_PREFER_GPU, but creating the interpreter or context fails (with the reasons) when no
+  kKilnDevicePreferGpu = 2,
+  /* As kKilnDevicePreferGpu, but creating the interpreter or context fails (with the reasons) when no
    * driver device can be used. Kernels the device cannot run still fall back to the CPU, as recorded. */
-  KILN_DEVICE_GPU_ONLY = 3,
+  kKilnDeviceGpuOnly = 3,
 } KilnDevicePolicy;
 
 /* "auto", "cpu-only", "prefer-gpu", "gpu-only"; "unknown" for other values. */
@@ -46,15 +46,32 @@ KILN_CAPI_EXPORT const char* KilnDevicePolicyName(KilnDevicePolicy policy);
 
 /* What a decision is about. */
 typedef enum KilnDecisionKind {
-  KILN_DECISION_POLICY = 0,    /* the policy, where drivers were searched, and what it chose overall */
-  KILN_DECISION_DRIVER = 1,    /* a driver file found, loaded, loaded despite a failed check, or refused */
-  KILN_DECISION_DEVICE = 2,    /* a device of a loaded driver: what it is (limits), chosen, skipped, refused */
-  KILN_DECISION_MODULE = 3,    /* a kernel module that runs wholly on the CPU, and why */
-  KILN_DECISION_KERNEL = 4,    /* where one kernel or reduction of a module runs, and why */
-  KILN_DECISION_NODE = 5,      /* where one node of an interpreter runs */
-  KILN_DECISION_PARTITION = 6, /* consecutive device nodes that run as one batch, copying only at its edges */
-  KILN_DECISION_FALLBACK = 7,  /* a driver failed at run time; the work was redone on the CPU */
+  kKilnDecisionPolicy = 0,    /* the policy, where drivers were searched, and what it chose overall */
+  kKilnDecisionDriver = 1,    /* a driver file found, loaded, loaded despite a failed check, or refused */
+  kKilnDecisionDevice = 2,    /* a device of a loaded driver: what it is (limits), chosen, skipped, refused */
+  kKilnDecisionModule = 3,    /* a kernel module that runs wholly on the CPU, and why */
+  kKilnDecisionKernel = 4,    /* where one kernel or reduction of a module runs, and why */
+  kKilnDecisionNode = 5,      /* where one node of an interpreter runs */
+  kKilnDecisionPartition = 6, /* consecutive device nodes that run as one batch, copying only at its edges */
+  kKilnDecisionFallback = 7,  /* a driver failed at run time; the work was redone on the CPU */
 } KilnDecisionKind;
+
+/* The spellings of Kiln 0.1, kept so that code written against them still compiles; define KILN_NO_DEPRECATED
+ * to drop them. New code uses the kKiln... names above, the style of every other public enum. */
+#ifndef KILN_NO_DEPRECATED
+#define KILN_DEVICE_AUTO kKilnDeviceAuto
+#define KILN_DEVICE_CPU_ONLY kKilnDeviceCpuOnly
+#define KILN_DEVICE_PREFER_GPU kKilnDevicePreferGpu
+#define KILN_DEVICE_GPU_ONLY kKilnDeviceGpuOnly
+#define KILN_DECISION_POLICY kKilnDecisionPolicy
+#define KILN_DECISION_DRIVER kKilnDecisionDriver
+#define KILN_DECISION_DEVICE kKilnDecisionDevice
+#define KILN_DECISION_MODULE kKilnDecisionModule
+#define KILN_DECISION_KERNEL kKilnDecisionKernel
+#define KILN_DECISION_NODE kKilnDecisionNode
+#define KILN_DECISION_PARTITION kKilnDecisionPartition
+#define KILN_DECISION_FALLBACK kKilnDecisionFallback
+#endif
 
 /* "policy", "driver", "device", "module", "kernel", "node", "partition", "fallback"; "unknown" otherwise. */
 KILN_CAPI_EXPORT const char* KilnDecisionKindName(KilnDecisionKind kind);

@@ -43,14 +43,14 @@ const char* KilnDecisionKindName(KilnDecisionKind kind) {
   int value;
   std::memcpy(&value, &kind, sizeof value);
   switch (value) {
-    case KILN_DECISION_POLICY: return "policy";
-    case KILN_DECISION_DRIVER: return "driver";
-    case KILN_DECISION_DEVICE: return "device";
-    case KILN_DECISION_MODULE: return "module";
-    case KILN_DECISION_KERNEL: return "kernel";
-    case KILN_DECISION_NODE: return "node";
-    case KILN_DECISION_PARTITION: return "partition";
-    case KILN_DECISION_FALLBACK: return "fallback";
+    case kKilnDecisionPolicy: return "policy";
+    case kKilnDecisionDriver: return "driver";
+    case kKilnDecisionDevice: return "device";
+    case kKilnDecisionModule: return "module";
+    case kKilnDecisionKernel: return "kernel";
+    case kKilnDecisionNode: return "node";
+    case kKilnDecisionPartition: return "partition";
+    case kKilnDecisionFallback: return "fallback";
   }
   return "unknown";
 }

@@ -66,15 +66,15 @@ std::unique_ptr<DeviceSet> DeviceSet::Open(const DriverOptions& options, Decisio
   if (cpu_driver != nullptr) set->cpu_ = KernelDevice::Open(cpu_driver, 0, &error);
   if (set->cpu_ == nullptr) {
     Report(options.reporter, options.reporter_user_data, "%s", error.c_str());
-    log->Add(KILN_DECISION_DEVICE, "kiln-cpu", "the built-in CPU driver cannot be opened: " + error);
+    log->Add(kKilnDecisionDevice, "kiln-cpu", "the built-in CPU driver cannot be opened: " + error);
     *status = kKilnError;
     return nullptr;
   }
-  log->Add(KILN_DECISION_DEVICE, set->cpu_->label(),
+  log->Add(kKilnDecisionDevice, set->cpu_->label(),
            "device 0 of kiln-cpu (built in): " + DescribeDevice(*set->cpu_));
   const std::string policy = PolicyName(options.policy);
   if (options.policy == DevicePolicy::kCpuOnly) {
-    log->Add(KILN_DECISION_POLICY, "policy",
+    log->Add(kKilnDecisionPolicy, "policy",
              "policy cpu-only: no driver is searched; kernels run on " + set->cpu_->label());
     return set;
   }
@@ -88,28 +88,28 @@ std::unique_ptr<DeviceSet> DeviceSet::Open(const DriverOptions& options, Decisio
     std::string refusal;
     std::shared_ptr<HalDriver> driver = HalDriver::Load(path, options, log, &refusal);
     if (driver == nullptr) {
-      log->Add(KILN_DECISION_DRIVER, BaseName(path), refusal);
+      log->Add(kKilnDecisionDriver, BaseName(path), refusal);
       continue;
     }
     uint32_t count = 0;
     if (driver->table().device_count(driver->table().instance, &count) != kKilnOk) {
       const std::string errors = driver->TakeErrors();
-      log->Add(KILN_DECISION_DEVICE, driver->name(),
+      log->Add(kKilnDecisionDevice, driver->name(),
                "driver " + driver->file() + ": device_count failed" + (errors.empty() ? "" : ": " + errors));
       continue;
     }
-    if (count == 0) log->Add(KILN_DECISION_DEVICE, driver->name(), "driver " + driver->file() + " has no devices");
+    if (count == 0) log->Add(kKilnDecisionDevice, driver->name(), "driver " + driver->file() + " has no devices");
     count = std::min<uint32_t>(count, 64);  // a driver claiming more is wrong; 64 is plenty to choose from
     for (uint32_t i = 0; i < count; ++i) {
       std::string why;
       std::unique_ptr<KernelDevice> device = KernelDevice::Open(driver, i, &why);
       const std::string subject = driver->name() + " device " + std::to_string(i);
       if (device == nullptr) {
-        log->Add(KILN_DECISION_DEVICE, subject, "device " + std::to_string(i) + " of " + driver->name() + " (" +
+        log->Add(kKilnDecisionDevice, subject, "device " + std::to_string(i) + " of " + driver->name() + " (" +
                                                     driver->file() + ") refused: " + why);
         continue;
       }
-      log->Add(KILN_DECISION_DEVICE, device->label(),
+      log->Add(kKilnDecisionDevice, device->label(),
                "device " + std::to_string(i) + " of " + driver->name() + " (" + driver->file() +
                    "): " + DescribeDevice(*device));
       candidates.push_back({std::move(device), candidates.size()});
@@ -120,7 +120,7 @@ std::unique_ptr<DeviceSet> DeviceSet::Open(const DriverOptions& options, Decisio
   for (size_t c = 0; c < candidates.size(); ++c) {
     const uint32_t type = candidates[c].device->info().type;
     if (options.policy == DevicePolicy::kAuto && type != kKilnHalDeviceGpu && type != kKilnHalDeviceAccelerator) {
-      log->Add(KILN_DECISION_DEVICE, candidates[c].device->label(),
+      log->Add(kKilnDecisionDevice, candidates[c].device->label(),
                candidates[c].device->label() + " not chosen: policy auto uses only GPU or accelerator devices, "
                "this one is a " + DeviceTypeName(type) + " (use prefer-gpu to run there)");
       continue;
@@ -131,11 +131,11 @@ std::unique_ptr<DeviceSet> DeviceSet::Open(const DriverOptions& options, Decisio
     if (options.policy == DevicePolicy::kGpuOnly) {
       const std::string msg = "policy gpu-only: no driver device can be used (see the driver and device "
                               "decisions); refusing to run on the CPU";
-      log->Add(KILN_DECISION_POLICY, "policy", msg);
+      log->Add(kKilnDecisionPolicy, "policy", msg);
       // The context or interpreter is not created, so its log cannot be read: the reasons go to the reporter.
       for (size_t i = 0; i < log->size(); ++i) {
         const Decision* d = log->Get(i);
-        if (d->kind == KILN_DECISION_DRIVER || d->kind == KILN_DECISION_DEVICE || d->kind == KILN_DECISION_POLICY) {
+        if (d->kind == kKilnDecisionDriver || d->kind == kKilnDecisionDevice || d->kind == kKilnDecisionPolicy) {
           if (d->message.find("refused") != std::string::npos || d->message.find("not chosen") != std::string::npos ||
               d->message.find("does not exist") != std::string::npos) {
             Report(options.reporter, options.reporter_user_data, "%s", d->message.c_str());
@@ -146,7 +146,7 @@ std::unique_ptr<DeviceSet> DeviceSet::Open(const DriverOptions& options, Decisio
       *status = kKilnUnsupported;
       return nullptr;
     }
-    log->Add(KILN_DECISION_POLICY, "policy",
+    log->Add(kKilnDecisionPolicy, "policy",
              "policy " + policy + ": " + (candidates.empty() ? "no driver device loaded" : "no suitable device") +
                  "; kernels run on " + set->cpu_->label());
     return set;
@@ -154,13 +154,13 @@ std::unique_ptr<DeviceSet> DeviceSet::Open(const DriverOptions& options, Decisio
   for (size_t c = 0; c < candidates.size(); ++c) {
     if (static_cast<int>(c) != best && candidates[c].device != nullptr &&
         (options.policy != DevicePolicy::kAuto || DeviceRank(candidates[c].device->info().type) <= 1)) {
-      log->Add(KILN_DECISION_DEVICE, candidates[c].device->label(),
+      log->Add(kKilnDecisionDevice, candidates[c].device->label(),
                candidates[c].device->label() + " not chosen: " + candidates[best].device->label() +
                    " ranks higher (gpu, accelerator, other, cpu; then search order)");
     }
   }
   set->accelerator_ = std::move(candidates[best].device);
-  log->Add(KILN_DECISION_POLICY, "policy",
+  log->Add(kKilnDecisionPolicy, "policy",
            "policy " + policy + ": kernels run on " + set->accelerator_->label() +
                " where it supports them, otherwise on " + set->cpu_->label());
   return set;
@@ -186,7 +186,7 @@ const ModulePlacement& DeviceSet::Place(const std::shared_ptr<const KernelModule
     for (size_t i = 0; i < desc.kernels.size(); ++i) {
       const KernelDesc& k = desc.kernels[i];
       p.kernel_reason[i] = reason;
-      log_->Add(KILN_DECISION_KERNEL, mod + ": kernel '" + k.name + "'",
+      log_->Add(kKilnDecisionKernel, mod + ": kernel '" + k.name + "'",
                 "kernel " + k.name + " (" + mod + ") runs on " + cpu_->label() + ": " + reason);
     }
   };
@@ -197,7 +197,7 @@ const ModulePlacement& DeviceSet::Place(const std::shared_ptr<const KernelModule
   const uint32_t device_level = accel->info().max_kernel_level;
   const std::string whole = ModuleLevelRefusal(hal.hal_level, device_level);
   if (!whole.empty()) {
-    log_->Add(KILN_DECISION_MODULE, mod,
+    log_->Add(kKilnDecisionModule, mod,
               "module " + mod + " runs wholly on CPU: " + whole + " (" + accel->label() + ")");
     record_all_cpu("its module runs wholly on CPU");
     return p;
@@ -205,7 +205,7 @@ const ModulePlacement& DeviceSet::Place(const std::shared_ptr<const KernelModule
   KilnHalModule* handle = accel->LoadModule(module);
   if (handle == nullptr) {
     const std::string errors = accel->hal()->TakeErrors();
-    log_->Add(KILN_DECISION_MODULE, mod,
+    log_->Add(kKilnDecisionModule, mod,
               "module " + mod + " runs wholly on CPU: " + accel->label() + " could not load it" +
                   (errors.empty() ? "" : ": " + errors));
     record_all_cpu("its module runs wholly on CPU");
@@ -228,10 +228,10 @@ const ModulePlacement& DeviceSet::Place(const std::shared_ptr<const KernelModule
     }
     if (reason.empty()) {
       p.kernel_on_accelerator[i] = true;
-      log_->Add(KILN_DECISION_KERNEL, subject, "kernel " + k.name + " (" + mod + ") runs on " + accel->label());
+      log_->Add(kKilnDecisionKernel, subject, "kernel " + k.name + " (" + mod + ") runs on " + accel->label());
     } else {
       p.kernel_reason[i] = reason;
-      log_->Add(KILN_DECISION_KERNEL, subject, "kernel " + k.name + " (" + mod + ") runs on CPU: " + reason);
+      log_->Add(kKilnDecisionKernel, subject, "kernel " + k.name + " (" + mod + ") runs on CPU: " + reason);
     }
   }
   for (size_t i = 0; i < desc.reductions.size(); ++i) {
@@ -254,9 +254,9 @@ const ModulePlacement& DeviceSet::Place(const std::shared_ptr<const KernelModule
     }
     if (reason.empty()) {
       p.reduction_on_accelerator[i] = true;
-      log_->Add(KILN_DECISION_KERNEL, subject, "reduction " + r.name + " (" + mod + ") runs on " + accel->label());
+      log_->Add(kKilnDecisionKernel, subject, "reduction " + r.name + " (" + mod + ") runs on " + accel->label());
     } else {
-      log_->Add(KILN_DECISION_KERNEL, subject, "reduction " + r.name + " (" + mod + ") runs on CPU: " + reason);
+      log_->Add(kKilnDecisionKernel, subject, "reduction " + r.name + " (" + mod + ") runs on CPU: " + reason);
     }
   }
   return p;
@@ -268,7 +268,7 @@ void DeviceSet::AcceleratorFailed(const std::string& what, KilnStatus status, co
   const std::string message = accelerator_->label() + " failed " + what + " (" + StatusName(status) + ")" +
                               (errors.empty() ? "" : ": " + errors) + "; redone on " + cpu_->label() +
                               (first ? ", and all later work of this interpreter or context runs there" : "");
-  log_->Add(KILN_DECISION_FALLBACK, what, message);
+  log_->Add(kKilnDecisionFallback, what, message);
   Report(options_.reporter, options_.reporter_user_data, "%s", message.c_str());
 }
 
@@ -281,10 +281,10 @@ const char* KilnDevicePolicyName(KilnDevicePolicy policy) {
   int value;
   std::memcpy(&value, &policy, sizeof value);
   switch (value) {
-    case KILN_DEVICE_AUTO: return "auto";
-    case KILN_DEVICE_CPU_ONLY: return "cpu-only";
-    case KILN_DEVICE_PREFER_GPU: return "prefer-gpu";
-    case KILN_DEVICE_GPU_ONLY: return "gpu-only";
+    case kKilnDeviceAuto: return "auto";
+    case kKilnDeviceCpuOnly: return "cpu-only";
+    case kKilnDevicePreferGpu: return "prefer-gpu";
+    case kKilnDeviceGpuOnly: return "gpu-only";
   }
   return "unknown";
 }

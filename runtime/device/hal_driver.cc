@@ -177,7 +177,7 @@ std::shared_ptr<HalDriver> HalDriver::Load(const std::string& path, const Driver
       return refuse("it needs " + names + ", not on the allow-list (" + DriverDependencyAllowList() +
                     "); set KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1 to load it anyway");
     }
-    log->Add(KILN_DECISION_DRIVER, file,
+    log->Add(kKilnDecisionDriver, file,
              "driver " + file + ": needs " + names + ", not on the allow-list; loaded anyway because " +
                  (options.allow_any_dependency ? "the application allowed any dependency"
                                                : "KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1"));
@@ -266,7 +266,7 @@ std::shared_ptr<HalDriver> HalDriver::Load(const std::string& path, const Driver
                      " (runtime " + runtime_version + ")";
   if (table.hal_minor > KILN_HAL_VERSION_MINOR) note += "; its newer minor is accepted";
   if (!d->has_batches_) note += "; no batches (" + no_batches + " NULL): launches run one at a time";
-  log->Add(KILN_DECISION_DRIVER, file, note);
+  log->Add(kKilnDecisionDriver, file, note);
   return d;
 }
 
@@ -389,17 +389,17 @@ std::vector<std::string> FindDriverFiles(const DriverOptions& options, DecisionL
       std::vector<std::string> found = LibrariesIn(path);
       std::string names;
       for (const std::string& f : found) names += (names.empty() ? "" : ", ") + BaseName(f);
-      log->Add(KILN_DECISION_POLICY, path,
+      log->Add(kKilnDecisionPolicy, path,
                "searched " + source + " " + path + ": " + (found.empty() ? "no drivers" : names));
       files.insert(files.end(), found.begin(), found.end());
       return true;
     }
     if (IsRegularFile(path)) {
-      log->Add(KILN_DECISION_POLICY, path, "driver " + path + " (from " + source + ")");
+      log->Add(kKilnDecisionPolicy, path, "driver " + path + " (from " + source + ")");
       files.push_back(path);
       return true;
     }
-    log->Add(KILN_DECISION_POLICY, path, source + " " + path + " does not exist");
+    log->Add(kKilnDecisionPolicy, path, source + " " + path + " does not exist");
     return false;
   };
   if (!options.driver_path.empty()) {

@@ -30,7 +30,7 @@ std::unique_ptr<KernelScript> KernelScript::Create(DeviceSet* devices, std::shar
     if (s->accel_.script == nullptr) {
       s->accel_failed_ = true;
       const std::string errors = accel->hal()->TakeErrors();
-      devices->log()->Add(KILN_DECISION_FALLBACK, ModuleLabel(*s->module_),
+      devices->log()->Add(kKilnDecisionFallback, ModuleLabel(*s->module_),
                           "script of " + ModuleLabel(*s->module_) + ": " + accel->label() + " could not create it" +
                               (errors.empty() ? "" : ": " + errors) + "; its kernels run on " +
                               devices->cpu()->label());

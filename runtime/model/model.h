@@ -70,6 +70,8 @@ bool ReadModel(const uint8_t* data, size_t size, ModelDesc* out, std::string* er
 
 // "CONV_2D", "CUSTOM", ... for a builtin code; "UNKNOWN(<n>)" for codes Kiln does not know.
 std::string BuiltinOperatorName(int builtin_code);
+// As BuiltinOperatorName, without the code: "UNKNOWN" for one the schema does not name. The string is static.
+const char* BuiltinOperatorCName(int builtin_code);
 
 // The byte size of one element, or 0 for types without a fixed size (strings, resources).
 size_t TypeSize(KilnType type);

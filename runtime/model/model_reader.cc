@@ -935,13 +935,18 @@ bool ReadModel(const uint8_t* data, size_t size, ModelDesc* out, std::string* er
   return false;
 }
 
-std::string BuiltinOperatorName(int builtin_code) {
+const char* BuiltinOperatorCName(int builtin_code) {
   if (builtin_code >= static_cast<int>(fb::BuiltinOperator::MIN) &&
       builtin_code <= static_cast<int>(fb::BuiltinOperator::MAX)) {
     const char* name = fb::EnumNameBuiltinOperator(static_cast<fb::BuiltinOperator>(builtin_code));
     if (name != nullptr && *name != '\0') return name;
   }
-  return "UNKNOWN(" + std::to_string(builtin_code) + ")";
+  return "UNKNOWN";
+}
+
+std::string BuiltinOperatorName(int builtin_code) {
+  const std::string name = BuiltinOperatorCName(builtin_code);
+  return name != "UNKNOWN" ? name : "UNKNOWN(" + std::to_string(builtin_code) + ")";
 }
 
 size_t TypeSize(KilnType type) {

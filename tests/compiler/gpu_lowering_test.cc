@@ -49,15 +49,15 @@ const std::string& Glsl(const CompileResult& result, const std::string& kernel) 
   return result.kernel_glsl[i];
 }
 
-vulkan::SpirvPayload Payload(const KernelModuleDesc& module) {
-  vulkan::SpirvPayload payload;
+spirv::SpirvPayload Payload(const KernelModuleDesc& module) {
+  spirv::SpirvPayload payload;
   const PayloadDesc* bytes = module.FindPayload(KILN_SPIRV_PAYLOAD_TAG);
   if (!bytes) {
     ADD_FAILURE() << "no spirv payload";
     return payload;
   }
   std::string error;
-  EXPECT_TRUE(vulkan::ParseSpirvPayload(bytes->data.data(), bytes->data.size(), &payload, &error)) << error;
+  EXPECT_TRUE(spirv::ParseSpirvPayload(bytes->data.data(), bytes->data.size(), &payload, &error)) << error;
   return payload;
 }
 
@@ -96,11 +96,11 @@ TEST(GpuLoweringTest, AtanOpUsesTheRslibPolynomialAndTheGlobalBlock) {
   EXPECT_NE(glsl.find("-6.078213403e-02"), std::string::npos);
   EXPECT_EQ(glsl.find(" atan("), std::string::npos);
 
-  const vulkan::SpirvPayload payload = Payload(result.module);
+  const spirv::SpirvPayload payload = Payload(result.module);
   EXPECT_EQ(payload.spirv_version, 0x00010300u);
   EXPECT_GE(payload.generator_version, 120000u);  // glslang 12 or newer
   ASSERT_EQ(payload.kernels.size(), 1u);
-  const vulkan::SpirvKernel& kernel = payload.kernels[0];
+  const spirv::SpirvKernel& kernel = payload.kernels[0];
   EXPECT_EQ(kernel.name, "atan_op");
   EXPECT_EQ(kernel.entry_point, "main");
   EXPECT_FALSE(kernel.code.empty());
@@ -117,9 +117,9 @@ TEST(GpuLoweringTest, AtanOpUsesTheRslibPolynomialAndTheGlobalBlock) {
   EXPECT_EQ(payload.globals[0].block_offset, 0u);
   EXPECT_EQ(payload.global_block_size, 16u);
 
-  vulkan::SpirvInterface interface;
+  spirv::SpirvInterface interface;
   std::string error;
-  ASSERT_TRUE(vulkan::ScanSpirvInterface(kernel.code, &interface, &error)) << error;
+  ASSERT_TRUE(spirv::ScanSpirvInterface(kernel.code, &interface, &error)) << error;
   EXPECT_EQ(interface.version, 0x00010300u);
   EXPECT_EQ(interface.compute_entry_points, std::vector<std::string>{"main"});
   EXPECT_EQ(interface.spec_ids, (std::set<uint32_t>{0, 1, 2}));
@@ -139,7 +139,7 @@ TEST(GpuLoweringTest, GreyscaleKeepsUchar4PackedInUintWords) {
             std::string::npos);
   EXPECT_NE(glsl.find("& 255u)"), std::string::npos);
   EXPECT_EQ(glsl.find("KilnGlobals"), std::string::npos);
-  const vulkan::SpirvPayload payload = Payload(result.module);
+  const spirv::SpirvPayload payload = Payload(result.module);
   ASSERT_EQ(payload.kernels.size(), 1u);
   EXPECT_EQ(payload.kernels[0].unit_sizes[0], 4u);
   EXPECT_EQ(payload.kernels[0].required_features, 0u);  // no 8-bit storage needed for uchar4
@@ -192,7 +192,7 @@ int2 RS_KERNEL coords(uint32_t x, uint32_t y) { return (int2){(int)x, (int)y * 1
   EXPECT_EQ(coords.find("KilnGlobals"), std::string::npos);
   EXPECT_EQ(coords.find("KilnFault"), std::string::npos);  // nothing in it can fault
 
-  const vulkan::SpirvPayload payload = Payload(result.module);
+  const spirv::SpirvPayload payload = Payload(result.module);
   ASSERT_EQ(payload.globals.size(), 2u);
   EXPECT_EQ(payload.globals[0].name, "gIn");
   EXPECT_EQ(payload.globals[0].kind, KILN_SPIRV_GLOBAL_ALLOCATION);
@@ -241,12 +241,12 @@ float4 RS_KERNEL mix_all(float4 in) {
   EXPECT_NE(glsl.find("const int c_kTable[3] = int[3](5, 6, 7);"), std::string::npos);
   EXPECT_NE(glsl.find("const float c_sNeverWritten = 3.0;"), std::string::npos);
   EXPECT_NE(glsl.find("kiln_rem(g_gI, 3)"), std::string::npos);  // C's % on signed ints
-  const vulkan::SpirvPayload payload = Payload(result.module);
+  const spirv::SpirvPayload payload = Payload(result.module);
   ASSERT_EQ(payload.kernels.size(), 1u);
   EXPECT_EQ(payload.kernels[0].required_features, static_cast<uint32_t>(KILN_SPIRV_FEATURE_FLOAT64));
   EXPECT_EQ(payload.global_block_size, 96u);
   ASSERT_EQ(payload.globals.size(), 9u);
-  for (const vulkan::SpirvGlobal& g : payload.globals) {
+  for (const spirv::SpirvGlobal& g : payload.globals) {
     const GlobalDesc* desc = result.module.FindGlobal(g.name);
     ASSERT_NE(desc, nullptr) << g.name;
     EXPECT_EQ(g.size, desc->size) << g.name;
@@ -266,7 +266,7 @@ uchar4 RS_KERNEL wrap(uchar4 in) { return in + (uchar4){200, 200, 200, 200}; }
   EXPECT_NE(Glsl(result, "negate").find("int16_t b_out[]"), std::string::npos);
   // uchar4 arithmetic is not promoted in C: the sum wraps at 256 per lane.
   EXPECT_NE(Glsl(result, "wrap").find("& 255u)"), std::string::npos);
-  const vulkan::SpirvPayload payload = Payload(result.module);
+  const spirv::SpirvPayload payload = Payload(result.module);
   ASSERT_EQ(payload.kernels.size(), 3u);
   EXPECT_TRUE(payload.kernels[0].required_features & KILN_SPIRV_FEATURE_STORAGE_8BIT);
   EXPECT_EQ(payload.kernels[0].unit_sizes[0], 1u);
@@ -313,7 +313,7 @@ float RS_KERNEL fine(float in) { return native_exp(in) * gScale; }
   EXPECT_TRUE(Glsl(result, "debug").empty());
 
   // The same reasons are in the payload, where the driver reads them.
-  const vulkan::SpirvPayload payload = Payload(result.module);
+  const spirv::SpirvPayload payload = Payload(result.module);
   ASSERT_EQ(payload.kernels.size(), result.module.kernels.size());
   for (size_t i = 0; i < payload.kernels.size(); ++i) {
     const bool cpu_only = !result.module.kernels[i].cpu_only_reasons.empty();
@@ -375,7 +375,7 @@ TEST(GpuLoweringTest, ModuleRoundTripsWithBothPayloads) {
     EXPECT_EQ(read.kernels[i].cpu_only_reasons, result.module.kernels[i].cpu_only_reasons);
   }
   EXPECT_NE(read.compiler_version.find("glslang"), std::string::npos) << read.compiler_version;
-  const vulkan::SpirvPayload payload = Payload(read);
+  const spirv::SpirvPayload payload = Payload(read);
   EXPECT_FALSE(payload.kernels[KernelIndex(result, "blur")].code.empty());
   EXPECT_TRUE(payload.kernels[KernelIndex(result, "histogram")].code.empty());
 }
@@ -394,11 +394,11 @@ TEST(GpuLoweringTest, CorporaCompileAndEveryGpuFormValidates) {
       CompileResult result;
       CompileKernelSource(ReadFile(entry.path().string()), entry.path().string(), CompileOptions(), &result);
       ASSERT_TRUE(result.ok) << entry.path() << ": " << result.diagnostics;
-      const vulkan::SpirvPayload payload = Payload(result.module);
+      const spirv::SpirvPayload payload = Payload(result.module);
       ASSERT_EQ(payload.kernels.size(), result.module.kernels.size());
       for (size_t i = 0; i < payload.kernels.size(); ++i) {
         ++folder_kernels;
-        const vulkan::SpirvKernel& k = payload.kernels[i];
+        const spirv::SpirvKernel& k = payload.kernels[i];
         EXPECT_EQ(k.cpu_only_reason.find("did not compile"), std::string::npos)
             << entry.path() << " " << k.name << ": " << k.cpu_only_reason;
         if (k.code.empty()) {
@@ -412,7 +412,7 @@ TEST(GpuLoweringTest, CorporaCompileAndEveryGpuFormValidates) {
         EXPECT_TRUE(Validates(k.code, &message)) << entry.path() << " " << k.name << ": " << message;
       }
       ASSERT_EQ(payload.reductions.size(), result.module.reductions.size());
-      for (const vulkan::SpirvReduction& r : payload.reductions) {
+      for (const spirv::SpirvReduction& r : payload.reductions) {
         ++folder_reductions;
         EXPECT_EQ(r.cpu_only_reason.find("did not compile"), std::string::npos)
             << entry.path() << " " << r.name << ": " << r.cpu_only_reason;
@@ -475,9 +475,9 @@ static void countAccum(uint* n, uint flag) { *n += flag; }
   EXPECT_NE(glsl.find("uint w[2];"), std::string::npos) << glsl;
   EXPECT_NE(glsl.find("& 65535u) << (8u * "), std::string::npos) << glsl;
 
-  const vulkan::SpirvPayload payload = Payload(result.module);
+  const spirv::SpirvPayload payload = Payload(result.module);
   ASSERT_EQ(payload.reductions.size(), 2u);
-  const vulkan::SpirvReduction& argmax = payload.reductions[0];
+  const spirv::SpirvReduction& argmax = payload.reductions[0];
   EXPECT_EQ(argmax.name, "argmax");
   ASSERT_FALSE(argmax.code.empty()) << argmax.cpu_only_reason;
   EXPECT_EQ(argmax.num_inputs, 1u);
@@ -486,14 +486,14 @@ static void countAccum(uint* n, uint flag) { *n += flag; }
   EXPECT_EQ(argmax.result_words, 2u);
   std::string message;
   EXPECT_TRUE(Validates(argmax.code, &message)) << message;
-  vulkan::SpirvInterface interface;
+  spirv::SpirvInterface interface;
   std::string error;
-  ASSERT_TRUE(vulkan::ScanSpirvInterface(argmax.code, &interface, &error)) << error;
+  ASSERT_TRUE(spirv::ScanSpirvInterface(argmax.code, &interface, &error)) << error;
   EXPECT_TRUE(interface.spec_ids.count(KILN_SPIRV_SPEC_REDUCE_PASS));
   EXPECT_TRUE(interface.bindings.count({0, KILN_SPIRV_PARTIALS_BINDING}));
   EXPECT_TRUE(interface.bindings.count({0, KILN_SPIRV_RESULT_BINDING}));
   // Without a combiner the accumulator combines, as in RenderScript.
-  const vulkan::SpirvReduction& count = payload.reductions[1];
+  const spirv::SpirvReduction& count = payload.reductions[1];
   ASSERT_FALSE(count.code.empty()) << count.cpu_only_reason;
   EXPECT_EQ(count.accumulator_stride, 4u);
   EXPECT_EQ(count.result_words, 1u);
@@ -513,7 +513,7 @@ static void noisyCombine(int* a, const int* b) { *a += *b; }
   const std::string& reason = result.module.reductions[0].cpu_only_reasons[0];
   EXPECT_NE(reason.find("spirv: a call to 'rsDebug'"), std::string::npos) << reason;
   EXPECT_NE(reason.find("gpu.rs:5:"), std::string::npos) << reason;
-  const vulkan::SpirvPayload payload = Payload(result.module);
+  const spirv::SpirvPayload payload = Payload(result.module);
   ASSERT_EQ(payload.reductions.size(), 1u);
   EXPECT_TRUE(payload.reductions[0].code.empty());
   EXPECT_EQ("spirv: " + payload.reductions[0].cpu_only_reason, reason);

@@ -108,9 +108,9 @@ TEST(VersionRules, KernelsAndModules) {
 }
 
 TEST(DecisionKinds, HaveNames) {
-  EXPECT_STREQ(KilnDecisionKindName(KILN_DECISION_FALLBACK), "fallback");
+  EXPECT_STREQ(KilnDecisionKindName(kKilnDecisionFallback), "fallback");
   EXPECT_STREQ(KilnDecisionKindName(static_cast<KilnDecisionKind>(99)), "unknown");
-  EXPECT_STREQ(KilnDevicePolicyName(KILN_DEVICE_PREFER_GPU), "prefer-gpu");
+  EXPECT_STREQ(KilnDevicePolicyName(kKilnDevicePreferGpu), "prefer-gpu");
 }
 
 }  // namespace

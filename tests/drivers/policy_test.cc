@@ -146,44 +146,44 @@ void ExpectAtan(const RunResult& run, int invokes = 1) {
 }
 
 TEST(Policy, AGoodDriverRunsTheKernelInABatch) {
-  const RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("good"), 2);
+  const RunResult run = RunAtan(kKilnDevicePreferGpu, DriverPath("good"), 2);
   ExpectAtan(run, 2);
   const Decisions& d = run.decisions;
-  EXPECT_TRUE(d.Has(KILN_DECISION_DRIVER, "driver libkiln_test_good.so loaded: kiln-test-good test, HAL 1.1 (runtime 1.1)"))
+  EXPECT_TRUE(d.Has(kKilnDecisionDriver, "driver libkiln_test_good.so loaded: kiln-test-good test, HAL 1.1 (runtime 1.1)"))
       << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_DEVICE, "device 0 of kiln-test-good (libkiln_test_good.so): 'test device' (gpu")) << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_POLICY, "policy prefer-gpu: kernels run on kiln-test-good (test device)")) << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "kernel atan_op (atan_op.kmod) runs on kiln-test-good (test device)"))
+  EXPECT_TRUE(d.Has(kKilnDecisionDevice, "device 0 of kiln-test-good (libkiln_test_good.so): 'test device' (gpu")) << d.All();
+  EXPECT_TRUE(d.Has(kKilnDecisionPolicy, "policy prefer-gpu: kernels run on kiln-test-good (test device)")) << d.All();
+  EXPECT_TRUE(d.Has(kKilnDecisionKernel, "kernel atan_op (atan_op.kmod) runs on kiln-test-good (test device)"))
       << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_NODE, "node 0 (ADD) runs on the host: builtin op")) << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_NODE, "node 1 (Atan, kernel 'atan_op') runs on kiln-test-good (test device), in partition 0"))
+  EXPECT_TRUE(d.Has(kKilnDecisionNode, "node 0 (ADD) runs on the host: builtin op")) << d.All();
+  EXPECT_TRUE(d.Has(kKilnDecisionNode, "node 1 (Atan, kernel 'atan_op') runs on kiln-test-good (test device), in partition 0"))
       << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_PARTITION, "partition 0: node 1 run on kiln-test-good (test device) as one batch"))
+  EXPECT_TRUE(d.Has(kKilnDecisionPartition, "partition 0: node 1 run on kiln-test-good (test device) as one batch"))
       << d.All();
-  EXPECT_EQ(d.Count(KILN_DECISION_FALLBACK), 0) << d.All();
+  EXPECT_EQ(d.Count(kKilnDecisionFallback), 0) << d.All();
 }
 
 TEST(Policy, AutoChoosesAGpuDriverAndCpuOnlySearchesNothing) {
-  RunResult run = RunAtan(KILN_DEVICE_AUTO, DriverPath("good"));
+  RunResult run = RunAtan(kKilnDeviceAuto, DriverPath("good"));
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_POLICY, "policy auto: kernels run on kiln-test-good")) << run.decisions.All();
-  run = RunAtan(KILN_DEVICE_CPU_ONLY, DriverPath("good"));
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionPolicy, "policy auto: kernels run on kiln-test-good")) << run.decisions.All();
+  run = RunAtan(kKilnDeviceCpuOnly, DriverPath("good"));
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_POLICY, "policy cpu-only: no driver is searched; kernels run on kiln-cpu"))
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionPolicy, "policy cpu-only: no driver is searched; kernels run on kiln-cpu"))
       << run.decisions.All();
-  EXPECT_EQ(run.decisions.Count(KILN_DECISION_DRIVER), 0) << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_NODE, "node 1 (Atan, kernel 'atan_op') runs on kiln-cpu: no driver device in use"))
+  EXPECT_EQ(run.decisions.Count(kKilnDecisionDriver), 0) << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionNode, "node 1 (Atan, kernel 'atan_op') runs on kiln-cpu: no driver device in use"))
       << run.decisions.All();
 }
 
 TEST(Policy, NewerMinorIsAccepted) {
-  const RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("newer_minor"));
+  const RunResult run = RunAtan(kKilnDevicePreferGpu, DriverPath("newer_minor"));
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DRIVER,
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionDriver,
                                 "driver libkiln_test_newer_minor.so loaded: kiln-test-newer_minor test, HAL 1.9 "
                                 "(runtime 1.1); its newer minor is accepted"))
       << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_NODE, "runs on kiln-test-newer_minor (test device), in partition 0"))
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionNode, "runs on kiln-test-newer_minor (test device), in partition 0"))
       << run.decisions.All();
 }
 
@@ -195,12 +195,12 @@ struct Refused {
 class RefusedDriver : public ::testing::TestWithParam<Refused> {};
 
 TEST_P(RefusedDriver, IsRefusedWithItsReasonAndTheCpuServes) {
-  const RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath(GetParam().variant));
+  const RunResult run = RunAtan(kKilnDevicePreferGpu, DriverPath(GetParam().variant));
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DRIVER, GetParam().message)) << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_POLICY, "policy prefer-gpu: no driver device loaded; kernels run on kiln-cpu"))
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionDriver, GetParam().message)) << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionPolicy, "policy prefer-gpu: no driver device loaded; kernels run on kiln-cpu"))
       << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_NODE, "node 1 (Atan, kernel 'atan_op') runs on kiln-cpu"))
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionNode, "node 1 (Atan, kernel 'atan_op') runs on kiln-cpu"))
       << run.decisions.All();
 }
 
@@ -222,87 +222,87 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Refused>& info) { return std::string(info.param.variant); });
 
 TEST(Policy, AnyDependencyCanBeAllowedAndIsNoted) {
-  RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("disallowed_dependency"), 1, /*allow_any=*/true);
+  RunResult run = RunAtan(kKilnDevicePreferGpu, DriverPath("disallowed_dependency"), 1, /*allow_any=*/true);
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DRIVER,
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionDriver,
                                 "driver libkiln_test_disallowed_dependency.so: needs libkiln_test_dummy_dep.so, not "
                                 "on the allow-list; loaded anyway because the application allowed any dependency"))
       << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_NODE, "in partition 0")) << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionNode, "in partition 0")) << run.decisions.All();
   setenv("KILN_DRIVER_ALLOW_ANY_DEPENDENCY", "1", 1);
-  run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("disallowed_dependency"));
+  run = RunAtan(kKilnDevicePreferGpu, DriverPath("disallowed_dependency"));
   unsetenv("KILN_DRIVER_ALLOW_ANY_DEPENDENCY");
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DRIVER, "loaded anyway because KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1"))
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionDriver, "loaded anyway because KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1"))
       << run.decisions.All();
 }
 
 TEST(Policy, WrongDeviceInfoSizeRefusesTheDevice) {
-  const RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("info_size"));
+  const RunResult run = RunAtan(kKilnDevicePreferGpu, DriverPath("info_size"));
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DEVICE,
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionDevice,
                                 "device 0 of kiln-test-info_size (libkiln_test_info_size.so) refused: "
                                 "device_get_info reported a KilnHalDeviceInfo struct_size of"))
       << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_NODE, "runs on kiln-cpu")) << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionNode, "runs on kiln-cpu")) << run.decisions.All();
 }
 
 TEST(Policy, AModuleLoadThatFailsRunsTheModuleOnTheCpu) {
-  const RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("module_load_fails"));
+  const RunResult run = RunAtan(kKilnDevicePreferGpu, DriverPath("module_load_fails"));
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_MODULE,
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionModule,
                                 "runs wholly on CPU: kiln-test-module_load_fails (test device) could not load it: "
                                 "test driver: module_load fails on purpose (unsupported)"))
       << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_NODE,
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionNode,
                                 "node 1 (Atan, kernel 'atan_op') runs on kiln-cpu: its module runs wholly on CPU"))
       << run.decisions.All();
 }
 
 TEST(Policy, AModuleOfAnotherMajorRunsWhollyOnTheCpu) {
-  const RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("level_major"));
+  const RunResult run = RunAtan(kKilnDevicePreferGpu, DriverPath("level_major"));
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_MODULE,
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionModule,
                                 "runs wholly on CPU: needs HAL level 1.0, driver has 2.0 (a different major)"))
       << run.decisions.All();
 }
 
 TEST(Policy, GpuOnlyFailsWithoutAGpuDriver) {
-  RunResult run = RunAtan(KILN_DEVICE_GPU_ONLY, DriverPath("wrong_major"));
+  RunResult run = RunAtan(kKilnDeviceGpuOnly, DriverPath("wrong_major"));
   EXPECT_EQ(run.create_status, kKilnUnsupported);
   EXPECT_TRUE(run.outputs.empty());
   EXPECT_TRUE(run.messages.Contains("policy gpu-only: no driver device can be used")) << run.messages.All();
   EXPECT_TRUE(run.messages.Contains("driver libkiln_test_wrong_major.so refused: HAL 2.0, runtime 1.1"))
       << "the reasons reach the reporter: " << run.messages.All();
-  run = RunAtan(KILN_DEVICE_GPU_ONLY, DriverPath("good"));
+  run = RunAtan(kKilnDeviceGpuOnly, DriverPath("good"));
   ExpectAtan(run);
 }
 
 TEST(Policy, DriverPathOptionWinsOverTheEnvironment) {
   setenv("KILN_DRIVER", DriverPath("wrong_major").c_str(), 1);
-  RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, "");
+  RunResult run = RunAtan(kKilnDevicePreferGpu, "");
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_POLICY, "(from KILN_DRIVER)")) << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DRIVER, "HAL 2.0, runtime 1.1")) << run.decisions.All();
-  run = RunAtan(KILN_DEVICE_PREFER_GPU, DriverPath("good"));
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionPolicy, "(from KILN_DRIVER)")) << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionDriver, "HAL 2.0, runtime 1.1")) << run.decisions.All();
+  run = RunAtan(kKilnDevicePreferGpu, DriverPath("good"));
   unsetenv("KILN_DRIVER");
   ExpectAtan(run);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_POLICY, "(from the driver path set by the application)"))
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionPolicy, "(from the driver path set by the application)"))
       << run.decisions.All();
-  EXPECT_EQ(run.decisions.Count(KILN_DECISION_FALLBACK), 0);
-  EXPECT_FALSE(run.decisions.Has(KILN_DECISION_DRIVER, "wrong_major")) << run.decisions.All();
+  EXPECT_EQ(run.decisions.Count(kKilnDecisionFallback), 0);
+  EXPECT_FALSE(run.decisions.Has(kKilnDecisionDriver, "wrong_major")) << run.decisions.All();
 }
 
 TEST(Policy, ADirectoryOfDriversIsSearchedInNameOrder) {
-  const RunResult run = RunAtan(KILN_DEVICE_PREFER_GPU, KILN_TEST_DRIVER_DIR);
+  const RunResult run = RunAtan(kKilnDevicePreferGpu, KILN_TEST_DRIVER_DIR);
   ExpectAtan(run);
   const Decisions& d = run.decisions;
-  EXPECT_TRUE(d.Has(KILN_DECISION_POLICY, "searched the driver path set by the application")) << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_DRIVER, "libkiln_test_wrong_major.so refused: HAL 2.0")) << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_DRIVER, "libkiln_test_dummy_dep.so refused: it exports no kiln_driver_query"))
+  EXPECT_TRUE(d.Has(kKilnDecisionPolicy, "searched the driver path set by the application")) << d.All();
+  EXPECT_TRUE(d.Has(kKilnDecisionDriver, "libkiln_test_wrong_major.so refused: HAL 2.0")) << d.All();
+  EXPECT_TRUE(d.Has(kKilnDecisionDriver, "libkiln_test_dummy_dep.so refused: it exports no kiln_driver_query"))
       << d.All();
   // All GPUs: the first in name order that is usable wins (disallowed_dependency is refused, so: good).
-  EXPECT_TRUE(d.Has(KILN_DECISION_POLICY, "policy prefer-gpu: kernels run on kiln-test-good (test device)")) << d.All();
+  EXPECT_TRUE(d.Has(kKilnDecisionPolicy, "policy prefer-gpu: kernels run on kiln-test-good (test device)")) << d.All();
 }
 
 // Two kernel nodes in a row: add2(x, c) then atan_op: one partition, one batch, the middle tensor never leaves.
@@ -330,22 +330,22 @@ void ExpectTwoKernels(const RunResult& run, int invokes) {
 TEST(Partitions, ConsecutiveKernelsFormOneBatch) {
   Kernel add("add2", "Add2", "add2");
   Kernel atan("atan_op", "Atan", "atan_op");
-  const RunResult run = RunModel(TwoKernelModel(), {add.op, atan.op}, KILN_DEVICE_PREFER_GPU, DriverPath("good"), 2);
+  const RunResult run = RunModel(TwoKernelModel(), {add.op, atan.op}, kKilnDevicePreferGpu, DriverPath("good"), 2);
   ExpectTwoKernels(run, 2);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_PARTITION,
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionPartition,
                                 "partition 0: nodes 0 to 1 run on kiln-test-good (test device) as one batch; tensors "
                                 "crossing its edges: 2 in ('x', 'c'), 1 out ('y'); 1 stay on the device"))
       << run.decisions.All();
-  EXPECT_EQ(run.decisions.Count(KILN_DECISION_PARTITION), 1) << run.decisions.All();
+  EXPECT_EQ(run.decisions.Count(kKilnDecisionPartition), 1) << run.decisions.All();
 }
 
 TEST(Partitions, WithoutBatchesLaunchesRunOneAtATime) {
   Kernel add("add2", "Add2", "add2");
   Kernel atan("atan_op", "Atan", "atan_op");
-  const RunResult run = RunModel(TwoKernelModel(), {add.op, atan.op}, KILN_DEVICE_PREFER_GPU, DriverPath("no_batches"), 1);
+  const RunResult run = RunModel(TwoKernelModel(), {add.op, atan.op}, kKilnDevicePreferGpu, DriverPath("no_batches"), 1);
   ExpectTwoKernels(run, 1);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_DRIVER, "no batches (batch_create, batch_destroy")) << run.decisions.All();
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_PARTITION, "one launch at a time (the driver has no batches)"))
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionDriver, "no batches (batch_create, batch_destroy")) << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionPartition, "one launch at a time (the driver has no batches)"))
       << run.decisions.All();
 }
 
@@ -354,15 +354,15 @@ TEST(Partitions, AFailedLaunchIsRedoneOnTheCpu) {
   Kernel atan("atan_op", "Atan", "atan_op");
   // Launch 1 (node 0) is recorded, launch 2 (node 1) fails: the whole partition is redone on the CPU, and the
   // third invoke runs there from the start.
-  const RunResult run = RunModel(TwoKernelModel(), {add.op, atan.op}, KILN_DEVICE_PREFER_GPU, DriverPath("launch_fails"), 3);
+  const RunResult run = RunModel(TwoKernelModel(), {add.op, atan.op}, kKilnDevicePreferGpu, DriverPath("launch_fails"), 3);
   ExpectTwoKernels(run, 3);
-  EXPECT_TRUE(run.decisions.Has(KILN_DECISION_FALLBACK,
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionFallback,
                                 "kiln-test-launch_fails (test device) failed partition of nodes 0 to 1 (recording "
                                 "node 1, node 1 (Atan, kernel 'atan_op')) (driver error): test driver: launch 2 fails "
                                 "on purpose (device lost) (driver error); redone on kiln-cpu, and all later work of "
                                 "this interpreter or context runs there"))
       << run.decisions.All();
-  EXPECT_EQ(run.decisions.Count(KILN_DECISION_FALLBACK), 1) << run.decisions.All();
+  EXPECT_EQ(run.decisions.Count(kKilnDecisionFallback), 1) << run.decisions.All();
   EXPECT_TRUE(run.messages.Contains("redone on kiln-cpu")) << "the failure is reported: " << run.messages.All();
 }
 
@@ -383,7 +383,7 @@ struct Context {
 };
 
 TEST(ComputeContext, ALaunchThatFailsIsRetriedOnTheCpu) {
-  Context c(KILN_DEVICE_PREFER_GPU, DriverPath("launch_fails"));
+  Context c(kKilnDevicePreferGpu, DriverPath("launch_fails"));
   ASSERT_NE(c.context, nullptr) << c.messages.All();
   KilnModule* module = KilnModuleCreateFromFile(KmodPath("atan_op").c_str());
   KilnScript* script = KilnScriptCreate(c.context, module);
@@ -401,13 +401,13 @@ TEST(ComputeContext, ALaunchThatFailsIsRetriedOnTheCpu) {
     for (int i = 0; i < 5; ++i) EXPECT_NEAR(y[i], std::atan(kX[i] + offset), 1e-6f) << round << " " << i;
   }
   const Decisions d = Read(c.context);
-  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "kernel atan_op (atan_op.kmod) runs on kiln-test-launch_fails (test device)"))
+  EXPECT_TRUE(d.Has(kKilnDecisionKernel, "kernel atan_op (atan_op.kmod) runs on kiln-test-launch_fails (test device)"))
       << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_FALLBACK,
+  EXPECT_TRUE(d.Has(kKilnDecisionFallback,
                     "kiln-test-launch_fails (test device) failed kernel 'atan_op' of atan_op.kmod (driver error): test "
                     "driver: launch 2 fails on purpose (device lost) (driver error); redone on kiln-cpu"))
       << d.All();
-  EXPECT_EQ(d.Count(KILN_DECISION_FALLBACK), 1) << d.All();
+  EXPECT_EQ(d.Count(kKilnDecisionFallback), 1) << d.All();
   KilnTensorDelete(in);
   KilnTensorDelete(out);
   KilnScriptDelete(script);
@@ -415,7 +415,7 @@ TEST(ComputeContext, ALaunchThatFailsIsRetriedOnTheCpu) {
 }
 
 TEST(ComputeContext, AnUnsupportedKernelRunsOnTheCpuWhileItsModuleStays) {
-  Context c(KILN_DEVICE_PREFER_GPU, DriverPath("unsupported_kernel"));
+  Context c(kKilnDevicePreferGpu, DriverPath("unsupported_kernel"));
   ASSERT_NE(c.context, nullptr) << c.messages.All();
   KilnModule* module = KilnModuleCreateFromFile(KmodPath("script_state").c_str());
   KilnScript* script = KilnScriptCreate(c.context, module);
@@ -423,9 +423,9 @@ TEST(ComputeContext, AnUnsupportedKernelRunsOnTheCpuWhileItsModuleStays) {
   const Decisions d = Read(c.context);
   const std::string second = KilnModuleGetKernelName(module, 1);
   const std::string first = KilnModuleGetKernelName(module, 0);
-  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "kernel " + first + " (script_state.kmod) runs on kiln-test-unsupported_kernel"))
+  EXPECT_TRUE(d.Has(kKilnDecisionKernel, "kernel " + first + " (script_state.kmod) runs on kiln-test-unsupported_kernel"))
       << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "kernel " + second +
+  EXPECT_TRUE(d.Has(kKilnDecisionKernel, "kernel " + second +
                                               " (script_state.kmod) runs on CPU: kiln-test-unsupported_kernel (test device) "
                                               "cannot run it: test driver: kernel 1 is unsupported on purpose"))
       << d.All();
@@ -455,14 +455,14 @@ TEST(ComputeContext, AnUnsupportedKernelRunsOnTheCpuWhileItsModuleStays) {
   int32_t counter = 0;
   ASSERT_EQ(KilnScriptGetGlobal(script, "gCounter", &counter, sizeof counter), kKilnOk);
   EXPECT_EQ(counter, 5 + 42 + 3);
-  EXPECT_EQ(Read(c.context).Count(KILN_DECISION_FALLBACK), 0) << Read(c.context).All();
+  EXPECT_EQ(Read(c.context).Count(kKilnDecisionFallback), 0) << Read(c.context).All();
   for (KilnTensor* t : {lookup, in, out, ints}) KilnTensorDelete(t);
   KilnScriptDelete(script);
   KilnModuleDelete(module);
 }
 
 TEST(ComputeContext, ReductionsRunOnTheDriverToo) {
-  Context c(KILN_DEVICE_PREFER_GPU, DriverPath("good"));
+  Context c(kKilnDevicePreferGpu, DriverPath("good"));
   KilnModule* module = KilnModuleCreateFromFile(KmodPath("sum_reduce").c_str());
   KilnScript* script = KilnScriptCreate(c.context, module);
   ASSERT_NE(script, nullptr) << c.messages.All();
@@ -473,7 +473,7 @@ TEST(ComputeContext, ReductionsRunOnTheDriverToo) {
   int32_t sum = 0;
   ASSERT_EQ(KilnScriptReduce(script, "addint", &in, 1, &sum, sizeof sum, nullptr), kKilnOk) << c.messages.All();
   EXPECT_EQ(sum, 4950);
-  EXPECT_TRUE(Read(c.context).Has(KILN_DECISION_KERNEL, "reduction addint (sum_reduce.kmod) runs on kiln-test-good"))
+  EXPECT_TRUE(Read(c.context).Has(kKilnDecisionKernel, "reduction addint (sum_reduce.kmod) runs on kiln-test-good"))
       << Read(c.context).All();
   KilnTensorDelete(in);
   KilnScriptDelete(script);
@@ -483,7 +483,7 @@ TEST(ComputeContext, ReductionsRunOnTheDriverToo) {
 // HAL 1.1: module_reduction_supported places each reduction; the one the driver refuses runs on the CPU, with the
 // driver's reason, and the module's other reduction stays on the device.
 TEST(ComputeContext, AnUnsupportedReductionRunsOnTheCpu) {
-  Context c(KILN_DEVICE_PREFER_GPU, DriverPath("unsupported_reduction"));
+  Context c(kKilnDevicePreferGpu, DriverPath("unsupported_reduction"));
   KilnModule* module = KilnModuleCreateFromFile(KmodPath("sum_reduce").c_str());
   KilnScript* script = KilnScriptCreate(c.context, module);
   ASSERT_NE(script, nullptr) << c.messages.All();
@@ -505,13 +505,13 @@ TEST(ComputeContext, AnUnsupportedReductionRunsOnTheCpu) {
   EXPECT_EQ(range[0], -50.5f);
   EXPECT_EQ(range[1], 48.5f);
   const Decisions d = Read(c.context);
-  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "reduction addint (sum_reduce.kmod) runs on kiln-test-unsupported_reduction"))
+  EXPECT_TRUE(d.Has(kKilnDecisionKernel, "reduction addint (sum_reduce.kmod) runs on kiln-test-unsupported_reduction"))
       << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "reduction minmax (sum_reduce.kmod) runs on CPU: "
+  EXPECT_TRUE(d.Has(kKilnDecisionKernel, "reduction minmax (sum_reduce.kmod) runs on CPU: "
                                           "kiln-test-unsupported_reduction (test device) cannot run it: test driver: "
                                           "reduction 1 is unsupported on purpose"))
       << d.All();
-  EXPECT_EQ(d.Count(KILN_DECISION_FALLBACK), 0) << d.All();
+  EXPECT_EQ(d.Count(kKilnDecisionFallback), 0) << d.All();
   KilnTensorDelete(ints);
   KilnTensorDelete(floats);
   KilnScriptDelete(script);
@@ -521,7 +521,7 @@ TEST(ComputeContext, AnUnsupportedReductionRunsOnTheCpu) {
 // A HAL 1.0 driver's table ends before module_reduction_supported: whatever lies past its struct_size is not
 // called, and its reductions count as supported, as they did in 1.0.
 TEST(ComputeContext, AHal10DriverRunsItsReductions) {
-  Context c(KILN_DEVICE_PREFER_GPU, DriverPath("hal_1_0"));
+  Context c(kKilnDevicePreferGpu, DriverPath("hal_1_0"));
   KilnModule* module = KilnModuleCreateFromFile(KmodPath("sum_reduce").c_str());
   KilnScript* script = KilnScriptCreate(c.context, module);
   ASSERT_NE(script, nullptr) << c.messages.All();
@@ -533,18 +533,18 @@ TEST(ComputeContext, AHal10DriverRunsItsReductions) {
   ASSERT_EQ(KilnScriptReduce(script, "addint", &in, 1, &sum, sizeof sum, nullptr), kKilnOk) << c.messages.All();
   EXPECT_EQ(sum, 135);
   const Decisions d = Read(c.context);
-  EXPECT_TRUE(d.Has(KILN_DECISION_DRIVER, "driver libkiln_test_hal_1_0.so loaded: kiln-test-hal_1_0 test, HAL 1.0 "
+  EXPECT_TRUE(d.Has(kKilnDecisionDriver, "driver libkiln_test_hal_1_0.so loaded: kiln-test-hal_1_0 test, HAL 1.0 "
                                           "(runtime 1.1)"))
       << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "reduction addint (sum_reduce.kmod) runs on kiln-test-hal_1_0")) << d.All();
-  EXPECT_TRUE(d.Has(KILN_DECISION_KERNEL, "reduction minmax (sum_reduce.kmod) runs on kiln-test-hal_1_0")) << d.All();
+  EXPECT_TRUE(d.Has(kKilnDecisionKernel, "reduction addint (sum_reduce.kmod) runs on kiln-test-hal_1_0")) << d.All();
+  EXPECT_TRUE(d.Has(kKilnDecisionKernel, "reduction minmax (sum_reduce.kmod) runs on kiln-test-hal_1_0")) << d.All();
   KilnTensorDelete(in);
   KilnScriptDelete(script);
   KilnModuleDelete(module);
 }
 
 TEST(ComputeContext, GpuOnlyWithoutAGpuDriverFailsToCreate) {
-  Context c(KILN_DEVICE_GPU_ONLY, DriverPath("null_required"));
+  Context c(kKilnDeviceGpuOnly, DriverPath("null_required"));
   EXPECT_EQ(c.context, nullptr);
   EXPECT_TRUE(c.messages.Contains("policy gpu-only")) << c.messages.All();
 }

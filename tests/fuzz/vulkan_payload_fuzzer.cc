@@ -26,9 +26,9 @@ std::vector<uint32_t> TinySpirv() {
 }
 
 std::string ValidPayload() {
-  kiln::vulkan::SpirvPayload p;
+  kiln::spirv::SpirvPayload p;
   p.global_block_size = 48;
-  kiln::vulkan::SpirvKernel k;
+  kiln::spirv::SpirvKernel k;
   k.name = "k";
   k.code = TinySpirv();
   k.num_inputs = 2;
@@ -36,13 +36,13 @@ std::string ValidPayload() {
   k.unit_sizes[0] = k.unit_sizes[1] = 4;
   k.unit_sizes[8] = 16;
   p.kernels.push_back(k);
-  kiln::vulkan::SpirvKernel cpu;
+  kiln::spirv::SpirvKernel cpu;
   cpu.name = "cpu_only";
   cpu.cpu_only_reason = "a call to 'rsDebug'";
   p.kernels.push_back(cpu);
   p.globals.push_back({"g", KILN_SPIRV_GLOBAL_VALUE, 4, 0, 0});
   p.globals.push_back({"a", KILN_SPIRV_GLOBAL_ALLOCATION, 0, 16, 4});
-  kiln::vulkan::SpirvReduction r;
+  kiln::spirv::SpirvReduction r;
   r.name = "r";
   r.code = TinySpirv();
   r.num_inputs = 1;
@@ -50,29 +50,29 @@ std::string ValidPayload() {
   r.result_words = 2;
   r.unit_sizes[0] = 4;
   p.reductions.push_back(r);
-  return kiln::vulkan::WriteSpirvPayload(p);
+  return kiln::spirv::WriteSpirvPayload(p);
 }
 
 void ReadPayload(const uint8_t* data, size_t size) {
-  kiln::vulkan::SpirvPayload payload;
+  kiln::spirv::SpirvPayload payload;
   std::string error;
-  if (!kiln::vulkan::ParseSpirvPayload(data, size, &payload, &error)) {
+  if (!kiln::spirv::ParseSpirvPayload(data, size, &payload, &error)) {
     if (error.empty()) __builtin_trap();  // a refusal must say why
     return;
   }
-  kiln::vulkan::SpirvInterface interface;
+  kiln::spirv::SpirvInterface interface;
   for (const auto& k : payload.kernels) {
-    if (!k.code.empty() && !kiln::vulkan::ScanSpirvInterface(k.code, &interface, &error) && error.empty())
+    if (!k.code.empty() && !kiln::spirv::ScanSpirvInterface(k.code, &interface, &error) && error.empty())
       __builtin_trap();
   }
   for (const auto& r : payload.reductions) {
-    if (!r.code.empty() && !kiln::vulkan::ScanSpirvInterface(r.code, &interface, &error) && error.empty())
+    if (!r.code.empty() && !kiln::spirv::ScanSpirvInterface(r.code, &interface, &error) && error.empty())
       __builtin_trap();
   }
   // Whatever the reader accepts re-serializes and reads back.
-  const std::string again = kiln::vulkan::WriteSpirvPayload(payload);
-  kiln::vulkan::SpirvPayload reread;
-  if (!kiln::vulkan::ParseSpirvPayload(again.data(), again.size(), &reread, &error)) __builtin_trap();
+  const std::string again = kiln::spirv::WriteSpirvPayload(payload);
+  kiln::spirv::SpirvPayload reread;
+  if (!kiln::spirv::ParseSpirvPayload(again.data(), again.size(), &reread, &error)) __builtin_trap();
 }
 
 kiln::vulkan::PipelineCacheIdentity Identity() {

@@ -20,7 +20,7 @@ using testing::UlpDistance;
 
 class Compute : public ::testing::Test {
  protected:
-  void SetUp() override { Open(KILN_DEVICE_AUTO, nullptr); }
+  void SetUp() override { Open(kKilnDeviceAuto, nullptr); }
   // A context with `policy`, loading drivers from `driver_path` when it is not NULL.
   void Open(KilnDevicePolicy policy, const char* driver_path) {
     KilnContextOptions* options = KilnContextOptionsCreate();
@@ -250,11 +250,11 @@ class BindingLifetime : public Compute, public ::testing::WithParamInterface<std
  protected:
   void SetUp() override {
     if (GetParam() == "cpu") {
-      Open(KILN_DEVICE_CPU_ONLY, nullptr);
+      Open(kKilnDeviceCpuOnly, nullptr);
       return;
     }
 #ifdef KILN_VULKAN_DRIVER
-    Open(KILN_DEVICE_PREFER_GPU, KILN_VULKAN_DRIVER);
+    Open(kKilnDevicePreferGpu, KILN_VULKAN_DRIVER);
     if (::testing::Test::HasFatalFailure()) return;
     if (Decisions().find("device 0 of kiln-vulkan") == std::string::npos) {
       GTEST_SKIP() << "no Vulkan device here:\n" << Decisions() << messages_.All();

@@ -34,7 +34,7 @@ GpuRun RunOnGpu(const std::vector<uint8_t>& bytes, const std::vector<KilnOperato
   KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
   KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
   KilnInterpreterOptionsSetErrorReporter(options, Messages::Report, messages);
-  KilnInterpreterOptionsSetDevicePolicy(options, KILN_DEVICE_PREFER_GPU);
+  KilnInterpreterOptionsSetDevicePolicy(options, kKilnDevicePreferGpu);
   KilnInterpreterOptionsSetDriverPath(options, KILN_VULKAN_DRIVER);
   for (KilnOperator* op : ops) KilnInterpreterOptionsAddOperator(options, op);
   KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
@@ -185,7 +185,7 @@ ReduceRun ReduceOnGpu(bool corrupt, Messages* messages) {
   KilnModule* module = KilnModuleCreateWithErrorReporter(bytes.data(), bytes.size(), Messages::Report, messages);
   KilnContextOptions* options = KilnContextOptionsCreate();
   KilnContextOptionsSetErrorReporter(options, Messages::Report, messages);
-  KilnContextOptionsSetDevicePolicy(options, KILN_DEVICE_PREFER_GPU);
+  KilnContextOptionsSetDevicePolicy(options, kKilnDevicePreferGpu);
   KilnContextOptionsSetDriverPath(options, KILN_VULKAN_DRIVER);
   KilnContext* context = KilnContextCreate(options);
   KilnContextOptionsDelete(options);

@@ -81,7 +81,7 @@ void ExpectErrorMentions(const Runner& r, const std::vector<std::string>& words)
     EXPECT_NE(r.errors().find(w), std::string::npos) << w << " in: " << r.errors();
 }
 
-TEST(BuiltinKernelsTest, TableIsConsistent) {
+TEST(BuiltinOpsTest, TableIsConsistent) {
   const std::set<int> expected = {kKilnBuiltinAdd,           kKilnBuiltinSub,
                                   kKilnBuiltinMul,           kKilnBuiltinDiv,
                                   kKilnBuiltinAtan2,         kKilnBuiltinFullyConnected,

@@ -166,6 +166,53 @@ TEST(AtanScenario, ModelListsItsOperatorsWithoutAnInterpreter) {
   KilnModelDelete(model);
 }
 
+// kiln inspect describes a model, including ops Kiln cannot run, from the public API alone.
+TEST(AtanScenario, ModelDescribesItsTensorsWithoutAnInterpreter) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+  const int y = w.AddTensor(kKilnInt8, {6}, "y");
+  w.AddOp(kKilnBuiltinAdd, {x, x}, {y}, KilnAddParams{kKilnActNone, false});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  const std::vector<uint8_t> bytes = w.Finish();
+  ModelHandle handle(bytes);
+  const KilnModel* model = handle.model;
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(KilnModelGetSubgraphCount(model), 1);
+  EXPECT_EQ(KilnModelGetTensorCount(model), 2);
+  ASSERT_EQ(KilnModelGetInputCount(model), 1);
+  ASSERT_EQ(KilnModelGetOutputCount(model), 1);
+  EXPECT_EQ(KilnModelGetInputTensorIndex(model, 0), x);
+  EXPECT_EQ(KilnModelGetOutputTensorIndex(model, 0), y);
+  EXPECT_EQ(KilnModelGetInputTensorIndex(model, 1), -1);
+  EXPECT_EQ(KilnModelGetOutputTensorIndex(model, -1), -1);
+  const char* name = nullptr;
+  KilnType type = kKilnNoType;
+  int32_t num_dims = 0;
+  const int32_t* dims = nullptr;
+  ASSERT_EQ(KilnModelGetTensor(model, x, &name, &type, &num_dims, &dims), kKilnOk);
+  EXPECT_STREQ(name, "x");
+  EXPECT_EQ(type, kKilnFloat32);
+  ASSERT_EQ(num_dims, 2);
+  EXPECT_EQ(dims[0], 2);
+  EXPECT_EQ(dims[1], 3);
+  ASSERT_EQ(KilnModelGetTensor(model, y, &name, &type, &num_dims, nullptr), kKilnOk);
+  EXPECT_STREQ(name, "y");
+  EXPECT_EQ(type, kKilnInt8);
+  EXPECT_EQ(num_dims, 1);
+  EXPECT_EQ(KilnModelGetTensor(model, 2, nullptr, nullptr, nullptr, nullptr), kKilnInvalidArgument);
+  EXPECT_EQ(KilnModelGetTensor(nullptr, 0, nullptr, nullptr, nullptr, nullptr), kKilnInvalidArgument);
+  EXPECT_STREQ(KilnModelGetDescription(nullptr), "");
+  EXPECT_EQ(KilnModelGetTensorCount(nullptr), 0);
+  EXPECT_EQ(KilnModelGetInputCount(nullptr), 0);
+  EXPECT_STREQ(KilnBuiltinOperatorGetName(kKilnBuiltinConv2d), "CONV_2D");
+  EXPECT_STREQ(KilnBuiltinOperatorGetName(kKilnBuiltinCustom), "CUSTOM");
+  EXPECT_STREQ(KilnBuiltinOperatorGetName(static_cast<KilnBuiltinOperator>(100000)), "UNKNOWN");
+  EXPECT_EQ(KilnTypeGetSize(kKilnFloat32), 4u);
+  EXPECT_EQ(KilnTypeGetSize(kKilnInt8), 1u);
+  EXPECT_EQ(KilnTypeGetSize(kKilnString), 0u);
+}
+
 TEST(BuiltinOps, SupportIsVisibleThroughTheApi) {
   EXPECT_TRUE(KilnBuiltinOpIsSupported(kKilnBuiltinAdd, 1));
   EXPECT_TRUE(KilnBuiltinOpIsSupported(kKilnBuiltinAdd, 0));

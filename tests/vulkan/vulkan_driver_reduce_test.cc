@@ -427,12 +427,12 @@ TEST_F(VulkanDriverTest, ReductionRowsMatchTheReflection) {
   second.name = "second";
   counted.Reduction(SumCount()).Reduction(second);
   ASSERT_TRUE(counted.Compile(&error)) << error;
-  vulkan::SpirvPayload payload;
-  ASSERT_TRUE(vulkan::ParseSpirvPayload(counted.payload_bytes().data(), counted.payload_bytes().size(), &payload,
+  spirv::SpirvPayload payload;
+  ASSERT_TRUE(spirv::ParseSpirvPayload(counted.payload_bytes().data(), counted.payload_bytes().size(), &payload,
                                         &error))
       << error;
   payload.reductions.pop_back();
-  counted.payload_bytes() = vulkan::WriteSpirvPayload(payload);
+  counted.payload_bytes() = spirv::WriteSpirvPayload(payload);
   EXPECT_EQ(hal().module_load(device(), counted.Build(), &module), kKilnInvalidModel);
   EXPECT_NE(harness_->LastError().find("counted.rs: the spirv payload describes 1 reductions, the module has 2"),
             std::string::npos)

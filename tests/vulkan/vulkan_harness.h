@@ -128,12 +128,12 @@ class SpirvModuleBuilder {
 
   // Compiles every kernel; false with the first compiler message.
   bool Compile(std::string* error) {
-    vulkan::SpirvPayload payload;
+    spirv::SpirvPayload payload;
     payload.spirv_version = 0x00010300;
     payload.generator_version = compiler::GlslangVersion();
     payload.global_block_size = block_size_;
     for (const GlslKernel& k : kernels_) {
-      vulkan::SpirvKernel out;
+      spirv::SpirvKernel out;
       out.name = k.name;
       out.num_inputs = static_cast<uint32_t>(k.input_sizes.size());
       out.has_output = k.output_size != 0;
@@ -157,7 +157,7 @@ class SpirvModuleBuilder {
     }
     for (const GlslReduction& r : reductions_) {
       if (no_reduction_rows_) break;
-      vulkan::SpirvReduction out;
+      spirv::SpirvReduction out;
       out.name = r.name;
       out.num_inputs = static_cast<uint32_t>(r.input_sizes.size());
       out.required_features = r.required_features;
@@ -180,7 +180,7 @@ class SpirvModuleBuilder {
       payload.reductions.push_back(std::move(out));
     }
     for (const GlslGlobal& g : globals_) {
-      vulkan::SpirvGlobal out;
+      spirv::SpirvGlobal out;
       out.name = g.name;
       out.kind = g.allocation ? KILN_SPIRV_GLOBAL_ALLOCATION : KILN_SPIRV_GLOBAL_VALUE;
       out.size = g.allocation ? 0 : g.size;
@@ -188,7 +188,7 @@ class SpirvModuleBuilder {
       out.unit_size = g.unit_size;
       payload.globals.push_back(out);
     }
-    payload_bytes_ = vulkan::WriteSpirvPayload(payload);
+    payload_bytes_ = spirv::WriteSpirvPayload(payload);
     return true;
   }
   std::string& payload_bytes() { return payload_bytes_; }

@@ -195,7 +195,7 @@ class Corpus : public ::testing::Test {
     // KILN_TEST_DRIVER runs the whole corpus with the GPU policy on that driver (ctest kernel_corpus_vulkan):
     // kernels with a GPU form run there, the others on the CPU, all against the same references.
     if (const char* driver = std::getenv("KILN_TEST_DRIVER"); driver != nullptr && *driver != '\0') {
-      KilnContextOptionsSetDevicePolicy(options, KILN_DEVICE_PREFER_GPU);
+      KilnContextOptionsSetDevicePolicy(options, kKilnDevicePreferGpu);
       KilnContextOptionsSetDriverPath(options, driver);
     }
     context_ = KilnContextCreate(options);
@@ -210,7 +210,7 @@ class Corpus : public ::testing::Test {
         KilnDecisionKind kind;
         const char* subject = nullptr;
         const char* message = nullptr;
-        if (KilnContextGetDecision(context_, i, &kind, &subject, &message) != kKilnOk || kind != KILN_DECISION_KERNEL) {
+        if (KilnContextGetDecision(context_, i, &kind, &subject, &message) != kKilnOk || kind != kKilnDecisionKernel) {
           continue;
         }
         const std::string text = message;
