@@ -16,11 +16,9 @@ namespace {
 constexpr VkDeviceSize kStagingSize = 8ull << 20;
 
 KilnStatus CheckRange(Buffer* buffer, uint64_t offset, uint64_t size, const char* what) {
-  if (offset > buffer->size || size > buffer->size - offset) {
-    return buffer->device->instance->Fail(
-        kKilnInvalidArgument, std::string(what) + ": bytes [" + std::to_string(offset) + ", +" +
-                                  std::to_string(size) + ") outside the " + std::to_string(buffer->size) +
-                                  "-byte buffer");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_range(offset, size, buffer->size, problem, sizeof(problem))) {
+    return buffer->device->instance->Fail(kKilnInvalidArgument, std::string(what) + ": " + problem);
   }
   return kKilnOk;
 }

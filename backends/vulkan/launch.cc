@@ -61,10 +61,9 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
     return instance->Fail(kKilnInvalidArgument,
                           "launch_for_each: desc is NULL or its struct_size is too small");
   }
-  if (desc.kernel_index >= module->kernels.size()) {
-    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": kernel index " +
-                                                    std::to_string(desc.kernel_index) + " out of range (" +
-                                                    std::to_string(module->kernels.size()) + " kernels)");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index("kernel", desc.kernel_index, module->kernels.size(), problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": " + problem);
   }
   const KernelInfo& kernel = module->kernels[desc.kernel_index];
   const std::string what = "script " + module->name + ", kernel " + kernel.name;
@@ -74,15 +73,10 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
   if (!driver::CheckLaunchExtents(desc.dim_x, desc.dim_y, desc.dim_z, kMaxDim, what, &error)) {
     return instance->Fail(kKilnInvalidArgument, error);
   }
-  if (desc.num_inputs != kernel.input_sizes.size()) {
-    return instance->Fail(kKilnInvalidArgument, what + ": " + std::to_string(desc.num_inputs) +
-                                                    " inputs given, the kernel takes " +
-                                                    std::to_string(kernel.input_sizes.size()));
-  }
-  if (kernel.has_output != (desc.output != nullptr)) {
-    return instance->Fail(kKilnInvalidArgument,
-                          what + (kernel.has_output ? ": the kernel returns a value but no output was given"
-                                                    : ": the kernel returns void but an output was given"));
+  if (!kiln_hal_check_input_count(desc.num_inputs, kernel.input_sizes.size(), "the kernel", problem,
+                                  sizeof(problem)) ||
+      !kiln_hal_check_output(kernel.has_output, desc.output != nullptr, problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
   }
   if (desc.usr_size > 0) {
     return instance->Fail(kKilnUnsupported,
@@ -129,11 +123,10 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
     return instance->Fail(kKilnInvalidArgument,
                           "launch_reduce: desc is NULL or its struct_size is too small");
   }
-  if (desc.reduction_index >= module->reductions.size()) {
-    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": reduction index " +
-                                                    std::to_string(desc.reduction_index) + " out of range (" +
-                                                    std::to_string(module->reductions.size()) +
-                                                    " reductions)");
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index("reduction", desc.reduction_index, module->reductions.size(), problem,
+                            sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, "script " + module->name + ": " + problem);
   }
   const ReductionInfo& reduction = module->reductions[desc.reduction_index];
   const std::string what = "script " + module->name + ", reduction " + reduction.name;
@@ -149,15 +142,10 @@ KilnStatus PrepareReduce(Script* script, const KilnHalReduceDesc* in_desc, uint6
     return instance->Fail(kKilnUnsupported, what + ": " + std::to_string(cells) +
                                                 " cells; the Vulkan driver reduces fewer than 2^31 at once");
   }
-  if (!out_result || result_size != reduction.result_size) {
-    return instance->Fail(kKilnInvalidArgument,
-                          what + ": the result needs " + std::to_string(reduction.result_size) +
-                              " bytes, got " + std::to_string(result_size) + (out_result ? "" : " (NULL)"));
-  }
-  if (desc.num_inputs != reduction.input_sizes.size()) {
-    return instance->Fail(kKilnInvalidArgument, what + ": " + std::to_string(desc.num_inputs) +
-                                                    " inputs given, the reduction takes " +
-                                                    std::to_string(reduction.input_sizes.size()));
+  if (!kiln_hal_check_result(out_result, result_size, reduction.result_size, problem, sizeof(problem)) ||
+      !kiln_hal_check_input_count(desc.num_inputs, reduction.input_sizes.size(), "the reduction", problem,
+                                  sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
   }
   const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
   // G: enough workgroups to give every invocation about one cell, within the device's dispatch limit, and few

@@ -357,39 +357,35 @@ KilnStatus ModuleGetInfo(KilnHalModule* handle, KilnHalModuleInfo* out_info) {
   return kKilnOk;
 }
 
+namespace {
+
+// module_kernel_supported and module_reduction_supported: one answer over the module's kernels or reductions.
+template <typename Info>
+KilnStatus AnswerSupported(Module* module, const char* noun, const std::vector<Info>& rows, uint32_t index,
+                           bool* out_supported, const char** out_reason) {
+  char problem[KILN_HAL_PROBLEM_SIZE];
+  if (!kiln_hal_check_index(noun, index, rows.size(), problem, sizeof(problem))) {
+    return module->device->instance->Fail(kKilnInvalidArgument, module->name + ": " + problem);
+  }
+  *out_supported = rows[index].supported;
+  if (out_reason) *out_reason = rows[index].supported ? nullptr : rows[index].reason.c_str();
+  return kKilnOk;
+}
+
+}  // namespace
+
 KilnStatus ModuleKernelSupported(KilnHalModule* handle, uint32_t kernel_index, bool* out_supported,
                                  const char** out_reason) {
   Module* module = AsModule(handle);
   KILN_VK_REQUIRE(module && out_supported);
-  if (kernel_index >= module->kernels.size()) {
-    return module->device->instance->Fail(
-        kKilnInvalidArgument,
-        module->name + ": kernel index " + std::to_string(kernel_index) + " out of range");
-  }
-  const KernelInfo& kernel = module->kernels[kernel_index];
-  *out_supported = kernel.supported;
-  if (out_reason) *out_reason = kernel.supported ? nullptr : kernel.reason.c_str();
-  return kKilnOk;
+  return AnswerSupported(module, "kernel", module->kernels, kernel_index, out_supported, out_reason);
 }
 
 KilnStatus ModuleReductionSupported(KilnHalModule* handle, uint32_t reduction_index, bool* out_supported,
                                     const char** out_reason) {
   Module* module = AsModule(handle);
-  KILN_VK_REQUIRE(module);
-  if (!out_supported) {
-    return module->device->instance->Fail(kKilnInvalidArgument,
-                                          "module_reduction_supported: out_supported is NULL");
-  }
-  if (reduction_index >= module->reductions.size()) {
-    return module->device->instance->Fail(
-        kKilnInvalidArgument, module->name + ": reduction index " + std::to_string(reduction_index) +
-                                  " out of range (" + std::to_string(module->reductions.size()) +
-                                  " reductions)");
-  }
-  const ReductionInfo& reduction = module->reductions[reduction_index];
-  *out_supported = reduction.supported;
-  if (out_reason) *out_reason = reduction.supported ? nullptr : reduction.reason.c_str();
-  return kKilnOk;
+  KILN_VK_REQUIRE(module && out_supported);
+  return AnswerSupported(module, "reduction", module->reductions, reduction_index, out_supported, out_reason);
 }
 
 }  // namespace vulkan
