@@ -1,3 +1,5 @@
+// The builtin op table (builtin_ops.h): every op family's registrations, gathered once.
+
 #include "ops/builtin_ops.h"
 
 #include "ops/op_families.h"

@@ -1,3 +1,5 @@
+// Helpers shared by the builtin op wrappers (op_util.h): checks that name the op and tensor, shapes, constants.
+
 #include "ops/op_util.h"
 
 #include <climits>

@@ -1,3 +1,5 @@
+// Memory planning (arena_planner.h): offsets in one arena, reused where lifetimes do not overlap.
+
 #include "runtime/arena_planner.h"
 
 #include <algorithm>

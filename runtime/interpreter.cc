@@ -1,3 +1,5 @@
+// The interpreter (interpreter.h): op resolution, Init and Prepare, memory planning, partitions and Invoke.
+
 #include "runtime/interpreter.h"
 
 #include <algorithm>

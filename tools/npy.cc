@@ -1,3 +1,5 @@
+// NumPy .npy reading and writing (npy.h), every header field checked.
+
 #include "tools/npy.h"
 
 #include <cstring>

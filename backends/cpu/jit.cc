@@ -1,3 +1,6 @@
+// The CPU driver's LLVM side (jit.h): bitcode retargeted to the host, optimised and compiled; objects linked
+// into per-script JIT images whose symbols resolve only against the allow-listed runtime services.
+
 #include "backends/cpu/jit.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,6 @@
+// The CPU driver's on-disk object cache (object_cache.h): cache keys, and entries read back with header and
+// payload checksums checked; written through backends/common/cache_file.h (temporary file, then rename).
+
 #include "backends/cpu/object_cache.h"
 
 #include <algorithm>

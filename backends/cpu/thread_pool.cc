@@ -1,3 +1,5 @@
+// The CPU driver's worker pool (thread_pool.h): how a launch is sliced and how its threads meet at the end.
+
 #include "backends/cpu/thread_pool.h"
 
 #include <algorithm>

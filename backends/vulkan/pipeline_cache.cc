@@ -1,3 +1,6 @@
+// The Vulkan driver's on-disk pipeline cache (pipeline_cache.h): read back with its header and identity checked,
+// written through backends/common/cache_file.h (temporary file, then rename).
+
 #include "backends/vulkan/pipeline_cache.h"
 
 #include <cstdio>

@@ -1,3 +1,5 @@
+// Builds the demo model examples/atan/atan.tflite: y = atan(x + offset), a builtin ADD then the custom op Atan.
+
 #include "atan_model.h"
 
 #include "runtime/model/model_writer.h"

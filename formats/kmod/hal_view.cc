@@ -1,3 +1,5 @@
+// Builds the HAL description of a kernel module (hal_view.h): the structs a driver's module_load reads.
+
 #include "formats/kmod/hal_view.h"
 
 namespace kiln {

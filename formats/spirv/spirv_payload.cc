@@ -1,3 +1,5 @@
+// The SPIR-V payload format (spirv_payload.h): the checked reader, the writer and the interface scan.
+
 #include "formats/spirv/spirv_payload.h"
 
 #include <cstring>

@@ -1,3 +1,5 @@
+// CONV_2D and DEPTHWISE_CONV_2D over NHWC tensors, and the padding arithmetic (conv.h).
+
 #include "ops/reference/conv.h"
 
 namespace kiln::ops::reference {

@@ -1,3 +1,5 @@
+// DEQUANTIZE and the float16 conversion (dequantize.h).
+
 #include "ops/reference/dequantize.h"
 
 #include <cmath>

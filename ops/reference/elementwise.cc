@@ -1,3 +1,5 @@
+// Elementwise binary ops with broadcasting and the unary activations (elementwise.h).
+
 #include "ops/reference/elementwise.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// FULLY_CONNECTED and SOFTMAX (fully_connected.h).
+
 #include "ops/reference/fully_connected.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// AVERAGE_POOL_2D and MAX_POOL_2D over NHWC tensors (pooling.h).
+
 #include "ops/reference/pooling.h"
 
 #include <algorithm>

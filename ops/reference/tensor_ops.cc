@@ -1,3 +1,5 @@
+// Data-movement and reduction ops: RESHAPE, SQUEEZE, CONCATENATION, PAD, TRANSPOSE, MEAN (tensor_ops.h).
+
 #include "ops/reference/tensor_ops.h"
 
 #include <cmath>

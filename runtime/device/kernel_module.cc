@@ -1,3 +1,5 @@
+// A loaded kernel module (kernel_module.h): reading and verifying it, and its HAL description.
+
 #include "runtime/device/kernel_module.h"
 
 #include <fcntl.h>

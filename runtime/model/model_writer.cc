@@ -1,3 +1,5 @@
+// Writes .tflite files (model_writer.h) with FlatBuffers, for tests, the demo model and code-built models.
+
 #include "runtime/model/model_writer.h"
 
 #include <algorithm>

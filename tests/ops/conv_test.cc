@@ -1,3 +1,5 @@
+// The reference convolutions against hand-computed cases, im2col and per-channel loops (ops/reference/conv.h).
+
 #include "ops/reference/conv.h"
 
 #include <gtest/gtest.h>

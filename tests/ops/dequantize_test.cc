@@ -1,3 +1,5 @@
+// DEQUANTIZE and float16 conversion against hand-worked values (ops/reference/dequantize.h).
+
 #include "ops/reference/dequantize.h"
 
 #include <gtest/gtest.h>

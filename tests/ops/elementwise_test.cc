@@ -1,3 +1,5 @@
+// Elementwise ops and broadcasting against hand-worked values (ops/reference/elementwise.h).
+
 #include "ops/reference/elementwise.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// FULLY_CONNECTED and SOFTMAX against hand-worked values (ops/reference/fully_connected.h).
+
 #include "ops/reference/fully_connected.h"
 
 #include <gtest/gtest.h>

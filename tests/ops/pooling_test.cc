@@ -1,3 +1,5 @@
+// Pooling, including clipped windows at the edges (ops/reference/pooling.h).
+
 #include "ops/reference/pooling.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// Reshape, concatenation, pad, transpose and mean (ops/reference/tensor_ops.h).
+
 #include "ops/reference/tensor_ops.h"
 
 #include <gtest/gtest.h>

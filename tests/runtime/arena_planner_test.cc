@@ -1,3 +1,5 @@
+// The arena planner: no two live tensors overlap, and memory is reused (runtime/arena_planner.h).
+
 #include "runtime/arena_planner.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// The .npy reader and writer: round trips, and clear errors on malformed files (tools/npy.h).
+
 #include "tools/npy.h"
 
 #include <gtest/gtest.h>

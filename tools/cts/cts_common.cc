@@ -1,3 +1,5 @@
+// What every kiln-cts test shares (cts.h): loading the driver under test, the kernel modules, handles and checks.
+
 #include <dlfcn.h>
 
 #include <chrono>
