@@ -12,11 +12,23 @@
 #include <new>
 
 #include "ops/builtin_ops.h"
+#if KILN_HAVE_XNNPACK
+#include "ops/xnnpack/xnnpack_engine.h"
+#endif
 #include "runtime/core.h"
 #include "runtime/interpreter.h"
 
 namespace kiln {
 namespace {
+
+// Kiln's host engine for builtin ops, when this build has one.
+HostEngineFactory HostEngineMaker() {
+#if KILN_HAVE_XNNPACK
+  return ops::CreateXnnpackEngine;
+#else
+  return nullptr;
+#endif
+}
 
 // Kiln's builtin ops, as the interpreter takes them. Made on first use; valid for the process lifetime.
 const BuiltinOpTable& Builtins() {
@@ -130,6 +142,10 @@ void KilnInterpreterOptionsSetNumThreads(KilnInterpreterOptions* options, int32_
   if (options != nullptr) options->num_threads = num_threads;
 }
 
+void KilnInterpreterOptionsSetUseReferenceKernels(KilnInterpreterOptions* options, bool use) {
+  if (options != nullptr) options->use_reference_kernels = use;
+}
+
 void KilnInterpreterOptionsAddOperator(KilnInterpreterOptions* options, KilnOperator* op) {
   if (options != nullptr && op != nullptr) options->operators.push_back(op);
 }
@@ -197,7 +213,9 @@ int32_t KilnModelGetTensorCount(const KilnModel* model) {
 }
 
 int32_t KilnModelGetInputCount(const KilnModel* model) { return CountOf(model, &kiln::SubgraphDesc::inputs); }
-int32_t KilnModelGetOutputCount(const KilnModel* model) { return CountOf(model, &kiln::SubgraphDesc::outputs); }
+int32_t KilnModelGetOutputCount(const KilnModel* model) {
+  return CountOf(model, &kiln::SubgraphDesc::outputs);
+}
 int32_t KilnModelGetInputTensorIndex(const KilnModel* model, int32_t index) {
   return EntryOf(model, &kiln::SubgraphDesc::inputs, index);
 }
@@ -231,7 +249,8 @@ bool KilnBuiltinOpIsSupported(KilnBuiltinOperator builtin_code, int32_t version)
   return false;
 }
 
-KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model, const KilnInterpreterOptions* options,
+KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model,
+                                                 const KilnInterpreterOptions* options,
                                                  KilnStatus* out_status) {
   KilnStatus status = kKilnOk;
   KilnInterpreterOptions defaults;
@@ -244,7 +263,8 @@ KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model, const K
     kiln::Report(opts.reporter, opts.reporter_user_data, "KilnInterpreterCreate: unknown device policy %d",
                  static_cast<int>(opts.device_policy));
     status = kKilnInvalidArgument;
-  } else if (auto impl = Interpreter::Create(model->data, opts, kiln::Builtins(), &status)) {
+  } else if (auto impl =
+                 Interpreter::Create(model->data, opts, kiln::Builtins(), kiln::HostEngineMaker(), &status)) {
     result = new (std::nothrow) KilnInterpreter;
     if (result != nullptr) {
       result->impl = std::move(impl);
@@ -335,8 +355,9 @@ int32_t KilnInterpreterGetDecisionCount(const KilnInterpreter* interpreter) {
   return interpreter != nullptr ? static_cast<int32_t>(interpreter->impl->decisions().size()) : 0;
 }
 
-KilnStatus KilnInterpreterGetDecision(const KilnInterpreter* interpreter, int32_t index, KilnDecisionKind* out_kind,
-                                      const char** out_subject, const char** out_message) {
+KilnStatus KilnInterpreterGetDecision(const KilnInterpreter* interpreter, int32_t index,
+                                      KilnDecisionKind* out_kind, const char** out_subject,
+                                      const char** out_message) {
   const kiln::Decision* d = interpreter != nullptr && index >= 0
                                 ? interpreter->impl->decisions().Get(static_cast<size_t>(index))
                                 : nullptr;

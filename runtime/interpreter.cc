@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <set>
+#include <thread>
 
 #include "runtime/arena_planner.h"
 #include "runtime/device/device_set.h"
@@ -19,11 +21,13 @@ KilnOpaqueNode* AsOpaqueNode(Node* node) { return reinterpret_cast<KilnOpaqueNod
 
 std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData> model,
                                                  const KilnInterpreterOptions& options,
-                                                 const BuiltinOpTable& builtins, KilnStatus* status) {
+                                                 const BuiltinOpTable& builtins, HostEngineFactory engine,
+                                                 KilnStatus* status) {
   std::unique_ptr<Interpreter> interpreter(new Interpreter());
   interpreter->model_ = std::move(model);
   interpreter->options_ = options;
   interpreter->builtins_ = &builtins;
+  interpreter->engine_factory_ = options.use_reference_kernels ? nullptr : engine;
   *status = kKilnOk;
   if (interpreter->model_->desc.subgraphs.empty()) {
     interpreter->ReportError("model has no subgraphs");
@@ -44,7 +48,25 @@ std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData
   return interpreter;
 }
 
-Interpreter::~Interpreter() { FreeNodes(); }
+Interpreter::~Interpreter() {
+  host_partitions_.clear();  // before the engine whose threads they use
+  engine_.reset();
+  FreeNodes();
+}
+
+int Interpreter::num_threads() const {
+  if (options_.num_threads > 0) return options_.num_threads;
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores > 0 ? static_cast<int>(cores) : 1;
+}
+
+bool Interpreter::IsKilnBuiltin(const Node& node) const {
+  if (node.op == nullptr || node.desc->builtin_code == kKilnBuiltinCustom) return false;
+  for (const BuiltinOpRegistration& builtin : *builtins_) {
+    if (builtin.op == node.op) return true;
+  }
+  return false;
+}
 
 DeviceSet* Interpreter::devices() {
   if (devices_ == nullptr && !devices_failed_) {
@@ -165,9 +187,10 @@ bool Interpreter::ResolveBuiltins(KilnStatus* status) {
       max_version = std::max(max_version, builtin.max_version);
     }
     if (max_version == 0) {
-      ReportError("Unsupported builtin op %s version %d at node %zu: Kiln does not implement %s; register one "
-                  "with KilnInterpreterOptionsAddOperator.",
-                  name.c_str(), desc.version, i, name.c_str());
+      ReportError(
+          "Unsupported builtin op %s version %d at node %zu: Kiln does not implement %s; register one "
+          "with KilnInterpreterOptionsAddOperator.",
+          name.c_str(), desc.version, i, name.c_str());
     } else {
       ReportError("Unsupported builtin op %s version %d at node %zu: Kiln supports versions %d to %d.",
                   name.c_str(), desc.version, i, min_version, max_version);
@@ -247,15 +270,88 @@ KilnStatus Interpreter::AllocateTensors() {
       return s == kKilnUnresolvedOps ? s : kKilnError;
     }
   }
+  PlanHostPartitions();
   if (KilnStatus s = PlanAndAllocate(); s != kKilnOk) {
     state_ = State::kNeedsPrepare;
     return s;
   }
+  for (size_t p = 0; p < host_partitions_.size(); ++p) {
+    HostPartition& part = host_partitions_[p];
+    std::string error;
+    if (!part.run->Bind(this, &error)) {
+      ReportError("Nodes %d to %d (host run %zu on %s) failed to prepare: %s", part.first, part.last, p,
+                  engine_->name(), error.c_str());
+      state_ = State::kNeedsPrepare;
+      return kKilnError;
+    }
+  }
   PlanPartitions(this, &partitions_, &recorded_plan_);
   partition_of_node_.assign(nodes_.size(), -1);
-  for (size_t p = 0; p < partitions_.size(); ++p) partition_of_node_[partitions_[p].first] = static_cast<int>(p);
+  for (size_t p = 0; p < partitions_.size(); ++p)
+    partition_of_node_[partitions_[p].first] = static_cast<int>(p);
   state_ = State::kReady;
   return kKilnOk;
+}
+
+void Interpreter::PlanHostPartitions() {
+  host_partitions_.clear();
+  host_partition_of_node_.assign(nodes_.size(), -1);
+  host_placement_.assign(nodes_.size(), std::string());
+  engine_internal_.assign(tensors_.size(), false);
+  if (engine_ == nullptr && engine_factory_ != nullptr) engine_ = engine_factory_(num_threads());
+  std::vector<bool> supported(nodes_.size(), false);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& node = nodes_[i];
+    if (!IsKilnBuiltin(node)) continue;
+    std::string reason;
+    if (engine_ == nullptr) {
+      host_placement_[i] = options_.use_reference_kernels ? "reference kernel (reference kernels asked for)"
+                                                          : "reference kernel (no host engine in this build)";
+    } else if (engine_->Supports(*this, node, &reason)) {
+      supported[i] = true;
+    } else {
+      host_placement_[i] = "reference kernel (" + std::string(engine_->name()) + ": " + reason + ")";
+    }
+  }
+  // Tensors read outside a run (or graph outputs, or variables) cross its edge; the rest stay inside it.
+  std::set<int> graph_outputs(outputs_.begin(), outputs_.end());
+  for (size_t start = 0; start < nodes_.size();) {
+    if (!supported[start]) {
+      ++start;
+      continue;
+    }
+    size_t end = start;
+    while (end + 1 < nodes_.size() && supported[end + 1]) ++end;
+    std::set<int> produced;
+    for (size_t n = start; n <= end; ++n) produced.insert(nodes_[n].outputs.begin(), nodes_[n].outputs.end());
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      if (n >= start && n <= end) continue;
+      for (int t : nodes_[n].inputs) produced.erase(t);
+    }
+    std::vector<int> internal;
+    for (int t : produced) {
+      if (t >= 0 && !graph_outputs.count(t) && tensors_[t]->allocation == kKilnArenaRw) internal.push_back(t);
+    }
+    std::string error;
+    std::unique_ptr<HostRun> run =
+        engine_->Build(this, static_cast<int>(start), static_cast<int>(end), internal, &error);
+    const int index = static_cast<int>(host_partitions_.size());
+    for (size_t n = start; n <= end; ++n) {
+      host_placement_[n] =
+          run != nullptr ? std::string(engine_->name()) + ", in host run " + std::to_string(index)
+                         : "reference kernel (" + std::string(engine_->name()) + " could not build nodes " +
+                               std::to_string(start) + " to " + std::to_string(end) + ": " + error + ")";
+    }
+    if (run != nullptr) {
+      for (int t : internal) {
+        engine_internal_[t] = true;
+        tensors_[t]->data = nullptr;
+      }
+      host_partition_of_node_[start] = index;
+      host_partitions_.push_back({static_cast<int>(start), static_cast<int>(end), std::move(run)});
+    }
+    start = end + 1;
+  }
 }
 
 KilnStatus Interpreter::PlanAndAllocate() {
@@ -264,7 +360,7 @@ KilnStatus Interpreter::PlanAndAllocate() {
   std::vector<int> first(tensors_.size(), kUnused), last(tensors_.size(), kUnused);
   auto use = [&](int index, int at) {
     if (index < 0 || index >= static_cast<int>(tensors_.size())) return;
-    if (tensors_[index]->allocation != kKilnArenaRw) return;
+    if (tensors_[index]->allocation != kKilnArenaRw || engine_internal_[index]) return;
     if (first[index] == kUnused || at < first[index]) first[index] = at;
     last[index] = std::max(last[index], at);
   };
@@ -273,6 +369,14 @@ KilnStatus Interpreter::PlanAndAllocate() {
     for (int t : node.inputs) use(t, node.index);
     for (int t : node.outputs) use(t, node.index);
     for (int t : node.temporaries) use(t, node.index);
+  }
+  // A host run is one step: the engine may fuse its nodes (an ADD writing straight into the RELU's output), so
+  // every tensor crossing its edge lives through the whole run, and none shares memory with another.
+  for (const HostPartition& run : host_partitions_) {
+    for (int n = run.first; n <= run.last; ++n) {
+      for (int t : nodes_[n].inputs) use(t, run.first), use(t, run.last);
+      for (int t : nodes_[n].outputs) use(t, run.first), use(t, run.last);
+    }
   }
   for (int output : outputs_) use(output, num_nodes);
 
@@ -321,10 +425,23 @@ KilnStatus Interpreter::Invoke() {
   state_ = State::kInvoking;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node& node = nodes_[i];
+    if (host_partition_of_node_[i] >= 0) {
+      const HostPartition& p = host_partitions_[host_partition_of_node_[i]];
+      std::string error;
+      if (!p.run->Invoke(&error)) {
+        ReportError("Nodes %d to %d (host run %d on %s) failed to invoke: %s", p.first, p.last,
+                    host_partition_of_node_[i], engine_->name(), error.c_str());
+        state_ = State::kReady;
+        return kKilnError;
+      }
+      i = static_cast<size_t>(p.last);
+      continue;
+    }
     if (partition_of_node_[i] >= 0) {
       const Partition& p = partitions_[partition_of_node_[i]];
       if (InvokePartition(this, p) != kKilnOk) {
-        ReportError("Nodes %d to %d (kernel partition %d) failed to invoke.", p.first, p.last, partition_of_node_[i]);
+        ReportError("Nodes %d to %d (kernel partition %d) failed to invoke.", p.first, p.last,
+                    partition_of_node_[i]);
         state_ = State::kReady;
         return kKilnError;
       }

@@ -11,6 +11,7 @@
 
 #include "runtime/core.h"
 #include "runtime/device/decision_log.h"
+#include "runtime/host_engine.h"
 #include "runtime/partition.h"
 
 namespace kiln {
@@ -43,9 +44,11 @@ struct Node {
 class Interpreter {
  public:
   // Builds the graph and resolves builtin ops. Returns null (after reporting) on failure.
-  // `builtins` must outlive the interpreter.
+  // `builtins` must outlive the interpreter. `engine` (may be null) makes the host engine that takes over
+  // runs of builtin nodes; the reference kernels run the rest, and everything when the options ask for them.
   static std::unique_ptr<Interpreter> Create(std::shared_ptr<const ModelData> model,
-                                             const KilnInterpreterOptions& options, const BuiltinOpTable& builtins,
+                                             const KilnInterpreterOptions& options,
+                                             const BuiltinOpTable& builtins, HostEngineFactory engine,
                                              KilnStatus* status);
   ~Interpreter();
 
@@ -56,6 +59,9 @@ class Interpreter {
   const std::vector<int>& inputs() const { return inputs_; }
   const std::vector<int>& outputs() const { return outputs_; }
   KilnTensor* tensor(int index) {
+    return index >= 0 && index < static_cast<int>(tensors_.size()) ? tensors_[index].get() : nullptr;
+  }
+  const KilnTensor* tensor(int index) const {
     return index >= 0 && index < static_cast<int>(tensors_.size()) ? tensors_[index].get() : nullptr;
   }
   size_t tensor_count() const { return tensors_.size(); }
@@ -80,6 +86,22 @@ class Interpreter {
   DecisionLog& decisions() { return decisions_; }
   const DecisionLog& decisions() const { return decisions_; }
   const std::vector<Partition>& partitions() const { return partitions_; }
+  // Host runs: consecutive builtin nodes the host engine runs as one (planned at AllocateTensors).
+  struct HostPartition {
+    int first = 0;
+    int last = 0;
+    std::unique_ptr<HostRun> run;
+  };
+  const std::vector<HostPartition>& host_partitions() const { return host_partitions_; }
+  // Where builtin node `index` runs on the host and why: "xnnpack, in host run 0", "reference kernel
+  // (xnnpack: ...)". Empty for custom and kernel ops, and before AllocateTensors.
+  const std::string& host_placement(int index) const { return host_placement_[index]; }
+  // The host engine's name, or null when none is in use (none built, or reference kernels asked for).
+  const char* host_engine_name() const { return engine_ != nullptr ? engine_->name() : nullptr; }
+  // The number of threads the interpreter's options resolve to (-1: every core).
+  int num_threads() const;
+  // Whether node's op is Kiln's own builtin op (not one the user registered in its place).
+  bool IsKilnBuiltin(const Node& node) const;
 
   KilnOpaqueContext* AsContext() { return reinterpret_cast<KilnOpaqueContext*>(this); }
   static Interpreter* FromContext(KilnOpaqueContext* c) { return reinterpret_cast<Interpreter*>(c); }
@@ -97,6 +119,8 @@ class Interpreter {
   const KilnOperator* FindOperator(const OperatorDesc& desc) const;
   KilnStatus ResolveCustomOps();
   KilnStatus PlanAndAllocate();
+  // Groups the builtin nodes the host engine supports into runs and builds them; records where each runs.
+  void PlanHostPartitions();
   void FreeNodes();
   std::string NodeName(const Node& node) const;
 
@@ -115,6 +139,12 @@ class Interpreter {
   DecisionLog decisions_;  // before devices_, which records into it until destroyed
   std::unique_ptr<DeviceSet> devices_;
   bool devices_failed_ = false;
+  HostEngineFactory engine_factory_ = nullptr;
+  std::unique_ptr<HostEngine> engine_;
+  std::vector<HostPartition> host_partitions_;
+  std::vector<int> host_partition_of_node_;  // index into host_partitions_ for a run's first node, else -1
+  std::vector<std::string> host_placement_;
+  std::vector<bool> engine_internal_;  // per tensor: lives only inside a host run, so not in the arena
   std::vector<Partition> partitions_;
   std::vector<int> partition_of_node_;  // index into partitions_ for a partition's first node, else -1
   std::string recorded_plan_;           // the node/partition decisions last recorded, to record changes only

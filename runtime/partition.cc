@@ -1,6 +1,6 @@
 // Partitions: consecutive nodes whose kernels run on the driver device, run together as one batch with copies
-// only at the partition's edges. Planned after Prepare, run by the interpreter in place of those nodes. Reaches
-// drivers only through the device layer (runtime/device/).
+// only at the partition's edges. Planned after Prepare, run by the interpreter in place of those nodes.
+// Reaches drivers only through the device layer (runtime/device/).
 #include "runtime/partition.h"
 
 #include <map>
@@ -15,8 +15,9 @@ namespace kiln {
 namespace {
 
 std::string NodeOpName(const Node& node) {
-  return node.op != nullptr ? node.op->DisplayName()
-                            : node.desc->builtin_code == kKilnBuiltinCustom ? node.desc->custom_name : "?";
+  return node.op != nullptr                              ? node.op->DisplayName()
+         : node.desc->builtin_code == kKilnBuiltinCustom ? node.desc->custom_name
+                                                         : "?";
 }
 
 // The kernel nodes of a partition may use the driver device now.
@@ -81,7 +82,8 @@ void PlanPartitions(Interpreter* interpreter, std::vector<Partition>* partitions
   std::vector<Decision> plan;
   std::vector<int> partition_of(nodes.size(), -1);
   for (size_t p = 0; p < partitions->size(); ++p) {
-    for (int n = (*partitions)[p].first; n <= (*partitions)[p].last; ++n) partition_of[n] = static_cast<int>(p);
+    for (int n = (*partitions)[p].first; n <= (*partitions)[p].last; ++n)
+      partition_of[n] = static_cast<int>(p);
   }
   DeviceSet* devices = nullptr;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -103,9 +105,12 @@ void PlanPartitions(Interpreter* interpreter, std::vector<Partition>* partitions
         where = label + " runs on " + devices->cpu()->label() + ": " + reason;
       }
     } else if (node.op != nullptr && node.op->is_custom()) {
-      where = "node " + std::to_string(i) + " (" + NodeOpName(node) + ") runs on the host: a custom op with C callbacks";
+      where = "node " + std::to_string(i) + " (" + NodeOpName(node) +
+              ") runs on the host: a custom op with C callbacks";
     } else {
-      where = "node " + std::to_string(i) + " (" + NodeOpName(node) + ") runs on the host: builtin op";
+      const std::string& placement = interpreter->host_placement(static_cast<int>(i));
+      where = "node " + std::to_string(i) + " (" + NodeOpName(node) + ") runs on the host: builtin op" +
+              (placement.empty() ? "" : ", " + placement);
     }
     plan.push_back({kKilnDecisionNode, subject, where});
   }
@@ -113,19 +118,18 @@ void PlanPartitions(Interpreter* interpreter, std::vector<Partition>* partitions
     const Partition& part = (*partitions)[p];
     const PartitionTensors t = ClassifyTensors(interpreter, part);
     KernelDevice* accel = devices->accelerator();
-    std::string message = "partition " + std::to_string(p) + ": node" + (part.first == part.last ? " " : "s ") +
-                          std::to_string(part.first) +
-                          (part.first == part.last ? "" : " to " + std::to_string(part.last)) + " run on " +
-                          accel->label() +
-                          (accel->hal()->has_batches() ? " as one batch"
-                                                       : " one launch at a time (the driver has no batches)") +
-                          "; tensors crossing its edges: " + std::to_string(t.in.size()) + " in (" +
-                          TensorNames(interpreter, t.in) + "), " + std::to_string(t.out.size()) + " out (" +
-                          TensorNames(interpreter, t.out) + "); " + std::to_string(t.internal.size()) +
-                          " stay on the device" +
-                          ((accel->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY)
-                               ? " (host-shared memory: aligned tensors are not copied at all)"
-                               : "");
+    std::string message =
+        "partition " + std::to_string(p) + ": node" + (part.first == part.last ? " " : "s ") +
+        std::to_string(part.first) + (part.first == part.last ? "" : " to " + std::to_string(part.last)) +
+        " run on " + accel->label() +
+        (accel->hal()->has_batches() ? " as one batch"
+                                     : " one launch at a time (the driver has no batches)") +
+        "; tensors crossing its edges: " + std::to_string(t.in.size()) + " in (" +
+        TensorNames(interpreter, t.in) + "), " + std::to_string(t.out.size()) + " out (" +
+        TensorNames(interpreter, t.out) + "); " + std::to_string(t.internal.size()) + " stay on the device" +
+        ((accel->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY)
+             ? " (host-shared memory: aligned tensors are not copied at all)"
+             : "");
     plan.push_back({kKilnDecisionPartition, "partition " + std::to_string(p), message});
   }
   std::string key;
@@ -151,8 +155,8 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
   DeviceSet* devices = interpreter->devices();
   KernelDevice* device = devices != nullptr ? devices->accelerator() : nullptr;
   if (device == nullptr) return run_each();
-  const std::string what = "partition of nodes " + std::to_string(partition.first) + " to " +
-                           std::to_string(partition.last);
+  const std::string what =
+      "partition of nodes " + std::to_string(partition.first) + " to " + std::to_string(partition.last);
 
   // 1. The runtime's half: plans (argument errors are the caller's, not the driver's) and device scripts.
   struct Step {
@@ -251,7 +255,8 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
     }
   }
   for (size_t k = 0; k < steps.size() && status == kKilnOk; ++k) {
-    if (KilnStatus s = steps[k].script->DownloadBindings(); s != kKilnOk) fail(s, "reading back bound allocations");
+    if (KilnStatus s = steps[k].script->DownloadBindings(); s != kKilnOk)
+      fail(s, "reading back bound allocations");
   }
   buffers.clear();
   if (status == kKilnOk) {

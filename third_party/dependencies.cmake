@@ -77,3 +77,20 @@ else()
   set(KILN_GLSLANG_FOUND FALSE)
   message(WARNING "glslang or SPIRV-Tools not found (Debian: glslang-dev spirv-tools): kilnc writes no SPIR-V")
 endif()
+
+# XNNPACK (with pthreadpool, its thread pool): the host engine for builtin float ops (ops/xnnpack). Optional:
+# without it every builtin op runs on its reference kernel.
+find_path(KILN_XNNPACK_INCLUDE xnnpack.h)
+find_path(KILN_PTHREADPOOL_INCLUDE pthreadpool.h)
+find_library(KILN_XNNPACK_LIB XNNPACK)
+find_library(KILN_PTHREADPOOL_LIB pthreadpool)
+if(KILN_XNNPACK_INCLUDE AND KILN_PTHREADPOOL_INCLUDE AND KILN_XNNPACK_LIB AND KILN_PTHREADPOOL_LIB)
+  set(KILN_HAVE_XNNPACK ON)
+  add_library(kiln_xnnpack INTERFACE)
+  target_include_directories(kiln_xnnpack SYSTEM INTERFACE ${KILN_XNNPACK_INCLUDE} ${KILN_PTHREADPOOL_INCLUDE})
+  target_link_libraries(kiln_xnnpack INTERFACE ${KILN_XNNPACK_LIB} ${KILN_PTHREADPOOL_LIB})
+else()
+  set(KILN_HAVE_XNNPACK OFF)
+  message(WARNING "XNNPACK not found: builtin ops run on their reference kernels only (Debian: libxnnpack-dev "
+                  "libpthreadpool-dev)")
+endif()

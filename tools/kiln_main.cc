@@ -1,33 +1,36 @@
 // `kiln`: run and inspect .tflite models from the command line.
 //
 //   kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR] [--seed N] [--threads N]
-//                  [--op NAME=MODULE.kmod:KERNEL]... [--device cpu|gpu|gpu-only|auto] [--driver PATH] [--explain]
+//            [--reference-kernels]
+//                  [--op NAME=MODULE.kmod:KERNEL]... [--device cpu|gpu|gpu-only|auto] [--driver PATH]
+//                  [--explain]
 //   kiln inspect MODEL
 //   kiln inspect MODULE.kmod [--device ...] [--driver PATH]   (reflection, GPU forms, placement)
 //   kiln inspect --devices [--device ...] [--driver PATH]
 //
 // `run` prints each output's shape and first values and writes outputs as .npy; inputs not given are filled
-// with seeded random values. `inspect` lists inputs, outputs, and ops with their versions and whether Kiln can
-// run them; `inspect --devices` lists the drivers found, loaded or refused (and why) and their devices. `--explain`
-// prints the decision log: where each node runs and why, and the partitions that run as one batch. The CLI uses the public C API for everything it runs.
+// with seeded random values. `inspect` lists inputs, outputs, and ops with their versions and whether Kiln
+// can run them; `inspect --devices` lists the drivers found, loaded or refused (and why) and their devices.
+// `--explain` prints the decision log: where each node runs and why, and the partitions that run as one
+// batch. The CLI uses the public C API for everything it runs.
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <memory>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "formats/kmod/module.h"
 #include "kiln/c_api.h"
 #include "kiln/compute.h"
 #include "kiln/operator.h"
-#include "formats/kmod/module.h"
 #include "tools/npy.h"
 
 namespace {
@@ -35,20 +38,23 @@ namespace {
 constexpr int kShownValues = 8;
 
 void Usage(FILE* out) {
-  std::fprintf(out,
-               "usage:\n"
-               "  kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR]\n"
-               "                 [--seed N] [--threads N] [--op NAME=MODULE.kmod:KERNEL]...\n"
-               "                 [--device cpu|gpu|gpu-only|auto] [--driver PATH] [--explain]\n"
-               "      --op serves the model's custom op NAME with a kernel compiled by kilnc\n"
-               "      --device where kernels run: cpu (built-in CPU driver only), gpu (a loaded driver's device\n"
-               "               where it can, else the CPU), gpu-only (fail without one), auto (default: a real\n"
-               "               GPU or accelerator when a driver has one)\n"
-               "      --driver a driver library or directory to load instead of $KILN_DRIVER and the default\n"
-               "      --explain print which driver and device runs each node, and why\n"
-               "  kiln inspect MODEL | MODULE.kmod [--device ...] [--driver PATH]\n"
-               "  kiln inspect --devices [--device ...] [--driver PATH]\n"
-               "  kiln --version\n");
+  std::fprintf(
+      out,
+      "usage:\n"
+      "  kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR]\n"
+      "                 [--seed N] [--threads N] [--reference-kernels] [--op NAME=MODULE.kmod:KERNEL]...\n"
+      "                 [--device cpu|gpu|gpu-only|auto] [--driver PATH] [--explain]\n"
+      "      --threads threads in all (default -1: one per core)\n"
+      "      --reference-kernels run every builtin op on its reference kernel, not on XNNPACK\n"
+      "      --op serves the model's custom op NAME with a kernel compiled by kilnc\n"
+      "      --device where kernels run: cpu (built-in CPU driver only), gpu (a loaded driver's device\n"
+      "               where it can, else the CPU), gpu-only (fail without one), auto (default: a real\n"
+      "               GPU or accelerator when a driver has one)\n"
+      "      --driver a driver library or directory to load instead of $KILN_DRIVER and the default\n"
+      "      --explain print which driver and device runs each node, and why\n"
+      "  kiln inspect MODEL | MODULE.kmod [--device ...] [--driver PATH]\n"
+      "  kiln inspect --devices [--device ...] [--driver PATH]\n"
+      "  kiln --version\n");
 }
 
 void PrintError(void*, const char* format, va_list args) {
@@ -80,15 +86,33 @@ T Load(const uint8_t* p) {
 std::string FormatValue(KilnType type, const uint8_t* p) {
   char buf[48];
   switch (type) {
-    case kKilnFloat32: std::snprintf(buf, sizeof buf, "%.8g", Load<float>(p)); break;
-    case kKilnFloat64: std::snprintf(buf, sizeof buf, "%.12g", Load<double>(p)); break;
-    case kKilnInt8: std::snprintf(buf, sizeof buf, "%d", static_cast<int8_t>(*p)); break;
-    case kKilnUInt8: std::snprintf(buf, sizeof buf, "%u", *p); break;
-    case kKilnBool: std::snprintf(buf, sizeof buf, "%s", *p ? "true" : "false"); break;
-    case kKilnInt16: std::snprintf(buf, sizeof buf, "%d", Load<int16_t>(p)); break;
-    case kKilnInt32: std::snprintf(buf, sizeof buf, "%d", Load<int32_t>(p)); break;
-    case kKilnInt64: std::snprintf(buf, sizeof buf, "%" PRId64, Load<int64_t>(p)); break;
-    default: std::snprintf(buf, sizeof buf, "?"); break;
+    case kKilnFloat32:
+      std::snprintf(buf, sizeof buf, "%.8g", Load<float>(p));
+      break;
+    case kKilnFloat64:
+      std::snprintf(buf, sizeof buf, "%.12g", Load<double>(p));
+      break;
+    case kKilnInt8:
+      std::snprintf(buf, sizeof buf, "%d", static_cast<int8_t>(*p));
+      break;
+    case kKilnUInt8:
+      std::snprintf(buf, sizeof buf, "%u", *p);
+      break;
+    case kKilnBool:
+      std::snprintf(buf, sizeof buf, "%s", *p ? "true" : "false");
+      break;
+    case kKilnInt16:
+      std::snprintf(buf, sizeof buf, "%d", Load<int16_t>(p));
+      break;
+    case kKilnInt32:
+      std::snprintf(buf, sizeof buf, "%d", Load<int32_t>(p));
+      break;
+    case kKilnInt64:
+      std::snprintf(buf, sizeof buf, "%" PRId64, Load<int64_t>(p));
+      break;
+    default:
+      std::snprintf(buf, sizeof buf, "?");
+      break;
   }
   return buf;
 }
@@ -206,9 +230,10 @@ KilnContext* CreateContext(const DeviceFlags& flags) {
 }
 
 void PrintContextDecisions(const KilnContext* context) {
-  PrintDecisions(KilnContextGetDecisionCount(context), [&](int i, KilnDecisionKind* kind, const char** message) {
-    KilnContextGetDecision(context, i, kind, nullptr, message);
-  });
+  PrintDecisions(KilnContextGetDecisionCount(context),
+                 [&](int i, KilnDecisionKind* kind, const char** message) {
+                   KilnContextGetDecision(context, i, kind, nullptr, message);
+                 });
 }
 
 int InspectDevices(const DeviceFlags& flags) {
@@ -220,8 +245,8 @@ int InspectDevices(const DeviceFlags& flags) {
   return 0;
 }
 
-// `kiln inspect MODULE.kmod`: the module's reflection (kernels, globals, invokables, reductions, with the reason
-// any of them has no GPU form), then where each kernel and reduction runs under the device policy.
+// `kiln inspect MODULE.kmod`: the module's reflection (kernels, globals, invokables, reductions, with the
+// reason any of them has no GPU form), then where each kernel and reduction runs under the device policy.
 int InspectModule(const std::string& path, const std::vector<uint8_t>& bytes, const DeviceFlags& flags) {
   kiln::KernelModuleDesc desc;
   std::string error;
@@ -245,7 +270,8 @@ int InspectModule(const std::string& path, const std::vector<uint8_t>& bytes, co
 
 int Inspect(const std::string& path, const DeviceFlags& flags) {
   {
-    // A kernel module (FlatBuffers identifier "KMOD", after the size prefix .kmod files carry) rather than a model.
+    // A kernel module (FlatBuffers identifier "KMOD", after the size prefix .kmod files carry) rather than a
+    // model.
     std::vector<uint8_t> bytes;
     if (ReadFile(path, &bytes) && bytes.size() >= 12 &&
         (std::memcmp(bytes.data() + 8, "KMOD", 4) == 0 || std::memcmp(bytes.data() + 4, "KMOD", 4) == 0)) {
@@ -256,7 +282,8 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
   if (model == nullptr) return 1;
   // Everything below comes from the verified model through the public API, including ops Kiln cannot run.
   std::printf("model: %s\n", path.c_str());
-  if (*KilnModelGetDescription(model) != '\0') std::printf("description: %s\n", KilnModelGetDescription(model));
+  if (*KilnModelGetDescription(model) != '\0')
+    std::printf("description: %s\n", KilnModelGetDescription(model));
   std::printf("subgraphs: %d, tensors: %d, operators: %d\n", KilnModelGetSubgraphCount(model),
               KilnModelGetTensorCount(model), KilnModelGetOperatorCount(model));
   auto print_tensors = [&](const char* what, int32_t count, int32_t (*tensor_of)(const KilnModel*, int32_t)) {
@@ -290,7 +317,9 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
     } else {
       const bool found = KilnBuiltinOpIsSupported(code, version);
       const bool code_known = KilnBuiltinOpIsSupported(code, 0);
-      status = found ? "builtin" : code_known ? "unresolved: version not supported" : "unresolved: not implemented";
+      status = found        ? "builtin"
+               : code_known ? "unresolved: version not supported"
+                            : "unresolved: not implemented";
       if (!found) ++unresolved;
       name = KilnBuiltinOperatorGetName(code);
       if (name == "UNKNOWN") name += "(" + std::to_string(static_cast<int>(code)) + ")";
@@ -308,7 +337,8 @@ struct InputSpec {
 };
 
 int Run(const std::string& path, const std::vector<InputSpec>& specs, const std::string& output_dir,
-        uint32_t seed, int threads, const std::vector<KernelOpSpec>& kernel_ops, const DeviceFlags& device) {
+        uint32_t seed, int threads, bool reference_kernels, const std::vector<KernelOpSpec>& kernel_ops,
+        const DeviceFlags& device) {
   KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
   if (model == nullptr) return 1;
   std::vector<KilnOperator*> ops;
@@ -328,6 +358,7 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
   KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
   KilnInterpreterOptionsSetErrorReporter(options, PrintError, nullptr);
   KilnInterpreterOptionsSetNumThreads(options, threads);
+  KilnInterpreterOptionsSetUseReferenceKernels(options, reference_kernels);
   for (KilnOperator* op : ops) KilnInterpreterOptionsAddOperator(options, op);
   KilnInterpreterOptionsSetDevicePolicy(options, device.policy);
   if (!device.driver.empty()) KilnInterpreterOptionsSetDriverPath(options, device.driver.c_str());
@@ -349,8 +380,9 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
       }
     }
     if (index < 0 || index >= num_inputs) {
-      std::fprintf(stderr, "kiln: --input %s: the model has no input %s\n", specs[s].file.c_str(),
-                   specs[s].name.empty() ? std::to_string(s).c_str() : ("named '" + specs[s].name + "'").c_str());
+      std::fprintf(
+          stderr, "kiln: --input %s: the model has no input %s\n", specs[s].file.c_str(),
+          specs[s].name.empty() ? std::to_string(s).c_str() : ("named '" + specs[s].name + "'").c_str());
       goto done;
     }
     kiln::NpyArray array;
@@ -398,7 +430,8 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
     const size_t count = element ? KilnTensorByteSize(t) / element : 0;
     std::string values;
     for (size_t k = 0; k < count && k < kShownValues; ++k) {
-      values += (k ? ", " : "") + FormatValue(type, static_cast<const uint8_t*>(KilnTensorData(t)) + k * element);
+      values +=
+          (k ? ", " : "") + FormatValue(type, static_cast<const uint8_t*>(KilnTensorData(t)) + k * element);
     }
     if (count > kShownValues) values += ", ...";
     std::printf("output %d '%s': %s%s = [%s]\n", i, KilnTensorName(t), KilnTypeGetName(type),
@@ -458,6 +491,7 @@ int main(int argc, char** argv) {
   std::string output_dir;
   uint32_t seed = 0;
   int threads = -1;
+  bool reference_kernels = false;
   DeviceFlags device;
   bool devices = false;
   for (int i = 2; i < argc; ++i) {
@@ -472,11 +506,13 @@ int main(int argc, char** argv) {
     if (arg == "--input") {
       const std::string v = value("--input");
       const size_t eq = v.find('=');
-      inputs.push_back(eq == std::string::npos ? InputSpec{"", v} : InputSpec{v.substr(0, eq), v.substr(eq + 1)});
+      inputs.push_back(eq == std::string::npos ? InputSpec{"", v}
+                                               : InputSpec{v.substr(0, eq), v.substr(eq + 1)});
     } else if (arg == "--op") {
       const std::string v = value("--op");
       const size_t eq = v.find('='), colon = v.rfind(':');
-      if (eq == std::string::npos || colon == std::string::npos || colon < eq || eq == 0 || colon + 1 == v.size()) {
+      if (eq == std::string::npos || colon == std::string::npos || colon < eq || eq == 0 ||
+          colon + 1 == v.size()) {
         std::fprintf(stderr, "kiln: --op expects NAME=MODULE.kmod:KERNEL, got '%s'\n", v.c_str());
         return 2;
       }
@@ -486,6 +522,8 @@ int main(int argc, char** argv) {
       mkdir(output_dir.c_str(), 0755);
     } else if (arg == "--seed") {
       seed = static_cast<uint32_t>(std::strtoul(value("--seed"), nullptr, 10));
+    } else if (arg == "--reference-kernels") {
+      reference_kernels = true;
     } else if (arg == "--threads") {
       threads = std::atoi(value("--threads"));
     } else if (arg == "--device") {
@@ -526,5 +564,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (command == "inspect") return Inspect(model, device);
-  return Run(model, inputs, output_dir, seed, threads, kernel_ops, device);
+  return Run(model, inputs, output_dir, seed, threads, reference_kernels, kernel_ops, device);
 }

@@ -104,9 +104,15 @@ KILN_CAPI_EXPORT KilnInterpreterOptions* KilnInterpreterOptionsCreate(void);
 /* NULL is a no-op. */
 KILN_CAPI_EXPORT void KilnInterpreterOptionsDelete(KilnInterpreterOptions* options);
 
-/* Threads the interpreter may use for its kernels; -1 (the default) lets Kiln choose one per core. */
+/* Threads the interpreter may use, in all, for its builtin ops (the host engine's pool) and its kernels; -1
+ * (the default) means one per core. 1 runs everything on the calling thread. */
 KILN_CAPI_EXPORT void KilnInterpreterOptionsSetNumThreads(KilnInterpreterOptions* options,
                                                           int32_t num_threads);
+
+/* Builtin ops run on Kiln's fast host engine (XNNPACK) where it supports the node, and on the reference
+ * kernels elsewhere; the decision log says which runs each node and why. `use` true runs every builtin op on
+ * its reference kernel: the oracle the fast path is tested against. Default false. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsSetUseReferenceKernels(KilnInterpreterOptions* options, bool use);
 
 /* Registers an operator: a custom op (builtin code kKilnBuiltinCustom plus its name) or an override of a
  * builtin (its code and version). Operators added later win over earlier ones, and every added operator wins

@@ -1,0 +1,208 @@
+// The host engine (XNNPACK) inside the interpreter, through the public C API: which nodes it takes and why it
+// refuses the others (the decision log), that a refused node between two runs still gives the right answer,
+// that a run's edges never share memory, and that the reference kernels can be asked for.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kiln/c_api.h"
+#include "runtime/interpreter.h"
+#include "runtime/model/model_writer.h"
+
+namespace kiln {
+namespace {
+
+void Report(void* user_data, const char* format, va_list args) {
+  char buffer[1024];
+  std::vsnprintf(buffer, sizeof buffer, format, args);
+  *static_cast<std::string*>(user_data) += std::string(buffer) + "\n";
+}
+
+struct Result {
+  std::vector<float> y;
+  std::vector<std::string> nodes;  // the node decisions, in node order
+  std::string errors;
+};
+
+Result RunModel(const std::vector<uint8_t>& bytes, const std::vector<float>& x, bool reference,
+                int threads = 1) {
+  Result r;
+  KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
+  KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+  KilnInterpreterOptionsSetErrorReporter(options, Report, &r.errors);
+  KilnInterpreterOptionsSetUseReferenceKernels(options, reference);
+  KilnInterpreterOptionsSetNumThreads(options, threads);
+  KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
+  KilnInterpreterOptionsDelete(options);
+  if (interpreter != nullptr && KilnInterpreterAllocateTensors(interpreter) == kKilnOk &&
+      KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), x.data(), x.size() * 4) ==
+          kKilnOk &&
+      KilnInterpreterInvoke(interpreter) == kKilnOk) {
+    const KilnTensor* out = KilnInterpreterGetOutputTensor(interpreter, 0);
+    const float* data = static_cast<const float*>(KilnTensorData(out));
+    r.y.assign(data, data + KilnTensorByteSize(out) / 4);
+    for (int i = 0; i < KilnInterpreterGetDecisionCount(interpreter); ++i) {
+      KilnDecisionKind kind;
+      const char* message = nullptr;
+      KilnInterpreterGetDecision(interpreter, i, &kind, nullptr, &message);
+      if (kind == kKilnDecisionNode) r.nodes.push_back(message);
+    }
+  }
+  KilnInterpreterDelete(interpreter);
+  KilnModelDelete(model);
+  return r;
+}
+
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 1e-4f * std::fabs(want[i]) + 1e-6f) << "element " << i;
+  }
+}
+
+std::vector<float> Random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+bool HasEngine(const Result& r) {
+  for (const std::string& node : r.nodes) {
+    if (node.find("no host engine in this build") != std::string::npos) return false;
+  }
+  return true;
+}
+
+// x[1,8,8,4] -> CONV_2D (SAME, RELU6) -> TANH -> ADD x (RELU): XNNPACK here has no TANH, so the graph runs as
+// host run 0, the reference TANH, host run 1.
+std::vector<uint8_t> ConvTanhAdd() {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {1, 8, 8, 4}, "x");
+  const int filter = w.AddConstTensor(kKilnFloat32, {4, 3, 3, 4}, "filter", Random(4 * 3 * 3 * 4, 7));
+  const int bias = w.AddConstTensor(kKilnFloat32, {4}, "bias", Random(4, 8));
+  const int c = w.AddTensor(kKilnFloat32, {1, 8, 8, 4}, "c");
+  const int t = w.AddTensor(kKilnFloat32, {1, 8, 8, 4}, "t");
+  const int y = w.AddTensor(kKilnFloat32, {1, 8, 8, 4}, "y");
+  w.AddOp(kKilnBuiltinConv2d, {x, filter, bias}, {c},
+          KilnConvParams{kKilnPaddingSame, 1, 1, 1, 1, kKilnActRelu6});
+  w.AddOp(kKilnBuiltinTanh, {c}, {t});
+  w.AddOp(kKilnBuiltinAdd, {t, x}, {y}, KilnAddParams{kKilnActRelu, false});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  return w.Finish();
+}
+
+// Through the interpreter's internals: the arena ranges of the tensors crossing each host run's edge.
+void ExpectRunEdgesApart(const std::vector<uint8_t>& bytes) {
+  KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
+  KilnInterpreter* handle = KilnInterpreterCreate(model, nullptr);
+  ASSERT_EQ(KilnInterpreterAllocateTensors(handle), kKilnOk);
+  const Interpreter& interpreter = *handle->impl;
+  for (const Interpreter::HostPartition& run : interpreter.host_partitions()) {
+    std::set<int> edge;
+    for (int n = run.first; n <= run.last; ++n) {
+      for (int t : interpreter.nodes()[n].inputs) edge.insert(t);
+      for (int t : interpreter.nodes()[n].outputs) edge.insert(t);
+    }
+    std::vector<std::pair<const uint8_t*, const uint8_t*>> ranges;
+    for (int t : edge) {
+      const KilnTensor* tensor = interpreter.tensor(t);
+      if (tensor == nullptr || tensor->data == nullptr || tensor->allocation != kKilnArenaRw) continue;
+      const uint8_t* begin = static_cast<const uint8_t*>(tensor->data);
+      for (const auto& other : ranges) {
+        EXPECT_TRUE(begin + tensor->bytes <= other.first || other.second <= begin)
+            << "run of nodes " << run.first << " to " << run.last << ": tensor '" << tensor->name
+            << "' shares memory with another tensor crossing the run's edge";
+      }
+      ranges.push_back({begin, begin + tensor->bytes});
+    }
+  }
+  KilnInterpreterDelete(handle);
+  KilnModelDelete(model);
+}
+
+TEST(HostEngine, RefusedNodeRunsOnItsReferenceKernelWithTheReason) {
+  const std::vector<uint8_t> model = ConvTanhAdd();
+  ASSERT_FALSE(model.empty());
+  const std::vector<float> x = Random(8 * 8 * 4, 1);
+  const Result fast = RunModel(model, x, false);
+  ASSERT_FALSE(fast.y.empty()) << fast.errors;
+  if (!HasEngine(fast)) GTEST_SKIP() << "this build has no XNNPACK";
+  ASSERT_EQ(fast.nodes.size(), 3u);
+  EXPECT_EQ(fast.nodes[0], "node 0 (CONV_2D) runs on the host: builtin op, xnnpack, in host run 0");
+  EXPECT_EQ(
+      fast.nodes[1],
+      "node 1 (TANH) runs on the host: builtin op, reference kernel (xnnpack: XNNPACK has no TANH here)");
+  EXPECT_EQ(fast.nodes[2], "node 2 (ADD) runs on the host: builtin op, xnnpack, in host run 1");
+  const Result reference = RunModel(model, x, true);
+  ExpectClose(fast.y, reference.y);
+  ExpectClose(RunModel(model, x, false, 2).y, reference.y);
+}
+
+TEST(HostEngine, ReferenceKernelsOnRequest) {
+  const Result r = RunModel(ConvTanhAdd(), Random(8 * 8 * 4, 2), true);
+  ASSERT_EQ(r.nodes.size(), 3u) << r.errors;
+  for (const std::string& node : r.nodes) {
+    EXPECT_NE(node.find("reference kernel (reference kernels asked for)"), std::string::npos) << node;
+  }
+}
+
+// An option XNNPACK cannot fuse keeps the node on its reference kernel, named in the reason.
+TEST(HostEngine, UnfusableActivationIsExplained) {
+  ModelWriter w;
+  const int a = w.AddTensor(kKilnFloat32, {16}, "a");
+  const int b = w.AddTensor(kKilnFloat32, {16}, "b");
+  w.AddOp(kKilnBuiltinAdd, {a, a}, {b}, KilnAddParams{kKilnActTanh, false});
+  w.SetInputs({a});
+  w.SetOutputs({b});
+  const std::vector<uint8_t> model = w.Finish();
+  const std::vector<float> x = Random(16, 3);
+  const Result fast = RunModel(model, x, false);
+  ASSERT_EQ(fast.nodes.size(), 1u) << fast.errors;
+  if (!HasEngine(fast)) GTEST_SKIP() << "this build has no XNNPACK";
+  EXPECT_NE(fast.nodes[0].find("reference kernel (xnnpack: fused activation 4"), std::string::npos)
+      << fast.nodes[0];
+  ExpectClose(fast.y, RunModel(model, x, true).y);
+}
+
+// The tensors crossing a run's edge stay apart even when the nodes inside are fused (ADD then RELU becomes
+// one XNNPACK operator reading the ADD's inputs while writing the RELU's output): chains of every length over
+// odd sizes, the memory of every run's edge tensors pairwise disjoint, and results equal to the reference's.
+TEST(HostEngine, RunEdgesNeverShareMemory) {
+  for (int length : {2, 3, 5}) {
+    for (int n : {1, 7, 33, 1000}) {
+      ModelWriter w;
+      const int x = w.AddTensor(kKilnFloat32, {n}, "x");
+      int previous = x;
+      // A refused TANH first, so the run's input is a tensor whose last reader is inside the run.
+      const int t = w.AddTensor(kKilnFloat32, {n}, "t");
+      w.AddOp(kKilnBuiltinTanh, {x}, {t});
+      previous = t;
+      for (int i = 0; i < length; ++i) {
+        const int sum = w.AddTensor(kKilnFloat32, {n}, "sum" + std::to_string(i));
+        const int relu = w.AddTensor(kKilnFloat32, {n}, "relu" + std::to_string(i));
+        w.AddOp(kKilnBuiltinAdd, {previous, x}, {sum}, KilnAddParams{kKilnActNone, false});
+        w.AddOp(kKilnBuiltinRelu, {sum}, {relu});
+        previous = relu;
+      }
+      w.SetInputs({x});
+      w.SetOutputs({previous});
+      const std::vector<uint8_t> model = w.Finish();
+      const std::vector<float> input = Random(n, 10 + n);
+      SCOPED_TRACE("chain of " + std::to_string(length) + " over " + std::to_string(n));
+      ExpectClose(RunModel(model, input, false).y, RunModel(model, input, true).y);
+      ExpectRunEdgesApart(model);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln
