@@ -270,6 +270,7 @@ KilnStatus Interpreter::AllocateTensors() {
       return s == kKilnUnresolvedOps ? s : kKilnError;
     }
   }
+  FoldConstants();
   PlanHostPartitions();
   if (KilnStatus s = PlanAndAllocate(); s != kKilnOk) {
     state_ = State::kNeedsPrepare;
@@ -293,6 +294,31 @@ KilnStatus Interpreter::AllocateTensors() {
   return kKilnOk;
 }
 
+void Interpreter::FoldConstants() {
+  folded_.resize(nodes_.size(), false);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    Node& node = nodes_[i];
+    if (folded_[i] || !IsKilnBuiltin(node) || node.desc->builtin_code != kKilnBuiltinDequantize) continue;
+    if (node.inputs.size() != 1 || node.outputs.size() != 1 || node.inputs[0] < 0) continue;
+    const KilnTensor* input = tensors_[node.inputs[0]].get();
+    KilnTensor* output = tensors_[node.outputs[0]].get();
+    if (input->allocation != kKilnMmapRo || output->allocation != kKilnArenaRw) continue;
+    output->owned.reset(AlignedAlloc(output->bytes));
+    if (output->owned == nullptr) continue;  // not folded: it runs at Invoke as before
+    output->data = output->owned.get();
+    state_ = State::kInvoking;
+    const KilnStatus s = node.op->Invoke(AsContext(), AsOpaqueNode(&node));
+    state_ = State::kPreparing;
+    if (s != kKilnOk) {
+      output->owned.reset();
+      output->data = nullptr;
+      continue;
+    }
+    output->allocation = kKilnMmapRo;  // read-only from now on, like the model's own constants
+    folded_[i] = true;
+  }
+}
+
 void Interpreter::PlanHostPartitions() {
   host_partitions_.clear();
   host_partition_of_node_.assign(nodes_.size(), -1);
@@ -303,6 +329,11 @@ void Interpreter::PlanHostPartitions() {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& node = nodes_[i];
     if (!IsKilnBuiltin(node)) continue;
+    if (folded_[i]) {
+      host_placement_[i] = "folded: computed once at AllocateTensors from constants";
+      supported[i] = true;  // runs nowhere, so it does not split the runs around it
+      continue;
+    }
     std::string reason;
     if (engine_ == nullptr) {
       host_placement_[i] = options_.use_reference_kernels ? "reference kernel (reference kernels asked for)"
@@ -322,6 +353,13 @@ void Interpreter::PlanHostPartitions() {
     }
     size_t end = start;
     while (end + 1 < nodes_.size() && supported[end + 1]) ++end;
+    const size_t next = end + 1;
+    while (start < end && folded_[start]) ++start;  // a run starts and ends with a node that runs
+    while (end > start && folded_[end]) --end;
+    if (folded_[start]) {
+      start = next;
+      continue;
+    }
     std::set<int> produced;
     for (size_t n = start; n <= end; ++n) produced.insert(nodes_[n].outputs.begin(), nodes_[n].outputs.end());
     for (size_t n = 0; n < nodes_.size(); ++n) {
@@ -337,6 +375,7 @@ void Interpreter::PlanHostPartitions() {
         engine_->Build(this, static_cast<int>(start), static_cast<int>(end), internal, &error);
     const int index = static_cast<int>(host_partitions_.size());
     for (size_t n = start; n <= end; ++n) {
+      if (folded_[n]) continue;
       host_placement_[n] =
           run != nullptr ? std::string(engine_->name()) + ", in host run " + std::to_string(index)
                          : "reference kernel (" + std::string(engine_->name()) + " could not build nodes " +
@@ -350,7 +389,7 @@ void Interpreter::PlanHostPartitions() {
       host_partition_of_node_[start] = index;
       host_partitions_.push_back({static_cast<int>(start), static_cast<int>(end), std::move(run)});
     }
-    start = end + 1;
+    start = next;
   }
 }
 
@@ -370,8 +409,8 @@ KilnStatus Interpreter::PlanAndAllocate() {
     for (int t : node.outputs) use(t, node.index);
     for (int t : node.temporaries) use(t, node.index);
   }
-  // A host run is one step: the engine may fuse its nodes (an ADD writing straight into the RELU's output), so
-  // every tensor crossing its edge lives through the whole run, and none shares memory with another.
+  // A host run is one step: the engine may fuse its nodes (an ADD writing straight into the RELU's output),
+  // so every tensor crossing its edge lives through the whole run, and none shares memory with another.
   for (const HostPartition& run : host_partitions_) {
     for (int n = run.first; n <= run.last; ++n) {
       for (int t : nodes_[n].inputs) use(t, run.first), use(t, run.last);
@@ -425,6 +464,7 @@ KilnStatus Interpreter::Invoke() {
   state_ = State::kInvoking;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node& node = nodes_[i];
+    if (folded_[i]) continue;
     if (host_partition_of_node_[i] >= 0) {
       const HostPartition& p = host_partitions_[host_partition_of_node_[i]];
       std::string error;

@@ -100,6 +100,8 @@ class Interpreter {
   const char* host_engine_name() const { return engine_ != nullptr ? engine_->name() : nullptr; }
   // The number of threads the interpreter's options resolve to (-1: every core).
   int num_threads() const;
+  // Whether node `index` was computed once at AllocateTensors (a DEQUANTIZE of constants): Invoke skips it.
+  bool folded(int index) const { return index < static_cast<int>(folded_.size()) && folded_[index]; }
   // Whether node's op is Kiln's own builtin op (not one the user registered in its place).
   bool IsKilnBuiltin(const Node& node) const;
 
@@ -121,6 +123,9 @@ class Interpreter {
   KilnStatus PlanAndAllocate();
   // Groups the builtin nodes the host engine supports into runs and builds them; records where each runs.
   void PlanHostPartitions();
+  // Runs once, now, each DEQUANTIZE whose input is a constant of the model (float16 or int8 weights), and
+  // makes its output a constant: Invoke skips the node, and the host engine packs the result as weights.
+  void FoldConstants();
   void FreeNodes();
   std::string NodeName(const Node& node) const;
 
@@ -144,7 +149,9 @@ class Interpreter {
   std::vector<HostPartition> host_partitions_;
   std::vector<int> host_partition_of_node_;  // index into host_partitions_ for a run's first node, else -1
   std::vector<std::string> host_placement_;
-  std::vector<bool> engine_internal_;  // per tensor: lives only inside a host run, so not in the arena
+  std::vector<bool> engine_internal_;
+  std::vector<bool> folded_;  // per node: computed once by FoldConstants  // per tensor: lives only inside a
+                              // host run, so not in the arena
   std::vector<Partition> partitions_;
   std::vector<int> partition_of_node_;  // index into partitions_ for a partition's first node, else -1
   std::string recorded_plan_;           // the node/partition decisions last recorded, to record changes only

