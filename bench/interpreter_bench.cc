@@ -30,21 +30,27 @@ double MedianSeconds(F&& fn, int reps = 15) {
   return t[t.size() / 2];
 }
 
+// Every interpreter here runs the reference kernels: this bench measures them and the interpreter's own
+// costs (the fast path has bench/models_bench.cc).
+KilnInterpreter* CreateReference(const KilnModel* model) {
+  if (model == nullptr) return nullptr;
+  KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+  KilnInterpreterOptionsSetUseReferenceKernels(options, true);
+  KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
+  KilnInterpreterOptionsDelete(options);
+  if (interpreter != nullptr && KilnInterpreterAllocateTensors(interpreter) != kKilnOk) {
+    KilnInterpreterDelete(interpreter);
+    return nullptr;
+  }
+  return interpreter;
+}
+
 struct Interp {
   KilnModel* model = nullptr;
   KilnInterpreter* interpreter = nullptr;
-  explicit Interp(const std::vector<uint8_t>& bytes) {
-    model = KilnModelCreate(bytes.data(), bytes.size());
-    interpreter = KilnInterpreterCreate(model, nullptr);
-    if (interpreter == nullptr || KilnInterpreterAllocateTensors(interpreter) != kKilnOk)
-      interpreter = nullptr;
-  }
-  explicit Interp(const char* path) {
-    model = KilnModelCreateFromFile(path);
-    interpreter = model ? KilnInterpreterCreate(model, nullptr) : nullptr;
-    if (interpreter == nullptr || KilnInterpreterAllocateTensors(interpreter) != kKilnOk)
-      interpreter = nullptr;
-  }
+  explicit Interp(const std::vector<uint8_t>& bytes)
+      : model(KilnModelCreate(bytes.data(), bytes.size())), interpreter(CreateReference(model)) {}
+  explicit Interp(const char* path) : model(KilnModelCreateFromFile(path)), interpreter(CreateReference(model)) {}
   ~Interp() {
     KilnInterpreterDelete(interpreter);
     KilnModelDelete(model);

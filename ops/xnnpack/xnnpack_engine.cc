@@ -277,9 +277,9 @@ bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string*
     case kKilnBuiltinMean: {
       if (!CheckTensors(interpreter, node, 1, {1}, reason)) return false;
       std::vector<int> axes;
-      const bool keep_dims = ParamsOf<KilnReducerParams>(node)->keep_dims;
-      if (!ConstantInts(in(1), &axes) || in(0)->dims.size() != 4 || !keep_dims) {
-        *reason = "only a 4-D MEAN over height and width with keep_dims maps onto global average pooling";
+      // With keep_dims the output is [N, 1, 1, C]; without, [N, C], and a reshape follows the pooling.
+      if (!ConstantInts(in(1), &axes) || in(0)->dims.size() != 4) {
+        *reason = "only a 4-D MEAN over height and width maps onto global average pooling";
         return false;
       }
       bool h = false, w = false;
@@ -534,9 +534,26 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
       status = xnn_define_static_constant_pad(subgraph_, pre.data(), post.data(), 0.0f, in[0], out, 0);
       break;
     }
-    case kKilnBuiltinMean:
-      status = xnn_define_global_average_pooling_2d(subgraph_, -kInf, kInf, in[0], out, 0);
+    case kKilnBuiltinMean: {
+      if (output->dims.size() == 4) {
+        status = xnn_define_global_average_pooling_2d(subgraph_, -kInf, kInf, in[0], out, 0);
+        break;
+      }
+      // keep_dims false: pool into [N, 1, 1, C], then reshape to the output's [N, C].
+      const size_t pooled_dims[4] = {static_cast<size_t>(input->dims[0]), 1, 1,
+                                     static_cast<size_t>(input->dims[3])};
+      uint32_t pooled = XNN_INVALID_VALUE_ID;
+      status = xnn_define_tensor_value(subgraph_, xnn_datatype_fp32, 4, pooled_dims, nullptr,
+                                       XNN_INVALID_VALUE_ID, 0, &pooled);
+      if (status == xnn_status_success) {
+        status = xnn_define_global_average_pooling_2d(subgraph_, -kInf, kInf, in[0], pooled, 0);
+      }
+      if (status == xnn_status_success) {
+        std::vector<size_t> shape(output->dims.begin(), output->dims.end());
+        status = xnn_define_static_reshape(subgraph_, shape.size(), shape.data(), pooled, out, 0);
+      }
       break;
+    }
     default:
       *error = "no mapping for " + BuiltinOperatorName(node.desc->builtin_code);
       return false;
@@ -579,7 +596,13 @@ class XnnpackEngine : public HostEngine {
       if (!builder.Define(interpreter->nodes()[n], error)) return nullptr;
     }
     xnn_runtime_t runtime = nullptr;
-    status = xnn_create_runtime_v2(subgraph, pool_, 0, &runtime);
+    // When other nodes run between this run's invocations (the reference kernels, another run), the workers
+    // go back to the scheduler after each one instead of spinning on cores that work needs.
+    bool alone = true;
+    for (int n = 0; n < static_cast<int>(interpreter->nodes().size()); ++n) {
+      if ((n < first || n > last) && !interpreter->folded(n)) alone = false;
+    }
+    status = xnn_create_runtime_v2(subgraph, pool_, alone ? 0 : XNN_FLAG_YIELD_WORKERS, &runtime);
     if (status != xnn_status_success) {
       *error = "xnn_create_runtime_v2: " + StatusName(status);
       return nullptr;
