@@ -23,7 +23,8 @@ the same inputs. --save-outputs DIR writes each output as DIR/output_<i>.npy, th
 uses, and DIR/outputs.json: per output its tensor name, dtype, shape, quantization, and `step`, one
 quantization step in the output's own units (1 for an integer output; the scale of the quantized tensor a
 float output is dequantized from; null for a float output of float arithmetic), and for the model whether it
-computes on quantized values (`quantized`).
+computes on quantized values (`quantized`) and whether it is a hybrid model, quantized weights feeding float
+activations, which LiteRT computes by quantizing the activations on the fly (`hybrid`).
 
 Exit status: 0 ran; 2 bad arguments or inputs; 3 LiteRT cannot load or run this model (the message says why).
 """
@@ -91,7 +92,10 @@ def first_values(a, n=6):
 
 
 def quantization_info(interp):
-    """Whether the model computes on quantized values, and the quantization step of each output."""
+    """What the model computes on: (quantized, hybrid, steps). quantized: some op makes quantized (int8, uint8,
+    int16 with a scale) values. hybrid: some op takes quantized constant weights and makes float values (LiteRT
+    then quantizes the float activations on the fly, so its results are approximate). steps: one quantization
+    step per output, in the output's units (see the module's doc)."""
     tensors = {t["index"]: t for t in interp.get_tensor_details()}
     try:
         ops = [op for op in interp._get_ops_details() if op["op_name"] != "DELEGATE"]
@@ -100,9 +104,17 @@ def quantization_info(interp):
 
     def quantized(index):
         t = tensors.get(int(index))
-        return t is not None and np.dtype(t["dtype"]).type in QUANTIZED_DTYPES and t["quantization"][0] > 0
+        if t is None or np.dtype(t["dtype"]).type not in QUANTIZED_DTYPES:
+            return False
+        # Per-channel parameters leave the legacy (scale, zero point) pair at (0, 0).
+        return t["quantization"][0] > 0 or len(t.get("quantization_parameters", {}).get("scales", [])) > 0
 
+    produced = {int(o) for op in ops for o in op["outputs"]}
     model_quantized = any(quantized(o) for op in ops for o in op["outputs"])
+    hybrid = any(op["op_name"] not in ("DEQUANTIZE", "QUANTIZE")
+                 and any(np.dtype(t).kind == "f" for t in op["result_types"])
+                 and any(int(i) >= 0 and int(i) not in produced and quantized(i) for i in op["inputs"])
+                 for op in ops)
     producer = {int(o): op for op in ops for o in op["outputs"]}
     steps = []
     for d in interp.get_output_details():
@@ -115,7 +127,7 @@ def quantization_info(interp):
             if op is not None and op["op_name"] == "DEQUANTIZE" and quantized(op["inputs"][0]):
                 step = float(tensors[int(op["inputs"][0])]["quantization"][0])
         steps.append(step)
-    return model_quantized, steps
+    return model_quantized, hybrid, steps
 
 
 def load_inputs(specs, details):
@@ -239,7 +251,7 @@ def main():
             args.save_inputs, shlex.quote(args.model), shlex.join(kiln_args)))
     if args.save_outputs:
         os.makedirs(args.save_outputs, exist_ok=True)
-        model_quantized, steps = quantization_info(interp)
+        model_quantized, hybrid, steps = quantization_info(interp)
         meta = []
         for i, (d, a, step) in enumerate(zip(out_details, outputs, steps)):
             f = "output_%d.npy" % i
@@ -248,7 +260,7 @@ def main():
                          "quantization": [float(d["quantization"][0]), int(d["quantization"][1])], "step": step})
         with open(os.path.join(args.save_outputs, "outputs.json"), "w") as fp:
             json.dump({"model": os.path.abspath(args.model), "litert": version, "threads": args.threads,
-                       "quantized": model_quantized, "outputs": meta}, fp, indent=1)
+                       "quantized": model_quantized, "hybrid": hybrid, "outputs": meta}, fp, indent=1)
         print("outputs saved in %s" % args.save_outputs)
     return 0
 

@@ -65,7 +65,8 @@ done
 reason=$(grep -E "^ERROR" "$log" | tail -n 1 || true)
 [ -n "$reason" ] || reason=$(tail -n 1 "$log")
 if grep -qE "No matching distribution found|Could not find a version that satisfies" "$log"; then
-  where=$("$venv/bin/python" -c 'import sys, platform; print("Python %d.%d on %s" % (sys.version_info[:2] + (platform.machine(),)))')
+  where=$("$venv/bin/python" -c \
+    'import sys, platform; print("Python %d.%d on %s" % (sys.version_info[:2] + (platform.machine(),)))')
   echo "LiteRT unavailable: $index offers no $litert_req for $where: $reason (log: $log)" >&2
   exit 77
 fi
