@@ -17,13 +17,15 @@ arithmetic; tests/models/numpy_reference.py holds these models to 1e-4 against f
 
 For each .tflite in the models folder: bench/litert_bench.py (in the LiteRT environment bench/litert_env.sh makes)
 draws the inputs from --seed, runs LiteRT and saves inputs and outputs; `kiln run` gets the same inputs as .npy
-files. A model LiteRT cannot load or run is skipped ("skipped: litert: ..."), and so is one `kiln run` refuses
-with an error ("skipped: kiln: <its first error line>"); a Kiln crash fails. Prints a table per kind and exits
-1 if any model both run disagrees, 77 (skip) when the models folder is absent or LiteRT cannot be installed
-(PyPI unreachable), else 0.
+files, once as it runs by default and, where the CLI has --reference-kernels, once more on the reference kernels
+alone (row "MODEL (reference kernels)"): Kiln's XNNPACK fast path and its plain C++ kernels are both held to
+LiteRT. A model LiteRT cannot load or run is skipped ("skipped: litert: ..."), and so is one `kiln run` refuses
+with an error ("skipped: kiln: <its first error line>"); a Kiln crash or sanitizer report fails. Prints a table
+per kind and exits 1 if any model both run disagrees, 77 (skip) when the models folder is absent or LiteRT
+cannot be installed (PyPI unreachable), else 0.
 
-usage: litert_compare.py --kiln KILN --models-dir DIR --venv DIR [--python PY] [--threads N] [--seed S]
-                         [--work DIR] [MODEL_NAME...]
+usage: litert_compare.py --kiln KILN --models-dir DIR --venv DIR [--python PY] [--bench-dir DIR] [--threads N]
+                         [--seed S] [--work DIR] [MODEL_NAME...]
 """
 import argparse
 import json
@@ -107,44 +109,58 @@ def compare_output(r, got, want, step):
 
 
 def check_model(path, args, venv_python, work):
+    """Results for one model: one per Kiln variant (see kiln_variants), or one saying why it was skipped."""
     name = os.path.splitext(os.path.basename(path))[0]
-    r = Result(name)
     inputs_dir = os.path.join(work, name, "inputs")
     litert_dir = os.path.join(work, name, "litert")
-    kiln_dir = os.path.join(work, name, "kiln")
     bench = subprocess.run(
         [venv_python, os.path.join(args.bench_dir, "litert_bench.py"), path, "--threads", str(args.threads),
          "--runs", "1", "--warmup", "0", "--seed", str(args.seed), "--save-inputs", inputs_dir,
          "--save-outputs", litert_dir], capture_output=True, text=True)
     if bench.returncode == 3:
+        r = Result(name)
         # "litert_bench: LiteRT cannot load MODEL: why" -> "cannot load: why"
         reason = first_error_line(bench.stderr).replace("litert_bench: LiteRT ", "").replace(" " + path, "")
         r.verdict = "skipped: litert: " + reason
-        return r
+        return [r]
     if bench.returncode != 0:
+        r = Result(name)
         r.verdict = "FAILED"
         r.notes.append("litert_bench exited %d: %s" % (bench.returncode, first_error_line(bench.stderr)))
-        return r
+        return [r]
     with open(os.path.join(litert_dir, "outputs.json")) as f:
         meta = json.load(f)
-    r.kind = "quantized" if meta["quantized"] else "hybrid" if meta.get("hybrid") else "float"
+    results = []
+    for label, flags in args.variants:
+        r = Result(name + (" (%s)" % label if label else ""))
+        r.kind = "quantized" if meta["quantized"] else "hybrid" if meta.get("hybrid") else "float"
+        kiln_dir = os.path.join(work, name, "kiln" + ("-" + label.replace(" ", "-") if label else ""))
+        run_kiln(r, path, flags, inputs_dir, kiln_dir, litert_dir, meta, args)
+        results.append(r)
+    if len({r.verdict for r in results}) == 1 and results[0].verdict.startswith("skipped"):
+        results[0].model = name  # refused the same way on every path: one line
+        return results[:1]
+    return results
 
+
+def run_kiln(r, path, flags, inputs_dir, kiln_dir, litert_dir, meta, args):
+    """Runs `kiln run` on the inputs LiteRT had and sets r's verdict and figures."""
     cmd = [args.kiln, "run", path, *kiln_input_args(inputs_dir), "--output-dir", kiln_dir,
-           "--threads", str(args.threads), "--seed", str(args.seed)]
+           "--threads", str(args.threads), "--seed", str(args.seed), *flags]
     run = subprocess.run(cmd, capture_output=True, text=True)
     sanitizer = [l for l in run.stderr.splitlines() if any(s in l for s in SANITIZER_REPORTS)]
     if sanitizer:
         r.verdict = "FAILED"
         r.notes.append("kiln: %s" % sanitizer[0].strip())
-        return r
+        return
     if run.returncode < 0 or run.returncode > 125:
         r.verdict = "FAILED"
         r.notes.append("kiln crashed (exit %d): %s" % (run.returncode, first_error_line(run.stderr)))
-        return r
+        return
     if run.returncode != 0:
         line = first_error_line(run.stderr or run.stdout)
         r.verdict = "skipped: kiln: " + (line[len("kiln: "):] if line.startswith("kiln: ") else line)
-        return r
+        return
     ok = True
     kiln_names = {}
     for line in run.stdout.splitlines():
@@ -168,7 +184,16 @@ def check_model(path, args, venv_python, work):
         r.notes.append("Kiln has %d more outputs than LiteRT" % extra)
         ok = False
     r.verdict = "ok" if ok else "DISAGREE"
-    return r
+
+
+def kiln_variants(kiln):
+    """The ways to run Kiln's CPU path: its default, and, where this kiln has the flag, its reference kernels
+    alone (--reference-kernels: the builtin ops' plain C++ kernels instead of the XNNPACK fast path)."""
+    usage = subprocess.run([kiln, "--help"], capture_output=True, text=True).stdout
+    variants = [("", [])]
+    if "--reference-kernels" in usage:
+        variants.append(("reference kernels", ["--reference-kernels"]))
+    return variants
 
 
 def print_table(title, results, rel_header):
@@ -218,13 +243,14 @@ def main():
         print("FAILED: bench/litert_env.sh exited %d" % env.returncode)
         return 1
     venv_python = env.stdout.strip().splitlines()[-1]
+    args.variants = kiln_variants(args.kiln)
 
     models = sorted(f for f in os.listdir(args.models_dir) if f.endswith(".tflite"))
     if args.models:
         models = [m for m in models if os.path.splitext(m)[0] in args.models]
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or tmp
-        results = [check_model(os.path.join(args.models_dir, m), args, venv_python, work) for m in models]
+        results = [r for m in models for r in check_model(os.path.join(args.models_dir, m), args, venv_python, work)]
 
     ran = [r for r in results if not r.verdict.startswith("skipped")]
     print_table("float models (bound %g relative):" % FLOAT_RTOL, [r for r in ran if r.kind == "float"],
@@ -241,9 +267,10 @@ def main():
         print()
     bad = [r for r in ran if r.verdict != "ok"]
     failed = [r for r in bad if r.verdict == "FAILED"]
-    print("%d agree, %d disagree, %d failed, %d skipped (%d models, LiteRT and Kiln at %d threads, seed %d, "
-          "%.0f s)" % (len(ran) - len(bad), len(bad) - len(failed), len(failed), len(skipped), len(results),
-                       args.threads, args.seed, time.monotonic() - start))
+    print("%d agree, %d disagree, %d failed, %d skipped (%d models; Kiln's %s; LiteRT and Kiln at %d threads, "
+          "seed %d, %.0f s)" % (len(ran) - len(bad), len(bad) - len(failed), len(failed), len(skipped), len(models),
+                                " and ".join(l or "default path" for l, _ in args.variants), args.threads,
+                                args.seed, time.monotonic() - start))
     if bad:
         print("FAILED: " + ", ".join(r.model for r in bad))
         return 1
