@@ -9,7 +9,8 @@ packages=(
   libvulkan-dev glslang-dev spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   libgtest-dev libgmock-dev libbenchmark-dev
   libsleef-dev
-  python3-numpy python3-flatbuffers python3-venv
+  python3-numpy python3-flatbuffers
+  python3-venv
 )
 
 missing=()
