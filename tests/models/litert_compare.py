@@ -20,9 +20,9 @@ draws the inputs from --seed, runs LiteRT and saves inputs and outputs; `kiln ru
 files, once as it runs by default and, where the CLI has --reference-kernels, once more on the reference kernels
 alone (row "MODEL (reference kernels)"): Kiln's XNNPACK fast path and its plain C++ kernels are both held to
 LiteRT. A model LiteRT cannot load or run is skipped ("skipped: litert: ..."), and so is one `kiln run` refuses
-with an error ("skipped: kiln: <its first error line>"); a Kiln crash or sanitizer report fails. Prints a table
-per kind and exits 1 if any model both run disagrees, 77 (skip) when the models folder is absent or LiteRT
-cannot be installed (PyPI unreachable), else 0.
+with an error before it runs ("skipped: kiln: <its first error line>"); a Kiln crash, sanitizer report, usage
+error or failure while running fails. Prints a table per kind and exits 1 if any model both run disagrees or
+fails, 77 (skip) when the models folder is absent or LiteRT cannot be installed (PyPI unreachable), else 0.
 
 usage: litert_compare.py --kiln KILN --models-dir DIR --venv DIR [--python PY] [--bench-dir DIR] [--threads N]
                          [--seed S] [--work DIR] [MODEL_NAME...]
@@ -40,8 +40,7 @@ import numpy as np
 SKIP = 77
 FLOAT_RTOL = 1e-4
 HYBRID_RTOL = 1e-2
-# A refusal is an error message and exit status 1; a sanitizer's report (ASan builds) is a failure, whatever the
-# exit status.
+# A sanitizer's report (ASan builds) is a failure, whatever kiln's exit status.
 SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "WARNING: ThreadSanitizer")
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.normpath(os.path.join(HERE, "..", "..", "bench"))
@@ -159,7 +158,13 @@ def run_kiln(r, path, flags, inputs_dir, kiln_dir, litert_dir, meta, args):
         return
     if run.returncode != 0:
         line = first_error_line(run.stderr or run.stdout)
-        r.verdict = "skipped: kiln: " + (line[len("kiln: "):] if line.startswith("kiln: ") else line)
+        # kiln run refuses a model (exit 1) while making the interpreter or in AllocateTensors, before it prints
+        # its inputs; exit 2 is a usage error, and a failure after the inputs are set is a failed run.
+        if run.returncode == 1 and not any(l.startswith("input ") for l in run.stdout.splitlines()):
+            r.verdict = "skipped: kiln: " + (line[len("kiln: "):] if line.startswith("kiln: ") else line)
+        else:
+            r.verdict = "FAILED"
+            r.notes.append("kiln run exited %d: %s" % (run.returncode, line))
         return
     ok = True
     kiln_names = {}
