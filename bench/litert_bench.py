@@ -202,7 +202,7 @@ def main():
                 a = random_input(rng, d["dtype"], [int(x) for x in d["shape"]])
                 origin = "random (seed %d)" % args.seed
             inputs.append(a)
-            print("input %d '%s': %s <- %s" % (i, d["name"], describe(d), origin))
+            print("input %d '%s': %s <- %s" % (i, d["name"], describe({"dtype": a.dtype, "shape": a.shape}), origin))
         for d, a in zip(interp.get_input_details(), inputs):
             interp.set_tensor(d["index"], a)
     except (ValueError, RuntimeError) as e:
