@@ -146,6 +146,31 @@ void KilnInterpreterOptionsSetUseReferenceKernels(KilnInterpreterOptions* option
   if (options != nullptr) options->use_reference_kernels = use;
 }
 
+void KilnInterpreterOptionsSetProfiling(KilnInterpreterOptions* options, bool enable) {
+  if (options != nullptr) options->profiling = enable;
+}
+
+int32_t KilnInterpreterGetProfileEventCount(const KilnInterpreter* interpreter) {
+  return interpreter != nullptr ? static_cast<int32_t>(interpreter->impl->profile().size()) : 0;
+}
+
+KilnStatus KilnInterpreterGetProfileEvent(const KilnInterpreter* interpreter, int32_t index,
+                                          KilnProfileEvent* out) {
+  if (interpreter == nullptr || out == nullptr || index < 0 ||
+      index >= KilnInterpreterGetProfileEventCount(interpreter) ||
+      out->struct_size < sizeof(KilnProfileEvent)) {
+    return kKilnInvalidArgument;
+  }
+  const kiln::Interpreter::ProfileEvent& e = interpreter->impl->profile()[index];
+  out->first_node = e.first;
+  out->last_node = e.last;
+  out->op = e.op.c_str();
+  out->engine = e.engine.c_str();
+  out->start_ns = e.start_ns;
+  out->duration_ns = e.duration_ns;
+  return kKilnOk;
+}
+
 void KilnInterpreterOptionsAddOperator(KilnInterpreterOptions* options, KilnOperator* op) {
   if (options != nullptr && op != nullptr) options->operators.push_back(op);
 }

@@ -99,7 +99,8 @@ struct KilnInterpreterOptions {
   std::vector<KilnOperator*> operators;  // later entries win
   KilnErrorReporter reporter = nullptr;
   void* reporter_user_data = nullptr;
-  bool use_reference_kernels = false;  // builtin ops on their reference kernels only, no host engine
+  bool use_reference_kernels = false;
+  bool profiling = false;  // builtin ops on their reference kernels only, no host engine
   int32_t device_policy = kKilnDeviceAuto;  // a KilnDevicePolicy, checked at creation
   std::string driver_path;
   bool allow_any_driver_dependency = false;

@@ -3,6 +3,7 @@
 #include "runtime/interpreter.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -462,13 +463,29 @@ KilnStatus Interpreter::Invoke() {
     return kKilnError;
   }
   state_ = State::kInvoking;
+  profile_.clear();
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point invoke_start = Clock::now();
+  // With profiling on, records the unit of work that started at `start`.
+  auto record = [&](Clock::time_point start, int first, int last, std::string op, const char* engine) {
+    if (!options_.profiling) return;
+    const Clock::time_point end = Clock::now();
+    profile_.push_back(
+        {first, last, std::move(op), engine,
+         static_cast<uint64_t>(
+             std::chrono::duration_cast<std::chrono::nanoseconds>(start - invoke_start).count()),
+         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count())});
+  };
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node& node = nodes_[i];
     if (folded_[i]) continue;
+    const Clock::time_point start = options_.profiling ? Clock::now() : Clock::time_point();
     if (host_partition_of_node_[i] >= 0) {
       const HostPartition& p = host_partitions_[host_partition_of_node_[i]];
       std::string error;
-      if (!p.run->Invoke(&error)) {
+      const bool ok = p.run->Invoke(&error);
+      if (ok) record(start, p.first, p.last, GroupName(p.first, p.last), engine_->name());
+      if (!ok) {
         ReportError("Nodes %d to %d (host run %d on %s) failed to invoke: %s", p.first, p.last,
                     host_partition_of_node_[i], engine_->name(), error.c_str());
         state_ = State::kReady;
@@ -479,7 +496,9 @@ KilnStatus Interpreter::Invoke() {
     }
     if (partition_of_node_[i] >= 0) {
       const Partition& p = partitions_[partition_of_node_[i]];
-      if (InvokePartition(this, p) != kKilnOk) {
+      const bool ok = InvokePartition(this, p) == kKilnOk;
+      if (ok) record(start, p.first, p.last, GroupName(p.first, p.last), "partition");
+      if (!ok) {
         ReportError("Nodes %d to %d (kernel partition %d) failed to invoke.", p.first, p.last,
                     partition_of_node_[i]);
         state_ = State::kReady;
@@ -494,9 +513,37 @@ KilnStatus Interpreter::Invoke() {
       state_ = State::kReady;
       return kKilnError;
     }
+    if (options_.profiling) {
+      const char* engine = IsKilnBuiltin(node)         ? "reference"
+                           : node.op->hooks != nullptr ? "kernel"
+                                                       : "custom";
+      record(start, node.index, node.index, NodeName(node), engine);
+    }
   }
   state_ = State::kReady;
   return kKilnOk;
+}
+
+std::string Interpreter::GroupName(int first, int last) const {
+  std::vector<std::pair<std::string, int>> counts;  // in order of first appearance
+  int nodes = 0;
+  for (int n = first; n <= last; ++n) {
+    if (folded(n)) continue;
+    ++nodes;
+    const std::string name = NodeName(nodes_[n]);
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == name; });
+    if (it == counts.end()) {
+      counts.push_back({name, 1});
+    } else {
+      ++it->second;
+    }
+  }
+  std::string s = std::to_string(nodes) + (nodes == 1 ? " node: " : " nodes: ");
+  for (size_t i = 0; i < counts.size(); ++i) {
+    s += (i ? ", " : "") + counts[i].first +
+         (counts[i].second > 1 ? " x" + std::to_string(counts[i].second) : "");
+  }
+  return s;
 }
 
 KilnStatus Interpreter::ResizeTensor(KilnTensor* t, KilnIntArray* new_size) {

@@ -98,6 +98,16 @@ class Interpreter {
   const std::string& host_placement(int index) const { return host_placement_[index]; }
   // The host engine's name, or null when none is in use (none built, or reference kernels asked for).
   const char* host_engine_name() const { return engine_ != nullptr ? engine_->name() : nullptr; }
+  // With profiling on: one event per unit of work of the last Invoke.
+  struct ProfileEvent {
+    int first = 0;
+    int last = 0;
+    std::string op;
+    std::string engine;
+    uint64_t start_ns = 0;
+    uint64_t duration_ns = 0;
+  };
+  const std::vector<ProfileEvent>& profile() const { return profile_; }
   // The number of threads the interpreter's options resolve to (-1: every core).
   int num_threads() const;
   // Whether node `index` was computed once at AllocateTensors (a DEQUANTIZE of constants): Invoke skips it.
@@ -150,7 +160,10 @@ class Interpreter {
   std::vector<int> host_partition_of_node_;  // index into host_partitions_ for a run's first node, else -1
   std::vector<std::string> host_placement_;
   std::vector<bool> engine_internal_;
-  std::vector<bool> folded_;  // per node: computed once by FoldConstants  // per tensor: lives only inside a
+  std::vector<bool> folded_;  // per node: computed once by FoldConstants
+  std::vector<ProfileEvent> profile_;
+  // Names a group of nodes for its profile event: "31 nodes: CONV_2D x14, DEPTHWISE_CONV_2D x13, ...".
+  std::string GroupName(int first, int last) const;  // per tensor: lives only inside a
                               // host run, so not in the arena
   std::vector<Partition> partitions_;
   std::vector<int> partition_of_node_;  // index into partitions_ for a partition's first node, else -1

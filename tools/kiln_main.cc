@@ -31,9 +31,12 @@
 #include "kiln/c_api.h"
 #include "kiln/compute.h"
 #include "kiln/operator.h"
+#include "tools/cli.h"
 #include "tools/npy.h"
 
 namespace {
+
+using namespace kiln::cli;  // NOLINT: the shared CLI pieces
 
 constexpr int kShownValues = 8;
 
@@ -55,24 +58,6 @@ void Usage(FILE* out) {
       "  kiln inspect MODEL | MODULE.kmod [--device ...] [--driver PATH]\n"
       "  kiln inspect --devices [--device ...] [--driver PATH]\n"
       "  kiln --version\n");
-}
-
-void PrintError(void*, const char* format, va_list args) {
-  std::fputs("kiln: ", stderr);
-  std::vfprintf(stderr, format, args);
-  std::fputc('\n', stderr);
-}
-
-std::string ShapeString(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-std::vector<int64_t> TensorShape(const KilnTensor* t) {
-  std::vector<int64_t> shape;
-  for (int i = 0; i < KilnTensorNumDims(t); ++i) shape.push_back(KilnTensorDim(t, i));
-  return shape;
 }
 
 // Tensor data may sit at any alignment, so values are copied out and in.
@@ -116,107 +101,6 @@ std::string FormatValue(KilnType type, const uint8_t* p) {
   }
   return buf;
 }
-
-// Fills whole values of sizeof(draw()) bytes; a ragged tail stays as it is.
-template <typename Draw>
-void FillValues(uint8_t* data, size_t bytes, Draw draw) {
-  for (size_t i = 0; i + sizeof(draw()) <= bytes; i += sizeof(draw())) {
-    const auto v = draw();
-    std::memcpy(data + i, &v, sizeof v);
-  }
-}
-
-void FillRandom(KilnTensor* t, std::mt19937* rng) {
-  auto* data = static_cast<uint8_t*>(KilnTensorData(t));
-  const size_t bytes = KilnTensorByteSize(t);
-  switch (KilnTensorType(t)) {
-    case kKilnFloat32: {
-      std::uniform_real_distribution<float> dist(0.0f, 1.0f);
-      FillValues(data, bytes, [&] { return dist(*rng); });
-      break;
-    }
-    case kKilnInt32: {
-      std::uniform_int_distribution<int32_t> dist(0, 9);
-      FillValues(data, bytes, [&] { return dist(*rng); });
-      break;
-    }
-    default: {
-      std::uniform_int_distribution<int> dist(0, 255);
-      for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(dist(*rng));
-      break;
-    }
-  }
-}
-
-bool ReadFile(const std::string& path, std::vector<uint8_t>* bytes) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return false;
-  uint8_t chunk[1 << 16];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes->insert(bytes->end(), chunk, chunk + n);
-  std::fclose(f);
-  return true;
-}
-
-// --op NAME=MODULE.kmod:KERNEL
-struct KernelOpSpec {
-  std::string name;
-  std::string module;
-  std::string kernel;
-};
-
-// Operators for the --op flags: one per version of the custom op the model uses. Owned by the caller.
-bool MakeKernelOps(const std::string& model_path, const std::vector<KernelOpSpec>& specs,
-                   std::vector<KilnOperator*>* ops, std::vector<KilnModule*>* modules) {
-  if (specs.empty()) return true;
-  std::unique_ptr<KilnModel, void (*)(KilnModel*)> model(
-      KilnModelCreateFromFileWithErrorReporter(model_path.c_str(), PrintError, nullptr), KilnModelDelete);
-  if (model == nullptr) return false;
-  for (const KernelOpSpec& spec : specs) {
-    KilnModule* module = KilnModuleCreateFromFileWithErrorReporter(spec.module.c_str(), PrintError, nullptr);
-    if (module == nullptr) return false;
-    modules->push_back(module);
-    std::vector<int> versions;
-    for (int32_t i = 0; i < KilnModelGetOperatorCount(model.get()); ++i) {
-      KilnBuiltinOperator code;
-      const char* name = nullptr;
-      int32_t version = 0;
-      KilnModelGetOperator(model.get(), i, &code, &name, &version);
-      if (code == kKilnBuiltinCustom && spec.name == name &&
-          std::find(versions.begin(), versions.end(), version) == versions.end()) {
-        versions.push_back(version);
-      }
-    }
-    if (versions.empty()) {
-      std::fprintf(stderr, "kiln: --op %s: the model has no custom op named '%s'\n", spec.name.c_str(),
-                   spec.name.c_str());
-      return false;
-    }
-    for (int version : versions) {
-      KilnOperator* op = KilnOperatorCreate(kKilnBuiltinCustom, spec.name.c_str(), version);
-      ops->push_back(op);
-      if (KilnOperatorSetKernel(op, module, spec.kernel.c_str()) != kKilnOk) return false;
-    }
-  }
-  return true;
-}
-
-// Prints a decision log, one decision per line, with its kind.
-void PrintDecisions(int count, const std::function<void(int, KilnDecisionKind*, const char**)>& get) {
-  for (int i = 0; i < count; ++i) {
-    KilnDecisionKind kind;
-    const char* message = nullptr;
-    get(i, &kind, &message);
-    std::printf("  [%s] %s\n", KilnDecisionKindName(kind), message ? message : "");
-  }
-}
-
-// Device choice from the command line.
-struct DeviceFlags {
-  KilnDevicePolicy policy = kKilnDeviceAuto;
-  std::string driver;
-  bool explain = false;
-};
 
 // A compute context on the devices the flags choose; errors go to stderr.
 KilnContext* CreateContext(const DeviceFlags& flags) {
@@ -331,97 +215,14 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
   return 0;
 }
 
-struct InputSpec {
-  std::string name;  // empty: positional
-  std::string file;
-};
-
 int Run(const std::string& path, const std::vector<InputSpec>& specs, const std::string& output_dir,
-        uint32_t seed, int threads, bool reference_kernels, const std::vector<KernelOpSpec>& kernel_ops,
-        const DeviceFlags& device) {
-  KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
-  if (model == nullptr) return 1;
-  std::vector<KilnOperator*> ops;
-  std::vector<KilnModule*> modules;
-  struct Cleanup {
-    std::vector<KilnOperator*>& ops;
-    std::vector<KilnModule*>& modules;
-    ~Cleanup() {
-      for (KilnOperator* op : ops) KilnOperatorDelete(op);
-      for (KilnModule* m : modules) KilnModuleDelete(m);
-    }
-  } cleanup{ops, modules};
-  if (!MakeKernelOps(path, kernel_ops, &ops, &modules)) {
-    KilnModelDelete(model);
-    return 1;
-  }
-  KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
-  KilnInterpreterOptionsSetErrorReporter(options, PrintError, nullptr);
-  KilnInterpreterOptionsSetNumThreads(options, threads);
-  KilnInterpreterOptionsSetUseReferenceKernels(options, reference_kernels);
-  for (KilnOperator* op : ops) KilnInterpreterOptionsAddOperator(options, op);
-  KilnInterpreterOptionsSetDevicePolicy(options, device.policy);
-  if (!device.driver.empty()) KilnInterpreterOptionsSetDriverPath(options, device.driver.c_str());
-  KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
-  KilnInterpreterOptionsDelete(options);
-  KilnModelDelete(model);
-  if (interpreter == nullptr) return 1;
+        uint32_t seed, const SessionOptions& options) {
+  std::unique_ptr<Session> session = Session::Open(path, options);
+  if (session == nullptr) return 1;
+  KilnInterpreter* interpreter = session->interpreter();
+  const DeviceFlags& device = options.device;
   int rc = 1;
-  std::map<int, kiln::NpyArray> given;
-  const int num_inputs = KilnInterpreterGetInputTensorCount(interpreter);
-  std::mt19937 rng(seed);
-  for (size_t s = 0; s < specs.size(); ++s) {
-    int index = -1;
-    if (specs[s].name.empty()) {
-      index = static_cast<int>(s);
-    } else {
-      for (int i = 0; i < num_inputs; ++i) {
-        if (specs[s].name == KilnTensorName(KilnInterpreterGetInputTensor(interpreter, i))) index = i;
-      }
-    }
-    if (index < 0 || index >= num_inputs) {
-      std::fprintf(
-          stderr, "kiln: --input %s: the model has no input %s\n", specs[s].file.c_str(),
-          specs[s].name.empty() ? std::to_string(s).c_str() : ("named '" + specs[s].name + "'").c_str());
-      goto done;
-    }
-    kiln::NpyArray array;
-    std::string error;
-    if (!kiln::ReadNpyFile(specs[s].file, &array, &error)) {
-      std::fprintf(stderr, "kiln: %s\n", error.c_str());
-      goto done;
-    }
-    KilnTensor* t = KilnInterpreterGetInputTensor(interpreter, index);
-    if (array.type != KilnTensorType(t)) {
-      std::fprintf(stderr, "kiln: %s is %s, but input %d ('%s') is %s\n", specs[s].file.c_str(),
-                   KilnTypeGetName(array.type), index, KilnTensorName(t), KilnTypeGetName(KilnTensorType(t)));
-      goto done;
-    }
-    if (array.shape != TensorShape(t)) {
-      std::vector<int> dims(array.shape.begin(), array.shape.end());
-      if (KilnInterpreterResizeInputTensor(interpreter, index, dims.data(), static_cast<int>(dims.size())) !=
-          kKilnOk) {
-        goto done;
-      }
-    }
-    given[index] = std::move(array);
-  }
-  if (KilnInterpreterAllocateTensors(interpreter) != kKilnOk) goto done;
-  for (int i = 0; i < num_inputs; ++i) {
-    KilnTensor* t = KilnInterpreterGetInputTensor(interpreter, i);
-    auto it = given.find(i);
-    if (it == given.end()) {
-      FillRandom(t, &rng);
-      std::printf("input %d '%s': %s%s <- random (seed %u)\n", i, KilnTensorName(t),
-                  KilnTypeGetName(KilnTensorType(t)), ShapeString(TensorShape(t)).c_str(), seed);
-    } else if (KilnTensorCopyFromBuffer(t, it->second.data.data(), it->second.data.size()) != kKilnOk) {
-      std::fprintf(stderr, "kiln: input %d: size mismatch\n", i);
-      goto done;
-    } else {
-      std::printf("input %d '%s': %s%s <- %s\n", i, KilnTensorName(t), KilnTypeGetName(KilnTensorType(t)),
-                  ShapeString(TensorShape(t)).c_str(), specs.size() > 0 ? "file" : "");
-    }
-  }
+  if (!session->SetInputs(specs, seed, true)) goto done;
   if (KilnInterpreterInvoke(interpreter) != kKilnOk) goto done;
   for (int i = 0; i < KilnInterpreterGetOutputTensorCount(interpreter); ++i) {
     const KilnTensor* t = KilnInterpreterGetOutputTensor(interpreter, i);
@@ -460,7 +261,6 @@ done:
                      KilnInterpreterGetDecision(interpreter, i, kind, nullptr, message);
                    });
   }
-  KilnInterpreterDelete(interpreter);
   return rc;
 }
 
@@ -480,6 +280,7 @@ int main(int argc, char** argv) {
     Usage(stdout);
     return 0;
   }
+  if (command == "benchmark") return kiln::cli::Benchmark(argc - 1, argv + 1);
   if (command != "run" && command != "inspect") {
     std::fprintf(stderr, "kiln: unknown command '%s'\n", command.c_str());
     Usage(stderr);
@@ -487,12 +288,11 @@ int main(int argc, char** argv) {
   }
   std::string model;
   std::vector<InputSpec> inputs;
-  std::vector<KernelOpSpec> kernel_ops;
+  SessionOptions options;
+  std::vector<KernelOpSpec>& kernel_ops = options.kernel_ops;
   std::string output_dir;
   uint32_t seed = 0;
-  int threads = -1;
-  bool reference_kernels = false;
-  DeviceFlags device;
+  DeviceFlags& device = options.device;
   bool devices = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -509,23 +309,18 @@ int main(int argc, char** argv) {
       inputs.push_back(eq == std::string::npos ? InputSpec{"", v}
                                                : InputSpec{v.substr(0, eq), v.substr(eq + 1)});
     } else if (arg == "--op") {
-      const std::string v = value("--op");
-      const size_t eq = v.find('='), colon = v.rfind(':');
-      if (eq == std::string::npos || colon == std::string::npos || colon < eq || eq == 0 ||
-          colon + 1 == v.size()) {
-        std::fprintf(stderr, "kiln: --op expects NAME=MODULE.kmod:KERNEL, got '%s'\n", v.c_str());
-        return 2;
-      }
-      kernel_ops.push_back({v.substr(0, eq), v.substr(eq + 1, colon - eq - 1), v.substr(colon + 1)});
+      KernelOpSpec spec;
+      if (!ParseKernelOpSpec(value("--op"), &spec)) return 2;
+      kernel_ops.push_back(spec);
     } else if (arg == "--output-dir") {
       output_dir = value("--output-dir");
       mkdir(output_dir.c_str(), 0755);
     } else if (arg == "--seed") {
       seed = static_cast<uint32_t>(std::strtoul(value("--seed"), nullptr, 10));
     } else if (arg == "--reference-kernels") {
-      reference_kernels = true;
+      options.reference_kernels = true;
     } else if (arg == "--threads") {
-      threads = std::atoi(value("--threads"));
+      options.threads = std::atoi(value("--threads"));
     } else if (arg == "--device") {
       const std::string v = value("--device");
       if (v == "cpu") {
@@ -564,5 +359,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (command == "inspect") return Inspect(model, device);
-  return Run(model, inputs, output_dir, seed, threads, reference_kernels, kernel_ops, device);
+  return Run(model, inputs, output_dir, seed, options);
 }

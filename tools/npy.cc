@@ -193,7 +193,8 @@ bool WriteNpyFile(const std::string& path, KilnType type, const std::vector<int6
   }
   const std::vector<uint8_t> serialized = SerializeNpy(type, shape, data, bytes);
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(serialized.data()), static_cast<std::streamsize>(serialized.size()));
+  out.write(reinterpret_cast<const char*>(serialized.data()),
+            static_cast<std::streamsize>(serialized.size()));
   if (!out) {
     *error = path + ": cannot write";
     return false;

@@ -185,6 +185,29 @@ KILN_CAPI_EXPORT const KilnTensor* KilnInterpreterGetOutputTensor(const KilnInte
 KILN_CAPI_EXPORT KilnStatus KilnInterpreterGetArenaStats(const KilnInterpreter* interpreter,
                                                          size_t* out_arena_bytes, size_t* out_naive_bytes);
 
+/* ---- Profiling ----
+ * With profiling on, every KilnInterpreterInvoke records one event per unit of work it runs: a node on its own
+ * (its reference kernel, a custom op, a kernel op on the CPU), or a group of nodes run as one (a host run on
+ * XNNPACK, a kernel partition on a driver's device). The events describe the last Invoke only. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsSetProfiling(KilnInterpreterOptions* options, bool enable);
+
+typedef struct KilnProfileEvent {
+  uint32_t struct_size; /* the caller sets sizeof(KilnProfileEvent): newer fields are filled only if it has them */
+  int32_t first_node;   /* the nodes the event covers, [first_node, last_node] */
+  int32_t last_node;
+  const char* op;       /* "CONV_2D" for one node; a group names its size and ops: "31 nodes: CONV_2D x14, ..." */
+  const char* engine;   /* where it ran: "xnnpack", "reference", "custom", "kernel", "partition" */
+  uint64_t start_ns;    /* since the start of the Invoke */
+  uint64_t duration_ns;
+} KilnProfileEvent;
+
+/* The number of events of the last Invoke (0 with profiling off, or before any Invoke). */
+KILN_CAPI_EXPORT int32_t KilnInterpreterGetProfileEventCount(const KilnInterpreter* interpreter);
+/* Event `index` of the last Invoke. Its strings stay valid until the next Invoke. kKilnInvalidArgument for a
+ * NULL argument, an index out of range or an `out->struct_size` smaller than the first fields. */
+KILN_CAPI_EXPORT KilnStatus KilnInterpreterGetProfileEvent(const KilnInterpreter* interpreter, int32_t index,
+                                                           KilnProfileEvent* out);
+
 /* Node count of the main subgraph, and for node `node_index` its operator's builtin code, custom name (NULL
  * for builtins) and version. Lets tools list ops without parsing the model again. */
 KILN_CAPI_EXPORT int32_t KilnInterpreterGetNodeCount(const KilnInterpreter* interpreter);

@@ -206,3 +206,53 @@ TEST(HostEngine, RunEdgesNeverShareMemory) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Profiling: one event per unit of work of the last Invoke (host run, reference node), none when it is off.
+TEST(Profiling, OneEventPerUnitOfTheLastInvoke) {
+  const std::vector<uint8_t> bytes = ConvTanhAdd();
+  KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
+  for (bool on : {false, true}) {
+    KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+    KilnInterpreterOptionsSetProfiling(options, on);
+    KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
+    KilnInterpreterOptionsDelete(options);
+    ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk);
+    EXPECT_EQ(KilnInterpreterGetProfileEventCount(interpreter), 0);
+    for (int invoke = 0; invoke < 2; ++invoke) ASSERT_EQ(KilnInterpreterInvoke(interpreter), kKilnOk);
+    if (!on) {
+      EXPECT_EQ(KilnInterpreterGetProfileEventCount(interpreter), 0);
+      KilnInterpreterDelete(interpreter);
+      continue;
+    }
+    // Three nodes, each its own unit here: host run 0 (CONV_2D), the reference TANH, host run 1 (ADD).
+    ASSERT_EQ(KilnInterpreterGetProfileEventCount(interpreter), 3);
+    uint64_t previous_end = 0;
+    for (int i = 0; i < 3; ++i) {
+      KilnProfileEvent event;
+      event.struct_size = sizeof(event);
+      ASSERT_EQ(KilnInterpreterGetProfileEvent(interpreter, i, &event), kKilnOk);
+      EXPECT_EQ(event.first_node, i);
+      EXPECT_EQ(event.last_node, i);
+      EXPECT_GE(event.start_ns, previous_end);
+      previous_end = event.start_ns + event.duration_ns;
+      const std::string engine = event.engine;
+      EXPECT_TRUE(i == 1 ? engine == "reference" : engine == "xnnpack" || engine == "reference") << engine;
+    }
+    KilnProfileEvent event;
+    event.struct_size = sizeof(event);
+    KilnInterpreterGetProfileEvent(interpreter, 1, &event);
+    EXPECT_STREQ(event.op, "TANH");
+    event.struct_size = 4;
+    EXPECT_EQ(KilnInterpreterGetProfileEvent(interpreter, 0, &event), kKilnInvalidArgument);
+    event.struct_size = sizeof(event);
+    EXPECT_EQ(KilnInterpreterGetProfileEvent(interpreter, 3, &event), kKilnInvalidArgument);
+    KilnInterpreterDelete(interpreter);
+  }
+  KilnModelDelete(model);
+}
+
+}  // namespace
+}  // namespace kiln

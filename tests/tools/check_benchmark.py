@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""`kiln benchmark` on a real model: its timing lines, its operator profile and its trace.
+
+Runs the CLI with --enable_op_profiling and --trace, then checks that
+  - the report has init, warm-up and inference lines with min <= median <= max;
+  - the profile's rows cover every node that runs (folded constants aside), each with the count of timed runs;
+  - the trace is valid JSON in Chrome's trace-event format, with one "Invoke" slice per timed run and, per
+    run, one slice per profile row, each on the track of its engine, inside that run's Invoke slice.
+Exits 77 (skipped) when the model is absent.
+
+Usage: check_benchmark.py KILN MODEL WORK_DIR [extra kiln benchmark flags...]
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+
+def fail(message):
+    print("FAILED: " + message)
+    sys.exit(1)
+
+
+def main():
+    kiln, model, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    extra = sys.argv[4:]
+    if not os.path.exists(model):
+        print("skipped: %s is absent (the shared models folder is not there)" % model)
+        sys.exit(77)
+    os.makedirs(work, exist_ok=True)
+    trace_path = os.path.join(work, "trace.json")
+    cmd = [kiln, "benchmark", "--graph=" + model, "--num_runs=5", "--min_secs=0", "--warmup_runs=1",
+           "--enable_op_profiling=true", "--report_peak_memory_footprint=true", "--trace=" + trace_path] + extra
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    print(result.stdout)
+    if result.returncode != 0:
+        fail("kiln benchmark exited %d: %s" % (result.returncode, result.stderr))
+    out = result.stdout
+    m = re.search(r"Inference: count=(\d+) min=([\d.]+) ms avg=([\d.]+) ms median=([\d.]+) ms max=([\d.]+) ms", out)
+    if not m:
+        fail("no inference line")
+    runs = int(m.group(1))
+    lo, median, hi = float(m.group(2)), float(m.group(4)), float(m.group(5))
+    if runs < 5 or not (0 < lo <= median <= hi):
+        fail("inference statistics out of order: %s" % m.group(0))
+    for needle in ("Initialized session in", "Warm-up: count=", "Memory footprint: model file",
+                   "Resident memory:"):
+        if needle not in out:
+            fail("no '%s' line" % needle)
+
+    rows = re.findall(r"^(\d+)(?:-(\d+))?\s+(\S+)\s+([\d.]+)\s+([\d.]+)%\s+(\d+)\s+(.+)$", out, re.M)
+    if not rows:
+        fail("no operator profile rows")
+    covered = set()
+    for first, last, engine, avg, share, count, op in rows:
+        first = int(first)
+        last = int(last) if last else first
+        if int(count) != runs:
+            fail("profile row %d-%d counted %s times, not once per timed run (%d)" % (first, last, count, runs))
+        covered.update(range(first, last + 1))
+    share_total = sum(float(r[4]) for r in rows)
+    if abs(share_total - 100.0) > 0.5:
+        fail("profile shares add up to %.2f%%" % share_total)
+
+    with open(trace_path) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"]
+    tracks = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M"}
+    invokes = [e for e in events if e.get("ph") == "X" and e["name"] == "Invoke"]
+    if len(invokes) != runs:
+        fail("%d Invoke slices for %d timed runs" % (len(invokes), runs))
+    slices = [e for e in events if e.get("ph") == "X" and e["name"] != "Invoke"]
+    if len(slices) != runs * len(rows):
+        fail("%d slices, expected %d (one per profile row per run)" % (len(slices), runs * len(rows)))
+    for s in slices:
+        run = invokes[s["args"]["run"]]
+        if tracks.get(s["tid"]) != s["cat"]:
+            fail("slice %s of engine %s sits on track %s" % (s["name"], s["cat"], tracks.get(s["tid"])))
+        if s["ts"] < run["ts"] - 1 or s["ts"] + s["dur"] > run["ts"] + run["dur"] + 1:
+            fail("slice %s of run %d lies outside its Invoke" % (s["name"], s["args"]["run"]))
+    print("ok: %d runs, %d profile rows covering %d nodes, %d trace slices on %d tracks"
+          % (runs, len(rows), len(covered), len(slices), len(tracks)))
+
+
+if __name__ == "__main__":
+    main()

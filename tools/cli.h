@@ -1,0 +1,90 @@
+// What `kiln run` and `kiln benchmark` share: reading the command line's model, inputs and --op kernels into
+// an interpreter through the public C API, random inputs, printing shapes and decisions.
+#ifndef KILN_TOOLS_CLI_H_
+#define KILN_TOOLS_CLI_H_
+
+#include <cstdarg>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kiln/c_api.h"
+#include "kiln/compute.h"
+#include "kiln/operator.h"
+
+namespace kiln {
+namespace cli {
+
+// An error reporter that prints "kiln: MESSAGE" to stderr.
+void PrintError(void*, const char* format, va_list args);
+
+std::string ShapeString(const std::vector<int64_t>& shape);
+std::vector<int64_t> TensorShape(const KilnTensor* t);
+
+// Seeded random values: floats in [0, 1), int32 in [0, 9], other types byte by byte.
+void FillRandom(KilnTensor* t, std::mt19937* rng);
+
+bool ReadFile(const std::string& path, std::vector<uint8_t>* bytes);
+
+// --op NAME=MODULE.kmod:KERNEL
+struct KernelOpSpec {
+  std::string name;
+  std::string module;
+  std::string kernel;
+};
+
+// Parses NAME=MODULE.kmod:KERNEL; prints why and returns false when it is not that.
+bool ParseKernelOpSpec(const std::string& text, KernelOpSpec* out);
+
+// Prints a decision log, one decision per line, with its kind.
+void PrintDecisions(int count, const std::function<void(int, KilnDecisionKind*, const char**)>& get);
+
+// Device choice from the command line.
+struct DeviceFlags {
+  KilnDevicePolicy policy = kKilnDeviceAuto;
+  std::string driver;
+  bool explain = false;
+};
+
+struct InputSpec {
+  std::string name;  // empty: positional
+  std::string file;
+};
+
+// What the command line asks of an interpreter.
+struct SessionOptions {
+  int threads = -1;
+  bool reference_kernels = false;
+  bool profiling = false;
+  std::vector<KernelOpSpec> kernel_ops;
+  DeviceFlags device;
+};
+
+// A model's interpreter, with the operators and kernel modules its --op flags made.
+class Session {
+ public:
+  // Null, after printing why, when the model, a module or the interpreter cannot be made.
+  static std::unique_ptr<Session> Open(const std::string& model_path, const SessionOptions& options);
+  ~Session();
+  KilnInterpreter* interpreter() const { return interpreter_; }
+  // Reads the --input files (resizing inputs to their shapes), allocates tensors, and fills the inputs not
+  // given with seeded random values. Prints one line per input when `verbose`. False after printing why.
+  bool SetInputs(const std::vector<InputSpec>& specs, uint32_t seed, bool verbose);
+
+ private:
+  Session() = default;
+  KilnInterpreter* interpreter_ = nullptr;
+  std::vector<KilnOperator*> ops_;
+  std::vector<KilnModule*> modules_;
+};
+
+// `kiln benchmark`: see tools/benchmark.cc. Returns the process's exit code.
+int Benchmark(int argc, char** argv);
+
+}  // namespace cli
+}  // namespace kiln
+
+#endif  // KILN_TOOLS_CLI_H_
