@@ -31,6 +31,14 @@ bool OpenMap(const void* data, size_t size, flexbuffers::Map* out, bool* empty) 
   if (!root.IsMap()) return false;
   flexbuffers::Map map = root.AsMap();
   if (map.Keys().size() != map.size()) return false;
+  // The verifier checks that a key starts inside the buffer, not that its terminator does: every key is
+  // handed out as a C string (KilnFlexMapEntry) and compared with strcmp, so each must end inside the buffer.
+  const uint8_t* end = bytes + size;
+  flexbuffers::TypedVector keys = map.Keys();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const uint8_t* key = reinterpret_cast<const uint8_t*>(keys[i].AsKey());
+    if (key < bytes || key >= end || std::memchr(key, 0, static_cast<size_t>(end - key)) == nullptr) return false;
+  }
   *out = map;
   return true;
 }

@@ -556,7 +556,11 @@ bool Reader::ReadQuantization(const std::string& where, const fb::QuantizationPa
   q.zero_point.reserve(scale_count);
   for (flatbuffers::uoffset_t i = 0; i < scale_count; ++i) {
     float s = scale->Get(i);
-    int64_t z = zero_point->Get(i);
+    // The verifier aligns a vector's length, not its 8-byte elements: a crafted file can place them anywhere
+    // (only 4-byte aligned), so they are copied out rather than loaded in place.
+    int64_t z;
+    std::memcpy(&z, zero_point->Data() + static_cast<size_t>(i) * sizeof(int64_t), sizeof z);
+    z = static_cast<int64_t>(flatbuffers::EndianScalar(static_cast<uint64_t>(z)));
     if (!std::isfinite(s)) {
       return Fail(
           Format("%s: quantization scale %u is not finite (%g)", where.c_str(), i, static_cast<double>(s)));

@@ -10,6 +10,7 @@
 
 #include "flatbuffers/flexbuffers.h"
 #include "runtime/model/model_writer.h"
+#include "tests/test_util.h"
 
 namespace kiln {
 namespace {
@@ -177,6 +178,28 @@ TEST(FlexTest, TruncatedAndCorruptMapsAreRefusedWithoutCrashing) {
     KilnFlexMapSize(garbage.data(), garbage.size(), &count);
     KilnFlexMapGetFloat(garbage.data(), garbage.size(), "offset", &f);
   }
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// ../shared/repro/flex_unterminated_key.bin: a map whose key starts inside the buffer but has no terminator
+// in it. The flexbuffers verifier accepts it; Kiln must refuse the map rather than hand out the key.
+TEST(FlexTest, MapWithAnUnterminatedKeyIsRefused) {
+  const std::string path = std::string(KILN_REPRO_DIR) + "/flex_unterminated_key.bin";
+  const std::vector<uint8_t> bytes = testing::ReadFileBytes(path);
+  if (bytes.empty()) GTEST_SKIP() << path << " is absent (the shared repro folder is not there)";
+  int count = 0;
+  EXPECT_EQ(KilnFlexMapSize(bytes.data(), bytes.size(), &count), kKilnInvalidArgument);
+  const char* key = nullptr;
+  KilnFlexValueKind kind;
+  EXPECT_EQ(KilnFlexMapEntry(bytes.data(), bytes.size(), 0, &key, &kind), kKilnInvalidArgument);
+  EXPECT_EQ(key, nullptr);
+  float f = 0;
+  EXPECT_EQ(KilnFlexMapGetFloat(bytes.data(), bytes.size(), "a", &f), kKilnInvalidArgument);
 }
 
 }  // namespace
