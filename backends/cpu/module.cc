@@ -219,7 +219,7 @@ KilnStatus ModuleLoad(KilnHalDevice* handle, const KilnHalModuleDesc* in_desc, K
   key_inputs.kernel_abi_version = KILN_KERNEL_ABI_VERSION;
   key_inputs.kernel_level = kDriverLevel;
   key_inputs.llvm_version = LlvmVersionString();
-  key_inputs.driver_version = KILN_CPU_DRIVER_VERSION;
+  key_inputs.driver_version = std::string(KILN_CPU_DRIVER_VERSION) + "/" + DriverCodeIdentity();
   const std::string key = ComputeCacheKey(key_inputs);
   ObjectCache cache(instance->cache_dir);
 

@@ -3,6 +3,10 @@
 
 #include "backends/cpu/object_cache.h"
 
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -65,6 +69,77 @@ std::string ComputeCacheKey(const CacheKeyInputs& in) {
   snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(hash.high64),
            static_cast<unsigned long long>(hash.low64));
   return std::string(hex, 32);
+}
+
+namespace {
+
+struct Found {
+  uintptr_t address = 0;  // an address inside this driver's code
+  std::string build_id;
+  bool found = false;  // the object holding `address` was seen
+};
+
+// The GNU build ID note among an object's PT_NOTE segments, as lowercase hex; empty if it has none.
+std::string BuildIdOf(const dl_phdr_info* info) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& phdr = info->dlpi_phdr[i];
+    if (phdr.p_type != PT_NOTE) continue;
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + phdr.p_vaddr);
+    const uint8_t* end = p + phdr.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      ElfW(Nhdr) note;
+      std::memcpy(&note, p, sizeof note);
+      const uint8_t* name = p + sizeof note;
+      const uint8_t* desc = name + ((note.n_namesz + 3) & ~3u);
+      const uint8_t* next = desc + ((note.n_descsz + 3) & ~3u);
+      if (next > end) break;
+      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+        std::string hex;
+        char digits[3];
+        for (uint32_t k = 0; k < note.n_descsz; ++k) {
+          std::snprintf(digits, sizeof digits, "%02x", desc[k]);
+          hex += digits;
+        }
+        return hex;
+      }
+      p = next;
+    }
+  }
+  return "";
+}
+
+int FindBuildId(dl_phdr_info* info, size_t, void* data) {
+  Found* found = static_cast<Found*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& phdr = info->dlpi_phdr[i];
+    const uintptr_t start = info->dlpi_addr + phdr.p_vaddr;
+    if (phdr.p_type == PT_LOAD && found->address >= start && found->address < start + phdr.p_memsz) {
+      found->found = true;
+      found->build_id = BuildIdOf(info);
+      return 1;  // stop
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+const std::string& DriverCodeIdentity() {
+  static const std::string identity = [] {
+    Found found;
+    found.address = reinterpret_cast<uintptr_t>(&ComputeCacheKey);
+    dl_iterate_phdr(FindBuildId, &found);
+    if (!found.build_id.empty()) return "build-id:" + found.build_id;
+    Dl_info info;
+    struct stat st;
+    if (dladdr(reinterpret_cast<void*>(&ComputeCacheKey), &info) != 0 && info.dli_fname != nullptr &&
+        stat(info.dli_fname, &st) == 0) {
+      return "file:" + std::string(info.dli_fname) + ":" + std::to_string(st.st_size) + ":" +
+             std::to_string(static_cast<long long>(st.st_mtime));
+    }
+    return std::string("unknown");
+  }();
+  return identity;
 }
 
 std::string ObjectCache::PathFor(const std::string& key) const { return dir_ + "/" + key + ".kobj"; }

@@ -28,6 +28,12 @@ struct CacheKeyInputs {
 // 32 lowercase hex digits.
 std::string ComputeCacheKey(const CacheKeyInputs& inputs);
 
+// What identifies this driver's code generator beyond its version: the GNU build ID of the ELF object it is
+// linked into ("build-id:<hex>"), so that a rebuilt Kiln of the same version never loads native code an older
+// build compiled; without a build ID, the object's path, size and modification time ("file:..."). Computed
+// once per process.
+const std::string& DriverCodeIdentity();
+
 class ObjectCache {
  public:
   enum class LoadResult { kMiss, kHit, kCorrupt };

@@ -538,6 +538,20 @@ TEST(CpuCacheKeyTest, EveryInputChangesTheKey) {
   EXPECT_NE(cpu::ComputeCacheKey(shifted), key);
 }
 
+// The driver's code identity goes into every key: a rebuilt driver (another build ID) misses the cache even
+// at the same version.
+TEST(CpuCacheKeyTest, TheDriverBuildIsPartOfTheKey) {
+  const std::string& identity = cpu::DriverCodeIdentity();
+  EXPECT_EQ(identity.rfind("build-id:", 0), 0u) << identity << " (this build links with --build-id)";
+  EXPECT_GT(identity.size(), std::strlen("build-id:") + 8);
+  EXPECT_EQ(&cpu::DriverCodeIdentity(), &identity);  // computed once
+  cpu::CacheKeyInputs a;
+  a.driver_version = "0.1.0/" + identity;
+  cpu::CacheKeyInputs b = a;
+  b.driver_version = "0.1.0/build-id:0123456789abcdef";  // the same version, another build
+  EXPECT_NE(cpu::ComputeCacheKey(a), cpu::ComputeCacheKey(b));
+}
+
 TEST(CpuDriverCacheTest, OtherCpuFeaturesAreAnotherCacheEntry) {
   TempDir cache;
   ModuleDescBuilder builder = AtanModule();
