@@ -1,21 +1,38 @@
 // Small helpers shared by the runtime: error reporting, shapes, aligned memory, int arrays, type names.
+#include "runtime/core.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
-#include "runtime/core.h"
-
 namespace kiln {
+
+std::string Printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 void ReportV(KilnErrorReporter reporter, void* user_data, const char* format, va_list args) {
   if (reporter != nullptr) {
     reporter(user_data, format, args);
     return;
   }
-  std::fputs("kiln: ", stderr);
-  std::vfprintf(stderr, format, args);
-  std::fputc('\n', stderr);
+  // Messages name tensors, ops and kernels read from files: printed escaped.
+  char buffer[2048];
+  std::vsnprintf(buffer, sizeof buffer, format, args);
+  std::fprintf(stderr, "kiln: %s\n", Printable(buffer).c_str());
 }
 
 void Report(KilnErrorReporter reporter, void* user_data, const char* format, ...) {
@@ -68,25 +85,44 @@ size_t KilnTypeGetSize(KilnType type) { return kiln::TypeSize(type); }
 
 const char* KilnTypeGetName(KilnType type) {
   switch (type) {
-    case kKilnNoType: return "notype";
-    case kKilnFloat32: return "float32";
-    case kKilnInt32: return "int32";
-    case kKilnUInt8: return "uint8";
-    case kKilnInt64: return "int64";
-    case kKilnString: return "string";
-    case kKilnBool: return "bool";
-    case kKilnInt16: return "int16";
-    case kKilnComplex64: return "complex64";
-    case kKilnInt8: return "int8";
-    case kKilnFloat16: return "float16";
-    case kKilnFloat64: return "float64";
-    case kKilnComplex128: return "complex128";
-    case kKilnUInt64: return "uint64";
-    case kKilnResource: return "resource";
-    case kKilnVariant: return "variant";
-    case kKilnUInt32: return "uint32";
-    case kKilnUInt16: return "uint16";
-    case kKilnInt4: return "int4";
+    case kKilnNoType:
+      return "notype";
+    case kKilnFloat32:
+      return "float32";
+    case kKilnInt32:
+      return "int32";
+    case kKilnUInt8:
+      return "uint8";
+    case kKilnInt64:
+      return "int64";
+    case kKilnString:
+      return "string";
+    case kKilnBool:
+      return "bool";
+    case kKilnInt16:
+      return "int16";
+    case kKilnComplex64:
+      return "complex64";
+    case kKilnInt8:
+      return "int8";
+    case kKilnFloat16:
+      return "float16";
+    case kKilnFloat64:
+      return "float64";
+    case kKilnComplex128:
+      return "complex128";
+    case kKilnUInt64:
+      return "uint64";
+    case kKilnResource:
+      return "resource";
+    case kKilnVariant:
+      return "variant";
+    case kKilnUInt32:
+      return "uint32";
+    case kKilnUInt16:
+      return "uint16";
+    case kKilnInt4:
+      return "int4";
   }
   return "unknown";
 }

@@ -233,7 +233,7 @@ int Benchmark(int argc, char** argv) {
   size_t rss_init = 0, peak_init = 0;
   ResidentMemory(&rss_init, &peak_init);
 
-  std::printf("Graph: [%s]\n", graph.c_str());
+  std::printf("Graph: [%s]\n", Printable(graph.c_str()).c_str());
   std::printf("Num threads: [%d]%s\n", options.threads, options.threads < 0 ? " (-1: one per core)" : "");
   std::printf("Kernels: [%s]\n", options.reference_kernels ? "reference" : "fast path where supported");
   std::printf("Initialized session in %.3f ms.\n", init_ms);
@@ -326,7 +326,8 @@ int Benchmark(int argc, char** argv) {
       const std::string nodes = u.first == u.last ? std::to_string(u.first)
                                                   : std::to_string(u.first) + "-" + std::to_string(u.last);
       std::printf("%-9s  %-10s  %10.4f  %6.2f%%  %6d  %s\n", nodes.c_str(), u.engine.c_str(),
-                  u.total_ms / u.count, total > 0 ? 100 * u.total_ms / total : 0.0, u.count, u.op.c_str());
+                  u.total_ms / u.count, total > 0 ? 100 * u.total_ms / total : 0.0, u.count,
+                  Printable(u.op.c_str()).c_str());
     }
     std::map<std::string, double> by_engine;
     for (const auto& entry : units) by_engine[entry.second.engine] += entry.second.total_ms;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "runtime/core.h"
 #include "tools/npy.h"
 
 namespace kiln {
@@ -24,10 +25,12 @@ void FillValues(uint8_t* data, size_t bytes, Draw draw) {
 }  // namespace
 
 void PrintError(void*, const char* format, va_list args) {
-  std::fputs("kiln: ", stderr);
-  std::vfprintf(stderr, format, args);
-  std::fputc('\n', stderr);
+  char buffer[2048];
+  std::vsnprintf(buffer, sizeof buffer, format, args);
+  std::fprintf(stderr, "kiln: %s\n", Printable(buffer).c_str());
 }
+
+std::string Printable(const char* text) { return kiln::Printable(text != nullptr ? text : ""); }
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
   std::string s = "[";
@@ -115,7 +118,7 @@ void PrintDecisions(int count, const std::function<void(int, KilnDecisionKind*, 
     KilnDecisionKind kind;
     const char* message = nullptr;
     get(i, &kind, &message);
-    std::printf("  [%s] %s\n", KilnDecisionKindName(kind), message ? message : "");
+    std::printf("  [%s] %s\n", KilnDecisionKindName(kind), Printable(message).c_str());
   }
 }
 
@@ -188,7 +191,8 @@ bool Session::SetInputs(const std::vector<InputSpec>& specs, uint32_t seed, bool
     KilnTensor* t = KilnInterpreterGetInputTensor(interpreter_, index);
     if (array.type != KilnTensorType(t)) {
       std::fprintf(stderr, "kiln: %s is %s, but input %d ('%s') is %s\n", specs[s].file.c_str(),
-                   KilnTypeGetName(array.type), index, KilnTensorName(t), KilnTypeGetName(KilnTensorType(t)));
+                   KilnTypeGetName(array.type), index, Printable(KilnTensorName(t)).c_str(),
+                   KilnTypeGetName(KilnTensorType(t)));
       return false;
     }
     if (array.shape != TensorShape(t)) {
@@ -208,15 +212,15 @@ bool Session::SetInputs(const std::vector<InputSpec>& specs, uint32_t seed, bool
     if (it == given.end()) {
       FillRandom(t, &rng);
       if (verbose) {
-        std::printf("input %d '%s': %s%s <- random (seed %u)\n", i, KilnTensorName(t),
+        std::printf("input %d '%s': %s%s <- random (seed %u)\n", i, Printable(KilnTensorName(t)).c_str(),
                     KilnTypeGetName(KilnTensorType(t)), ShapeString(TensorShape(t)).c_str(), seed);
       }
     } else if (KilnTensorCopyFromBuffer(t, it->second.data.data(), it->second.data.size()) != kKilnOk) {
       std::fprintf(stderr, "kiln: input %d: size mismatch\n", i);
       return false;
     } else if (verbose) {
-      std::printf("input %d '%s': %s%s <- file\n", i, KilnTensorName(t), KilnTypeGetName(KilnTensorType(t)),
-                  ShapeString(TensorShape(t)).c_str());
+      std::printf("input %d '%s': %s%s <- file\n", i, Printable(KilnTensorName(t)).c_str(),
+                  KilnTypeGetName(KilnTensorType(t)), ShapeString(TensorShape(t)).c_str());
     }
   }
   return true;

@@ -18,8 +18,12 @@
 namespace kiln {
 namespace cli {
 
-// An error reporter that prints "kiln: MESSAGE" to stderr.
+// An error reporter that prints "kiln: MESSAGE" to stderr, escaped (messages name things read from files).
 void PrintError(void*, const char* format, va_list args);
+
+// `text` safe for a terminal: control characters become \xNN (runtime/core.h). Every name that comes from a
+// file (tensors, ops, descriptions, decisions) is printed through it.
+std::string Printable(const char* text);
 
 std::string ShapeString(const std::vector<int64_t>& shape);
 std::vector<int64_t> TensorShape(const KilnTensor* t);

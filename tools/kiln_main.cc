@@ -135,10 +135,17 @@ int InspectModule(const std::string& path, const std::vector<uint8_t>& bytes, co
   kiln::KernelModuleDesc desc;
   std::string error;
   if (!kiln::ReadKernelModule(bytes.data(), bytes.size(), &desc, &error)) {
-    std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), error.c_str());
+    std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), Printable(error.c_str()).c_str());
     return 1;
   }
-  std::printf("module: %s\n%s", path.c_str(), kiln::DescribeKernelModule(desc).c_str());
+  std::printf("module: %s\n", path.c_str());
+  const std::string description =
+      kiln::DescribeKernelModule(desc);  // names from the file: escaped line by line
+  for (size_t start = 0; start < description.size();) {
+    const size_t end = std::min(description.find('\n', start), description.size());
+    std::printf("%s\n", Printable(description.substr(start, end - start).c_str()).c_str());
+    start = end + 1;
+  }
   KilnModule* module = KilnModuleCreateFromFileWithErrorReporter(path.c_str(), PrintError, nullptr);
   KilnContext* context = CreateContext(flags);
   KilnScript* script = module && context ? KilnScriptCreate(context, module) : nullptr;
@@ -167,7 +174,7 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
   // Everything below comes from the verified model through the public API, including ops Kiln cannot run.
   std::printf("model: %s\n", path.c_str());
   if (*KilnModelGetDescription(model) != '\0')
-    std::printf("description: %s\n", KilnModelGetDescription(model));
+    std::printf("description: %s\n", Printable(KilnModelGetDescription(model)).c_str());
   std::printf("subgraphs: %d, tensors: %d, operators: %d\n", KilnModelGetSubgraphCount(model),
               KilnModelGetTensorCount(model), KilnModelGetOperatorCount(model));
   auto print_tensors = [&](const char* what, int32_t count, int32_t (*tensor_of)(const KilnModel*, int32_t)) {
@@ -196,7 +203,7 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
     std::string name;
     if (code == kKilnBuiltinCustom) {
       status = "custom: unresolved (register it with KilnInterpreterOptionsAddOperator)";
-      name = std::string("CUSTOM:") + custom_name;
+      name = "CUSTOM:" + Printable(custom_name);
       ++unresolved;
     } else {
       const bool found = KilnBuiltinOpIsSupported(code, version);
@@ -235,8 +242,8 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
           (k ? ", " : "") + FormatValue(type, static_cast<const uint8_t*>(KilnTensorData(t)) + k * element);
     }
     if (count > kShownValues) values += ", ...";
-    std::printf("output %d '%s': %s%s = [%s]\n", i, KilnTensorName(t), KilnTypeGetName(type),
-                ShapeString(TensorShape(t)).c_str(), values.c_str());
+    std::printf("output %d '%s': %s%s = [%s]\n", i, Printable(KilnTensorName(t)).c_str(),
+                KilnTypeGetName(type), ShapeString(TensorShape(t)).c_str(), values.c_str());
     if (!output_dir.empty()) {
       const std::string file = output_dir + "/output_" + std::to_string(i) + ".npy";
       std::string error;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/c_api.h"
+#include "runtime/core.h"
 #include "runtime/interpreter.h"
 #include "runtime/model/model_writer.h"
 
@@ -252,6 +253,20 @@ TEST(Profiling, OneEventPerUnitOfTheLastInvoke) {
     KilnInterpreterDelete(interpreter);
   }
   KilnModelDelete(model);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Names from files are printed escaped: a crafted tensor name cannot send escape sequences to a terminal.
+TEST(Printable, ControlCharactersAreEscaped) {
+  EXPECT_EQ(Printable("conv2d/weights"), "conv2d/weights");
+  EXPECT_EQ(Printable("\x1b[2J\x1b]0;owned\x07"), "\\x1b[2J\\x1b]0;owned\\x07");
+  EXPECT_EQ(Printable("line\nbreak\ttab\x7f"), "line\\x0abreak\\x09tab\\x7f");
+  EXPECT_EQ(Printable("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 stays readable
 }
 
 }  // namespace
