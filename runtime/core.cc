@@ -83,49 +83,7 @@ const char* KilnVersion(void) { return KILN_VERSION_STRING; }
 
 size_t KilnTypeGetSize(KilnType type) { return kiln::TypeSize(type); }
 
-const char* KilnTypeGetName(KilnType type) {
-  switch (type) {
-    case kKilnNoType:
-      return "notype";
-    case kKilnFloat32:
-      return "float32";
-    case kKilnInt32:
-      return "int32";
-    case kKilnUInt8:
-      return "uint8";
-    case kKilnInt64:
-      return "int64";
-    case kKilnString:
-      return "string";
-    case kKilnBool:
-      return "bool";
-    case kKilnInt16:
-      return "int16";
-    case kKilnComplex64:
-      return "complex64";
-    case kKilnInt8:
-      return "int8";
-    case kKilnFloat16:
-      return "float16";
-    case kKilnFloat64:
-      return "float64";
-    case kKilnComplex128:
-      return "complex128";
-    case kKilnUInt64:
-      return "uint64";
-    case kKilnResource:
-      return "resource";
-    case kKilnVariant:
-      return "variant";
-    case kKilnUInt32:
-      return "uint32";
-    case kKilnUInt16:
-      return "uint16";
-    case kKilnInt4:
-      return "int4";
-  }
-  return "unknown";
-}
+const char* KilnTypeGetName(KilnType type) { return kiln::TypeName(type); }
 
 KilnIntArray* KilnIntArrayCreate(int size) {
   if (size < 0) return nullptr;

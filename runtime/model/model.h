@@ -75,6 +75,8 @@ const char* BuiltinOperatorCName(int builtin_code);
 
 // The byte size of one element, or 0 for types without a fixed size (strings, resources).
 size_t TypeSize(KilnType type);
+// "float32", "int8", ...; "unknown" for values outside KilnType. Static strings (KilnTypeGetName).
+const char* TypeName(KilnType type);
 
 }  // namespace kiln
 
