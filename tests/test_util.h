@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdarg>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -27,13 +29,20 @@ inline std::vector<uint8_t> ReadFileBytes(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// A KilnErrorReporter that appends each message, and a newline, to the std::string at `user_data`.
+inline void CollectErrors(void* user_data, const char* format, va_list args) {
+  char buffer[1024];
+  std::vsnprintf(buffer, sizeof buffer, format, args);
+  *static_cast<std::string*>(user_data) += std::string(buffer) + "\n";
+}
+
 }  // namespace kiln::testing
 
 // Skips the current test, with a clear message, when ../shared/models is absent.
-#define KILN_REQUIRE_MODELS()                                                                         \
-  do {                                                                                                \
-    if (!::kiln::testing::ModelsAvailable())                                                          \
-      GTEST_SKIP() << "real models not found at " << ::kiln::testing::ModelsDir()                     \
+#define KILN_REQUIRE_MODELS()                                                                        \
+  do {                                                                                               \
+    if (!::kiln::testing::ModelsAvailable())                                                         \
+      GTEST_SKIP() << "real models not found at " << ::kiln::testing::ModelsDir()                    \
                    << " (expected ../shared/models beside the checkout; set -DKILN_MODELS_DIR=...)"; \
   } while (0)
 

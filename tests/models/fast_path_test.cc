@@ -4,9 +4,9 @@
 // |fast - reference| <= 1e-4 * (|reference| + max |reference| over the output tensor). The second term keeps
 // the bound meaningful for values near zero: after tens of layers summed in another order (XNNPACK's GEMMs
 // block and vectorise the sums), a value that is a small difference of large ones moves in its own relative
-// terms (0.0024305 vs 0.0024310 on face detection) while its error against the output's scale stays near 1e-6.
-// A model Kiln cannot run at all (an op it does not implement) is skipped with the reason; one it runs on one
-// path only fails. Also: 1, 2 and all threads give the same answers.
+// terms (0.0024305 vs 0.0024310 on face detection) while its error against the output's scale stays near
+// 1e-6. A model Kiln cannot run at all (an op it does not implement) is skipped with the reason; one it runs
+// on one path only fails. Also: 1, 2 and all threads give the same answers.
 #include <dirent.h>
 #include <gtest/gtest.h>
 
@@ -25,12 +25,6 @@
 
 namespace kiln {
 namespace {
-
-void CollectErrors(void* user_data, const char* format, va_list args) {
-  char buffer[1024];
-  std::vsnprintf(buffer, sizeof buffer, format, args);
-  *static_cast<std::string*>(user_data) += std::string(buffer) + "\n";
-}
 
 struct Outputs {
   bool ran = false;
@@ -62,10 +56,11 @@ void FillInputs(KilnInterpreter* interpreter, uint32_t seed) {
 
 Outputs RunModel(const std::string& path, bool reference, int threads) {
   Outputs out;
-  KilnModel* model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), CollectErrors, &out.errors);
+  KilnModel* model =
+      KilnModelCreateFromFileWithErrorReporter(path.c_str(), testing::CollectErrors, &out.errors);
   if (model == nullptr) return out;
   KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
-  KilnInterpreterOptionsSetErrorReporter(options, CollectErrors, &out.errors);
+  KilnInterpreterOptionsSetErrorReporter(options, testing::CollectErrors, &out.errors);
   KilnInterpreterOptionsSetUseReferenceKernels(options, reference);
   KilnInterpreterOptionsSetNumThreads(options, threads);
   KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
@@ -112,8 +107,8 @@ void ExpectSame(const std::string& what, const Outputs& got, const Outputs& want
     EXPECT_EQ(bad, 0u) << what << ", output " << o << ": " << bad << " of " << n
                        << " elements outside the bound (largest difference " << worst << ", output scale "
                        << scale << ")";
-    std::printf("%s, output %zu: largest difference %.3g, %.3g of the output's scale\n", what.c_str(), o, worst,
-                scale > 0 ? worst / scale : worst);
+    std::printf("%s, output %zu: largest difference %.3g, %.3g of the output's scale\n", what.c_str(), o,
+                worst, scale > 0 ? worst / scale : worst);
   }
 }
 

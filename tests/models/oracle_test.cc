@@ -20,22 +20,16 @@
 namespace kiln {
 namespace {
 
-void CollectErrors(void* user_data, const char* format, va_list args) {
-  char buffer[1024];
-  std::vsnprintf(buffer, sizeof buffer, format, args);
-  *static_cast<std::string*>(user_data) += std::string(buffer) + "\n";
-}
-
 struct Runner {
   KilnModel* model = nullptr;
   KilnInterpreter* interpreter = nullptr;
   std::string errors;
 
   Runner(const std::string& path, const std::vector<KilnOperator*>& ops = {}) {
-    model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), CollectErrors, &errors);
+    model = KilnModelCreateFromFileWithErrorReporter(path.c_str(), testing::CollectErrors, &errors);
     if (model == nullptr) return;
     KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
-    KilnInterpreterOptionsSetErrorReporter(options, CollectErrors, &errors);
+    KilnInterpreterOptionsSetErrorReporter(options, testing::CollectErrors, &errors);
     for (KilnOperator* op : ops) KilnInterpreterOptionsAddOperator(options, op);
     interpreter = KilnInterpreterCreate(model, options);
     KilnInterpreterOptionsDelete(options);
@@ -101,7 +95,8 @@ TEST_P(OracleTest, MatchesArmNNReference) {
       for (size_t k = 0; k < want.data.size() / 4; ++k) {
         const float tolerance = 1e-4f * std::fabs(ref[k]) + 1e-6f;
         if (!(std::fabs(got[k] - ref[k]) <= tolerance) && bad++ < 5) {
-          ADD_FAILURE() << name << " output " << o << "[" << k << "] = " << got[k] << ", reference " << ref[k];
+          ADD_FAILURE() << name << " output " << o << "[" << k << "] = " << got[k] << ", reference "
+                        << ref[k];
         }
       }
       EXPECT_EQ(bad, 0u) << name << ": elements outside 1e-4 relative";
@@ -120,12 +115,16 @@ TEST_P(OracleTest, MatchesArmNNReference) {
 // quantize inside; they come with the int8 kernels.)
 INSTANTIATE_TEST_SUITE_P(FloatModels, OracleTest,
                          ::testing::Values("lr_add", "lr_add_reshape", "lr_avg_pool", "lr_concat", "lr_fc",
-                                           "lr_mobilenet_like", "lr_multi_add", "lr_softmax", "mt_ad01_fc_float",
-                                           "tm_hello_world_float", "ts_mobilenet_v1_025_224_float"),
-                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+                                           "lr_mobilenet_like", "lr_multi_add", "lr_softmax",
+                                           "mt_ad01_fc_float", "tm_hello_world_float",
+                                           "ts_mobilenet_v1_025_224_float"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 std::vector<float> RunOneFloat(Runner& r, const std::vector<float>& x, const std::vector<int>& dims) {
-  if (KilnInterpreterResizeInputTensor(r.interpreter, 0, dims.data(), static_cast<int>(dims.size())) != kKilnOk ||
+  if (KilnInterpreterResizeInputTensor(r.interpreter, 0, dims.data(), static_cast<int>(dims.size())) !=
+          kKilnOk ||
       KilnInterpreterAllocateTensors(r.interpreter) != kKilnOk ||
       KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(r.interpreter, 0), x.data(), x.size() * 4) !=
           kKilnOk ||

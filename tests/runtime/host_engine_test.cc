@@ -15,15 +15,10 @@
 #include "runtime/core.h"
 #include "runtime/interpreter.h"
 #include "runtime/model/model_writer.h"
+#include "tests/test_util.h"
 
 namespace kiln {
 namespace {
-
-void Report(void* user_data, const char* format, va_list args) {
-  char buffer[1024];
-  std::vsnprintf(buffer, sizeof buffer, format, args);
-  *static_cast<std::string*>(user_data) += std::string(buffer) + "\n";
-}
 
 struct Result {
   std::vector<float> y;
@@ -36,7 +31,7 @@ Result RunModel(const std::vector<uint8_t>& bytes, const std::vector<float>& x, 
   Result r;
   KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
   KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
-  KilnInterpreterOptionsSetErrorReporter(options, Report, &r.errors);
+  KilnInterpreterOptionsSetErrorReporter(options, testing::CollectErrors, &r.errors);
   KilnInterpreterOptionsSetUseReferenceKernels(options, reference);
   KilnInterpreterOptionsSetNumThreads(options, threads);
   KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
