@@ -1,5 +1,6 @@
-// ADD, SUB, MUL, DIV, ATAN2 (numpy broadcasting up to 6-D, fused activation) and the unary activations
-// LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1.
+// ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE (numpy broadcasting up to 6-D, fused
+// activation where the op has one) and the unary activations LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1,
+// HARD_SWISH, ELU.
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
@@ -27,6 +28,12 @@ constexpr const char* BinaryName(BinaryOp op) {
       return "DIV";
     case BinaryOp::kAtan2:
       return "ATAN2";
+    case BinaryOp::kMaximum:
+      return "MAXIMUM";
+    case BinaryOp::kMinimum:
+      return "MINIMUM";
+    case BinaryOp::kSquaredDifference:
+      return "SQUARED_DIFFERENCE";
   }
   return "?";
 }
@@ -52,7 +59,8 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input 0", a, 0, kMaxBroadcastRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input 1", b, 0, kMaxBroadcastRank));
 
-  // ADD/SUB and MUL/DIV options both start with the activation; ATAN2 has none. Absent options mean none.
+  // ADD/SUB and MUL/DIV options both start with the activation; the others have none. Absent options mean
+  // none.
   KilnFusedActivation fused = kKilnActNone;
   if constexpr (kOp == BinaryOp::kAdd || kOp == BinaryOp::kSub) {
     if (auto* options = static_cast<const KilnAddParams*>(KilnOpaqueNodeGetBuiltinData(node))) {
@@ -105,6 +113,10 @@ constexpr const char* UnaryName(UnaryOp op) {
       return "RELU6";
     case UnaryOp::kReluN1To1:
       return "RELU_N1_TO_1";
+    case UnaryOp::kHardSwish:
+      return "HARD_SWISH";
+    case UnaryOp::kElu:
+      return "ELU";
   }
   return "?";
 }
@@ -131,8 +143,7 @@ KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 template <BinaryOp kOp>
-void AddBinary(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_version,
-               int max_version) {
+void AddBinary(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_version, int max_version) {
   table->push_back({code, min_version, max_version,
                     MakeOperator<BinaryState>(code, max_version, &BinaryPrepare<kOp>, &BinaryInvoke<kOp>)});
 }
@@ -157,6 +168,11 @@ void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   AddUnary<UnaryOp::kRelu>(table, kKilnBuiltinRelu, 1, 3);
   AddUnary<UnaryOp::kRelu6>(table, kKilnBuiltinRelu6, 1, 3);
   AddUnary<UnaryOp::kReluN1To1>(table, kKilnBuiltinReluN1To1, 1, 1);
+  AddBinary<BinaryOp::kMaximum>(table, kKilnBuiltinMaximum, 1, 4);
+  AddBinary<BinaryOp::kMinimum>(table, kKilnBuiltinMinimum, 1, 4);
+  AddBinary<BinaryOp::kSquaredDifference>(table, kKilnBuiltinSquaredDifference, 1, 2);
+  AddUnary<UnaryOp::kHardSwish>(table, kKilnBuiltinHardSwish, 1, 1);
+  AddUnary<UnaryOp::kElu>(table, kKilnBuiltinElu, 1, 1);
 }
 
 }  // namespace kiln::ops

@@ -54,6 +54,12 @@ float Apply(BinaryOp op, float a, float b) {
       return a / b;
     case BinaryOp::kAtan2:
       return std::atan2(a, b);
+    case BinaryOp::kMaximum:
+      return a > b || std::isnan(a) ? a : b;  // TFLite's: NaN propagates from either side
+    case BinaryOp::kMinimum:
+      return a < b || std::isnan(a) ? a : b;
+    case BinaryOp::kSquaredDifference:
+      return (a - b) * (a - b);
   }
   return 0.0f;
 }
@@ -112,6 +118,12 @@ void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out) {
         break;
       case UnaryOp::kReluN1To1:
         out[i] = Activate(Activation::kReluN1To1, x);
+        break;
+      case UnaryOp::kHardSwish:
+        out[i] = x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+        break;
+      case UnaryOp::kElu:
+        out[i] = x >= 0.0f ? x : std::expm1(x);
         break;
     }
   }

@@ -1,5 +1,5 @@
-// Elementwise ops: binary ops with numpy broadcasting (ADD, SUB, MUL, DIV, ATAN2) and unary activations
-// (LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1).
+// Elementwise ops: binary ops with numpy broadcasting (ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM,
+// SQUARED_DIFFERENCE) and unary activations (LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, HARD_SWISH, ELU).
 #ifndef KILN_OPS_REFERENCE_ELEMENTWISE_H_
 #define KILN_OPS_REFERENCE_ELEMENTWISE_H_
 
@@ -9,7 +9,7 @@
 
 namespace kiln::ops::reference {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kAtan2 };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kAtan2, kMaximum, kMinimum, kSquaredDifference };
 
 // The numpy broadcast of two shapes: trailing dimensions are aligned, and each pair must be equal or contain
 // a 1. Returns false if the shapes are incompatible.
@@ -32,7 +32,8 @@ bool MakeBinaryParams(BinaryOp op, Activation activation, const Dims& a_dims, co
 // out = activation(a op b), broadcasting per `params`. ATAN2 computes atan2(a, b) (a is y, b is x).
 void BinaryFloat(const BinaryParams& params, const float* a, const float* b, float* out);
 
-enum class UnaryOp { kLogistic, kTanh, kRelu, kRelu6, kReluN1To1 };
+// HARD_SWISH is x * relu6(x + 3) / 6; ELU is x for x >= 0, else exp(x) - 1 (TFLite's ELU has alpha 1).
+enum class UnaryOp { kLogistic, kTanh, kRelu, kRelu6, kReluN1To1, kHardSwish, kElu };
 
 void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out);
 

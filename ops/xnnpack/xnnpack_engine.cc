@@ -246,7 +246,18 @@ bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string*
     case kKilnBuiltinRelu6:
     case kKilnBuiltinReluN1To1:
     case kKilnBuiltinLogistic:
+    case kKilnBuiltinHardSwish:
+    case kKilnBuiltinElu:
       return CheckTensors(interpreter, node, 1, {}, reason);
+    case kKilnBuiltinMaximum:
+    case kKilnBuiltinMinimum:
+    case kKilnBuiltinSquaredDifference:
+      if (!CheckTensors(interpreter, node, 2, {}, reason)) return false;
+      if (in(0)->dims.size() > 4 || in(1)->dims.size() > 4) {
+        *reason = "broadcasting above 4-D";
+        return false;
+      }
+      return true;
     case kKilnBuiltinSoftmax: {
       if (!CheckTensors(interpreter, node, 1, {}, reason)) return false;
       const float beta = ParamsOf<KilnSoftmaxParams>(node)->beta;
@@ -513,6 +524,21 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
       break;
     case kKilnBuiltinLogistic:
       status = xnn_define_sigmoid(subgraph_, in[0], out, 0);
+      break;
+    case kKilnBuiltinHardSwish:
+      status = xnn_define_hardswish(subgraph_, in[0], out, 0);
+      break;
+    case kKilnBuiltinElu:
+      status = xnn_define_elu(subgraph_, 1.0f, in[0], out, 0);
+      break;
+    case kKilnBuiltinMaximum:
+      status = xnn_define_maximum2(subgraph_, in[0], in[1], out, 0);
+      break;
+    case kKilnBuiltinMinimum:
+      status = xnn_define_minimum2(subgraph_, in[0], in[1], out, 0);
+      break;
+    case kKilnBuiltinSquaredDifference:
+      status = xnn_define_squared_difference(subgraph_, in[0], in[1], out, 0);
       break;
     case kKilnBuiltinSoftmax:
       status = xnn_define_softmax(subgraph_, in[0], out, 0);

@@ -111,6 +111,15 @@ std::vector<double> NaiveBinary(BinaryOp op, Activation activation, const Dims& 
       case BinaryOp::kAtan2:
         v = std::atan2(x, y);
         break;
+      case BinaryOp::kMaximum:
+        v = std::fmax(x, y);
+        break;
+      case BinaryOp::kMinimum:
+        v = std::fmin(x, y);
+        break;
+      case BinaryOp::kSquaredDifference:
+        v = (x - y) * (x - y);
+        break;
     }
     switch (activation) {
       case Activation::kNone:
@@ -153,7 +162,9 @@ TEST(BinaryFloatTest, MatchesNaiveBroadcastingUpTo6D) {
       {{0, 3}, {1, 3}},
       {{4, 0}, {4, 1}},
   };
-  const BinaryOp ops[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv, BinaryOp::kAtan2};
+  const BinaryOp ops[] = {
+      BinaryOp::kAdd,   BinaryOp::kSub,     BinaryOp::kMul,     BinaryOp::kDiv,
+      BinaryOp::kAtan2, BinaryOp::kMaximum, BinaryOp::kMinimum, BinaryOp::kSquaredDifference};
   const Activation acts[] = {Activation::kNone, Activation::kRelu, Activation::kReluN1To1, Activation::kRelu6,
                              Activation::kTanh};
   uint32_t seed = 1;
@@ -195,6 +206,35 @@ TEST(UnaryFloatTest, HandComputed) {
   EXPECT_EQ(sat[1], 1.0f);
   // Zero elements touch nothing.
   UnaryFloat(UnaryOp::kTanh, 0, nullptr, nullptr);
+}
+
+TEST(UnaryFloatTest, HardSwishAndElu) {
+  const std::vector<float> in = {-8, -3, -1.5f, 0, 1.5f, 3, 8};
+  std::vector<float> out(in.size());
+  UnaryFloat(UnaryOp::kHardSwish, in.size(), in.data(), out.data());
+  // x * relu6(x + 3) / 6, worked by hand: 0 up to -3, then x(x+3)/6 up to 3, then x.
+  const std::vector<float> hard_swish = {0, 0, -0.375f, 0, 1.125f, 3, 8};
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_FLOAT_EQ(out[i], hard_swish[i]) << in[i];
+  UnaryFloat(UnaryOp::kElu, in.size(), in.data(), out.data());
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_NEAR(out[i], in[i] >= 0 ? in[i] : std::exp(double(in[i])) - 1.0, 1e-7) << in[i];
+  }
+}
+
+TEST(BinaryFloatTest, MaximumMinimumSquaredDifferenceHandComputed) {
+  const std::vector<float> a = {1, -2, 3.5f, 0};
+  const std::vector<float> b = {2};  // broadcast
+  std::vector<float> out(4);
+  BinaryParams params;
+  ASSERT_TRUE(MakeBinaryParams(BinaryOp::kMaximum, Activation::kNone, {4}, {1}, &params));
+  BinaryFloat(params, a.data(), b.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{2, 2, 3.5f, 2}));
+  ASSERT_TRUE(MakeBinaryParams(BinaryOp::kMinimum, Activation::kNone, {4}, {1}, &params));
+  BinaryFloat(params, a.data(), b.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{1, -2, 2, 0}));
+  ASSERT_TRUE(MakeBinaryParams(BinaryOp::kSquaredDifference, Activation::kNone, {4}, {1}, &params));
+  BinaryFloat(params, a.data(), b.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{1, 16, 2.25f, 4}));
 }
 
 }  // namespace

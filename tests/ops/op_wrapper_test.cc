@@ -93,7 +93,9 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinRelu6,         kKilnBuiltinReluN1To1,
                                   kKilnBuiltinConcatenation, kKilnBuiltinMean,
                                   kKilnBuiltinPad,           kKilnBuiltinTranspose,
-                                  kKilnBuiltinDequantize};
+                                  kKilnBuiltinDequantize,    kKilnBuiltinMaximum,
+                                  kKilnBuiltinMinimum,       kKilnBuiltinSquaredDifference,
+                                  kKilnBuiltinHardSwish,     kKilnBuiltinElu};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

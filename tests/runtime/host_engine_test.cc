@@ -266,3 +266,44 @@ TEST(Printable, ControlCharactersAreEscaped) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, HARD_SWISH and ELU on both paths: XNNPACK takes them, and its answers
+// match the reference kernels.
+TEST(HostEngine, NewerElementwiseOpsMatchTheReference) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 3, 5}, "x");
+  const int k = w.AddConstTensor(kKilnFloat32, {5}, "k", Random(5, 4));
+  int previous = x;
+  const KilnBuiltinOperator binary[] = {kKilnBuiltinMaximum, kKilnBuiltinMinimum,
+                                        kKilnBuiltinSquaredDifference};
+  const KilnBuiltinOperator unary[] = {kKilnBuiltinHardSwish, kKilnBuiltinElu};
+  for (KilnBuiltinOperator code : binary) {
+    const int t = w.AddTensor(kKilnFloat32, {2, 3, 5}, "b" + std::to_string(code));
+    w.AddOp(code, {previous, k}, {t});
+    previous = t;
+  }
+  for (KilnBuiltinOperator code : unary) {
+    const int t = w.AddTensor(kKilnFloat32, {2, 3, 5}, "u" + std::to_string(code));
+    w.AddOp(code, {previous}, {t});
+    previous = t;
+  }
+  w.SetInputs({x});
+  w.SetOutputs({previous});
+  const std::vector<uint8_t> model = w.Finish();
+  ASSERT_FALSE(model.empty()) << w.error();
+  std::vector<float> input = Random(30, 5);
+  for (float& v : input) v *= 4;  // reach HARD_SWISH's and ELU's bends
+  const Result fast = RunModel(model, input, false);
+  ASSERT_EQ(fast.nodes.size(), 5u) << fast.errors;
+  if (HasEngine(fast)) {
+    for (const std::string& node : fast.nodes)
+      EXPECT_NE(node.find("xnnpack, in host run 0"), std::string::npos) << node;
+  }
+  ExpectClose(fast.y, RunModel(model, input, true).y);
+}
+
+}  // namespace
+}  // namespace kiln
