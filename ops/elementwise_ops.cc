@@ -1,4 +1,4 @@
-// ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE (numpy broadcasting up to 6-D, fused
+// ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU (numpy broadcasting up to 6-D, fused
 // activation where the op has one) and the unary activations LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1,
 // HARD_SWISH, ELU.
 #include "kiln/builtin_op_data.h"
@@ -34,6 +34,8 @@ constexpr const char* BinaryName(BinaryOp op) {
       return "MINIMUM";
     case BinaryOp::kSquaredDifference:
       return "SQUARED_DIFFERENCE";
+    case BinaryOp::kPrelu:
+      return "PRELU";
   }
   return "?";
 }
@@ -171,6 +173,7 @@ void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   AddBinary<BinaryOp::kMaximum>(table, kKilnBuiltinMaximum, 1, 4);
   AddBinary<BinaryOp::kMinimum>(table, kKilnBuiltinMinimum, 1, 4);
   AddBinary<BinaryOp::kSquaredDifference>(table, kKilnBuiltinSquaredDifference, 1, 2);
+  AddBinary<BinaryOp::kPrelu>(table, kKilnBuiltinPrelu, 1, 1);
   AddUnary<UnaryOp::kHardSwish>(table, kKilnBuiltinHardSwish, 1, 1);
   AddUnary<UnaryOp::kElu>(table, kKilnBuiltinElu, 1, 1);
 }

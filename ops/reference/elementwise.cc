@@ -60,6 +60,8 @@ float Apply(BinaryOp op, float a, float b) {
       return a < b || std::isnan(a) ? a : b;
     case BinaryOp::kSquaredDifference:
       return (a - b) * (a - b);
+    case BinaryOp::kPrelu:
+      return a >= 0.0f ? a : a * b;
   }
   return 0.0f;
 }

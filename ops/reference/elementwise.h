@@ -1,5 +1,5 @@
 // Elementwise ops: binary ops with numpy broadcasting (ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM,
-// SQUARED_DIFFERENCE) and unary activations (LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, HARD_SWISH, ELU).
+// SQUARED_DIFFERENCE, PRELU) and unary activations (LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, HARD_SWISH, ELU).
 #ifndef KILN_OPS_REFERENCE_ELEMENTWISE_H_
 #define KILN_OPS_REFERENCE_ELEMENTWISE_H_
 
@@ -9,7 +9,8 @@
 
 namespace kiln::ops::reference {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kAtan2, kMaximum, kMinimum, kSquaredDifference };
+// PRELU is x for x >= 0, else x * alpha (a is x, b is alpha, broadcast like any operand).
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kAtan2, kMaximum, kMinimum, kSquaredDifference, kPrelu };
 
 // The numpy broadcast of two shapes: trailing dimensions are aligned, and each pair must be equal or contain
 // a 1. Returns false if the shapes are incompatible.

@@ -249,6 +249,21 @@ bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string*
     case kKilnBuiltinHardSwish:
     case kKilnBuiltinElu:
       return CheckTensors(interpreter, node, 1, {}, reason);
+    case kKilnBuiltinPrelu: {
+      if (!CheckTensors(interpreter, node, 2, {1}, reason)) return false;
+      const KilnTensor* alpha = in(1);
+      const std::vector<int>& dims = in(0)->dims;
+      int64_t alpha_count = 1;
+      for (size_t d = 0; d < alpha->dims.size(); ++d) {
+        alpha_count *= alpha->dims[d];
+        if (d + 1 < alpha->dims.size() && alpha->dims[d] != 1) alpha_count = -1;
+      }
+      if (dims.size() != 4 || alpha_count != dims[3] || alpha->type != kKilnFloat32) {
+        *reason = "XNNPACK's PRELU takes a 4-D input and one constant float slope per channel";
+        return false;
+      }
+      return true;
+    }
     case kKilnBuiltinMaximum:
     case kKilnBuiltinMinimum:
     case kKilnBuiltinSquaredDifference:
@@ -531,6 +546,16 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
     case kKilnBuiltinElu:
       status = xnn_define_elu(subgraph_, 1.0f, in[0], out, 0);
       break;
+    case kKilnBuiltinPrelu: {
+      // XNNPACK wants the slope as a 1-D [channels] value: the same constant data, seen flat.
+      const KilnTensor* alpha = interpreter_->tensor(node.inputs[1]);
+      const size_t channels = static_cast<size_t>(input->dims[3]);
+      uint32_t slope = XNN_INVALID_VALUE_ID;
+      status = xnn_define_tensor_value(subgraph_, xnn_datatype_fp32, 1, &channels, alpha->data,
+                                       XNN_INVALID_VALUE_ID, 0, &slope);
+      if (status == xnn_status_success) status = xnn_define_prelu(subgraph_, in[0], slope, out, 0);
+      break;
+    }
     case kKilnBuiltinMaximum:
       status = xnn_define_maximum2(subgraph_, in[0], in[1], out, 0);
       break;

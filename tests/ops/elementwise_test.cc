@@ -120,6 +120,9 @@ std::vector<double> NaiveBinary(BinaryOp op, Activation activation, const Dims& 
       case BinaryOp::kSquaredDifference:
         v = (x - y) * (x - y);
         break;
+      case BinaryOp::kPrelu:
+        v = x >= 0 ? x : x * y;
+        break;
     }
     switch (activation) {
       case Activation::kNone:
@@ -164,7 +167,8 @@ TEST(BinaryFloatTest, MatchesNaiveBroadcastingUpTo6D) {
   };
   const BinaryOp ops[] = {
       BinaryOp::kAdd,   BinaryOp::kSub,     BinaryOp::kMul,     BinaryOp::kDiv,
-      BinaryOp::kAtan2, BinaryOp::kMaximum, BinaryOp::kMinimum, BinaryOp::kSquaredDifference};
+      BinaryOp::kAtan2, BinaryOp::kMaximum, BinaryOp::kMinimum, BinaryOp::kSquaredDifference,
+      BinaryOp::kPrelu};
   const Activation acts[] = {Activation::kNone, Activation::kRelu, Activation::kReluN1To1, Activation::kRelu6,
                              Activation::kTanh};
   uint32_t seed = 1;
@@ -235,6 +239,10 @@ TEST(BinaryFloatTest, MaximumMinimumSquaredDifferenceHandComputed) {
   ASSERT_TRUE(MakeBinaryParams(BinaryOp::kSquaredDifference, Activation::kNone, {4}, {1}, &params));
   BinaryFloat(params, a.data(), b.data(), out.data());
   EXPECT_EQ(out, (std::vector<float>{1, 16, 2.25f, 4}));
+  ASSERT_TRUE(MakeBinaryParams(BinaryOp::kPrelu, Activation::kNone, {4}, {1}, &params));
+  const std::vector<float> alpha = {0.25f};
+  BinaryFloat(params, a.data(), alpha.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{1, -0.5f, 3.5f, 0}));
 }
 
 }  // namespace

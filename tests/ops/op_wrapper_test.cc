@@ -95,7 +95,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinPad,           kKilnBuiltinTranspose,
                                   kKilnBuiltinDequantize,    kKilnBuiltinMaximum,
                                   kKilnBuiltinMinimum,       kKilnBuiltinSquaredDifference,
-                                  kKilnBuiltinHardSwish,     kKilnBuiltinElu};
+                                  kKilnBuiltinHardSwish,     kKilnBuiltinElu,
+                                  kKilnBuiltinPrelu};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

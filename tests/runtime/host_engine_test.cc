@@ -307,3 +307,27 @@ TEST(HostEngine, NewerElementwiseOpsMatchTheReference) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// PRELU with a per-channel [1, 1, C] slope: on XNNPACK (its slope seen flat) and on the reference kernel.
+TEST(HostEngine, PreluMatchesTheReference) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {1, 4, 3, 6}, "x");
+  const int alpha = w.AddConstTensor(kKilnFloat32, {1, 1, 6}, "alpha", Random(6, 9));
+  const int y = w.AddTensor(kKilnFloat32, {1, 4, 3, 6}, "y");
+  w.AddOp(kKilnBuiltinPrelu, {x, alpha}, {y});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  const std::vector<uint8_t> model = w.Finish();
+  ASSERT_FALSE(model.empty()) << w.error();
+  const std::vector<float> input = Random(72, 6);
+  const Result fast = RunModel(model, input, false);
+  ASSERT_EQ(fast.nodes.size(), 1u) << fast.errors;
+  if (HasEngine(fast)) EXPECT_NE(fast.nodes[0].find("xnnpack"), std::string::npos) << fast.nodes[0];
+  ExpectClose(fast.y, RunModel(model, input, true).y);
+}
+
+}  // namespace
+}  // namespace kiln
