@@ -16,6 +16,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddFullyConnectedOps(all);
     AddTensorOps(all);
     AddDequantizeOps(all);
+    AddImageOps(all);
     return all;
   }();
   return *table;

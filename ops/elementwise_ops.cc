@@ -144,6 +144,26 @@ KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+KilnStatus LeakyReluPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "LEAKY_RELU";
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
+  return ResizeOutput(context, op, output, TensorDims(input));
+}
+
+KilnStatus LeakyReluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "LEAKY_RELU";
+  const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
+  if (count == 0) return kKilnOk;
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
+  const auto* options = static_cast<const KilnLeakyReluParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  reference::LeakyReluFloat(options != nullptr ? options->alpha : 0.0f, count, input, output);
+  return kKilnOk;
+}
+
 template <BinaryOp kOp>
 void AddBinary(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_version, int max_version) {
   table->push_back({code, min_version, max_version,
@@ -176,6 +196,8 @@ void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   AddBinary<BinaryOp::kPrelu>(table, kKilnBuiltinPrelu, 1, 1);
   AddUnary<UnaryOp::kHardSwish>(table, kKilnBuiltinHardSwish, 1, 1);
   AddUnary<UnaryOp::kElu>(table, kKilnBuiltinElu, 1, 1);
+  table->push_back({kKilnBuiltinLeakyRelu, 1, 2,
+                    MakeOperator<NoState>(kKilnBuiltinLeakyRelu, 2, &LeakyReluPrepare, &LeakyReluInvoke)});
 }
 
 }  // namespace kiln::ops

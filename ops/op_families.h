@@ -14,6 +14,7 @@ void AddPoolingOps(std::vector<BuiltinOp>* table);         // pooling_ops.cc
 void AddFullyConnectedOps(std::vector<BuiltinOp>* table);  // fully_connected_ops.cc (+ SOFTMAX)
 void AddTensorOps(std::vector<BuiltinOp>* table);          // tensor_ops.cc
 void AddDequantizeOps(std::vector<BuiltinOp>* table);      // dequantize_ops.cc
+void AddImageOps(std::vector<BuiltinOp>* table);           // image_ops.cc
 
 }  // namespace kiln::ops
 

@@ -116,6 +116,17 @@ typedef struct KilnReducerParams {
   bool keep_dims;
 } KilnReducerParams;
 
+/* LEAKY_RELU: x for x >= 0, else alpha * x. */
+typedef struct KilnLeakyReluParams {
+  float alpha;
+} KilnLeakyReluParams;
+
+/* RESIZE_BILINEAR. The output size comes from the second input, a constant int32 [height, width]. */
+typedef struct KilnResizeBilinearParams {
+  bool align_corners;      /* corner pixels of input and output coincide */
+  bool half_pixel_centers; /* pixels sampled at their centres (TF2); false: TF1's legacy mapping */
+} KilnResizeBilinearParams;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -131,4 +131,8 @@ void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out) {
   }
 }
 
+void LeakyReluFloat(float alpha, int64_t count, const float* in, float* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = in[i] >= 0.0f ? in[i] : alpha * in[i];
+}
+
 }  // namespace kiln::ops::reference

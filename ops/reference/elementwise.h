@@ -1,5 +1,6 @@
 // Elementwise ops: binary ops with numpy broadcasting (ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM,
-// SQUARED_DIFFERENCE, PRELU) and unary activations (LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, HARD_SWISH, ELU).
+// SQUARED_DIFFERENCE, PRELU) and unary activations (LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, HARD_SWISH, ELU,
+// LEAKY_RELU).
 #ifndef KILN_OPS_REFERENCE_ELEMENTWISE_H_
 #define KILN_OPS_REFERENCE_ELEMENTWISE_H_
 
@@ -37,6 +38,9 @@ void BinaryFloat(const BinaryParams& params, const float* a, const float* b, flo
 enum class UnaryOp { kLogistic, kTanh, kRelu, kRelu6, kReluN1To1, kHardSwish, kElu };
 
 void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out);
+
+// LEAKY_RELU: x for x >= 0, else alpha * x.
+void LeakyReluFloat(float alpha, int64_t count, const float* in, float* out);
 
 }  // namespace kiln::ops::reference
 

@@ -248,7 +248,21 @@ bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string*
     case kKilnBuiltinLogistic:
     case kKilnBuiltinHardSwish:
     case kKilnBuiltinElu:
+    case kKilnBuiltinLeakyRelu:
       return CheckTensors(interpreter, node, 1, {}, reason);
+    case kKilnBuiltinResizeBilinear: {
+      if (!CheckTensors(interpreter, node, 1, {1}, reason)) return false;
+      const auto* p = ParamsOf<KilnResizeBilinearParams>(node);
+      if (p->align_corners && p->half_pixel_centers) {
+        *reason = "align_corners together with half_pixel_centers";
+        return false;
+      }
+      if (in(0)->dims.size() != 4) {
+        *reason = "input is not 4-D";
+        return false;
+      }
+      return true;
+    }
     case kKilnBuiltinPrelu: {
       if (!CheckTensors(interpreter, node, 2, {1}, reason)) return false;
       const KilnTensor* alpha = in(1);
@@ -452,8 +466,8 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const int code = node.desc->builtin_code;
     // Shape and axis operands are read at build time, never handed to XNNPACK.
-    const bool operand =
-        (i == 1 && (code == kKilnBuiltinReshape || code == kKilnBuiltinPad || code == kKilnBuiltinMean));
+    const bool operand = (i == 1 && (code == kKilnBuiltinReshape || code == kKilnBuiltinPad ||
+                                     code == kKilnBuiltinMean || code == kKilnBuiltinResizeBilinear));
     if (operand) continue;
     if (!Value(node.inputs[i], &in[i], error)) return false;
   }
@@ -543,6 +557,18 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
     case kKilnBuiltinHardSwish:
       status = xnn_define_hardswish(subgraph_, in[0], out, 0);
       break;
+    case kKilnBuiltinLeakyRelu:
+      status = xnn_define_leaky_relu(subgraph_, ParamsOf<KilnLeakyReluParams>(node)->alpha, in[0], out, 0);
+      break;
+    case kKilnBuiltinResizeBilinear: {
+      const auto* p = ParamsOf<KilnResizeBilinearParams>(node);
+      const uint32_t flags = p->align_corners         ? XNN_FLAG_ALIGN_CORNERS
+                             : !p->half_pixel_centers ? XNN_FLAG_TENSORFLOW_LEGACY_MODE
+                                                      : 0;
+      status = xnn_define_static_resize_bilinear_2d(subgraph_, output->dims[1], output->dims[2], in[0], out,
+                                                    flags);
+      break;
+    }
     case kKilnBuiltinElu:
       status = xnn_define_elu(subgraph_, 1.0f, in[0], out, 0);
       break;

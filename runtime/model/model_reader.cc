@@ -143,7 +143,6 @@ bool MapTensorType(fb::TensorType type, KilnType* out) {
   return false;
 }
 
-
 // A span of bytes inside the model.
 struct Bytes {
   const uint8_t* data = nullptr;
@@ -842,6 +841,24 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       desc->builtin_data = AllocateParams(&params);
       // Without a table beta is the format's default, 0 (as in LiteRT): converters always write it.
       params->beta = options->beta();
+      return true;
+    }
+    case kKilnBuiltinLeakyRelu: {
+      KILN_GET_OPTIONS(LeakyReluOptions, options);
+      KilnLeakyReluParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->alpha = options->alpha();
+      if (!std::isfinite(params->alpha)) {
+        return Fail(Format("%s: alpha is not finite", where.c_str()));
+      }
+      return true;
+    }
+    case kKilnBuiltinResizeBilinear: {
+      KILN_GET_OPTIONS(ResizeBilinearOptions, options);
+      KilnResizeBilinearParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->align_corners = options->align_corners();
+      params->half_pixel_centers = options->half_pixel_centers();
       return true;
     }
     case kKilnBuiltinConcatenation: {

@@ -363,6 +363,12 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kSqueeze:
         matches = code == kKilnBuiltinSqueeze;
         break;
+      case OptionsKind::kLeakyRelu:
+        matches = code == kKilnBuiltinLeakyRelu;
+        break;
+      case OptionsKind::kResizeBilinear:
+        matches = code == kKilnBuiltinResizeBilinear;
+        break;
       case OptionsKind::kReducer:
         matches = code == kKilnBuiltinMean || code == kKilnBuiltinSum || code == kKilnBuiltinReduceMax ||
                   code == kKilnBuiltinReduceMin || code == kKilnBuiltinReduceProd ||
@@ -415,6 +421,8 @@ KILN_ADD_OP_WITH(KilnConcatenationParams, kConcatenation)
 KILN_ADD_OP_WITH(KilnReshapeParams, kReshape)
 KILN_ADD_OP_WITH(KilnSqueezeParams, kSqueeze)
 KILN_ADD_OP_WITH(KilnReducerParams, kReducer)
+KILN_ADD_OP_WITH(KilnLeakyReluParams, kLeakyRelu)
+KILN_ADD_OP_WITH(KilnResizeBilinearParams, kResizeBilinear)
 #undef KILN_ADD_OP_WITH
 
 int ModelWriter::AddCustomOp(const std::string& name, const std::vector<int>& inputs,
@@ -722,6 +730,20 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::ReducerOptions;
           options = fb::CreateReducerOptions(b, p.keep_dims).Union();
+          break;
+        }
+        case OptionsKind::kLeakyRelu: {
+          KilnLeakyReluParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::LeakyReluOptions;
+          options = fb::CreateLeakyReluOptions(b, p.alpha).Union();
+          break;
+        }
+        case OptionsKind::kResizeBilinear: {
+          KilnResizeBilinearParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::ResizeBilinearOptions;
+          options = fb::CreateResizeBilinearOptions(b, p.align_corners, p.half_pixel_centers).Union();
           break;
         }
       }

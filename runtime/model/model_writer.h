@@ -99,6 +99,10 @@ class ModelWriter {
             const KilnSqueezeParams& params);  // SQUEEZE
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnReducerParams& params);  // MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, ...
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnLeakyReluParams& params);  // LEAKY_RELU
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnResizeBilinearParams& params);  // RESIZE_BILINEAR
   // A custom op named `name`; `options` is usually FlexMap(...).Finish().
   int AddCustomOp(const std::string& name, const std::vector<int>& inputs, const std::vector<int>& outputs,
                   const std::vector<uint8_t>& options = {});
@@ -166,7 +170,9 @@ class ModelWriter {
     kConcatenation,
     kReshape,
     kSqueeze,
-    kReducer
+    kReducer,
+    kLeakyRelu,
+    kResizeBilinear
   };
   struct Operator {
     int builtin_code = 0;

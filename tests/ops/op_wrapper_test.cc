@@ -96,7 +96,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinDequantize,    kKilnBuiltinMaximum,
                                   kKilnBuiltinMinimum,       kKilnBuiltinSquaredDifference,
                                   kKilnBuiltinHardSwish,     kKilnBuiltinElu,
-                                  kKilnBuiltinPrelu};
+                                  kKilnBuiltinPrelu,         kKilnBuiltinLeakyRelu,
+                                  kKilnBuiltinResizeBilinear};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

@@ -331,3 +331,38 @@ TEST(HostEngine, PreluMatchesTheReference) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// LEAKY_RELU, then RESIZE_BILINEAR under each sampling rule, on XNNPACK and on the reference kernels.
+TEST(HostEngine, LeakyReluAndResizeBilinearMatchTheReference) {
+  const KilnResizeBilinearParams modes[] = {{false, false}, {true, false}, {false, true}};
+  for (const KilnResizeBilinearParams& mode : modes) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 5, 7, 3}, "x");
+    const int leaky = w.AddTensor(kKilnFloat32, {1, 5, 7, 3}, "leaky");
+    const int size = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "size", {9, 12});
+    const int y = w.AddTensor(kKilnFloat32, {1, 9, 12, 3}, "y");
+    w.AddOp(kKilnBuiltinLeakyRelu, {x}, {leaky}, KilnLeakyReluParams{0.2f});
+    w.AddOp(kKilnBuiltinResizeBilinear, {leaky, size}, {y}, mode);
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    const std::vector<uint8_t> model = w.Finish();
+    ASSERT_FALSE(model.empty()) << w.error();
+    const std::vector<float> input = Random(105, 11);
+    SCOPED_TRACE("align_corners " + std::to_string(mode.align_corners) + ", half_pixel_centers " +
+                 std::to_string(mode.half_pixel_centers));
+    const Result fast = RunModel(model, input, false);
+    ASSERT_EQ(fast.nodes.size(), 2u) << fast.errors;
+    if (HasEngine(fast)) {
+      for (const std::string& node : fast.nodes) EXPECT_NE(node.find("xnnpack"), std::string::npos) << node;
+    }
+    const Result reference = RunModel(model, input, true);
+    ASSERT_EQ(reference.y.size(), 9u * 12 * 3);
+    ExpectClose(fast.y, reference.y);
+  }
+}
+
+}  // namespace
+}  // namespace kiln
