@@ -3,6 +3,7 @@
 // that a run's edges never share memory, and that the reference kernels can be asked for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -362,6 +363,47 @@ TEST(HostEngine, LeakyReluAndResizeBilinearMatchTheReference) {
     ASSERT_EQ(reference.y.size(), 9u * 12 * 3);
     ExpectClose(fast.y, reference.y);
   }
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Resizing an input rebuilds the host runs at AllocateTensors: the same interpreter gives the reference's
+// answers at every size, growing and shrinking.
+TEST(HostEngine, ResizedInputsRebuildTheRuns) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {4}, "x");
+  const int y = w.AddTensor(kKilnFloat32, {4}, "y");
+  const int z = w.AddTensor(kKilnFloat32, {4}, "z");
+  w.AddOp(kKilnBuiltinAdd, {x, x}, {y}, KilnAddParams{kKilnActNone, false});
+  w.AddOp(kKilnBuiltinMul, {y, x}, {z}, KilnMulParams{kKilnActRelu});
+  w.SetInputs({x});
+  w.SetOutputs({z});
+  const std::vector<uint8_t> bytes = w.Finish();
+  KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
+  KilnInterpreter* interpreter = KilnInterpreterCreate(model, nullptr);
+  ASSERT_NE(interpreter, nullptr);
+  for (int n : {4, 1000, 3, 65}) {
+    const int dims[1] = {n};
+    ASSERT_EQ(KilnInterpreterResizeInputTensor(interpreter, 0, dims, 1), kKilnOk);
+    ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk);
+    const std::vector<float> input = Random(static_cast<size_t>(n), 20 + n);
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), input.data(), n * 4),
+              kKilnOk);
+    ASSERT_EQ(KilnInterpreterInvoke(interpreter), kKilnOk);
+    const KilnTensor* out = KilnInterpreterGetOutputTensor(interpreter, 0);
+    ASSERT_EQ(KilnTensorByteSize(out), static_cast<size_t>(n) * 4);
+    const float* data = static_cast<const float*>(KilnTensorData(out));
+    for (int i = 0; i < n; ++i) {
+      const float want = std::max(0.0f, (input[i] + input[i]) * input[i]);
+      ASSERT_NEAR(data[i], want, 1e-6f) << "size " << n << ", element " << i;
+    }
+  }
+  KilnInterpreterDelete(interpreter);
+  KilnModelDelete(model);
 }
 
 }  // namespace
