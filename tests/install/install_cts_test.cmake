@@ -69,8 +69,8 @@ if(NOT result MATCHES "^RESULT: PASS")
 endif()
 message("installed kiln-cts on the installed sample driver: ${result}")
 
-# 4. KILN_CTS_KMODS names the module folder; --kmods wins over it. (Only the test that reports a module it cannot
-#    open: other tests of the suite assume their module opens.)
+# 4. KILN_CTS_KMODS names the module folder; --kmods wins over it. A folder without the suite's modules stops
+#    kiln-cts before any test runs, naming the module it cannot open.
 set(ENV{KILN_CTS_KMODS} ${WORK}/no-modules)
 set(filter --gtest_filter=*Modules.LoadAndReportSupport* --gtest_brief=1)
 execute_process(COMMAND ${moved}/bin/kiln-cts --driver builtin:cpu ${filter}

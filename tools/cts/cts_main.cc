@@ -257,6 +257,15 @@ int main(int argc, char** argv) {
     std::cerr << "kiln-cts: --driver is required\n" << kUsage;
     return 2;
   }
+  // Every module of the suite must be there before any test runs: a missing or unreadable one is one clear
+  // error naming it, not a cascade of failures (or a crash in a test that takes its module for granted).
+  for (const char* name : {"cts_types", "cts_shapes", "cts_script", "cts_reduce", "cts_foreach"}) {
+    std::string error;
+    if (ModuleFile::Open(name, &error) == nullptr) {
+      std::cerr << "kiln-cts: " << error << "\n";
+      return 1;
+    }
+  }
 
   // Before InitGoogleTest: the device-parameterised suites instantiate over the driver's devices.
   SetDrivers(Driver::Load(options.driver, options.config), Driver::Load("builtin:cpu", options.config));
