@@ -1,53 +1,64 @@
-// kernel_corpus_tests: a corpus of RS-style kernels (tests/kernels/corpus/*.rs, compiled by the project's kilnc
-// at build time) run through the compute API (kiln/compute.h) and checked against plain C++ references.
+// kernel_corpus_tests: a corpus of RS-style kernels (tests/kernels/corpus/*.rs, compiled by the project's
+// kilnc at build time) run through the compute API (kiln/compute.h) and checked against plain C++ references.
 //
-// Sizes: every elementwise kernel runs over 1, 7 and 1000003 cells and over a 2D 317x211 grid (dims {211, 317});
-// kernels that take x/y/z also run over a 3D grid. Exceptions are stated at the test.
+// Sizes: every elementwise kernel runs over 1, 7 and 1000003 cells and over a 2D 317x211 grid (dims {211,
+// 317}); kernels that take x/y/z also run over a 3D grid. Exceptions are stated at the test.
 //
 // Checks: integer, bit, conversion and exactly-rounded results are compared bit for bit. Transcendentals in
-// rs_fp_full are held to the OpenCL full-profile bounds that docs/kernel-math.md documents (the bound is in each
-// table row); native_* to the "test bound" column of kernel-math.md over its tested domains; half_* to 8192 ulp.
-// kernel-math.md gives no separate bound for rs_fp_relaxed: kernel-language.md says relaxed only allows
-// contraction across expressions, so relaxed kernels get the full bound for the function plus an error bound
-// for the contracted arithmetic around it. Plain float arithmetic that the compiler may contract (mix, mad,
-// smoothstep, dot, cross, matrix products) is accepted either as computed by the fused or the unfused
-// evaluation, or within the classic gamma_n error bound of a sum of n products. Image kernels in rs_fp_relaxed
-// are accepted within 1 in 255 per channel (the rounding of a contracted weighted sum); the ones whose
-// arithmetic is exact (convolution with dyadic coefficients) must match exactly.
+// rs_fp_full are held to the OpenCL full-profile bounds that docs/kernel-math.md documents (the bound is in
+// each table row); native_* to the "test bound" column of kernel-math.md over its tested domains; half_* to
+// 8192 ulp. kernel-math.md gives no separate bound for rs_fp_relaxed: kernel-language.md says relaxed only
+// allows contraction across expressions, so relaxed kernels get the full bound for the function plus an error
+// bound for the contracted arithmetic around it. Plain float arithmetic that the compiler may contract (mix,
+// mad, smoothstep, dot, cross, matrix products) is accepted either as computed by the fused or the unfused
+// evaluation, or within the classic gamma_n error bound of a sum of n products. Image kernels in
+// rs_fp_relaxed are accepted within 1 in 255 per channel (the rounding of a contracted weighted sum); the
+// ones whose arithmetic is exact (convolution with dyadic coefficients) must match exactly.
 //
 // Coverage (file: kernels -> features):
-//   scalar_types.rs      mix_char..mix_ulong, is_multiple_of_3   char, uchar, short, ushort, int, uint, long, ulong, bool
-//   float_double.rs      rational_float, square_exact, rational_double, narrow    float and double elements
-//   half_types.rs        half_add, to_half2, from_half4, half_twice              half, half2, half4 (convert_half2)
-//   vectors.rs           swizzle_float4/3/2, swizzle_int4, swizzle_uchar3, swizzle_short2, swizzle_ulong3,
-//                        rgba_to_bgra                         2/3/4-lane vectors, xyzw/rgba/sN swizzles, swizzle stores
-//   multi_input.rs       in1..in8                             RS_KERNEL with 1..8 inputs by value, broadcasting
-//   void_kernels.rs      scatter_reversed, count_even         void kernels, rsSetElementAt_int, rsAtomicInc/Max/Min
-//   coords.rs            coord_x, coord_xy, coord_xyz, coord_int   uint32_t x, y, z (and int x, y); no-input kernel
-//   kernel_context.rs    launch_dims, mirror_x                rs_kernel_context, rsGetDimX/Y/Z
-//   root_usrdata.rs      root                                 old root(const T*, U*, const void* usrData, x, y)
-//   root_plain.rs        root                                 old root(const T*, U*)
-//   globals.rs           apply_gain, apply_offsets, apply_tone, setBias   non-static globals set from the API (scalar,
+//   scalar_types.rs      mix_char..mix_ulong, is_multiple_of_3   char, uchar, short, ushort, int, uint, long,
+//   ulong, bool float_double.rs      rational_float, square_exact, rational_double, narrow    float and
+//   double elements half_types.rs        half_add, to_half2, from_half4, half_twice              half, half2,
+//   half4 (convert_half2) vectors.rs           swizzle_float4/3/2, swizzle_int4, swizzle_uchar3,
+//   swizzle_short2, swizzle_ulong3,
+//                        rgba_to_bgra                         2/3/4-lane vectors, xyzw/rgba/sN swizzles,
+//                        swizzle stores
+//   multi_input.rs       in1..in8                             RS_KERNEL with 1..8 inputs by value,
+//   broadcasting void_kernels.rs      scatter_reversed, count_even         void kernels, rsSetElementAt_int,
+//   rsAtomicInc/Max/Min coords.rs            coord_x, coord_xy, coord_xyz, coord_int   uint32_t x, y, z (and
+//   int x, y); no-input kernel kernel_context.rs    launch_dims, mirror_x                rs_kernel_context,
+//   rsGetDimX/Y/Z root_usrdata.rs      root                                 old root(const T*, U*, const
+//   void* usrData, x, y) root_plain.rs        root                                 old root(const T*, U*)
+//   globals.rs           apply_gain, apply_offsets, apply_tone, setBias   non-static globals set from the API
+//   (scalar,
 //                        vector, array, struct), const globals (not settable), static globals (invisible)
-//   pointer_globals.rs   weighted, tally                      pointer globals bound to allocations (read, atomic write)
-//   allocations.rs       transpose, lookup, volume_add, store_swapped, quad_neighbours, extents
-//                        rs_allocation globals, rsGetElementAt_<T>/rsSetElementAt_<T> in 1/2/3D, rsAllocationGetDimX/Y/Z
+//   pointer_globals.rs   weighted, tally                      pointer globals bound to allocations (read,
+//   atomic write) allocations.rs       transpose, lookup, volume_add, store_swapped, quad_neighbours, extents
+//                        rs_allocation globals, rsGetElementAt_<T>/rsSetElementAt_<T> in 1/2/3D,
+//                        rsAllocationGetDimX/Y/Z
 //   init_invoke.rs       init, setParams, accumulate, reset, apply, tint   init(), invokables with arguments
-//   foreach_invokable.rs add_bias, square, pipeline, square_range    rsForEach / rsForEachWithOptions from an invokable
-//   reduce_sum.rs        sum_long, dot_int, mean, wrapping_sum     reductions: initializer/accumulator/combiner/
+//   foreach_invokable.rs add_bias, square, pipeline, square_range    rsForEach / rsForEachWithOptions from an
+//   invokable reduce_sum.rs        sum_long, dot_int, mean, wrapping_sum     reductions:
+//   initializer/accumulator/combiner/
 //                        outconverter, two inputs, accumulator as combiner
 //   reduce_minmax.rs     minmax_index, max_uchar              min/max with index (x, y), uchar max
-//   reduce_histogram.rs  histogram, mode                      array accumulator (histogram), outconverter (mode)
-//   math_trig.rs         k_sin..k_atanh, k_atan2, k_atan2pi, k_sincos, k_atan4   trig, hyperbolic, pi forms (rs_fp_full)
-//   math_explog.rs       k_exp..k_cbrt, k_pow, k_powr, k_pown, k_rootn, k_hypot, k_exp3, k_pow2
-//                                                             exp/log families, pow/pown/powr/rootn, sqrt/rsqrt/cbrt, hypot
-//   math_exact.rs        k_fabs, k_floor, k_ceil, k_round, k_trunc, k_rint, k_fract, k_rsFrac, k_fmin, k_fmax,
+//   reduce_histogram.rs  histogram, mode                      array accumulator (histogram), outconverter
+//   (mode) math_trig.rs         k_sin..k_atanh, k_atan2, k_atan2pi, k_sincos, k_atan4   trig, hyperbolic, pi
+//   forms (rs_fp_full) math_explog.rs       k_exp..k_cbrt, k_pow, k_powr, k_pown, k_rootn, k_hypot, k_exp3,
+//   k_pow2
+//                                                             exp/log families, pow/pown/powr/rootn,
+//                                                             sqrt/rsqrt/cbrt, hypot
+//   math_exact.rs        k_fabs, k_floor, k_ceil, k_round, k_trunc, k_rint, k_fract, k_rsFrac, k_fmin,
+//   k_fmax,
 //                        k_fmod, k_copysign, k_fdim, k_fract_floor, k_floor4      exact functions, rsFrac
-//   math_common.rs       k_clamp, k_mix, k_mix4, k_step, k_step4, k_smoothstep, k_sign, k_mad, k_minmax, k_degrees,
+//   math_common.rs       k_clamp, k_mix, k_mix4, k_step, k_step4, k_smoothstep, k_sign, k_mad, k_minmax,
+//   k_degrees,
 //                        k_radians, k_int_minmax, k_abs, k_uchar_clamp, k_short_minmax, k_long_clamp
-//                                                             clamp/mix/step/smoothstep/sign/mad, min/max/abs (float, int)
+//                                                             clamp/mix/step/smoothstep/sign/mad, min/max/abs
+//                                                             (float, int)
 //   geometry.rs          k_dot4, k_dot3, k_cross3, k_cross4, k_length3, k_length2, k_distance4, k_normalize4,
-//                        k_normalize3, k_native_length3, k_fast_normalize3   dot/cross/length/distance/normalize
+//                        k_normalize3, k_native_length3, k_fast_normalize3
+//                        dot/cross/length/distance/normalize
 //   math_native.rs       k_native_exp..k_native_atan2, k_native_exp4     native_* forms
 //   math_half.rs         k_half_exp..k_half_powr              half_* forms
 //   math_relaxed.rs      relaxed_sin, relaxed_exp, relaxed_log, relaxed_atan2, relaxed_pow, relaxed_poly
@@ -56,15 +67,18 @@
 //   colors.rs            unpack, pack4, pack3, pack_rgba, roundtrip   rsUnpackColor8888, rsPackColorTo8888
 //   clamp_frac.rs        clamp_char..clamp_uint, frac          rsClamp, rsFrac
 //   random.rs            rand_below, rand_between, rand_unit, rand_range   rsRand (ranges and statistics)
-//   matrix.rs            mul4, mul3, mul2, build              rs_matrix2x2/3x3/4x4 globals, rsMatrix* functions
-//   messages.rs          report, flag_negative                rsDebug -> error reporter, rsSendToClient(Blocking) ->
+//   matrix.rs            mul4, mul3, mul2, build              rs_matrix2x2/3x3/4x4 globals, rsMatrix*
+//   functions messages.rs          report, flag_negative                rsDebug -> error reporter,
+//   rsSendToClient(Blocking) ->
 //                                                             KilnContextOptionsSetMessageHandler
 //   image_grey.rs        grey                                 RS app: greyscale over uchar4 (rs_fp_relaxed)
-//   image_levels.rs      setLevels, levels                    RS app: levels (matrix, gamma via pow), invokable
-//   image_color_matrix.rs color_matrix                        RS app: 4x4 color matrix + offset
-//   image_convolve.rs    convolve                             RS app: 3x3 convolution via rsGetElementAt_uchar4, x, y
-//   image_blur.rs        init, setRadius, blur, horizontal, vertical   RS app: separable Gaussian blur; a script with
-//                                                             init() and invokables that rsForEach its two passes
+//   image_levels.rs      setLevels, levels                    RS app: levels (matrix, gamma via pow),
+//   invokable image_color_matrix.rs color_matrix                        RS app: 4x4 color matrix + offset
+//   image_convolve.rs    convolve                             RS app: 3x3 convolution via
+//   rsGetElementAt_uchar4, x, y image_blur.rs        init, setRadius, blur, horizontal, vertical   RS app:
+//   separable Gaussian blur; a script with
+//                                                             init() and invokables that rsForEach its two
+//                                                             passes
 //   image_vignette.rs    vignette                             RS app: a kernel using x, y
 //
 // The tests are split by feature area: kernel_corpus_test.cc (types, vectors, kernel signatures),
@@ -83,51 +97,55 @@ namespace {
 
 TEST_F(Corpus, IntegerScalarTypes) {
   KilnScript* s = Script("scalar_types");
-  ExpectExact1<int8_t, int8_t>(s, "mix_char", 1, 1, 1, FullRange<int8_t>(), [](const int8_t* in, int8_t* out) {
-    *out = static_cast<int8_t>((*in ^ 0x5a) + (*in >> 2) - *in / 3);
-  });
-  ExpectExact1<uint8_t, uint8_t>(s, "mix_uchar", 1, 1, 1, FullRange<uint8_t>(), [](const uint8_t* in, uint8_t* out) {
-    *out = static_cast<uint8_t>(static_cast<uint8_t>(*in * 3u + 7u) ^ static_cast<uint8_t>(*in >> 5));
-  });
-  ExpectExact1<int16_t, int16_t>(s, "mix_short", 1, 1, 1, FullRange<int16_t>(), [](const int16_t* in, int16_t* out) {
-    *out = static_cast<int16_t>(static_cast<int16_t>((static_cast<uint16_t>(*in) << 1) ^ (*in >> 3)) +
-                                static_cast<int16_t>(*in % 7));
-  });
-  ExpectExact1<uint16_t, uint16_t>(s, "mix_ushort", 1, 1, 1, FullRange<uint16_t>(),
-                                   [](const uint16_t* in, uint16_t* out) {
-                                     *out = static_cast<uint16_t>(static_cast<uint16_t>(uint32_t{*in} * *in + 1u) |
-                                                                  static_cast<uint16_t>(*in / 255u));
-                                   });
-  ExpectExact1<int32_t, int32_t>(s, "mix_int", 1, 1, 1, FullRange<int32_t>(), [](const int32_t* in, int32_t* out) {
-    *out = static_cast<int32_t>(static_cast<uint32_t>(*in) * 2654435761u) ^ (*in >> 7) ^ (*in % 1000);
-  });
-  ExpectExact1<uint32_t, uint32_t>(s, "mix_uint", 1, 1, 1, FullRange<uint32_t>(),
-                                   [](const uint32_t* in, uint32_t* out) {
-                                     *out = ((*in >> 3) | (*in << 29)) + 0x9e3779b9u - *in / 17u;
-                                   });
-  ExpectExact1<int64_t, int64_t>(s, "mix_long", 1, 1, 1, FullRange<int64_t>(), [](const int64_t* in, int64_t* out) {
-    *out = static_cast<int64_t>(static_cast<uint64_t>(*in) * 6364136223846793005ull + 1442695040888963407ull) ^
-           (*in >> 17) ^ (*in / 12345);
-  });
-  ExpectExact1<uint64_t, uint64_t>(s, "mix_ulong", 1, 1, 1, FullRange<uint64_t>(),
-                                   [](const uint64_t* in, uint64_t* out) {
-                                     *out = *in ^ (*in >> 31) ^ (*in << 7) ^ (*in % 1000003ull);
-                                   });
+  ExpectExact1<int8_t, int8_t>(
+      s, "mix_char", 1, 1, 1, FullRange<int8_t>(),
+      [](const int8_t* in, int8_t* out) { *out = static_cast<int8_t>((*in ^ 0x5a) + (*in >> 2) - *in / 3); });
+  ExpectExact1<uint8_t, uint8_t>(
+      s, "mix_uchar", 1, 1, 1, FullRange<uint8_t>(), [](const uint8_t* in, uint8_t* out) {
+        *out = static_cast<uint8_t>(static_cast<uint8_t>(*in * 3u + 7u) ^ static_cast<uint8_t>(*in >> 5));
+      });
+  ExpectExact1<int16_t, int16_t>(
+      s, "mix_short", 1, 1, 1, FullRange<int16_t>(), [](const int16_t* in, int16_t* out) {
+        *out = static_cast<int16_t>(static_cast<int16_t>((static_cast<uint16_t>(*in) << 1) ^ (*in >> 3)) +
+                                    static_cast<int16_t>(*in % 7));
+      });
+  ExpectExact1<uint16_t, uint16_t>(
+      s, "mix_ushort", 1, 1, 1, FullRange<uint16_t>(), [](const uint16_t* in, uint16_t* out) {
+        *out = static_cast<uint16_t>(static_cast<uint16_t>(uint32_t{*in} * *in + 1u) |
+                                     static_cast<uint16_t>(*in / 255u));
+      });
+  ExpectExact1<int32_t, int32_t>(
+      s, "mix_int", 1, 1, 1, FullRange<int32_t>(), [](const int32_t* in, int32_t* out) {
+        *out = static_cast<int32_t>(static_cast<uint32_t>(*in) * 2654435761u) ^ (*in >> 7) ^ (*in % 1000);
+      });
+  ExpectExact1<uint32_t, uint32_t>(
+      s, "mix_uint", 1, 1, 1, FullRange<uint32_t>(),
+      [](const uint32_t* in, uint32_t* out) { *out = ((*in >> 3) | (*in << 29)) + 0x9e3779b9u - *in / 17u; });
+  ExpectExact1<int64_t, int64_t>(
+      s, "mix_long", 1, 1, 1, FullRange<int64_t>(), [](const int64_t* in, int64_t* out) {
+        *out = static_cast<int64_t>(static_cast<uint64_t>(*in) * 6364136223846793005ull +
+                                    1442695040888963407ull) ^
+               (*in >> 17) ^ (*in / 12345);
+      });
+  ExpectExact1<uint64_t, uint64_t>(
+      s, "mix_ulong", 1, 1, 1, FullRange<uint64_t>(),
+      [](const uint64_t* in, uint64_t* out) { *out = *in ^ (*in >> 31) ^ (*in << 7) ^ (*in % 1000003ull); });
   ExpectExact1<int32_t, RsBool>(s, "is_multiple_of_3", 1, 1, 1, FullRange<int32_t>(),
                                 [](const int32_t* in, RsBool* out) { out->value = *in % 3 == 0; });
 }
 
 TEST_F(Corpus, FloatAndDoubleExactArithmetic) {
   KilnScript* s = Script("float_double");
-  ExpectExact1<float, float>(s, "rational_float", 1, 1, 1, Uniform(-100, 100), [](const float* in, float* out) {
-    const float x = *in;
-    const float num = (x + 3.0f) * (x - 0.5f);
-    const float den = (x - 2.0f) * (x + 1.0f);
-    *out = num / den;
-  });
-  ExpectExact1<float, double>(s, "square_exact", 1, 1, 1, Uniform(-1e6, 1e6), [](const float* in, double* out) {
-    *out = static_cast<double>(*in) * static_cast<double>(*in);
-  });
+  ExpectExact1<float, float>(s, "rational_float", 1, 1, 1, Uniform(-100, 100),
+                             [](const float* in, float* out) {
+                               const float x = *in;
+                               const float num = (x + 3.0f) * (x - 0.5f);
+                               const float den = (x - 2.0f) * (x + 1.0f);
+                               *out = num / den;
+                             });
+  ExpectExact1<float, double>(
+      s, "square_exact", 1, 1, 1, Uniform(-1e6, 1e6),
+      [](const float* in, double* out) { *out = static_cast<double>(*in) * static_cast<double>(*in); });
   const auto doubles = [](size_t n, uint32_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> dist(-1e3, 1e3);
@@ -135,9 +153,8 @@ TEST_F(Corpus, FloatAndDoubleExactArithmetic) {
     for (double& x : v) x = dist(rng);
     return v;
   };
-  ExpectExact1<double, double>(s, "rational_double", 1, 1, 1, doubles, [](const double* in, double* out) {
-    *out = (*in + 0.25) / (*in - 3.0);
-  });
+  ExpectExact1<double, double>(s, "rational_double", 1, 1, 1, doubles,
+                               [](const double* in, double* out) { *out = (*in + 0.25) / (*in - 3.0); });
   ExpectExact1<double, float>(s, "narrow", 1, 1, 1, doubles,
                               [](const double* in, float* out) { *out = static_cast<float>(*in); });
 }
@@ -168,10 +185,11 @@ TEST_F(Corpus, HalfTypes) {
     EXPECT_EQ(bad.count(), 0) << bad.Report();
     Release();
   }
-  ExpectExact1<float, _Float16>(s, "to_half2", 2, 2, 2, Uniform(-70000, 70000), [](const float* in, _Float16* out) {
-    out[0] = static_cast<_Float16>(in[0]);
-    out[1] = static_cast<_Float16>(in[1]);
-  });
+  ExpectExact1<float, _Float16>(s, "to_half2", 2, 2, 2, Uniform(-70000, 70000),
+                                [](const float* in, _Float16* out) {
+                                  out[0] = static_cast<_Float16>(in[0]);
+                                  out[1] = static_cast<_Float16>(in[1]);
+                                });
   ExpectExact1<_Float16, float>(s, "from_half4", 4, 4, 4, halves, [](const _Float16* in, float* out) {
     for (int l = 0; l < 4; ++l) out[l] = static_cast<float>(in[3 - l]);
   });
@@ -196,33 +214,37 @@ TEST_F(Corpus, VectorsAndSwizzles) {
     o[0] = v[1] / d;
     o[1] = v[0] / d;
   });
-  ExpectExact1<int32_t, int32_t>(s, "swizzle_int4", 4, 4, 4, FullRange<int32_t>(), [](const int32_t* v, int32_t* o) {
-    o[0] = v[3];
-    o[3] = v[0];
-    o[1] = v[2] ^ 0xff;
-    o[2] = v[1] ^ 0xff;
-  });
-  ExpectExact1<uint8_t, uint8_t>(s, "swizzle_uchar3", 4, 4, 3, FullRange<uint8_t>(), [](const uint8_t* v, uint8_t* o) {
-    o[0] = static_cast<uint8_t>(v[2] + 1);
-    o[1] = static_cast<uint8_t>(v[1] + 2);
-    o[2] = static_cast<uint8_t>(v[0] + 3);
-  });
-  ExpectExact1<int16_t, int16_t>(s, "swizzle_short2", 2, 2, 2, FullRange<int16_t>(), [](const int16_t* v, int16_t* o) {
-    o[0] = v[1];
-    o[1] = static_cast<int16_t>(v[0] >> 1);
-  });
+  ExpectExact1<int32_t, int32_t>(s, "swizzle_int4", 4, 4, 4, FullRange<int32_t>(),
+                                 [](const int32_t* v, int32_t* o) {
+                                   o[0] = v[3];
+                                   o[3] = v[0];
+                                   o[1] = v[2] ^ 0xff;
+                                   o[2] = v[1] ^ 0xff;
+                                 });
+  ExpectExact1<uint8_t, uint8_t>(s, "swizzle_uchar3", 4, 4, 3, FullRange<uint8_t>(),
+                                 [](const uint8_t* v, uint8_t* o) {
+                                   o[0] = static_cast<uint8_t>(v[2] + 1);
+                                   o[1] = static_cast<uint8_t>(v[1] + 2);
+                                   o[2] = static_cast<uint8_t>(v[0] + 3);
+                                 });
+  ExpectExact1<int16_t, int16_t>(s, "swizzle_short2", 2, 2, 2, FullRange<int16_t>(),
+                                 [](const int16_t* v, int16_t* o) {
+                                   o[0] = v[1];
+                                   o[1] = static_cast<int16_t>(v[0] >> 1);
+                                 });
   ExpectExact1<uint64_t, uint64_t>(s, "swizzle_ulong3", 4, 4, 3, FullRange<uint64_t>(),
                                    [](const uint64_t* v, uint64_t* o) {
                                      o[0] = v[2] ^ (v[1] << 3);
                                      o[1] = v[2] ^ (v[0] << 3);
                                      o[2] = v[0] ^ (v[2] << 3);
                                    });
-  ExpectExact1<uint8_t, uint8_t>(s, "rgba_to_bgra", 4, 4, 4, FullRange<uint8_t>(), [](const uint8_t* v, uint8_t* o) {
-    o[0] = v[2];
-    o[1] = v[1];
-    o[2] = v[0];
-    o[3] = v[3];
-  });
+  ExpectExact1<uint8_t, uint8_t>(s, "rgba_to_bgra", 4, 4, 4, FullRange<uint8_t>(),
+                                 [](const uint8_t* v, uint8_t* o) {
+                                   o[0] = v[2];
+                                   o[1] = v[1];
+                                   o[2] = v[0];
+                                   o[3] = v[3];
+                                 });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -245,9 +267,9 @@ TEST_F(Corpus, OneToEightInputs) {
     const auto i64 = RandomInts<int64_t>(n, -(int64_t{1} << 50), int64_t{1} << 50, seed++);
     std::vector<double> d(n);
     for (size_t i = 0; i < n; ++i) d[i] = static_cast<double>(i64[i]) * 0.5;
-    KilnTensor *tf = In(cells, 1, f), *ti32 = In(cells, 1, i32), *ti16 = In(cells, 1, i16), *ti8 = In(cells, 1, i8),
-               *tu8 = In(cells, 1, u8), *tu16 = In(cells, 1, u16), *tu32 = In(cells, 1, u32),
-               *ti64 = In(cells, 1, i64), *td = In(cells, 1, d);
+    KilnTensor *tf = In(cells, 1, f), *ti32 = In(cells, 1, i32), *ti16 = In(cells, 1, i16),
+               *ti8 = In(cells, 1, i8), *tu8 = In(cells, 1, u8), *tu16 = In(cells, 1, u16),
+               *tu32 = In(cells, 1, u32), *ti64 = In(cells, 1, i64), *td = In(cells, 1, d);
     Mismatches bad;
     const auto o1 = Map<float>(s, "in1", {tf}, cells);
     const auto o2 = Map<float>(s, "in2", {tf, ti32}, cells);
@@ -269,14 +291,16 @@ TEST_F(Corpus, OneToEightInputs) {
       if (!Same(o7[i], w7)) bad.Add(i, "in7 got " + Text(o7[i]) + " want " + Text(w7));
       if (!Same(o8[i], w7 + d[i])) bad.Add(i, "in8 got " + Text(o8[i]) + " want " + Text(w7 + d[i]));
     }
-    // in4 with small integers (exact whether or not (a - b) * c + d is fused), and c broadcast from one value.
-    std::vector<float> a4 = RandomFloats(n * 4, -100, 100, seed++), b4 = RandomFloats(n * 4, -100, 100, seed++);
+    // in4 with small integers (exact whether or not (a - b) * c + d is fused), and c broadcast from one
+    // value.
+    std::vector<float> a4 = RandomFloats(n * 4, -100, 100, seed++),
+                       b4 = RandomFloats(n * 4, -100, 100, seed++);
     for (float& v : a4) v = std::round(v);
     for (float& v : b4) v = std::round(v);
     const std::vector<float> c = {3.0f};
     const auto d4 = RandomFull<uint8_t>(n * 4, seed++);
-    const auto o4 = Map<float>(s, "in4", {In(cells, 4, a4), In(cells, 4, b4), In<float>({1}, 1, c), In(cells, 4, d4)},
-                               cells, 4);
+    const auto o4 = Map<float>(
+        s, "in4", {In(cells, 4, a4), In(cells, 4, b4), In<float>({1}, 1, c), In(cells, 4, d4)}, cells, 4);
     ASSERT_EQ(o4.size(), n * 4);
     for (size_t i = 0; i < n * 4; ++i) {
       if (!Same(o4[i], (a4[i] - b4[i]) * 3.0f + d4[i])) bad.Add(i / 4, "in4 got " + Text(o4[i]));
@@ -300,7 +324,8 @@ TEST_F(Corpus, VoidKernels) {
     if (cells.size() == 1) {
       KilnTensor* scattered = Out<int32_t>(cells);
       ASSERT_EQ(KilnScriptBindAllocation(s, "gScattered", scattered), kKilnOk) << messages_.All();
-      ASSERT_EQ(KilnScriptForEach(s, "scatter_reversed", &tin, 1, nullptr, nullptr), kKilnOk) << messages_.All();
+      ASSERT_EQ(KilnScriptForEach(s, "scatter_reversed", &tin, 1, nullptr, nullptr), kKilnOk)
+          << messages_.All();
       const auto got = Read<int32_t>(scattered);
       Mismatches bad;
       for (size_t i = 0; i < n; ++i) {
@@ -355,9 +380,11 @@ TEST_F(Corpus, CoordinatesXYZ) {
       if (ox[k] != u[k] + x * 3u) bad.Add(k, "coord_x got " + Text(ox[k]));
       if (oxy[k] != (i[k] ^ static_cast<int32_t>(x * 1000u + y))) bad.Add(k, "coord_xy got " + Text(oxy[k]));
       if (oxyz[4 * k] != x || oxyz[4 * k + 1] != y || oxyz[4 * k + 2] != z || oxyz[4 * k + 3] != x * y + z) {
-        bad.Add(k, "coord_xyz got " + Text(oxyz[4 * k]) + "," + Text(oxyz[4 * k + 1]) + "," + Text(oxyz[4 * k + 2]));
+        bad.Add(k, "coord_xyz got " + Text(oxyz[4 * k]) + "," + Text(oxyz[4 * k + 1]) + "," +
+                       Text(oxyz[4 * k + 2]));
       }
-      if (oint[2 * k] != sh[k] - static_cast<int32_t>(x) || oint[2 * k + 1] != static_cast<int32_t>(y) - sh[k]) {
+      if (oint[2 * k] != sh[k] - static_cast<int32_t>(x) ||
+          oint[2 * k + 1] != static_cast<int32_t>(y) - sh[k]) {
         bad.Add(k, "coord_int got " + Text(oint[2 * k]));
       }
     }
@@ -378,8 +405,8 @@ TEST_F(Corpus, KernelContextDims) {
     ASSERT_EQ(dims.size(), 4 * n);
     Mismatches bad;
     for (size_t k = 0; k < n; ++k) {
-      if (dims[4 * k] != DimOf(cells, 0) || dims[4 * k + 1] != DimOf(cells, 1) || dims[4 * k + 2] != DimOf(cells, 2) ||
-          dims[4 * k + 3] != Coords(cells, k)[0]) {
+      if (dims[4 * k] != DimOf(cells, 0) || dims[4 * k + 1] != DimOf(cells, 1) ||
+          dims[4 * k + 2] != DimOf(cells, 2) || dims[4 * k + 3] != Coords(cells, k)[0]) {
         bad.Add(k, "got " + Text(dims[4 * k]) + "x" + Text(dims[4 * k + 1]) + "x" + Text(dims[4 * k + 2]));
       }
     }
@@ -391,7 +418,8 @@ TEST_F(Corpus, KernelContextDims) {
       const uint32_t w = DimOf(cells, 0);
       for (size_t k = 0; k < n; ++k) {
         const auto c = Coords(cells, k);
-        if (!Same(mirrored[k], src[c[1] * w + (w - 1 - c[0])])) bad.Add(k, "mirror_x got " + Text(mirrored[k]));
+        if (!Same(mirrored[k], src[c[1] * w + (w - 1 - c[0])]))
+          bad.Add(k, "mirror_x got " + Text(mirrored[k]));
       }
       // A bound tensor must outlive its binding (kiln/compute.h): unbind before Release() deletes it.
       KilnScriptBindAllocation(s, "gSource", nullptr);
@@ -417,7 +445,8 @@ TEST_F(Corpus, OldStyleRoot) {
       const float want[4] = {px[4 * k] + static_cast<float>(c[0]), px[4 * k + 1] + static_cast<float>(c[1]),
                              static_cast<float>(px[4 * k + 2]), px[4 * k + 3] + 1.0f};
       for (int l = 0; l < 4; ++l) {
-        if (!Same(out[4 * k + l], want[l])) bad.Add(k, "lane " + std::to_string(l) + " got " + Text(out[4 * k + l]));
+        if (!Same(out[4 * k + l], want[l]))
+          bad.Add(k, "lane " + std::to_string(l) + " got " + Text(out[4 * k + l]));
       }
     }
     EXPECT_EQ(bad.count(), 0) << bad.Report();
@@ -427,7 +456,8 @@ TEST_F(Corpus, OldStyleRoot) {
                                  [](const int16_t* in, int32_t* out) { *out = int32_t{*in} * 3 - 1; });
 }
 
-// Under KILN_TEST_DRIVER, the run as a whole must have placed kernels on the driver, or it tested only the CPU.
+// Under KILN_TEST_DRIVER, the run as a whole must have placed kernels on the driver, or it tested only the
+// CPU.
 class DriverPlacementCheck : public ::testing::Environment {
  public:
   void TearDown() override {
@@ -440,13 +470,23 @@ class DriverPlacementCheck : public ::testing::Environment {
       if (!Corpus::unique_on_driver_.count(k)) cpu_only.insert(k);
     }
     const size_t all = Corpus::unique_on_driver_.size() + cpu_only.size();
-    std::printf("distinct kernels and reductions on the driver: %zu of %zu (%.1f%%)\n",
-                Corpus::unique_on_driver_.size(), all,
-                all ? 100.0 * static_cast<double>(Corpus::unique_on_driver_.size()) / static_cast<double>(all) : 0.0);
+    std::printf(
+        "distinct kernels and reductions on the driver: %zu of %zu (%.1f%%)\n",
+        Corpus::unique_on_driver_.size(), all,
+        all ? 100.0 * static_cast<double>(Corpus::unique_on_driver_.size()) / static_cast<double>(all) : 0.0);
     EXPECT_GT(Corpus::total_on_driver_, 0) << "no corpus kernel ran on " << driver;
+    // The share, not just "some": 172 of the 226 distinct kernels and reductions (76%) reach lavapipe today,
+    // the rest with a recorded CPU-only reason. A regression that sends a tenth of them back to the CPU fails
+    // here; raise the floor as the GPU lowering grows.
+    constexpr double kMinimumShareOnDriver = 0.70;
+    EXPECT_GE(static_cast<double>(Corpus::unique_on_driver_.size()),
+              kMinimumShareOnDriver * static_cast<double>(all))
+        << "only " << Corpus::unique_on_driver_.size() << " of " << all << " corpus kernels ran on "
+        << driver;
   }
 };
-::testing::Environment* const kDriverPlacementCheck = ::testing::AddGlobalTestEnvironment(new DriverPlacementCheck);
+::testing::Environment* const kDriverPlacementCheck =
+    ::testing::AddGlobalTestEnvironment(new DriverPlacementCheck);
 
 }  // namespace
 }  // namespace corpus
