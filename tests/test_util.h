@@ -7,6 +7,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -24,6 +25,13 @@ inline bool ModelsAvailable() {
 
 inline std::string ModelPath(const std::string& file) { return ModelsDir() + "/" + file; }
 
+// Whether the shared data (../shared/models, ../shared/repro) must be there: CI sets KILN_REQUIRE_SHARED_DATA
+// (.ci/run), and there a missing folder is a failure rather than a skip.
+inline bool SharedDataRequired() {
+  const char* value = std::getenv("KILN_REQUIRE_SHARED_DATA");
+  return value != nullptr && *value != '\0' && std::string(value) != "0";
+}
+
 inline std::vector<uint8_t> ReadFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -38,12 +46,22 @@ inline void CollectErrors(void* user_data, const char* format, va_list args) {
 
 }  // namespace kiln::testing
 
-// Skips the current test, with a clear message, when ../shared/models is absent.
-#define KILN_REQUIRE_MODELS()                                                                        \
+// Skips the current test with `message` when `missing` (a condition on the shared data) holds; fails it
+// instead where the shared data is required (CI sets KILN_REQUIRE_SHARED_DATA).
+#define KILN_SKIP_WITHOUT_SHARED_DATA(missing, message)                                              \
   do {                                                                                               \
-    if (!::kiln::testing::ModelsAvailable())                                                         \
-      GTEST_SKIP() << "real models not found at " << ::kiln::testing::ModelsDir()                    \
-                   << " (expected ../shared/models beside the checkout; set -DKILN_MODELS_DIR=...)"; \
+    if (missing) {                                                                                   \
+      if (::kiln::testing::SharedDataRequired()) FAIL() << message << " (KILN_REQUIRE_SHARED_DATA)"; \
+      GTEST_SKIP() << message;                                                                       \
+    }                                                                                                \
   } while (0)
+
+// Skips the current test, with a clear message, when ../shared/models is absent (fails it in CI).
+#define KILN_REQUIRE_MODELS()                                                                  \
+  KILN_SKIP_WITHOUT_SHARED_DATA(!::kiln::testing::ModelsAvailable(),                           \
+                                "real models not found at "                                    \
+                                    << ::kiln::testing::ModelsDir()                            \
+                                    << " (expected ../shared/models beside the checkout; set " \
+                                       "-DKILN_MODELS_DIR=...)")
 
 #endif  // KILN_TESTS_TEST_UTIL_H_

@@ -392,12 +392,12 @@ namespace kiln {
 namespace {
 
 // ../shared/repro/model_reader_misaligned_int64.tflite: a quantization zero_point vector (int64) that is only
-// 4-byte aligned. Reading it must not load misaligned 8-byte values (UBSan, in the asan preset, stops the test
-// if it does); the model reads as it did before, or is refused with a message, never anything else.
+// 4-byte aligned. Reading it must not load misaligned 8-byte values (UBSan, in the asan preset, stops the
+// test if it does); the model reads as it did before, or is refused with a message, never anything else.
 TEST(MalformedModelTest, MisalignedInt64VectorIsReadSafely) {
   const std::string path = std::string(KILN_REPRO_DIR) + "/model_reader_misaligned_int64.tflite";
   const std::vector<uint8_t> bytes = testing::ReadFileBytes(path);
-  if (bytes.empty()) GTEST_SKIP() << path << " is absent (the shared repro folder is not there)";
+  KILN_SKIP_WITHOUT_SHARED_DATA(bytes.empty(), path << " is absent (the shared repro folder is not there)");
   // Also at an odd offset of an 8-aligned buffer, as a model embedded in a larger file would be.
   for (size_t shift : {0, 4}) {
     std::vector<uint64_t> storage(bytes.size() / 8 + 2);

@@ -264,6 +264,10 @@ def main():
     passed = failed = skipped = 0
     for m in args.models:
         if not os.path.exists(m):
+            if os.environ.get("KILN_REQUIRE_SHARED_DATA", "0") not in ("", "0"):
+                print("%s: FAILED: not found, and KILN_REQUIRE_SHARED_DATA says ../shared/models is there" % m)
+                failed += 1
+                continue
             print("%s: skipped: not found (../shared/models absent?)" % m)
             skipped += 1
             continue

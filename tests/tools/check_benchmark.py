@@ -26,6 +26,8 @@ def main():
     kiln, model, work = sys.argv[1], sys.argv[2], sys.argv[3]
     extra = sys.argv[4:]
     if not os.path.exists(model):
+        if os.environ.get("KILN_REQUIRE_SHARED_DATA", "0") not in ("", "0"):
+            fail("%s is absent, and KILN_REQUIRE_SHARED_DATA says the shared models must be there" % model)
         print("skipped: %s is absent (the shared models folder is not there)" % model)
         sys.exit(77)
     os.makedirs(work, exist_ok=True)
