@@ -1,4 +1,6 @@
 // The compute API (kiln/compute.h) on kilnc-compiled modules, against plain C++ references.
+#include "kiln/compute.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,9 +9,11 @@
 #include <vector>
 
 #include "kiln/c_api.h"
-#include "kiln/compute.h"
 #include "kiln/device.h"
 #include "tests/kernels/kernel_test_util.h"
+#ifdef KILN_VULKAN_DRIVER
+#include "tests/vulkan_probe.h"
+#endif
 
 namespace kiln {
 namespace {
@@ -38,7 +42,8 @@ class Compute : public ::testing::Test {
     KilnContextDelete(context_);
   }
   KilnScript* Script(const std::string& kmod) {
-    KilnModule* module = KilnModuleCreateFromFileWithErrorReporter(KmodPath(kmod).c_str(), Messages::Report, &messages_);
+    KilnModule* module =
+        KilnModuleCreateFromFileWithErrorReporter(KmodPath(kmod).c_str(), Messages::Report, &messages_);
     if (module == nullptr) return nullptr;
     modules_.push_back(module);
     KilnScript* script = KilnScriptCreate(context_, module);
@@ -102,8 +107,9 @@ TEST_P(AtanSizes, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OddSizes, AtanSizes,
-                         ::testing::Values(std::vector<int>{1}, std::vector<int>{7}, std::vector<int>{1000003},
-                                           std::vector<int>{211, 317}, std::vector<int>{3, 5, 7, 11}));
+                         ::testing::Values(std::vector<int>{1}, std::vector<int>{7},
+                                           std::vector<int>{1000003}, std::vector<int>{211, 317},
+                                           std::vector<int>{3, 5, 7, 11}));
 
 TEST_F(Compute, GreyscaleOverRgbaImage) {
   KilnScript* script = Script("greyscale");
@@ -122,7 +128,8 @@ TEST_F(Compute, GreyscaleOverRgbaImage) {
     const float luma = 0.299f * px[p] + 0.587f * px[p + 1] + 0.114f * px[p + 2];
     const int grey = static_cast<int>(std::min(std::max(luma + 0.5f, 0.0f), 255.0f));
     // rs_fp_relaxed: the kernel may round the weighted sum differently by one step.
-    if (std::abs(o[p] - grey) > 1 || o[p] != o[p + 1] || o[p] != o[p + 2] || o[p + 3] != px[p + 3]) ++mismatches;
+    if (std::abs(o[p] - grey) > 1 || o[p] != o[p + 1] || o[p] != o[p + 2] || o[p + 3] != px[p + 3])
+      ++mismatches;
   }
   EXPECT_EQ(mismatches, 0);
 }
@@ -137,7 +144,8 @@ TEST_F(Compute, ReductionsSumAndMinMax) {
     for (int i = 0; i < n; ++i) want += v[i] = static_cast<int32_t>((int64_t{i} * 7919) % 1000) - 500;
     KilnTensorCopyFromBuffer(in, v.data(), v.size() * 4);
     int32_t got = 0;
-    ASSERT_EQ(KilnScriptReduce(script, "addint", &in, 1, &got, sizeof got, nullptr), kKilnOk) << messages_.All();
+    ASSERT_EQ(KilnScriptReduce(script, "addint", &in, 1, &got, sizeof got, nullptr), kKilnOk)
+        << messages_.All();
     EXPECT_EQ(got, static_cast<int32_t>(want)) << n;
   }
   KilnTensor* f = Tensor(kKilnFloat32, {211, 317});
@@ -147,7 +155,8 @@ TEST_F(Compute, ReductionsSumAndMinMax) {
   for (float& x : v) x = dist(rng);
   KilnTensorCopyFromBuffer(f, v.data(), v.size() * 4);
   float minmax[2] = {0, 0};
-  ASSERT_EQ(KilnScriptReduce(script, "minmax", &f, 1, minmax, sizeof minmax, nullptr), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptReduce(script, "minmax", &f, 1, minmax, sizeof minmax, nullptr), kKilnOk)
+      << messages_.All();
   EXPECT_EQ(minmax[0], *std::min_element(v.begin(), v.end()));
   EXPECT_EQ(minmax[1], *std::max_element(v.begin(), v.end()));
   int32_t wrong = 0;
@@ -205,7 +214,8 @@ TEST_F(Compute, ScriptStateInitInvokablesAndGlobals) {
   KilnTensorCopyFromBuffer(ints, iv.data(), 4000);
   KilnScriptGetGlobal(script, "gCounter", &counter, sizeof counter);
   const int before = counter;
-  ASSERT_EQ(KilnScriptForEach(script, "count_positive", &ints, 1, nullptr, nullptr), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptForEach(script, "count_positive", &ints, 1, nullptr, nullptr), kKilnOk)
+      << messages_.All();
   KilnScriptGetGlobal(script, "gCounter", &counter, sizeof counter);
   EXPECT_EQ(counter - before, positive);
 }
@@ -243,9 +253,9 @@ TEST_F(Compute, LaunchErrorsAreReportedNotCrashes) {
   EXPECT_EQ(KilnScriptForEach(script, "atan_op", &f, 1, out, &bad), kKilnInvalidArgument);
 }
 
-// A tensor's bindings end with it: KilnTensorDelete unbinds it from every script of its context that binds it,
-// on the CPU and on the accelerator, as binding NULL would. Each test runs with the CPU only and, where the
-// Vulkan driver is built, with the GPU policy on it (lavapipe on machines without a GPU).
+// A tensor's bindings end with it: KilnTensorDelete unbinds it from every script of its context that binds
+// it, on the CPU and on the accelerator, as binding NULL would. Each test runs with the CPU only and, where
+// the Vulkan driver is built, with the GPU policy on it (lavapipe on machines without a GPU).
 class BindingLifetime : public Compute, public ::testing::WithParamInterface<std::string> {
  protected:
   void SetUp() override {
@@ -256,9 +266,8 @@ class BindingLifetime : public Compute, public ::testing::WithParamInterface<std
 #ifdef KILN_VULKAN_DRIVER
     Open(kKilnDevicePreferGpu, KILN_VULKAN_DRIVER);
     if (::testing::Test::HasFatalFailure()) return;
-    if (Decisions().find("device 0 of kiln-vulkan") == std::string::npos) {
-      GTEST_SKIP() << "no Vulkan device here:\n" << Decisions() << messages_.All();
-    }
+    KILN_SKIP_UNLESS_VULKAN_USED(Decisions().find("device 0 of kiln-vulkan") != std::string::npos,
+                                 Decisions() << messages_.All());
 #endif
   }
   bool OnGpu() const { return GetParam() != "cpu"; }
@@ -294,8 +303,8 @@ class BindingLifetime : public Compute, public ::testing::WithParamInterface<std
   // Runs lookup over `n` cells on `script`, whose gTable lost its tensor to KilnTensorDelete, and on a script
   // of the same module whose gTable was never bound: the two must behave alike, and never read the deleted
   // tensor. The CPU fails the launch (an element access through a NULL allocation), and the runtime names the
-  // global. A GPU driver may instead read an unbound allocation as zeros (kiln/spirv_abi.h, "Faults"; a driver
-  // that reports the fault fails the launch, which the CPU then redoes and fails).
+  // global. A GPU driver may instead read an unbound allocation as zeros (kiln/spirv_abi.h, "Faults"; a
+  // driver that reports the fault fails the launch, which the CPU then redoes and fails).
   void ExpectLookupAsUnbound(KilnScript* script, int n) {
     messages_.lines.clear();
     std::vector<float> got, reference;
@@ -540,7 +549,8 @@ TEST(ComputeModules, BadModulesGiveClearErrors) {
   bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
   std::fclose(f);
   for (size_t cut : {size_t{3}, size_t{16}, bytes.size() / 2, bytes.size() - 1}) {
-    EXPECT_EQ(KilnModuleCreateWithErrorReporter(bytes.data(), cut, Messages::Report, &messages), nullptr) << cut;
+    EXPECT_EQ(KilnModuleCreateWithErrorReporter(bytes.data(), cut, Messages::Report, &messages), nullptr)
+        << cut;
   }
   std::vector<uint8_t> wrong = bytes;
   for (size_t k = 0; k + 4 <= wrong.size(); ++k) {
@@ -550,9 +560,11 @@ TEST(ComputeModules, BadModulesGiveClearErrors) {
     }
   }
   messages.lines.clear();
-  EXPECT_EQ(KilnModuleCreateWithErrorReporter(wrong.data(), wrong.size(), Messages::Report, &messages), nullptr);
+  EXPECT_EQ(KilnModuleCreateWithErrorReporter(wrong.data(), wrong.size(), Messages::Report, &messages),
+            nullptr);
   EXPECT_TRUE(messages.Contains("KMOD")) << messages.All();
-  EXPECT_EQ(KilnModuleCreateFromFileWithErrorReporter("/nonexistent.kmod", Messages::Report, &messages), nullptr);
+  EXPECT_EQ(KilnModuleCreateFromFileWithErrorReporter("/nonexistent.kmod", Messages::Report, &messages),
+            nullptr);
   EXPECT_TRUE(messages.Contains("/nonexistent.kmod")) << messages.All();
 }
 

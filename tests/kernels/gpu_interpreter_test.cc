@@ -1,5 +1,6 @@
 // The interpreter on the GPU (issue 5): with a GPU policy, kernel-backed ops run on the Vulkan driver
-// (lavapipe on machines without a GPU), consecutive GPU ops form one partition, and the results match the CPU.
+// (lavapipe on machines without a GPU), consecutive GPU ops form one partition, and the results match the
+// CPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "kiln/operator.h"
 #include "runtime/model/model_writer.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/vulkan_probe.h"
 
 namespace kiln {
 namespace {
@@ -28,8 +30,8 @@ struct GpuRun {
   std::string decisions;
 };
 
-GpuRun RunOnGpu(const std::vector<uint8_t>& bytes, const std::vector<KilnOperator*>& ops, const std::vector<float>& x,
-             Messages* messages) {
+GpuRun RunOnGpu(const std::vector<uint8_t>& bytes, const std::vector<KilnOperator*>& ops,
+                const std::vector<float>& x, Messages* messages) {
   GpuRun run;
   KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
   KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
@@ -43,7 +45,8 @@ GpuRun RunOnGpu(const std::vector<uint8_t>& bytes, const std::vector<KilnOperato
   const int dims[1] = {static_cast<int>(x.size())};
   if (interpreter != nullptr && KilnInterpreterResizeInputTensor(interpreter, 0, dims, 1) == kKilnOk &&
       KilnInterpreterAllocateTensors(interpreter) == kKilnOk &&
-      KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), x.data(), x.size() * 4) == kKilnOk &&
+      KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), x.data(), x.size() * 4) ==
+          kKilnOk &&
       KilnInterpreterInvoke(interpreter) == kKilnOk) {
     const KilnTensor* out = KilnInterpreterGetOutputTensor(interpreter, 0);
     run.y.resize(KilnTensorByteSize(out) / 4);
@@ -61,7 +64,9 @@ GpuRun RunOnGpu(const std::vector<uint8_t>& bytes, const std::vector<KilnOperato
   return run;
 }
 
-bool VulkanDeviceUsed(const GpuRun& run) { return run.decisions.find("runs on kiln-vulkan") != std::string::npos; }
+bool VulkanDeviceUsed(const GpuRun& run) {
+  return run.decisions.find("runs on kiln-vulkan") != std::string::npos;
+}
 
 TEST(GpuInterpreter, AtanScenarioRunsOnVulkan) {
   KilnModule* module = KilnModuleCreateFromFile(KmodPath("atan_op").c_str());
@@ -72,10 +77,9 @@ TEST(GpuInterpreter, AtanScenarioRunsOnVulkan) {
   const std::vector<float> x = {-8.0f, 0.5f, 2.0f, 2.2f, 201.0f};
   const std::vector<float> want = {-1.4288993f, 0.98279375f, 1.2490457f, 1.2679114f, 1.5658458f};
   const GpuRun run = RunOnGpu(examples::AtanModel(examples::kTrainedOffset, 0.0f), {op}, x, &messages);
-  if (run.decisions.find("libkiln_vulkan.so loaded") == std::string::npos ||
-      run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
-    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions << messages.All();
-  }
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("libkiln_vulkan.so loaded") != std::string::npos &&
+                                   run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions << messages.All());
   ASSERT_EQ(run.y.size(), want.size()) << messages.All() << run.decisions;
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(run.y[i], want[i], 1e-6f) << i;
   EXPECT_TRUE(VulkanDeviceUsed(run)) << run.decisions;
@@ -106,14 +110,14 @@ TEST(GpuInterpreter, ConsecutiveKernelOpsFormOnePartition) {
   for (size_t i = 0; i < in.size(); ++i) in[i] = 0.01f * static_cast<float>(i) - 5.0f;
   Messages messages;
   const GpuRun run = RunOnGpu(w.Finish(), {atan, add}, in, &messages);
-  if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
-    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions;
-  }
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions);
   ASSERT_EQ(run.y.size(), in.size()) << messages.All() << run.decisions;
   for (size_t i = 0; i < in.size(); ++i) {
     EXPECT_NEAR(run.y[i], 4.0 * std::atan(static_cast<double>(in[i]) + 1.0), 4e-6) << i;
   }
-  EXPECT_NE(run.decisions.find("partition 0: nodes 0 to 1 run on kiln-vulkan"), std::string::npos) << run.decisions;
+  EXPECT_NE(run.decisions.find("partition 0: nodes 0 to 1 run on kiln-vulkan"), std::string::npos)
+      << run.decisions;
   EXPECT_NE(run.decisions.find("1 stay on the device"), std::string::npos) << run.decisions;
   KilnOperatorDelete(atan);
   KilnOperatorDelete(add);
@@ -140,15 +144,15 @@ TEST(GpuInterpreter, BrokenSpirvRunsOnTheCpuWithTheReasonRecorded) {
   ASSERT_NE(at, 0u) << "atan_op.kmod has no SPIR-V payload";
   for (size_t k = at + 20; k < at + 84 && k < bytes.size(); ++k) bytes[k] = 0xff;
   Messages messages;
-  KilnModule* module = KilnModuleCreateWithErrorReporter(bytes.data(), bytes.size(), Messages::Report, &messages);
+  KilnModule* module =
+      KilnModuleCreateWithErrorReporter(bytes.data(), bytes.size(), Messages::Report, &messages);
   ASSERT_NE(module, nullptr) << messages.All();
   KilnOperator* op = KilnOperatorCreate(kKilnBuiltinCustom, "Atan", 1);
   ASSERT_EQ(KilnOperatorSetKernel(op, module, "atan_op"), kKilnOk);
   const std::vector<float> x = {-8.0f, 0.5f, 2.0f, 2.2f, 201.0f};
   const GpuRun run = RunOnGpu(examples::AtanModel(examples::kTrainedOffset, 0.0f), {op}, x, &messages);
-  if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
-    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions;
-  }
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions);
   ASSERT_EQ(run.y.size(), x.size()) << messages.All() << run.decisions;
   for (size_t i = 0; i < x.size(); ++i) {
     EXPECT_NEAR(run.y[i], std::atan(static_cast<double>(x[i]) + examples::kTrainedOffset), 1e-6) << i;
@@ -159,9 +163,9 @@ TEST(GpuInterpreter, BrokenSpirvRunsOnTheCpuWithTheReasonRecorded) {
   KilnModuleDelete(module);
 }
 
-// Reductions through the compute API with the GPU policy: sum_reduce.rs's addint (the accumulator as combiner)
-// and minmax (all four functions, a struct accumulator, a float2 result) over 1000003 cells. `corrupt` breaks the
-// module's SPIR-V (every module in the payload) while keeping the .kmod valid.
+// Reductions through the compute API with the GPU policy: sum_reduce.rs's addint (the accumulator as
+// combiner) and minmax (all four functions, a struct accumulator, a float2 result) over 1000003 cells.
+// `corrupt` breaks the module's SPIR-V (every module in the payload) while keeping the .kmod valid.
 struct ReduceRun {
   int32_t sum = 0;
   float minmax[2] = {};
@@ -182,7 +186,8 @@ ReduceRun ReduceOnGpu(bool corrupt, Messages* messages) {
       if (std::memcmp(bytes.data() + k, magic, 4) == 0) std::memset(bytes.data() + k + 20, 0xff, 64);
     }
   }
-  KilnModule* module = KilnModuleCreateWithErrorReporter(bytes.data(), bytes.size(), Messages::Report, messages);
+  KilnModule* module =
+      KilnModuleCreateWithErrorReporter(bytes.data(), bytes.size(), Messages::Report, messages);
   KilnContextOptions* options = KilnContextOptionsCreate();
   KilnContextOptionsSetErrorReporter(options, Messages::Report, messages);
   KilnContextOptionsSetDevicePolicy(options, kKilnDevicePreferGpu);
@@ -201,7 +206,8 @@ ReduceRun ReduceOnGpu(bool corrupt, Messages* messages) {
       fv[i] = static_cast<float>(int64_t{i} * 104729 % 100003) * 0.01f - 400.0f;
     }
     run.status = KilnScriptReduce(script, "addint", &ints, 1, &run.sum, 4, nullptr);
-    if (run.status == kKilnOk) run.status = KilnScriptReduce(script, "minmax", &floats, 1, run.minmax, 8, nullptr);
+    if (run.status == kKilnOk)
+      run.status = KilnScriptReduce(script, "minmax", &floats, 1, run.minmax, 8, nullptr);
   }
   for (int i = 0; context && i < KilnContextGetDecisionCount(context); ++i) {
     KilnDecisionKind kind;
@@ -234,9 +240,8 @@ void ExpectRightResults(const ReduceRun& run, const Messages& messages) {
 TEST(GpuInterpreter, ReductionsRunOnVulkan) {
   Messages messages;
   const ReduceRun run = ReduceOnGpu(false, &messages);
-  if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
-    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions << messages.All();
-  }
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions << messages.All());
   ExpectRightResults(run, messages);
   EXPECT_NE(run.decisions.find("reduction addint (<memory>) runs on kiln-vulkan"), std::string::npos)
       << run.decisions;
@@ -247,9 +252,8 @@ TEST(GpuInterpreter, ReductionsRunOnVulkan) {
 TEST(GpuInterpreter, ReductionWithBrokenSpirvRunsOnTheCpuWithTheReasonRecorded) {
   Messages messages;
   const ReduceRun run = ReduceOnGpu(true, &messages);
-  if (run.decisions.find("device 0 of kiln-vulkan") == std::string::npos) {
-    GTEST_SKIP() << "no Vulkan device here:\n" << run.decisions << messages.All();
-  }
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions << messages.All());
   ExpectRightResults(run, messages);
   EXPECT_NE(run.decisions.find("reduction addint (<memory>) runs on CPU: kiln-vulkan"), std::string::npos)
       << run.decisions;
