@@ -300,10 +300,18 @@ TEST(ConvFloatTest, ZeroSizedBatchWritesNothing) {
   p.input_channels = p.output_channels = 1;
   p.filter_height = p.filter_width = 1;
   p.output_height = p.output_width = 3;
-  ConvFloat(p, nullptr, nullptr, nullptr, nullptr);
+  // Every buffer holds a sentinel: an empty batch reads nothing and writes nothing.
+  std::vector<float> input(9, 7.0f), filter(1, 7.0f), bias(1, 7.0f), output(9, -1.0f);
+  ConvFloat(p, input.data(), filter.data(), bias.data(), output.data());
+  EXPECT_EQ(output, std::vector<float>(9, -1.0f));
   DepthwiseConvParams d;
   d.batch = 0;
-  DepthwiseConvFloat(d, nullptr, nullptr, nullptr, nullptr);
+  d.input_height = d.input_width = 3;
+  d.input_channels = 1;
+  d.filter_height = d.filter_width = 1;
+  d.output_height = d.output_width = 3;
+  DepthwiseConvFloat(d, input.data(), filter.data(), bias.data(), output.data());
+  EXPECT_EQ(output, std::vector<float>(9, -1.0f));
 }
 
 }  // namespace

@@ -209,7 +209,9 @@ TEST(UnaryFloatTest, HandComputed) {
   EXPECT_EQ(sat[0], 0.0f);
   EXPECT_EQ(sat[1], 1.0f);
   // Zero elements touch nothing.
-  UnaryFloat(UnaryOp::kTanh, 0, nullptr, nullptr);
+  float untouched = -5.0f;
+  UnaryFloat(UnaryOp::kTanh, 0, extreme.data(), &untouched);
+  EXPECT_EQ(untouched, -5.0f);
 }
 
 TEST(UnaryFloatTest, HardSwishAndElu) {

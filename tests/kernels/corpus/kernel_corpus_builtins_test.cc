@@ -165,13 +165,13 @@ TEST_F(Corpus, RandomRangesAndStatistics) {
     }
     // The rsRand(min, max) bounds come from globals set through the API.
     const int32_t lo = 1000, hi = 1003;
-    KilnScriptSetGlobal(s, "gMin", &lo, 4);
-    KilnScriptSetGlobal(s, "gMax", &hi, 4);
+    ASSERT_EQ(KilnScriptSetGlobal(s, "gMin", &lo, 4), kKilnOk);
+    ASSERT_EQ(KilnScriptSetGlobal(s, "gMax", &hi, 4), kKilnOk);
     const auto narrow = Map<int32_t>(s, "rand_between", {t}, cells);
     for (int32_t v : narrow) EXPECT_TRUE(v >= 1000 && v < 1003) << v;
     const int32_t dlo = -50, dhi = 50;
-    KilnScriptSetGlobal(s, "gMin", &dlo, 4);
-    KilnScriptSetGlobal(s, "gMax", &dhi, 4);
+    ASSERT_EQ(KilnScriptSetGlobal(s, "gMin", &dlo, 4), kKilnOk);
+    ASSERT_EQ(KilnScriptSetGlobal(s, "gMax", &dhi, 4), kKilnOk);
     Release();
   }
 }
