@@ -169,8 +169,8 @@ TEST(BinaryFloatTest, MatchesNaiveBroadcastingUpTo6D) {
       BinaryOp::kAdd,   BinaryOp::kSub,     BinaryOp::kMul,     BinaryOp::kDiv,
       BinaryOp::kAtan2, BinaryOp::kMaximum, BinaryOp::kMinimum, BinaryOp::kSquaredDifference,
       BinaryOp::kPrelu};
-  const Activation acts[] = {Activation::kNone, Activation::kRelu, Activation::kReluN1To1, Activation::kRelu6,
-                             Activation::kTanh};
+  const Activation acts[] = {Activation::kNone,  Activation::kRelu, Activation::kReluN1To1,
+                             Activation::kRelu6, Activation::kTanh, Activation::kSigmoid};
   uint32_t seed = 1;
   for (const auto& [a_dims, b_dims] : cases) {
     for (BinaryOp op : ops) {
