@@ -12,6 +12,8 @@
 // table with one row per unit of work (a node, or a group of nodes run as one by XNNPACK or a driver):
 // average ms, share of the total, and count. --trace writes Chrome's trace-event JSON (open it in Perfetto's
 // UI), one slice per unit per timed run, each on its engine's track.
+#include <malloc.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -47,6 +49,12 @@ void ResidentMemory(size_t* now, size_t* peak) {
     if (std::sscanf(line, "VmHWM: %lu kB", &kb) == 1) *peak = kb * 1024;
   }
   std::fclose(f);
+}
+
+// Bytes malloc has handed out and not had back, counting the large blocks it maps on their own.
+size_t HeapInUse() {
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
 }
 
 size_t FileSize(const std::string& path) {
@@ -225,6 +233,7 @@ int Benchmark(int argc, char** argv) {
 
   size_t rss_start = 0, peak_start = 0;
   ResidentMemory(&rss_start, &peak_start);
+  const size_t heap_start = HeapInUse();
   const Clock::time_point init_start = Clock::now();
   std::unique_ptr<Session> session = Session::Open(graph, options);
   if (session == nullptr || !session->SetInputs(inputs, seed, false)) return 1;
@@ -232,6 +241,7 @@ int Benchmark(int argc, char** argv) {
   KilnInterpreter* interpreter = session->interpreter();
   size_t rss_init = 0, peak_init = 0;
   ResidentMemory(&rss_init, &peak_init);
+  const size_t heap_init = HeapInUse();
 
   std::printf("Graph: [%s]\n", Printable(graph.c_str()).c_str());
   std::printf("Num threads: [%d]%s\n", options.threads, options.threads < 0 ? " (-1: one per core)" : "");
@@ -345,6 +355,10 @@ int Benchmark(int argc, char** argv) {
     KilnInterpreterGetArenaStats(interpreter, &arena, &naive);
     std::printf("\nMemory footprint: model file %.3f MB, arena %.3f MB\n", FileSize(graph) / 1e6,
                 arena / 1e6);
+    // The heap the session holds after init: the arena, packed weights, folded constants, the interpreter's
+    // own structures; resident memory adds the code and tables of the libraries init paged in.
+    std::printf("Heap held after init: %.3f MB (model file plus arena: %.3f MB)\n",
+                (heap_init - std::min(heap_init, heap_start)) / 1e6, (FileSize(graph) + arena) / 1e6);
     std::printf("Resident memory: at start %.3f MB, after init %.3f MB (+%.3f MB), peak %.3f MB\n",
                 rss_start / 1e6, rss_init / 1e6, (rss_init - std::min(rss_init, rss_start)) / 1e6,
                 peak_end / 1e6);
