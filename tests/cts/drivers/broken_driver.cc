@@ -3,6 +3,7 @@
 //   KILN_BROKEN_WRONG_MAJOR    reports HAL 2.x to a 1.x runtime (the runtime would refuse it)
 //   KILN_BROKEN_WRONG_RESULTS  launches run, then one byte of every output is corrupted
 //   KILN_BROKEN_SILENT_ERRORS  failing calls return a status but never say why (report_error unused)
+//   KILN_BROKEN_DECLINES_ALL   declines every kernel (with a reason): it runs none
 #include <cstring>
 
 #include "backends/cpu/cpu_driver.h"
@@ -35,6 +36,17 @@ KilnStatus WrongLaunch(KilnHalScript* script, const KilnHalForEachDesc* desc) {
 KilnHalServices g_silent;
 #endif
 
+#if defined(KILN_BROKEN_DECLINES_ALL)
+// The CPU driver's answer, for its argument checks, then "no".
+KilnStatus Decline(KilnHalModule* module, uint32_t index, bool* out_supported, const char** out_reason) {
+  const KilnStatus status = g_real.module_kernel_supported(module, index, out_supported, out_reason);
+  if (status != kKilnOk) return status;
+  *out_supported = false;
+  if (out_reason) *out_reason = "this test driver declines every kernel";
+  return kKilnOk;
+}
+#endif
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) KilnStatus kiln_driver_query(
@@ -60,6 +72,9 @@ extern "C" __attribute__((visibility("default"))) KilnStatus kiln_driver_query(
 #elif defined(KILN_BROKEN_WRONG_RESULTS)
   out_driver->launch_for_each = WrongLaunch;
   out_driver->name = "kiln-broken-wrong-results";
+#elif defined(KILN_BROKEN_DECLINES_ALL)
+  out_driver->module_kernel_supported = Decline;
+  out_driver->name = "kiln-broken-declines-all";
 #endif
   return kKilnOk;
 }
