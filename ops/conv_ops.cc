@@ -4,6 +4,7 @@
 #include "ops/op_families.h"
 #include "ops/op_util.h"
 #include "ops/reference/conv.h"
+#include "ops/reference/quantized_kernels.h"
 
 namespace kiln::ops {
 namespace {
@@ -12,6 +13,8 @@ struct ConvState {
   reference::ConvParams conv;
   reference::DepthwiseConvParams depthwise;
   FloatWeights filter;
+  bool is_int8 = false;  // int8 input, filter and output, int32 bias
+  reference::WeightedQuantParams quant;
 };
 
 // The parts of CONV_2D and DEPTHWISE_CONV_2D Prepare that are the same: tensors, types, bias, windows.
@@ -23,10 +26,17 @@ struct ConvTensors {
   Dims input_dims, filter_dims;
 };
 
-KilnStatus GetConvTensors(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+KilnStatus GetConvTensors(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op, bool is_int8,
                           ConvTensors* t) {
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatInputOutput(context, node, op, 2, 3, &t->input, &t->output, "filter", &t->filter));
+  if (is_int8) {  // types and quantization are checked in PrepareConvWindow
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 3, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &t->input));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "filter", &t->filter));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &t->output));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetFloatInputOutput(context, node, op, 2, 3, &t->input, &t->output, "filter", &t->filter));
+  }
   t->bias = GetOptionalInput(context, node, 2);
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", t->input, 4, 4));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "filter", t->filter, 4, 4));
@@ -55,10 +65,17 @@ KilnStatus CheckBias(KilnOpaqueContext* context, const char* op, const KilnOpaqu
 template <typename Options, typename Params>
 KilnStatus PrepareConvWindow(KilnOpaqueContext* context, const char* op, const ConvTensors& t,
                              const Options& options, int64_t out_channels, int filter_quantized_dimension,
-                             FloatWeights* filter, Params* p) {
-  KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
+                             ConvState* state, Params* p) {
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options.activation, &activation));
+  if (state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareWeightedInt8(context, op, "filter", t.input, t.filter, t.bias, t.output,
+                                                  filter_quantized_dimension, out_channels, activation,
+                                                  &state->quant));
+    state->quant.rounding = reference::Rounding::kDouble;  // LiteRT's conv kernels round twice (quantized.h)
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
+  }
   const Window2d window = {t.filter_dims[1],
                            t.filter_dims[2],
                            options.stride_height,
@@ -68,8 +85,10 @@ KilnStatus PrepareConvWindow(KilnOpaqueContext* context, const char* op, const C
   reference::WindowSize rows, cols;
   KILN_OPAQUE_ENSURE_STATUS(ComputeWindows(context, op, options.padding, t.input_dims, window,
                                            /*has_dilation=*/true, &rows, &cols));
-  KILN_OPAQUE_ENSURE_STATUS(
-      PrepareFloatWeights(context, op, "filter", t.filter, filter_quantized_dimension, filter));
+  if (!state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        PrepareFloatWeights(context, op, "filter", t.filter, filter_quantized_dimension, &state->filter));
+  }
   p->batch = t.input_dims[0];
   p->input_height = t.input_dims[1];
   p->input_width = t.input_dims[2];
@@ -92,7 +111,8 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CONV_2D";
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
-  KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, &t));
+  state->is_int8 = IsInt8Input(context, node);
+  KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, state->is_int8, &t));
   const KilnConvParams* options;
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
   const int64_t in_channels = t.input_dims[3];
@@ -111,10 +131,22 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   reference::ConvParams& p = state->conv;
   KILN_OPAQUE_ENSURE_STATUS(PrepareConvWindow(context, op, t, *options, out_channels,
-                                              /*filter_quantized_dimension=*/0, &state->filter, &p));
+                                              /*filter_quantized_dimension=*/0, state, &p));
   p.output_channels = out_channels;
   p.groups = in_channels / filter_in_channels;
   return ResizeOutput(context, op, t.output, {p.batch, p.output_height, p.output_width, p.output_channels});
+}
+
+// The int8 operands for Invoke, checked to hold what the params say.
+KilnStatus InvokeOperandsInt8(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                              int64_t input_count, int64_t output_count, int64_t bias_count, const int8_t** input,
+                              const int8_t** filter, const int32_t** bias, int8_t** output) {
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
+                                         input_count, input));
+  const KilnOpaqueTensor* f = KilnOpaqueNodeGetInput(context, node, 1);
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "filter", f, reference::NumElements(TensorDims(f)), filter));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", GetOptionalInput(context, node, 2), bias_count, bias));
+  return GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), output_count, output);
 }
 
 // Fetches the filter and bias data for Invoke, checking that the tensors really hold that much.
@@ -135,6 +167,16 @@ KilnStatus ConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const reference::ConvParams& p = state->conv;
   const int64_t output_count = p.batch * p.output_height * p.output_width * p.output_channels;
   if (output_count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t *input, *filter;
+    const int32_t* bias;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
+                                                 p.batch * p.input_height * p.input_width * p.input_channels,
+                                                 output_count, p.output_channels, &input, &filter, &bias, &output));
+    reference::ConvInt8(p, state->quant, input, filter, bias, output);
+    return kKilnOk;
+  }
   const float *input, *filter, *bias;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(InvokeOperands(context, node, op, *state,
@@ -148,7 +190,8 @@ KilnStatus DepthwiseConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   constexpr const char* op = "DEPTHWISE_CONV_2D";
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
-  KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, &t));
+  state->is_int8 = IsInt8Input(context, node);
+  KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, state->is_int8, &t));
   const KilnDepthwiseConvParams* options;
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
   const int64_t in_channels = t.input_dims[3];
@@ -164,7 +207,7 @@ KilnStatus DepthwiseConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   }
   reference::DepthwiseConvParams& p = state->depthwise;
   KILN_OPAQUE_ENSURE_STATUS(PrepareConvWindow(context, op, t, *options, out_channels,
-                                              /*filter_quantized_dimension=*/3, &state->filter, &p));
+                                              /*filter_quantized_dimension=*/3, state, &p));
   p.depth_multiplier = out_channels / in_channels;
   return ResizeOutput(context, op, t.output, {p.batch, p.output_height, p.output_width, out_channels});
 }
@@ -176,6 +219,16 @@ KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
   const int64_t out_channels = p.input_channels * p.depth_multiplier;
   const int64_t output_count = p.batch * p.output_height * p.output_width * out_channels;
   if (output_count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t *input, *filter;
+    const int32_t* bias;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
+                                                 p.batch * p.input_height * p.input_width * p.input_channels,
+                                                 output_count, out_channels, &input, &filter, &bias, &output));
+    reference::DepthwiseConvInt8(p, state->quant, input, filter, bias, output);
+    return kKilnOk;
+  }
   const float *input, *filter, *bias;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(InvokeOperands(context, node, op, *state,

@@ -2,6 +2,7 @@
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
 #include "ops/op_util.h"
+#include "ops/reference/quantized_kernels.h"
 #include "ops/reference/dequantize.h"
 
 namespace kiln::ops {
@@ -83,9 +84,72 @@ KilnStatus DequantizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+// QUANTIZE: float32 -> int8 (per tensor), and int8 -> int8 (requantize to the output's scale and zero point).
+struct QuantizeState {
+  bool from_float = true;
+  int64_t count = 0;
+  float scale = 1.0f;                 // float32 input: the output's
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  reference::QuantizedMultiplier multiplier;  // int8 input: input scale / output scale
+};
+
+KilnStatus QuantizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "QUANTIZE";
+  KILN_OPS_GET_STATE(QuantizeState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  const KilnType input_type = KilnOpaqueTensorType(input);
+  if (input_type != kKilnFloat32 && input_type != kKilnInt8) {
+    KilnOpaqueContextReportError(context, "%s: input %s has type %s; Kiln implements it for float32 and int8", op,
+                                 TensorLabel(input).c_str(), KilnTypeGetName(input_type));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8Quantization(context, op, "output", output, &state->scale, &state->output_zero_point));
+  state->from_float = input_type == kKilnFloat32;
+  if (!state->from_float) {
+    float input_scale;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt8Quantization(context, op, "input", input, &input_scale, &state->input_zero_point));
+    // As LiteRT: the ratio in double from the float scales.
+    state->multiplier =
+        reference::QuantizeMultiplier(static_cast<double>(input_scale) / static_cast<double>(state->scale));
+  }
+  const Dims dims = TensorDims(input);
+  state->count = reference::NumElements(dims);
+  return ResizeOutput(context, op, output, dims);
+}
+
+KilnStatus QuantizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "QUANTIZE";
+  KILN_OPS_GET_STATE(QuantizeState, state, context, node, op);
+  if (state->count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  int8_t* out;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), state->count, &out));
+  if (state->from_float) {
+    const float* in;
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, state->count, &in));
+    reference::QuantizeFloatToInt8(state->count, state->scale, state->output_zero_point, in, out);
+  } else {
+    const int8_t* in;
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, state->count, &in));
+    reference::RequantizeInt8(state->count, state->input_zero_point, state->multiplier, state->output_zero_point,
+                              in, out);
+  }
+  return kKilnOk;
+}
+
 }  // namespace
 
 void AddDequantizeOps(std::vector<BuiltinOp>* table) {
+  // QUANTIZE: v1 float to (u)int8, v2 int8 requantize, v3 int16; Kiln serves float32/int8 -> int8.
+  table->push_back({kKilnBuiltinQuantize, 1, 3,
+                    MakeOperator<QuantizeState>(kKilnBuiltinQuantize, 3, &QuantizePrepare, &QuantizeInvoke)});
   // v2 int8, v3 float16/int16, v4 per channel, v5 int16 per channel: all to float32.
   table->push_back(
       {kKilnBuiltinDequantize, 1, 5,

@@ -5,6 +5,7 @@
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
 #include "ops/op_util.h"
+#include "ops/reference/quantized_kernels.h"
 #include "ops/reference/elementwise.h"
 
 namespace kiln::ops {
@@ -42,6 +43,8 @@ constexpr const char* BinaryName(BinaryOp op) {
 
 struct BinaryState {
   reference::BinaryParams params;
+  bool is_int8 = false;  // ADD only: LiteRT's int8 scheme
+  reference::AddInt8Params add_int8;
 };
 
 template <BinaryOp kOp>
@@ -55,9 +58,12 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input 0", &a));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "input 1", &b));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 0", a));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 1", b));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  state->is_int8 = kOp == BinaryOp::kAdd && KilnOpaqueTensorType(a) == kKilnInt8;
+  if (!state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 0", a));
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 1", b));
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  }
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input 0", a, 0, kMaxBroadcastRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input 1", b, 0, kMaxBroadcastRank));
 
@@ -75,6 +81,19 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, fused, &activation));
+  if (state->is_int8) {
+    reference::AddInt8Params& q = state->add_int8;
+    float a_scale, b_scale, output_scale;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 0", a, &a_scale, &q.a_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 1", b, &b_scale, &q.b_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "output", output, &output_scale, &q.output_zero_point));
+    if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, q.output_zero_point,
+                                             &q.activation_min, &q.activation_max)) {
+      KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int8 kernel", op);
+      return kKilnError;
+    }
+    reference::PrepareAddInt8(a_scale, b_scale, output_scale, &q);
+  }
 
   const Dims a_dims = TensorDims(a);
   const Dims b_dims = TensorDims(b);
@@ -96,6 +115,17 @@ KilnStatus BinaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
   const int64_t count = reference::NumElements(state->params.output_dims);
   if (count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t *a_data, *b_data;
+    int8_t* out_data;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), &a_data));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), &b_data));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, count, &out_data));
+    reference::AddInt8(state->params, state->add_int8, a_data, b_data, out_data);
+    return kKilnOk;
+  }
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), 4));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), 4));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));

@@ -4,6 +4,7 @@
 #include "ops/op_families.h"
 #include "ops/op_util.h"
 #include "ops/reference/fully_connected.h"
+#include "ops/reference/quantized_kernels.h"
 
 namespace kiln::ops {
 namespace {
@@ -11,6 +12,8 @@ namespace {
 struct FullyConnectedState {
   reference::FullyConnectedParams params;
   FloatWeights weights;
+  bool is_int8 = false;
+  reference::WeightedQuantParams quant;
 };
 
 KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -19,8 +22,17 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* weights;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatInputOutput(context, node, op, 2, 3, &input, &output, "weights", &weights));
+  state->is_int8 = IsInt8Input(context, node);
+  if (state->is_int8) {
+    // int8: input, weights and output int8 (checked with their quantization below), bias int32.
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 3, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights", &weights));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetFloatInputOutput(context, node, op, 2, 3, &input, &output, "weights", &weights));
+  }
   const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 2);
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights", weights, 2, 2));
   const auto* options = static_cast<const KilnFullyConnectedParams*>(KilnOpaqueNodeGetBuiltinData(node));
@@ -51,7 +63,10 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
                                                         : "");
     return kKilnError;
   }
-  if (bias != nullptr) {
+  if (state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareWeightedInt8(context, op, "weights", input, weights, bias, output,
+                                                  /*quantized_dimension=*/0, num_units, activation, &state->quant));
+  } else if (bias != nullptr) {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "bias", bias));
     const Dims bias_dims = TensorDims(bias);
     if (reference::NumElements(bias_dims) != num_units) {
@@ -61,8 +76,10 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
       return kKilnError;
     }
   }
-  KILN_OPAQUE_ENSURE_STATUS(
-      PrepareFloatWeights(context, op, "weights", weights, /*quantized_dimension=*/0, &state->weights));
+  if (!state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        PrepareFloatWeights(context, op, "weights", weights, /*quantized_dimension=*/0, &state->weights));
+  }
   reference::FullyConnectedParams& p = state->params;
   p.batch = input_count / input_size;
   p.input_size = input_size;
@@ -83,6 +100,21 @@ KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
   KILN_OPS_GET_STATE(FullyConnectedState, state, context, node, op);
   const reference::FullyConnectedParams& p = state->params;
   if (p.batch * p.num_units == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t *input, *weights;
+    const int32_t* bias;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), p.batch * p.input_size, &input));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "weights", KilnOpaqueNodeGetInput(context, node, 1),
+                                           p.num_units * p.input_size, &weights));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "bias", GetOptionalInput(context, node, 2), p.num_units, &bias));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
+                                           p.batch * p.num_units, &output));
+    reference::FullyConnectedInt8(p, state->quant, input, weights, bias, output);
+    return kKilnOk;
+  }
   const float *input, *weights, *bias;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(

@@ -3,9 +3,11 @@
 #include "ops/op_util.h"
 
 #include <climits>
+#include <cmath>
 #include <cstring>
 
 #include "ops/reference/dequantize.h"
+#include "ops/reference/quantized.h"
 
 namespace kiln::ops {
 
@@ -317,6 +319,118 @@ bool GetQuantization(const KilnOpaqueTensor* tensor, std::vector<float>* scales,
   zero_points->assign(channels, 0);
   if (zero_point_data != nullptr) zero_points->assign(zero_point_data, zero_point_data + channels);
   return true;
+}
+
+bool IsInt8Input(KilnOpaqueContext* context, const KilnOpaqueNode* node) {
+  if (KilnOpaqueNodeNumberOfInputs(node) < 1) return false;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  return input != nullptr && KilnOpaqueTensorType(input) == kKilnInt8;
+}
+
+namespace {
+
+KilnStatus CheckScale(KilnOpaqueContext* context, const char* op, const char* role,
+                      const KilnOpaqueTensor* tensor, float scale) {
+  if (!(scale > 0.0f) || !std::isfinite(scale)) {
+    KilnOpaqueContextReportError(context, "%s: int8 %s %s has scale %g; a quantized tensor needs a finite scale > 0",
+                                 op, role, TensorLabel(tensor).c_str(), static_cast<double>(scale));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+}  // namespace
+
+KilnStatus GetInt8Quantization(KilnOpaqueContext* context, const char* op, const char* role,
+                               const KilnOpaqueTensor* tensor, float* scale, int32_t* zero_point) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, role, tensor, kKilnInt8));
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+  int dim = 0;
+  if (!GetQuantization(tensor, &scales, &zero_points, &dim)) {
+    KilnOpaqueContextReportError(context, "%s: int8 %s %s has no quantization parameters", op, role,
+                                 TensorLabel(tensor).c_str());
+    return kKilnError;
+  }
+  if (scales.size() != 1) {
+    KilnOpaqueContextReportError(context, "%s: int8 %s %s has %zu scales; this kernel needs one (per tensor)", op,
+                                 role, TensorLabel(tensor).c_str(), scales.size());
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckScale(context, op, role, tensor, scales[0]));
+  if (zero_points[0] < -128 || zero_points[0] > 127) {
+    KilnOpaqueContextReportError(context, "%s: int8 %s %s has zero point %d, outside [-128, 127]", op, role,
+                                 TensorLabel(tensor).c_str(), static_cast<int>(zero_points[0]));
+    return kKilnError;
+  }
+  *scale = scales[0];
+  *zero_point = zero_points[0];
+  return kKilnOk;
+}
+
+KilnStatus GetInt8WeightScales(KilnOpaqueContext* context, const char* op, const char* role,
+                               const KilnOpaqueTensor* tensor, int quantized_dimension, int64_t channels,
+                               std::vector<float>* scales) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, role, tensor, kKilnInt8));
+  std::vector<int32_t> zero_points;
+  int dim = 0;
+  if (!GetQuantization(tensor, scales, &zero_points, &dim)) {
+    KilnOpaqueContextReportError(context, "%s: int8 %s %s has no quantization parameters", op, role,
+                                 TensorLabel(tensor).c_str());
+    return kKilnError;
+  }
+  if (scales->size() != 1 && (dim != quantized_dimension || static_cast<int64_t>(scales->size()) != channels)) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: int8 %s %s has %zu scales along dimension %d; expected 1, or %lld along "
+                                 "dimension %d",
+                                 op, role, TensorLabel(tensor).c_str(), scales->size(), dim,
+                                 static_cast<long long>(channels), quantized_dimension);
+    return kKilnError;
+  }
+  for (size_t i = 0; i < scales->size(); ++i) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckScale(context, op, role, tensor, (*scales)[i]));
+    if (zero_points[i] != 0) {
+      KilnOpaqueContextReportError(context, "%s: int8 %s %s has zero point %d; int8 weights must be symmetric (0)",
+                                   op, role, TensorLabel(tensor).c_str(), static_cast<int>(zero_points[i]));
+      return kKilnError;
+    }
+  }
+  return kKilnOk;
+}
+
+KilnStatus CheckInt32Bias(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* bias, int64_t count) {
+  if (bias == nullptr) return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "bias", bias, kKilnInt32));
+  const Dims dims = TensorDims(bias);
+  if (reference::NumElements(dims) != count) {
+    KilnOpaqueContextReportError(context, "%s: bias %s has shape %s; expected %lld elements", op,
+                                 TensorLabel(bias).c_str(), DimsToString(dims).c_str(), static_cast<long long>(count));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+KilnStatus PrepareWeightedInt8(KilnOpaqueContext* context, const char* op, const char* weights_role,
+                               const KilnOpaqueTensor* input,
+                               const KilnOpaqueTensor* weights, const KilnOpaqueTensor* bias,
+                               const KilnOpaqueTensor* output, int quantized_dimension, int64_t channels,
+                               reference::Activation activation, reference::WeightedQuantParams* params) {
+  float input_scale, output_scale;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8Quantization(context, op, "input", input, &input_scale, &params->input_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8Quantization(context, op, "output", output, &output_scale, &params->output_zero_point));
+  std::vector<float> scales;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8WeightScales(context, op, weights_role, weights, quantized_dimension, channels, &scales));
+  KILN_OPAQUE_ENSURE_STATUS(CheckInt32Bias(context, op, bias, channels));
+  if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, params->output_zero_point,
+                                           &params->activation_min, &params->activation_max)) {
+    KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int8 kernel", op);
+    return kKilnError;
+  }
+  params->multipliers = reference::PerChannelMultipliers(input_scale, scales, output_scale, channels);
+  return kKilnOk;
 }
 
 KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const char* role,

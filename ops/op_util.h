@@ -12,6 +12,7 @@
 #include "kiln/c_api_opaque.h"
 #include "ops/reference/common.h"
 #include "ops/reference/conv.h"
+#include "ops/reference/quantized_kernels.h"
 
 namespace kiln::ops {
 
@@ -101,6 +102,32 @@ KilnStatus ComputeWindows(KilnOpaqueContext* context, const char* op, KilnPaddin
 bool GetQuantization(const KilnOpaqueTensor* tensor, std::vector<float>* scales,
                      std::vector<int32_t>* zero_points, int* quantized_dimension);
 
+// True where input 0 of the node exists and is int8: the op takes its int8 path.
+bool IsInt8Input(KilnOpaqueContext* context, const KilnOpaqueNode* node);
+
+// The per-tensor quantization of an int8 activation tensor: one finite positive scale and a zero point in
+// [-128, 127]; a clear error naming the op, role and tensor otherwise (also for a non-int8 tensor).
+KilnStatus GetInt8Quantization(KilnOpaqueContext* context, const char* op, const char* role,
+                               const KilnOpaqueTensor* tensor, float* scale, int32_t* zero_point);
+
+// The scales of symmetric int8 weights: one (per tensor) or one per entry of dimension `quantized_dimension`
+// (`channels` of them), each finite and positive, with zero points 0. The tensor must be int8.
+KilnStatus GetInt8WeightScales(KilnOpaqueContext* context, const char* op, const char* role,
+                               const KilnOpaqueTensor* tensor, int quantized_dimension, int64_t channels,
+                               std::vector<float>* scales);
+
+// An optional int32 bias of `count` elements (null: none).
+KilnStatus CheckInt32Bias(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* bias, int64_t count);
+
+// The int8 quantization of a weighted op (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D): the input's and
+// output's scales and zero points, the weights' scales along `quantized_dimension` (`channels` output channels),
+// an optional int32 bias, the activation clamp and the per-channel multipliers.
+KilnStatus PrepareWeightedInt8(KilnOpaqueContext* context, const char* op, const char* weights_role,
+                               const KilnOpaqueTensor* input,
+                               const KilnOpaqueTensor* weights, const KilnOpaqueTensor* bias,
+                               const KilnOpaqueTensor* output, int quantized_dimension, int64_t channels,
+                               reference::Activation activation, reference::WeightedQuantParams* params);
+
 // The float weights of a float op, as Prepare leaves them for Invoke.
 struct FloatWeights {
   std::vector<float> dequantized;  // the node's copy of int8 weights
@@ -176,6 +203,18 @@ KilnOperator* MakeOperator(KilnBuiltinOperator code, int version,
     KilnOpaqueContextReportError((context), "%s: node state missing (out of memory?)", op); \
     return kKilnError;                                                                      \
   }
+
+// Invoke's data of a tensor of element type T (int8_t, int32_t; const for inputs), checked to hold `count`
+// elements; a null tensor (an absent optional input) gives null.
+template <typename T, typename Tensor>
+KilnStatus GetTypedData(KilnOpaqueContext* context, const char* op, const char* role, Tensor* tensor,
+                        int64_t count, T** data) {
+  *data = nullptr;
+  if (tensor == nullptr) return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, role, tensor, count, sizeof(T)));
+  *data = static_cast<T*>(KilnOpaqueTensorData(tensor));
+  return kKilnOk;
+}
 
 }  // namespace kiln::ops
 

@@ -5,12 +5,15 @@
 #include "ops/op_util.h"
 #include "ops/reference/conv.h"
 #include "ops/reference/pooling.h"
+#include "ops/reference/quantized_kernels.h"
 
 namespace kiln::ops {
 namespace {
 
 struct PoolState {
   reference::PoolParams params;
+  bool is_int8 = false;
+  int32_t activation_min = -128, activation_max = 127;  // int8: the fused activation as a clamp
 };
 
 template <bool kMax>
@@ -19,12 +22,41 @@ KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(PoolState, state, context, node, op);
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
+  state->is_int8 = IsInt8Input(context, node);
+  if (state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
+  }
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 4, 4));
   const KilnPoolParams* options;
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+  if (state->is_int8) {
+    // As LiteRT: the output keeps the input's quantization; values pass through unscaled.
+    float input_scale, output_scale;
+    int32_t input_zero_point, output_zero_point;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+    if (input_scale != output_scale || input_zero_point != output_zero_point) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: int8 output %s (scale %g, zero point %d) must have the quantization of "
+                                   "input %s (scale %g, zero point %d)",
+                                   op, TensorLabel(output).c_str(), static_cast<double>(output_scale),
+                                   static_cast<int>(output_zero_point), TensorLabel(input).c_str(),
+                                   static_cast<double>(input_scale), static_cast<int>(input_zero_point));
+      return kKilnError;
+    }
+    if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, output_zero_point,
+                                             &state->activation_min, &state->activation_max)) {
+      KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int8 kernel", op);
+      return kKilnError;
+    }
+  }
   const Dims dims = TensorDims(input);
   const Window2d window = {
       options->filter_height, options->filter_width, options->stride_height, options->stride_width, 1, 1};
@@ -55,6 +87,20 @@ KilnStatus PoolInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const reference::PoolParams& p = state->params;
   const int64_t output_count = p.batch * p.output_height * p.output_width * p.channels;
   if (output_count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
+                                           p.batch * p.input_height * p.input_width * p.channels, &input));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), output_count, &output));
+    if (kMax) {
+      reference::MaxPoolInt8(p, state->activation_min, state->activation_max, input, output);
+    } else {
+      reference::AveragePoolInt8(p, state->activation_min, state->activation_max, input, output);
+    }
+    return kKilnOk;
+  }
   const float* input;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op,

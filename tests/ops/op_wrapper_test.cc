@@ -54,6 +54,7 @@ class Runner {
               kKilnOk);
   }
   KilnStatus Invoke() { return KilnInterpreterInvoke(interpreter_); }
+  KilnInterpreter* interpreter() const { return interpreter_; }
   std::vector<int> OutputDims(int index = 0) const {
     const KilnTensor* t = KilnInterpreterGetOutputTensor(interpreter_, index);
     std::vector<int> dims(KilnTensorNumDims(t));
@@ -93,7 +94,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinRelu6,         kKilnBuiltinReluN1To1,
                                   kKilnBuiltinConcatenation, kKilnBuiltinMean,
                                   kKilnBuiltinPad,           kKilnBuiltinTranspose,
-                                  kKilnBuiltinDequantize,    kKilnBuiltinMaximum,
+                                  kKilnBuiltinDequantize,    kKilnBuiltinQuantize,
+                                  kKilnBuiltinMaximum,
                                   kKilnBuiltinMinimum,       kKilnBuiltinSquaredDifference,
                                   kKilnBuiltinHardSwish,     kKilnBuiltinElu,
                                   kKilnBuiltinPrelu,         kKilnBuiltinLeakyRelu,
@@ -139,6 +141,114 @@ TEST(OpWrapperTest, RejectsNonFloatInputNamingOpAndTensor) {
   w.SetOutputs({y});
   Runner r(w);
   ExpectErrorMentions(r, {"MUL", "int8_in", "int8", "float32"});
+}
+
+// int8 ADD through the interpreter: scales 0.5 and 0.25 into 0.5, with zero points at the type's limits.
+TEST(OpWrapperTest, Int8AddRuns) {
+  ModelWriter w;
+  const int a = w.AddTensor(kKilnInt8, {4}, "a");
+  const int b = w.AddTensor(kKilnInt8, {4}, "b");
+  const int y = w.AddTensor(kKilnInt8, {4}, "y");
+  w.SetQuantization(a, {0.5f}, {-128});
+  w.SetQuantization(b, {0.25f}, {127});
+  w.SetQuantization(y, {0.5f}, {0});
+  w.AddOp(kKilnBuiltinAdd, {a, b}, {y}, KilnAddParams{kKilnActNone, false});
+  w.SetInputs({a, b});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const int8_t av[4] = {-128, -120, 0, 127};  // 0, 4, 64, 127.5
+  const int8_t bv[4] = {127, 119, 0, -128};   // 0, -2, -31.75, -63.75
+  r.SetInput(0, av, 4);
+  r.SetInput(1, bv, 4);
+  ASSERT_EQ(r.Invoke(), kKilnOk);
+  const KilnTensor* t = KilnInterpreterGetOutputTensor(r.interpreter(), 0);
+  const int8_t* out = static_cast<const int8_t*>(KilnTensorData(t));
+  // Sums 0, 2, 32.25, 63.75 in steps of 0.5: 0, 4, 64.5 -> 65 (half up), 127.5 -> clamped 127.
+  EXPECT_EQ(std::vector<int>(out, out + 4), (std::vector<int>{0, 4, 65, 127}));
+}
+
+TEST(OpWrapperTest, QuantizeFloatAndRequantize) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {5}, "x");
+  const int q = w.AddTensor(kKilnInt8, {5}, "q");
+  const int y = w.AddTensor(kKilnInt8, {5}, "y");
+  w.SetQuantization(q, {0.5f}, {-1});
+  w.SetQuantization(y, {0.25f}, {3});
+  w.AddOp(kKilnBuiltinQuantize, {x}, {q});
+  w.AddOp(kKilnBuiltinQuantize, {q}, {y});
+  w.SetInputs({x});
+  w.SetOutputs({q, y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float xv[5] = {0.25f, -0.25f, 1.0f, 1000.0f, -1000.0f};
+  r.SetInput(0, xv, sizeof(xv));
+  ASSERT_EQ(r.Invoke(), kKilnOk);
+  const int8_t* qv = static_cast<const int8_t*>(KilnTensorData(KilnInterpreterGetOutputTensor(r.interpreter(), 0)));
+  const int8_t* yv = static_cast<const int8_t*>(KilnTensorData(KilnInterpreterGetOutputTensor(r.interpreter(), 1)));
+  // round(x / 0.5) half away from zero, + (-1), clamped.
+  EXPECT_EQ(std::vector<int>(qv, qv + 5), (std::vector<int>{0, -2, 1, 127, -128}));
+  // (q + 1) * 2 + 3, clamped.
+  EXPECT_EQ(std::vector<int>(yv, yv + 5), (std::vector<int>{5, 1, 7, 127, -128}));
+}
+
+// Bad quantization fails at prepare with a message naming the tensor (a NaN scale is already refused when the
+// model is read).
+TEST(OpWrapperTest, Int8RejectsBadQuantization) {
+  struct Case {
+    float scale;
+    int64_t zero_point;
+    std::vector<std::string> words;
+  };
+  const std::vector<Case> cases = {{0.0f, 0, {"ADD", "'b'", "scale"}},
+                                   {-0.5f, 0, {"ADD", "'b'", "scale"}},
+                                   {0.5f, 128, {"ADD", "'b'", "zero point 128", "[-128, 127]"}},
+                                   {0.5f, -129, {"ADD", "'b'", "zero point -129"}}};
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {4}, "a");
+    const int b = w.AddTensor(kKilnInt8, {4}, "b");
+    const int y = w.AddTensor(kKilnInt8, {4}, "y");
+    w.SetQuantization(a, {0.5f}, {0});
+    w.SetQuantization(b, {c.scale}, {c.zero_point});
+    w.SetQuantization(y, {0.5f}, {0});
+    w.AddOp(kKilnBuiltinAdd, {a, b}, {y}, KilnAddParams{kKilnActNone, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, c.words);
+  }
+}
+
+TEST(OpWrapperTest, Int8ConvRejectsAsymmetricFilterAndScaleCount) {
+  for (int variant = 0; variant < 2; ++variant) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {1, 3, 3, 2}, "x");
+    const std::vector<int8_t> filter_data(3 * 1 * 1 * 2, 1);
+    const int f = w.AddConstTensor(kKilnInt8, {3, 1, 1, 2}, "filter", filter_data);
+    const int y = w.AddTensor(kKilnInt8, {1, 3, 3, 3}, "y");
+    w.SetQuantization(x, {0.5f}, {0});
+    if (variant == 0) {
+      w.SetQuantization(f, {0.5f}, {4});
+    } else {
+      w.SetQuantization(f, {0.5f, 0.25f}, {0, 0}, 3);  // 2 scales along the input channels
+    }
+    w.SetQuantization(y, {0.5f}, {0});
+    KilnConvParams options = {};
+    options.padding = kKilnPaddingValid;
+    options.stride_width = options.stride_height = 1;
+    options.dilation_width_factor = options.dilation_height_factor = 1;
+    options.activation = kKilnActNone;
+    w.AddOp(kKilnBuiltinConv2d, {x, f}, {y}, options);
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    if (variant == 0) {
+      ExpectErrorMentions(r, {"CONV_2D", "'filter'", "zero point 4", "symmetric"});
+    } else {
+      ExpectErrorMentions(r, {"CONV_2D", "'filter'", "2 scales", "dimension 3"});
+    }
+  }
 }
 
 TEST(OpWrapperTest, RejectsShapesThatDoNotBroadcast) {

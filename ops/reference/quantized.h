@@ -1,0 +1,69 @@
+// Fixed-point arithmetic of the int8 reference kernels, computed exactly as LiteRT's reference kernels do, so
+// that Kiln's integer outputs equal LiteRT's byte for byte.
+//
+// A real multiplier m > 0 is stored as a 31-bit significand q (in [2^30, 2^31)) and a power-of-two exponent e,
+// m ~= q * 2^(e - 31). LiteRT has two ways of applying it to an int32 x, chosen when LiteRT is compiled:
+//  - single rounding (TFLITE_SINGLE_ROUNDING, what the published ai-edge-litert package is built with: its
+//    reference kernels match it and not the other on mt_ad01_fc_int8): (x * q + 2^(30 - e)) >> (31 - e) in
+//    64 bits, one rounding half up; e is limited to [-31, 30];
+//  - double rounding (gemmlowp's): shift x left by max(e, 0) (wrapping as int32), take the rounding doubling
+//    high half of the 64-bit product with q (half away from zero, saturating the one overflow case), then
+//    divide by 2^max(-e, 0) rounding half away from zero.
+// Kiln's kernels use single rounding, the published package's; both are here and tested.
+#ifndef KILN_OPS_REFERENCE_QUANTIZED_H_
+#define KILN_OPS_REFERENCE_QUANTIZED_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::ops::reference {
+
+// A multiplier as a 31-bit significand and a shift (positive: left).
+struct QuantizedMultiplier {
+  int32_t multiplier = 0;
+  int shift = 0;
+};
+
+// LiteRT's QuantizeMultiplier: frexp(m) = f * 2^e with f in [0.5, 1); q = round(f * 2^31) (half away from
+// zero); q == 2^31 becomes 2^30 with e + 1. m == 0, or e < -31 (m below about 2^-32, which would shift every
+// bit out), gives q = 0 and shift 0; e > 30 (m of 2^30 or more) saturates to q = 2^31 - 1, shift 30 (the single
+// rounding build's limit). Non-finite m gives 0.
+QuantizedMultiplier QuantizeMultiplier(double multiplier);
+
+// a * b / 2^31 rounded to nearest, as gemmlowp: a tie rounds up for a positive product and toward zero for a
+// negative one (the nudge 1 - 2^30 before a truncating division); INT32_MIN * INT32_MIN saturates to INT32_MAX.
+int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b);
+
+// x / 2^exponent rounded half away from zero, for exponent in [0, 31].
+int32_t RoundingDivideByPOT(int32_t x, int exponent);
+
+enum class Rounding { kSingle, kDouble };
+
+// The same with gemmlowp's double rounding.
+int32_t MultiplyByQuantizedMultiplierDoubleRounding(int32_t x, int32_t multiplier, int shift);
+
+// x * multiplier * 2^(shift - 31), single rounding (see above); multiplier >= 0, shift in [-31, 30].
+int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift);
+
+inline int32_t MultiplyByQuantizedMultiplier(int32_t x, const QuantizedMultiplier& m,
+                                             Rounding rounding = Rounding::kSingle) {
+  return rounding == Rounding::kSingle ? MultiplyByQuantizedMultiplier(x, m.multiplier, m.shift)
+                                       : MultiplyByQuantizedMultiplierDoubleRounding(x, m.multiplier, m.shift);
+}
+
+// Per-channel: one multiplier per output channel, input_scale * filter_scale[c] / output_scale, computed in
+// double from the float scales as LiteRT's PopulateConvolutionQuantizationParams does. A single filter scale
+// applies to all `channels`.
+std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale, const std::vector<float>& filter_scales,
+                                                       float output_scale, int64_t channels);
+
+// The int8 output range of a fused activation, as LiteRT's CalculateActivationRangeQuantized: the bounds
+// 0, 6, -1 and 1 quantized with the output's scale and zero point (zero_point + round(v / scale), in float),
+// intersected with [-128, 127]. `activation` is the value of reference::Activation (kNone, kRelu, kReluN1To1,
+// kRelu6); false for activations that have no quantized range (TANH, SIGMOID).
+bool QuantizedActivationRange(int activation, float output_scale, int32_t output_zero_point, int32_t* min,
+                              int32_t* max);
+
+}  // namespace kiln::ops::reference
+
+#endif  // KILN_OPS_REFERENCE_QUANTIZED_H_

@@ -1,0 +1,221 @@
+// The int8 reference kernels (quantized_kernels.h).
+#include "ops/reference/quantized_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln::ops::reference {
+namespace {
+
+int8_t Finish(const WeightedQuantParams& q, int64_t channel, int32_t acc) {
+  acc = MultiplyByQuantizedMultiplier(acc, q.multipliers[static_cast<size_t>(channel)], q.rounding);
+  acc += q.output_zero_point;
+  acc = std::max(acc, q.activation_min);
+  acc = std::min(acc, q.activation_max);
+  return static_cast<int8_t>(acc);
+}
+
+}  // namespace
+
+void FullyConnectedInt8(const FullyConnectedParams& p, const WeightedQuantParams& q, const int8_t* input,
+                        const int8_t* weights, const int32_t* bias, int8_t* output) {
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t u = 0; u < p.num_units; ++u) {
+      int32_t acc = 0;
+      for (int64_t i = 0; i < p.input_size; ++i) {
+        acc += (static_cast<int32_t>(input[b * p.input_size + i]) - q.input_zero_point) *
+               static_cast<int32_t>(weights[u * p.input_size + i]);
+      }
+      if (bias != nullptr) acc += bias[u];
+      output[b * p.num_units + u] = Finish(q, u, acc);
+    }
+  }
+}
+
+void ConvInt8(const ConvParams& p, const WeightedQuantParams& q, const int8_t* input, const int8_t* filter,
+              const int32_t* bias, int8_t* output) {
+  const int64_t group_in_channels = p.input_channels / p.groups;
+  const int64_t group_out_channels = p.output_channels / p.groups;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t oy = 0; oy < p.output_height; ++oy) {
+      for (int64_t ox = 0; ox < p.output_width; ++ox) {
+        for (int64_t oc = 0; oc < p.output_channels; ++oc) {
+          const int64_t first_in_channel = (oc / group_out_channels) * group_in_channels;
+          int32_t acc = 0;
+          for (int64_t fy = 0; fy < p.filter_height; ++fy) {
+            const int64_t iy = oy * p.stride_height - p.pad_top + fy * p.dilation_height;
+            if (iy < 0 || iy >= p.input_height) continue;  // padding: skipped, as LiteRT (not zero point)
+            for (int64_t fx = 0; fx < p.filter_width; ++fx) {
+              const int64_t ix = ox * p.stride_width - p.pad_left + fx * p.dilation_width;
+              if (ix < 0 || ix >= p.input_width) continue;
+              const int8_t* in_pixel = input +
+                                       ((b * p.input_height + iy) * p.input_width + ix) * p.input_channels +
+                                       first_in_channel;
+              const int8_t* taps =
+                  filter + ((oc * p.filter_height + fy) * p.filter_width + fx) * group_in_channels;
+              for (int64_t ic = 0; ic < group_in_channels; ++ic) {
+                acc += (static_cast<int32_t>(in_pixel[ic]) - q.input_zero_point) * static_cast<int32_t>(taps[ic]);
+              }
+            }
+          }
+          if (bias != nullptr) acc += bias[oc];
+          output[((b * p.output_height + oy) * p.output_width + ox) * p.output_channels + oc] = Finish(q, oc, acc);
+        }
+      }
+    }
+  }
+}
+
+void DepthwiseConvInt8(const DepthwiseConvParams& p, const WeightedQuantParams& q, const int8_t* input,
+                       const int8_t* filter, const int32_t* bias, int8_t* output) {
+  const int64_t output_channels = p.input_channels * p.depth_multiplier;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t oy = 0; oy < p.output_height; ++oy) {
+      for (int64_t ox = 0; ox < p.output_width; ++ox) {
+        for (int64_t ic = 0; ic < p.input_channels; ++ic) {
+          for (int64_t m = 0; m < p.depth_multiplier; ++m) {
+            const int64_t oc = ic * p.depth_multiplier + m;
+            int32_t acc = 0;
+            for (int64_t fy = 0; fy < p.filter_height; ++fy) {
+              const int64_t iy = oy * p.stride_height - p.pad_top + fy * p.dilation_height;
+              if (iy < 0 || iy >= p.input_height) continue;
+              for (int64_t fx = 0; fx < p.filter_width; ++fx) {
+                const int64_t ix = ox * p.stride_width - p.pad_left + fx * p.dilation_width;
+                if (ix < 0 || ix >= p.input_width) continue;
+                acc += (static_cast<int32_t>(
+                            input[((b * p.input_height + iy) * p.input_width + ix) * p.input_channels + ic]) -
+                        q.input_zero_point) *
+                       static_cast<int32_t>(filter[(fy * p.filter_width + fx) * output_channels + oc]);
+              }
+            }
+            if (bias != nullptr) acc += bias[oc];
+            output[((b * p.output_height + oy) * p.output_width + ox) * output_channels + oc] = Finish(q, oc, acc);
+          }
+        }
+      }
+    }
+  }
+}
+
+void PrepareAddInt8(float a_scale, float b_scale, float output_scale, AddInt8Params* params) {
+  // As LiteRT: the max of the float scales, doubled in double; the output's divisor 2^left_shift * scale in
+  // float (exact: a power of two).
+  const double twice_max_input_scale = 2 * static_cast<double>(std::max(a_scale, b_scale));
+  params->a_multiplier = QuantizeMultiplier(static_cast<double>(a_scale) / twice_max_input_scale);
+  params->b_multiplier = QuantizeMultiplier(static_cast<double>(b_scale) / twice_max_input_scale);
+  const float divisor = static_cast<float>(1 << params->left_shift) * output_scale;
+  params->output_multiplier = QuantizeMultiplier(twice_max_input_scale / static_cast<double>(divisor));
+}
+
+int8_t AddInt8(const AddInt8Params& p, int8_t a, int8_t b) {
+  const int32_t shifted_a = (static_cast<int32_t>(a) - p.a_zero_point) * (int32_t{1} << p.left_shift);
+  const int32_t shifted_b = (static_cast<int32_t>(b) - p.b_zero_point) * (int32_t{1} << p.left_shift);
+  const int32_t sum = MultiplyByQuantizedMultiplier(shifted_a, p.a_multiplier) +
+                      MultiplyByQuantizedMultiplier(shifted_b, p.b_multiplier);
+  int32_t out = MultiplyByQuantizedMultiplier(sum, p.output_multiplier) + p.output_zero_point;
+  out = std::min(std::max(out, p.activation_min), p.activation_max);
+  return static_cast<int8_t>(out);
+}
+
+void AddInt8(const BinaryParams& shape, const AddInt8Params& params, const int8_t* a, const int8_t* b,
+             int8_t* output) {
+  const int64_t count = NumElements(shape.output_dims);
+  if (count == 0) return;
+  const size_t rank = shape.output_dims.size();
+  std::vector<int64_t> index(rank, 0);
+  int64_t a_offset = 0, b_offset = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    output[i] = AddInt8(params, a[a_offset], b[b_offset]);
+    // Odometer step over the output index, moving each operand by its (possibly zero) stride.
+    for (size_t d = rank; d-- > 0;) {
+      ++index[d];
+      a_offset += shape.a_strides[d];
+      b_offset += shape.b_strides[d];
+      if (index[d] < shape.output_dims[d]) break;
+      a_offset -= shape.a_strides[d] * index[d];
+      b_offset -= shape.b_strides[d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+
+void AveragePoolInt8(const PoolParams& p, int32_t activation_min, int32_t activation_max, const int8_t* input,
+                     int8_t* output) {
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t oy = 0; oy < p.output_height; ++oy) {
+      for (int64_t ox = 0; ox < p.output_width; ++ox) {
+        const int64_t y0 = oy * p.stride_height - p.pad_top;
+        const int64_t x0 = ox * p.stride_width - p.pad_left;
+        const int64_t fy_begin = std::max<int64_t>(0, -y0), fy_end = std::min(p.filter_height, p.input_height - y0);
+        const int64_t fx_begin = std::max<int64_t>(0, -x0), fx_end = std::min(p.filter_width, p.input_width - x0);
+        for (int64_t c = 0; c < p.channels; ++c) {
+          int32_t sum = 0;
+          int32_t count = 0;
+          for (int64_t fy = fy_begin; fy < fy_end; ++fy) {
+            for (int64_t fx = fx_begin; fx < fx_end; ++fx) {
+              sum += input[((b * p.input_height + y0 + fy) * p.input_width + x0 + fx) * p.channels + c];
+              ++count;
+            }
+          }
+          int32_t average = 0;
+          if (count > 0) average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+          average = std::min(std::max(average, activation_min), activation_max);
+          output[((b * p.output_height + oy) * p.output_width + ox) * p.channels + c] = static_cast<int8_t>(average);
+        }
+      }
+    }
+  }
+}
+
+void MaxPoolInt8(const PoolParams& p, int32_t activation_min, int32_t activation_max, const int8_t* input,
+                 int8_t* output) {
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t oy = 0; oy < p.output_height; ++oy) {
+      for (int64_t ox = 0; ox < p.output_width; ++ox) {
+        const int64_t y0 = oy * p.stride_height - p.pad_top;
+        const int64_t x0 = ox * p.stride_width - p.pad_left;
+        const int64_t fy_begin = std::max<int64_t>(0, -y0), fy_end = std::min(p.filter_height, p.input_height - y0);
+        const int64_t fx_begin = std::max<int64_t>(0, -x0), fx_end = std::min(p.filter_width, p.input_width - x0);
+        for (int64_t c = 0; c < p.channels; ++c) {
+          int32_t max = -128;
+          for (int64_t fy = fy_begin; fy < fy_end; ++fy) {
+            for (int64_t fx = fx_begin; fx < fx_end; ++fx) {
+              max = std::max<int32_t>(
+                  max, input[((b * p.input_height + y0 + fy) * p.input_width + x0 + fx) * p.channels + c]);
+            }
+          }
+          max = std::min(std::max(max, activation_min), activation_max);
+          output[((b * p.output_height + oy) * p.output_width + ox) * p.channels + c] = static_cast<int8_t>(max);
+        }
+      }
+    }
+  }
+}
+
+void QuantizeFloatToInt8(int64_t count, float scale, int32_t zero_point, const float* input, int8_t* output) {
+  for (int64_t i = 0; i < count; ++i) {
+    const float scaled = std::round(input[i] / scale);
+    // Out-of-range (and NaN) values clamp before the cast, so the conversion is defined.
+    int32_t value;
+    if (!(scaled > -1e9f)) {
+      value = std::isnan(scaled) ? 0 : -1000000000;
+    } else if (scaled > 1e9f) {
+      value = 1000000000;
+    } else {
+      value = static_cast<int32_t>(scaled);
+    }
+    value += zero_point;
+    output[i] = static_cast<int8_t>(std::min(std::max(value, int32_t{-128}), int32_t{127}));
+  }
+}
+
+void RequantizeInt8(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
+                    int32_t output_zero_point, const int8_t* input, int8_t* output) {
+  for (int64_t i = 0; i < count; ++i) {
+    int32_t value = MultiplyByQuantizedMultiplier(static_cast<int32_t>(input[i]) - input_zero_point, multiplier) +
+                    output_zero_point;
+    output[i] = static_cast<int8_t>(std::min(std::max(value, int32_t{-128}), int32_t{127}));
+  }
+}
+
+}  // namespace kiln::ops::reference

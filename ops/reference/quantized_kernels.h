@@ -1,0 +1,75 @@
+// The int8 reference kernels: asymmetric int8 activations (a zero point each), symmetric int8 weights (per
+// tensor or per output channel), int32 bias. The integer arithmetic is LiteRT's reference kernels'
+// (reference_integer_ops), so outputs equal LiteRT's byte for byte. Shapes and windows come in the float
+// kernels' params structs; the quantization in QuantParams.
+#ifndef KILN_OPS_REFERENCE_QUANTIZED_KERNELS_H_
+#define KILN_OPS_REFERENCE_QUANTIZED_KERNELS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/reference/conv.h"
+#include "ops/reference/elementwise.h"
+#include "ops/reference/fully_connected.h"
+#include "ops/reference/pooling.h"
+#include "ops/reference/quantized.h"
+
+namespace kiln::ops::reference {
+
+// The quantization of a weighted op (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D):
+// acc = bias[c] + sum (input - input_zero_point) * filter;
+// out = clamp(MultiplyByQuantizedMultiplier(acc, multipliers[c]) + output_zero_point, act_min, act_max).
+// `multipliers` holds one entry per output channel (repeat one for per-tensor filters).
+struct WeightedQuantParams {
+  int32_t input_zero_point = 0;
+  int32_t output_zero_point = 0;
+  int32_t activation_min = -128, activation_max = 127;
+  std::vector<QuantizedMultiplier> multipliers;
+  // LiteRT's: single for FULLY_CONNECTED, double for CONV_2D and DEPTHWISE_CONV_2D (quantized.h).
+  Rounding rounding = Rounding::kSingle;
+};
+
+// input [batch, input_size], weights [num_units, input_size], bias [num_units] or null. The activation field of
+// `shape` is ignored (the clamp is in `quant`).
+void FullyConnectedInt8(const FullyConnectedParams& shape, const WeightedQuantParams& quant, const int8_t* input,
+                        const int8_t* weights, const int32_t* bias, int8_t* output);
+void ConvInt8(const ConvParams& shape, const WeightedQuantParams& quant, const int8_t* input, const int8_t* filter,
+              const int32_t* bias, int8_t* output);
+void DepthwiseConvInt8(const DepthwiseConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
+                       const int8_t* filter, const int32_t* bias, int8_t* output);
+
+// ADD, LiteRT's scheme: each input, less its zero point, is shifted left by `left_shift` (20) and scaled by its
+// multiplier (scale / (2 * max input scale)); the sum is scaled by the output multiplier
+// (2 * max input scale / (2^left_shift * output scale)), the output zero point added and the result clamped.
+// Broadcasting as the float ADD: `a_index`/`b_index` map each output element to its inputs' elements.
+struct AddInt8Params {
+  int left_shift = 20;
+  int32_t a_zero_point = 0, b_zero_point = 0, output_zero_point = 0;
+  QuantizedMultiplier a_multiplier, b_multiplier, output_multiplier;
+  int32_t activation_min = -128, activation_max = 127;
+};
+// Computes the multipliers of `params` from the scales as LiteRT's Prepare does.
+void PrepareAddInt8(float a_scale, float b_scale, float output_scale, AddInt8Params* params);
+int8_t AddInt8(const AddInt8Params& params, int8_t a, int8_t b);
+// ADD over tensors, broadcasting by the strides of `shape` (MakeBinaryParams; its activation is ignored).
+void AddInt8(const BinaryParams& shape, const AddInt8Params& params, const int8_t* a, const int8_t* b,
+             int8_t* output);
+
+// Pools: the clamp of `quant_min`/`quant_max` replaces the float activation. Average: the int32 sum of the
+// window's cells inside the input divided by their count, rounded half away from zero.
+void AveragePoolInt8(const PoolParams& shape, int32_t activation_min, int32_t activation_max, const int8_t* input,
+                     int8_t* output);
+void MaxPoolInt8(const PoolParams& shape, int32_t activation_min, int32_t activation_max, const int8_t* input,
+                 int8_t* output);
+
+// QUANTIZE float32 -> int8: clamp(round(x / scale) + zero_point) with the division and rounding in float (half
+// away from zero), as LiteRT's AffineQuantize.
+void QuantizeFloatToInt8(int64_t count, float scale, int32_t zero_point, const float* input, int8_t* output);
+// QUANTIZE int8 -> int8 (requantize): clamp(MultiplyByQuantizedMultiplier(x - in_zp, in_scale / out_scale) +
+// out_zp).
+void RequantizeInt8(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
+                    int32_t output_zero_point, const int8_t* input, int8_t* output);
+
+}  // namespace kiln::ops::reference
+
+#endif  // KILN_OPS_REFERENCE_QUANTIZED_KERNELS_H_
