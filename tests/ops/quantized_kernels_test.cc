@@ -1,0 +1,303 @@
+// The int8 reference kernels (ops/reference/quantized_kernels.h) against plain implementations of the same
+// integer formulas written here: 64-bit sums, the rounding done with long double or int64 division instead of
+// the library's helpers, loops written from the definitions. Many shapes, scales (down to 1e-6 and up to
+// multipliers above 1) and zero points (at -128 and 127), per-channel weights including a single channel.
+
+#include "ops/reference/quantized_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/reference/conv.h"
+#include "ops/reference/elementwise.h"
+#include "ops/reference/quantized.h"
+
+namespace kiln::ops::reference {
+namespace {
+
+// One rounding: round(x * q * 2^(shift - 31)), ties up.
+int64_t ApplySingle(int64_t x, const QuantizedMultiplier& m) {
+  return static_cast<int64_t>(std::floor(std::ldexp(static_cast<long double>(x) * m.multiplier, m.shift - 31) + 0.5L));
+}
+
+// gemmlowp's two roundings, from their definitions: h = nearest(x' * q / 2^31) with ties of positive products
+// up and of negative ones toward zero (x' = x * 2^max(shift, 0)), then h / 2^max(-shift, 0) with ties away
+// from zero.
+int64_t ApplyDouble(int64_t x, const QuantizedMultiplier& m) {
+  const int64_t left = m.shift > 0 ? m.shift : 0, right = m.shift > 0 ? 0 : -m.shift;
+  const long double product = static_cast<long double>(x * (int64_t{1} << left)) * m.multiplier / 2147483648.0L;
+  long double h = product >= 0 ? std::floor(product + 0.5L) : -std::floor(-product + 0.5L);
+  if (product < 0 && -product - std::floor(-product) == 0.5L) h = -std::floor(-product);  // tie toward zero
+  const long double q = std::ldexp(h, -static_cast<int>(right));
+  return static_cast<int64_t>(q >= 0 ? std::floor(q + 0.5L) : -std::floor(-q + 0.5L));
+}
+
+int8_t Clamp(int64_t v, int64_t lo, int64_t hi) { return static_cast<int8_t>(std::min(std::max(v, lo), hi)); }
+
+std::vector<int8_t> RandomInt8(size_t n, std::mt19937& rng) {
+  std::vector<int8_t> v(n);
+  for (int8_t& x : v) x = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+  return v;
+}
+
+// Quantization for a weighted op: zero points cycle through the limits, scales through extremes.
+struct QuantSetup {
+  WeightedQuantParams q;
+  std::vector<int32_t> bias;
+};
+
+QuantSetup MakeSetup(std::mt19937& rng, int64_t channels, int variant, int64_t accumulate_count) {
+  QuantSetup s;
+  const int32_t zero_points[] = {-128, 127, 0, -5, 64};
+  s.q.input_zero_point = zero_points[variant % 5];
+  s.q.output_zero_point = zero_points[(variant + 2) % 5];
+  const float input_scales[] = {0.0078125f, 1e-3f, 0.5f, 0.02f};
+  const float output_scales[] = {0.02f, 1e-6f, 4.0f, 0.05f};
+  const float input_scale = input_scales[variant % 4];
+  const float output_scale = output_scales[(variant / 4) % 4];
+  std::vector<float> filter_scales(static_cast<size_t>(variant % 3 == 0 ? 1 : channels));
+  std::uniform_real_distribution<float> u(0.001f, 0.05f);
+  for (float& f : filter_scales) f = u(rng);
+  s.q.multipliers = PerChannelMultipliers(input_scale, filter_scales, output_scale, channels);
+  if (variant % 7 == 3) {  // a fused RELU6
+    QuantizedActivationRange(static_cast<int>(Activation::kRelu6), output_scale, s.q.output_zero_point,
+                             &s.q.activation_min, &s.q.activation_max);
+  }
+  s.bias.resize(static_cast<size_t>(channels));
+  std::uniform_int_distribution<int32_t> b(-20000, 20000);
+  for (int32_t& x : s.bias) x = b(rng);
+  (void)accumulate_count;
+  return s;
+}
+
+int8_t Out(const WeightedQuantParams& q, int64_t channel, int64_t acc, bool single) {
+  const QuantizedMultiplier& m = q.multipliers[static_cast<size_t>(channel)];
+  return Clamp((single ? ApplySingle(acc, m) : ApplyDouble(acc, m)) + q.output_zero_point, q.activation_min,
+               q.activation_max);
+}
+
+TEST(QuantizedKernelsTest, FullyConnectedMatchesPlainFormula) {
+  std::mt19937 rng(1);
+  int variant = 0;
+  for (int64_t batch : {1, 3}) {
+    for (int64_t in : {1, 7, 64}) {
+      for (int64_t units : {1, 5, 16}) {
+        for (bool with_bias : {true, false}) {
+          FullyConnectedParams p;
+          p.batch = batch;
+          p.input_size = in;
+          p.num_units = units;
+          QuantSetup s = MakeSetup(rng, units, variant++, in);
+          const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(batch * in), rng);
+          std::vector<int8_t> w = RandomInt8(static_cast<size_t>(units * in), rng);
+          std::vector<int8_t> out(static_cast<size_t>(batch * units));
+          FullyConnectedInt8(p, s.q, x.data(), w.data(), with_bias ? s.bias.data() : nullptr, out.data());
+          for (int64_t b = 0; b < batch; ++b) {
+            for (int64_t u = 0; u < units; ++u) {
+              int64_t acc = with_bias ? s.bias[static_cast<size_t>(u)] : 0;
+              for (int64_t i = 0; i < in; ++i) acc += (x[b * in + i] - int64_t{s.q.input_zero_point}) * w[u * in + i];
+              ASSERT_EQ(out[b * units + u], Out(s.q, u, acc, /*single=*/true)) << "variant " << variant;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantizedKernelsTest, ConvAndDepthwiseMatchPlainFormula) {
+  std::mt19937 rng(2);
+  int variant = 0;
+  for (int64_t size : {1, 5, 8}) {
+    for (int64_t kernel : {1, 3}) {
+      for (int64_t stride : {1, 2}) {
+        for (Padding padding : {Padding::kSame, Padding::kValid}) {
+          for (int64_t channels : {1, 3}) {
+            WindowSize rows, cols;
+            if (!ComputeWindowSize(padding, size, kernel, stride, 1, &rows) || rows.output <= 0) continue;
+            ComputeWindowSize(padding, size, kernel, stride, 1, &cols);
+            const int64_t out_channels = channels == 1 ? 1 : 4;
+            // CONV_2D
+            ConvParams c;
+            c.batch = 2;
+            c.input_height = c.input_width = size;
+            c.input_channels = channels;
+            c.output_height = rows.output;
+            c.output_width = cols.output;
+            c.output_channels = out_channels;
+            c.filter_height = c.filter_width = kernel;
+            c.stride_height = c.stride_width = stride;
+            c.pad_top = rows.pad_before;
+            c.pad_left = cols.pad_before;
+            QuantSetup s = MakeSetup(rng, out_channels, variant++, kernel * kernel * channels);
+            s.q.rounding = Rounding::kDouble;
+            const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(2 * size * size * channels), rng);
+            const std::vector<int8_t> f = RandomInt8(static_cast<size_t>(out_channels * kernel * kernel * channels), rng);
+            std::vector<int8_t> out(static_cast<size_t>(2 * rows.output * cols.output * out_channels));
+            ConvInt8(c, s.q, x.data(), f.data(), s.bias.data(), out.data());
+            size_t k = 0;
+            for (int64_t b = 0; b < 2; ++b)
+              for (int64_t oy = 0; oy < rows.output; ++oy)
+                for (int64_t ox = 0; ox < cols.output; ++ox)
+                  for (int64_t oc = 0; oc < out_channels; ++oc) {
+                    int64_t acc = s.bias[static_cast<size_t>(oc)];
+                    for (int64_t fy = 0; fy < kernel; ++fy)
+                      for (int64_t fx = 0; fx < kernel; ++fx)
+                        for (int64_t ic = 0; ic < channels; ++ic) {
+                          const int64_t iy = oy * stride + fy - rows.pad_before, ix = ox * stride + fx - cols.pad_before;
+                          if (iy < 0 || ix < 0 || iy >= size || ix >= size) continue;
+                          acc += (x[((b * size + iy) * size + ix) * channels + ic] - int64_t{s.q.input_zero_point}) *
+                                 f[((oc * kernel + fy) * kernel + fx) * channels + ic];
+                        }
+                    ASSERT_EQ(out[k++], Out(s.q, oc, acc, /*single=*/false)) << "conv variant " << variant;
+                  }
+            // DEPTHWISE_CONV_2D with multiplier 2
+            DepthwiseConvParams d;
+            d.batch = 2;
+            d.input_height = d.input_width = size;
+            d.input_channels = channels;
+            d.output_height = rows.output;
+            d.output_width = cols.output;
+            d.depth_multiplier = 2;
+            d.filter_height = d.filter_width = kernel;
+            d.stride_height = d.stride_width = stride;
+            d.pad_top = rows.pad_before;
+            d.pad_left = cols.pad_before;
+            const int64_t dw_channels = channels * 2;
+            QuantSetup t = MakeSetup(rng, dw_channels, variant++, kernel * kernel);
+            t.q.rounding = Rounding::kDouble;
+            const std::vector<int8_t> g = RandomInt8(static_cast<size_t>(kernel * kernel * dw_channels), rng);
+            std::vector<int8_t> dout(static_cast<size_t>(2 * rows.output * cols.output * dw_channels));
+            DepthwiseConvInt8(d, t.q, x.data(), g.data(), t.bias.data(), dout.data());
+            k = 0;
+            for (int64_t b = 0; b < 2; ++b)
+              for (int64_t oy = 0; oy < rows.output; ++oy)
+                for (int64_t ox = 0; ox < cols.output; ++ox)
+                  for (int64_t oc = 0; oc < dw_channels; ++oc) {
+                    int64_t acc = t.bias[static_cast<size_t>(oc)];
+                    for (int64_t fy = 0; fy < kernel; ++fy)
+                      for (int64_t fx = 0; fx < kernel; ++fx) {
+                        const int64_t iy = oy * stride + fy - rows.pad_before, ix = ox * stride + fx - cols.pad_before;
+                        if (iy < 0 || ix < 0 || iy >= size || ix >= size) continue;
+                        acc += (x[((b * size + iy) * size + ix) * channels + oc / 2] - int64_t{t.q.input_zero_point}) *
+                               g[(fy * kernel + fx) * dw_channels + oc];
+                      }
+                    ASSERT_EQ(dout[k++], Out(t.q, oc, acc, /*single=*/false)) << "depthwise variant " << variant;
+                  }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantizedKernelsTest, AddMatchesPlainFormulaWithBroadcast) {
+  std::mt19937 rng(3);
+  const float scales[] = {0.5f, 0.0039215f, 1e-5f, 0.1f, 2.0f};
+  const int32_t zero_points[] = {-128, 127, 0, 3};
+  int variant = 0;
+  for (float sa : scales) {
+    for (float sb : scales) {
+      for (float so : {0.1f, 0.0078125f, 3.0f}) {
+        AddInt8Params p;
+        p.a_zero_point = zero_points[variant % 4];
+        p.b_zero_point = zero_points[(variant + 1) % 4];
+        p.output_zero_point = zero_points[(variant + 3) % 4];
+        ++variant;
+        PrepareAddInt8(sa, sb, so, &p);
+        // The multipliers, from the definitions in double.
+        const double twice = 2.0 * std::max<double>(sa, sb);
+        EXPECT_EQ(p.a_multiplier.multiplier, QuantizeMultiplier(sa / twice).multiplier);
+        EXPECT_EQ(p.output_multiplier.shift, QuantizeMultiplier(twice / (1048576.0 * so)).shift);
+        BinaryParams shape;
+        ASSERT_TRUE(MakeBinaryParams(BinaryOp::kAdd, Activation::kNone, {2, 3, 4}, {3, 1}, &shape));
+        const std::vector<int8_t> a = RandomInt8(24, rng), b = RandomInt8(3, rng);
+        std::vector<int8_t> out(24);
+        AddInt8(shape, p, a.data(), b.data(), out.data());
+        for (int64_t i = 0; i < 24; ++i) {
+          const int64_t bi = (i / 4) % 3;
+          const int64_t xa = ApplySingle((a[i] - int64_t{p.a_zero_point}) << 20, p.a_multiplier);
+          const int64_t xb = ApplySingle((b[bi] - int64_t{p.b_zero_point}) << 20, p.b_multiplier);
+          ASSERT_EQ(out[i], Clamp(ApplySingle(xa + xb, p.output_multiplier) + p.output_zero_point, -128, 127))
+              << sa << " " << sb << " " << so << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantizedKernelsTest, PoolsMatchPlainFormula) {
+  std::mt19937 rng(4);
+  for (int64_t size : {1, 4, 7}) {
+    for (int64_t kernel : {1, 2, 3}) {
+      for (int64_t stride : {1, 2}) {
+        WindowSize rows;
+        if (!ComputeWindowSize(Padding::kSame, size, kernel, stride, 1, &rows)) continue;
+        PoolParams p;
+        p.batch = 1;
+        p.input_height = p.input_width = size;
+        p.channels = 3;
+        p.output_height = p.output_width = rows.output;
+        p.filter_height = p.filter_width = kernel;
+        p.stride_height = p.stride_width = stride;
+        p.pad_top = p.pad_left = rows.pad_before;
+        const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(size * size * 3), rng);
+        const size_t n = static_cast<size_t>(rows.output * rows.output * 3);
+        std::vector<int8_t> avg(n), max(n);
+        const int32_t lo = size == 4 ? -10 : -128, hi = size == 4 ? 50 : 127;
+        AveragePoolInt8(p, lo, hi, x.data(), avg.data());
+        MaxPoolInt8(p, lo, hi, x.data(), max.data());
+        size_t k = 0;
+        for (int64_t oy = 0; oy < rows.output; ++oy)
+          for (int64_t ox = 0; ox < rows.output; ++ox)
+            for (int64_t c = 0; c < 3; ++c, ++k) {
+              int64_t sum = 0, count = 0, m = -128;
+              for (int64_t iy = oy * stride - rows.pad_before; iy < oy * stride - rows.pad_before + kernel; ++iy)
+                for (int64_t ix = ox * stride - rows.pad_before; ix < ox * stride - rows.pad_before + kernel; ++ix) {
+                  if (iy < 0 || ix < 0 || iy >= size || ix >= size) continue;
+                  const int64_t v = x[(iy * size + ix) * 3 + c];
+                  sum += v;
+                  ++count;
+                  m = std::max(m, v);
+                }
+              // Rounded half away from zero.
+              const long double mean = static_cast<long double>(sum) / count;
+              const int64_t rounded = static_cast<int64_t>(mean >= 0 ? std::floor(mean + 0.5L) : -std::floor(-mean + 0.5L));
+              ASSERT_EQ(avg[k], Clamp(rounded, lo, hi)) << size << " " << kernel << " " << stride;
+              ASSERT_EQ(max[k], Clamp(m, lo, hi));
+            }
+      }
+    }
+  }
+}
+
+TEST(QuantizedKernelsTest, QuantizeAndRequantize) {
+  const std::vector<float> x = {0.0f, 0.25f, -0.25f, 0.75f, -0.75f, 1e9f, -1e9f, 0.124f, std::nanf("")};
+  std::vector<int8_t> q(x.size());
+  QuantizeFloatToInt8(static_cast<int64_t>(x.size()), 0.5f, -1, x.data(), q.data());
+  // round(x / 0.5) ties away from zero, + (-1); huge values clamp; NaN becomes the zero point.
+  EXPECT_EQ(std::vector<int>(q.begin(), q.end()), (std::vector<int>{-1, 0, -2, 1, -3, 127, -128, -1, -1}));
+  std::mt19937 rng(5);
+  for (float ratio : {1.0f, 0.3f, 3.7f, 1e-4f, 200.0f}) {
+    const QuantizedMultiplier m = QuantizeMultiplier(ratio);
+    for (int32_t zi : {-128, 127, 4}) {
+      for (int32_t zo : {-128, 127, -9}) {
+        const std::vector<int8_t> in = RandomInt8(64, rng);
+        std::vector<int8_t> out(64);
+        RequantizeInt8(64, zi, m, zo, in.data(), out.data());
+        for (size_t i = 0; i < 64; ++i) {
+          ASSERT_EQ(out[i], Clamp(ApplySingle(in[i] - int64_t{zi}, m) + zo, -128, 127)) << ratio;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ops::reference
