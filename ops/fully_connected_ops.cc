@@ -130,6 +130,8 @@ KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
 
 struct SoftmaxState {
   reference::SoftmaxParams params;
+  bool is_int8 = false;
+  reference::SoftmaxInt8Params int8;
 };
 
 KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -137,7 +139,14 @@ KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(SoftmaxState, state, context, node, op);
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
+  state->is_int8 = IsInt8Input(context, node);
+  if (state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
+  }
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 1, 8));
   const auto* options = static_cast<const KilnSoftmaxParams*>(KilnOpaqueNodeGetBuiltinData(node));
   const Dims dims = TensorDims(input);
@@ -145,6 +154,17 @@ KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   p.depth = dims.back();
   p.outer = p.depth == 0 ? 0 : reference::NumElements(dims) / p.depth;
   p.beta = options != nullptr ? options->beta : 1.0f;
+  if (state->is_int8) {
+    float input_scale;
+    int32_t input_zero_point;
+    reference::SoftmaxInt8Params& q = state->int8;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt8Quantization(context, op, "output", output, &q.output_scale, &q.output_zero_point));
+    q.outer = p.outer;
+    q.depth = p.depth;
+    reference::PrepareSoftmaxInt8(input_scale, p.beta, &q);
+  }
   return ResizeOutput(context, op, output, dims);
 }
 
@@ -154,6 +174,15 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const reference::SoftmaxParams& p = state->params;
   const int64_t count = p.outer * p.depth;
   if (count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+    reference::SoftmaxInt8(state->int8, input, output);
+    return kKilnOk;
+  }
   const float* input;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));

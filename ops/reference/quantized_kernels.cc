@@ -218,4 +218,27 @@ void RequantizeInt8(int64_t count, int32_t input_zero_point, const QuantizedMult
   }
 }
 
+void PrepareSoftmaxInt8(float input_scale, float beta, SoftmaxInt8Params* params) {
+  const float scale = -input_scale * beta;
+  for (int32_t d = 0; d <= 255; ++d) params->table[255 - d] = std::exp(scale * static_cast<float>(d));
+}
+
+void SoftmaxInt8(const SoftmaxInt8Params& p, const int8_t* input, int8_t* output) {
+  for (int64_t row = 0; row < p.outer; ++row) {
+    const int8_t* in = input + row * p.depth;
+    int8_t* out = output + row * p.depth;
+    int32_t max = -128;
+    for (int64_t j = 0; j < p.depth; ++j) max = std::max<int32_t>(max, in[j]);
+    // Entry 255 - (max - x): exp(-(max - x) * input_scale * beta).
+    const float* table = p.table + (255 - max);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < p.depth; ++j) sum += table[in[j]];
+    const float inverse = 1.0f / (sum * p.output_scale);
+    for (int64_t j = 0; j < p.depth; ++j) {
+      const int32_t q = static_cast<int32_t>(std::round(table[in[j]] * inverse)) + p.output_zero_point;
+      out[j] = static_cast<int8_t>(std::min(std::max(q, int32_t{-128}), int32_t{127}));
+    }
+  }
+}
+
 }  // namespace kiln::ops::reference

@@ -70,6 +70,20 @@ void QuantizeFloatToInt8(int64_t count, float scale, int32_t zero_point, const f
 void RequantizeInt8(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
                     int32_t output_zero_point, const int8_t* input, int8_t* output);
 
+// SOFTMAX int8 -> int8 over the innermost dimension, as LiteRT's int8 softmax (its reference resolver uses the
+// same lookup-table kernel as its optimized one): table[255 - d] = expf(-input_scale * beta * d) for d in
+// [0, 255] in float; per row, sum = table entries of (max - x) summed in order in float, inv = 1 / (sum *
+// output_scale), out = clamp(round(table[max - x] * inv) + output_zero_point) (std::round: ties away from zero).
+struct SoftmaxInt8Params {
+  int64_t outer = 0;
+  int64_t depth = 0;
+  float output_scale = 1.0f / 256;
+  int32_t output_zero_point = -128;
+  float table[256] = {};
+};
+void PrepareSoftmaxInt8(float input_scale, float beta, SoftmaxInt8Params* params);
+void SoftmaxInt8(const SoftmaxInt8Params& params, const int8_t* input, int8_t* output);
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_QUANTIZED_KERNELS_H_

@@ -299,5 +299,38 @@ TEST(QuantizedKernelsTest, QuantizeAndRequantize) {
   }
 }
 
+// SOFTMAX int8: the lookup-table formula written out (expf of the distance to the row max, float sums in order).
+TEST(QuantizedKernelsTest, SoftmaxMatchesPlainFormula) {
+  std::mt19937 rng(6);
+  for (float input_scale : {0.1f, 1.0f / 256, 0.5f, 1e-4f}) {
+    for (float beta : {1.0f, 0.5f}) {
+      for (int64_t depth : {1, 4, 12, 100}) {
+        SoftmaxInt8Params p;
+        p.outer = 3;
+        p.depth = depth;
+        PrepareSoftmaxInt8(input_scale, beta, &p);
+        std::vector<int8_t> x = RandomInt8(static_cast<size_t>(3 * depth), rng);
+        x[0] = -128;  // a row with the type's limits
+        if (depth > 1) x[1] = 127;
+        std::vector<int8_t> out(x.size());
+        SoftmaxInt8(p, x.data(), out.data());
+        for (int64_t r = 0; r < 3; ++r) {
+          int m = -128;
+          for (int64_t j = 0; j < depth; ++j) m = std::max<int>(m, x[r * depth + j]);
+          float sum = 0.0f;
+          for (int64_t j = 0; j < depth; ++j) sum += std::exp(-input_scale * beta * static_cast<float>(m - x[r * depth + j]));
+          for (int64_t j = 0; j < depth; ++j) {
+            const float e = std::exp(-input_scale * beta * static_cast<float>(m - x[r * depth + j]));
+            const float v = e * (1.0f / (sum * (1.0f / 256)));
+            ASSERT_EQ(out[r * depth + j], Clamp(static_cast<int64_t>(std::round(v)) - 128, -128, 127))
+                << input_scale << " " << depth;
+          }
+        }
+        if (depth == 1) EXPECT_EQ(out[0], 127);  // probability 1 saturates at 255/256
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference
