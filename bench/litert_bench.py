@@ -4,6 +4,7 @@ answers and speed are compared against.
 
 usage: litert_bench.py MODEL [--threads N] [--runs N] [--warmup N] [--seed S] [--input [NAME=]FILE.npy]...
                              [--save-inputs DIR] [--save-outputs DIR]
+                             [--reference-resolver]
 
 Run it with the Python of the environment bench/litert_env.sh makes (e.g. build/ci/litert-venv/bin/python).
 The model runs through ai_edge_litert.interpreter.Interpreter(model_path=MODEL, num_threads=N) with LiteRT's
@@ -165,6 +166,8 @@ def main():
                    help="an input from a .npy file, as `kiln run --input` takes it")
     p.add_argument("--save-inputs", metavar="DIR", help="write the inputs used as DIR/<tensor name>.npy")
     p.add_argument("--save-outputs", metavar="DIR", help="write the outputs as DIR/output_<i>.npy")
+    p.add_argument("--reference-resolver", action="store_true",
+                   help="LiteRT's reference kernels (OpResolverType.BUILTIN_REF, no delegate) instead of its default")
     args = p.parse_args()
     if args.runs < 1 or args.warmup < 0:
         p.error("--runs must be at least 1 and --warmup at least 0")
@@ -176,7 +179,12 @@ def main():
     sys.stdout.flush()
     start = time.perf_counter()
     try:
-        interp = Interpreter(model_path=args.model, num_threads=args.threads)
+        if args.reference_resolver:
+            from ai_edge_litert.interpreter import OpResolverType
+            interp = Interpreter(model_path=args.model, num_threads=args.threads,
+                                 experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+        else:
+            interp = Interpreter(model_path=args.model, num_threads=args.threads)
         interp.allocate_tensors()
     except Exception as e:  # LiteRT raises RuntimeError or ValueError with its error reporter's text
         print("litert_bench: LiteRT cannot load %s: %s" % (args.model, " ".join(str(e).split())), file=sys.stderr)

@@ -5,6 +5,9 @@ Bounds, with a = Kiln's value and b = LiteRT's:
   float models      |a - b| <= 1e-4 * max(1, |b|)     (1e-4 relative, 1e-4 absolute near zero)
   quantized models  |a - b| <= 1 quantization step    (integer outputs: 1; a float output dequantized from a
                                                        quantized tensor: that tensor's scale)
+                    and, for Kiln's reference kernels (--reference-kernels), byte for byte equal to LiteRT's
+                    reference kernels (litert_bench.py --reference-resolver: OpResolverType.BUILTIN_REF) on the
+                    same inputs; the notes say how many elements differ and by how much otherwise
   hybrid models     |a - b| <= 1e-2 * max(1, |b|)     (see below)
 A model is quantized when LiteRT's op list shows quantized (int8/uint8/int16 with a scale) activations; float
 models with float16 or float32 weights are float. NaN matches NaN.
@@ -135,11 +138,39 @@ def check_model(path, args, venv_python, work):
         r.kind = "quantized" if meta["quantized"] else "hybrid" if meta.get("hybrid") else "float"
         kiln_dir = os.path.join(work, name, "kiln" + ("-" + label.replace(" ", "-") if label else ""))
         run_kiln(r, path, flags, inputs_dir, kiln_dir, litert_dir, meta, args)
+        if r.kind == "quantized" and r.verdict == "ok" and "--reference-kernels" in flags:
+            check_exact(r, path, args, venv_python, inputs_dir, kiln_dir, meta, os.path.join(work, name, "litert-ref"))
         results.append(r)
     if len({r.verdict for r in results}) == 1 and results[0].verdict.startswith("skipped"):
         results[0].model = name  # refused the same way on every path: one line
         return results[:1]
     return results
+
+
+def check_exact(r, path, args, venv_python, inputs_dir, kiln_dir, meta, ref_dir):
+    """Quantized models on Kiln's reference kernels: byte for byte LiteRT's reference resolver on the same inputs."""
+    bench = subprocess.run(
+        [venv_python, os.path.join(args.bench_dir, "litert_bench.py"), path, "--threads", str(args.threads),
+         "--runs", "1", "--warmup", "0", "--reference-resolver", "--save-outputs", ref_dir,
+         *kiln_input_args(inputs_dir)], capture_output=True, text=True)
+    if bench.returncode != 0:
+        r.notes.append("LiteRT's reference resolver did not run: %s" % first_error_line(bench.stderr))
+        return
+    for out in meta["outputs"]:
+        got = np.load(os.path.join(kiln_dir, out["file"]))
+        want = np.load(os.path.join(ref_dir, out["file"]))
+        if got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes():
+            continue
+        r.verdict = "DISAGREE"
+        if got.shape != want.shape or got.dtype != want.dtype:
+            r.notes.append("output %d: %s%s vs LiteRT reference %s%s" % (out["index"], got.dtype.name, list(got.shape),
+                                                                      want.dtype.name, list(want.shape)))
+            continue
+        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        r.notes.append("output %d: %d of %d elements differ from LiteRT's reference kernels, by up to %g"
+                       % (out["index"], int((diff != 0).sum()), diff.size, float(diff.max())))
+    if r.verdict == "ok":
+        r.notes.append("byte-exact with LiteRT's reference kernels")
 
 
 def run_kiln(r, path, flags, inputs_dir, kiln_dir, litert_dir, meta, args):
