@@ -7,6 +7,7 @@
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
 #include "ops/op_util.h"
+#include "ops/reference/quantized_kernels.h"
 
 namespace kiln::ops {
 namespace {
@@ -179,8 +180,38 @@ KilnStatus ConcatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+// The start of Prepare for an op that moves values without arithmetic (PAD, TRANSPOSE): float32, or int8 with
+// the output quantized as the input (its zero point returned: PAD's fill value).
+KilnStatus GetMovingInputOutput(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                                const char* second_role, const KilnOpaqueTensor** input,
+                                const KilnOpaqueTensor** second, KilnOpaqueTensor** output, bool* is_int8,
+                                int32_t* zero_point) {
+  *is_int8 = IsInt8Input(context, node);
+  if (!*is_int8) return GetFloatInputOutput(context, node, op, 2, 2, input, output, second_role, second);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, second_role, second));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, output));
+  float input_scale, output_scale;
+  int32_t input_zero_point;
+  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", *input, &input_scale, &input_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "output", *output, &output_scale, zero_point));
+  if (input_scale != output_scale || input_zero_point != *zero_point) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: int8 output %s (scale %g, zero point %d) must have the quantization of "
+                                 "input %s (scale %g, zero point %d)",
+                                 op, TensorLabel(*output).c_str(), static_cast<double>(output_scale),
+                                 static_cast<int>(*zero_point), TensorLabel(*input).c_str(),
+                                 static_cast<double>(input_scale), static_cast<int>(input_zero_point));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
 struct PadState {
   reference::PadParams params;
+  bool is_int8 = false;
+  int32_t zero_point = 0;
 };
 
 KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -189,8 +220,8 @@ KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* paddings;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatInputOutput(context, node, op, 2, 2, &input, &output, "paddings", &paddings));
+  KILN_OPAQUE_ENSURE_STATUS(GetMovingInputOutput(context, node, op, "paddings", &input, &paddings, &output,
+                                                 &state->is_int8, &state->zero_point));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxPadRank));
   const Dims input_dims = TensorDims(input);
   const Dims padding_dims = TensorDims(paddings);
@@ -227,6 +258,16 @@ KilnStatus PadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const reference::PadParams& p = state->params;
   const int64_t output_count = reference::NumElements(reference::PadOutputShape(p));
   if (output_count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
+                                           reference::NumElements(p.input_dims), &input));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), output_count, &output));
+    reference::PadInt8(p, static_cast<int8_t>(state->zero_point), input, output);
+    return kKilnOk;
+  }
   const float* input;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, reference::NumElements(p.input_dims),
@@ -237,6 +278,7 @@ KilnStatus PadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 struct TransposeState {
   reference::TransposeParams params;
+  bool is_int8 = false;
 };
 
 KilnStatus TransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -245,7 +287,9 @@ KilnStatus TransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* perm;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &input, &output, "perm", &perm));
+  int32_t zero_point = 0;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetMovingInputOutput(context, node, op, "perm", &input, &perm, &output, &state->is_int8, &zero_point));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxTransposeRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "perm", perm, 1, 1));
   std::vector<int32_t> values;
@@ -267,6 +311,15 @@ KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(TransposeState, state, context, node, op);
   const int64_t count = reference::NumElements(state->params.input_dims);
   if (count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+    reference::TransposeInt8(state->params, input, output);
+    return kKilnOk;
+  }
   const float* input;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
@@ -277,6 +330,8 @@ KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct MeanState {
   reference::MeanParams params;
   int64_t output_count = 0;
+  bool is_int8 = false;
+  reference::MeanHwInt8Params int8;
 };
 
 KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -285,7 +340,15 @@ KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* axes;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &input, &output, "axes", &axes));
+  state->is_int8 = IsInt8Input(context, node);
+  if (state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axes", &axes));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &input, &output, "axes", &axes));
+  }
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axes", axes, 0, 1));
   std::vector<int32_t> values;
   KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axes", axes, true, &values));
@@ -299,6 +362,27 @@ KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     return kKilnError;
   }
   state->output_count = reference::NumElements(output_dims);
+  if (state->is_int8) {
+    const Dims dims = TensorDims(input);
+    const bool hw = values.size() == 2 && ((values[0] == 1 && values[1] == 2) || (values[0] == 2 && values[1] == 1));
+    if (dims.size() != 4 || !keep_dims || !hw) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: int8 input %s: Kiln implements int8 MEAN only over axes [1, 2] of a 4-D "
+                                   "input with keep_dims",
+                                   op, TensorLabel(input).c_str());
+      return kKilnError;
+    }
+    reference::MeanHwInt8Params& q = state->int8;
+    float input_scale, output_scale;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &q.input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt8Quantization(context, op, "output", output, &output_scale, &q.output_zero_point));
+    q.batch = dims[0];
+    q.height = dims[1];
+    q.width = dims[2];
+    q.channels = dims[3];
+    reference::PrepareMeanHwInt8(input_scale, output_scale, &q);
+  }
   return ResizeOutput(context, op, output, output_dims);
 }
 
@@ -306,6 +390,16 @@ KilnStatus MeanInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "MEAN";
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
   if (state->output_count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
+                                           reference::NumElements(state->params.input_dims), &input));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
+                                           state->output_count, &output));
+    reference::MeanHwInt8(state->int8, input, output);
+    return kKilnOk;
+  }
   const float* input;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op,

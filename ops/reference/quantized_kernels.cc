@@ -241,4 +241,35 @@ void SoftmaxInt8(const SoftmaxInt8Params& p, const int8_t* input, int8_t* output
   }
 }
 
+void PrepareMeanHwInt8(float input_scale, float output_scale, MeanHwInt8Params* params) {
+  const QuantizedMultiplier base =
+      QuantizeMultiplier(static_cast<double>(input_scale) / static_cast<double>(output_scale));
+  const int64_t count = params->height * params->width;
+  if (count <= 0) {
+    params->multiplier = base;
+    return;
+  }
+  int k = 0;
+  while ((count >> (k + 1)) != 0) ++k;  // floor(log2 count)
+  k = std::min(k, 32);
+  k = std::max(0, std::min(k, 31 + base.shift));
+  params->multiplier.multiplier = static_cast<int32_t>((static_cast<int64_t>(base.multiplier) << k) / count);
+  params->multiplier.shift = base.shift - k;
+}
+
+void MeanHwInt8(const MeanHwInt8Params& p, const int8_t* input, int8_t* output) {
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t c = 0; c < p.channels; ++c) {
+      int32_t acc = 0;
+      for (int64_t y = 0; y < p.height; ++y) {
+        for (int64_t x = 0; x < p.width; ++x) {
+          acc += input[((b * p.height + y) * p.width + x) * p.channels + c] - p.input_zero_point;
+        }
+      }
+      acc = MultiplyByQuantizedMultiplier(acc, p.multiplier, Rounding::kDouble) + p.output_zero_point;
+      output[b * p.channels + c] = static_cast<int8_t>(std::min(std::max(acc, int32_t{-128}), int32_t{127}));
+    }
+  }
+}
+
 }  // namespace kiln::ops::reference

@@ -157,10 +157,13 @@ Dims PadOutputShape(const PadParams& params) {
   return output;
 }
 
-void PadFloat(const PadParams& params, const float* input, float* output) {
+namespace {
+
+template <typename T>
+void PadTyped(const PadParams& params, T value, const T* input, T* output) {
   const Dims output_dims = PadOutputShape(params);
   const int64_t output_count = NumElements(output_dims);
-  for (int64_t i = 0; i < output_count; ++i) output[i] = params.value;
+  for (int64_t i = 0; i < output_count; ++i) output[i] = value;
   if (NumElements(params.input_dims) == 0) return;
   const Dims output_strides = Strides(output_dims);
   // Each input element lands at its index shifted by the leading padding.
@@ -171,6 +174,16 @@ void PadFloat(const PadParams& params, const float* input, float* output) {
     for (size_t d = 0; d < index.size(); ++d) offset += (index[d] + params.before[d]) * output_strides[d];
     output[offset] = input[i++];
   } while (Next(params.input_dims, &index));
+}
+
+}  // namespace
+
+void PadFloat(const PadParams& params, const float* input, float* output) {
+  PadTyped(params, params.value, input, output);
+}
+
+void PadInt8(const PadParams& params, int8_t value, const int8_t* input, int8_t* output) {
+  PadTyped(params, value, input, output);
 }
 
 bool TransposeOutputShape(const Dims& input, const std::vector<int32_t>& perm, Dims* output,
@@ -195,7 +208,10 @@ bool TransposeOutputShape(const Dims& input, const std::vector<int32_t>& perm, D
   return true;
 }
 
-void TransposeFloat(const TransposeParams& params, const float* input, float* output) {
+namespace {
+
+template <typename T>
+void TransposeTyped(const TransposeParams& params, const T* input, T* output) {
   Dims output_dims(params.perm.size());
   for (size_t d = 0; d < output_dims.size(); ++d) output_dims[d] = params.input_dims[params.perm[d]];
   const int64_t count = NumElements(output_dims);
@@ -209,6 +225,16 @@ void TransposeFloat(const TransposeParams& params, const float* input, float* ou
     for (size_t d = 0; d < index.size(); ++d) offset += index[d] * input_strides[params.perm[d]];
     output[o++] = input[offset];
   } while (Next(output_dims, &index));
+}
+
+}  // namespace
+
+void TransposeFloat(const TransposeParams& params, const float* input, float* output) {
+  TransposeTyped(params, input, output);
+}
+
+void TransposeInt8(const TransposeParams& params, const int8_t* input, int8_t* output) {
+  TransposeTyped(params, input, output);
 }
 
 bool MakeMeanParams(const Dims& input, const std::vector<int32_t>& axes, bool keep_dims, MeanParams* params,

@@ -44,6 +44,8 @@ struct PadParams {
 
 Dims PadOutputShape(const PadParams& params);
 void PadFloat(const PadParams& params, const float* input, float* output);
+// int8: pads with `value` (the tensor's zero point: a quantized 0, as LiteRT pads).
+void PadInt8(const PadParams& params, int8_t value, const int8_t* input, int8_t* output);
 
 // TRANSPOSE: output dim d is input dim perm[d]. `perm` must be a permutation of [0, rank).
 bool TransposeOutputShape(const Dims& input, const std::vector<int32_t>& perm, Dims* output,
@@ -55,6 +57,7 @@ struct TransposeParams {
 };
 
 void TransposeFloat(const TransposeParams& params, const float* input, float* output);
+void TransposeInt8(const TransposeParams& params, const int8_t* input, int8_t* output);
 
 // MEAN over `axes` (negative counts from the back; duplicates allowed). With keep_dims the reduced
 // dimensions stay as 1s, otherwise they are dropped.

@@ -5,9 +5,11 @@ Bounds, with a = Kiln's value and b = LiteRT's:
   float models      |a - b| <= 1e-4 * max(1, |b|)     (1e-4 relative, 1e-4 absolute near zero)
   quantized models  |a - b| <= 1 quantization step    (integer outputs: 1; a float output dequantized from a
                                                        quantized tensor: that tensor's scale)
-                    and, for Kiln's reference kernels (--reference-kernels), byte for byte equal to LiteRT's
-                    reference kernels (litert_bench.py --reference-resolver: OpResolverType.BUILTIN_REF) on the
-                    same inputs; the notes say how many elements differ and by how much otherwise
+                    measured against LiteRT's reference kernels (litert_bench.py --reference-resolver:
+                    OpResolverType.BUILTIN_REF) on the same inputs, and byte for byte equal to them: Kiln's int8
+                    kernels are its reference kernels on both of its paths. The notes say how many elements
+                    differ and by how much otherwise, and how far LiteRT's default XNNPACK path is (reported
+                    only: it differs from LiteRT's own reference kernels by several steps on some models)
   hybrid models     |a - b| <= 1e-2 * max(1, |b|)     (see below)
 A model is quantized when LiteRT's op list shows quantized (int8/uint8/int16 with a scale) activations; float
 models with float16 or float32 weights are float. NaN matches NaN.
@@ -137,9 +139,19 @@ def check_model(path, args, venv_python, work):
         r = Result(name + (" (%s)" % label if label else ""))
         r.kind = "quantized" if meta["quantized"] else "hybrid" if meta.get("hybrid") else "float"
         kiln_dir = os.path.join(work, name, "kiln" + ("-" + label.replace(" ", "-") if label else ""))
-        run_kiln(r, path, flags, inputs_dir, kiln_dir, litert_dir, meta, args)
-        if r.kind == "quantized" and r.verdict == "ok" and "--reference-kernels" in flags:
-            check_exact(r, path, args, venv_python, inputs_dir, kiln_dir, meta, os.path.join(work, name, "litert-ref"))
+        if r.kind == "quantized":
+            # Kiln's int8 kernels are its reference kernels on every path (XNNPACK takes no int8 node): held byte
+            # for byte to LiteRT's reference resolver; LiteRT's default (XNNPACK) path is only reported.
+            ref_dir = os.path.join(work, name, "litert-ref")
+            if not run_litert_reference(r, path, args, venv_python, inputs_dir, ref_dir):
+                results.append(r)
+                continue
+            run_kiln(r, path, flags, inputs_dir, kiln_dir, ref_dir, meta, args)
+            if r.verdict == "ok":
+                check_exact(r, kiln_dir, meta, ref_dir)
+                note_default_path(r, kiln_dir, meta, litert_dir)
+        else:
+            run_kiln(r, path, flags, inputs_dir, kiln_dir, litert_dir, meta, args)
         results.append(r)
     if len({r.verdict for r in results}) == 1 and results[0].verdict.startswith("skipped"):
         results[0].model = name  # refused the same way on every path: one line
@@ -147,15 +159,21 @@ def check_model(path, args, venv_python, work):
     return results
 
 
-def check_exact(r, path, args, venv_python, inputs_dir, kiln_dir, meta, ref_dir):
-    """Quantized models on Kiln's reference kernels: byte for byte LiteRT's reference resolver on the same inputs."""
+def run_litert_reference(r, path, args, venv_python, inputs_dir, ref_dir):
+    """LiteRT's reference resolver (litert_bench.py --reference-resolver) on the saved inputs into ref_dir."""
     bench = subprocess.run(
         [venv_python, os.path.join(args.bench_dir, "litert_bench.py"), path, "--threads", str(args.threads),
          "--runs", "1", "--warmup", "0", "--reference-resolver", "--save-outputs", ref_dir,
          *kiln_input_args(inputs_dir)], capture_output=True, text=True)
     if bench.returncode != 0:
+        r.verdict = "FAILED"
         r.notes.append("LiteRT's reference resolver did not run: %s" % first_error_line(bench.stderr))
-        return
+        return False
+    return True
+
+
+def check_exact(r, kiln_dir, meta, ref_dir):
+    """Quantized models: Kiln's outputs byte for byte LiteRT's reference resolver's on the same inputs."""
     for out in meta["outputs"]:
         got = np.load(os.path.join(kiln_dir, out["file"]))
         want = np.load(os.path.join(ref_dir, out["file"]))
@@ -171,6 +189,19 @@ def check_exact(r, path, args, venv_python, inputs_dir, kiln_dir, meta, ref_dir)
                        % (out["index"], int((diff != 0).sum()), diff.size, float(diff.max())))
     if r.verdict == "ok":
         r.notes.append("byte-exact with LiteRT's reference kernels")
+
+
+def note_default_path(r, kiln_dir, meta, litert_dir):
+    """How far LiteRT's default path (XNNPACK) is from Kiln (and so from LiteRT's reference kernels), in steps."""
+    worst, count, total = 0.0, 0, 0
+    for out in meta["outputs"]:
+        got = np.load(os.path.join(kiln_dir, out["file"])).astype(np.float64)
+        want = np.load(os.path.join(litert_dir, out["file"])).astype(np.float64)
+        if got.shape != want.shape:
+            continue
+        diff = np.abs(got - want) / (out["step"] or 1.0)
+        worst, count, total = max(worst, float(diff.max(initial=0))), count + int((diff > 1e-6).sum()), total + diff.size
+    r.notes.append("LiteRT's default XNNPACK path: %d of %d elements differ, by up to %.3g steps" % (count, total, worst))
 
 
 def run_kiln(r, path, flags, inputs_dir, kiln_dir, litert_dir, meta, args):

@@ -332,5 +332,44 @@ TEST(QuantizedKernelsTest, SoftmaxMatchesPlainFormula) {
   }
 }
 
+// MEAN int8 over height and width: the count folded into the multiplier, then one double-rounded multiply.
+TEST(QuantizedKernelsTest, MeanHwMatchesPlainFormula) {
+  std::mt19937 rng(7);
+  for (int64_t size : {1, 3, 7, 16}) {
+    for (float ratio : {1.0f, 0.37f, 2.5f}) {
+      MeanHwInt8Params p;
+      p.batch = 2;
+      p.height = size;
+      p.width = size + 1;
+      p.channels = 3;
+      p.input_zero_point = size == 3 ? -128 : 5;
+      p.output_zero_point = size == 3 ? 127 : -9;
+      PrepareMeanHwInt8(0.1f, 0.1f / ratio, &p);
+      // The folded multiplier, from its definition.
+      const QuantizedMultiplier base = QuantizeMultiplier(static_cast<double>(0.1f) / static_cast<double>(0.1f / ratio));
+      const int64_t n = p.height * p.width;
+      int k = 0;
+      while ((int64_t{1} << (k + 1)) <= n) ++k;
+      k = std::min({k, 32, 31 + base.shift});
+      const QuantizedMultiplier folded{static_cast<int32_t>((int64_t{base.multiplier} << k) / n), base.shift - k};
+      EXPECT_EQ(p.multiplier.multiplier, folded.multiplier);
+      EXPECT_EQ(p.multiplier.shift, folded.shift);
+      const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(2 * n * 3), rng);
+      std::vector<int8_t> out(6);
+      MeanHwInt8(p, x.data(), out.data());
+      for (int64_t b = 0; b < 2; ++b) {
+        for (int64_t c = 0; c < 3; ++c) {
+          int64_t sum = 0;
+          for (int64_t i = 0; i < n; ++i) sum += x[(b * n + i) * 3 + c] - int64_t{p.input_zero_point};
+          ASSERT_EQ(out[b * 3 + c], Clamp(ApplyDouble(sum, folded) + p.output_zero_point, -128, 127)) << size;
+          // And it is the mean, to within one step of the real value.
+          const double real = static_cast<double>(sum) / n * ratio + p.output_zero_point;
+          if (real > -127 && real < 126) EXPECT_NEAR(out[b * 3 + c], real, 1.0);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference
