@@ -111,13 +111,25 @@ TEST_P(OracleTest, MatchesArmNNReference) {
   }
 }
 
-// Every float model that has an Arm NN reference. (lr_pc_conv and tm_test_conv_model have float inputs but
-// quantize inside; they come with the int8 kernels.)
+// Every float model that has an Arm NN reference.
 INSTANTIATE_TEST_SUITE_P(FloatModels, OracleTest,
                          ::testing::Values("lr_add", "lr_add_reshape", "lr_avg_pool", "lr_concat", "lr_fc",
                                            "lr_mobilenet_like", "lr_multi_add", "lr_softmax",
                                            "mt_ad01_fc_float", "tm_hello_world_float",
                                            "ts_mobilenet_v1_025_224_float"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+
+// The quantized models with an Arm NN reference: int8 outputs within 1 LSB (Arm NN rounds from float).
+// tm_test_conv_model quantizes inside and dequantizes its output, which matches to 1e-4. lr_pc_conv is left out:
+// its float output is dequantized from int8, so Arm NN's 1-LSB differences are one step (0.0048) in float,
+// outside the float bound (Kiln: 350 of 524288 elements one step away, measured; byte-exact with LiteRT's
+// reference kernels, which litert_compare.py checks).
+INSTANTIATE_TEST_SUITE_P(QuantizedModels, OracleTest,
+                         ::testing::Values("mt_ad01_fc_int8", "mt_kws_dscnn_int8", "tm_hello_world_int8",
+                                           "tm_micro_speech_int8", "tm_network_tester", "tm_simple_add",
+                                           "tm_test_conv_model"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });
