@@ -217,14 +217,32 @@ void TransposeTyped(const TransposeParams& params, const T* input, T* output) {
   const int64_t count = NumElements(output_dims);
   if (count == 0) return;
   const Dims input_strides = Strides(params.input_dims);
-  // Output index d walks input dimension perm[d].
-  Dims index(output_dims.size(), 0);
-  int64_t o = 0;
+  if (output_dims.empty()) {  // a scalar
+    output[0] = input[0];
+    return;
+  }
+  // Output index d walks input dimension perm[d]. The innermost loop runs along the input's contiguous last
+  // dimension (output dimension `inner`), reading in order and writing with the output's stride there; the
+  // index arithmetic happens once per run of that loop, not once per element.
+  const size_t rank = output_dims.size();
+  size_t inner = 0;
+  while (params.perm[inner] != static_cast<int32_t>(rank - 1)) ++inner;
+  const Dims output_strides = Strides(output_dims);
+  const int64_t run = output_dims[inner];
+  const int64_t run_stride = output_strides[inner];
+  Dims outer = output_dims;
+  outer[inner] = 1;
+  Dims index(rank, 0);
   do {
-    int64_t offset = 0;
-    for (size_t d = 0; d < index.size(); ++d) offset += index[d] * input_strides[params.perm[d]];
-    output[o++] = input[offset];
-  } while (Next(output_dims, &index));
+    int64_t in_offset = 0, out_offset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      in_offset += index[d] * input_strides[params.perm[d]];
+      out_offset += index[d] * output_strides[d];
+    }
+    const T* in = input + in_offset;
+    T* out = output + out_offset;
+    for (int64_t i = 0; i < run; ++i) out[i * run_stride] = in[i];
+  } while (Next(outer, &index));
 }
 
 }  // namespace

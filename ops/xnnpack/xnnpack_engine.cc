@@ -61,6 +61,60 @@ std::vector<float> DequantizeWeights(const KilnTensor* t) {
   return out;
 }
 
+// An int8 tensor with one finite positive scale and one zero point in range: what XNNPACK's qint8 values hold.
+bool PerTensorInt8(const KilnTensor* t) {
+  if (t == nullptr || t->type != kKilnInt8 || t->scales.size() != 1 || t->zero_points.size() > 1) return false;
+  const float scale = t->scales[0];
+  const int zero = t->zero_points.empty() ? 0 : t->zero_points[0];
+  return std::isfinite(scale) && scale > 0.0f && zero >= -128 && zero <= 127;
+}
+
+float ScaleOf(const KilnTensor* t) { return t->scales[0]; }
+int ZeroPointOf(const KilnTensor* t) { return t->zero_points.empty() ? 0 : t->zero_points[0]; }
+
+bool SameQuantization(const KilnTensor* a, const KilnTensor* b) {
+  return ScaleOf(a) == ScaleOf(b) && ZeroPointOf(a) == ZeroPointOf(b);
+}
+
+// Constant int8 filter weights XNNPACK's int8 convolutions take: symmetric (every zero point 0), one scale or
+// one per output channel along `channel_dim`.
+bool Int8Filter(const KilnTensor* t, int channel_dim, std::string* reason) {
+  if (!IsConstant(t) || t->type != kKilnInt8) {
+    *reason = "filter is not a constant int8 tensor";
+    return false;
+  }
+  const size_t channels = static_cast<size_t>(t->dims[channel_dim]);
+  if (t->scales.size() != 1 && (t->scales.size() != channels || t->quantized_dimension != channel_dim)) {
+    *reason = "filter has " + std::to_string(t->scales.size()) + " scales along dimension " +
+              std::to_string(t->quantized_dimension) + " (XNNPACK takes one, or one per output channel)";
+    return false;
+  }
+  for (float scale : t->scales) {
+    if (!(std::isfinite(scale) && scale > 0.0f)) {
+      *reason = "filter has a scale that is not finite and positive";
+      return false;
+    }
+  }
+  for (int32_t zero : t->zero_points) {
+    if (zero != 0) {
+      *reason = "filter zero point " + std::to_string(zero) + " (XNNPACK's int8 filters are symmetric)";
+      return false;
+    }
+  }
+  return true;
+}
+
+// The int32 bias of an int8 convolution or fully connected node: absent, or a constant [channels] vector.
+bool Int32Bias(const Interpreter& interpreter, const Node& node, int channels, std::string* reason) {
+  if (node.inputs.size() < 3 || node.inputs[2] < 0) return true;
+  const KilnTensor* bias = interpreter.tensor(node.inputs[2]);
+  if (!IsConstant(bias) || bias->type != kKilnInt32 || bias->dims.size() != 1 || bias->dims[0] != channels) {
+    *reason = "bias is not a constant int32 [" + std::to_string(channels) + "] tensor";
+    return false;
+  }
+  return true;
+}
+
 std::string Shape(const KilnTensor* t) {
   std::string s = "[";
   for (size_t i = 0; i < t->dims.size(); ++i) s += (i ? "," : "") + std::to_string(t->dims[i]);
@@ -87,6 +141,17 @@ bool ActivationRange(KilnFusedActivation activation, float* lo, float* hi) {
   }
 }
 
+// The clamp of a node's output, in real units: the fused activation's, and for an int8 output also the range
+// the type can hold (XNNPACK quantizes the bounds; infinities would not survive that). False when the clamp
+// leaves XNNPACK no range: for int8, bounds less than two steps apart, which may round to one value.
+bool OutputRange(const KilnTensor* output, KilnFusedActivation activation, float* lo, float* hi) {
+  if (!ActivationRange(activation, lo, hi)) return false;
+  if (output->type != kKilnInt8) return *lo < *hi;
+  *lo = std::max(*lo, static_cast<float>(-128 - ZeroPointOf(output)) * ScaleOf(output));
+  *hi = std::min(*hi, static_cast<float>(127 - ZeroPointOf(output)) * ScaleOf(output));
+  return *hi - *lo >= 2.0f * ScaleOf(output);
+}
+
 template <typename Params>
 const Params* ParamsOf(const Node& node) {
   return static_cast<const Params*>(node.desc->builtin_data.get());
@@ -100,18 +165,30 @@ bool ConstantInts(const KilnTensor* t, std::vector<int>* out) {
   return true;
 }
 
-// The checks every mapped node shares: float32 tensors of static shape, within XNNPACK's rank limit. Inputs
-// listed in `constant_inputs` must be constants of the model.
-bool CheckTensors(const Interpreter& interpreter, const Node& node, size_t float_inputs,
+// Whether a node computes in int8 (its first input is int8) rather than in float32.
+bool IsInt8Node(const Interpreter& interpreter, const Node& node) {
+  return !node.inputs.empty() && node.inputs[0] >= 0 && TensorAt(interpreter, node.inputs[0])->type == kKilnInt8;
+}
+
+// The checks every mapped node shares: float32 tensors (or, for an int8 node, per-tensor quantized int8
+// tensors) of static shape, within XNNPACK's rank limit. Inputs listed in `constant_inputs` must be constants
+// of the model; their types are the op's own checks.
+bool CheckTensors(const Interpreter& interpreter, const Node& node, size_t data_inputs,
                   std::vector<size_t> constant_inputs, std::string* reason) {
-  for (size_t i = 0; i < node.inputs.size() && i < float_inputs; ++i) {
+  const bool int8 = IsInt8Node(interpreter, node);
+  for (size_t i = 0; i < node.inputs.size() && i < data_inputs; ++i) {
     const int index = node.inputs[i];
     if (index < 0) continue;
     const KilnTensor* t = TensorAt(interpreter, index);
     const bool weights =
         std::find(constant_inputs.begin(), constant_inputs.end(), i) != constant_inputs.end();
-    if (weights && IsQuantizedWeights(t)) continue;  // dequantized once, at build
-    if (t->type != kKilnFloat32) {
+    if (weights && (int8 || IsQuantizedWeights(t))) continue;  // int8: the op checks; hybrid: dequantized
+    if (int8 && !PerTensorInt8(t)) {
+      *reason = "input " + std::to_string(i) + " is " + KilnTypeGetName(t->type) +
+                ", not int8 with one finite positive scale and one zero point";
+      return false;
+    }
+    if (!int8 && t->type != kKilnFloat32) {
       *reason = "input " + std::to_string(i) + " is " + KilnTypeGetName(t->type) + ", not float32";
       return false;
     }
@@ -132,9 +209,11 @@ bool CheckTensors(const Interpreter& interpreter, const Node& node, size_t float
   }
   for (int index : node.outputs) {
     const KilnTensor* t = TensorAt(interpreter, index);
-    if (t->type != kKilnFloat32 || t->allocation != kKilnArenaRw) {
+    if ((int8 ? !PerTensorInt8(t) : t->type != kKilnFloat32) || t->allocation != kKilnArenaRw) {
       *reason = "output is " + std::string(KilnTypeGetName(t->type)) +
-                (t->allocation != kKilnArenaRw ? " of dynamic shape" : "");
+                (t->allocation != kKilnArenaRw ? " of dynamic shape"
+                 : int8                        ? " (not int8 with one scale and one zero point)"
+                                               : "");
       return false;
     }
     if (t->dims.size() > XNN_MAX_TENSOR_DIMS) {
@@ -159,7 +238,8 @@ bool CheckActivation(KilnFusedActivation activation, std::string* reason) {
   return false;
 }
 
-bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string* reason) {
+// Shapes, types and options, for float32 and int8 nodes alike.
+bool SupportsShapes(const Interpreter& interpreter, const Node& node, std::string* reason) {
   const int code = node.desc->builtin_code;
   auto in = [&](size_t i) { return TensorAt(interpreter, node.inputs[i]); };
   if (node.outputs.size() != 1) {
@@ -346,6 +426,93 @@ bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string*
   }
 }
 
+// The activation fused into a node's output; RELU, RELU6 and RELU_N1_TO_1 nodes are their own activation.
+KilnFusedActivation NodeActivation(const Node& node) {
+  switch (node.desc->builtin_code) {
+    case kKilnBuiltinConv2d:
+      return ParamsOf<KilnConvParams>(node)->activation;
+    case kKilnBuiltinDepthwiseConv2d:
+      return ParamsOf<KilnDepthwiseConvParams>(node)->activation;
+    case kKilnBuiltinFullyConnected:
+      return ParamsOf<KilnFullyConnectedParams>(node)->activation;
+    case kKilnBuiltinAveragePool2d:
+    case kKilnBuiltinMaxPool2d:
+      return ParamsOf<KilnPoolParams>(node)->activation;
+    case kKilnBuiltinAdd:
+      return ParamsOf<KilnAddParams>(node)->activation;
+    case kKilnBuiltinSub:
+      return ParamsOf<KilnSubParams>(node)->activation;
+    case kKilnBuiltinMul:
+      return ParamsOf<KilnMulParams>(node)->activation;
+    case kKilnBuiltinDiv:
+      return ParamsOf<KilnDivParams>(node)->activation;
+    case kKilnBuiltinRelu:
+      return kKilnActRelu;
+    case kKilnBuiltinRelu6:
+      return kKilnActRelu6;
+    case kKilnBuiltinReluN1To1:
+      return kKilnActReluN1To1;
+    default:
+      return kKilnActNone;
+  }
+}
+
+// XNNPACK's int8 operators, as this build of it offers them through its subgraph API: convolutions (per-tensor
+// or per-channel filters), fully connected (per-tensor weights), max pooling, ADD, SUB, MUL, global average
+// pooling (MEAN), and the ops that keep their input's quantization (clamps, reshapes, constant padding).
+// Everything else int8 (softmax, average pooling, ...) stays on the reference kernels.
+bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string* reason) {
+  if (!IsInt8Node(interpreter, node)) return SupportsShapes(interpreter, node, reason);
+  const int code = node.desc->builtin_code;
+  bool keeps_quantization = false;
+  switch (code) {
+    case kKilnBuiltinConv2d:
+    case kKilnBuiltinDepthwiseConv2d:
+    case kKilnBuiltinFullyConnected:
+    case kKilnBuiltinAdd:
+    case kKilnBuiltinSub:
+    case kKilnBuiltinMul:
+    case kKilnBuiltinMean:
+      break;
+    case kKilnBuiltinMaxPool2d:
+    case kKilnBuiltinRelu:
+    case kKilnBuiltinRelu6:
+    case kKilnBuiltinReluN1To1:
+    case kKilnBuiltinReshape:
+    case kKilnBuiltinSqueeze:
+    case kKilnBuiltinPad:
+      keeps_quantization = true;
+      break;
+    default:
+      *reason = "XNNPACK here has no int8 " + BuiltinOperatorName(code);
+      return false;
+  }
+  if (!SupportsShapes(interpreter, node, reason)) return false;
+  const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
+  const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
+  if (keeps_quantization && !SameQuantization(input, output)) {
+    *reason = "int8 input and output quantization differ (XNNPACK's int8 " + BuiltinOperatorName(code) +
+              " keeps its input's)";
+    return false;
+  }
+  if (code == kKilnBuiltinConv2d || code == kKilnBuiltinDepthwiseConv2d || code == kKilnBuiltinFullyConnected) {
+    const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+    const int channel_dim = code == kKilnBuiltinDepthwiseConv2d ? 3 : 0;
+    if (!Int8Filter(filter, channel_dim, reason)) return false;
+    if (code == kKilnBuiltinFullyConnected && filter->scales.size() != 1) {
+      *reason = "per-channel int8 weights (XNNPACK here has per-tensor int8 fully connected only)";
+      return false;
+    }
+    if (!Int32Bias(interpreter, node, filter->dims[channel_dim], reason)) return false;
+  }
+  float lo, hi;
+  if (!OutputRange(output, NodeActivation(node), &lo, &hi)) {
+    *reason = "the fused activation leaves the int8 output fewer than two steps";
+    return false;
+  }
+  return true;
+}
+
 std::string StatusName(xnn_status status) {
   switch (status) {
     case xnn_status_success:
@@ -418,7 +585,7 @@ class SubgraphBuilder {
     const KilnTensor* t = interpreter_->tensor(index);
     std::vector<size_t> dims(t->dims.begin(), t->dims.end());
     const void* data = IsConstant(t) ? t->data : nullptr;
-    if (IsQuantizedWeights(t)) {
+    if (IsQuantizedWeights(t) && !int8_) {
       weights_.push_back(DequantizeWeights(t));
       data = weights_.back().data();
     }
@@ -429,8 +596,18 @@ class SubgraphBuilder {
       flags = produced_.count(index) ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT : XNN_VALUE_FLAG_EXTERNAL_INPUT;
       externals_.push_back(index);
     }
-    const xnn_status status = xnn_define_tensor_value(subgraph_, xnn_datatype_fp32, dims.size(), dims.data(),
-                                                      data, external, flags, id);
+    xnn_status status;
+    if (t->type == kKilnInt8 && t->scales.size() > 1) {  // a per-channel filter (SupportsNode checked it)
+      status = xnn_define_channelwise_quantized_tensor_value(subgraph_, xnn_datatype_qcint8, t->scales.data(),
+                                                             dims.size(), t->quantized_dimension,
+                                                             dims.data(), data, external, flags, id);
+    } else if (t->type == kKilnInt8) {
+      status = xnn_define_quantized_tensor_value(subgraph_, xnn_datatype_qint8, ZeroPointOf(t), ScaleOf(t),
+                                                 dims.size(), dims.data(), data, external, flags, id);
+    } else {
+      status = xnn_define_tensor_value(subgraph_, xnn_datatype_fp32, dims.size(), dims.data(), data, external,
+                                       flags, id);
+    }
     if (status != xnn_status_success) {
       *error = "tensor " + std::to_string(index) + " ('" + t->name + "'): " + StatusName(status);
       return false;
@@ -439,13 +616,46 @@ class SubgraphBuilder {
     return true;
   }
 
+  // The int32 bias of an int8 convolution or fully connected node: its scale is the input's times the
+  // filter's (per output channel when the filter is per-channel), as LiteRT's kernels read it, whatever scale
+  // the model records for it.
+  bool Bias(const Node& node, uint32_t* id, std::string* error) {
+    *id = XNN_INVALID_VALUE_ID;
+    if (node.inputs.size() < 3 || node.inputs[2] < 0) return true;
+    const KilnTensor* input = interpreter_->tensor(node.inputs[0]);
+    const KilnTensor* filter = interpreter_->tensor(node.inputs[1]);
+    const KilnTensor* bias = interpreter_->tensor(node.inputs[2]);
+    std::vector<float> scales;
+    for (float s : filter->scales) scales.push_back(ScaleOf(input) * s);
+    const size_t dims[1] = {static_cast<size_t>(bias->dims[0])};
+    xnn_status status;
+    if (scales.size() > 1) {
+      weights_.push_back(std::move(scales));
+      status = xnn_define_channelwise_quantized_tensor_value(subgraph_, xnn_datatype_qcint32,
+                                                             weights_.back().data(), 1, 0, dims,
+                                                             bias->data, XNN_INVALID_VALUE_ID, 0, id);
+    } else {
+      status = xnn_define_quantized_tensor_value(subgraph_, xnn_datatype_qint32, 0, scales[0], 1, dims,
+                                                 bias->data, XNN_INVALID_VALUE_ID, 0, id);
+    }
+    if (status != xnn_status_success) {
+      *error = "bias tensor " + std::to_string(node.inputs[2]) + " ('" + bias->name + "'): " + StatusName(status);
+      return false;
+    }
+    return true;
+  }
+
   // Outputs are marked before their node's inputs are defined, so a value knows which way it crosses.
   void Produces(const Node& node) { produced_.insert(node.outputs.begin(), node.outputs.end()); }
 
   bool Define(const Node& node, std::string* error);
 
+  // Folds PAD node `pad` into the convolution that alone reads its output (see FusablePads).
+  void FusePad(const Node* pad) { fused_pads_[pad->outputs[0]] = pad; }
+
   const std::vector<int>& externals() const { return externals_; }
-  // The dequantized weights; XNNPACK reads them while it builds the runtime, and the run keeps them after.
+  // The dequantized weights and per-channel bias scales; XNNPACK reads them while it builds the runtime, and
+  // the run keeps them after.
   std::list<std::vector<float>> TakeWeights() { return std::move(weights_); }
 
  private:
@@ -456,9 +666,34 @@ class SubgraphBuilder {
   std::map<int, uint32_t> ids_;
   std::vector<int> externals_;
   std::list<std::vector<float>> weights_;  // a list: adding one never moves the others
+  bool int8_ = false;  // the node being defined computes in int8
+  std::map<int, const Node*> fused_pads_;  // a fused PAD's output tensor -> the PAD node
+
+  // Defines `node` with explicit input padding `pad` (top, right, bottom, left) for a convolution.
+  bool DefineNode(const Node& node, const uint32_t pad[4], std::string* error);
 };
 
 bool SubgraphBuilder::Define(const Node& node, std::string* error) {
+  if (fused_pads_.count(node.outputs[0])) return true;  // the convolution reading it pads instead
+  int8_ = IsInt8Node(*interpreter_, node);
+  // A convolution whose input is a fused PAD's output reads the PAD's input, with the PAD's explicit padding.
+  uint32_t pad[4] = {0, 0, 0, 0};  // top, right, bottom, left
+  Node fused;
+  if (auto it = fused_pads_.find(node.inputs[0]); it != fused_pads_.end()) {
+    std::vector<int> paddings;
+    ConstantInts(interpreter_->tensor(it->second->inputs[1]), &paddings);
+    pad[0] = static_cast<uint32_t>(paddings[2]);
+    pad[2] = static_cast<uint32_t>(paddings[3]);
+    pad[3] = static_cast<uint32_t>(paddings[4]);
+    pad[1] = static_cast<uint32_t>(paddings[5]);
+    fused = node;
+    fused.inputs[0] = it->second->inputs[0];
+  }
+  const Node& n = fused.desc != nullptr ? fused : node;
+  return DefineNode(n, pad, error);
+}
+
+bool SubgraphBuilder::DefineNode(const Node& node, const uint32_t pad[4], std::string* error) {
   std::vector<uint32_t> in(node.inputs.size());
   uint32_t out = 0;
   // Outputs first: a run's output is defined as external output before any reader sees it.
@@ -469,6 +704,11 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
     const bool operand = (i == 1 && (code == kKilnBuiltinReshape || code == kKilnBuiltinPad ||
                                      code == kKilnBuiltinMean || code == kKilnBuiltinResizeBilinear));
     if (operand) continue;
+    if (int8_ && i == 2 && (code == kKilnBuiltinConv2d || code == kKilnBuiltinDepthwiseConv2d ||
+                            code == kKilnBuiltinFullyConnected)) {
+      if (!Bias(node, &in[i], error)) return false;
+      continue;
+    }
     if (!Value(node.inputs[i], &in[i], error)) return false;
   }
   const KilnTensor* input = interpreter_->tensor(node.inputs[0]);
@@ -478,10 +718,11 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
   switch (node.desc->builtin_code) {
     case kKilnBuiltinConv2d: {
       const auto* p = ParamsOf<KilnConvParams>(node);
-      ActivationRange(p->activation, &lo, &hi);
+      OutputRange(output, p->activation, &lo, &hi);
       const KilnTensor* filter = interpreter_->tensor(node.inputs[1]);
       status = xnn_define_convolution_2d(
-          subgraph_, 0, 0, 0, 0, filter->dims[1], filter->dims[2], p->stride_height, p->stride_width,
+          subgraph_, pad[0], pad[1], pad[2], pad[3], filter->dims[1], filter->dims[2], p->stride_height,
+          p->stride_width,
           p->dilation_height_factor, p->dilation_width_factor, 1, filter->dims[3], filter->dims[0], lo, hi,
           in[0], in[1], node.inputs.size() > 2 ? in[2] : XNN_INVALID_VALUE_ID, out,
           p->padding == kKilnPaddingSame ? XNN_FLAG_TENSORFLOW_SAME_PADDING : 0);
@@ -489,11 +730,12 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
     }
     case kKilnBuiltinDepthwiseConv2d: {
       const auto* p = ParamsOf<KilnDepthwiseConvParams>(node);
-      ActivationRange(p->activation, &lo, &hi);
+      OutputRange(output, p->activation, &lo, &hi);
       const KilnTensor* filter = interpreter_->tensor(node.inputs[1]);
       const int channels = input->dims[3];
       status = xnn_define_depthwise_convolution_2d(
-          subgraph_, 0, 0, 0, 0, filter->dims[1], filter->dims[2], p->stride_height, p->stride_width,
+          subgraph_, pad[0], pad[1], pad[2], pad[3], filter->dims[1], filter->dims[2], p->stride_height,
+          p->stride_width,
           p->dilation_height_factor, p->dilation_width_factor, filter->dims[3] / channels, channels, lo, hi,
           in[0], in[1], node.inputs.size() > 2 ? in[2] : XNN_INVALID_VALUE_ID, out,
           p->padding == kKilnPaddingSame ? XNN_FLAG_TENSORFLOW_SAME_PADDING : 0);
@@ -501,7 +743,7 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
     }
     case kKilnBuiltinFullyConnected: {
       const auto* p = ParamsOf<KilnFullyConnectedParams>(node);
-      ActivationRange(p->activation, &lo, &hi);
+      OutputRange(output, p->activation, &lo, &hi);
       const bool flatten = input->dims.back() != interpreter_->tensor(node.inputs[1])->dims[1] ||
                            (!p->keep_num_dims && input->dims.size() != 2);
       status = xnn_define_fully_connected(subgraph_, lo, hi, in[0], in[1],
@@ -512,7 +754,7 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
     case kKilnBuiltinAveragePool2d:
     case kKilnBuiltinMaxPool2d: {
       const auto* p = ParamsOf<KilnPoolParams>(node);
-      ActivationRange(p->activation, &lo, &hi);
+      OutputRange(output, p->activation, &lo, &hi);
       const uint32_t flags = p->padding == kKilnPaddingSame ? XNN_FLAG_TENSORFLOW_SAME_PADDING : 0;
       if (p->filter_width * p->filter_height == 1) {
         status = xnn_define_clamp(subgraph_, lo, hi, in[0], out, 0);  // a 1x1 window, stride 1: a copy
@@ -527,29 +769,26 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
       break;
     }
     case kKilnBuiltinAdd:
-      ActivationRange(ParamsOf<KilnAddParams>(node)->activation, &lo, &hi);
+      OutputRange(output, ParamsOf<KilnAddParams>(node)->activation, &lo, &hi);
       status = xnn_define_add2(subgraph_, lo, hi, in[0], in[1], out, 0);
       break;
     case kKilnBuiltinSub:
-      ActivationRange(ParamsOf<KilnSubParams>(node)->activation, &lo, &hi);
+      OutputRange(output, ParamsOf<KilnSubParams>(node)->activation, &lo, &hi);
       status = xnn_define_subtract(subgraph_, lo, hi, in[0], in[1], out, 0);
       break;
     case kKilnBuiltinMul:
-      ActivationRange(ParamsOf<KilnMulParams>(node)->activation, &lo, &hi);
+      OutputRange(output, ParamsOf<KilnMulParams>(node)->activation, &lo, &hi);
       status = xnn_define_multiply2(subgraph_, lo, hi, in[0], in[1], out, 0);
       break;
     case kKilnBuiltinDiv:
-      ActivationRange(ParamsOf<KilnDivParams>(node)->activation, &lo, &hi);
+      OutputRange(output, ParamsOf<KilnDivParams>(node)->activation, &lo, &hi);
       status = xnn_define_divide(subgraph_, lo, hi, in[0], in[1], out, 0);
       break;
     case kKilnBuiltinRelu:
-      status = xnn_define_clamp(subgraph_, 0.0f, kInf, in[0], out, 0);
-      break;
     case kKilnBuiltinRelu6:
-      status = xnn_define_clamp(subgraph_, 0.0f, 6.0f, in[0], out, 0);
-      break;
     case kKilnBuiltinReluN1To1:
-      status = xnn_define_clamp(subgraph_, -1.0f, 1.0f, in[0], out, 0);
+      OutputRange(output, NodeActivation(node), &lo, &hi);
+      status = xnn_define_clamp(subgraph_, lo, hi, in[0], out, 0);
       break;
     case kKilnBuiltinLogistic:
       status = xnn_define_sigmoid(subgraph_, in[0], out, 0);
@@ -612,18 +851,22 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
       break;
     }
     case kKilnBuiltinMean: {
+      OutputRange(output, kKilnActNone, &lo, &hi);
       if (output->dims.size() == 4) {
-        status = xnn_define_global_average_pooling_2d(subgraph_, -kInf, kInf, in[0], out, 0);
+        status = xnn_define_global_average_pooling_2d(subgraph_, lo, hi, in[0], out, 0);
         break;
       }
-      // keep_dims false: pool into [N, 1, 1, C], then reshape to the output's [N, C].
+      // keep_dims false: pool into [N, 1, 1, C] (quantized as the output), then reshape to the output's [N, C].
       const size_t pooled_dims[4] = {static_cast<size_t>(input->dims[0]), 1, 1,
                                      static_cast<size_t>(input->dims[3])};
       uint32_t pooled = XNN_INVALID_VALUE_ID;
-      status = xnn_define_tensor_value(subgraph_, xnn_datatype_fp32, 4, pooled_dims, nullptr,
-                                       XNN_INVALID_VALUE_ID, 0, &pooled);
+      status = int8_ ? xnn_define_quantized_tensor_value(subgraph_, xnn_datatype_qint8, ZeroPointOf(output),
+                                                         ScaleOf(output), 4, pooled_dims, nullptr,
+                                                         XNN_INVALID_VALUE_ID, 0, &pooled)
+                     : xnn_define_tensor_value(subgraph_, xnn_datatype_fp32, 4, pooled_dims, nullptr,
+                                               XNN_INVALID_VALUE_ID, 0, &pooled);
       if (status == xnn_status_success) {
-        status = xnn_define_global_average_pooling_2d(subgraph_, -kInf, kInf, in[0], pooled, 0);
+        status = xnn_define_global_average_pooling_2d(subgraph_, lo, hi, in[0], pooled, 0);
       }
       if (status == xnn_status_success) {
         std::vector<size_t> shape(output->dims.begin(), output->dims.end());
@@ -641,6 +884,44 @@ bool SubgraphBuilder::Define(const Node& node, std::string* error) {
     return false;
   }
   return true;
+}
+
+// The PAD nodes of run [first, last] that a convolution can do itself: a PAD of height and width only, with
+// the pad value zero (float) or the zero point (int8, which a quantized convolution pads with), whose output
+// only a VALID CONV_2D or DEPTHWISE_CONV_2D of the same run reads. XNNPACK folds such a PAD itself only when the
+// padding value's bits are zero, which an int8 zero point other than 0 is not; a separate PAD copies the
+// whole feature map (18 of them in tm_mobilenet_v2_int8_224).
+std::vector<const Node*> FusablePads(const Interpreter& interpreter, int first, int last,
+                                     const std::vector<int>& internal) {
+  std::map<int, int> readers;
+  for (int n = first; n <= last; ++n) {
+    for (int t : interpreter.nodes()[n].inputs) readers[t] += 1;
+  }
+  std::vector<const Node*> pads;
+  for (int n = first; n < last; ++n) {
+    const Node& pad = interpreter.nodes()[n];
+    if (pad.desc->builtin_code != kKilnBuiltinPad || interpreter.folded(n)) continue;
+    const int t = pad.outputs[0];
+    if (std::find(internal.begin(), internal.end(), t) == internal.end() || readers[t] != 1) continue;
+    std::vector<int> paddings;
+    if (!ConstantInts(TensorAt(interpreter, pad.inputs[1]), &paddings) || paddings.size() != 8 ||
+        paddings[0] != 0 || paddings[1] != 0 || paddings[6] != 0 || paddings[7] != 0) {
+      continue;
+    }
+    for (int c = n + 1; c <= last; ++c) {
+      const Node& conv = interpreter.nodes()[c];
+      if (conv.inputs.empty() || conv.inputs[0] != t) continue;
+      const int code = conv.desc->builtin_code;
+      const bool valid = code == kKilnBuiltinConv2d
+                             ? ParamsOf<KilnConvParams>(conv)->padding == kKilnPaddingValid
+                         : code == kKilnBuiltinDepthwiseConv2d
+                             ? ParamsOf<KilnDepthwiseConvParams>(conv)->padding == kKilnPaddingValid
+                             : false;
+      if (valid) pads.push_back(&pad);
+      break;
+    }
+  }
+  return pads;
 }
 
 class XnnpackEngine : public HostEngine {
@@ -668,6 +949,7 @@ class XnnpackEngine : public HostEngine {
     std::unique_ptr<xnn_subgraph, xnn_status (*)(xnn_subgraph_t)> owner(subgraph, xnn_delete_subgraph);
     SubgraphBuilder builder(interpreter, subgraph, internal);
     for (int n = first; n <= last; ++n) builder.Produces(interpreter->nodes()[n]);
+    for (const Node* pad : FusablePads(*interpreter, first, last, internal)) builder.FusePad(pad);
     for (int n = first; n <= last; ++n) {
       if (interpreter->folded(n)) continue;  // computed at AllocateTensors: its output is a constant now
       if (!builder.Define(interpreter->nodes()[n], error)) return nullptr;

@@ -1,12 +1,14 @@
 // The int8 models against the reference data that ships with them (../shared/models/MANIFEST.md) and against
-// figures measured once from LiteRT's reference resolver (ai-edge-litert, OpResolverType.BUILTIN_REF): these
-// need neither LiteRT nor the network, so they hold on every build. tests/models/litert_compare.py checks the
+// figures measured once from LiteRT (ai-edge-litert): its reference resolver (OpResolverType.BUILTIN_REF) for
+// Kiln's reference kernels, its default XNNPACK path for Kiln's default path. These need neither LiteRT nor the
+// network, so they hold on every build. tests/models/litert_compare.py checks the
 // same models byte for byte against LiteRT itself on seeded inputs where LiteRT is installed.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -17,13 +19,19 @@
 namespace kiln {
 namespace {
 
+enum Path { kDefaultPath, kReferenceKernels };
+
 // Runs `model` on one int8 input and returns output 0's bytes; fails the test on any error.
-std::vector<int8_t> RunInt8(const std::string& model, const std::vector<int8_t>& input) {
+std::vector<int8_t> RunInt8(const std::string& model, const std::vector<int8_t>& input,
+                            Path path = kReferenceKernels) {
   std::vector<int8_t> result;
   KilnModel* m = KilnModelCreateFromFile(testing::ModelPath(model).c_str());
   EXPECT_NE(m, nullptr) << model;
   if (m == nullptr) return result;
-  KilnInterpreter* interpreter = KilnInterpreterCreate(m, nullptr);
+  KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+  KilnInterpreterOptionsSetUseReferenceKernels(options, path == kReferenceKernels);
+  KilnInterpreter* interpreter = KilnInterpreterCreate(m, options);
+  KilnInterpreterOptionsDelete(options);
   EXPECT_NE(interpreter, nullptr) << model;
   if (interpreter != nullptr && KilnInterpreterAllocateTensors(interpreter) == kKilnOk) {
     KilnTensor* in = KilnInterpreterGetInputTensor(interpreter, 0);
@@ -58,6 +66,16 @@ TEST(QuantizedGoldenTest, NetworkTesterEqualsItsExpectedOutput) {
   ASSERT_EQ(input.size(), 1024u);
   ASSERT_EQ(expected.size(), 256u);
   EXPECT_EQ(RunInt8("tm_network_tester.tflite", input), expected);
+  // The default path rounds XNNPACK's way: within one step of the golden everywhere, and exactly as LiteRT's
+  // default path, which also gives 2 of the 256 values one step off.
+  const std::vector<int8_t> fast = RunInt8("tm_network_tester.tflite", input, kDefaultPath);
+  ASSERT_EQ(fast.size(), expected.size());
+  int off = 0;
+  for (size_t i = 0; i < fast.size(); ++i) {
+    EXPECT_LE(std::abs(fast[i] - expected[i]), 1) << "element " << i;
+    off += fast[i] != expected[i];
+  }
+  EXPECT_LE(off, 2);
 }
 
 TEST(QuantizedGoldenTest, HelloWorldFollowsSine) {
@@ -88,6 +106,7 @@ TEST(QuantizedGoldenTest, KeywordSpottingReferenceInputGivesLiteRTsOutput) {
   // LiteRT's reference resolver (and its default path) on this input.
   const std::vector<int8_t> litert = {-128, -128, -128, -128, -128, 127, -128, -128, -128, -128, -128, -128};
   EXPECT_EQ(RunInt8("mt_kws_dscnn_int8.tflite", input), litert);
+  EXPECT_EQ(RunInt8("mt_kws_dscnn_int8.tflite", input, kDefaultPath), litert);
 }
 
 TEST(QuantizedGoldenTest, MobileNetV2ClassifiesTheDogAsLiteRTDoes) {
@@ -104,6 +123,17 @@ TEST(QuantizedGoldenTest, MobileNetV2ClassifiesTheDogAsLiteRTDoes) {
   // LiteRT's reference resolver on this input: class 258 with score 101.
   EXPECT_EQ(best, 258u);
   EXPECT_EQ(out[best], 101);
+  // LiteRT's default path (XNNPACK) on this input: the same class, with score 107 (its requantization rounds
+  // in float, and 52 layers apart the two paths are several steps apart).
+  const std::vector<int8_t> fast =
+      RunInt8("tm_mobilenet_v2_int8_224.tflite", input, kDefaultPath);
+  ASSERT_EQ(fast.size(), 1000u);
+  size_t fast_best = 0;
+  for (size_t i = 1; i < fast.size(); ++i) {
+    if (fast[i] > fast[fast_best]) fast_best = i;
+  }
+  EXPECT_EQ(fast_best, 258u);
+  EXPECT_EQ(fast[fast_best], 107);
 }
 
 }  // namespace

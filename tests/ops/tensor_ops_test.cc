@@ -194,6 +194,7 @@ TEST(TransposeTest, MatchesNaiveUpTo6D) {
       {{1, 2, 3, 5}, {0, 3, 1, 2}},
       {{2, 1, 3, 2, 2}, {4, 3, 2, 1, 0}},
       {{2, 3, 1, 2, 3, 2}, {5, 1, 3, 0, 4, 2}},
+      {{1, 3, 4, 5}, {0, 2, 3, 1}},  // NCHW -> NHWC, as tm_mobilenet_v2_int8_224 begins
       {{3, 0, 2}, {2, 1, 0}},
   };
   for (const auto& [dims, perm] : cases) {

@@ -1,0 +1,341 @@
+// XNNPACK's int8 operators (the default path) against Kiln's int8 reference kernels (LiteRT's fixed-point
+// arithmetic), one op per model over many shapes, scales and zero points: the node must run on XNNPACK, and
+// every value must be within one quantization step of the reference (XNNPACK requantizes in float, LiteRT in
+// fixed point, so a value that falls near a rounding boundary may land one step apart). The share of values
+// one step off is printed per op.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kiln/c_api.h"
+#include "runtime/model/model_writer.h"
+#include "tests/test_util.h"
+
+namespace kiln {
+namespace {
+
+struct Outcome {
+  std::vector<int8_t> y;
+  std::vector<std::string> nodes;  // node decisions
+  std::string errors;
+};
+
+Outcome RunInt8(const std::vector<uint8_t>& bytes, const std::vector<std::vector<int8_t>>& inputs, bool reference) {
+  Outcome r;
+  KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
+  KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+  KilnInterpreterOptionsSetErrorReporter(options, testing::CollectErrors, &r.errors);
+  KilnInterpreterOptionsSetUseReferenceKernels(options, reference);
+  KilnInterpreter* interpreter = model ? KilnInterpreterCreate(model, options) : nullptr;
+  KilnInterpreterOptionsDelete(options);
+  bool ok = interpreter != nullptr && KilnInterpreterAllocateTensors(interpreter) == kKilnOk;
+  for (size_t i = 0; ok && i < inputs.size(); ++i) {
+    ok = KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, static_cast<int>(i)),
+                                  inputs[i].data(), inputs[i].size()) == kKilnOk;
+  }
+  if (ok && KilnInterpreterInvoke(interpreter) == kKilnOk) {
+    const KilnTensor* out = KilnInterpreterGetOutputTensor(interpreter, 0);
+    const int8_t* data = static_cast<const int8_t*>(KilnTensorData(out));
+    r.y.assign(data, data + KilnTensorByteSize(out));
+    for (int i = 0; i < KilnInterpreterGetDecisionCount(interpreter); ++i) {
+      KilnDecisionKind kind;
+      const char* message = nullptr;
+      KilnInterpreterGetDecision(interpreter, i, &kind, nullptr, &message);
+      if (kind == kKilnDecisionNode) r.nodes.push_back(message);
+    }
+  }
+  KilnInterpreterDelete(interpreter);
+  KilnModelDelete(model);
+  return r;
+}
+
+std::vector<int8_t> RandomInt8(size_t n, std::mt19937& rng) {
+  std::uniform_int_distribution<int> dist(-128, 127);
+  std::vector<int8_t> v(n);
+  for (int8_t& x : v) x = static_cast<int8_t>(dist(rng));
+  return v;
+}
+
+float LogUniform(std::mt19937& rng, float lo, float hi) {
+  std::uniform_real_distribution<float> dist(std::log(lo), std::log(hi));
+  return std::exp(dist(rng));
+}
+
+// A zero point: the type's limits and zero as often as a random one.
+int ZeroPoint(std::mt19937& rng) {
+  const int pick = std::uniform_int_distribution<int>(0, 3)(rng);
+  return pick == 0 ? -128 : pick == 1 ? 127 : pick == 2 ? 0 : std::uniform_int_distribution<int>(-128, 127)(rng);
+}
+
+// Tallies one op's cases: values compared, values one step off.
+struct Tally {
+  std::string op;
+  size_t values = 0, one_off = 0;
+  int cases = 0;
+  ~Tally() {
+    std::printf("%s: %d cases, %zu of %zu values one step from the reference kernels (%.2f%%), none further\n",
+                op.c_str(), cases, one_off, values, values ? 100.0 * one_off / values : 0.0);
+  }
+};
+
+// Runs `model` on both paths and checks the default one ran the model's only node on XNNPACK, within 1 step.
+void ExpectWithinOneStep(const std::string& what, const std::vector<uint8_t>& model,
+                         const std::vector<std::vector<int8_t>>& inputs, Tally* tally) {
+  ASSERT_FALSE(model.empty()) << what;
+  const Outcome reference = RunInt8(model, inputs, true);
+  const Outcome fast = RunInt8(model, inputs, false);
+  ASSERT_FALSE(reference.y.empty()) << what << ": the reference kernels did not run: " << reference.errors;
+  ASSERT_EQ(fast.y.size(), reference.y.size()) << what << ": " << fast.errors;
+  bool engine = true;  // a build without XNNPACK says so for every node
+  for (const std::string& node : fast.nodes) {
+    if (node.find("no host engine in this build") != std::string::npos) engine = false;
+  }
+  if (engine) {
+    for (const std::string& node : fast.nodes) {
+      // A fused activation that pins the output to (nearly) one value is the one refusal expected here.
+      if (node.find("the fused activation leaves the int8 output fewer than two steps") != std::string::npos) continue;
+      EXPECT_NE(node.find("xnnpack, in host run"), std::string::npos) << what << ": " << node;
+    }
+  }
+  ++tally->cases;
+  for (size_t i = 0; i < fast.y.size(); ++i) {
+    const int diff = std::abs(fast.y[i] - reference.y[i]);
+    ASSERT_LE(diff, 1) << what << ", element " << i << ": " << int{fast.y[i]} << " vs reference "
+                       << int{reference.y[i]};
+    tally->one_off += diff;
+    ++tally->values;
+  }
+}
+
+KilnFusedActivation Activation(std::mt19937& rng) {
+  const KilnFusedActivation all[] = {kKilnActNone, kKilnActRelu, kKilnActRelu6, kKilnActReluN1To1};
+  return all[std::uniform_int_distribution<int>(0, 3)(rng)];
+}
+
+// CONV_2D and DEPTHWISE_CONV_2D: filters per-channel or per-tensor, SAME and VALID, strides 1 and 2, fused
+// activations, input zero points at the limits, requantization multipliers from 1e-3 to 0.9.
+TEST(HostEngineInt8, ConvolutionsWithinOneStep) {
+  std::mt19937 rng(20261203);
+  Tally conv{"CONV_2D"}, depthwise{"DEPTHWISE_CONV_2D"};
+  for (int c = 0; c < 48; ++c) {
+    const bool is_depthwise = c % 2 == 1;
+    const int h = std::uniform_int_distribution<int>(1, 12)(rng), w = std::uniform_int_distribution<int>(1, 12)(rng);
+    const int in_c = std::uniform_int_distribution<int>(1, 9)(rng);
+    const int multiplier = is_depthwise ? std::uniform_int_distribution<int>(1, 2)(rng) : 1;
+    const int out_c = is_depthwise ? in_c * multiplier : std::uniform_int_distribution<int>(1, 17)(rng);
+    const int k = std::uniform_int_distribution<int>(0, 1)(rng) ? 3 : 1;
+    const int stride = std::uniform_int_distribution<int>(1, 2)(rng);
+    const bool same = std::uniform_int_distribution<int>(0, 1)(rng);
+    if (!same && (h < k || w < k)) continue;
+    const int oh = same ? (h + stride - 1) / stride : (h - k) / stride + 1;
+    const int ow = same ? (w + stride - 1) / stride : (w - k) / stride + 1;
+    const bool per_channel = std::uniform_int_distribution<int>(0, 2)(rng) != 0;
+    const float in_scale = LogUniform(rng, 1e-3f, 1.0f);
+    const int in_zero = ZeroPoint(rng);
+    std::vector<float> filter_scales(per_channel ? out_c : 1);
+    for (float& s : filter_scales) s = LogUniform(rng, 1e-3f, 0.1f);
+    const int depth = is_depthwise ? 1 : in_c;  // accumulated terms per output: k * k * depth
+    // Output scale: multiplier in*filter/out between about 1e-3 and 0.9 of the accumulation's typical range.
+    const float out_scale =
+        in_scale * filter_scales[0] * std::sqrt(static_cast<float>(k * k * depth)) * LogUniform(rng, 2.0f, 1000.0f);
+    const int out_zero = ZeroPoint(rng);
+
+    ModelWriter m;
+    const int x = m.AddTensor(kKilnInt8, {1, h, w, in_c}, "x");
+    const std::vector<int> filter_shape =
+        is_depthwise ? std::vector<int>{1, k, k, out_c} : std::vector<int>{out_c, k, k, in_c};
+    std::vector<int8_t> filter = RandomInt8(k * k * in_c * out_c / (is_depthwise ? in_c : 1), rng);
+    for (int8_t& f : filter) f = std::max<int8_t>(f, -127);  // LiteRT's int8 filters are [-127, 127]
+    const int f = m.AddConstTensor(kKilnInt8, filter_shape, "filter", filter);
+    std::vector<int32_t> bias(out_c);
+    for (int32_t& b : bias) b = std::uniform_int_distribution<int32_t>(-20000, 20000)(rng);
+    const int b = m.AddConstTensor(kKilnInt32, {out_c}, "bias", bias);
+    const int y = m.AddTensor(kKilnInt8, {1, oh, ow, out_c}, "y");
+    m.SetQuantization(x, {in_scale}, {in_zero});
+    m.SetQuantization(f, filter_scales, std::vector<int64_t>(filter_scales.size(), 0), is_depthwise ? 3 : 0);
+    std::vector<float> bias_scales;
+    for (float s : filter_scales) bias_scales.push_back(in_scale * s);
+    m.SetQuantization(b, bias_scales, std::vector<int64_t>(bias_scales.size(), 0), 0);
+    m.SetQuantization(y, {out_scale}, {out_zero});
+    const KilnPadding padding = same ? kKilnPaddingSame : kKilnPaddingValid;
+    const KilnFusedActivation activation = Activation(rng);
+    if (is_depthwise) {
+      m.AddOp(kKilnBuiltinDepthwiseConv2d, {x, f, b}, {y},
+              KilnDepthwiseConvParams{padding, stride, stride, multiplier, activation, 1, 1});
+    } else {
+      m.AddOp(kKilnBuiltinConv2d, {x, f, b}, {y}, KilnConvParams{padding, stride, stride, 1, 1, activation});
+    }
+    m.SetInputs({x});
+    m.SetOutputs({y});
+    const std::string what = std::string(is_depthwise ? "depthwise" : "conv") + " case " + std::to_string(c) +
+                             " (" + std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(in_c) +
+                             " -> " + std::to_string(out_c) + ", k" + std::to_string(k) + ", s" +
+                             std::to_string(stride) + (per_channel ? ", per-channel" : ", per-tensor") + ")";
+    ExpectWithinOneStep(what, m.Finish(), {RandomInt8(h * w * in_c, rng)}, is_depthwise ? &depthwise : &conv);
+  }
+}
+
+// FULLY_CONNECTED with per-tensor weights, batches of rows, with and without bias.
+TEST(HostEngineInt8, FullyConnectedWithinOneStep) {
+  std::mt19937 rng(7);
+  Tally tally{"FULLY_CONNECTED"};
+  for (int c = 0; c < 24; ++c) {
+    const int batch = std::uniform_int_distribution<int>(1, 4)(rng);
+    const int depth = std::uniform_int_distribution<int>(1, 70)(rng);
+    const int units = std::uniform_int_distribution<int>(1, 33)(rng);
+    const float in_scale = LogUniform(rng, 1e-3f, 1.0f), w_scale = LogUniform(rng, 1e-3f, 0.1f);
+    const float out_scale = in_scale * w_scale * std::sqrt(static_cast<float>(depth)) * LogUniform(rng, 2.0f, 500.0f);
+    ModelWriter m;
+    const int x = m.AddTensor(kKilnInt8, {batch, depth}, "x");
+    std::vector<int8_t> weights = RandomInt8(units * depth, rng);
+    for (int8_t& v : weights) v = std::max<int8_t>(v, -127);
+    const int wt = m.AddConstTensor(kKilnInt8, {units, depth}, "weights", weights);
+    std::vector<int32_t> bias(units);
+    for (int32_t& b : bias) b = std::uniform_int_distribution<int32_t>(-5000, 5000)(rng);
+    const bool with_bias = c % 3 != 0;
+    const int b = with_bias ? m.AddConstTensor(kKilnInt32, {units}, "bias", bias) : -1;
+    const int y = m.AddTensor(kKilnInt8, {batch, units}, "y");
+    m.SetQuantization(x, {in_scale}, {ZeroPoint(rng)});
+    m.SetQuantization(wt, {w_scale}, {0});
+    if (with_bias) m.SetQuantization(b, {in_scale * w_scale}, {0});
+    m.SetQuantization(y, {out_scale}, {ZeroPoint(rng)});
+    KilnFullyConnectedParams params = {};
+    params.activation = Activation(rng);
+    m.AddOp(kKilnBuiltinFullyConnected, {x, wt, b}, {y}, params);
+    m.SetInputs({x});
+    m.SetOutputs({y});
+    ExpectWithinOneStep("fully connected case " + std::to_string(c), m.Finish(), {RandomInt8(batch * depth, rng)},
+                        &tally);
+  }
+}
+
+// ADD with and without broadcasting (a per-channel operand), inputs of different scales and zero points.
+TEST(HostEngineInt8, AddWithinOneStep) {
+  std::mt19937 rng(11);
+  Tally tally{"ADD"};
+  for (int c = 0; c < 24; ++c) {
+    const int h = std::uniform_int_distribution<int>(1, 9)(rng), ch = std::uniform_int_distribution<int>(1, 16)(rng);
+    const bool broadcast = c % 2 == 1;
+    const std::vector<int> a_shape = {1, h, h, ch};
+    const std::vector<int> b_shape = broadcast ? std::vector<int>{1, 1, 1, ch} : a_shape;
+    const float a_scale = LogUniform(rng, 1e-2f, 1.0f), b_scale = a_scale * LogUniform(rng, 0.1f, 10.0f);
+    const float out_scale = std::max(a_scale, b_scale) * LogUniform(rng, 1.0f, 4.0f);
+    ModelWriter m;
+    const int a = m.AddTensor(kKilnInt8, a_shape, "a");
+    const int b = m.AddTensor(kKilnInt8, b_shape, "b");
+    const int y = m.AddTensor(kKilnInt8, a_shape, "y");
+    m.SetQuantization(a, {a_scale}, {ZeroPoint(rng)});
+    m.SetQuantization(b, {b_scale}, {ZeroPoint(rng)});
+    m.SetQuantization(y, {out_scale}, {ZeroPoint(rng)});
+    m.AddOp(kKilnBuiltinAdd, {a, b}, {y}, KilnAddParams{Activation(rng), false});
+    m.SetInputs({a, b});
+    m.SetOutputs({y});
+    ExpectWithinOneStep("add case " + std::to_string(c), m.Finish(),
+                        {RandomInt8(h * h * ch, rng), RandomInt8(broadcast ? ch : h * h * ch, rng)}, &tally);
+  }
+}
+
+// MAX_POOL_2D (XNNPACK keeps the input's quantization, as LiteRT requires) and MEAN over height and width
+// (XNNPACK's global average pooling) with keep_dims, the form the int8 reference kernel has.
+TEST(HostEngineInt8, PoolingWithinOneStep) {
+  std::mt19937 rng(13);
+  Tally max_pool{"MAX_POOL_2D"}, mean{"MEAN"};
+  for (int c = 0; c < 24; ++c) {
+    const int h = std::uniform_int_distribution<int>(2, 15)(rng), ch = std::uniform_int_distribution<int>(1, 24)(rng);
+    const float scale = LogUniform(rng, 1e-3f, 1.0f);
+    const int zero = ZeroPoint(rng);
+    ModelWriter m;
+    const int x = m.AddTensor(kKilnInt8, {1, h, h, ch}, "x");
+    m.SetQuantization(x, {scale}, {zero});
+    if (c % 2 == 0) {
+      const bool same = c % 4 == 0;
+      const int o = same ? (h + 1) / 2 : (h - 2) / 2 + 1;
+      const int y = m.AddTensor(kKilnInt8, {1, o, o, ch}, "y");
+      m.SetQuantization(y, {scale}, {zero});
+      m.AddOp(kKilnBuiltinMaxPool2d, {x}, {y},
+              KilnPoolParams{same ? kKilnPaddingSame : kKilnPaddingValid, 2, 2, 2, 2, kKilnActNone});
+      m.SetInputs({x});
+      m.SetOutputs({y});
+      ExpectWithinOneStep("max pool case " + std::to_string(c), m.Finish(), {RandomInt8(h * h * ch, rng)},
+                          &max_pool);
+    } else {
+      const bool keep_dims = true;  // the int8 reference MEAN has only keep_dims (docs/ops.md)
+      const int axes = m.AddConstTensor<int32_t>(kKilnInt32, {2}, "axes", {1, 2});
+      const int y = m.AddTensor(kKilnInt8, keep_dims ? std::vector<int>{1, 1, 1, ch} : std::vector<int>{1, ch}, "y");
+      m.SetQuantization(y, {scale * LogUniform(rng, 0.5f, 2.0f)}, {ZeroPoint(rng)});
+      m.AddOp(kKilnBuiltinMean, {x, axes}, {y}, KilnReducerParams{keep_dims});
+      m.SetInputs({x});
+      m.SetOutputs({y});
+      ExpectWithinOneStep("mean case " + std::to_string(c), m.Finish(), {RandomInt8(h * h * ch, rng)}, &mean);
+    }
+  }
+}
+
+// PAD (height and width, asymmetric) feeding a VALID convolution: the engine folds the PAD into the
+// convolution's own padding, which pads with the input's zero point as PAD does. Also a PAD whose output is a
+// model output too, which stays a PAD.
+TEST(HostEngineInt8, PadFoldedIntoConvolutionWithinOneStep) {
+  std::mt19937 rng(17);
+  Tally tally{"PAD + convolution"};
+  for (int c = 0; c < 16; ++c) {
+    const bool is_depthwise = c % 2 == 1, pad_is_output = c % 4 == 3;
+    const int h = std::uniform_int_distribution<int>(2, 9)(rng), ch = std::uniform_int_distribution<int>(1, 6)(rng);
+    const int top = c % 3, bottom = (c + 1) % 3, left = (c + 2) % 2, right = 1;
+    const int ph = h + top + bottom, pw = h + left + right;
+    const float in_scale = LogUniform(rng, 1e-2f, 1.0f), f_scale = LogUniform(rng, 1e-2f, 0.1f);
+    const int in_zero = ZeroPoint(rng);
+    ModelWriter m;
+    const int x = m.AddTensor(kKilnInt8, {1, h, h, ch}, "x");
+    const int paddings = m.AddConstTensor<int32_t>(kKilnInt32, {4, 2}, "paddings",
+                                                   {0, 0, top, bottom, left, right, 0, 0});
+    const int padded = m.AddTensor(kKilnInt8, {1, ph, pw, ch}, "padded");
+    const int out_c = is_depthwise ? ch : 5;
+    std::vector<int8_t> filter = RandomInt8(9 * ch * out_c / (is_depthwise ? ch : 1), rng);
+    for (int8_t& f : filter) f = std::max<int8_t>(f, -127);
+    const int f = m.AddConstTensor(kKilnInt8, is_depthwise ? std::vector<int>{1, 3, 3, ch} : std::vector<int>{out_c, 3, 3, ch},
+                                   "filter", filter);
+    const int y = m.AddTensor(kKilnInt8, {1, ph - 2, pw - 2, out_c}, "y");
+    m.SetQuantization(x, {in_scale}, {in_zero});
+    m.SetQuantization(padded, {in_scale}, {in_zero});
+    m.SetQuantization(f, {f_scale}, {0});
+    m.SetQuantization(y, {in_scale * f_scale * LogUniform(rng, 5.0f, 100.0f)}, {ZeroPoint(rng)});
+    m.AddOp(kKilnBuiltinPad, {x, paddings}, {padded});
+    if (is_depthwise) {
+      m.AddOp(kKilnBuiltinDepthwiseConv2d, {padded, f, -1}, {y},
+              KilnDepthwiseConvParams{kKilnPaddingValid, 1, 1, 1, kKilnActNone, 1, 1});
+    } else {
+      m.AddOp(kKilnBuiltinConv2d, {padded, f, -1}, {y}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+    }
+    m.SetInputs({x});
+    m.SetOutputs(pad_is_output ? std::vector<int>{y, padded} : std::vector<int>{y});
+    ExpectWithinOneStep("pad case " + std::to_string(c), m.Finish(), {RandomInt8(h * h * ch, rng)}, &tally);
+  }
+}
+
+// A node XNNPACK has no int8 form of runs on its reference kernel, and the decision says why.
+TEST(HostEngineInt8, UnmappedInt8NodesSayWhy) {
+  ModelWriter m;
+  const int x = m.AddTensor(kKilnInt8, {2, 10}, "x");
+  const int y = m.AddTensor(kKilnInt8, {2, 10}, "y");
+  m.SetQuantization(x, {0.1f}, {3});
+  m.SetQuantization(y, {1.0f / 256}, {-128});
+  m.AddOp(kKilnBuiltinSoftmax, {x}, {y}, KilnSoftmaxParams{1.0f});
+  m.SetInputs({x});
+  m.SetOutputs({y});
+  std::mt19937 rng(3);
+  const Outcome fast = RunInt8(m.Finish(), {RandomInt8(20, rng)}, false);
+  ASSERT_EQ(fast.nodes.size(), 1u) << fast.errors;
+  if (fast.nodes[0].find("no host engine in this build") == std::string::npos) {
+    EXPECT_NE(fast.nodes[0].find("reference kernel (xnnpack: XNNPACK here has no int8 SOFTMAX)"), std::string::npos)
+        << fast.nodes[0];
+  }
+}
+
+}  // namespace
+}  // namespace kiln
