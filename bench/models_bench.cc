@@ -1,4 +1,4 @@
-// Real models on the CPU, side by side in one process (issue #10): Kiln with the fast path (XNNPACK host
+// Real models on the CPU, float and int8, side by side in one process (issues #10, #15): Kiln with the fast path (XNNPACK host
 // engine) at 1 and 2 threads, Kiln on its reference kernels, and the XNNPACK runtimes Kiln built invoked
 // directly (xnn_invoke_runtime with nothing of the interpreter around it: the floor Kiln's Invoke can reach,
 // so the ratio is the interpreter's own cost). Also the cost of AllocateTensors with the fast path (building
@@ -99,7 +99,8 @@ void BM_Prepare(benchmark::State& state, std::string name, bool reference) {
 
 int main(int argc, char** argv) {
   const char* models[] = {"ts_mobilenet_v1_025_224_float", "mt_kws_dscnn_float", "mt_ad01_fc_float",
-                          "mp_hand_landmark_lite", "mp_face_detection_short_range"};
+                          "mp_hand_landmark_lite", "mp_face_detection_short_range",
+                          "tm_mobilenet_v2_int8_224", "mt_kws_dscnn_int8"};
   for (const char* m : models) {
     const std::string name = m;
     benchmark::RegisterBenchmark(("kiln_fast/" + name).c_str(), BM_Kiln, name, false)
