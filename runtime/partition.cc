@@ -208,7 +208,10 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
       const KilnTensor* t = interpreter->tensor(index);
       if (t == nullptr || buffers.count(t)) continue;
       auto buffer = std::make_unique<TensorBuffer>(device, t, downloads.count(index) > 0);
-      if (KilnStatus s = buffer->Acquire(/*upload=*/!produced.count(index)); s != kKilnOk) {
+      // A tensor the node's script holds a bound copy of is that copy (one tensor, one memory).
+      if (KilnHalBuffer* bound = step.script->BoundCopy(t)) {
+        buffer->Share(bound);
+      } else if (KilnStatus s = buffer->Acquire(/*upload=*/!produced.count(index)); s != kKilnOk) {
         fail(s, "creating a buffer for tensor '" + t->name + "'");
         break;
       }

@@ -10,12 +10,17 @@ namespace kiln {
 namespace {
 
 // Driver buffers for `tensors`, acquired (and uploaded); the last is an output where `last_is_output`.
-KilnStatus AcquireBuffers(KernelDevice* device, const std::vector<const KilnTensor*>& tensors,
+// Buffers for a launch's tensors; a tensor `script` holds a bound copy of shares that copy.
+KilnStatus AcquireBuffers(KernelDevice* device, const DeviceScript& script, const std::vector<const KilnTensor*>& tensors,
                           bool last_is_output, std::vector<std::unique_ptr<TensorBuffer>>* buffers) {
   for (size_t t = 0; t < tensors.size(); ++t) {
     const bool is_output = last_is_output && t + 1 == tensors.size();
     buffers->push_back(std::make_unique<TensorBuffer>(device, tensors[t], is_output));
-    if (KilnStatus s = buffers->back()->Acquire(); s != kKilnOk) return s;
+    if (KilnHalBuffer* bound = script.BoundCopy(tensors[t])) {
+      buffers->back()->Share(bound);
+    } else if (KilnStatus s = buffers->back()->Acquire(); s != kKilnOk) {
+      return s;
+    }
   }
   return kKilnOk;
 }
@@ -25,7 +30,7 @@ KilnStatus AcquireBuffers(KernelDevice* device, const std::vector<const KilnTens
 // TensorBuffer
 
 TensorBuffer::~TensorBuffer() {
-  if (buffer_ != nullptr) device_->driver().buffer_destroy(buffer_);
+  if (buffer_ != nullptr && !shared_) device_->driver().buffer_destroy(buffer_);
 }
 
 KilnStatus TensorBuffer::Acquire(bool upload) {
@@ -177,7 +182,7 @@ std::unique_ptr<DeviceScript> DeviceScript::Create(KernelDevice* device, std::sh
 DeviceScript::~DeviceScript() {
   const KilnHalDriver& d = device_->driver();
   if (script_ != nullptr) d.script_destroy(script_);
-  for (auto& b : bound_) d.buffer_destroy(b.second.buffer);
+  bound_.clear();  // the buffers go after the script that read them
 }
 
 KilnStatus DeviceScript::SetGlobal(const std::string& name, const void* data, size_t size) {
@@ -199,10 +204,7 @@ KilnStatus DeviceScript::BindAllocation(const std::string& name, KilnTensor* ten
   auto old = bound_.find(name);
   if (tensor == nullptr) {
     KilnStatus s = d.script_bind_allocation(script_, name.c_str(), nullptr, 0, 0, 0, 0, 0);
-    if (old != bound_.end()) {
-      d.buffer_destroy(old->second.buffer);
-      bound_.erase(old);
-    }
+    if (old != bound_.end()) bound_.erase(old);
     return s;
   }
   // An allocation's element is the tensor's innermost dimension when the global is a typed pointer to a
@@ -248,13 +250,18 @@ KilnStatus DeviceScript::BindAllocation(const std::string& name, KilnTensor* ten
   const uint64_t element = lane * (vector_size == 3 ? 4 : vector_size);
   // Kernels may write bound allocations, so a device that cannot share the tensor's memory gets a copy that
   // moves in before and out after every piece of device work (UploadBindings/DownloadBindings).
+  // Another global bound to the same tensor through a device copy: share that copy (one tensor, one memory).
+  std::shared_ptr<KilnHalBuffer> shared;
+  for (const auto& [other, b] : bound_) {
+    if (b.tensor == tensor && b.copied && other != name) shared = b.buffer;
+  }
   KilnHalBufferDesc desc{};
   desc.struct_size = sizeof desc;
   desc.size = tensor->bytes ? tensor->bytes : 1;
-  KilnHalBuffer* handle = nullptr;
-  bool copied = false;
+  KilnHalBuffer* handle = shared.get();
+  bool copied = shared != nullptr;
   const uint32_t alignment = device_->info().limits.buffer_alignment ? device_->info().limits.buffer_alignment : 1;
-  if ((device_->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY) &&
+  if (!shared && (device_->info().flags & KILN_HAL_DEVICE_HOST_SHARED_MEMORY) &&
       reinterpret_cast<uintptr_t>(tensor->data) % alignment == 0) {
     desc.flags = KILN_HAL_BUFFER_HOST_WRAP;
     desc.host_ptr = tensor->data;
@@ -289,15 +296,22 @@ KilnStatus DeviceScript::BindAllocation(const std::string& name, KilnTensor* ten
   view.stride_x = element;
   view.stride_y = element * (dims[0] ? dims[0] : 1);
   view.stride_z = view.stride_y * (dims[1] ? dims[1] : 1);
+  if (!shared) {
+    auto destroy = d.buffer_destroy;
+    shared = std::shared_ptr<KilnHalBuffer>(handle, [destroy](KilnHalBuffer* b) { destroy(b); });
+  }
   KilnStatus s = d.script_bind_allocation(script_, name.c_str(), &view, tensor->type, vector_size, dims[0],
                                           dims[1], dims[2]);
-  if (s != kKilnOk) {
-    d.buffer_destroy(handle);
-    return s;
-  }
-  if (old != bound_.end()) d.buffer_destroy(old->second.buffer);
-  bound_[name] = {handle, tensor, copied};
+  if (s != kKilnOk) return s;  // `shared` releases a buffer made for this binding
+  bound_[name] = {std::move(shared), tensor, copied};
   return kKilnOk;
+}
+
+KilnHalBuffer* DeviceScript::BoundCopy(const KilnTensor* tensor) const {
+  for (const auto& [name, b] : bound_) {
+    if (b.tensor == tensor && b.copied) return b.buffer.get();
+  }
+  return nullptr;
 }
 
 KilnStatus DeviceScript::ForgetTensor(const KilnTensor* tensor) {
@@ -317,7 +331,8 @@ KilnStatus DeviceScript::ForgetTensor(const KilnTensor* tensor) {
 KilnStatus DeviceScript::UploadBindings() {
   for (auto& [name, b] : bound_) {
     if (!b.copied || b.tensor->bytes == 0) continue;
-    if (KilnStatus s = device_->driver().buffer_write(b.buffer, 0, b.tensor->data, b.tensor->bytes); s != kKilnOk) {
+    if (KilnStatus s = device_->driver().buffer_write(b.buffer.get(), 0, b.tensor->data, b.tensor->bytes);
+        s != kKilnOk) {
       return s;
     }
   }
@@ -327,7 +342,8 @@ KilnStatus DeviceScript::UploadBindings() {
 KilnStatus DeviceScript::DownloadBindings() {
   for (auto& [name, b] : bound_) {
     if (!b.copied || b.tensor->bytes == 0) continue;
-    if (KilnStatus s = device_->driver().buffer_read(b.buffer, 0, b.tensor->bytes, b.tensor->data); s != kKilnOk) {
+    if (KilnStatus s = device_->driver().buffer_read(b.buffer.get(), 0, b.tensor->bytes, b.tensor->data);
+        s != kKilnOk) {
       return s;
     }
   }
@@ -351,7 +367,7 @@ KilnStatus DeviceScript::Invoke(int invokable_index, const void* args, size_t si
 KilnStatus DeviceScript::Run(const ForEachPlan& plan) {
   if (plan.empty) return kKilnOk;
   std::vector<std::unique_ptr<TensorBuffer>> buffers;
-  if (KilnStatus s = AcquireBuffers(device_, plan.tensors, plan.has_output, &buffers); s != kKilnOk) return s;
+  if (KilnStatus s = AcquireBuffers(device_, *this, plan.tensors, plan.has_output, &buffers); s != kKilnOk) return s;
   if (KilnStatus s = UploadBindings(); s != kKilnOk) return s;
   const KilnHalDriver& d = device_->driver();
   for (const LaunchGeometry& g : plan.launches) {
@@ -381,7 +397,7 @@ KilnStatus DeviceScript::Run(const ReducePlan& plan, void* result) {
     return kKilnUnsupported;
   }
   std::vector<std::unique_ptr<TensorBuffer>> buffers;
-  if (KilnStatus s = AcquireBuffers(device_, plan.inputs, false, &buffers); s != kKilnOk) return s;
+  if (KilnStatus s = AcquireBuffers(device_, *this, plan.inputs, false, &buffers); s != kKilnOk) return s;
   if (KilnStatus s = UploadBindings(); s != kKilnOk) return s;
   const LaunchGeometry& g = plan.launch;
   const std::vector<KilnHalBufferView> views =

@@ -69,6 +69,11 @@ class TensorBuffer {
   TensorBuffer& operator=(const TensorBuffer&) = delete;
   // `upload`: copy the tensor's bytes into a buffer that does not wrap it.
   KilnStatus Acquire(bool upload = true);
+  // Uses `buffer`, owned elsewhere (a bound allocation's device copy, which moves with the bindings), instead.
+  void Share(KilnHalBuffer* buffer) {
+    buffer_ = buffer;
+    shared_ = true;
+  }
   KilnStatus Finish();  // copies a copied output back into the tensor
   KilnHalBuffer* get() const { return buffer_; }
   bool copied() const { return copied_; }
@@ -78,6 +83,7 @@ class TensorBuffer {
   const KilnTensor* tensor_;
   bool is_output_;
   bool copied_ = false;
+  bool shared_ = false;
   KilnHalBuffer* buffer_ = nullptr;
 };
 
@@ -111,6 +117,10 @@ class DeviceScript {
   // Bound tensors the device cannot share are copies: these move them in before and out after device work.
   KilnStatus UploadBindings();
   KilnStatus DownloadBindings();
+  // The device copy of `tensor` when a global of this script is bound to it and the device could not wrap its
+  // memory: a launch over the same tensor must use this buffer, or the launch and the binding would be two
+  // memories and DownloadBindings would copy the older one over the other's result. Null otherwise.
+  KilnHalBuffer* BoundCopy(const KilnTensor* tensor) const;
 
  private:
   DeviceScript() = default;
@@ -119,7 +129,8 @@ class DeviceScript {
   KilnHalModule* hal_module_ = nullptr;
   KilnHalScript* script_ = nullptr;
   struct Binding {
-    KilnHalBuffer* buffer = nullptr;
+    // Shared by every global bound to the same tensor, so a tensor is one memory on the device too.
+    std::shared_ptr<KilnHalBuffer> buffer;
     KilnTensor* tensor = nullptr;
     bool copied = false;
   };
