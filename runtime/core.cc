@@ -1,6 +1,8 @@
 // Small helpers shared by the runtime: error reporting, shapes, aligned memory, int arrays, type names.
 #include "runtime/core.h"
 
+#include <cstdint>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -53,8 +55,10 @@ int64_t ElementCount(const std::vector<int>& dims) {
 }
 
 void* AlignedAlloc(size_t bytes) {
-  const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-  return std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
+  const size_t alignment = bytes >= kPageAlignment ? kPageAlignment : kTensorAlignment;
+  if (bytes > SIZE_MAX - alignment) return nullptr;
+  const size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  return std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
 }
 
 bool SetTensorShape(KilnTensor* tensor, const int* dims, int num_dims, std::string* error) {

@@ -31,8 +31,11 @@ std::string Printable(const std::string& text);
 // Number of elements of `dims`, or -1 if a dimension is negative or the product overflows int64.
 int64_t ElementCount(const std::vector<int>& dims);
 
-// Memory aligned to kTensorAlignment, freed with std::free.
+// Memory aligned to kTensorAlignment, freed with std::free. A block of a page or more is page-aligned and
+// whole pages long, so a device that shares host memory (KILN_HAL_BUFFER_HOST_WRAP: integrated GPUs,
+// lavapipe, whose import needs 4096-byte alignment) can wrap it instead of copying it.
 constexpr size_t kTensorAlignment = 64;
+constexpr size_t kPageAlignment = 4096;
 void* AlignedAlloc(size_t bytes);
 
 // Bytes a model file or buffer keeps alive for as long as any model or interpreter uses it.

@@ -609,6 +609,32 @@ TEST_P(OneMemory, TensorBoundToTwoGlobals) {
   ExpectOnGpuWhereAsked("store_through_a");
 }
 
+// The same with tensors of a page or more, which KilnTensorCreate page-aligns: lavapipe wraps them (the wrap
+// path) unless KILN_VULKAN_FORCE_STAGING=1 (the vulkan_staged ctest), where the device copies them.
+TEST_P(OneMemory, LargeBoundTensorsOnEitherPath) {
+  KilnScript* script = Script("one_memory");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  const int n = 3000;
+  std::vector<float> x(n), zeros(n, 0.0f);
+  for (int i = 0; i < n; ++i) x[i] = static_cast<float>(i % 97) - 40.0f;
+  KilnTensor* in = Floats(x);
+  KilnTensor* out = Floats(zeros);
+  KilnTensor* shared = Floats(zeros);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(KilnTensorData(in)) % 4096, 0u) << "a page or more is page-aligned";
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gOut", out), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gIn", in), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptForEach(script, "plus_bound_input", &in, 1, out, nullptr), kKilnOk) << messages_.All();
+  std::vector<float> twice(n), plus_one(n);
+  for (int i = 0; i < n; ++i) twice[i] = 2 * x[i], plus_one[i] = x[i] + 1;
+  EXPECT_EQ(Values(out), twice);
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gA", shared), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gB", shared), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptForEach(script, "store_through_a", &in, 1, out, nullptr), kKilnOk) << messages_.All();
+  EXPECT_EQ(Values(shared), plus_one);
+  EXPECT_EQ(Values(out), x);
+  ExpectOnGpuWhereAsked("store_through_a");
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, OneMemory,
                          ::testing::Values(std::string("cpu")
 #ifdef KILN_VULKAN_DRIVER
