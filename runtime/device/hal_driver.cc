@@ -380,6 +380,24 @@ bool RunningFromBuildTree() {
   return s.compare(0, b.size(), b) == 0;
 }
 
+// The driver folder of the install this code runs from, found from the file that holds it (libkiln, or a tool
+// that links the runtime statically) and the install layout's relative paths; empty when there is none (a build
+// tree, or a layout that does not match).
+std::string RelocatedDriverDir() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&RelocatedDriverDir), &info) == 0 || info.dli_fname == nullptr) return "";
+  char self[PATH_MAX];
+  if (realpath(info.dli_fname, self) == nullptr) return "";
+  const std::string file = self;
+  const std::string dir = file.substr(0, file.rfind('/'));
+  for (const char* relative : {KILN_DRIVER_DIR_FROM_LIB, KILN_DRIVER_DIR_FROM_BIN}) {
+    const std::string candidate = dir + "/" + relative;
+    char real[PATH_MAX];
+    if (IsDirectory(candidate) && realpath(candidate.c_str(), real) != nullptr) return real;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<std::string> FindDriverFiles(const DriverOptions& options, DecisionLog* log) {
@@ -410,9 +428,15 @@ std::vector<std::string> FindDriverFiles(const DriverOptions& options, DecisionL
     add_path(env, "KILN_DRIVER");
     return files;
   }
+  // The install's own driver folder first, wherever the install now is; then the folder configured at build
+  // time, unless it is the same one.
+  const std::string relocated = RelocatedDriverDir();
+  if (!relocated.empty()) add_path(relocated, "the driver directory beside this Kiln");
   const std::string install_dir = KILN_DRIVER_INSTALL_DIR;
-  if (!install_dir.empty()) add_path(install_dir, "the default driver directory");
-  if (RunningFromBuildTree()) {
+  char real[PATH_MAX];
+  const bool same = !relocated.empty() && realpath(install_dir.c_str(), real) != nullptr && relocated == real;
+  if (!install_dir.empty() && !same) add_path(install_dir, "the default driver directory");
+  if (relocated.empty() && RunningFromBuildTree()) {  // an install (even one inside a build tree) is not a build
     std::string dirs = KILN_DRIVER_BUILD_DIRS;
     size_t start = 0;
     while (start <= dirs.size()) {
