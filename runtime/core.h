@@ -81,6 +81,7 @@ struct KilnOperator {
   void (*free_with_data)(void*, KilnOpaqueContext*, void*) = nullptr;
   KilnStatus (*prepare_with_data)(void*, KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
   KilnStatus (*invoke_with_data)(void*, KilnOpaqueContext*, KilnOpaqueNode*) = nullptr;
+  uint64_t inplace_operator = 0;  // LiteRT's in-place hint, recorded (every output gets its own memory)
 
   // Installed by KilnOperatorSetKernel (kernel_op.cc): the kernel op's callbacks and their state. Null for an
   // op served by its author's callbacks alone.

@@ -90,20 +90,33 @@ void KilnOperatorSetPrepare(KilnOperator* op, KilnStatus (*prepare)(KilnOpaqueCo
 void KilnOperatorSetInvoke(KilnOperator* op, KilnStatus (*invoke)(KilnOpaqueContext*, KilnOpaqueNode*)) {
   if (op) op->invoke = invoke;
 }
-void KilnOperatorSetInitWithData(KilnOperator* op,
-                                 void* (*init)(void*, KilnOpaqueContext*, const char*, size_t)) {
-  if (op) op->init_with_data = init;
+KilnStatus KilnOperatorSetInitWithData(KilnOperator* op,
+                                       void* (*init)(void*, KilnOpaqueContext*, const char*, size_t)) {
+  if (op == nullptr) return kKilnError;
+  op->init_with_data = init;
+  return kKilnOk;
 }
-void KilnOperatorSetFreeWithData(KilnOperator* op, void (*free)(void*, KilnOpaqueContext*, void*)) {
-  if (op) op->free_with_data = free;
+KilnStatus KilnOperatorSetFreeWithData(KilnOperator* op, void (*free)(void*, KilnOpaqueContext*, void*)) {
+  if (op == nullptr) return kKilnError;
+  op->free_with_data = free;
+  return kKilnOk;
 }
-void KilnOperatorSetPrepareWithData(KilnOperator* op,
-                                    KilnStatus (*prepare)(void*, KilnOpaqueContext*, KilnOpaqueNode*)) {
-  if (op) op->prepare_with_data = prepare;
+KilnStatus KilnOperatorSetPrepareWithData(KilnOperator* op,
+                                          KilnStatus (*prepare)(void*, KilnOpaqueContext*, KilnOpaqueNode*)) {
+  if (op == nullptr) return kKilnError;
+  op->prepare_with_data = prepare;
+  return kKilnOk;
 }
-void KilnOperatorSetInvokeWithData(KilnOperator* op,
-                                   KilnStatus (*invoke)(void*, KilnOpaqueContext*, KilnOpaqueNode*)) {
-  if (op) op->invoke_with_data = invoke;
+KilnStatus KilnOperatorSetInvokeWithData(KilnOperator* op,
+                                         KilnStatus (*invoke)(void*, KilnOpaqueContext*, KilnOpaqueNode*)) {
+  if (op == nullptr) return kKilnError;
+  op->invoke_with_data = invoke;
+  return kKilnOk;
 }
+
+void KilnOperatorSetInplaceOperator(KilnOperator* op, uint64_t inplace_operator) {
+  if (op) op->inplace_operator = inplace_operator;
+}
+uint64_t KilnOperatorGetInplaceOperator(const KilnOperator* op) { return op ? op->inplace_operator : 0; }
 
 }  // extern "C"

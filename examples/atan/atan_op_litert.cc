@@ -1,6 +1,8 @@
 // The same `Atan` op written against LiteRT's opaque API names, as a LiteRT user would have it. It compiles
 // unchanged against kiln/compat/litert.h: only the include line differs from the LiteRT original. The options
-// are read with FlexBuffers, as LiteRT custom ops do.
+// are read with FlexBuffers, as LiteRT custom ops do. Two registrations: LiteRT's older idiom (three-argument
+// TfLiteOperatorCreate, plain callbacks) and today's (TfLiteOperatorCreate with user_data, the WithData
+// callbacks, whose setters return a status, and the in-place hint).
 #include <cmath>
 
 #include "flatbuffers/flexbuffers.h"
@@ -50,7 +52,46 @@ TfLiteStatus Eval(TfLiteOpaqueContext* context, TfLiteOpaqueNode* node) {
 
 }  // namespace
 
-// LiteRT's registration idiom, unchanged.
+namespace {
+
+// Today's form: the operator's user data (here, a count of the nodes it made) reaches every callback.
+struct AtanOperatorData {
+  int nodes = 0;
+};
+
+void* InitWithData(void* user_data, TfLiteOpaqueContext* context, const char* buffer, size_t length) {
+  static_cast<AtanOperatorData*>(user_data)->nodes += 1;
+  return Init(context, buffer, length);
+}
+void FreeWithData(void* user_data, TfLiteOpaqueContext* context, void* data) { Free(context, data); }
+TfLiteStatus PrepareWithData(void* user_data, TfLiteOpaqueContext* context, TfLiteOpaqueNode* node) {
+  return Prepare(context, node);
+}
+TfLiteStatus EvalWithData(void* user_data, TfLiteOpaqueContext* context, TfLiteOpaqueNode* node) {
+  return Eval(context, node);
+}
+
+}  // namespace
+
+// LiteRT's current registration idiom, unchanged.
+TfLiteOperator* AtanOpRegistrationWithData(int** node_count) {
+  static AtanOperatorData op_data;
+  static TfLiteOperator* atan_op = [] {
+    TfLiteOperator* r = TfLiteOperatorCreate(kTfLiteBuiltinCustom, "Atan", /*version=*/1, &op_data);
+    if (TfLiteOperatorSetInitWithData(r, InitWithData) != kTfLiteOk ||
+        TfLiteOperatorSetFreeWithData(r, FreeWithData) != kTfLiteOk ||
+        TfLiteOperatorSetPrepareWithData(r, PrepareWithData) != kTfLiteOk ||
+        TfLiteOperatorSetInvokeWithData(r, EvalWithData) != kTfLiteOk) {
+      return static_cast<TfLiteOperator*>(nullptr);
+    }
+    TfLiteOperatorSetInplaceOperator(r, kTfLiteInplaceOpInput0Shared);
+    return r;
+  }();
+  if (node_count != nullptr) *node_count = &op_data.nodes;
+  return atan_op;
+}
+
+// LiteRT's older registration idiom, unchanged.
 TfLiteOperator* AtanOpRegistration() {
   static TfLiteOperator* atan_op = [] {
     TfLiteOperator* r = TfLiteOperatorCreate(kTfLiteBuiltinCustom, "Atan", /*version=*/1);

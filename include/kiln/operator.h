@@ -55,20 +55,36 @@ KILN_CAPI_EXPORT void KilnOperatorSetInvoke(KilnOperator* op,
                                             KilnStatus (*invoke)(KilnOpaqueContext* context,
                                                                  KilnOpaqueNode* node));
 
-KILN_CAPI_EXPORT void KilnOperatorSetInitWithData(KilnOperator* op,
+/* The `...WithData` setters return kKilnError for a NULL `op`, else kKilnOk (LiteRT's setters return a status). */
+KILN_CAPI_EXPORT KilnStatus KilnOperatorSetInitWithData(KilnOperator* op,
                                                   void* (*init)(void* user_data, KilnOpaqueContext* context,
                                                                 const char* buffer, size_t length));
-KILN_CAPI_EXPORT void KilnOperatorSetFreeWithData(KilnOperator* op,
+KILN_CAPI_EXPORT KilnStatus KilnOperatorSetFreeWithData(KilnOperator* op,
                                                   void (*free)(void* user_data, KilnOpaqueContext* context,
                                                                void* data));
-KILN_CAPI_EXPORT void KilnOperatorSetPrepareWithData(KilnOperator* op,
+KILN_CAPI_EXPORT KilnStatus KilnOperatorSetPrepareWithData(KilnOperator* op,
                                                      KilnStatus (*prepare)(void* user_data,
                                                                            KilnOpaqueContext* context,
                                                                            KilnOpaqueNode* node));
-KILN_CAPI_EXPORT void KilnOperatorSetInvokeWithData(KilnOperator* op,
+KILN_CAPI_EXPORT KilnStatus KilnOperatorSetInvokeWithData(KilnOperator* op,
                                                     KilnStatus (*invoke)(void* user_data,
                                                                          KilnOpaqueContext* context,
                                                                          KilnOpaqueNode* node));
+
+/* The flags of that hint, LiteRT's TfLiteInPlaceOp values. */
+enum {
+  kKilnInplaceOpNone = 0,
+  kKilnInplaceOpDataUnmodified = 1,
+  kKilnInplaceInputCanBeSharedWithCorrespondingOutput = 2,
+  kKilnInplaceOpInput0Shared = 4,
+  kKilnInplaceOpInput1Shared = 8,
+  kKilnInplaceOpInput2Shared = 16
+};
+/* LiteRT's hint that an output may share an input's memory (a bitmask of the flags above). Kiln
+ * records it and gives every output its own memory, which the hint allows; KilnOperatorGetInplaceOperator
+ * returns it. */
+KILN_CAPI_EXPORT void KilnOperatorSetInplaceOperator(KilnOperator* op, uint64_t inplace_operator);
+KILN_CAPI_EXPORT uint64_t KilnOperatorGetInplaceOperator(const KilnOperator* op);
 
 /* Makes `op` run kernel `kernel_name` of `module` (see kiln/compute.h): Invoke launches the kernel over the
  * node's output, with the node's inputs as the kernel's inputs, on a device the runtime chooses. The custom

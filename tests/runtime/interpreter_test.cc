@@ -16,6 +16,7 @@
 #include "tests/test_util.h"
 
 KilnOperator* AtanOpRegistration();  // examples/atan/atan_op_litert.cc, in LiteRT's names
+KilnOperator* AtanOpRegistrationWithData(int** node_count);  // the same, in today's LiteRT idiom
 
 namespace kiln {
 namespace {
@@ -105,6 +106,25 @@ TEST(AtanScenario, LiteRTSourceCompilesAndGivesTheSameNumbers) {
   ASSERT_NE(interpreter, nullptr) << messages.All();
   ExpectNear(RunFloat(interpreter, kX), kY, 1e-6f);
   KilnInterpreterDelete(interpreter);
+}
+
+// The op registered as today's LiteRT does it (TfLiteOperatorCreate with user_data, WithData callbacks):
+// the same numbers, and the operator's user data reaches the callbacks.
+TEST(AtanScenario, CurrentLiteRTRegistrationCompilesAndRuns) {
+  int* nodes = nullptr;
+  KilnOperator* op = AtanOpRegistrationWithData(&nodes);
+  ASSERT_NE(op, nullptr);
+  ASSERT_NE(nodes, nullptr);
+  EXPECT_EQ(KilnOperatorGetInplaceOperator(op), static_cast<uint64_t>(kKilnInplaceOpInput0Shared));
+  const int before = *nodes;
+  ModelHandle m(examples::AtanModel(examples::kTrainedOffset, 0.0f));
+  Messages messages;
+  KilnInterpreter* interpreter = MakeInterpreter(m.model, {op}, &messages);
+  ASSERT_NE(interpreter, nullptr) << messages.All();
+  ExpectNear(RunFloat(interpreter, kX), kY, 1e-6f);
+  KilnInterpreterDelete(interpreter);
+  EXPECT_EQ(*nodes, before + 1) << "InitWithData did not receive the operator's user data";
+  EXPECT_EQ(KilnOperatorSetInvokeWithData(nullptr, nullptr), kKilnError);
 }
 
 TEST(AtanScenario, CustomOptionsReachInit) {

@@ -88,7 +88,12 @@
 #define TfLiteTypeGetName                              KilnTypeGetName
 #define TfLiteIntArrayCreate                           KilnIntArrayCreate
 #define TfLiteIntArrayFree                             KilnIntArrayFree
-#define TfLiteOperatorCreate                           KilnOperatorCreate
+/* LiteRT's TfLiteOperatorCreate took (code, name, version) and now takes (code, name, version, user_data); both
+ * forms compile here, chosen by the number of arguments. */
+#define KILN_COMPAT_PICK_5TH_(a, b, c, d, e, ...)      e
+#define TfLiteOperatorCreate(...)                                                                          \
+  KILN_COMPAT_PICK_5TH_(__VA_ARGS__, KilnOperatorCreateWithData, KilnOperatorCreate, unused_, unused_)     \
+  (__VA_ARGS__)
 #define TfLiteOperatorCreateWithData                   KilnOperatorCreateWithData
 #define TfLiteOperatorDelete                           KilnOperatorDelete
 #define TfLiteOperatorGetBuiltInCode                   KilnOperatorGetBuiltInCode
@@ -103,6 +108,14 @@
 #define TfLiteOperatorSetFreeWithData                  KilnOperatorSetFreeWithData
 #define TfLiteOperatorSetPrepareWithData               KilnOperatorSetPrepareWithData
 #define TfLiteOperatorSetInvokeWithData                KilnOperatorSetInvokeWithData
+#define TfLiteOperatorSetInplaceOperator               KilnOperatorSetInplaceOperator
+#define TfLiteOperatorGetInplaceOperator               KilnOperatorGetInplaceOperator
+#define kTfLiteInplaceOpNone                           kKilnInplaceOpNone
+#define kTfLiteInplaceOpDataUnmodified                 kKilnInplaceOpDataUnmodified
+#define kTfLiteInplaceInputCanBeSharedWithCorrespondingOutput kKilnInplaceInputCanBeSharedWithCorrespondingOutput
+#define kTfLiteInplaceOpInput0Shared                   kKilnInplaceOpInput0Shared
+#define kTfLiteInplaceOpInput1Shared                   kKilnInplaceOpInput1Shared
+#define kTfLiteInplaceOpInput2Shared                   kKilnInplaceOpInput2Shared
 #define TfLiteOpaqueNodeNumberOfInputs                 KilnOpaqueNodeNumberOfInputs
 #define TfLiteOpaqueNodeNumberOfOutputs                KilnOpaqueNodeNumberOfOutputs
 #define TfLiteOpaqueNodeGetInput                       KilnOpaqueNodeGetInput
