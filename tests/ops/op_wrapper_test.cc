@@ -695,6 +695,37 @@ TEST(OpWrapperTest, ConcatenationNegativeAxisAndSoftmax) {
   EXPECT_NEAR(out[2], 0.125, 1e-6);
 }
 
+// RESHAPE and SQUEEZE copy bytes: int8, uint8 and int16 data pass through unchanged.
+TEST(OpWrapperTest, ReshapeAndSqueezeCopyQuantizedData) {
+  for (KilnType type : {kKilnInt8, kKilnUInt8, kKilnInt16}) {
+    ModelWriter w;
+    const int x = w.AddTensor(type, {1, 2, 3}, "x");
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 2});
+    const int r = w.AddTensor(type, {3, 2}, "r");
+    const int s = w.AddTensor(type, {2, 3}, "s");
+    for (int t : {x, r, s}) w.SetQuantization(t, {0.5f}, {type == kKilnInt8 ? -3 : 0});
+    w.AddOp(kKilnBuiltinReshape, {x, shape}, {r});
+    w.AddOp(kKilnBuiltinSqueeze, {x}, {s}, KilnSqueezeParams{});
+    w.SetInputs({x});
+    w.SetOutputs({r, s});
+    Runner runner(w);
+    ASSERT_EQ(runner.status(), kKilnOk) << runner.errors();
+    const size_t bytes = type == kKilnInt16 ? 12 : 6;
+    std::vector<uint8_t> in(bytes);
+    for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(0xF0 + i);
+    runner.SetInput(0, in.data(), in.size());
+    ASSERT_EQ(runner.Invoke(), kKilnOk) << runner.errors();
+    EXPECT_EQ(runner.OutputDims(0), (std::vector<int>{3, 2}));
+    EXPECT_EQ(runner.OutputDims(1), (std::vector<int>{2, 3}));
+    for (int o = 0; o < 2; ++o) {
+      const KilnTensor* t = KilnInterpreterGetOutputTensor(runner.interpreter(), o);
+      ASSERT_EQ(KilnTensorByteSize(t), bytes);
+      const uint8_t* data = static_cast<const uint8_t*>(KilnTensorData(t));
+      EXPECT_EQ(std::vector<uint8_t>(data, data + bytes), in) << KilnTypeGetName(type);
+    }
+  }
+}
+
 TEST(OpWrapperTest, SqueezeRejectsNonUnitDimension) {
   ModelWriter w;
   const int x = w.AddTensor(kKilnFloat32, {1, 3}, "x");
