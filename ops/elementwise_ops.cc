@@ -5,8 +5,9 @@
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
 #include "ops/op_util.h"
-#include "ops/reference/quantized_kernels.h"
 #include "ops/reference/elementwise.h"
+#include "ops/reference/quantized_elementwise.h"
+#include "ops/reference/quantized_kernels.h"
 
 namespace kiln::ops {
 namespace {
@@ -43,9 +44,79 @@ constexpr const char* BinaryName(BinaryOp op) {
 
 struct BinaryState {
   reference::BinaryParams params;
-  bool is_int8 = false;  // ADD only: LiteRT's int8 scheme
-  reference::AddInt8Params add_int8;
+  bool is_int8 = false;
+  reference::AddInt8Params add_int8;  // ADD, SUB
+  reference::MulInt8Params mul_int8;
+  reference::PreluInt8Params prelu_int8;
 };
+
+constexpr bool HasInt8Kernel(BinaryOp op) {
+  return op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul || op == BinaryOp::kMaximum ||
+         op == BinaryOp::kMinimum || op == BinaryOp::kPrelu;
+}
+
+// Fails unless `tensor` is quantized exactly as `reference` (ops that compare or copy stored values).
+KilnStatus CheckSameQuantization(KilnOpaqueContext* context, const char* op, const char* role,
+                                 const KilnOpaqueTensor* tensor, float scale, int32_t zero_point,
+                                 const char* reference_role, const KilnOpaqueTensor* reference,
+                                 float reference_scale, int32_t reference_zero_point) {
+  if (scale == reference_scale && zero_point == reference_zero_point) return kKilnOk;
+  KilnOpaqueContextReportError(context,
+                               "%s: int8 %s %s (scale %g, zero point %d) must have the quantization of %s %s "
+                               "(scale %g, zero point %d)",
+                               op, role, TensorLabel(tensor).c_str(), static_cast<double>(scale),
+                               static_cast<int>(zero_point), reference_role, TensorLabel(reference).c_str(),
+                               static_cast<double>(reference_scale), static_cast<int>(reference_zero_point));
+  return kKilnError;
+}
+
+// The int8 part of a binary op's Prepare: reads the three quantizations and fills the op's parameters.
+template <BinaryOp kOp>
+KilnStatus PrepareBinaryInt8(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* a,
+                             const KilnOpaqueTensor* b, const KilnOpaqueTensor* output,
+                             reference::Activation activation, BinaryState* state) {
+  float a_scale, b_scale, output_scale;
+  int32_t a_zero_point, b_zero_point, output_zero_point;
+  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 0", a, &a_scale, &a_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 1", b, &b_scale, &b_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+  int32_t activation_min = -128, activation_max = 127;
+  if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, output_zero_point,
+                                           &activation_min, &activation_max)) {
+    KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int8 kernel", op);
+    return kKilnError;
+  }
+  if constexpr (kOp == BinaryOp::kAdd || kOp == BinaryOp::kSub) {
+    reference::AddInt8Params& q = state->add_int8;
+    q.a_zero_point = a_zero_point;
+    q.b_zero_point = b_zero_point;
+    q.output_zero_point = output_zero_point;
+    q.activation_min = activation_min;
+    q.activation_max = activation_max;
+    reference::PrepareAddInt8(a_scale, b_scale, output_scale, &q);
+  } else if constexpr (kOp == BinaryOp::kMul) {
+    reference::MulInt8Params& q = state->mul_int8;
+    q.a_zero_point = a_zero_point;
+    q.b_zero_point = b_zero_point;
+    q.output_zero_point = output_zero_point;
+    q.activation_min = activation_min;
+    q.activation_max = activation_max;
+    reference::PrepareMulInt8(a_scale, b_scale, output_scale, &q);
+  } else if constexpr (kOp == BinaryOp::kPrelu) {
+    reference::PreluInt8Params& q = state->prelu_int8;
+    q.input_zero_point = a_zero_point;
+    q.alpha_zero_point = b_zero_point;
+    q.output_zero_point = output_zero_point;
+    reference::PreparePreluInt8(a_scale, b_scale, output_scale, &q);
+  } else {  // MAXIMUM, MINIMUM compare stored values: one quantization for all three
+    KILN_OPAQUE_ENSURE_STATUS(CheckSameQuantization(context, op, "input 1", b, b_scale, b_zero_point,
+                                                    "input 0", a, a_scale, a_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(CheckSameQuantization(context, op, "output", output, output_scale,
+                                                    output_zero_point, "input 0", a, a_scale, a_zero_point));
+  }
+  return kKilnOk;
+}
 
 template <BinaryOp kOp>
 KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -58,7 +129,7 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input 0", &a));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "input 1", &b));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  state->is_int8 = kOp == BinaryOp::kAdd && KilnOpaqueTensorType(a) == kKilnInt8;
+  state->is_int8 = HasInt8Kernel(kOp) && KilnOpaqueTensorType(a) == kKilnInt8;
   if (!state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 0", a));
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 1", b));
@@ -82,17 +153,7 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, fused, &activation));
   if (state->is_int8) {
-    reference::AddInt8Params& q = state->add_int8;
-    float a_scale, b_scale, output_scale;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 0", a, &a_scale, &q.a_zero_point));
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 1", b, &b_scale, &q.b_zero_point));
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "output", output, &output_scale, &q.output_zero_point));
-    if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, q.output_zero_point,
-                                             &q.activation_min, &q.activation_max)) {
-      KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int8 kernel", op);
-      return kKilnError;
-    }
-    reference::PrepareAddInt8(a_scale, b_scale, output_scale, &q);
+    KILN_OPAQUE_ENSURE_STATUS(PrepareBinaryInt8<kOp>(context, op, a, b, output, activation, state));
   }
 
   const Dims a_dims = TensorDims(a);
@@ -123,7 +184,17 @@ KilnStatus BinaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     KILN_OPAQUE_ENSURE_STATUS(
         GetTypedData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), &b_data));
     KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, count, &out_data));
-    reference::AddInt8(state->params, state->add_int8, a_data, b_data, out_data);
+    if constexpr (kOp == BinaryOp::kAdd) {
+      reference::AddInt8(state->params, state->add_int8, a_data, b_data, out_data);
+    } else if constexpr (kOp == BinaryOp::kSub) {
+      reference::SubInt8(state->params, state->add_int8, a_data, b_data, out_data);
+    } else if constexpr (kOp == BinaryOp::kMul) {
+      reference::MulInt8(state->params, state->mul_int8, a_data, b_data, out_data);
+    } else if constexpr (kOp == BinaryOp::kPrelu) {
+      reference::PreluInt8(state->params, state->prelu_int8, a_data, b_data, out_data);
+    } else {
+      reference::MaximumMinimumInt8(state->params, a_data, b_data, out_data);
+    }
     return kKilnOk;
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), 4));
@@ -153,20 +224,121 @@ constexpr const char* UnaryName(UnaryOp op) {
   return "?";
 }
 
+// The int8 kernel of a unary op: a requantize with a clamp (RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU), a lookup
+// table (LOGISTIC, TANH, ELU) or HARD_SWISH's fixed-point arithmetic.
+struct UnaryState {
+  bool is_int8 = false;
+  reference::RequantizeClampInt8Params relu;
+  reference::LookupTableInt8 table;
+  reference::HardSwishInt8Params hard_swish;
+  reference::LeakyReluInt8Params leaky_relu;
+};
+
+// The start of an activation's Prepare: one input and one output, both float32, or both int8 (their scales
+// and zero points returned); the output shaped as the input.
+KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool* is_int8,
+                             float* input_scale, int32_t* input_zero_point, float* output_scale,
+                             int32_t* output_zero_point, KilnOpaqueTensor** output) {
+  const KilnOpaqueTensor* input;
+  *is_int8 = IsInt8Input(context, node);
+  if (!*is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, output));
+    return ResizeOutput(context, op, *output, TensorDims(input));
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, output));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, input_scale, input_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8Quantization(context, op, "output", *output, output_scale, output_zero_point));
+  return ResizeOutput(context, op, *output, TensorDims(input));
+}
+
 template <UnaryOp kOp>
 KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = UnaryName(kOp);
-  const KilnOpaqueTensor* input;
+  KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
-  return ResizeOutput(context, op, output, TensorDims(input));
+  float input_scale = 0.0f, output_scale = 0.0f;
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale,
+                                              &input_zero_point, &output_scale, &output_zero_point, &output));
+  if (!state->is_int8) return kKilnOk;
+  using reference::Activation;
+  using reference::LookupFunction;
+  switch (kOp) {
+    case UnaryOp::kRelu:
+    case UnaryOp::kRelu6:
+    case UnaryOp::kReluN1To1: {
+      const Activation clamp = kOp == UnaryOp::kRelu    ? Activation::kRelu
+                               : kOp == UnaryOp::kRelu6 ? Activation::kRelu6
+                                                        : Activation::kReluN1To1;
+      reference::PrepareReluInt8(static_cast<int>(clamp), input_scale, output_scale, input_zero_point,
+                                 output_zero_point, &state->relu);
+      return kKilnOk;
+    }
+    case UnaryOp::kLogistic:
+      // LiteRT's int8 LOGISTIC requires this output scale exactly (the converter also sets zero point -128).
+      if (output_scale != 1.0f / 256) {
+        KilnOpaqueContextReportError(context, "%s: int8 output %s has scale %g; LOGISTIC needs 1/256", op,
+                                     TensorLabel(output).c_str(), static_cast<double>(output_scale));
+        return kKilnError;
+      }
+      reference::PrepareLookupTableInt8(LookupFunction::kLogistic, input_scale, input_zero_point,
+                                        output_scale, output_zero_point, &state->table);
+      return kKilnOk;
+    case UnaryOp::kTanh:
+      reference::PrepareLookupTableInt8(LookupFunction::kTanh, input_scale, input_zero_point, output_scale,
+                                        output_zero_point, &state->table);
+      return kKilnOk;
+    case UnaryOp::kElu:
+      reference::PrepareLookupTableInt8(LookupFunction::kElu, input_scale, input_zero_point, output_scale,
+                                        output_zero_point, &state->table);
+      return kKilnOk;
+    case UnaryOp::kHardSwish:
+      state->hard_swish.input_zero_point = input_zero_point;
+      state->hard_swish.output_zero_point = output_zero_point;
+      if (!reference::PrepareHardSwishInt8(input_scale, output_scale, &state->hard_swish)) {
+        KilnOpaqueContextReportError(
+            context,
+            "%s: int8 output %s has scale %g; the int8 kernel needs it above input scale "
+            "%g / 128 (as LiteRT)",
+            op, TensorLabel(output).c_str(), static_cast<double>(output_scale),
+            static_cast<double>(input_scale));
+        return kKilnError;
+      }
+      return kKilnOk;
+  }
+  return kKilnOk;
+}
+
+// Invoke's int8 input 0 and output 0 of `count` elements.
+KilnStatus GetInt8InvokeData(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, int64_t count,
+                             const int8_t** input, int8_t** output) {
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, input));
+  return GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, output);
 }
 
 template <UnaryOp kOp>
 KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = UnaryName(kOp);
+  KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
   const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
   if (count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8InvokeData(context, node, op, count, &input, &output));
+    if constexpr (kOp == UnaryOp::kRelu || kOp == UnaryOp::kRelu6 || kOp == UnaryOp::kReluN1To1) {
+      reference::RequantizeClampInt8(state->relu, count, input, output);
+    } else if constexpr (kOp == UnaryOp::kHardSwish) {
+      reference::HardSwishInt8(state->hard_swish, count, input, output);
+    } else {
+      reference::LookupInt8(state->table, count, input, output);
+    }
+    return kKilnOk;
+  }
   const float* input;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
@@ -176,16 +348,34 @@ KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 KilnStatus LeakyReluPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "LEAKY_RELU";
-  const KilnOpaqueTensor* input;
+  KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
-  return ResizeOutput(context, op, output, TensorDims(input));
+  float input_scale = 0.0f, output_scale = 0.0f;
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale,
+                                              &input_zero_point, &output_scale, &output_zero_point, &output));
+  if (state->is_int8) {
+    const auto* options = static_cast<const KilnLeakyReluParams*>(KilnOpaqueNodeGetBuiltinData(node));
+    state->leaky_relu.input_zero_point = input_zero_point;
+    state->leaky_relu.output_zero_point = output_zero_point;
+    reference::PrepareLeakyReluInt8(input_scale, options != nullptr ? options->alpha : 0.0f, output_scale,
+                                    &state->leaky_relu);
+  }
+  return kKilnOk;
 }
 
 KilnStatus LeakyReluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "LEAKY_RELU";
+  KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
   const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
   if (count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8InvokeData(context, node, op, count, &input, &output));
+    reference::LeakyReluInt8(state->leaky_relu, count, input, output);
+    return kKilnOk;
+  }
   const float* input;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
@@ -203,7 +393,7 @@ void AddBinary(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_
 template <UnaryOp kOp>
 void AddUnary(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_version, int max_version) {
   table->push_back({code, min_version, max_version,
-                    MakeOperator<NoState>(code, max_version, &UnaryPrepare<kOp>, &UnaryInvoke<kOp>)});
+                    MakeOperator<UnaryState>(code, max_version, &UnaryPrepare<kOp>, &UnaryInvoke<kOp>)});
 }
 
 }  // namespace
@@ -225,9 +415,9 @@ void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   AddBinary<BinaryOp::kSquaredDifference>(table, kKilnBuiltinSquaredDifference, 1, 2);
   AddBinary<BinaryOp::kPrelu>(table, kKilnBuiltinPrelu, 1, 1);
   AddUnary<UnaryOp::kHardSwish>(table, kKilnBuiltinHardSwish, 1, 1);
-  AddUnary<UnaryOp::kElu>(table, kKilnBuiltinElu, 1, 1);
+  AddUnary<UnaryOp::kElu>(table, kKilnBuiltinElu, 1, 2);
   table->push_back({kKilnBuiltinLeakyRelu, 1, 2,
-                    MakeOperator<NoState>(kKilnBuiltinLeakyRelu, 2, &LeakyReluPrepare, &LeakyReluInvoke)});
+                    MakeOperator<UnaryState>(kKilnBuiltinLeakyRelu, 2, &LeakyReluPrepare, &LeakyReluInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -1,4 +1,5 @@
-// RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, TRANSPOSE, MEAN (float32).
+// RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, TRANSPOSE (float32 or int8),
+// MEAN (float32; int8 over height and width).
 #include "ops/reference/tensor_ops.h"
 
 #include <cstring>
@@ -123,8 +124,29 @@ KilnStatus SqueezeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 struct ConcatState {
   reference::ConcatParams params;
-  std::vector<const float*> inputs;  // reused by Invoke
+  bool is_int8 = false;
+  size_t num_inputs = 0;
+  std::vector<const float*> float_inputs;  // reused by Invoke
+  std::vector<const int8_t*> int8_inputs;
 };
+
+// int8 CONCATENATION copies stored values, so every input must be quantized as the output (LiteRT's int8 kernel
+// has the same restriction).
+KilnStatus CheckConcatInt8Input(KilnOpaqueContext* context, const char* op, const char* role,
+                                const KilnOpaqueTensor* input, const KilnOpaqueTensor* output, float output_scale,
+                                int32_t output_zero_point) {
+  float scale;
+  int32_t zero_point;
+  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, role, input, &scale, &zero_point));
+  if (scale == output_scale && zero_point == output_zero_point) return kKilnOk;
+  KilnOpaqueContextReportError(context,
+                               "%s: int8 %s %s (scale %g, zero point %d) must have the quantization of output %s "
+                               "(scale %g, zero point %d)",
+                               op, role, TensorLabel(input).c_str(), static_cast<double>(scale),
+                               static_cast<int>(zero_point), TensorLabel(output).c_str(),
+                               static_cast<double>(output_scale), static_cast<int>(output_zero_point));
+  return kKilnError;
+}
 
 KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CONCATENATION";
@@ -133,13 +155,25 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, num_inputs > 1 ? num_inputs : 1, 1));
   KilnOpaqueTensor* output;
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  state->is_int8 = IsInt8Input(context, node);
+  float output_scale = 0.0f;
+  int32_t output_zero_point = 0;
+  if (state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  }
   std::vector<Dims> input_dims;
   for (int i = 0; i < num_inputs; ++i) {
     const std::string role = "input " + std::to_string(i);
     const KilnOpaqueTensor* input;
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, i, role.c_str(), &input));
-    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, role.c_str(), input));
+    if (state->is_int8) {
+      KILN_OPAQUE_ENSURE_STATUS(
+          CheckConcatInt8Input(context, op, role.c_str(), input, output, output_scale, output_zero_point));
+    } else {
+      KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, role.c_str(), input));
+    }
     input_dims.push_back(TensorDims(input));
   }
   const auto* options = static_cast<const KilnConcatenationParams*>(KilnOpaqueNodeGetBuiltinData(node));
@@ -149,6 +183,12 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   reference::Activation activation = reference::Activation::kNone;
   if (options != nullptr)
     KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+  if (state->is_int8 && activation != reference::Activation::kNone) {
+    // LiteRT's int8 kernel ignores the option; Kiln refuses rather than guess which answer the model means.
+    KilnOpaqueContextReportError(context, "%s: int8 output %s: a fused activation on int8 CONCATENATION is not "
+                                 "supported", op, TensorLabel(output).c_str());
+    return kKilnError;
+  }
   Dims output_dims;
   std::string error;
   if (!reference::ConcatOutputShape(input_dims, axis, &output_dims, &error)) {
@@ -157,7 +197,9 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     return kKilnError;
   }
   state->params = reference::MakeConcatParams(input_dims, axis, activation);
-  state->inputs.assign(num_inputs, nullptr);
+  state->num_inputs = static_cast<size_t>(num_inputs);
+  state->float_inputs.assign(state->is_int8 ? 0 : state->num_inputs, nullptr);
+  state->int8_inputs.assign(state->is_int8 ? state->num_inputs : 0, nullptr);
   return ResizeOutput(context, op, output, output_dims);
 }
 
@@ -165,18 +207,28 @@ KilnStatus ConcatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CONCATENATION";
   KILN_OPS_GET_STATE(ConcatState, state, context, node, op);
   const reference::ConcatParams& p = state->params;
+  const size_t element_size = state->is_int8 ? 1 : 4;
   int64_t total = 0;
-  for (size_t i = 0; i < state->inputs.size(); ++i) {
+  for (size_t i = 0; i < state->num_inputs; ++i) {
     const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, static_cast<int>(i));
     const int64_t count = p.outer * p.slice_sizes[i];
-    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
-    state->inputs[i] = count == 0 ? nullptr : FloatData(input);
+    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, element_size));
+    const void* data = count == 0 ? nullptr : KilnOpaqueTensorData(input);
+    if (state->is_int8) {
+      state->int8_inputs[i] = static_cast<const int8_t*>(data);
+    } else {
+      state->float_inputs[i] = static_cast<const float*>(data);
+    }
     total += count;
   }
   if (total == 0) return kKilnOk;
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, total, 4));
-  reference::ConcatFloat(p, state->inputs.data(), FloatData(output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, total, element_size));
+  if (state->is_int8) {
+    reference::ConcatInt8(p, state->int8_inputs.data(), static_cast<int8_t*>(KilnOpaqueTensorData(output)));
+  } else {
+    reference::ConcatFloat(p, state->float_inputs.data(), FloatData(output));
+  }
   return kKilnOk;
 }
 

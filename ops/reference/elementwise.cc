@@ -81,25 +81,9 @@ bool MakeBinaryParams(BinaryOp op, Activation activation, const Dims& a_dims, co
 }
 
 void BinaryFloat(const BinaryParams& params, const float* a, const float* b, float* out) {
-  const int64_t count = NumElements(params.output_dims);
-  if (count == 0) return;
-  const size_t rank = params.output_dims.size();
-  // Walk the output in row-major order, keeping the matching offsets into both operands.
-  std::vector<int64_t> index(rank, 0);
-  int64_t a_offset = 0;
-  int64_t b_offset = 0;
-  for (int64_t i = 0; i < count; ++i) {
+  ForEachBroadcast(params, [&](int64_t i, int64_t a_offset, int64_t b_offset) {
     out[i] = Activate(params.activation, Apply(params.op, a[a_offset], b[b_offset]));
-    for (size_t d = rank; d-- > 0;) {
-      ++index[d];
-      a_offset += params.a_strides[d];
-      b_offset += params.b_strides[d];
-      if (index[d] < params.output_dims[d]) break;
-      a_offset -= params.a_strides[d] * index[d];
-      b_offset -= params.b_strides[d] * index[d];
-      index[d] = 0;
-    }
-  }
+  });
 }
 
 void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out) {

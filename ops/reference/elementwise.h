@@ -5,6 +5,7 @@
 #define KILN_OPS_REFERENCE_ELEMENTWISE_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/reference/common.h"
 
@@ -30,6 +31,31 @@ struct BinaryParams {
 // Fills `params` for `a op b`. Returns false if the shapes do not broadcast.
 bool MakeBinaryParams(BinaryOp op, Activation activation, const Dims& a_dims, const Dims& b_dims,
                       BinaryParams* params);
+
+// Calls visit(output_index, a_offset, b_offset) for every output element in row-major order, with the offsets
+// of the operands' elements it is computed from (the walk every broadcasting kernel shares).
+template <typename Visit>
+void ForEachBroadcast(const BinaryParams& params, Visit&& visit) {
+  const int64_t count = NumElements(params.output_dims);
+  if (count == 0) return;
+  const size_t rank = params.output_dims.size();
+  std::vector<int64_t> index(rank, 0);
+  int64_t a_offset = 0;
+  int64_t b_offset = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    visit(i, a_offset, b_offset);
+    // Odometer step over the output index, moving each operand by its (possibly zero) stride.
+    for (size_t d = rank; d-- > 0;) {
+      ++index[d];
+      a_offset += params.a_strides[d];
+      b_offset += params.b_strides[d];
+      if (index[d] < params.output_dims[d]) break;
+      a_offset -= params.a_strides[d] * index[d];
+      b_offset -= params.b_strides[d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
 
 // out = activation(a op b), broadcasting per `params`. ATAN2 computes atan2(a, b) (a is y, b is x).
 void BinaryFloat(const BinaryParams& params, const float* a, const float* b, float* out);

@@ -3,13 +3,16 @@
 //
 // A real multiplier m > 0 is stored as a 31-bit significand q (in [2^30, 2^31)) and a power-of-two exponent e,
 // m ~= q * 2^(e - 31). LiteRT has two ways of applying it to an int32 x, chosen when LiteRT is compiled:
-//  - single rounding (TFLITE_SINGLE_ROUNDING, what the published ai-edge-litert package is built with: its
-//    reference kernels match it and not the other on mt_ad01_fc_int8): (x * q + 2^(30 - e)) >> (31 - e) in
-//    64 bits, one rounding half up; e is limited to [-31, 30];
+//  - single rounding (TFLITE_SINGLE_ROUNDING): (x * q + 2^(30 - e)) >> (31 - e) in 64 bits, one rounding half
+//    up; e is limited to [-31, 30];
 //  - double rounding (gemmlowp's): shift x left by max(e, 0) (wrapping as int32), take the rounding doubling
 //    high half of the 64-bit product with q (half away from zero, saturating the one overflow case), then
 //    divide by 2^max(-e, 0) rounding half away from zero.
-// Kiln's kernels use single rounding, the published package's; both are here and tested.
+// The published ai-edge-litert package's reference kernels do not all round alike, so each Kiln kernel uses the
+// one measured to equal them (docs/ops.md): single rounding for FULLY_CONNECTED (it, and not the other, matches
+// on mt_ad01_fc_int8); double rounding for CONV_2D, DEPTHWISE_CONV_2D and MEAN (measured layer by layer on real
+// models) and for ADD, SUB, MUL, PRELU, the RELUs, LEAKY_RELU and QUANTIZE's int8 requantize (single rounding
+// differs from the package on single-op models of each, double rounding on none). Both are here and tested.
 #ifndef KILN_OPS_REFERENCE_QUANTIZED_H_
 #define KILN_OPS_REFERENCE_QUANTIZED_H_
 

@@ -41,6 +41,7 @@ void DepthwiseConvInt8(const DepthwiseConvParams& shape, const WeightedQuantPara
 // ADD, LiteRT's scheme: each input, less its zero point, is shifted left by `left_shift` (20) and scaled by its
 // multiplier (scale / (2 * max input scale)); the sum is scaled by the output multiplier
 // (2 * max input scale / (2^left_shift * output scale)), the output zero point added and the result clamped.
+// Every multiplier is applied with double rounding, as the published LiteRT package does.
 // Broadcasting as the float ADD: `a_index`/`b_index` map each output element to its inputs' elements.
 struct AddInt8Params {
   int left_shift = 20;
@@ -66,7 +67,7 @@ void MaxPoolInt8(const PoolParams& shape, int32_t activation_min, int32_t activa
 // away from zero), as LiteRT's AffineQuantize.
 void QuantizeFloatToInt8(int64_t count, float scale, int32_t zero_point, const float* input, int8_t* output);
 // QUANTIZE int8 -> int8 (requantize): clamp(MultiplyByQuantizedMultiplier(x - in_zp, in_scale / out_scale) +
-// out_zp).
+// out_zp), double rounding as the published LiteRT package.
 void RequantizeInt8(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
                     int32_t output_zero_point, const int8_t* input, int8_t* output);
 

@@ -3,6 +3,7 @@
 #include "ops/reference/tensor_ops.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace kiln::ops::reference {
@@ -146,6 +147,18 @@ void ConcatFloat(const ConcatParams& params, const float* const* inputs, float* 
       const int64_t slice = params.slice_sizes[i];
       const float* in = inputs[i] + o * slice;
       for (int64_t k = 0; k < slice; ++k) *out++ = Activate(params.activation, in[k]);
+    }
+  }
+}
+
+void ConcatInt8(const ConcatParams& params, const int8_t* const* inputs, int8_t* output) {
+  int8_t* out = output;
+  for (int64_t o = 0; o < params.outer; ++o) {
+    for (size_t i = 0; i < params.slice_sizes.size(); ++i) {
+      const int64_t slice = params.slice_sizes[i];
+      if (slice == 0) continue;
+      std::memcpy(out, inputs[i] + o * slice, static_cast<size_t>(slice));
+      out += slice;
     }
   }
 }

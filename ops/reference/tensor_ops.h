@@ -33,6 +33,9 @@ struct ConcatParams {
 
 ConcatParams MakeConcatParams(const std::vector<Dims>& inputs, int axis, Activation activation);
 void ConcatFloat(const ConcatParams& params, const float* const* inputs, float* output);
+// int8 CONCATENATION copies the stored values (the inputs are quantized as the output); the activation must be
+// kNone.
+void ConcatInt8(const ConcatParams& params, const int8_t* const* inputs, int8_t* output);
 
 // PAD with a constant: output dim d = before[d] + input_dims[d] + after[d].
 struct PadParams {

@@ -31,8 +31,11 @@ with an error before it runs ("skipped: kiln: <its first error line>"); a Kiln c
 error or failure while running fails. Prints a table per kind and exits 1 if any model both run disagrees or
 fails, 77 (skip) when the models folder is absent or LiteRT cannot be installed (PyPI unreachable), else 0.
 
+--generate SCRIPT first writes the models folder with SCRIPT (ctest litert_int8_ops: the single-op int8 models of
+tests/models/int8_op_models.py).
+
 usage: litert_compare.py --kiln KILN --models-dir DIR --venv DIR [--python PY] [--bench-dir DIR] [--threads N]
-                         [--seed S] [--work DIR] [MODEL_NAME...]
+                         [--seed S] [--work DIR] [--generate SCRIPT] [MODEL_NAME...]
 """
 import argparse
 import json
@@ -295,6 +298,9 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--work", help="keep inputs and outputs here (default: a temporary folder)")
+    p.add_argument("--generate", metavar="SCRIPT",
+                   help="first write the models into --models-dir with SCRIPT, run by the LiteRT environment's "
+                        "Python (tests/models/int8_op_models.py)")
     p.add_argument("models", nargs="*", help="only these models (file names without .tflite)")
     args = p.parse_args()
     start = time.monotonic()
@@ -302,7 +308,7 @@ def main():
     print("bounds: float |kiln - litert| <= %g * max(1, |litert|); quantized: reference kernels byte-exact, "
           "default path |kiln - litert| <= 1 step; "
           "hybrid |kiln - litert| <= %g * max(1, |litert|)" % (FLOAT_RTOL, HYBRID_RTOL))
-    if not os.path.isdir(args.models_dir):
+    if not args.generate and not os.path.isdir(args.models_dir):
         print("skipped: the models folder %s is absent (real models live in ../shared/models beside the "
               "checkout)" % args.models_dir)
         # CI always has the folder (.ci/run sets KILN_REQUIRE_SHARED_DATA): there, its absence is a failure.
@@ -321,6 +327,11 @@ def main():
         print("FAILED: bench/litert_env.sh exited %d" % env.returncode)
         return 1
     venv_python = env.stdout.strip().splitlines()[-1]
+    if args.generate:
+        made = subprocess.run([venv_python, args.generate, args.models_dir], capture_output=True, text=True)
+        if made.returncode != 0:
+            print("FAILED: %s exited %d: %s" % (args.generate, made.returncode, first_error_line(made.stderr)))
+            return 1
     args.variants = kiln_variants(args.kiln)
 
     models = sorted(f for f in os.listdir(args.models_dir) if f.endswith(".tflite"))

@@ -15,6 +15,7 @@
 #include "ops/builtin_ops.h"
 #include "ops/reference/conv.h"
 #include "ops/reference/dequantize.h"
+#include "ops/reference/quantized_elementwise.h"
 #include "runtime/model/model_writer.h"
 
 namespace kiln::ops {
@@ -136,11 +137,11 @@ TEST(OpWrapperTest, RejectsNonFloatInputNamingOpAndTensor) {
   w.SetQuantization(a, {0.5f}, {0});
   w.SetQuantization(b, {0.5f}, {0});
   w.SetQuantization(y, {0.5f}, {0});
-  w.AddOp(kKilnBuiltinMul, {a, b}, {y}, KilnMulParams{kKilnActNone});
+  w.AddOp(kKilnBuiltinDiv, {a, b}, {y}, KilnMulParams{kKilnActNone});  // DIV has no int8 kernel
   w.SetInputs({a, b});
   w.SetOutputs({y});
   Runner r(w);
-  ExpectErrorMentions(r, {"MUL", "int8_in", "int8", "float32"});
+  ExpectErrorMentions(r, {"DIV", "int8_in", "int8", "float32"});
 }
 
 // int8 ADD through the interpreter: scales 0.5 and 0.25 into 0.5, with zero points at the type's limits.
@@ -166,6 +167,220 @@ TEST(OpWrapperTest, Int8AddRuns) {
   const int8_t* out = static_cast<const int8_t*>(KilnTensorData(t));
   // Sums 0, 2, 32.25, 63.75 in steps of 0.5: 0, 4, 64.5 -> 65 (half up), 127.5 -> clamped 127.
   EXPECT_EQ(std::vector<int>(out, out + 4), (std::vector<int>{0, 4, 65, 127}));
+}
+
+std::vector<int> Int8Output(const Runner& r, int index = 0) {
+  const KilnTensor* t = KilnInterpreterGetOutputTensor(r.interpreter(), index);
+  const int8_t* data = static_cast<const int8_t*>(KilnTensorData(t));
+  return std::vector<int>(data, data + KilnTensorByteSize(t));
+}
+
+// A binary int8 op with input a [2, 3] (scale 0.5, zero point 10), b [3] (scale 0.25, zero point -3) or a
+// constant alpha for PRELU, and output [2, 3] with the given quantization; runs it on `av` and `bv` (the stored
+// values).
+std::vector<int> RunBinaryInt8(KilnBuiltinOperator code, float output_scale, int64_t output_zero_point,
+                               const std::vector<int8_t>& av, const std::vector<int8_t>& bv,
+                               KilnFusedActivation activation = kKilnActNone, float b_scale = 0.25f,
+                               int64_t b_zero_point = -3) {
+  ModelWriter w;
+  const int a = w.AddTensor(kKilnInt8, {2, 3}, "a");
+  const bool constant_b = code == kKilnBuiltinPrelu;
+  const int b = constant_b ? w.AddConstTensor<int8_t>(kKilnInt8, {3}, "b", bv) : w.AddTensor(kKilnInt8, {3}, "b");
+  const int y = w.AddTensor(kKilnInt8, {2, 3}, "y");
+  w.SetQuantization(a, {0.5f}, {10});
+  w.SetQuantization(b, {b_scale}, {b_zero_point});
+  w.SetQuantization(y, {output_scale}, {output_zero_point});
+  if (code == kKilnBuiltinSub) {
+    w.AddOp(code, {a, b}, {y}, KilnAddParams{activation, false});
+  } else if (code == kKilnBuiltinMul) {
+    w.AddOp(code, {a, b}, {y}, KilnMulParams{activation});
+  } else {
+    w.AddOp(code, {a, b}, {y});
+  }
+  w.SetInputs(constant_b ? std::vector<int>{a} : std::vector<int>{a, b});
+  w.SetOutputs({y});
+  Runner r(w);
+  EXPECT_EQ(r.status(), kKilnOk) << r.errors();
+  if (r.status() != kKilnOk) return {};
+  r.SetInput(0, av.data(), av.size());
+  if (!constant_b) r.SetInput(1, bv.data(), bv.size());
+  EXPECT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  return Int8Output(r);
+}
+
+// SUB, MUL, MAXIMUM, MINIMUM and PRELU on int8 through the interpreter, with broadcasting; the expected values
+// are computed by hand from the real values.
+TEST(OpWrapperTest, Int8BinaryOpsRun) {
+  // a = 0.5 * (q - 10): 5, -10, 15, 20, -25, 30; b = 0.25 * (q + 3): 1, 2, -1.
+  const std::vector<int8_t> av = {20, -10, 40, 50, -40, 70};
+  const std::vector<int8_t> bv = {1, 5, -7};
+  // a - b in steps of 0.25 around zero point 4: 4, -12, 16, 19, -27, 31 -> 20, -44, 68, 80, -104, 128 -> clamped.
+  EXPECT_EQ(RunBinaryInt8(kKilnBuiltinSub, 0.25f, 4, av, bv), (std::vector<int>{20, -44, 68, 80, -104, 127}));
+  // With a fused RELU the negative differences become the zero point.
+  EXPECT_EQ(RunBinaryInt8(kKilnBuiltinSub, 0.25f, 4, av, bv, kKilnActRelu),
+            (std::vector<int>{20, 4, 68, 80, 4, 127}));
+  // a * b in steps of 1 around -5: 5, -20, -15, 20, -50, -30.
+  EXPECT_EQ(RunBinaryInt8(kKilnBuiltinMul, 1.0f, -5, av, bv), (std::vector<int>{0, -25, -20, 15, -55, -35}));
+  // MAXIMUM and MINIMUM compare stored values: every tensor shares one quantization.
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {2, 3}, "a");
+    const int b = w.AddTensor(kKilnInt8, {3}, "b");
+    const int mx = w.AddTensor(kKilnInt8, {2, 3}, "max");
+    const int mn = w.AddTensor(kKilnInt8, {2, 3}, "min");
+    for (int t : {a, b, mx, mn}) w.SetQuantization(t, {0.1f}, {-3});
+    w.AddOp(kKilnBuiltinMaximum, {a, b}, {mx});
+    w.AddOp(kKilnBuiltinMinimum, {a, b}, {mn});
+    w.SetInputs({a, b});
+    w.SetOutputs({mx, mn});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    r.SetInput(0, av.data(), av.size());
+    r.SetInput(1, bv.data(), bv.size());
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(Int8Output(r, 0), (std::vector<int>{20, 5, 40, 50, 5, 70}));
+    EXPECT_EQ(Int8Output(r, 1), (std::vector<int>{1, -10, -7, 1, -40, -7}));
+  }
+  // PRELU with a constant alpha (scale 0.25, zero point -3: 1, 2, -1): x for x >= 0, else alpha * x, in steps
+  // of 0.5 around 0: 5, -10 * 2, 15, 20, -25 * 2, 30.
+  EXPECT_EQ(RunBinaryInt8(kKilnBuiltinPrelu, 0.5f, 0, av, bv), (std::vector<int>{10, -40, 30, 40, -100, 60}));
+}
+
+// Each int8 activation over every stored value equals its reference kernel with the tensors' quantization.
+TEST(OpWrapperTest, Int8ActivationsMatchReferenceKernels) {
+  using reference::Activation;
+  std::vector<int8_t> all(256);
+  for (int i = 0; i < 256; ++i) all[static_cast<size_t>(i)] = static_cast<int8_t>(i - 128);
+  const float si = 0.05f, so = 0.03f;
+  const int32_t zi = -10, zo = -100;
+  struct Case {
+    KilnBuiltinOperator code;
+    float output_scale;
+    int32_t output_zero_point;
+  };
+  for (const Case& c : {Case{kKilnBuiltinRelu, so, zo}, Case{kKilnBuiltinRelu6, so, zo},
+                        Case{kKilnBuiltinReluN1To1, so, zo}, Case{kKilnBuiltinLogistic, 1.0f / 256, -128},
+                        Case{kKilnBuiltinTanh, 1.0f / 128, 0}, Case{kKilnBuiltinElu, so, zo},
+                        Case{kKilnBuiltinHardSwish, so, zo}, Case{kKilnBuiltinLeakyRelu, so, zo}}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {4, 64}, "x");
+    const int y = w.AddTensor(kKilnInt8, {4, 64}, "y");
+    w.SetQuantization(x, {si}, {zi});
+    w.SetQuantization(y, {c.output_scale}, {c.output_zero_point});
+    if (c.code == kKilnBuiltinLeakyRelu) {
+      w.AddOp(c.code, {x}, {y}, KilnLeakyReluParams{0.2f});
+    } else {
+      w.AddOp(c.code, {x}, {y});
+    }
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << c.code << ": " << r.errors();
+    r.SetInput(0, all.data(), all.size());
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    std::vector<int8_t> expected(256);
+    const float so_c = c.output_scale;
+    const int32_t zo_c = c.output_zero_point;
+    if (c.code == kKilnBuiltinRelu || c.code == kKilnBuiltinRelu6 || c.code == kKilnBuiltinReluN1To1) {
+      const Activation clamp = c.code == kKilnBuiltinRelu    ? Activation::kRelu
+                               : c.code == kKilnBuiltinRelu6 ? Activation::kRelu6
+                                                             : Activation::kReluN1To1;
+      reference::RequantizeClampInt8Params p;
+      reference::PrepareReluInt8(static_cast<int>(clamp), si, so_c, zi, zo_c, &p);
+      reference::RequantizeClampInt8(p, 256, all.data(), expected.data());
+    } else if (c.code == kKilnBuiltinHardSwish) {
+      reference::HardSwishInt8Params p;
+      p.input_zero_point = zi;
+      p.output_zero_point = zo_c;
+      ASSERT_TRUE(reference::PrepareHardSwishInt8(si, so_c, &p));
+      reference::HardSwishInt8(p, 256, all.data(), expected.data());
+    } else if (c.code == kKilnBuiltinLeakyRelu) {
+      reference::LeakyReluInt8Params p;
+      p.input_zero_point = zi;
+      p.output_zero_point = zo_c;
+      reference::PrepareLeakyReluInt8(si, 0.2f, so_c, &p);
+      reference::LeakyReluInt8(p, 256, all.data(), expected.data());
+    } else {
+      const reference::LookupFunction f = c.code == kKilnBuiltinLogistic ? reference::LookupFunction::kLogistic
+                                          : c.code == kKilnBuiltinTanh   ? reference::LookupFunction::kTanh
+                                                                         : reference::LookupFunction::kElu;
+      reference::LookupTableInt8 table;
+      reference::PrepareLookupTableInt8(f, si, zi, so_c, zo_c, &table);
+      reference::LookupInt8(table, 256, all.data(), expected.data());
+    }
+    EXPECT_EQ(Int8Output(r), std::vector<int>(expected.begin(), expected.end())) << c.code;
+  }
+}
+
+// CONCATENATION copies int8 values when every input is quantized as the output.
+TEST(OpWrapperTest, Int8ConcatenationCopies) {
+  ModelWriter w;
+  const int a = w.AddTensor(kKilnInt8, {2, 1}, "a");
+  const int b = w.AddTensor(kKilnInt8, {2, 2}, "b");
+  const int y = w.AddTensor(kKilnInt8, {2, 3}, "y");
+  for (int t : {a, b, y}) w.SetQuantization(t, {0.5f}, {7});
+  w.AddOp(kKilnBuiltinConcatenation, {a, b}, {y}, KilnConcatenationParams{-1, kKilnActNone});
+  w.SetInputs({a, b});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const int8_t av[] = {-128, 127};
+  const int8_t bv[] = {1, 2, 3, 4};
+  r.SetInput(0, av, sizeof(av));
+  r.SetInput(1, bv, sizeof(bv));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(Int8Output(r), (std::vector<int>{-128, 1, 2, 127, 3, 4}));
+}
+
+// int8 quantization the kernels cannot honour fails at prepare, naming the op and the tensor.
+TEST(OpWrapperTest, Int8ElementwiseRejectsUnsupportedQuantization) {
+  const auto unary = [](KilnBuiltinOperator code, float output_scale, const std::vector<std::string>& words) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {4}, "x");
+    const int y = w.AddTensor(kKilnInt8, {4}, "y");
+    w.SetQuantization(x, {0.5f}, {0});
+    w.SetQuantization(y, {output_scale}, {-128});
+    w.AddOp(code, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, words);
+  };
+  unary(kKilnBuiltinLogistic, 0.01f, {"LOGISTIC", "'y'", "1/256"});
+  unary(kKilnBuiltinHardSwish, 0.001f, {"HARD_SWISH", "'y'", "scale"});
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {4}, "a");
+    const int b = w.AddTensor(kKilnInt8, {4}, "b");
+    const int y = w.AddTensor(kKilnInt8, {4}, "y");
+    w.SetQuantization(a, {0.5f}, {0});
+    w.SetQuantization(b, {0.5f}, {0});
+    w.SetQuantization(y, {0.25f}, {0});
+    w.AddOp(kKilnBuiltinMaximum, {a, b}, {y});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"MAXIMUM", "'y'", "quantization of input 0 'a'"});
+  }
+  for (int variant = 0; variant < 2; ++variant) {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {2}, "a");
+    const int b = w.AddTensor(kKilnInt8, {2}, "b");
+    const int y = w.AddTensor(kKilnInt8, {4}, "y");
+    w.SetQuantization(a, {0.5f}, {0});
+    w.SetQuantization(b, {0.5f}, {variant == 0 ? 1 : 0});
+    w.SetQuantization(y, {0.5f}, {0});
+    w.AddOp(kKilnBuiltinConcatenation, {a, b}, {y},
+            KilnConcatenationParams{0, variant == 0 ? kKilnActNone : kKilnActRelu});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    if (variant == 0) {
+      ExpectErrorMentions(r, {"CONCATENATION", "input 1 'b'", "zero point 1", "quantization of output 'y'"});
+    } else {
+      ExpectErrorMentions(r, {"CONCATENATION", "'y'", "fused activation"});
+    }
+  }
 }
 
 TEST(OpWrapperTest, QuantizeFloatAndRequantize) {
@@ -478,6 +693,37 @@ TEST(OpWrapperTest, ConcatenationNegativeAxisAndSoftmax) {
   EXPECT_NEAR(out[0], 0.25, 1e-6);
   EXPECT_NEAR(out[1], 0.625, 1e-6);
   EXPECT_NEAR(out[2], 0.125, 1e-6);
+}
+
+// RESHAPE and SQUEEZE copy bytes: int8, uint8 and int16 data pass through unchanged.
+TEST(OpWrapperTest, ReshapeAndSqueezeCopyQuantizedData) {
+  for (KilnType type : {kKilnInt8, kKilnUInt8, kKilnInt16}) {
+    ModelWriter w;
+    const int x = w.AddTensor(type, {1, 2, 3}, "x");
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 2});
+    const int r = w.AddTensor(type, {3, 2}, "r");
+    const int s = w.AddTensor(type, {2, 3}, "s");
+    for (int t : {x, r, s}) w.SetQuantization(t, {0.5f}, {type == kKilnInt8 ? -3 : 0});
+    w.AddOp(kKilnBuiltinReshape, {x, shape}, {r});
+    w.AddOp(kKilnBuiltinSqueeze, {x}, {s}, KilnSqueezeParams{});
+    w.SetInputs({x});
+    w.SetOutputs({r, s});
+    Runner runner(w);
+    ASSERT_EQ(runner.status(), kKilnOk) << runner.errors();
+    const size_t bytes = type == kKilnInt16 ? 12 : 6;
+    std::vector<uint8_t> in(bytes);
+    for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(0xF0 + i);
+    runner.SetInput(0, in.data(), in.size());
+    ASSERT_EQ(runner.Invoke(), kKilnOk) << runner.errors();
+    EXPECT_EQ(runner.OutputDims(0), (std::vector<int>{3, 2}));
+    EXPECT_EQ(runner.OutputDims(1), (std::vector<int>{2, 3}));
+    for (int o = 0; o < 2; ++o) {
+      const KilnTensor* t = KilnInterpreterGetOutputTensor(runner.interpreter(), o);
+      ASSERT_EQ(KilnTensorByteSize(t), bytes);
+      const uint8_t* data = static_cast<const uint8_t*>(KilnTensorData(t));
+      EXPECT_EQ(std::vector<uint8_t>(data, data + bytes), in) << KilnTypeGetName(type);
+    }
+  }
 }
 
 TEST(OpWrapperTest, SqueezeRejectsNonUnitDimension) {

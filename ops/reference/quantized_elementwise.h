@@ -1,0 +1,102 @@
+// The int8 reference kernels of the elementwise ops (SUB, MUL, MAXIMUM, MINIMUM, PRELU, the activations),
+// with LiteRT's reference arithmetic so that outputs equal LiteRT's byte for byte. ADD is in
+// quantized_kernels.h.
+#ifndef KILN_OPS_REFERENCE_QUANTIZED_ELEMENTWISE_H_
+#define KILN_OPS_REFERENCE_QUANTIZED_ELEMENTWISE_H_
+
+#include <cstdint>
+
+#include "ops/reference/elementwise.h"
+#include "ops/reference/quantized.h"
+#include "ops/reference/quantized_kernels.h"
+
+namespace kiln::ops::reference {
+
+// SUB, LiteRT's scheme (the same parameters as ADD, PrepareAddInt8): each input, less its zero point, shifted
+// left by `left_shift` and scaled by its own multiplier; the scaled values are subtracted (each one rounded
+// on its own, so this is not ADD of a negated input), then scaled by the output multiplier, offset and
+// clamped.
+int8_t SubInt8(const AddInt8Params& params, int8_t a, int8_t b);
+void SubInt8(const BinaryParams& shape, const AddInt8Params& params, const int8_t* a, const int8_t* b,
+             int8_t* output);
+
+// MUL: out = clamp(MultiplyByQuantizedMultiplier((a - a_zp) * (b - b_zp), multiplier) + output_zp) with one
+// multiplier, a_scale * b_scale / output_scale computed in float as LiteRT's Prepare does.
+struct MulInt8Params {
+  int32_t a_zero_point = 0, b_zero_point = 0, output_zero_point = 0;
+  QuantizedMultiplier multiplier;
+  int32_t activation_min = -128, activation_max = 127;
+};
+void PrepareMulInt8(float a_scale, float b_scale, float output_scale, MulInt8Params* params);
+void MulInt8(const BinaryParams& shape, const MulInt8Params& params, const int8_t* a, const int8_t* b,
+             int8_t* output);
+
+// MAXIMUM and MINIMUM compare the stored values (LiteRT's int8 kernel: the operands and the output share one
+// quantization, which the wrapper checks). `shape.op` picks which.
+void MaximumMinimumInt8(const BinaryParams& shape, const int8_t* a, const int8_t* b, int8_t* output);
+
+// PRELU: with x = input - input_zp, out = MultiplyByQuantizedMultiplier(x, positive) for x >= 0, else
+// MultiplyByQuantizedMultiplier(x * (alpha - alpha_zp), negative); plus output_zp, clamped to int8.
+// positive = input_scale / output_scale, negative = input_scale * alpha_scale / output_scale (in float).
+struct PreluInt8Params {
+  int32_t input_zero_point = 0, alpha_zero_point = 0, output_zero_point = 0;
+  QuantizedMultiplier positive, negative;
+};
+void PreparePreluInt8(float input_scale, float alpha_scale, float output_scale, PreluInt8Params* params);
+void PreluInt8(const BinaryParams& shape, const PreluInt8Params& params, const int8_t* input,
+               const int8_t* alpha, int8_t* output);
+
+// RELU, RELU6, RELU_N1_TO_1 (LiteRT's ReluX): out = clamp(output_zp + MultiplyByQuantizedMultiplier(x -
+// input_zp, input_scale / output_scale), lo, hi), the bounds those of the fused activation
+// (QuantizedActivationRange).
+struct RequantizeClampInt8Params {
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  QuantizedMultiplier multiplier;
+  int32_t activation_min = -128, activation_max = 127;
+};
+// `activation` is the value of reference::Activation (kRelu, kRelu6 or kReluN1To1).
+void PrepareReluInt8(int activation, float input_scale, float output_scale, int32_t input_zero_point,
+                     int32_t output_zero_point, RequantizeClampInt8Params* params);
+void RequantizeClampInt8(const RequantizeClampInt8Params& params, int64_t count, const int8_t* input,
+                         int8_t* output);
+
+// LEAKY_RELU: with x = input - input_zp, out = output_zp + MultiplyByQuantizedMultiplier(x, identity) for
+// x >= 0, else +- MultiplyByQuantizedMultiplier(x, |alpha multiplier|) (the sign of alpha applied after the
+// rounding, as LiteRT); clamped. identity = input_scale / output_scale, alpha = input_scale * alpha /
+// output_scale (in float).
+struct LeakyReluInt8Params {
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  QuantizedMultiplier identity, alpha;  // alpha holds |multiplier|
+  bool alpha_negative = false;
+};
+void PrepareLeakyReluInt8(float input_scale, float alpha, float output_scale, LeakyReluInt8Params* params);
+void LeakyReluInt8(const LeakyReluInt8Params& params, int64_t count, const int8_t* input, int8_t* output);
+
+// LOGISTIC, TANH, ELU: LiteRT's 256-entry table, built from the float function: for every int8 value v,
+// table[v] = clamp(round(f(input_scale * (v - input_zp)) * (1 / output_scale)) + output_zp), all in float
+// (round half away from zero), then out = table[in].
+enum class LookupFunction { kLogistic, kTanh, kElu };
+struct LookupTableInt8 {
+  int8_t table[256] = {};  // indexed by value + 128
+};
+void PrepareLookupTableInt8(LookupFunction function, float input_scale, int32_t input_zero_point,
+                            float output_scale, int32_t output_zero_point, LookupTableInt8* table);
+void LookupInt8(const LookupTableInt8& table, int64_t count, const int8_t* input, int8_t* output);
+
+// HARD_SWISH, LiteRT's 16-bit fixed-point reference (reference_ops::HardSwish): the input, less its zero
+// point, times 2^7 ("hires"), is scaled to the output scale (Q15 multiplier output_multiplier, exponent <= 0)
+// and, separately, to a "reluish" value in [-1, 1] for x in [-3, 3] (Q15 multiplier and any exponent,
+// saturating); the product of the two (a truncating doubling high multiply) is shifted right by -output
+// exponent, offset and clamped. The Q15 multipliers are the 31-bit ones rounded to 16 bits.
+struct HardSwishInt8Params {
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  int16_t output_multiplier = 0, reluish_multiplier = 0;
+  int output_exponent = 0, reluish_exponent = 0;
+};
+// False where the output multiplier is 1 or more (input_scale / 128 >= output_scale), which LiteRT rejects.
+bool PrepareHardSwishInt8(float input_scale, float output_scale, HardSwishInt8Params* params);
+void HardSwishInt8(const HardSwishInt8Params& params, int64_t count, const int8_t* input, int8_t* output);
+
+}  // namespace kiln::ops::reference
+
+#endif  // KILN_OPS_REFERENCE_QUANTIZED_ELEMENTWISE_H_

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Writes single-op int8 .tflite models of the ops with int8 kernels, for litert_compare.py --generate: each op
+over scales from 1e-5 to 2, zero points at both ends of int8, broadcasting and fused activations, so that Kiln's
+int8 kernels are held byte for byte to LiteRT's reference resolver op by op, not only inside real models.
+
+usage: int8_op_models.py OUT_DIR   (run with the Python of the LiteRT environment bench/litert_env.sh makes: it
+                                    needs ai_edge_litert's flatbuffer schema and the flatbuffers package)
+
+ELU is left out: LiteRT's reference resolver has no ELU kernel (Kiln's int8 ELU equals LiteRT's builtin kernel on
+all 256 inputs for five input quantizations, checked once when it was written).
+"""
+import os
+import sys
+
+import flatbuffers
+import numpy as np
+from ai_edge_litert import schema_py_generated as S
+
+OPS = S.BuiltinOperator
+ACTIVATIONS = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFunctionType.RELU,
+               "relu6": S.ActivationFunctionType.RELU6, "relu1": S.ActivationFunctionType.RELU_N1_TO_1}
+
+
+class OneOpModel:
+    """A model of one operator on per-tensor quantized int8 tensors."""
+
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+        self.tensors, self.buffers, self.inputs = [], [S.BufferT()], []
+
+    def tensor(self, shape, scale, zero_point, name, data=None, is_input=True):
+        """Adds a tensor; a constant when `data` is given, else a model input unless is_input is False."""
+        q = S.QuantizationParametersT()
+        q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
+        t = S.TensorT()
+        t.shape, t.type, t.name, t.quantization, t.buffer = list(shape), S.TensorType.INT8, name, q, 0
+        if data is not None:
+            b = S.BufferT()
+            b.data = list(np.asarray(data, dtype=np.int8).view(np.uint8).tobytes())
+            self.buffers.append(b)
+            t.buffer = len(self.buffers) - 1
+        elif is_input:
+            self.inputs.append(len(self.tensors))
+        self.tensors.append(t)
+        return len(self.tensors) - 1
+
+    def write(self, name, code, version, inputs, output, options_type=0, options=None):
+        opcode = S.OperatorCodeT()
+        opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
+        op = S.OperatorT()
+        op.opcodeIndex, op.inputs, op.outputs = 0, inputs, [output]
+        op.builtinOptionsType, op.builtinOptions = options_type, options
+        graph = S.SubGraphT()
+        graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, [output], [op]
+        graph.name = "main"
+        model = S.ModelT()
+        model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, [opcode], [graph], self.buffers
+        model.description = "int8_op_models.py"
+        builder = flatbuffers.Builder(1024)
+        builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+        with open(os.path.join(self.out_dir, name + ".tflite"), "wb") as f:
+            f.write(builder.Output())
+
+
+def fused_options(code, activation):
+    if code in (OPS.ADD, OPS.SUB, OPS.MUL):
+        kind = {OPS.ADD: "Add", OPS.SUB: "Sub", OPS.MUL: "Mul"}[code]
+        options = getattr(S, kind + "OptionsT")()
+        options.fusedActivationFunction = ACTIVATIONS[activation]
+        return getattr(S.BuiltinOptions, kind + "Options"), options
+    return 0, None
+
+
+def binary(out_dir, name, code, version, a_quant, b_quant, out_quant, a_shape, b_shape, activation="none"):
+    m = OneOpModel(out_dir)
+    a = m.tensor(a_shape, *a_quant, "a")
+    b = m.tensor(b_shape, *b_quant, "b")
+    y = m.tensor(np.broadcast_shapes(a_shape, b_shape), *out_quant, "y", is_input=False)
+    m.write(name, code, version, [a, b], y, *fused_options(code, activation))
+
+
+def unary(out_dir, name, code, version, in_quant, out_quant, options_type=0, options=None):
+    # 1024 random inputs (litert_compare draws them over the whole int8 range) reach almost every stored value.
+    m = OneOpModel(out_dir)
+    x = m.tensor((4, 16, 16), *in_quant, "x")
+    y = m.tensor((4, 16, 16), *out_quant, "y", is_input=False)
+    m.write(name, code, version, [x], y, options_type, options)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    s4 = (2, 3, 4, 5)
+    # (a scale, zp), (b scale, zp), (output scale, zp), a shape, b shape, fused activation
+    arithmetic = [((0.05, 3), (0.05, -7), (0.1, 0), s4, s4, "none"),
+                  ((0.5, -128), (0.0039215, 127), (0.1, -5), s4, (1, 1, 4, 1), "none"),
+                  ((1e-5, 0), (0.1, 10), (0.0078125, 127), s4, (5,), "relu6"),
+                  ((0.02, 127), (2.0, -128), (3.0, -128), (3, 1, 5), (1, 4, 1), "relu"),
+                  ((0.1, 0), (0.1, 0), (1e-3, 0), s4, (1,), "relu1")]
+    for i, case in enumerate(arithmetic):
+        for op, code in (("add", OPS.ADD), ("sub", OPS.SUB), ("mul", OPS.MUL)):
+            binary(out, "q8_%s_%d" % (op, i), code, 2, *case)
+    for i, (a_shape, b_shape) in enumerate([(s4, s4), (s4, (1, 3, 1, 5)), ((7,), (1,))]):
+        for op, code in (("maximum", OPS.MAXIMUM), ("minimum", OPS.MINIMUM)):
+            binary(out, "q8_%s_%d" % (op, i), code, 2, (0.1, -3), (0.1, -3), (0.1, -3), a_shape, b_shape)
+
+    for i, quant in enumerate([(0.1, 0), (0.02, -128), (1.0 / 16, 127), (0.5, 5), (1e-3, -20)]):
+        unary(out, "q8_logistic_%d" % i, OPS.LOGISTIC, 2, quant, (1.0 / 256, -128))
+        unary(out, "q8_tanh_%d" % i, OPS.TANH, 2, quant, (1.0 / 128, 0))
+    unary(out, "q8_tanh_5", OPS.TANH, 2, (0.05, 0), (0.01, -7))  # TANH takes any output quantization
+    relus = [((0.1, 0), (0.1, 0)), ((0.1, -20), (0.05, -128)), ((0.03, 127), (0.07, -100)), ((2.0, 10), (0.01, 0)),
+             ((1e-4, 0), (0.5, 3))]
+    for i, (in_quant, out_quant) in enumerate(relus):
+        unary(out, "q8_relu_%d" % i, OPS.RELU, 2, in_quant, out_quant)
+        unary(out, "q8_relu6_%d" % i, OPS.RELU6, 2, in_quant, out_quant)
+        unary(out, "q8_relun1to1_%d" % i, OPS.RELU_N1_TO_1, 1, in_quant, out_quant)
+        for j, alpha in enumerate([0.2, -0.5, 1.7]):
+            options = S.LeakyReluOptionsT()
+            options.alpha = alpha
+            unary(out, "q8_leakyrelu_%d_%d" % (i, j), OPS.LEAKY_RELU, 2, in_quant, out_quant,
+                  S.BuiltinOptions.LeakyReluOptions, options)
+    hard_swishes = [((0.05, -10), (0.03, -100)), ((0.1, 0), (0.1, 0)), ((0.02, 127), (0.5, -128)),
+                    ((1e-3, 0), (1e-3, 5)), ((0.2, -128), (0.01, 0)), ((0.5, 3), (0.004, -128))]
+    for i, (in_quant, out_quant) in enumerate(hard_swishes):
+        unary(out, "q8_hardswish_%d" % i, OPS.HARD_SWISH, 1, in_quant, out_quant)
+    # QUANTIZE int8 -> int8; ratio 0.25 with zero point 0 meets ties on negative values, where roundings differ.
+    requantizes = [((0.1, 0), (0.2, 0)), ((0.05, 0), (0.2, 127)), ((0.37, 3), (0.11, -9)), ((1e-3, 10), (1e-4, 0))]
+    for i, (in_quant, out_quant) in enumerate(requantizes):
+        unary(out, "q8_requantize_%d" % i, OPS.QUANTIZE, 2, in_quant, out_quant)
+
+    # PRELU with a constant alpha, broadcast along the channels.
+    rng = np.random.default_rng(3)
+    prelus = [((0.1, 0), (0.01, 0), (0.1, 0), (1, 1, 8)), ((0.05, -20), (0.004, -128), (0.02, 30), (8,)),
+              ((0.3, 127), (0.02, 50), (0.07, -128), (1, 4, 1, 8))]
+    for i, (in_quant, alpha_quant, out_quant, alpha_shape) in enumerate(prelus):
+        m = OneOpModel(out)
+        x = m.tensor((2, 4, 4, 8), *in_quant, "x")
+        alpha = m.tensor(alpha_shape, *alpha_quant, "alpha", data=rng.integers(-128, 128, size=alpha_shape))
+        y = m.tensor((2, 4, 4, 8), *out_quant, "y", is_input=False)
+        m.write("q8_prelu_%d" % i, OPS.PRELU, 1, [x, alpha], y)
+
+    # CONCATENATION of three inputs quantized as the output.
+    for i, axis in enumerate([1, -1, 0]):
+        m = OneOpModel(out)
+        inputs = [m.tensor((2, 3, 4), 0.1, 7, name) for name in ("x", "y", "z")]
+        shape = [2, 3, 4]
+        shape[axis] *= 3
+        y = m.tensor(shape, 0.1, 7, "out", is_input=False)
+        options = S.ConcatenationOptionsT()
+        options.axis = axis
+        m.write("q8_concat_%d" % i, OPS.CONCATENATION, 2, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
+
+
+if __name__ == "__main__":
+    main()

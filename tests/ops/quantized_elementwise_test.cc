@@ -1,0 +1,368 @@
+// The int8 elementwise kernels (ops/reference/quantized_elementwise.h) against plain implementations of
+// LiteRT's integer formulas written here: rounding from its definition in long double
+// (quantized_test_helpers.h), broadcasting by unravelling each output index, HARD_SWISH's 16-bit arithmetic
+// spelled out again. Many shapes, scales (1e-5 to 4) and zero points (at -128 and 127); the unary ops over
+// all 256 input values.
+#include "ops/reference/quantized_elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/ops/quantized_test_helpers.h"
+
+namespace kiln::ops::reference {
+namespace {
+
+using testing::AllInt8;
+using testing::ApplyDouble;
+using testing::Clamp;
+using testing::RandomInt8;
+
+const float kScales[] = {0.5f, 0.0039215f, 1e-5f, 0.1f, 2.0f, 0.0078125f};
+const int32_t kZeroPoints[] = {-128, 127, 0, 3, -77};
+
+// The flat index into an operand of shape `in` of the output element `flat` of shape `out` (numpy
+// broadcasting: trailing dimensions aligned, size-1 dimensions repeated).
+int64_t BroadcastSource(int64_t flat, const Dims& out, const Dims& in) {
+  int64_t source = 0, stride = 1;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const size_t d = out.size() - 1 - k;
+    const int64_t coordinate = flat % out[d];
+    flat /= out[d];
+    if (k < in.size()) {
+      const int64_t size = in[in.size() - 1 - k];
+      source += (size == 1 ? 0 : coordinate) * stride;
+      stride *= size;
+    }
+  }
+  return source;
+}
+
+struct ShapePair {
+  Dims a, b;
+};
+const ShapePair kShapes[] = {{{2, 3, 4}, {2, 3, 4}},       {{2, 3, 4}, {3, 1}}, {{5}, {1}},  {{1}, {7}},
+                             {{2, 1, 3, 1}, {1, 4, 1, 5}}, {{3, 0, 2}, {2}},    {{}, {2, 2}}};
+
+// The fused activation's clamp, from LiteRT's definition: bounds quantized with roundf in float.
+void ExpectedRange(Activation activation, float scale, int32_t zero_point, int64_t* lo, int64_t* hi) {
+  const auto q = [&](float v) { return zero_point + static_cast<int64_t>(std::round(v / scale)); };
+  *lo = -128;
+  *hi = 127;
+  if (activation == Activation::kRelu || activation == Activation::kRelu6)
+    *lo = std::max<int64_t>(*lo, q(0.0f));
+  if (activation == Activation::kRelu6) *hi = std::min<int64_t>(*hi, q(6.0f));
+  if (activation == Activation::kReluN1To1) {
+    *lo = std::max<int64_t>(*lo, q(-1.0f));
+    *hi = std::min<int64_t>(*hi, q(1.0f));
+  }
+}
+
+TEST(QuantizedElementwiseTest, SubMatchesPlainFormulaWithBroadcast) {
+  std::mt19937 rng(11);
+  int variant = 0;
+  for (float sa : kScales) {
+    for (float sb : kScales) {
+      for (const ShapePair& shapes : kShapes) {
+        const float so = kScales[variant % 6];
+        AddInt8Params p;
+        p.a_zero_point = kZeroPoints[variant % 5];
+        p.b_zero_point = kZeroPoints[(variant + 1) % 5];
+        p.output_zero_point = kZeroPoints[(variant + 3) % 5];
+        const Activation activation = variant % 4 == 1 ? Activation::kRelu6 : Activation::kNone;
+        ASSERT_TRUE(QuantizedActivationRange(static_cast<int>(activation), so, p.output_zero_point,
+                                             &p.activation_min, &p.activation_max));
+        ++variant;
+        PrepareAddInt8(sa, sb, so, &p);
+        BinaryParams shape;
+        ASSERT_TRUE(MakeBinaryParams(BinaryOp::kSub, Activation::kNone, shapes.a, shapes.b, &shape));
+        const std::vector<int8_t> a = RandomInt8(static_cast<size_t>(NumElements(shapes.a)), rng);
+        const std::vector<int8_t> b = RandomInt8(static_cast<size_t>(NumElements(shapes.b)), rng);
+        const int64_t count = NumElements(shape.output_dims);
+        std::vector<int8_t> out(static_cast<size_t>(count));
+        SubInt8(shape, p, a.data(), b.data(), out.data());
+        int64_t lo, hi;
+        ExpectedRange(activation, so, p.output_zero_point, &lo, &hi);
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t x = a[BroadcastSource(i, shape.output_dims, shapes.a)] - int64_t{p.a_zero_point};
+          const int64_t y = b[BroadcastSource(i, shape.output_dims, shapes.b)] - int64_t{p.b_zero_point};
+          // Each operand scaled and rounded on its own, then subtracted (not ADD of a negated operand).
+          const int64_t difference =
+              ApplyDouble(x * 1048576, p.a_multiplier) - ApplyDouble(y * 1048576, p.b_multiplier);
+          ASSERT_EQ(out[i], Clamp(ApplyDouble(difference, p.output_multiplier) + p.output_zero_point, lo, hi))
+              << sa << " " << sb << " " << so << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantizedElementwiseTest, MulMatchesPlainFormulaWithBroadcast) {
+  std::mt19937 rng(12);
+  int variant = 0;
+  for (float sa : kScales) {
+    for (float sb : kScales) {
+      for (float so : {0.1f, 0.0078125f, 3.0f, 1e-4f}) {
+        const ShapePair& shapes = kShapes[variant % 7];
+        MulInt8Params p;
+        p.a_zero_point = kZeroPoints[variant % 5];
+        p.b_zero_point = kZeroPoints[(variant + 2) % 5];
+        p.output_zero_point = kZeroPoints[(variant + 4) % 5];
+        const Activation activation = variant % 3 == 1 ? Activation::kRelu : Activation::kNone;
+        ASSERT_TRUE(QuantizedActivationRange(static_cast<int>(activation), so, p.output_zero_point,
+                                             &p.activation_min, &p.activation_max));
+        ++variant;
+        PrepareMulInt8(sa, sb, so, &p);
+        // LiteRT's multiplier: the scales multiplied and divided in float.
+        const float real = sa * sb / so;
+        EXPECT_EQ(p.multiplier.multiplier, QuantizeMultiplier(static_cast<double>(real)).multiplier);
+        BinaryParams shape;
+        ASSERT_TRUE(MakeBinaryParams(BinaryOp::kMul, Activation::kNone, shapes.a, shapes.b, &shape));
+        const std::vector<int8_t> a = RandomInt8(static_cast<size_t>(NumElements(shapes.a)), rng);
+        const std::vector<int8_t> b = RandomInt8(static_cast<size_t>(NumElements(shapes.b)), rng);
+        const int64_t count = NumElements(shape.output_dims);
+        std::vector<int8_t> out(static_cast<size_t>(count));
+        MulInt8(shape, p, a.data(), b.data(), out.data());
+        int64_t lo, hi;
+        ExpectedRange(activation, so, p.output_zero_point, &lo, &hi);
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t x = a[BroadcastSource(i, shape.output_dims, shapes.a)] - int64_t{p.a_zero_point};
+          const int64_t y = b[BroadcastSource(i, shape.output_dims, shapes.b)] - int64_t{p.b_zero_point};
+          const int64_t expected = Clamp(ApplyDouble(x * y, p.multiplier) + p.output_zero_point, lo, hi);
+          ASSERT_EQ(out[i], expected) << sa << " " << sb << " " << so << " at " << i;
+          // And it is the product, to within one step, where it is in range.
+          const double product =
+              static_cast<double>(x) * sa * static_cast<double>(y) * sb / so + p.output_zero_point;
+          if (product > lo && product < hi && real < 1e6f)
+            EXPECT_NEAR(out[i], product, 1.0 + 1e-6 * std::fabs(product));
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantizedElementwiseTest, MaximumMinimumComparesStoredValues) {
+  std::mt19937 rng(13);
+  for (const ShapePair& shapes : kShapes) {
+    for (BinaryOp op : {BinaryOp::kMaximum, BinaryOp::kMinimum}) {
+      BinaryParams shape;
+      ASSERT_TRUE(MakeBinaryParams(op, Activation::kNone, shapes.a, shapes.b, &shape));
+      const std::vector<int8_t> a = RandomInt8(static_cast<size_t>(NumElements(shapes.a)), rng);
+      const std::vector<int8_t> b = RandomInt8(static_cast<size_t>(NumElements(shapes.b)), rng);
+      std::vector<int8_t> out(static_cast<size_t>(NumElements(shape.output_dims)));
+      MaximumMinimumInt8(shape, a.data(), b.data(), out.data());
+      for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
+        const int8_t x = a[BroadcastSource(i, shape.output_dims, shapes.a)];
+        const int8_t y = b[BroadcastSource(i, shape.output_dims, shapes.b)];
+        ASSERT_EQ(out[i], op == BinaryOp::kMaximum ? (x > y ? x : y) : (x < y ? x : y));
+      }
+    }
+  }
+}
+
+TEST(QuantizedElementwiseTest, PreluMatchesPlainFormula) {
+  std::mt19937 rng(14);
+  int variant = 0;
+  for (float si : kScales) {
+    for (float sa : {0.01f, 0.5f, 1e-4f}) {
+      for (const ShapePair& shapes :
+           {ShapePair{{2, 3, 4}, {4}}, ShapePair{{2, 3, 4}, {3, 1}}, ShapePair{{6}, {6}}}) {
+        const float so = kScales[(variant + 2) % 6];
+        PreluInt8Params p;
+        p.input_zero_point = kZeroPoints[variant % 5];
+        p.alpha_zero_point = kZeroPoints[(variant + 1) % 5];
+        p.output_zero_point = kZeroPoints[(variant + 2) % 5];
+        ++variant;
+        PreparePreluInt8(si, sa, so, &p);
+        const QuantizedMultiplier positive = QuantizeMultiplier(static_cast<double>(si / so));
+        const QuantizedMultiplier negative = QuantizeMultiplier(static_cast<double>(si * sa / so));
+        BinaryParams shape;
+        ASSERT_TRUE(MakeBinaryParams(BinaryOp::kPrelu, Activation::kNone, shapes.a, shapes.b, &shape));
+        const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(NumElements(shapes.a)), rng);
+        const std::vector<int8_t> alpha = RandomInt8(static_cast<size_t>(NumElements(shapes.b)), rng);
+        std::vector<int8_t> out(x.size());
+        PreluInt8(shape, p, x.data(), alpha.data(), out.data());
+        for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
+          const int64_t v = x[static_cast<size_t>(i)] - int64_t{p.input_zero_point};
+          const int64_t slope =
+              alpha[BroadcastSource(i, shape.output_dims, shapes.b)] - int64_t{p.alpha_zero_point};
+          const int64_t scaled = v >= 0 ? ApplyDouble(v, positive) : ApplyDouble(v * slope, negative);
+          ASSERT_EQ(out[static_cast<size_t>(i)], Clamp(scaled + p.output_zero_point))
+              << si << " " << sa << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantizedElementwiseTest, ReluFamilyOverEveryInput) {
+  const std::vector<int8_t> x = AllInt8();
+  for (float si : kScales) {
+    for (float so : kScales) {
+      for (int32_t zi : kZeroPoints) {
+        for (int32_t zo : kZeroPoints) {
+          for (Activation activation : {Activation::kRelu, Activation::kRelu6, Activation::kReluN1To1}) {
+            RequantizeClampInt8Params p;
+            PrepareReluInt8(static_cast<int>(activation), si, so, zi, zo, &p);
+            std::vector<int8_t> out(256);
+            RequantizeClampInt8(p, 256, x.data(), out.data());
+            const QuantizedMultiplier m = QuantizeMultiplier(static_cast<double>(si / so));
+            int64_t lo, hi;
+            ExpectedRange(activation, so, zo, &lo, &hi);
+            for (size_t i = 0; i < 256; ++i) {
+              ASSERT_EQ(out[i], Clamp(zo + ApplyDouble(x[i] - int64_t{zi}, m), lo, hi))
+                  << si << " " << so << " " << zi << " " << zo << " at " << static_cast<int>(x[i]);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(QuantizedElementwiseTest, LeakyReluOverEveryInput) {
+  const std::vector<int8_t> x = AllInt8();
+  for (float si : kScales) {
+    for (float so : {0.1f, 0.0078125f, 2.0f}) {
+      for (float alpha : {0.2f, 0.0f, -0.5f, 1.7f, 1e-3f}) {
+        for (int32_t zi : {-128, 127, 5}) {
+          LeakyReluInt8Params p;
+          p.input_zero_point = zi;
+          p.output_zero_point = -zi / 2;
+          PrepareLeakyReluInt8(si, alpha, so, &p);
+          std::vector<int8_t> out(256);
+          LeakyReluInt8(p, 256, x.data(), out.data());
+          const QuantizedMultiplier identity = QuantizeMultiplier(static_cast<double>(si / so));
+          const float alpha_real = si * alpha / so;
+          const QuantizedMultiplier slope = QuantizeMultiplier(std::fabs(static_cast<double>(alpha_real)));
+          for (size_t i = 0; i < 256; ++i) {
+            const int64_t v = x[i] - int64_t{zi};
+            // The sign of alpha applies after the rounding.
+            const int64_t scaled =
+                v >= 0 ? ApplyDouble(v, identity) : (alpha_real < 0 ? -1 : 1) * ApplyDouble(v, slope);
+            ASSERT_EQ(out[i], Clamp(scaled + p.output_zero_point))
+                << si << " " << so << " " << alpha << " " << zi;
+          }
+        }
+      }
+    }
+  }
+}
+
+float Logistic(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float Tanh(float x) { return std::tanh(x); }
+float Elu(float x) { return x < 0.0f ? std::expm1(x) : x; }
+
+TEST(QuantizedElementwiseTest, LookupTablesOverEveryInput) {
+  struct Case {
+    LookupFunction function;
+    float (*f)(float);
+  };
+  const std::vector<int8_t> x = AllInt8();
+  for (const Case& c : {Case{LookupFunction::kLogistic, &Logistic}, Case{LookupFunction::kTanh, &Tanh},
+                        Case{LookupFunction::kElu, &Elu}}) {
+    for (float si : kScales) {
+      for (int32_t zi : kZeroPoints) {
+        for (float so : {1.0f / 256, 1.0f / 128, 0.05f, 1e-5f}) {
+          for (int32_t zo : {-128, 0, 60}) {
+            LookupTableInt8 table;
+            PrepareLookupTableInt8(c.function, si, zi, so, zo, &table);
+            std::vector<int8_t> out(256);
+            LookupInt8(table, 256, x.data(), out.data());
+            for (size_t i = 0; i < 256; ++i) {
+              // LiteRT's table entry: f of the dequantized value, times 1 / scale, rounded, in float.
+              const float y = c.f(si * static_cast<float>(x[i] - zi));
+              const float rounded = std::round(y * (1.0f / so)) + static_cast<float>(zo);
+              const int64_t expected = rounded > 1e6f    ? 127
+                                       : rounded < -1e6f ? -128
+                                                         : static_cast<int64_t>(rounded);
+              ASSERT_EQ(out[i], Clamp(expected)) << si << " " << zi << " " << so << " " << zo;
+              // And it is the function, to within one step, where in range.
+              const double real = static_cast<double>(y) / so + zo;
+              if (real > -128 && real < 127) EXPECT_NEAR(out[i], real, 0.5 + 1e-3);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// HARD_SWISH's fixed-point arithmetic written out again with plain int32/int64 operations.
+int8_t PlainHardSwish(int8_t in, float si, int32_t zi, float so, int32_t zo) {
+  const auto to_q15 = [](float real, int* exponent) {
+    const QuantizedMultiplier m = QuantizeMultiplier(static_cast<double>(real));
+    *exponent = m.shift;
+    if (m.multiplier >= 2147483647 - 32768) return int32_t{32767};
+    return static_cast<int32_t>((int64_t{m.multiplier} + 32768) / 65536);
+  };
+  const auto sat16 = [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, -32768), 32767); };
+  // Rounding doubling high multiply: nearest of a * b / 2^15, ties of positive products up, negative toward
+  // 0.
+  const auto rdhm = [&](int64_t a, int64_t b) -> int64_t {
+    if (a == -32768 && b == -32768) return 32767;
+    const int64_t p = a * b;
+    return p >= 0 ? (p + 16384) / 32768 : -((-p + 16383) / 32768);
+  };
+  // Division by 2^e rounded half away from zero (e < 16 here).
+  const auto rdiv = [](int64_t v, int e) -> int64_t {
+    if (e == 0) return v;
+    const int64_t d = int64_t{1} << e;
+    return v >= 0 ? (v + d / 2) / d : -((-v + d / 2) / d);
+  };
+  int output_exponent = 0, reluish_exponent = 0;
+  const float hires_scale = si / 128.0f;
+  const int64_t output_q15 = to_q15(hires_scale / so, &output_exponent);
+  const int64_t reluish_q15 = to_q15(hires_scale / (3.0f / 32768.0f), &reluish_exponent);
+  const int64_t hires = (in - int64_t{zi}) * 128;
+  const int64_t on_output_scale = rdhm(hires, output_q15);
+  int64_t reluish = hires;
+  if (reluish_exponent > 0) reluish = sat16(reluish * (int64_t{1} << (reluish_exponent - 1)));
+  reluish = rdhm(reluish, reluish_q15);
+  if (reluish_exponent > 0) reluish = sat16(reluish * 2);
+  if (reluish_exponent < 0) reluish = rdiv(reluish, -reluish_exponent);
+  reluish = (reluish + 32768) / 2;
+  const int64_t product = (reluish * on_output_scale) / 32768;  // truncating
+  return Clamp(rdiv(product, -output_exponent) + zo);
+}
+
+TEST(QuantizedElementwiseTest, HardSwishOverEveryInput) {
+  const std::vector<int8_t> x = AllInt8();
+  int tested = 0;
+  for (float si : {0.05f, 0.1f, 0.02f, 1e-3f, 0.2f, 0.5f, 0.0078125f, 4.0f}) {
+    for (float so : {0.03f, 0.1f, 0.5f, 1e-3f, 0.01f, 0.004f, 0.25f}) {
+      for (int32_t zi : kZeroPoints) {
+        for (int32_t zo : {-128, 0, -100, 5}) {
+          HardSwishInt8Params p;
+          p.input_zero_point = zi;
+          p.output_zero_point = zo;
+          if (!PrepareHardSwishInt8(si, so, &p)) {
+            EXPECT_GE(si / 128.0f / so, 0.999f) << si << " " << so;  // refused only where LiteRT refuses
+            continue;
+          }
+          ++tested;
+          std::vector<int8_t> out(256);
+          HardSwishInt8(p, 256, x.data(), out.data());
+          for (size_t i = 0; i < 256; ++i) {
+            ASSERT_EQ(out[i], PlainHardSwish(x[i], si, zi, so, zo))
+                << si << " " << so << " " << zi << " " << zo << " at " << static_cast<int>(x[i]);
+            // Close to x * relu6(x + 3) / 6 (LiteRT's fixed point is within a few steps).
+            const double real = si * (x[i] - zi);
+            const double expected = real * std::min(6.0, std::max(0.0, real + 3)) / 6 / so + zo;
+            if (expected > -128 && expected < 127 && so >= 1e-2f) EXPECT_NEAR(out[i], expected, 3.0);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(tested, 100);
+}
+
+}  // namespace
+}  // namespace kiln::ops::reference
