@@ -215,17 +215,21 @@ TEST(HostEngineInt8, FullyConnectedWithinOneStep) {
   }
 }
 
-// ADD with and without broadcasting (a per-channel operand), inputs of different scales and zero points.
-TEST(HostEngineInt8, AddWithinOneStep) {
+// ADD, SUB and MUL with and without broadcasting (a per-channel operand), inputs of different scales and zero
+// points, fused activations.
+TEST(HostEngineInt8, BinaryOpsWithinOneStep) {
   std::mt19937 rng(11);
-  Tally tally{"ADD"};
-  for (int c = 0; c < 24; ++c) {
+  Tally add{"ADD"}, sub{"SUB"}, mul{"MUL"};
+  for (int c = 0; c < 48; ++c) {
+    const KilnBuiltinOperator code = c % 3 == 0 ? kKilnBuiltinAdd : c % 3 == 1 ? kKilnBuiltinSub : kKilnBuiltinMul;
     const int h = std::uniform_int_distribution<int>(1, 9)(rng), ch = std::uniform_int_distribution<int>(1, 16)(rng);
     const bool broadcast = c % 2 == 1;
     const std::vector<int> a_shape = {1, h, h, ch};
     const std::vector<int> b_shape = broadcast ? std::vector<int>{1, 1, 1, ch} : a_shape;
     const float a_scale = LogUniform(rng, 1e-2f, 1.0f), b_scale = a_scale * LogUniform(rng, 0.1f, 10.0f);
-    const float out_scale = std::max(a_scale, b_scale) * LogUniform(rng, 1.0f, 4.0f);
+    // MUL's output spans the product's range: about 128 * 128 steps of a_scale * b_scale.
+    const float out_scale = code == kKilnBuiltinMul ? a_scale * b_scale * LogUniform(rng, 16.0f, 256.0f)
+                                                    : std::max(a_scale, b_scale) * LogUniform(rng, 1.0f, 4.0f);
     ModelWriter m;
     const int a = m.AddTensor(kKilnInt8, a_shape, "a");
     const int b = m.AddTensor(kKilnInt8, b_shape, "b");
@@ -233,11 +237,37 @@ TEST(HostEngineInt8, AddWithinOneStep) {
     m.SetQuantization(a, {a_scale}, {ZeroPoint(rng)});
     m.SetQuantization(b, {b_scale}, {ZeroPoint(rng)});
     m.SetQuantization(y, {out_scale}, {ZeroPoint(rng)});
-    m.AddOp(kKilnBuiltinAdd, {a, b}, {y}, KilnAddParams{Activation(rng), false});
+    if (code == kKilnBuiltinMul) {
+      m.AddOp(code, {a, b}, {y}, KilnMulParams{Activation(rng)});
+    } else {
+      m.AddOp(code, {a, b}, {y}, KilnAddParams{Activation(rng), false});
+    }
     m.SetInputs({a, b});
     m.SetOutputs({y});
-    ExpectWithinOneStep("add case " + std::to_string(c), m.Finish(),
-                        {RandomInt8(h * h * ch, rng), RandomInt8(broadcast ? ch : h * h * ch, rng)}, &tally);
+    Tally* tally = code == kKilnBuiltinAdd ? &add : code == kKilnBuiltinSub ? &sub : &mul;
+    ExpectWithinOneStep(std::string(KilnBuiltinOperatorGetName(code)) + " case " + std::to_string(c), m.Finish(),
+                        {RandomInt8(h * h * ch, rng), RandomInt8(broadcast ? ch : h * h * ch, rng)}, tally);
+  }
+}
+
+// RELU, RELU6 and RELU_N1_TO_1 with the input's quantization (XNNPACK's clamps keep it).
+TEST(HostEngineInt8, ClampsWithinOneStep) {
+  std::mt19937 rng(19);
+  Tally tally{"RELU, RELU6, RELU_N1_TO_1"};
+  const KilnBuiltinOperator codes[] = {kKilnBuiltinRelu, kKilnBuiltinRelu6, kKilnBuiltinReluN1To1};
+  for (int c = 0; c < 18; ++c) {
+    const int n = std::uniform_int_distribution<int>(1, 300)(rng);
+    const float scale = LogUniform(rng, 1e-3f, 0.2f);
+    const int zero = ZeroPoint(rng);
+    ModelWriter m;
+    const int x = m.AddTensor(kKilnInt8, {n}, "x");
+    const int y = m.AddTensor(kKilnInt8, {n}, "y");
+    m.SetQuantization(x, {scale}, {zero});
+    m.SetQuantization(y, {scale}, {zero});
+    m.AddOp(codes[c % 3], {x}, {y});
+    m.SetInputs({x});
+    m.SetOutputs({y});
+    ExpectWithinOneStep("clamp case " + std::to_string(c), m.Finish(), {RandomInt8(n, rng)}, &tally);
   }
 }
 
