@@ -203,8 +203,8 @@ TEST(QuantizedKernelsTest, AddMatchesPlainFormulaWithBroadcast) {
         AddInt8(shape, p, a.data(), b.data(), out.data());
         for (int64_t i = 0; i < 24; ++i) {
           const int64_t bi = (i / 4) % 3;
-          const int64_t xa = ApplyDouble((a[i] - int64_t{p.a_zero_point}) << 20, p.a_multiplier);
-          const int64_t xb = ApplyDouble((b[bi] - int64_t{p.b_zero_point}) << 20, p.b_multiplier);
+          const int64_t xa = ApplyDouble((a[i] - int64_t{p.a_zero_point}) * (int64_t{1} << 20), p.a_multiplier);
+          const int64_t xb = ApplyDouble((b[bi] - int64_t{p.b_zero_point}) * (int64_t{1} << 20), p.b_multiplier);
           ASSERT_EQ(out[i], Clamp(ApplyDouble(xa + xb, p.output_multiplier) + p.output_zero_point, -128, 127))
               << sa << " " << sb << " " << so << " at " << i;
         }
