@@ -459,7 +459,8 @@ KilnFusedActivation NodeActivation(const Node& node) {
 
 // XNNPACK's int8 operators, as this build of it offers them through its subgraph API: convolutions (per-tensor
 // or per-channel filters), fully connected (per-tensor weights), max pooling, ADD, SUB, MUL, global average
-// pooling (MEAN), and the ops that keep their input's quantization (clamps, reshapes, constant padding).
+// pooling (MEAN), LOGISTIC (output 1/256, -128), ELU, and the ops that keep their input's quantization (clamps,
+// reshapes, constant padding).
 // Everything else int8 (softmax, average pooling, ...) stays on the reference kernels.
 bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string* reason) {
   if (!IsInt8Node(interpreter, node)) return SupportsShapes(interpreter, node, reason);
@@ -473,7 +474,17 @@ bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string*
     case kKilnBuiltinSub:
     case kKilnBuiltinMul:
     case kKilnBuiltinMean:
+    case kKilnBuiltinElu:
       break;
+    case kKilnBuiltinLogistic: {
+      // XNNPACK's int8 sigmoid writes LiteRT's fixed output quantization only.
+      const KilnTensor* out = TensorAt(interpreter, node.outputs[0]);
+      if (!PerTensorInt8(out) || ScaleOf(out) != 1.0f / 256 || ZeroPointOf(out) != -128) {
+        *reason = "int8 LOGISTIC output not quantized as scale 1/256, zero point -128 (XNNPACK's only form)";
+        return false;
+      }
+      break;
+    }
     case kKilnBuiltinMaxPool2d:
     case kKilnBuiltinRelu:
     case kKilnBuiltinRelu6:

@@ -271,6 +271,33 @@ TEST(HostEngineInt8, ClampsWithinOneStep) {
   }
 }
 
+// LOGISTIC (into LiteRT's fixed output quantization) and ELU over every int8 input value, with input scales
+// that reach their curves' bends and flat ends.
+TEST(HostEngineInt8, LogisticAndEluWithinOneStep) {
+  std::mt19937 rng(23);
+  Tally logistic{"LOGISTIC"}, elu{"ELU"};
+  std::vector<int8_t> every(256);
+  for (int v = -128; v < 128; ++v) every[v + 128] = static_cast<int8_t>(v);
+  for (int c = 0; c < 16; ++c) {
+    const bool is_logistic = c % 2 == 0;
+    const float scale = LogUniform(rng, 1e-3f, 0.5f);
+    ModelWriter m;
+    const int x = m.AddTensor(kKilnInt8, {256}, "x");
+    const int y = m.AddTensor(kKilnInt8, {256}, "y");
+    m.SetQuantization(x, {scale}, {ZeroPoint(rng)});
+    if (is_logistic) {
+      m.SetQuantization(y, {1.0f / 256}, {-128});
+    } else {
+      m.SetQuantization(y, {scale * LogUniform(rng, 0.5f, 2.0f)}, {ZeroPoint(rng)});
+    }
+    m.AddOp(is_logistic ? kKilnBuiltinLogistic : kKilnBuiltinElu, {x}, {y});
+    m.SetInputs({x});
+    m.SetOutputs({y});
+    ExpectWithinOneStep(std::string(is_logistic ? "logistic" : "elu") + " case " + std::to_string(c), m.Finish(),
+                        {every}, is_logistic ? &logistic : &elu);
+  }
+}
+
 // MAX_POOL_2D (XNNPACK keeps the input's quantization, as LiteRT requires) and MEAN over height and width
 // (XNNPACK's global average pooling) with keep_dims, the form the int8 reference kernel has.
 TEST(HostEngineInt8, PoolingWithinOneStep) {
