@@ -76,6 +76,23 @@ bool ReadFile(const std::string& path, std::vector<uint8_t>* bytes) {
   return true;
 }
 
+std::string CustomOpNames(const KilnModel* model) {
+  std::vector<std::string> names;
+  for (int32_t i = 0; i < KilnModelGetOperatorCount(model); ++i) {
+    KilnBuiltinOperator code;
+    const char* name = nullptr;
+    int32_t version = 0;
+    KilnModelGetOperator(model, i, &code, &name, &version);
+    if (code == kKilnBuiltinCustom && name != nullptr &&
+        std::find(names.begin(), names.end(), name) == names.end()) {
+      names.push_back(name);
+    }
+  }
+  std::string text;
+  for (const std::string& n : names) text += (text.empty() ? "" : ", ") + Printable(n.c_str());
+  return text;
+}
+
 // Operators for the --op flags: one per version of the custom op the model uses. Owned by the caller.
 bool MakeKernelOps(const std::string& model_path, const std::vector<KernelOpSpec>& specs,
                    std::vector<KilnOperator*>* ops, std::vector<KilnModule*>* modules) {
@@ -84,9 +101,6 @@ bool MakeKernelOps(const std::string& model_path, const std::vector<KernelOpSpec
       KilnModelCreateFromFileWithErrorReporter(model_path.c_str(), PrintError, nullptr), KilnModelDelete);
   if (model == nullptr) return false;
   for (const KernelOpSpec& spec : specs) {
-    KilnModule* module = KilnModuleCreateFromFileWithErrorReporter(spec.module.c_str(), PrintError, nullptr);
-    if (module == nullptr) return false;
-    modules->push_back(module);
     std::vector<int> versions;
     for (int32_t i = 0; i < KilnModelGetOperatorCount(model.get()); ++i) {
       KilnBuiltinOperator code;
@@ -99,10 +113,15 @@ bool MakeKernelOps(const std::string& model_path, const std::vector<KernelOpSpec
       }
     }
     if (versions.empty()) {
-      std::fprintf(stderr, "kiln: --op %s: the model has no custom op named '%s'\n", spec.name.c_str(),
-                   spec.name.c_str());
+      const std::string names = CustomOpNames(model.get());
+      std::fprintf(stderr, "kiln: --op %s: the model has no custom op named '%s'; %s\n", Printable(spec.name.c_str()).c_str(),
+                   Printable(spec.name.c_str()).c_str(),
+                   names.empty() ? "it has no custom ops" : ("its custom ops: " + names).c_str());
       return false;
     }
+    KilnModule* module = KilnModuleCreateFromFileWithErrorReporter(spec.module.c_str(), PrintError, nullptr);
+    if (module == nullptr) return false;
+    modules->push_back(module);
     for (int version : versions) {
       KilnOperator* op = KilnOperatorCreate(kKilnBuiltinCustom, spec.name.c_str(), version);
       ops->push_back(op);
@@ -153,9 +172,31 @@ std::unique_ptr<Session> Session::Open(const std::string& model_path, const Sess
   }
   session->interpreter_ = KilnInterpreterCreate(model, interpreter_options);
   KilnInterpreterOptionsDelete(interpreter_options);
+  // A custom op nothing serves is the usual first stop with a new model: when preparing fails, say how to
+  // serve it.
+  for (int32_t i = 0; i < KilnModelGetOperatorCount(model) && session->unserved_custom_op_.empty(); ++i) {
+    KilnBuiltinOperator code;
+    const char* name = nullptr;
+    int32_t version = 0;
+    KilnModelGetOperator(model, i, &code, &name, &version);
+    if (code != kKilnBuiltinCustom || name == nullptr) continue;
+    bool served = false;
+    for (const KernelOpSpec& spec : options.kernel_ops) served |= spec.name == name;
+    if (!served) session->unserved_custom_op_ = name;
+  }
+  if (session->interpreter_ == nullptr) session->HintCustomOps();
   KilnModelDelete(model);  // the interpreter keeps what it needs
   if (session->interpreter_ == nullptr) return nullptr;
   return session;
+}
+
+void Session::HintCustomOps() const {
+  if (unserved_custom_op_.empty()) return;
+  const std::string name = Printable(unserved_custom_op_.c_str());
+  std::fprintf(stderr,
+               "kiln: to serve custom op '%s' with a kernel, compile one with kilnc and pass --op %s=MODULE.kmod:KERNEL "
+               "(docs/compute-api.md)\n",
+               name.c_str(), name.c_str());
 }
 
 Session::~Session() {
@@ -204,7 +245,10 @@ bool Session::SetInputs(const std::vector<InputSpec>& specs, uint32_t seed, bool
     }
     given[index] = std::move(array);
   }
-  if (KilnInterpreterAllocateTensors(interpreter_) != kKilnOk) return false;
+  if (KilnInterpreterAllocateTensors(interpreter_) != kKilnOk) {
+    HintCustomOps();
+    return false;
+  }
   std::mt19937 rng(seed);
   for (int i = 0; i < num_inputs; ++i) {
     KilnTensor* t = KilnInterpreterGetInputTensor(interpreter_, i);

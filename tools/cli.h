@@ -83,6 +83,9 @@ class Session {
   KilnInterpreter* interpreter_ = nullptr;
   std::vector<KilnOperator*> ops_;
   std::vector<KilnModule*> modules_;
+  std::string unserved_custom_op_;  // a custom op of the model no --op serves, for HintCustomOps
+  // Prints how to serve that custom op with a kernel (when there is one); called when preparing fails.
+  void HintCustomOps() const;
 };
 
 // `kiln benchmark`: see tools/benchmark.cc. Returns the process's exit code.

@@ -202,7 +202,7 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
     std::string status;
     std::string name;
     if (code == kKilnBuiltinCustom) {
-      status = "custom: unresolved (register it with KilnInterpreterOptionsAddOperator)";
+      status = "custom: unresolved (kiln run --op NAME=MODULE.kmod:KERNEL, or KilnInterpreterOptionsAddOperator)";
       name = "CUSTOM:" + Printable(custom_name);
       ++unresolved;
     } else {
