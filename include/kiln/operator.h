@@ -89,7 +89,8 @@ KILN_CAPI_EXPORT uint64_t KilnOperatorGetInplaceOperator(const KilnOperator* op)
 /* Makes `op` run kernel `kernel_name` of `module` (see kiln/compute.h): Invoke launches the kernel over the
  * node's output, with the node's inputs as the kernel's inputs, on a device the runtime chooses. The custom
  * options (a FlexBuffers map) set the script globals of the same names; a key without a matching global, or a
- * value of the wrong type, fails Prepare with a message naming both. By default the output takes the broadcast
+ * value of the wrong type, fails Prepare with a message naming both, except the attributes TensorFlow's converter
+ * adds to every custom op ("T" and keys beginning with "_"), which are ignored with a note. By default the output takes the broadcast
  * shape of the inputs; a prepare set with KilnOperatorSetPrepare replaces that rule (it must size the output).
  * The operator keeps `module` alive. Fails (kKilnInvalidArgument, reported to stderr) when the module has no
  * such kernel. */

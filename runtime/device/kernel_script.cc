@@ -359,6 +359,15 @@ KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size,
     const std::string key = keys[i].AsKey();
     const flexbuffers::Reference v = values[i];
     const GlobalDesc* g = module_->desc().FindGlobal(key);
+    // TensorFlow's converter gives every custom op its TF attributes: the dtype "T" and internal "_..." keys.
+    // They configure nothing here; a kernel that wants one declares a global of that name.
+    const bool converter_attribute = key == "T" || (!key.empty() && key[0] == '_');
+    if (g == nullptr && converter_attribute) {
+      reporter()->ReportError("%s: note: custom option '%s' (an attribute TensorFlow's converter adds) matches no "
+                              "global of %s; ignored",
+                              what.c_str(), key.c_str(), module_->name().c_str());
+      continue;
+    }
     if (g == nullptr) {
       reporter()->ReportError("%s: custom option '%s' matches no global of %s (its globals: %s)", what.c_str(),
                            key.c_str(), module_->name().c_str(), names.empty() ? "none" : names.c_str());

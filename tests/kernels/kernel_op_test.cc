@@ -145,6 +145,22 @@ TEST(KernelOp, UnknownOptionNamesKeyAndGlobals) {
   EXPECT_TRUE(messages.Contains("node 0 (Op, kernel 'add2')")) << messages.All();
 }
 
+// The attributes TensorFlow's converter adds to every custom op ("T", "_output_shapes"...) are ignored with a
+// note; the options that do match globals still apply.
+TEST(KernelOp, ConverterAttributesAreIgnoredWithANote) {
+  Messages messages;
+  EXPECT_EQ(PrepareWithOptions(FlexMap().Int("T", 1).Float("scale", 2.0f).Int("_output_quantized", 0).Finish(),
+                               &messages),
+            kKilnOk)
+      << messages.All();
+  EXPECT_TRUE(messages.Contains("note: custom option 'T' (an attribute TensorFlow's converter adds) matches no "
+                                "global of "))
+      << messages.All();
+  EXPECT_TRUE(messages.Contains("add2.kmod; ignored"))
+      << messages.All();
+  EXPECT_TRUE(messages.Contains("note: custom option '_output_quantized'")) << messages.All();
+}
+
 TEST(KernelOp, WrongOptionTypeNamesBoth) {
   Messages messages;
   EXPECT_NE(PrepareWithOptions(FlexMap().String("scale", "big").Finish(), &messages), kKilnOk);
