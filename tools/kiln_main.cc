@@ -259,6 +259,27 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
     KilnInterpreterGetArenaStats(interpreter, &arena, &naive);
     std::printf("arena: %zu bytes (one buffer per tensor would take %zu bytes)\n", arena, naive);
   }
+  if (device.policy == kKilnDevicePreferGpu || device.policy == kKilnDeviceGpuOnly) {
+    // Asked for a GPU and got none: one line says so (the decision log says why).
+    int kernel_nodes = 0, on_driver = 0;
+    for (int i = 0; i < KilnInterpreterGetDecisionCount(interpreter); ++i) {
+      KilnDecisionKind kind;
+      const char* message = nullptr;
+      KilnInterpreterGetDecision(interpreter, i, &kind, nullptr, &message);
+      const std::string m = message ? message : "";
+      if (kind != kKilnDecisionNode || m.find(", kernel '") == std::string::npos) continue;
+      ++kernel_nodes;
+      const size_t at = m.find(" runs on ");
+      if (at != std::string::npos && m.compare(at + 9, 8, "kiln-cpu") != 0) ++on_driver;
+    }
+    if (kernel_nodes == 0) {
+      std::fprintf(stderr, "kiln: --device %s: this model has no kernel ops, and builtin ops always run on the host "
+                   "CPU (--explain shows each node)\n", (device.policy == kKilnDeviceGpuOnly ? "gpu-only" : "gpu"));
+    } else if (on_driver == 0) {
+      std::fprintf(stderr, "kiln: --device %s: no GPU driver ran anything; all %d kernel node(s) ran on the CPU "
+                   "(--explain says why)\n", (device.policy == kKilnDeviceGpuOnly ? "gpu-only" : "gpu"), kernel_nodes);
+    }
+  }
   rc = 0;
 done:
   if (device.explain) {
