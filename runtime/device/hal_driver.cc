@@ -417,7 +417,10 @@ std::vector<std::string> FindDriverFiles(const DriverOptions& options, DecisionL
       files.push_back(path);
       return true;
     }
-    log->Add(kKilnDecisionPolicy, path, source + " " + path + " does not exist");
+    log->Add(kKilnDecisionPolicy, path,
+             source + " " + path +
+                 " does not exist (point Kiln at a driver file or folder with KILN_DRIVER, kiln --driver, or "
+                 "Kiln*OptionsSetDriverPath)");
     return false;
   };
   if (!options.driver_path.empty()) {
