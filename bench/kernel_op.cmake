@@ -6,6 +6,6 @@ if(TARGET kilnc)
     SOURCES kernel_op_bench.cc native_atan_baseline.cc
     LIBS kiln_core kiln_atan_model kiln_atan_op)
   kiln_compile_kernels(kernel_op_bench OUTPUT_DIR ${_kmod_dir}
-    SOURCES ${CMAKE_SOURCE_DIR}/tests/compiler/kernels/atan_op.rs)
+    SOURCES ${CMAKE_SOURCE_DIR}/examples/atan/atan_op.rs)
   target_compile_definitions(kernel_op_bench PRIVATE KILN_BENCH_KMOD_DIR="${_kmod_dir}")
 endif()

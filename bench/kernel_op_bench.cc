@@ -1,6 +1,6 @@
 // y = atan(x + offset) over 16M floats, four ways, measured in the same run:
 // The model is one custom op `Atan` with its option offset = 0.99999905, so only the op is measured.
-//   KernelOp/threads:  `Atan` served by the kilnc kernel tests/compiler/kernels/atan_op.rs
+//   KernelOp/threads:  `Atan` served by the kilnc kernel examples/atan/atan_op.rs
 //                      (KilnOperatorSetKernel; the CPU driver JIT-compiles and vectorises it for this CPU)
 //   CallbackOp:        `Atan` written in C (examples/atan/atan_op.c: a scalar atanf loop)
 //   HandLoop/threads:  a hand-written loop compiled -O3 -march=native (native_atan_baseline.cc)

@@ -377,9 +377,13 @@ KilnStatus DeviceGetInfo(KilnHalInstance* handle, uint32_t index, KilnHalDeviceI
       info.type = kKilnHalDeviceOther;
       break;
   }
-  snprintf(info.name, sizeof(info.name), "%s (Vulkan %u.%u.%u %s)", pd.props.deviceName,
-           VK_API_VERSION_MAJOR(pd.props.apiVersion), VK_API_VERSION_MINOR(pd.props.apiVersion),
-           VK_API_VERSION_PATCH(pd.props.apiVersion), DeviceTypeName(pd.props.deviceType));
+  // The device's name and API version, cut to the HAL's field (a long name loses its end, never the field).
+  const std::string name = std::string(pd.props.deviceName) + " (Vulkan " +
+                           std::to_string(VK_API_VERSION_MAJOR(pd.props.apiVersion)) + "." +
+                           std::to_string(VK_API_VERSION_MINOR(pd.props.apiVersion)) + "." +
+                           std::to_string(VK_API_VERSION_PATCH(pd.props.apiVersion)) + " " +
+                           DeviceTypeName(pd.props.deviceType) + ")";
+  snprintf(info.name, sizeof(info.name), "%s", name.c_str());
   const char* vendor = VendorName(pd.props.vendorID);
   if (vendor) {
     snprintf(info.vendor, sizeof(info.vendor), "%s", vendor);

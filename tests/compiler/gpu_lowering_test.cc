@@ -78,7 +78,7 @@ constexpr char kGuard[] = "if (any(greaterThanEqual(p, kiln.dim.xyz))) return;";
 
 TEST(GpuLoweringTest, AtanOpUsesTheRslibPolynomialAndTheGlobalBlock) {
   const CompileResult result =
-      Compile(ReadFile(std::string(KILN_SOURCE_DIR) + "/tests/compiler/kernels/atan_op.rs"), "atan_op.rs");
+      Compile(ReadFile(std::string(KILN_SOURCE_DIR) + "/examples/atan/atan_op.rs"), "atan_op.rs");
   const std::string& glsl = Glsl(result, "atan_op");
   ASSERT_FALSE(glsl.empty()) << CpuOnlyReason(result, "atan_op");
   EXPECT_NE(glsl.find("#version 450"), std::string::npos);

@@ -223,7 +223,7 @@ uint32_t WorstUlp(const std::vector<uint8_t>& cpu, const std::vector<uint8_t>& g
 }
 
 TEST_F(GpuLoweringVulkanTest, AtanOpMatchesTheCpuDriver) {
-  auto module = CompileModule(ReadSource("tests/compiler/kernels/atan_op.rs"), "atan_op.rs");
+  auto module = CompileModule(ReadSource("examples/atan/atan_op.rs"), "atan_op.rs");
   ASSERT_TRUE(module);
   ASSERT_TRUE(module->desc().kernels[0].cpu_only_reasons.empty());
   std::vector<float> in;
