@@ -45,14 +45,14 @@ Analyzer::Analyzer(clang::ASTContext& context, PragmaState* pragmas, ScriptInfo*
 void Analyzer::Run(clang::TranslationUnitDecl* unit) {
   TraverseDecl(unit);
   CheckRecursion();
+  AnalyzeReductions();  // first: a reduction's functions are not old-style kernels
   for (const clang::FunctionDecl* fd : user_functions_) {
     if (fd->hasAttr<clang::RenderScriptKernelAttr>()) {
       AnalyzeKernel(fd);
-    } else if (fd->getName() == "root") {
+    } else if (IsOldStyleKernel(fd)) {
       AnalyzeRootKernel(fd);
     }
   }
-  AnalyzeReductions();
   AnalyzeInvokables();
   AnalyzeGlobals();
   for (const auto& call : for_each_calls_) {
@@ -68,6 +68,20 @@ void Analyzer::Run(clang::TranslationUnitDecl* unit) {
     max_level = std::max(max_level, LevelOf(init));
   }
   info_->module.hal_level = max_level;
+}
+
+// RenderScript's old-style kernels: root(), and any other function the script exports (not static, not
+// inline) that returns void and takes a pointer first: `void f(const T* in, T* out, const void* usrData,
+// uint32_t x, uint32_t y)` and its variants. Such a function cannot be an invokable, whose arguments come from
+// the host, so RenderScript makes it a kernel, and so does kilnc.
+bool Analyzer::IsOldStyleKernel(const clang::FunctionDecl* fd) const {
+  if (fd->getName() == "root") return true;
+  if (fd->hasAttr<clang::RenderScriptKernelAttr>() || fd->getName() == "init" ||
+      fd->getStorageClass() == clang::SC_Static || fd->isInlineSpecified() || !fd->getReturnType()->isVoidType() ||
+      fd->getNumParams() == 0 || !fd->getParamDecl(0)->getType()->isPointerType()) {
+    return false;
+  }
+  return reduction_functions_.count(fd->getCanonicalDecl()) == 0;
 }
 
 // ---- Visitor ----

@@ -64,6 +64,7 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
                     uint32_t* signature, std::vector<ArgKind>* args);
   void AnalyzeKernel(const clang::FunctionDecl* fd);
   void AnalyzeRootKernel(const clang::FunctionDecl* fd);
+  bool IsOldStyleKernel(const clang::FunctionDecl* fd) const;
   static clang::QualType PointeeOf(const clang::ParmVarDecl* param);
   bool SameType(clang::QualType a, clang::QualType b) const {
     return context_.hasSameUnqualifiedType(a.getCanonicalType(), b.getCanonicalType());

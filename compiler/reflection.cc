@@ -517,7 +517,7 @@ void Analyzer::AnalyzeReductions() {
 void Analyzer::AnalyzeInvokables() {
   for (const clang::FunctionDecl* fd : user_functions_) {
     const std::string name = fd->getNameAsString();
-    if (fd->hasAttr<clang::RenderScriptKernelAttr>() || name == "root" ||
+    if (fd->hasAttr<clang::RenderScriptKernelAttr>() || IsOldStyleKernel(fd) ||
         reduction_functions_.count(fd->getCanonicalDecl())) {
       continue;
     }

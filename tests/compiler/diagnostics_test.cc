@@ -137,8 +137,9 @@ TEST(DiagnosticsTest, Reductions) {
 }
 
 TEST(DiagnosticsTest, InvokablesAndForEach) {
-  ExpectDiagnostic(ExpectError("void setData(float* data) { }\n"), 3, 21,
-                   "invokable 'setData': parameter 'data' has type float *", "void setData(float* data)");
+  // (A pointer first would make it an old-style kernel, as in RenderScript; see OldStyleKernelsByAnyName.)
+  ExpectDiagnostic(ExpectError("void setData(int n, float* data) { }\n"), 3, 28,
+                   "invokable 'setData': parameter 'data' has type float *", "void setData(int n, float* data)");
   ExpectDiagnostic(ExpectError("rs_allocation a, b;\nvoid run() { rsForEach(nothere, a, b); }\n"), 4, 14,
                    "rsForEach: 'nothere' is not a kernel of this script", "rsForEach(nothere, a, b);");
   ExpectDiagnostic(ExpectError("int init() { return 1; }\n"), 3, 5, "init must be declared 'void init(void)'",
@@ -149,6 +150,23 @@ TEST(DiagnosticsTest, InvokablesAndForEach) {
                                "int RS_KERNEL nested(int in) { launch(); return in; }\n"),
                    6, 15, "kernel 'nested': calls rsForEach; only invokables and init() may launch kernels",
                    "int RS_KERNEL nested(int in)");
+}
+
+// A void function exported with a pointer first is an old-style kernel whatever its name, as RenderScript has
+// it; the same function made static is a helper, and with no pointer first it is an invokable.
+TEST(DiagnosticsTest, OldStyleKernelsByAnyName) {
+  CompileResult result;
+  CompileKernelSource("#pragma version(1)\n#pragma rs java_package_name(t)\n"
+                      "void fill(float* out, uint32_t x) { *out = (float)x; }\n"
+                      "static void helper(float* p) { *p = 1.0f; }\n"
+                      "float g;\nvoid set_g(float v) { g = v; }\n",
+                      "named.rs", CompileOptions(), &result);
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  ASSERT_EQ(result.module.kernels.size(), 1u);
+  EXPECT_EQ(result.module.kernels[0].name, "fill");
+  EXPECT_TRUE(result.module.kernels[0].root_style);
+  ASSERT_EQ(result.module.invokables.size(), 1u);
+  EXPECT_EQ(result.module.invokables[0].name, "set_g");
 }
 
 TEST(DiagnosticsTest, MalformedPragmas) {

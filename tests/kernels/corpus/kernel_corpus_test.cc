@@ -29,6 +29,7 @@
 //   int x, y); no-input kernel kernel_context.rs    launch_dims, mirror_x                rs_kernel_context,
 //   rsGetDimX/Y/Z root_usrdata.rs      root                                 old root(const T*, U*, const
 //   void* usrData, x, y) root_plain.rs        root                                 old root(const T*, U*)
+//   old_style_named.rs   scale, scale_at, coords_only         old-style kernels named other than root
 //   globals.rs           apply_gain, apply_offsets, apply_tone, setBias   non-static globals set from the API
 //   (scalar,
 //                        vector, array, struct), const globals (not settable), static globals (invisible)
@@ -454,6 +455,41 @@ TEST_F(Corpus, OldStyleRoot) {
   }
   ExpectExact1<int16_t, int32_t>(Script("root_plain"), "root", 1, 1, 1, FullRange<int16_t>(),
                                  [](const int16_t* in, int32_t* out) { *out = int32_t{*in} * 3 - 1; });
+}
+
+// Old-style kernels named other than root: each is a kernel of the module, and the void function taking a
+// float (no pointer) stays an invokable that the kernels see the effect of.
+TEST_F(Corpus, OldStyleNamedKernels) {
+  KilnScript* s = Script("old_style_named");
+  ASSERT_NE(s, nullptr) << messages_.All();
+  std::vector<std::string> kernels;
+  for (int i = 0; i < KilnModuleGetKernelCount(modules_.back()); ++i)
+    kernels.push_back(KilnModuleGetKernelName(modules_.back(), i));
+  std::sort(kernels.begin(), kernels.end());
+  EXPECT_EQ(kernels, (std::vector<std::string>{"coords_only", "scale", "scale_at"}));
+  const float gain = 3.0f;
+  ASSERT_EQ(KilnScriptInvoke(s, "set_gain", &gain, sizeof gain), kKilnOk) << messages_.All();
+  for (const Cells& cells : OddShapes()) {
+    SCOPED_TRACE(ShapeName(cells));
+    const size_t n = CellCount(cells);
+    const auto x = RandomFull<float>(n, 77);
+    const auto scaled = Map<float>(s, "scale", {In(cells, 1, x)}, cells, 1);
+    const auto at = Map<float>(s, "scale_at", {In(cells, 1, x)}, cells, 1);
+    const auto coords = Map<int32_t>(s, "coords_only", {}, cells, 1);
+    ASSERT_EQ(scaled.size(), n);
+    ASSERT_EQ(at.size(), n);
+    ASSERT_EQ(coords.size(), n);
+    Mismatches bad;
+    for (size_t k = 0; k < n; ++k) {
+      const auto c = Coords(cells, k);
+      const float product = x[k] * 3.0f;  // two statements: never contracted into one fma
+      if (!Same(scaled[k], product + 1.0f)) bad.Add(k, "scale got " + Text(scaled[k]));
+      if (!Same(at[k], x[k] + static_cast<float>(c[0]))) bad.Add(k, "scale_at got " + Text(at[k]));
+      if (coords[k] != static_cast<int32_t>(c[0] * 1000 + c[1])) bad.Add(k, "coords_only got " + Text(coords[k]));
+    }
+    EXPECT_EQ(bad.count(), 0) << bad.Report();
+    Release();
+  }
 }
 
 // Under KILN_TEST_DRIVER, the run as a whole must have placed kernels on the driver, or it tested only the
