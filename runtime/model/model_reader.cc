@@ -479,6 +479,32 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
   return ReadQuantization(where, tensor->quantization(), desc);
 }
 
+struct ZeroPointRange {
+  int64_t min;
+  int64_t max;
+};
+
+// The values a zero point can take: those of the tensor's own type, since q = zero_point must stand for real
+// 0. Wider types (int32 and int64 biases) and float tensors (whose parameters the kernels do not read) are
+// held only to the 32 bits every zero point must fit in. LiteRT's int16 kernels also want a zero point of 0,
+// but it checks that per kernel at prepare, not at load, so the reader holds int16 to its range only.
+ZeroPointRange ZeroPointRangeOf(KilnType type) {
+  switch (type) {
+    case kKilnInt8:
+      return {-128, 127};
+    case kKilnUInt8:
+      return {0, 255};
+    case kKilnInt16:
+      return {-32768, 32767};
+    case kKilnUInt16:
+      return {0, 65535};
+    case kKilnInt4:
+      return {-8, 7};
+    default:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  }
+}
+
 bool Reader::ReadQuantization(const std::string& where, const fb::QuantizationParameters* quantization,
                               TensorDesc* desc) {
   if (quantization == nullptr) return true;
@@ -506,6 +532,7 @@ bool Reader::ReadQuantization(const std::string& where, const fb::QuantizationPa
                        scale_count, dimension, ShapeString(desc->shape).c_str(),
                        desc->shape[static_cast<size_t>(dimension)]));
   }
+  const ZeroPointRange range = ZeroPointRangeOf(desc->type);
   QuantizationDesc& q = desc->quantization;
   q.quantized_dimension = dimension;
   q.scale.reserve(scale_count);
@@ -517,13 +544,20 @@ bool Reader::ReadQuantization(const std::string& where, const fb::QuantizationPa
     int64_t z;
     std::memcpy(&z, zero_point->Data() + static_cast<size_t>(i) * sizeof(int64_t), sizeof z);
     z = static_cast<int64_t>(flatbuffers::EndianScalar(static_cast<uint64_t>(z)));
-    if (!std::isfinite(s)) {
-      return Fail(
-          Format("%s: quantization scale %u is not finite (%g)", where.c_str(), i, static_cast<double>(s)));
+    // real = scale * (q - zero_point): a scale that is not a positive finite number maps every q to 0, NaN or
+    // infinity, and the int8 kernels' fixed-point multipliers cannot be derived from it.
+    if (!std::isfinite(s) || !(s > 0.0f)) {
+      return Fail(Format("%s: quantization scale %u is %g; a scale must be positive and finite",
+                         where.c_str(), i, static_cast<double>(s)));
     }
     if (z < std::numeric_limits<int32_t>::min() || z > std::numeric_limits<int32_t>::max()) {
       return Fail(Format("%s: quantization zero point %u (%" PRId64 ") does not fit in 32 bits",
                          where.c_str(), i, z));
+    }
+    if (z < range.min || z > range.max) {
+      return Fail(Format("%s: quantization zero point %u is %" PRId64 ", outside the %s range [%" PRId64
+                         ", %" PRId64 "]",
+                         where.c_str(), i, z, TypeName(desc->type), range.min, range.max));
     }
     q.scale.push_back(s);
     q.zero_point.push_back(static_cast<int32_t>(z));

@@ -407,20 +407,21 @@ TEST(OpWrapperTest, QuantizeFloatAndRequantize) {
   EXPECT_EQ(std::vector<int>(yv, yv + 5), (std::vector<int>{5, 1, 7, 127, -128}));
 }
 
-// Bad quantization fails at prepare with a message naming the tensor (a NaN scale is already refused when the
-// model is read).
-TEST(OpWrapperTest, Int8RejectsBadQuantization) {
+// Bad quantization is refused when the model is read, before any op's Prepare (whose own checks stay for
+// tensors an op adds), with a message naming the tensor by index and name.
+TEST(OpWrapperTest, Int8BadQuantizationIsRefusedAtLoad) {
   struct Case {
     float scale;
     int64_t zero_point;
     std::vector<std::string> words;
   };
-  const std::vector<Case> cases = {{0.0f, 0, {"ADD", "'b'", "scale"}},
-                                   {-0.5f, 0, {"ADD", "'b'", "scale"}},
-                                   {0.5f, 128, {"ADD", "'b'", "zero point 128", "[-128, 127]"}},
-                                   {0.5f, -129, {"ADD", "'b'", "zero point -129"}}};
+  const std::vector<Case> cases = {{0.0f, 0, {"tensor 1 'b'", "scale 0 is 0"}},
+                                   {-0.5f, 0, {"tensor 1 'b'", "scale 0 is -0.5"}},
+                                   {0.5f, 128, {"tensor 1 'b'", "zero point 0 is 128", "[-128, 127]"}},
+                                   {0.5f, -129, {"tensor 1 'b'", "zero point 0 is -129"}}};
   for (const Case& c : cases) {
     ModelWriter w;
+    w.set_unchecked(true);
     const int a = w.AddTensor(kKilnInt8, {4}, "a");
     const int b = w.AddTensor(kKilnInt8, {4}, "b");
     const int y = w.AddTensor(kKilnInt8, {4}, "y");
@@ -430,8 +431,14 @@ TEST(OpWrapperTest, Int8RejectsBadQuantization) {
     w.AddOp(kKilnBuiltinAdd, {a, b}, {y}, KilnAddParams{kKilnActNone, false});
     w.SetInputs({a, b});
     w.SetOutputs({y});
-    Runner r(w);
-    ExpectErrorMentions(r, c.words);
+    const std::vector<uint8_t> bytes = w.Finish();
+    std::string errors;
+    KilnModel* model = KilnModelCreateWithErrorReporter(bytes.data(), bytes.size(), &CollectErrors, &errors);
+    EXPECT_EQ(model, nullptr);
+    KilnModelDelete(model);
+    for (const std::string& word : c.words) {
+      EXPECT_NE(errors.find(word), std::string::npos) << word << " in: " << errors;
+    }
   }
 }
 
