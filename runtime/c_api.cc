@@ -414,6 +414,20 @@ KilnQuantizationParams KilnTensorQuantizationParams(const KilnTensor* tensor) {
   return tensor ? tensor->quant : KilnQuantizationParams{0.0f, 0};
 }
 
+KilnStatus KilnTensorGetPerChannelQuantization(const KilnTensor* tensor, const float** out_scales,
+                                               const int32_t** out_zero_points, int* out_count,
+                                               int* out_quantized_dimension) {
+  if (tensor == nullptr || out_scales == nullptr || out_zero_points == nullptr || out_count == nullptr ||
+      out_quantized_dimension == nullptr) {
+    return kKilnInvalidArgument;
+  }
+  *out_scales = tensor->scales.data();
+  *out_zero_points = tensor->zero_points.data();
+  *out_count = static_cast<int>(tensor->scales.size());
+  *out_quantized_dimension = tensor->quantized_dimension;
+  return kKilnOk;
+}
+
 KilnStatus KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* input_data, size_t input_data_size) {
   if (tensor == nullptr || input_data == nullptr || tensor->data == nullptr) return kKilnInvalidArgument;
   if (tensor->allocation == kKilnMmapRo || input_data_size != tensor->bytes) return kKilnInvalidArgument;

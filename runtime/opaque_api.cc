@@ -205,16 +205,8 @@ KilnQuantizationParams KilnOpaqueTensorGetQuantizationParams(const KilnOpaqueTen
 KilnStatus KilnOpaqueTensorGetPerChannelQuantization(const KilnOpaqueTensor* tensor, const float** out_scales,
                                                      const int32_t** out_zero_points, int* out_count,
                                                      int* out_quantized_dimension) {
-  if (tensor == nullptr || out_scales == nullptr || out_zero_points == nullptr || out_count == nullptr ||
-      out_quantized_dimension == nullptr) {
-    return kKilnInvalidArgument;
-  }
-  const KilnTensor* t = AsTensor(tensor);
-  *out_scales = t->scales.data();
-  *out_zero_points = t->zero_points.data();
-  *out_count = static_cast<int>(t->scales.size());
-  *out_quantized_dimension = t->quantized_dimension;
-  return kKilnOk;
+  return KilnTensorGetPerChannelQuantization(AsTensor(tensor), out_scales, out_zero_points, out_count,
+                                             out_quantized_dimension);
 }
 
 KilnStatus KilnOpaqueTensorCopyFromBuffer(KilnOpaqueTensor* tensor, const void* input_data,

@@ -58,6 +58,12 @@ void FillRandom(KilnTensor* t, std::mt19937* rng) {
       FillValues(data, bytes, [&] { return dist(*rng); });
       break;
     }
+    case kKilnBool: {
+      // Only 0 and 1 are bools: any other byte is not a value a model could be given.
+      std::uniform_int_distribution<int> dist(0, 1);
+      FillValues(data, bytes, [&] { return static_cast<uint8_t>(dist(*rng)); });
+      break;
+    }
     default: {
       std::uniform_int_distribution<int> dist(0, 255);
       for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(dist(*rng));

@@ -28,7 +28,7 @@ std::string Printable(const char* text);
 std::string ShapeString(const std::vector<int64_t>& shape);
 std::vector<int64_t> TensorShape(const KilnTensor* t);
 
-// Seeded random values: floats in [0, 1), int32 in [0, 9], other types byte by byte.
+// Seeded random values: floats in [0, 1), int32 in [0, 9], bools 0 or 1, other types byte by byte.
 void FillRandom(KilnTensor* t, std::mt19937* rng);
 
 bool ReadFile(const std::string& path, std::vector<uint8_t>* bytes);

@@ -1,16 +1,18 @@
 // `kiln`: run and inspect .tflite models from the command line.
 //
-//   kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR] [--seed N] [--threads N]
-//            [--reference-kernels]
+//   kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR] [--dequantize-outputs]
+//            [--seed N] [--threads N] [--reference-kernels]
 //                  [--op NAME=MODULE.kmod:KERNEL]... [--device cpu|gpu|gpu-only|auto] [--driver PATH]
 //                  [--explain]
 //   kiln inspect MODEL
 //   kiln inspect MODULE.kmod [--device ...] [--driver PATH]   (reflection, GPU forms, placement)
 //   kiln inspect --devices [--device ...] [--driver PATH]
 //
-// `run` prints each output's shape and first values and writes outputs as .npy; inputs not given are filled
-// with seeded random values. `inspect` lists inputs, outputs, and ops with their versions and whether Kiln
-// can run them; `inspect --devices` lists the drivers found, loaded or refused (and why) and their devices.
+// `run` prints each output's shape and first values and writes outputs as .npy in the model's own types;
+// inputs not given are filled with seeded random values. `--dequantize-outputs` also prints, and writes as
+// float32, each quantized output's real values. `inspect` lists inputs, outputs, and ops with their versions
+// and whether Kiln can run them; `inspect --devices` lists the drivers found, loaded or refused (and why) and
+// their devices.
 // `--explain` prints the decision log: where each node runs and why, and the partitions that run as one
 // batch. The CLI uses the public C API for everything it runs.
 #include <sys/stat.h>
@@ -45,8 +47,15 @@ void Usage(FILE* out) {
       out,
       "usage:\n"
       "  kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR]\n"
-      "                 [--seed N] [--threads N] [--reference-kernels] [--op NAME=MODULE.kmod:KERNEL]...\n"
-      "                 [--device cpu|gpu|gpu-only|auto] [--driver PATH] [--explain]\n"
+      "                 [--dequantize-outputs] [--seed N] [--threads N] [--reference-kernels]\n"
+      "                 [--op NAME=MODULE.kmod:KERNEL]... [--device cpu|gpu|gpu-only|auto] [--driver PATH]\n"
+      "                 [--explain]\n"
+      "      --input an input as .npy, of the input's own type (float32, int8, uint8, int16, int32, int64,\n"
+      "              bool, ...); inputs not given get seeded random values (--seed, default 0)\n"
+      "      --output-dir writes output <i> as DIR/output_<i>.npy, of the output's own type\n"
+      "      --dequantize-outputs for each quantized output, also prints its real values\n"
+      "               scale * (q - zero_point) (per channel where it has several scales) and, with\n"
+      "               --output-dir, writes them as float32 to DIR/output_<i>.dequantized.npy\n"
       "      --threads threads in all (default -1: one per core)\n"
       "      --reference-kernels run every builtin op on its reference kernel, not on XNNPACK\n"
       "      --op serves the model's custom op NAME with a kernel compiled by kilnc\n"
@@ -222,8 +231,59 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
   return 0;
 }
 
+// Formats the first kShownValues values of `count` starting at `data`, with ", ..." when there are more.
+std::string FirstValues(KilnType type, const uint8_t* data, size_t count) {
+  const size_t element = KilnTypeGetSize(type);
+  std::string values;
+  for (size_t k = 0; k < count && k < kShownValues; ++k)
+    values += (k ? ", " : "") + FormatValue(type, data + k * element);
+  if (count > kShownValues) values += ", ...";
+  return values;
+}
+
+// The real values of a quantized output (`--dequantize-outputs`): printed, and written as float32 next to
+// the output's own file when there is one. True when there is nothing to do (not quantized).
+bool DequantizeOutput(const KilnTensor* t, const std::string& file) {
+  kiln::Quantization quantization;
+  const float* scales = nullptr;
+  const int32_t* zero_points = nullptr;
+  int count = 0;
+  if (KilnTensorGetPerChannelQuantization(t, &scales, &zero_points, &count,
+                                          &quantization.quantized_dimension) != kKilnOk ||
+      count == 0) {
+    return true;
+  }
+  quantization.scales.assign(scales, scales + count);
+  quantization.zero_points.assign(zero_points, zero_points + count);
+  kiln::NpyArray quantized, real;
+  quantized.type = KilnTensorType(t);
+  quantized.shape = TensorShape(t);
+  const auto* data = static_cast<const uint8_t*>(KilnTensorData(t));
+  quantized.data.assign(data, data + KilnTensorByteSize(t));
+  std::string error;
+  if (!kiln::Dequantize(quantized, quantization, &real, &error)) {
+    std::fprintf(stderr, "kiln: --dequantize-outputs: output '%s': %s\n",
+                 Printable(KilnTensorName(t)).c_str(), error.c_str());
+    return false;
+  }
+  const std::string how =
+      count == 1 ? "scale " + FormatValue(kKilnFloat32, reinterpret_cast<const uint8_t*>(scales)) +
+                       ", zero point " + std::to_string(zero_points[0])
+                 : std::to_string(count) + " scales along dimension " +
+                       std::to_string(quantization.quantized_dimension);
+  std::printf("  dequantized (%s): float32%s = [%s]\n", how.c_str(), ShapeString(real.shape).c_str(),
+              FirstValues(kKilnFloat32, real.data.data(), real.data.size() / sizeof(float)).c_str());
+  if (file.empty()) return true;
+  if (!kiln::WriteNpyFile(file, kKilnFloat32, real.shape, real.data.data(), real.data.size(), &error)) {
+    std::fprintf(stderr, "kiln: %s\n", error.c_str());
+    return false;
+  }
+  std::printf("  wrote %s\n", file.c_str());
+  return true;
+}
+
 int Run(const std::string& path, const std::vector<InputSpec>& specs, const std::string& output_dir,
-        uint32_t seed, const SessionOptions& options) {
+        bool dequantize_outputs, uint32_t seed, const SessionOptions& options) {
   std::unique_ptr<Session> session = Session::Open(path, options);
   if (session == nullptr) return 1;
   KilnInterpreter* interpreter = session->interpreter();
@@ -236,16 +296,12 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
     const KilnType type = KilnTensorType(t);
     const size_t element = KilnTypeGetSize(type);
     const size_t count = element ? KilnTensorByteSize(t) / element : 0;
-    std::string values;
-    for (size_t k = 0; k < count && k < kShownValues; ++k) {
-      values +=
-          (k ? ", " : "") + FormatValue(type, static_cast<const uint8_t*>(KilnTensorData(t)) + k * element);
-    }
-    if (count > kShownValues) values += ", ...";
     std::printf("output %d '%s': %s%s = [%s]\n", i, Printable(KilnTensorName(t)).c_str(),
-                KilnTypeGetName(type), ShapeString(TensorShape(t)).c_str(), values.c_str());
+                KilnTypeGetName(type), ShapeString(TensorShape(t)).c_str(),
+                FirstValues(type, static_cast<const uint8_t*>(KilnTensorData(t)), count).c_str());
+    const std::string stem = output_dir.empty() ? "" : output_dir + "/output_" + std::to_string(i);
     if (!output_dir.empty()) {
-      const std::string file = output_dir + "/output_" + std::to_string(i) + ".npy";
+      const std::string file = stem + ".npy";
       std::string error;
       if (!kiln::WriteNpyFile(file, type, TensorShape(t), KilnTensorData(t), KilnTensorByteSize(t), &error)) {
         std::fprintf(stderr, "kiln: %s\n", error.c_str());
@@ -253,6 +309,7 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
       }
       std::printf("  wrote %s\n", file.c_str());
     }
+    if (dequantize_outputs && !DequantizeOutput(t, stem.empty() ? "" : stem + ".dequantized.npy")) goto done;
   }
   {
     size_t arena = 0, naive = 0;
@@ -319,6 +376,7 @@ int main(int argc, char** argv) {
   SessionOptions options;
   std::vector<KernelOpSpec>& kernel_ops = options.kernel_ops;
   std::string output_dir;
+  bool dequantize_outputs = false;
   uint32_t seed = 0;
   DeviceFlags& device = options.device;
   bool devices = false;
@@ -343,6 +401,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--output-dir") {
       output_dir = value("--output-dir");
       mkdir(output_dir.c_str(), 0755);
+    } else if (arg == "--dequantize-outputs" && command == "run") {
+      dequantize_outputs = true;
     } else if (arg == "--seed") {
       seed = static_cast<uint32_t>(std::strtoul(value("--seed"), nullptr, 10));
     } else if (arg == "--reference-kernels") {
@@ -387,5 +447,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (command == "inspect") return Inspect(model, device);
-  return Run(model, inputs, output_dir, seed, options);
+  return Run(model, inputs, output_dir, dequantize_outputs, seed, options);
 }

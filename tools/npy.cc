@@ -31,6 +31,14 @@ size_t FindKey(const std::string& header, const std::string& key) {
   return pos == std::string::npos ? pos : pos + 1;
 }
 
+// Arrays hold little-endian elements at any alignment.
+template <typename T>
+T LoadLittle(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 size_t SkipSpaces(const std::string& s, size_t pos) {
   while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t')) ++pos;
   return pos;
@@ -183,6 +191,71 @@ std::vector<uint8_t> SerializeNpy(KilnType type, const std::vector<int64_t>& sha
   const auto* begin = static_cast<const uint8_t*>(data);
   out.insert(out.end(), begin, begin + bytes);
   return out;
+}
+
+bool Dequantize(const NpyArray& quantized, const Quantization& quantization, NpyArray* out,
+                std::string* error) {
+  const size_t count_scales = quantization.scales.size();
+  if (count_scales == 0 || quantization.zero_points.size() != count_scales) {
+    *error = "the tensor is not quantized";
+    return false;
+  }
+  size_t element = 0;
+  for (const DescrEntry& e : kDescrs) {
+    if (e.type == quantized.type) element = e.size;
+  }
+  int64_t (*load)(const uint8_t*) = nullptr;
+  switch (quantized.type) {
+    case kKilnInt8:
+      load = [](const uint8_t* p) -> int64_t { return static_cast<int8_t>(*p); };
+      break;
+    case kKilnUInt8:
+      load = [](const uint8_t* p) -> int64_t { return *p; };
+      break;
+    case kKilnInt16:
+      load = [](const uint8_t* p) -> int64_t { return LoadLittle<int16_t>(p); };
+      break;
+    case kKilnUInt16:
+      load = [](const uint8_t* p) -> int64_t { return LoadLittle<uint16_t>(p); };
+      break;
+    case kKilnInt32:
+      load = [](const uint8_t* p) -> int64_t { return LoadLittle<int32_t>(p); };
+      break;
+    case kKilnInt64:
+      load = [](const uint8_t* p) -> int64_t { return LoadLittle<int64_t>(p); };
+      break;
+    default:
+      *error = std::string("cannot dequantize a ") + KilnTypeGetName(quantized.type) + " tensor";
+      return false;
+  }
+  // Element i lies at index (i / inner) % channels of the quantized dimension, C order.
+  size_t channels = 1, inner = 1;
+  if (count_scales > 1) {
+    const int dim = quantization.quantized_dimension;
+    if (dim < 0 || static_cast<size_t>(dim) >= quantized.shape.size() ||
+        quantized.shape[static_cast<size_t>(dim)] != static_cast<int64_t>(count_scales)) {
+      *error = std::to_string(count_scales) + " scales do not match dimension " + std::to_string(dim) +
+               " of the shape";
+      return false;
+    }
+    channels = count_scales;
+    for (size_t d = static_cast<size_t>(dim) + 1; d < quantized.shape.size(); ++d) {
+      inner *= static_cast<size_t>(quantized.shape[d]);
+    }
+  }
+  const size_t count = quantized.data.size() / element;
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t c = channels == 1 ? 0 : (i / inner) % channels;
+    const double q = static_cast<double>(load(quantized.data.data() + i * element));
+    values[i] = static_cast<float>(static_cast<double>(quantization.scales[c]) *
+                                   (q - static_cast<double>(quantization.zero_points[c])));
+  }
+  out->type = kKilnFloat32;
+  out->shape = quantized.shape;
+  out->data.resize(count * sizeof(float));
+  std::memcpy(out->data.data(), values.data(), out->data.size());
+  return true;
 }
 
 bool WriteNpyFile(const std::string& path, KilnType type, const std::vector<int64_t>& shape, const void* data,

@@ -1,4 +1,5 @@
-// Reading and writing NumPy's .npy format (version 1.0-3.0 read, 1.0 written), the arrays ML users have at hand.
+// Reading and writing NumPy's .npy format (version 1.0-3.0 read, 1.0 written), the arrays ML users have at
+// hand.
 #ifndef KILN_TOOLS_NPY_H_
 #define KILN_TOOLS_NPY_H_
 
@@ -28,6 +29,21 @@ bool WriteNpyFile(const std::string& path, KilnType type, const std::vector<int6
 
 // The NumPy descr ("<f4", "|i1", ...) of a Kiln type, or "" if NumPy has none.
 std::string NpyDescr(KilnType type);
+
+// Quantization as a tensor carries it: one scale and zero point per index of `quantized_dimension`, or one
+// for the whole tensor.
+struct Quantization {
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+  int quantized_dimension = 0;
+};
+
+// The float32 array real = scale[c] * (q - zero_point[c]) of an integer array (int8, uint8, int16, uint16,
+// int32, int64), c being the element's index along the quantized dimension (0 with one scale), computed in
+// double and rounded once. False, with `*error`, for another type, no scales, or scales that do not match the
+// shape.
+bool Dequantize(const NpyArray& quantized, const Quantization& quantization, NpyArray* out,
+                std::string* error);
 
 }  // namespace kiln
 

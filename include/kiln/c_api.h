@@ -240,7 +240,16 @@ KILN_CAPI_EXPORT size_t KilnTensorByteSize(const KilnTensor* tensor);
 KILN_CAPI_EXPORT void* KilnTensorData(const KilnTensor* tensor);
 /* The name stored in the model ("" if none). Valid for the tensor's lifetime. */
 KILN_CAPI_EXPORT const char* KilnTensorName(const KilnTensor* tensor);
+/* The first (or only) scale and zero point; {0, 0} for a tensor that is not quantized. */
 KILN_CAPI_EXPORT KilnQuantizationParams KilnTensorQuantizationParams(const KilnTensor* tensor);
+/* All of the tensor's quantization: `*out_count` scales and zero points, one per index of dimension
+ * `*out_quantized_dimension` (count 1: one scale for the whole tensor, and the dimension means nothing;
+ * count 0: not quantized). real = scale[c] * (q - zero_point[c]). The arrays belong to the tensor and stay
+ * valid for its lifetime. kKilnInvalidArgument if any pointer is NULL. */
+KILN_CAPI_EXPORT KilnStatus KilnTensorGetPerChannelQuantization(const KilnTensor* tensor,
+                                                                const float** out_scales,
+                                                                const int32_t** out_zero_points,
+                                                                int* out_count, int* out_quantized_dimension);
 /* Copies exactly KilnTensorByteSize bytes; any other `input_data_size` is kKilnInvalidArgument. */
 KILN_CAPI_EXPORT KilnStatus KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* input_data,
                                                      size_t input_data_size);
