@@ -17,6 +17,11 @@ struct BuiltinOp {
   int min_version;   // the versions of the op this operator serves, inclusive
   int max_version;
   const KilnOperator* op;
+  // >= 0: output 0 takes the type of this input, whatever the model declares. LiteRT's kernels for these ops
+  // set output->type in Prepare, so a model may declare another type (lr_add_int8's first ADD writes a tensor
+  // declared float32 that LiteRT runs as int8). Builtins see only the opaque API and cannot retype a tensor,
+  // so the interpreter does it for them, just before their Prepare. -1: the declared type stands.
+  int output_type_from_input = -1;
 };
 
 // Every builtin op Kiln has. Created on first use; valid for the process lifetime.

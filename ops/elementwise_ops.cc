@@ -384,10 +384,17 @@ KilnStatus LeakyReluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+// LiteRT's ADD, SUB, DIV and SQUARED_DIFFERENCE set their output's type to input 1's in Prepare.
+constexpr bool OutputTakesInputType(BinaryOp op) {
+  return op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kDiv ||
+         op == BinaryOp::kSquaredDifference;
+}
+
 template <BinaryOp kOp>
 void AddBinary(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_version, int max_version) {
   table->push_back({code, min_version, max_version,
-                    MakeOperator<BinaryState>(code, max_version, &BinaryPrepare<kOp>, &BinaryInvoke<kOp>)});
+                    MakeOperator<BinaryState>(code, max_version, &BinaryPrepare<kOp>, &BinaryInvoke<kOp>),
+                    OutputTakesInputType(kOp) ? 1 : -1});
 }
 
 template <UnaryOp kOp>

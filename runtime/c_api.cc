@@ -35,7 +35,7 @@ const BuiltinOpTable& Builtins() {
   static const BuiltinOpTable table = [] {
     BuiltinOpTable t;
     for (const ops::BuiltinOp& op : ops::BuiltinOps()) {
-      t.push_back({op.builtin_code, op.min_version, op.max_version, op.op});
+      t.push_back({op.builtin_code, op.min_version, op.max_version, op.op, op.output_type_from_input});
     }
     return t;
   }();

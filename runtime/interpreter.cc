@@ -178,6 +178,11 @@ bool Interpreter::ResolveBuiltins(KilnStatus* status) {
     node.outputs = desc.outputs;
     if (desc.builtin_code == kKilnBuiltinCustom) continue;  // resolved by AllocateTensors
     node.op = FindOperator(desc);
+    for (const BuiltinOpRegistration& builtin : *builtins_) {
+      if (node.op != nullptr && builtin.op == node.op) {
+        node.output_type_from_input = builtin.output_type_from_input;
+      }
+    }
     if (node.op != nullptr) continue;
     ok = false;
     const std::string name = BuiltinOperatorName(desc.builtin_code);
@@ -264,6 +269,10 @@ KilnStatus Interpreter::AllocateTensors() {
 
   state_ = State::kPreparing;
   for (Node& node : nodes_) {
+    if (KilnStatus s = TakeOutputType(node); s != kKilnOk) {
+      state_ = State::kNeedsPrepare;
+      return s;
+    }
     const KilnStatus s = node.op->Prepare(AsContext(), AsOpaqueNode(&node));
     if (s != kKilnOk) {
       ReportError("Node number %d (%s) failed to prepare.", node.index, NodeName(node).c_str());
@@ -292,6 +301,30 @@ KilnStatus Interpreter::AllocateTensors() {
   for (size_t p = 0; p < partitions_.size(); ++p)
     partition_of_node_[partitions_[p].first] = static_cast<int>(p);
   state_ = State::kReady;
+  return kKilnOk;
+}
+
+KilnStatus Interpreter::TakeOutputType(const Node& node) {
+  const int from = node.output_type_from_input;
+  const int input_index = from >= 0 && static_cast<size_t>(from) < node.inputs.size()
+                              ? node.inputs[static_cast<size_t>(from)]
+                              : -1;
+  if (input_index < 0 || node.outputs.empty()) return kKilnOk;
+  const KilnTensor* input = tensors_[static_cast<size_t>(input_index)].get();
+  KilnTensor* output = tensors_[static_cast<size_t>(node.outputs[0])].get();
+  if (output->type == input->type) return kKilnOk;
+  // Only a tensor the op itself writes may change: constants and variables keep what the model says, and the
+  // op's own type check reports the mismatch.
+  if (output->allocation == kKilnMmapRo || output->allocation == kKilnArenaRwPersistent) return kKilnOk;
+  const KilnType declared = output->type;
+  output->type = input->type;
+  std::string error;
+  if (!SetTensorShape(output, output->dims.data(), static_cast<int>(output->dims.size()), &error)) {
+    output->type = declared;
+    ReportError("Node number %d (%s): output '%s' as %s: %s", node.index, NodeName(node).c_str(),
+                output->name.c_str(), TypeName(input->type), error.c_str());
+    return kKilnError;
+  }
   return kKilnOk;
 }
 

@@ -24,6 +24,7 @@ struct BuiltinOpRegistration {
   int min_version;
   int max_version;
   const KilnOperator* op;
+  int output_type_from_input = -1;  // >= 0: output 0 takes this input's type before Prepare (ops::BuiltinOp)
 };
 // The builtin ops an interpreter resolves against. The interpreter knows no op itself: the layer above hands
 // Kiln's table in (runtime/c_api.cc, from ops/).
@@ -34,6 +35,7 @@ struct Node {
   int index = 0;
   const OperatorDesc* desc = nullptr;
   const KilnOperator* op = nullptr;  // null until resolved
+  int output_type_from_input = -1;    // from the builtin's registration; -1 for a user's operator
   std::vector<int> inputs;
   std::vector<int> outputs;
   std::vector<int> temporaries;
@@ -136,6 +138,9 @@ class Interpreter {
   // Runs once, now, each DEQUANTIZE whose input is a constant of the model (float16 or int8 weights), and
   // makes its output a constant: Invoke skips the node, and the host engine packs the result as weights.
   void FoldConstants();
+  // Gives the node's output 0 the type of input node.output_type_from_input, as LiteRT's kernel would in its
+  // Prepare (BuiltinOpRegistration). Error only if the tensor cannot take the new type's size.
+  KilnStatus TakeOutputType(const Node& node);
   void FreeNodes();
   std::string NodeName(const Node& node) const;
 

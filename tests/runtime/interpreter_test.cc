@@ -516,5 +516,72 @@ TEST(CApi, TensorAccessors) {
   KilnInterpreterDelete(interpreter);
 }
 
+// x (int8) -> ADD(x, x) -> t -> ADD(t, x) -> y (int8), every scale 1 and zero point 0, with t declared
+// `t_type`: as lr_add_int8 declares its first ADD's output float32, which LiteRT runs as int8 because its ADD
+// sets the output's type to input 1's in Prepare.
+std::vector<uint8_t> AddChainWithDeclaredType(KilnType t_type) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnInt8, {4}, "x");
+  const int t = w.AddTensor(t_type, {4}, "t");
+  const int y = w.AddTensor(kKilnInt8, {4}, "y");
+  for (int tensor : {x, t, y}) w.SetQuantization(tensor, {1.0f}, {0});
+  w.AddOp(kKilnBuiltinAdd, {x, x}, {t}, KilnAddParams{kKilnActNone, false});
+  w.AddOp(kKilnBuiltinAdd, {t, x}, {y}, KilnAddParams{kKilnActNone, false});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  return w.Finish();
+}
+
+TEST(Interpreter, AddOutputTakesInputOnesTypeAsInLiteRT) {
+  ModelHandle m(AddChainWithDeclaredType(kKilnFloat32));
+  ASSERT_NE(m.model, nullptr);
+  KilnType declared = kKilnNoType;
+  ASSERT_EQ(KilnModelGetTensor(m.model, 1, nullptr, &declared, nullptr, nullptr), kKilnOk);
+  EXPECT_EQ(declared, kKilnFloat32);  // the model still says what the file says
+  for (bool reference : {false, true}) {
+    SCOPED_TRACE(reference ? "reference kernels" : "default path");
+    KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+    Messages messages;
+    KilnInterpreterOptionsSetErrorReporter(options, Messages::Report, &messages);
+    KilnInterpreterOptionsSetUseReferenceKernels(options, reference);
+    KilnInterpreter* interpreter = KilnInterpreterCreate(m.model, options);
+    KilnInterpreterOptionsDelete(options);
+    ASSERT_NE(interpreter, nullptr) << messages.All();
+    ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk) << messages.All();
+    const int8_t x[4] = {1, -3, 20, -100};
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), x, 4), kKilnOk);
+    ASSERT_EQ(KilnInterpreterInvoke(interpreter), kKilnOk) << messages.All();
+    int8_t y[4];
+    ASSERT_EQ(KilnTensorCopyToBuffer(KilnInterpreterGetOutputTensor(interpreter, 0), y, 4), kKilnOk);
+    // t = 2x saturates at -128 for -100, so y = t + x = {3, -9, 60, -128}.
+    EXPECT_EQ(std::vector<int8_t>(y, y + 4), (std::vector<int8_t>{3, -9, 60, -128}));
+    KilnInterpreterDelete(interpreter);
+  }
+}
+
+KilnType g_declared_output_type = kKilnNoType;
+
+KilnStatus RecordOutputTypePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  const KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  if (g_declared_output_type == kKilnNoType) g_declared_output_type = KilnOpaqueTensorType(output);
+  return kKilnOk;
+}
+
+TEST(Interpreter, UserOperatorSeesTheDeclaredOutputType) {
+  // The retyping is LiteRT's builtin kernel's doing: a user's ADD gets the tensor as the model declares it.
+  KilnOperator* add = KilnOperatorCreate(kKilnBuiltinAdd, nullptr, 1);
+  KilnOperatorSetPrepare(add, RecordOutputTypePrepare);
+  KilnOperatorSetInvoke(add, [](KilnOpaqueContext*, KilnOpaqueNode*) { return kKilnOk; });
+  ModelHandle m(AddChainWithDeclaredType(kKilnFloat32));
+  Messages messages;
+  KilnInterpreter* interpreter = MakeInterpreter(m.model, {add}, &messages);
+  ASSERT_NE(interpreter, nullptr) << messages.All();
+  g_declared_output_type = kKilnNoType;
+  ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk) << messages.All();
+  EXPECT_EQ(g_declared_output_type, kKilnFloat32);
+  KilnInterpreterDelete(interpreter);
+  KilnOperatorDelete(add);
+}
+
 }  // namespace
 }  // namespace kiln
