@@ -1,7 +1,7 @@
 // Kernel-backed ops: the callbacks KilnOperatorSetKernel installs. Init makes the node's own script instance
-// (so globals set from one node's options do not leak into another's), Prepare sets the globals from the custom
-// options and sizes the output, Invoke binds the inputs that are bound to globals and launches the kernel on the
-// device the DeviceSet placed it on.
+// (so globals set from one node's options do not leak into another's), Prepare sets the globals from the
+// custom options and sizes the output, Invoke binds the inputs that are bound to globals and launches the
+// kernel on the device the DeviceSet placed it on.
 #include "runtime/kernel_op.h"
 
 #include <cstdint>
@@ -20,8 +20,8 @@ namespace kiln {
 namespace {
 
 struct KernelNode {
-  // Aligned copies of constant inputs whose memory inside the model is not aligned as devices need (by global).
-  // First, so that they outlive the script that binds them.
+  // Aligned copies of constant inputs whose memory inside the model is not aligned as devices need (by
+  // global). First, so that they outlive the script that binds them.
   std::map<std::string, std::unique_ptr<KilnTensor>> constant_copies;
   std::unique_ptr<KernelScript> script;  // null when Init could not make one (`init_error` says why)
   std::string init_error;
@@ -31,8 +31,8 @@ struct KernelNode {
   std::map<std::string, std::pair<const KilnTensor*, const void*>> bound;
 };
 
-// An aligned copy of the constant `t`, which the CPU driver can bind (it binds only aligned memory). Constants
-// sit in the model's bytes at whatever offset the converter chose. Null on OOM.
+// An aligned copy of the constant `t`, which the CPU driver can bind (it binds only aligned memory).
+// Constants sit in the model's bytes at whatever offset the converter chose. Null on OOM.
 std::unique_ptr<KilnTensor> AlignedConstantCopy(const KilnTensor& t) {
   auto copy = std::make_unique<KilnTensor>();
   copy->type = t.type;
@@ -50,12 +50,13 @@ std::unique_ptr<KilnTensor> AlignedConstantCopy(const KilnTensor& t) {
 
 const KernelBinding& Binding(const KilnOperator* op) { return *static_cast<const KernelBinding*>(op->hooks_state.get()); }
 
-// The binding of `op` for a setter to change: a copy that replaces the operator's, so interpreters made before
-// keep the binding they were made with. Null (reported) when `op` has no kernel.
+// The binding of `op` for a setter to change: a copy that replaces the operator's, so interpreters made
+// before keep the binding they were made with. Null (reported) when `op` has no kernel.
 std::shared_ptr<KernelBinding> EditBinding(KilnOperator* op, const char* function) {
   if (KernelBindingOf(op) == nullptr) {
     Report(nullptr, nullptr, "%s: %s", function,
-           op == nullptr ? "the operator is NULL" : "the operator has no kernel (call KilnOperatorSetKernel first)");
+           op == nullptr ? "the operator is NULL"
+                         : "the operator has no kernel (call KilnOperatorSetKernel first)");
     return nullptr;
   }
   auto copy = std::make_shared<KernelBinding>(Binding(op));
@@ -92,8 +93,8 @@ KilnStatus Prepare(const KilnOperator* op, KilnOpaqueContext* context, KilnOpaqu
   const KernelBinding& binding = Binding(op);
   if (!state->globals_set) {
     if (binding.options_as_globals &&
-        state->script->SetGlobalsFromOptions(node->desc->custom_options, node->desc->custom_options_size, label) !=
-            kKilnOk) {
+        state->script->SetGlobalsFromOptions(node->desc->custom_options, node->desc->custom_options_size,
+                                             label) != kKilnOk) {
       return kKilnError;
     }
     state->globals_set = true;
@@ -101,8 +102,8 @@ KilnStatus Prepare(const KilnOperator* op, KilnOpaqueContext* context, KilnOpaqu
   const KernelDesc& k = binding.module->desc().kernels[binding.kernel_index];
   for (const auto& [position, global] : binding.input_globals) {
     if (position >= static_cast<int>(node->inputs.size())) {
-      interpreter->ReportError("%s: input %d is bound to global '%s', but the node has %zu input(s)", label.c_str(),
-                               position, global.c_str(), node->inputs.size());
+      interpreter->ReportError("%s: input %d is bound to global '%s', but the node has %zu input(s)",
+                               label.c_str(), position, global.c_str(), node->inputs.size());
       return kKilnError;
     }
     const KilnTensor* t = interpreter->tensor(node->inputs[position]);
@@ -112,17 +113,19 @@ KilnStatus Prepare(const KilnOperator* op, KilnOpaqueContext* context, KilnOpaqu
       return kKilnError;
     }
     const GlobalDesc* g = binding.module->desc().FindGlobal(global);
-    if (g != nullptr && g->is_pointer() && g->type.element_type != kKilnNoType && g->type.element_type != t->type) {
-      interpreter->ReportError("%s: input %d ('%s') is %s, but global '%s' points to %s", label.c_str(), position,
-                               t->name.c_str(), KilnTypeGetName(t->type), global.c_str(),
+    if (g != nullptr && g->is_pointer() && g->type.element_type != kKilnNoType &&
+        g->type.element_type != t->type) {
+      interpreter->ReportError("%s: input %d ('%s') is %s, but global '%s' points to %s", label.c_str(),
+                               position, t->name.c_str(), KilnTypeGetName(t->type), global.c_str(),
                                KilnTypeGetName(g->type.element_type));
       return kKilnError;
     }
   }
   const size_t mapped = node->inputs.size() - binding.input_globals.size();
   if (mapped != k.inputs.size()) {
-    interpreter->ReportError("%s: the kernel takes %zu input(s), the node has %zu%s", label.c_str(), k.inputs.size(),
-                             mapped, binding.input_globals.empty() ? "" : " besides those bound to globals");
+    interpreter->ReportError("%s: the kernel takes %zu input(s), the node has %zu%s", label.c_str(),
+                             k.inputs.size(), mapped,
+                             binding.input_globals.empty() ? "" : " besides those bound to globals");
     return kKilnError;
   }
   const size_t expected_outputs = k.has_output() ? 1 : 0;
@@ -214,7 +217,8 @@ std::vector<const KilnTensor*> KernelOpCellInputs(Interpreter* interpreter, cons
   const KernelBinding& binding = Binding(node.op);
   std::vector<const KilnTensor*> inputs;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (binding.GlobalOfInput(static_cast<int>(i)) == nullptr) inputs.push_back(interpreter->tensor(node.inputs[i]));
+    if (binding.GlobalOfInput(static_cast<int>(i)) == nullptr)
+      inputs.push_back(interpreter->tensor(node.inputs[i]));
   }
   return inputs;
 }
@@ -233,8 +237,9 @@ KilnStatus BindKernelOpInputs(Interpreter* interpreter, const Node& node) {
   auto* state = static_cast<KernelNode*>(node.user_data);
   if (state == nullptr || state->script == nullptr) return kKilnError;
   for (const auto& [position, global] : Binding(node.op).input_globals) {
-    KilnTensor* t = position < static_cast<int>(node.inputs.size()) ? interpreter->tensor(node.inputs[position])
-                                                                     : nullptr;
+    KilnTensor* t = position < static_cast<int>(node.inputs.size())
+                        ? interpreter->tensor(node.inputs[position])
+                        : nullptr;
     if (t == nullptr) return kKilnError;  // Prepare reported it
     auto it = state->bound.find(global);
     if (it != state->bound.end() && it->second.first == t && it->second.second == t->data) continue;
@@ -250,8 +255,8 @@ KilnStatus BindKernelOpInputs(Interpreter* interpreter, const Node& node) {
     }
     // Scalars whatever the shape: the kernel indexes the tensor's elements itself.
     if (KilnStatus s = state->script->BindAllocation(global, bind, 1); s != kKilnOk) {
-      interpreter->ReportError("%s: binding input %d ('%s') to global '%s' failed", KernelOpLabel(node).c_str(),
-                               position, t->name.c_str(), global.c_str());
+      interpreter->ReportError("%s: binding input %d ('%s') to global '%s' failed",
+                               KernelOpLabel(node).c_str(), position, t->name.c_str(), global.c_str());
       state->bound.erase(global);
       return s;
     }
@@ -290,7 +295,8 @@ extern "C" KilnStatus KilnOperatorSetKernel(KilnOperator* op, const KilnModule* 
   return kKilnOk;
 }
 
-extern "C" KilnStatus KilnOperatorSetKernelInputGlobal(KilnOperator* op, int input_index, const char* global_name) {
+extern "C" KilnStatus KilnOperatorSetKernelInputGlobal(KilnOperator* op, int input_index,
+                                                       const char* global_name) {
   const char* fn = "KilnOperatorSetKernelInputGlobal";
   if (global_name == nullptr || input_index < 0) {
     kiln::Report(nullptr, nullptr, "%s: %s", fn,
@@ -301,8 +307,8 @@ extern "C" KilnStatus KilnOperatorSetKernelInputGlobal(KilnOperator* op, int inp
   if (current != nullptr) {
     const kiln::GlobalDesc* g = current->module->desc().FindGlobal(global_name);
     if (g == nullptr || !(g->is_allocation || g->type.kind == kiln::KernelTypeKind::kPointer)) {
-      kiln::Report(nullptr, nullptr, "%s: '%s' is not an rs_allocation or pointer global of %s", fn, global_name,
-                   current->module->name().c_str());
+      kiln::Report(nullptr, nullptr, "%s: '%s' is not an rs_allocation or pointer global of %s", fn,
+                   global_name, current->module->name().c_str());
       return kKilnInvalidArgument;
     }
   }
@@ -319,7 +325,8 @@ extern "C" KilnStatus KilnOperatorSetKernelInputGlobal(KilnOperator* op, int inp
 }
 
 extern "C" KilnStatus KilnOperatorSetKernelOptionsAsGlobals(KilnOperator* op, bool enable) {
-  std::shared_ptr<kiln::KernelBinding> binding = kiln::EditBinding(op, "KilnOperatorSetKernelOptionsAsGlobals");
+  std::shared_ptr<kiln::KernelBinding> binding =
+      kiln::EditBinding(op, "KilnOperatorSetKernelOptionsAsGlobals");
   if (binding == nullptr) return kKilnInvalidArgument;
   binding->options_as_globals = enable;
   return kKilnOk;
@@ -332,13 +339,13 @@ extern "C" KilnStatus KilnOpaqueNodeSetKernelGlobal(KilnOpaqueContext* context, 
   kiln::Node* node = reinterpret_cast<kiln::Node*>(opaque_node);
   kiln::KernelScript* script = kiln::KernelOpScript(*node);
   if (script == nullptr) {
-    interpreter->ReportError("KilnOpaqueNodeSetKernelGlobal: node %d (%s) is not served by a kernel", node->index,
-                             node->op != nullptr ? node->op->DisplayName().c_str() : "?");
+    interpreter->ReportError("KilnOpaqueNodeSetKernelGlobal: node %d (%s) is not served by a kernel",
+                             node->index, node->op != nullptr ? node->op->DisplayName().c_str() : "?");
     return kKilnInvalidArgument;
   }
   if (name == nullptr || (data == nullptr && size > 0)) {
-    interpreter->ReportError("KilnOpaqueNodeSetKernelGlobal: %s: %s is NULL", kiln::KernelOpLabel(*node).c_str(),
-                             name == nullptr ? "the name" : "the data");
+    interpreter->ReportError("KilnOpaqueNodeSetKernelGlobal: %s: %s is NULL",
+                             kiln::KernelOpLabel(*node).c_str(), name == nullptr ? "the name" : "the data");
     return kKilnInvalidArgument;
   }
   const KilnStatus s = script->SetGlobal(name, data, size);

@@ -39,7 +39,8 @@ const KernelBinding* KernelBindingOf(const KilnOperator* op);
 KernelScript* KernelOpScript(const Node& node);
 // "node 3 (Atan, kernel 'atan_op')", for messages about a kernel-served node.
 std::string KernelOpLabel(const Node& node);
-// The node's inputs the kernel maps over (those not bound to globals), in order. Null entries for absent inputs.
+// The node's inputs the kernel maps over (those not bound to globals), in order. Null entries for absent
+// inputs.
 std::vector<const KilnTensor*> KernelOpCellInputs(Interpreter* interpreter, const Node& node);
 // The tensor indices of the node's inputs bound to script globals.
 std::vector<int> KernelOpBoundInputs(const Node& node);

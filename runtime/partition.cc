@@ -189,8 +189,9 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
     const std::vector<const KilnTensor*> inputs = KernelOpCellInputs(interpreter, *node);
     KilnTensor* output = node->outputs.empty() ? nullptr : interpreter->tensor(node->outputs[0]);
     KilnStatus s = BindKernelOpInputs(interpreter, *node);
-    if (s == kKilnOk) s = PlanForEach(kernel_script->module(), kernel_index, inputs.data(),
-                               static_cast<int>(inputs.size()), output, nullptr, devices->cpu(), &step.plan);
+    if (s == kKilnOk)
+      s = PlanForEach(kernel_script->module(), kernel_index, inputs.data(), static_cast<int>(inputs.size()),
+                      output, nullptr, devices->cpu(), &step.plan);
     // Launched here rather than through ForEach, so the pointer globals are checked here.
     if (s == kKilnOk) s = kernel_script->CheckKernelBindings(kernel_index);
     if (s != kKilnOk) {
@@ -215,7 +216,8 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
     steps.front().kernel_script->AcceleratorFailed(what + " (" + during + ")", s);
   };
   for (const Step& step : steps) {
-    // The tensors the launches map over; inputs bound to globals reach the device through the script's binding.
+    // The tensors the launches map over; inputs bound to globals reach the device through the script's
+    // binding.
     std::vector<int> indices;
     const KernelBinding* binding = KernelBindingOf(step.node->op);
     for (size_t i = 0; i < step.node->inputs.size(); ++i) {

@@ -103,9 +103,9 @@ KILN_CAPI_EXPORT KilnStatus KilnOperatorSetKernel(KilnOperator* op, const KilnMo
  * any element of it (weights, or an activation a kernel cell reads around its own position). The node's other
  * inputs, in order, are the kernel's inputs; a kernel with no inputs left runs over the output's cells. The
  * tensor is bound before every launch (on the CPU driver and on a driver device alike) with its elements as
- * scalars; dimensions past 3 fold into z (kiln/compute.h). Calling it again for the same `input_index` replaces
- * the global. Returns kKilnInvalidArgument (reported to stderr) when `op` has no kernel, `input_index` is
- * negative, or the module has no such rs_allocation or pointer global. */
+ * scalars; dimensions past 3 fold into z (kiln/compute.h). Calling it again for the same `input_index`
+ * replaces the global. Returns kKilnInvalidArgument (reported to stderr) when `op` has no kernel,
+ * `input_index` is negative, or the module has no such rs_allocation or pointer global. */
 KILN_CAPI_EXPORT KilnStatus KilnOperatorSetKernelInputGlobal(KilnOperator* op, int input_index,
                                                              const char* global_name);
 

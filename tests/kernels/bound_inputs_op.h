@@ -1,5 +1,5 @@
-// The op of bound_inputs.rs for the kernel op tests (CPU and GPU): models that use it, its prepare (raw options
-// to globals), and the answer it must give, computed here rather than by the kernel.
+// The op of bound_inputs.rs for the kernel op tests (CPU and GPU): models that use it, its prepare (raw
+// options to globals), and the answer it must give, computed here rather than by the kernel.
 #ifndef KILN_TESTS_KERNELS_BOUND_INPUTS_OP_H_
 #define KILN_TESTS_KERNELS_BOUND_INPUTS_OP_H_
 
@@ -33,10 +33,13 @@ inline KilnStatus AddReversedPrepare(KilnOpaqueContext* context, KilnOpaqueNode*
   const int32_t count = static_cast<int32_t>(KilnOpaqueTensorByteSize(src) / sizeof(float));
   const int32_t row = rank >= 1 ? KilnOpaqueTensorDim(src, rank - 1) : 1;
   const int32_t plane = rank >= 2 ? KilnOpaqueTensorDim(src, rank - 2) : 1;
-  if (KilnOpaqueNodeSetKernelGlobal(context, node, "gScale", &scale, sizeof scale) != kKilnOk) return kKilnError;
-  if (KilnOpaqueNodeSetKernelGlobal(context, node, "gCount", &count, sizeof count) != kKilnOk) return kKilnError;
+  if (KilnOpaqueNodeSetKernelGlobal(context, node, "gScale", &scale, sizeof scale) != kKilnOk)
+    return kKilnError;
+  if (KilnOpaqueNodeSetKernelGlobal(context, node, "gCount", &count, sizeof count) != kKilnOk)
+    return kKilnError;
   if (KilnOpaqueNodeSetKernelGlobal(context, node, "gRow", &row, sizeof row) != kKilnOk) return kKilnError;
-  if (KilnOpaqueNodeSetKernelGlobal(context, node, "gPlane", &plane, sizeof plane) != kKilnOk) return kKilnError;
+  if (KilnOpaqueNodeSetKernelGlobal(context, node, "gPlane", &plane, sizeof plane) != kKilnOk)
+    return kKilnError;
   KilnIntArray* dims = KilnIntArrayCreate(rank);
   for (int i = 0; i < rank; ++i) dims->data[i] = KilnOpaqueTensorDim(src, i);
   return KilnOpaqueContextResizeTensor(context, KilnOpaqueNodeGetOutput(context, node, 0), dims);

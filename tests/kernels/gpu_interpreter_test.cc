@@ -284,10 +284,11 @@ BoundRun RunBoundOnGpu(const std::vector<uint8_t>& bytes, KilnOperator* op, cons
   for (float sign : {1.0f, -1.0f}) {
     std::vector<float> s = src;
     for (float& v : s) v *= sign;
-    ok = ok && KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), x.data(), x.size() * 4) ==
-                   kKilnOk;
+    ok = ok && KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), x.data(),
+                                        x.size() * 4) == kKilnOk;
     if (ok && KilnInterpreterGetInputTensorCount(interpreter) > 1) {
-      ok = KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 1), s.data(), s.size() * 4) == kKilnOk;
+      ok = KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 1), s.data(), s.size() * 4) ==
+           kKilnOk;
     }
     ok = ok && KilnInterpreterInvoke(interpreter) == kKilnOk;
     if (!ok) break;
@@ -328,9 +329,12 @@ TEST(GpuInterpreter, BoundInputsRunOnVulkan) {
   ASSERT_TRUE(op.ok);
   const std::vector<float> x = Integers(2 * 3 * 40 * 7, -20), src = Integers(x.size(), 3);
   Messages messages;
-  const BoundRun run = RunBoundOnGpu(testing::AddReversedModel({2, 3, 40, 7}, 3.0f, {}), op.op, x, src, &messages);
-  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos, run.decisions);
-  EXPECT_NE(run.decisions.find("node 0 (AddReversed, kernel 'add_reversed') runs on kiln-vulkan"), std::string::npos)
+  const BoundRun run =
+      RunBoundOnGpu(testing::AddReversedModel({2, 3, 40, 7}, 3.0f, {}), op.op, x, src, &messages);
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions);
+  EXPECT_NE(run.decisions.find("node 0 (AddReversed, kernel 'add_reversed') runs on kiln-vulkan"),
+            std::string::npos)
       << run.decisions;
   ASSERT_EQ(run.y.size(), 2u) << messages.All() << run.decisions;
   std::vector<float> negated = src;
@@ -346,7 +350,8 @@ TEST(GpuInterpreter, ConstantBoundInputRunsOnVulkan) {
   const std::vector<float> x = Integers(5 * 9, 1), src = Integers(x.size(), -30);
   Messages messages;
   const BoundRun run = RunBoundOnGpu(testing::AddReversedModel({5, 9}, 2.0f, src), op.op, x, {}, &messages);
-  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos, run.decisions);
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions);
   EXPECT_NE(run.decisions.find("runs on kiln-vulkan"), std::string::npos) << run.decisions;
   ASSERT_EQ(run.y.size(), 2u) << messages.All() << run.decisions;
   EXPECT_EQ(run.y[0], testing::AddReversedReference(x, src, 2.0f));
@@ -354,15 +359,16 @@ TEST(GpuInterpreter, ConstantBoundInputRunsOnVulkan) {
 }
 
 TEST(GpuInterpreter, BoundInputProducedInThePartitionStartsANewOne) {
-  // y = AddReversed(x, s), z = AddReversed(x, y): the second node reads y through its binding, from the host, so
-  // it cannot share the first node's partition (where y stays on the device).
+  // y = AddReversed(x, s), z = AddReversed(x, y): the second node reads y through its binding, from the host,
+  // so it cannot share the first node's partition (where y stays on the device).
   AddReversedOp op;
   ASSERT_TRUE(op.ok);
   const std::vector<float> x = Integers(6 * 11, -9), src = Integers(x.size(), 4);
   Messages messages;
   const BoundRun run =
       RunBoundOnGpu(testing::AddReversedModel({6, 11}, 3.0f, {}, /*chained=*/true), op.op, x, src, &messages);
-  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos, run.decisions);
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions);
   ASSERT_EQ(run.y.size(), 2u) << messages.All() << run.decisions;
   EXPECT_NE(run.decisions.find("partition 0: node 0 run on kiln-vulkan"), std::string::npos) << run.decisions;
   EXPECT_NE(run.decisions.find("partition 1: node 1 run on kiln-vulkan"), std::string::npos) << run.decisions;

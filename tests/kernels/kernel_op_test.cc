@@ -248,8 +248,8 @@ TEST(KernelOp, ModuleOutlivesItsHandle) {
   KilnOperatorDelete(op);
 }
 
-// --- Inputs bound to globals, raw options (KilnOperatorSetKernelInputGlobal, KilnOperatorSetKernelOptionsAsGlobals,
-// KilnOpaqueNodeSetKernelGlobal) ---
+// --- Inputs bound to globals, raw options (KilnOperatorSetKernelInputGlobal,
+// KilnOperatorSetKernelOptionsAsGlobals, KilnOpaqueNodeSetKernelGlobal) ---
 
 // Small integers and a scale of 3: every result is exact, whether or not the kernel's multiply-add is fused.
 std::vector<float> Ramp(size_t n, float start, float step) {
@@ -291,13 +291,16 @@ TEST(KernelOp, BoundInputIsReadAtOtherCellsAndFollowsEachInvoke) {
   // Twice with different bound data: the binding must see each Invoke's tensor, not the first one's.
   for (float start : {1.0f, -40.0f}) {
     const std::vector<float> src = Ramp(120, start, 2.0f);
-    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(run.interpreter, 0), x.data(), 480), kKilnOk);
-    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(run.interpreter, 1), src.data(), 480), kKilnOk);
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(run.interpreter, 0), x.data(), 480),
+              kKilnOk);
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(run.interpreter, 1), src.data(), 480),
+              kKilnOk);
     ASSERT_EQ(KilnInterpreterInvoke(run.interpreter), kKilnOk) << messages.All();
     const std::vector<float> y = run.Output();
     const std::vector<float> want = testing::AddReversedReference(x, src, 3.0f);
     ASSERT_EQ(y.size(), want.size());
-    for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want[i]) << "element " << i << ", src start " << start;
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(y[i], want[i]) << "element " << i << ", src start " << start;
   }
 }
 
@@ -310,7 +313,8 @@ TEST(KernelOp, ConstantBoundInput) {
   ASSERT_EQ(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk) << messages.All();
   const std::vector<float> x = Ramp(24, 1.0f, 1.0f);
   for (int pass = 0; pass < 2; ++pass) {
-    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(run.interpreter, 0), x.data(), 96), kKilnOk);
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(run.interpreter, 0), x.data(), 96),
+              kKilnOk);
     ASSERT_EQ(KilnInterpreterInvoke(run.interpreter), kKilnOk) << messages.All();
     EXPECT_EQ(run.Output(), testing::AddReversedReference(x, src, 0.5f)) << "pass " << pass;
   }
@@ -352,7 +356,8 @@ TEST(KernelOp, BoundInputPastTheNodesInputsFailsPrepare) {
     Interp run(testing::AddReversedModel({3}, 2.0f, {1, 2, 3}), other, &messages);
     EXPECT_NE(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk);
   }
-  EXPECT_TRUE(messages.Contains("input 4 is bound to global 'gSrc', but the node has 2 input(s)")) << messages.All();
+  EXPECT_TRUE(messages.Contains("input 4 is bound to global 'gSrc', but the node has 2 input(s)"))
+      << messages.All();
   KilnOperatorDelete(other);
 }
 
@@ -371,7 +376,8 @@ TEST(KernelOp, SetKernelGlobalChecksNameAndSize) {
     Interp run(testing::AddReversedModel({3}, 2.0f, {1, 2, 3}), op.op, &messages);
     EXPECT_NE(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk);
   }
-  EXPECT_TRUE(messages.Contains("node 0 (AddReversed, kernel 'add_reversed'): setting global 'gCount' failed"))
+  EXPECT_TRUE(
+      messages.Contains("node 0 (AddReversed, kernel 'add_reversed'): setting global 'gCount' failed"))
       << messages.All();
 }
 
