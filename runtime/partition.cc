@@ -70,9 +70,22 @@ PartitionTensors ClassifyTensors(Interpreter* interpreter, const Partition& p) {
 void PlanPartitions(Interpreter* interpreter, std::vector<Partition>* partitions, std::string* recorded) {
   partitions->clear();
   const std::vector<Node>& nodes = interpreter->nodes();
+  // A node reads its inputs bound to globals through the host's copy of them (bound before the partition
+  // runs), so one produced earlier in the same partition, not yet read back, starts a new partition.
+  auto reads_bound_from = [&](const Node& node, const Partition& p) {
+    for (int t : KernelOpBoundInputs(node)) {
+      for (int n = p.first; n <= p.last; ++n) {
+        for (int out : nodes[n].outputs) {
+          if (out == t) return true;
+        }
+      }
+    }
+    return false;
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!OnAccelerator(nodes[i])) continue;
-    if (!partitions->empty() && partitions->back().last == static_cast<int>(i) - 1) {
+    if (!partitions->empty() && partitions->back().last == static_cast<int>(i) - 1 &&
+        !reads_bound_from(nodes[i], partitions->back())) {
       partitions->back().last = static_cast<int>(i);
     } else {
       partitions->push_back({static_cast<int>(i), static_cast<int>(i)});
@@ -173,11 +186,12 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
     const int kernel_index = kernel_script != nullptr ? KernelBindingOf(node->op)->kernel_index : -1;
     if (kernel_script == nullptr || !kernel_script->KernelOnAccelerator(kernel_index)) return run_each();
     Step step{node, kernel_script, kernel_index, nullptr, {}};
-    std::vector<const KilnTensor*> inputs;
-    for (int index : node->inputs) inputs.push_back(interpreter->tensor(index));
+    const std::vector<const KilnTensor*> inputs = KernelOpCellInputs(interpreter, *node);
     KilnTensor* output = node->outputs.empty() ? nullptr : interpreter->tensor(node->outputs[0]);
-    KilnStatus s = PlanForEach(kernel_script->module(), kernel_index, inputs.data(),
-                               static_cast<int>(inputs.size()), output, nullptr, devices->cpu(), &step.plan);
+    KilnStatus s = BindKernelOpInputs(interpreter, *node);
+    if (s == kKilnOk)
+      s = PlanForEach(kernel_script->module(), kernel_index, inputs.data(), static_cast<int>(inputs.size()),
+                      output, nullptr, devices->cpu(), &step.plan);
     // Launched here rather than through ForEach, so the pointer globals are checked here.
     if (s == kKilnOk) s = kernel_script->CheckKernelBindings(kernel_index);
     if (s != kKilnOk) {
@@ -202,7 +216,13 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
     steps.front().kernel_script->AcceleratorFailed(what + " (" + during + ")", s);
   };
   for (const Step& step : steps) {
-    std::vector<int> indices = step.node->inputs;
+    // The tensors the launches map over; inputs bound to globals reach the device through the script's
+    // binding.
+    std::vector<int> indices;
+    const KernelBinding* binding = KernelBindingOf(step.node->op);
+    for (size_t i = 0; i < step.node->inputs.size(); ++i) {
+      if (binding->GlobalOfInput(static_cast<int>(i)) == nullptr) indices.push_back(step.node->inputs[i]);
+    }
     indices.insert(indices.end(), step.node->outputs.begin(), step.node->outputs.end());
     for (int index : indices) {
       const KilnTensor* t = interpreter->tensor(index);

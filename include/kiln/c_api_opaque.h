@@ -45,6 +45,14 @@ KILN_CAPI_EXPORT void* KilnOpaqueNodeGetBuiltinData(const KilnOpaqueNode* node);
 /* The custom op's options bytes (a flexbuffer map, see kiln/flex.h) as stored in the model. */
 KILN_CAPI_EXPORT KilnStatus KilnOpaqueNodeGetCustomInitialData(const KilnOpaqueNode* node,
                                                                const void** init_data, int* size);
+/* For a node served by a kernel (KilnOperatorSetKernel): sets script global `name` of the node's own script
+ * instance (each node has one) to the `size` bytes at `data`, as KilnScriptSetGlobal does (kiln/compute.h).
+ * Call it from the operator's prepare, typically with values read from the custom options
+ * (KilnOperatorSetKernelOptionsAsGlobals) or from the input shapes; it reaches every device before the next
+ * launch. Returns kKilnInvalidArgument, reported through the context's error reporter naming the node, when
+ * the node has no kernel, the global does not exist, is const or an allocation, or `size` is not its size. */
+KILN_CAPI_EXPORT KilnStatus KilnOpaqueNodeSetKernelGlobal(KilnOpaqueContext* context, KilnOpaqueNode* node,
+                                                          const char* name, const void* data, size_t size);
 /* Sets the node's temporaries: tensors created with KilnOpaqueContextAddTensor, planned in the arena with the
  * lifetime of this node. Call from Prepare. The indices are copied. */
 KILN_CAPI_EXPORT KilnStatus KilnOpaqueNodeSetTemporaries(KilnOpaqueNode* node, const int* temporaries,

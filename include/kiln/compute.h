@@ -104,12 +104,13 @@ KILN_CAPI_EXPORT KilnStatus KilnScriptSetGlobal(KilnScript* script, const char* 
                                                 size_t size);
 KILN_CAPI_EXPORT KilnStatus KilnScriptGetGlobal(const KilnScript* script, const char* name, void* data,
                                                 size_t size);
-/* Binds `tensor` to an rs_allocation (or pointer) global; NULL unbinds. The binding lasts until the global is
- * bound again, the script is deleted, or the tensor is deleted (KilnTensorDelete unbinds it from every script
- * of the context, as binding NULL would). A kernel, reduction or invokable whose code reads or writes through a
- * pointer global (`float* gWeights;`; comparing it with NULL does not count) runs only while a tensor is bound
- * to it: KilnScriptForEach, KilnScriptReduce and KilnScriptInvoke otherwise return kKilnInvalidArgument, with a
- * message naming the global, before anything runs. */
+/* Binds `tensor` to an rs_allocation (or pointer) global; NULL unbinds. An allocation has up to 3 dimensions
+ * (x the innermost); a tensor of more binds with its further outer dimensions folded into z. The binding
+ * lasts until the global is bound again, the script is deleted, or the tensor is deleted (KilnTensorDelete
+ * unbinds it from every script of the context, as binding NULL would). A kernel, reduction or invokable whose
+ * code reads or writes through a pointer global (`float* gWeights;`; comparing it with NULL does not count)
+ * runs only while a tensor is bound to it: KilnScriptForEach, KilnScriptReduce and KilnScriptInvoke otherwise
+ * return kKilnInvalidArgument, with a message naming the global, before anything runs. */
 KILN_CAPI_EXPORT KilnStatus KilnScriptBindAllocation(KilnScript* script, const char* name, KilnTensor* tensor);
 /* As KilnScriptBindAllocation, stating the allocation's element as RenderScript's Element did: `vector_size`
  * lanes (1 to 4) of the tensor's type, taken along its innermost dimension (which must be `vector_size`, or 4

@@ -97,6 +97,26 @@ KILN_CAPI_EXPORT uint64_t KilnOperatorGetInplaceOperator(const KilnOperator* op)
 KILN_CAPI_EXPORT KilnStatus KilnOperatorSetKernel(KilnOperator* op, const KilnModule* module,
                                                   const char* kernel_name);
 
+/* For an operator served by a kernel (call after KilnOperatorSetKernel, before creating interpreters that use
+ * it): node input `input_index` is not one of the kernel's inputs but is bound to the script global
+ * `global_name` (an rs_allocation or pointer global, such as `float* gWeights;`), so that the kernel can read
+ * any element of it (weights, or an activation a kernel cell reads around its own position). The node's other
+ * inputs, in order, are the kernel's inputs; a kernel with no inputs left runs over the output's cells. The
+ * tensor is bound before every launch (on the CPU driver and on a driver device alike) with its elements as
+ * scalars; dimensions past 3 fold into z (kiln/compute.h). Calling it again for the same `input_index`
+ * replaces the global. Returns kKilnInvalidArgument (reported to stderr) when `op` has no kernel,
+ * `input_index` is negative, or the module has no such rs_allocation or pointer global. */
+KILN_CAPI_EXPORT KilnStatus KilnOperatorSetKernelInputGlobal(KilnOperator* op, int input_index,
+                                                             const char* global_name);
+
+/* For an operator served by a kernel: whether the custom options set the script globals of the same names
+ * (`true`, the default: they must then be a FlexBuffers map, see KilnOperatorSetKernel). Pass `false` for
+ * options in another format, such as MediaPipe's raw structs: the options are then left to the operator's own
+ * prepare (KilnOperatorSetPrepare), which reads them with KilnOpaqueNodeGetCustomInitialData and sets globals
+ * with KilnOpaqueNodeSetKernelGlobal (kiln/c_api_opaque.h). Returns kKilnInvalidArgument (reported to stderr)
+ * when `op` is NULL or has no kernel. */
+KILN_CAPI_EXPORT KilnStatus KilnOperatorSetKernelOptionsAsGlobals(KilnOperator* op, bool enable);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -241,10 +241,12 @@ KilnStatus DeviceScript::BindAllocation(const std::string& name, KilnTensor* ten
     vector_size = 4;
     cells.pop_back();
   }
+  // Allocations have 3 dimensions: further outer dimensions fold into z, as they do when a kernel maps over a
+  // tensor (a [1, 128, 128, 16] activation binds as x = 16, y = 128, z = 128).
   if (cells.size() > 3) {
-    device_->ReportError("%s: binding '%s': allocations have at most 3 dimensions, the tensor has %zu",
-                         module_->name().c_str(), name.c_str(), cells.size());
-    return kKilnInvalidArgument;
+    int64_t z = 1;
+    for (size_t i = 0; i + 2 < cells.size(); ++i) z *= cells[i];
+    cells = {z, cells[cells.size() - 2], cells.back()};
   }
   const uint64_t lane = TypeSize(tensor->type);
   const uint64_t element = lane * (vector_size == 3 ? 4 : vector_size);
@@ -330,7 +332,8 @@ KilnStatus DeviceScript::ForgetTensor(const KilnTensor* tensor) {
 
 KilnStatus DeviceScript::UploadBindings() {
   for (auto& [name, b] : bound_) {
-    if (!b.copied || b.tensor->bytes == 0) continue;
+    // A constant (a model's weights) was written when bound and cannot have changed.
+    if (!b.copied || b.tensor->bytes == 0 || b.tensor->allocation == kKilnMmapRo) continue;
     if (KilnStatus s = device_->driver().buffer_write(b.buffer.get(), 0, b.tensor->data, b.tensor->bytes);
         s != kKilnOk) {
       return s;
@@ -341,7 +344,8 @@ KilnStatus DeviceScript::UploadBindings() {
 
 KilnStatus DeviceScript::DownloadBindings() {
   for (auto& [name, b] : bound_) {
-    if (!b.copied || b.tensor->bytes == 0) continue;
+    // A constant's memory is read-only (often the mapped model file): kernels must not write it.
+    if (!b.copied || b.tensor->bytes == 0 || b.tensor->allocation == kKilnMmapRo) continue;
     if (KilnStatus s = device_->driver().buffer_read(b.buffer.get(), 0, b.tensor->bytes, b.tensor->data);
         s != kKilnOk) {
       return s;

@@ -16,6 +16,7 @@
 #include "kiln/device.h"
 #include "kiln/operator.h"
 #include "runtime/model/model_writer.h"
+#include "tests/kernels/bound_inputs_op.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/vulkan_probe.h"
 
@@ -258,6 +259,121 @@ TEST(GpuInterpreter, ReductionWithBrokenSpirvRunsOnTheCpuWithTheReasonRecorded) 
   EXPECT_NE(run.decisions.find("reduction addint (<memory>) runs on CPU: kiln-vulkan"), std::string::npos)
       << run.decisions;
   EXPECT_NE(run.decisions.find("SPIR-V"), std::string::npos) << run.decisions;
+}
+
+// Runs an AddReversed model (tests/kernels/bound_inputs_op.h) with the GPU policy twice, with `src` and then
+// its negation as the bound graph input (none when the model holds it as a constant).
+struct BoundRun {
+  std::vector<std::vector<float>> y;
+  std::string decisions;
+};
+
+BoundRun RunBoundOnGpu(const std::vector<uint8_t>& bytes, KilnOperator* op, const std::vector<float>& x,
+                       const std::vector<float>& src, Messages* messages) {
+  BoundRun run;
+  KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
+  KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+  KilnInterpreterOptionsSetErrorReporter(options, Messages::Report, messages);
+  KilnInterpreterOptionsSetDevicePolicy(options, kKilnDevicePreferGpu);
+  KilnInterpreterOptionsSetDriverPath(options, KILN_VULKAN_DRIVER);
+  KilnInterpreterOptionsAddOperator(options, op);
+  KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
+  KilnInterpreterOptionsDelete(options);
+  KilnModelDelete(model);
+  bool ok = interpreter != nullptr && KilnInterpreterAllocateTensors(interpreter) == kKilnOk;
+  for (float sign : {1.0f, -1.0f}) {
+    std::vector<float> s = src;
+    for (float& v : s) v *= sign;
+    ok = ok && KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), x.data(),
+                                        x.size() * 4) == kKilnOk;
+    if (ok && KilnInterpreterGetInputTensorCount(interpreter) > 1) {
+      ok = KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 1), s.data(), s.size() * 4) ==
+           kKilnOk;
+    }
+    ok = ok && KilnInterpreterInvoke(interpreter) == kKilnOk;
+    if (!ok) break;
+    const KilnTensor* out = KilnInterpreterGetOutputTensor(interpreter, 0);
+    run.y.emplace_back(KilnTensorByteSize(out) / 4);
+    KilnTensorCopyToBuffer(out, run.y.back().data(), run.y.back().size() * 4);
+  }
+  for (int i = 0; interpreter != nullptr && i < KilnInterpreterGetDecisionCount(interpreter); ++i) {
+    KilnDecisionKind kind;
+    const char* message = nullptr;
+    if (KilnInterpreterGetDecision(interpreter, i, &kind, nullptr, &message) == kKilnOk) {
+      run.decisions += std::string("[") + KilnDecisionKindName(kind) + "] " + message + "\n";
+    }
+  }
+  KilnInterpreterDelete(interpreter);
+  return run;
+}
+
+struct AddReversedOp {
+  KilnModule* module = KilnModuleCreateFromFile(KmodPath("bound_inputs").c_str());
+  KilnOperator* op = KilnOperatorCreate(kKilnBuiltinCustom, "AddReversed", 1);
+  bool ok = module != nullptr && KilnOperatorSetKernel(op, module, "add_reversed") == kKilnOk &&
+            testing::ConfigureAddReversed(op);
+  ~AddReversedOp() {
+    KilnOperatorDelete(op);
+    KilnModuleDelete(module);
+  }
+};
+
+std::vector<float> Integers(size_t n, int start) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(start + static_cast<int>(i % 53));
+  return v;
+}
+
+TEST(GpuInterpreter, BoundInputsRunOnVulkan) {
+  AddReversedOp op;
+  ASSERT_TRUE(op.ok);
+  const std::vector<float> x = Integers(2 * 3 * 40 * 7, -20), src = Integers(x.size(), 3);
+  Messages messages;
+  const BoundRun run =
+      RunBoundOnGpu(testing::AddReversedModel({2, 3, 40, 7}, 3.0f, {}), op.op, x, src, &messages);
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions);
+  EXPECT_NE(run.decisions.find("node 0 (AddReversed, kernel 'add_reversed') runs on kiln-vulkan"),
+            std::string::npos)
+      << run.decisions;
+  ASSERT_EQ(run.y.size(), 2u) << messages.All() << run.decisions;
+  std::vector<float> negated = src;
+  for (float& v : negated) v = -v;
+  // Integers times 3: exact on any device. The second Invoke must see the bound input's new values.
+  EXPECT_EQ(run.y[0], testing::AddReversedReference(x, src, 3.0f));
+  EXPECT_EQ(run.y[1], testing::AddReversedReference(x, negated, 3.0f));
+}
+
+TEST(GpuInterpreter, ConstantBoundInputRunsOnVulkan) {
+  AddReversedOp op;
+  ASSERT_TRUE(op.ok);
+  const std::vector<float> x = Integers(5 * 9, 1), src = Integers(x.size(), -30);
+  Messages messages;
+  const BoundRun run = RunBoundOnGpu(testing::AddReversedModel({5, 9}, 2.0f, src), op.op, x, {}, &messages);
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions);
+  EXPECT_NE(run.decisions.find("runs on kiln-vulkan"), std::string::npos) << run.decisions;
+  ASSERT_EQ(run.y.size(), 2u) << messages.All() << run.decisions;
+  EXPECT_EQ(run.y[0], testing::AddReversedReference(x, src, 2.0f));
+  EXPECT_EQ(run.y[1], run.y[0]);
+}
+
+TEST(GpuInterpreter, BoundInputProducedInThePartitionStartsANewOne) {
+  // y = AddReversed(x, s), z = AddReversed(x, y): the second node reads y through its binding, from the host,
+  // so it cannot share the first node's partition (where y stays on the device).
+  AddReversedOp op;
+  ASSERT_TRUE(op.ok);
+  const std::vector<float> x = Integers(6 * 11, -9), src = Integers(x.size(), 4);
+  Messages messages;
+  const BoundRun run =
+      RunBoundOnGpu(testing::AddReversedModel({6, 11}, 3.0f, {}, /*chained=*/true), op.op, x, src, &messages);
+  KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
+                               run.decisions);
+  ASSERT_EQ(run.y.size(), 2u) << messages.All() << run.decisions;
+  EXPECT_NE(run.decisions.find("partition 0: node 0 run on kiln-vulkan"), std::string::npos) << run.decisions;
+  EXPECT_NE(run.decisions.find("partition 1: node 1 run on kiln-vulkan"), std::string::npos) << run.decisions;
+  const std::vector<float> y = testing::AddReversedReference(x, src, 3.0f);
+  EXPECT_EQ(run.y[0], testing::AddReversedReference(x, y, 3.0f));
 }
 
 }  // namespace

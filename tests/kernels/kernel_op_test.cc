@@ -9,6 +9,7 @@
 #include "kiln/compute.h"
 #include "kiln/operator.h"
 #include "runtime/model/model_writer.h"
+#include "tests/kernels/bound_inputs_op.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace kiln {
@@ -245,6 +246,151 @@ TEST(KernelOp, ModuleOutlivesItsHandle) {
   const std::vector<float> y = RunModel(examples::AtanModel(examples::kTrainedOffset, 0.0f), op, kX, &messages);
   EXPECT_EQ(y.size(), kX.size()) << messages.All();
   KilnOperatorDelete(op);
+}
+
+// --- Inputs bound to globals, raw options (KilnOperatorSetKernelInputGlobal,
+// KilnOperatorSetKernelOptionsAsGlobals, KilnOpaqueNodeSetKernelGlobal) ---
+
+// Small integers and a scale of 3: every result is exact, whether or not the kernel's multiply-add is fused.
+std::vector<float> Ramp(size_t n, float start, float step) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(i % 97);
+  return v;
+}
+
+struct Interp {
+  KilnInterpreter* interpreter = nullptr;
+  Interp(const std::vector<uint8_t>& bytes, KilnOperator* op, Messages* messages) {
+    KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
+    KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+    KilnInterpreterOptionsSetErrorReporter(options, Messages::Report, messages);
+    KilnInterpreterOptionsAddOperator(options, op);
+    interpreter = KilnInterpreterCreate(model, options);
+    KilnInterpreterOptionsDelete(options);
+    KilnModelDelete(model);
+  }
+  ~Interp() { KilnInterpreterDelete(interpreter); }
+  std::vector<float> Output() const {
+    const KilnTensor* out = KilnInterpreterGetOutputTensor(interpreter, 0);
+    std::vector<float> y(KilnTensorByteSize(out) / 4);
+    KilnTensorCopyToBuffer(out, y.data(), y.size() * 4);
+    return y;
+  }
+};
+
+TEST(KernelOp, BoundInputIsReadAtOtherCellsAndFollowsEachInvoke) {
+  KernelOp op("bound_inputs", "AddReversed", "add_reversed");
+  ASSERT_EQ(op.status, kKilnOk);
+  ASSERT_TRUE(testing::ConfigureAddReversed(op.op));
+  const std::vector<int> shape = {2, 3, 4, 5};  // 4-D: the bound tensor's outer dimensions fold into z
+  Messages messages;
+  Interp run(testing::AddReversedModel(shape, 3.0f, {}), op.op, &messages);
+  ASSERT_NE(run.interpreter, nullptr) << messages.All();
+  ASSERT_EQ(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk) << messages.All();
+  const std::vector<float> x = Ramp(120, -7.0f, 1.0f);
+  // Twice with different bound data: the binding must see each Invoke's tensor, not the first one's.
+  for (float start : {1.0f, -40.0f}) {
+    const std::vector<float> src = Ramp(120, start, 2.0f);
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(run.interpreter, 0), x.data(), 480),
+              kKilnOk);
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(run.interpreter, 1), src.data(), 480),
+              kKilnOk);
+    ASSERT_EQ(KilnInterpreterInvoke(run.interpreter), kKilnOk) << messages.All();
+    const std::vector<float> y = run.Output();
+    const std::vector<float> want = testing::AddReversedReference(x, src, 3.0f);
+    ASSERT_EQ(y.size(), want.size());
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(y[i], want[i]) << "element " << i << ", src start " << start;
+  }
+}
+
+TEST(KernelOp, ConstantBoundInput) {
+  KernelOp op("bound_inputs", "AddReversed", "add_reversed");
+  ASSERT_TRUE(testing::ConfigureAddReversed(op.op));
+  const std::vector<float> src = Ramp(24, 5.0f, -1.0f);
+  Messages messages;
+  Interp run(testing::AddReversedModel({4, 6}, 0.5f, src), op.op, &messages);
+  ASSERT_EQ(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk) << messages.All();
+  const std::vector<float> x = Ramp(24, 1.0f, 1.0f);
+  for (int pass = 0; pass < 2; ++pass) {
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(run.interpreter, 0), x.data(), 96),
+              kKilnOk);
+    ASSERT_EQ(KilnInterpreterInvoke(run.interpreter), kKilnOk) << messages.All();
+    EXPECT_EQ(run.Output(), testing::AddReversedReference(x, src, 0.5f)) << "pass " << pass;
+  }
+}
+
+TEST(KernelOp, RawOptionsNeedTheOptionsLeftToPrepare) {
+  KernelOp op("bound_inputs", "AddReversed", "add_reversed");
+  ASSERT_EQ(KilnOperatorSetKernelInputGlobal(op.op, 1, "gSrc"), kKilnOk);
+  KilnOperatorSetPrepare(op.op, testing::AddReversedPrepare);
+  // Options as globals (the default): 4 raw bytes are no FlexBuffers map.
+  Messages messages;
+  Interp run(testing::AddReversedModel({3}, 2.0f, {1, 2, 3}), op.op, &messages);
+  EXPECT_NE(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk);
+  EXPECT_TRUE(messages.Contains("not a valid FlexBuffers map")) << messages.All();
+}
+
+TEST(KernelOp, BindingSettersCheckTheirArguments) {
+  KernelOp op("bound_inputs", "AddReversed", "add_reversed");
+  EXPECT_EQ(KilnOperatorSetKernelInputGlobal(op.op, 1, "gScale"), kKilnInvalidArgument);  // not an allocation
+  EXPECT_EQ(KilnOperatorSetKernelInputGlobal(op.op, 1, "gNope"), kKilnInvalidArgument);
+  EXPECT_EQ(KilnOperatorSetKernelInputGlobal(op.op, -1, "gSrc"), kKilnInvalidArgument);
+  EXPECT_EQ(KilnOperatorSetKernelInputGlobal(op.op, 1, nullptr), kKilnInvalidArgument);
+  KilnOperator* plain = KilnOperatorCreate(kKilnBuiltinCustom, "Plain", 1);
+  EXPECT_EQ(KilnOperatorSetKernelInputGlobal(plain, 0, "gSrc"), kKilnInvalidArgument);
+  EXPECT_EQ(KilnOperatorSetKernelOptionsAsGlobals(plain, false), kKilnInvalidArgument);
+  EXPECT_EQ(KilnOperatorSetKernelOptionsAsGlobals(nullptr, false), kKilnInvalidArgument);
+  KilnOperatorDelete(plain);
+}
+
+TEST(KernelOp, BoundInputPastTheNodesInputsFailsPrepare) {
+  KernelOp op("bound_inputs", "AddReversed", "add_reversed");
+  // Input 4 bound, which the two-input node does not have.
+  KilnOperator* other = KilnOperatorCreate(kKilnBuiltinCustom, "AddReversed", 1);
+  ASSERT_EQ(KilnOperatorSetKernel(other, op.module, "add_reversed"), kKilnOk);
+  ASSERT_EQ(KilnOperatorSetKernelInputGlobal(other, 4, "gSrc"), kKilnOk);
+  ASSERT_EQ(KilnOperatorSetKernelOptionsAsGlobals(other, false), kKilnOk);
+  Messages messages;
+  {
+    Interp run(testing::AddReversedModel({3}, 2.0f, {1, 2, 3}), other, &messages);
+    EXPECT_NE(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk);
+  }
+  EXPECT_TRUE(messages.Contains("input 4 is bound to global 'gSrc', but the node has 2 input(s)"))
+      << messages.All();
+  KilnOperatorDelete(other);
+}
+
+KilnStatus WrongSizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  const int16_t small = 1;
+  return KilnOpaqueNodeSetKernelGlobal(context, node, "gCount", &small, sizeof small);
+}
+
+TEST(KernelOp, SetKernelGlobalChecksNameAndSize) {
+  KernelOp op("bound_inputs", "AddReversed", "add_reversed");
+  ASSERT_EQ(KilnOperatorSetKernelInputGlobal(op.op, 1, "gSrc"), kKilnOk);
+  ASSERT_EQ(KilnOperatorSetKernelOptionsAsGlobals(op.op, false), kKilnOk);
+  KilnOperatorSetPrepare(op.op, WrongSizePrepare);
+  Messages messages;
+  {
+    Interp run(testing::AddReversedModel({3}, 2.0f, {1, 2, 3}), op.op, &messages);
+    EXPECT_NE(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk);
+  }
+  EXPECT_TRUE(
+      messages.Contains("node 0 (AddReversed, kernel 'add_reversed'): setting global 'gCount' failed"))
+      << messages.All();
+}
+
+TEST(KernelOp, SetKernelGlobalRefusesNodesWithoutKernel) {
+  KilnOperator* plain = KilnOperatorCreate(kKilnBuiltinCustom, "AddReversed", 1);
+  KilnOperatorSetPrepare(plain, testing::AddReversedPrepare);
+  Messages messages;
+  {
+    Interp run(testing::AddReversedModel({3}, 2.0f, {1, 2, 3}), plain, &messages);
+    EXPECT_NE(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk);
+  }
+  EXPECT_TRUE(messages.Contains("is not served by a kernel")) << messages.All();
+  KilnOperatorDelete(plain);
 }
 
 }  // namespace
