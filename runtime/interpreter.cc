@@ -437,7 +437,9 @@ KilnStatus Interpreter::PlanAndAllocate() {
     if (first[index] == kUnused || at < first[index]) first[index] = at;
     last[index] = std::max(last[index], at);
   };
-  for (int input : inputs_) use(input, 0);
+  // Graph inputs live through the whole Invoke, as in LiteRT: a caller may invoke again without setting them,
+  // and reads them back after.
+  for (int input : inputs_) use(input, 0), use(input, num_nodes);
   for (const Node& node : nodes_) {
     for (int t : node.inputs) use(t, node.index);
     for (int t : node.outputs) use(t, node.index);

@@ -127,6 +127,51 @@ TEST(AtanScenario, CurrentLiteRTRegistrationCompilesAndRuns) {
   EXPECT_EQ(KilnOperatorSetInvokeWithData(nullptr, nullptr), kKilnError);
 }
 
+// Graph inputs keep their values through Invoke (no later tensor takes their arena memory): a second Invoke
+// without setting the inputs again gives the same outputs, on the reference kernels and the fast path.
+TEST(Interpreter, InputsSurviveInvoke) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {64}, "x");
+  const int a = w.AddTensor(kKilnFloat32, {64}, "a");
+  const int b = w.AddTensor(kKilnFloat32, {64}, "b");
+  const int c = w.AddTensor(kKilnFloat32, {64}, "c");
+  const int y = w.AddTensor(kKilnFloat32, {64}, "y");
+  w.AddOp(kKilnBuiltinAdd, {x, x}, {a}, KilnAddParams{kKilnActNone, false});
+  w.AddOp(kKilnBuiltinTanh, {a}, {b});  // a reference kernel between engine runs
+  w.AddOp(kKilnBuiltinMul, {b, b}, {c}, KilnMulParams{kKilnActNone});
+  w.AddOp(kKilnBuiltinAdd, {c, c}, {y}, KilnAddParams{kKilnActNone, false});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  const std::vector<uint8_t> bytes = w.Finish();
+  ASSERT_FALSE(bytes.empty()) << w.error();
+  for (bool reference : {true, false}) {
+    ModelHandle m(bytes);
+    KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+    KilnInterpreterOptionsSetUseReferenceKernels(options, reference);
+    KilnInterpreter* interpreter = KilnInterpreterCreate(m.model, options);
+    KilnInterpreterOptionsDelete(options);
+    ASSERT_NE(interpreter, nullptr);
+    ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk);
+    std::vector<float> in(64);
+    for (int i = 0; i < 64; ++i) in[i] = 0.01f * static_cast<float>(i - 32);
+    KilnTensor* input = KilnInterpreterGetInputTensor(interpreter, 0);
+    ASSERT_EQ(KilnTensorCopyFromBuffer(input, in.data(), in.size() * 4), kKilnOk);
+    std::vector<float> first(64), second(64), after(64);
+    ASSERT_EQ(KilnInterpreterInvoke(interpreter), kKilnOk);
+    KilnTensorCopyToBuffer(KilnInterpreterGetOutputTensor(interpreter, 0), first.data(), first.size() * 4);
+    KilnTensorCopyToBuffer(input, after.data(), after.size() * 4);
+    EXPECT_EQ(after, in) << "Invoke overwrote its input (reference kernels: " << reference << ")";
+    ASSERT_EQ(KilnInterpreterInvoke(interpreter), kKilnOk);
+    KilnTensorCopyToBuffer(KilnInterpreterGetOutputTensor(interpreter, 0), second.data(), second.size() * 4);
+    EXPECT_EQ(second, first) << "reference kernels: " << reference;
+    for (int i = 0; i < 64; ++i) {
+      const float t = std::tanh(2.0f * in[i]);
+      EXPECT_NEAR(first[i], 2.0f * t * t, 1e-5f) << i;
+    }
+    KilnInterpreterDelete(interpreter);
+  }
+}
+
 TEST(AtanScenario, CustomOptionsReachInit) {
   // The same function with the offset split between the ADD and the op's option: only right if Init reads it.
   ModelHandle split(examples::AtanModel(0.5f, examples::kTrainedOffset - 0.5f));
