@@ -144,7 +144,7 @@ OpRun RunModel(const std::vector<uint8_t>& model_bytes, KilnOperator* op,
   KilnInterpreterOptionsDelete(options);
   KilnModelDelete(model);
   bool ok = interpreter != nullptr && KilnInterpreterAllocateTensors(interpreter) == kKilnOk;
-  // The inputs again before every Invoke: Kiln's arena reuses an input's memory after its last reader.
+  // The inputs are written before every Invoke (they also survive one; interpreter_test checks that).
   auto invoke = [&]() {
     for (size_t i = 0; ok && i < inputs.size(); ++i) {
       ok = KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, static_cast<int32_t>(i)),
