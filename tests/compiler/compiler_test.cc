@@ -119,7 +119,9 @@ TEST(CompilerTest, AtanOpEndToEnd) {
   ExpectEntryPoint(*ir, "__kiln_expand_atan_op", kExpandParams);
   // atan comes from the math library, inlined: nothing external is left to call.
   for (const llvm::Function& f : *ir) {
-    if (f.isDeclaration()) EXPECT_TRUE(f.isIntrinsic()) << "unexpected external " << f.getName().str();
+    if (f.isDeclaration()) {
+      EXPECT_TRUE(f.isIntrinsic()) << "unexpected external " << f.getName().str();
+    }
   }
   // The kernel itself is internal (inlined into the expanded loop), the global keeps its name.
   const llvm::Function* kernel = ir->getFunction("atan_op");

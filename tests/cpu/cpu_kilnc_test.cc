@@ -56,7 +56,7 @@ TEST(CpuKilncTest, CompiledScriptRunsOnTheDriver) {
   ASSERT_TRUE(compiled.ok) << compiled.diagnostics;
   HalModuleFromKmod hal_module(compiled.module);
 
-  testing::CpuDriverHarness harness({{"cache_dir", "off"}});
+  testing::CpuDriverHarness harness(std::map<std::string, std::string>{{"cache_dir", "off"}});
   ASSERT_TRUE(harness.ok()) << harness.LastError();
   const KilnHalDriver& hal = harness.hal();
   KilnHalModule* module = nullptr;

@@ -72,13 +72,17 @@ TEST(Elf, TruncatedAndDamagedFilesAreRefusedWithoutACrash) {
   // Every prefix of the headers, then prefixes at page steps: each is either read fully or refused.
   for (size_t n = 0; n < original.size(); n += (n < 8192 ? 1 : 4093)) {
     std::vector<uint8_t> prefix(original.begin(), original.begin() + n);  // its own allocation: ASan sees overreads
-    if (!ReadElfDependencies(prefix.data(), prefix.size(), &deps, &error)) EXPECT_FALSE(error.empty()) << n;
+    if (!ReadElfDependencies(prefix.data(), prefix.size(), &deps, &error)) {
+      EXPECT_FALSE(error.empty()) << n;
+    }
   }
   std::mt19937 rng(7);
   for (int round = 0; round < 300; ++round) {
     std::vector<uint8_t> bytes(original.begin(), original.begin() + std::min<size_t>(original.size(), 16384));
     for (int k = 0; k < 8; ++k) bytes[rng() % bytes.size()] = static_cast<uint8_t>(rng());
-    if (!ReadElfDependencies(bytes.data(), bytes.size(), &deps, &error)) EXPECT_FALSE(error.empty());
+    if (!ReadElfDependencies(bytes.data(), bytes.size(), &deps, &error)) {
+      EXPECT_FALSE(error.empty());
+    }
   }
 }
 

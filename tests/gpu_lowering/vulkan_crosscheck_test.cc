@@ -143,7 +143,9 @@ std::vector<uint8_t> RunOn(Harness& harness, const KernelModule& module, const L
   EXPECT_EQ(hal.buffer_read(output.buffer, 0, out_bytes, out.data()), kKilnOk);
   EXPECT_EQ(hal.script_destroy(script), kKilnOk);
   for (KilnHalBuffer* buffer : buffers) hal.buffer_destroy(buffer);
-  if (!preloaded) EXPECT_EQ(hal.module_unload(loaded), kKilnOk);
+  if (!preloaded) {
+    EXPECT_EQ(hal.module_unload(loaded), kKilnOk);
+  }
   return out;
 }
 
@@ -177,7 +179,9 @@ class GpuLoweringVulkanTest : public ::testing::Test {
     cpu_.reset();
     if (cache_dir_.rfind("/tmp/kiln_gpu_lowering_", 0) == 0) {
       const std::string command = "rm -rf '" + cache_dir_ + "'";
-      if (system(command.c_str()) != 0) ADD_FAILURE() << "could not remove " << cache_dir_;
+      if (system(command.c_str()) != 0) {
+        ADD_FAILURE() << "could not remove " << cache_dir_;
+      }
     }
   }
 

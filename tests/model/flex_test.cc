@@ -137,8 +137,9 @@ TEST(FlexTest, TruncatedAndCorruptMapsAreRefusedWithoutCrashing) {
     // A prefix of a flexbuffer is never the same map: the root is read from the end.
     EXPECT_EQ(KilnFlexMapGetFloat(truncated.data(), truncated.size(), "offset", &f), kKilnInvalidArgument)
         << size;
-    if (size > 0)
+    if (size > 0) {
       EXPECT_EQ(KilnFlexMapSize(truncated.data(), truncated.size(), &count), kKilnInvalidArgument);
+    }
   }
   std::mt19937 rng(99);
   for (int round = 0; round < 3000; ++round) {

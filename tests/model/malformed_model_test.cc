@@ -405,7 +405,9 @@ TEST(MalformedModelTest, MisalignedInt64VectorIsReadSafely) {
     std::memcpy(at, bytes.data(), bytes.size());
     ModelDesc model;
     std::string error;
-    if (!ReadModel(at, bytes.size(), &model, &error)) EXPECT_FALSE(error.empty());
+    if (!ReadModel(at, bytes.size(), &model, &error)) {
+      EXPECT_FALSE(error.empty());
+    }
   }
 }
 

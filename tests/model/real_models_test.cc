@@ -166,8 +166,9 @@ TEST(RealModelsTest, EveryModelReadsAndMatchesTheManifest) {
         EXPECT_LE(tensor.data + tensor.data_size, bytes.data() + bytes.size());
         size_t elements = 1;
         for (int d : tensor.shape) elements *= static_cast<size_t>(d);
-        if (TypeSize(tensor.type) != 0)
+        if (TypeSize(tensor.type) != 0) {
           EXPECT_EQ(tensor.data_size, elements * TypeSize(tensor.type)) << tensor.name;
+        }
       }
       for (const OperatorDesc& op : subgraph.operators) {
         switch (op.builtin_code) {
@@ -286,7 +287,9 @@ TEST(RealModelsTest, MobilenetV2Int8Structure) {
       ASSERT_EQ(op.inputs.size(), 2u);
       EXPECT_NE(main.tensors[static_cast<size_t>(op.inputs[1])].data, nullptr);
     }
-    if (op.builtin_code == kKilnBuiltinMean) ASSERT_NE(op.builtin_data, nullptr);
+    if (op.builtin_code == kKilnBuiltinMean) {
+      ASSERT_NE(op.builtin_data, nullptr);
+    }
   }
 }
 

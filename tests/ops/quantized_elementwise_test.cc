@@ -139,8 +139,9 @@ TEST(QuantizedElementwiseTest, MulMatchesPlainFormulaWithBroadcast) {
           // And it is the product, to within one step, where it is in range.
           const double product =
               static_cast<double>(x) * sa * static_cast<double>(y) * sb / so + p.output_zero_point;
-          if (product > lo && product < hi && real < 1e6f)
+          if (product > lo && product < hi && real < 1e6f) {
             EXPECT_NEAR(out[i], product, 1.0 + 1e-6 * std::fabs(product));
+          }
         }
       }
     }
@@ -285,7 +286,9 @@ TEST(QuantizedElementwiseTest, LookupTablesOverEveryInput) {
               ASSERT_EQ(out[i], Clamp(expected)) << si << " " << zi << " " << so << " " << zo;
               // And it is the function, to within one step, where in range.
               const double real = static_cast<double>(y) / so + zo;
-              if (real > -128 && real < 127) EXPECT_NEAR(out[i], real, 0.5 + 1e-3);
+              if (real > -128 && real < 127) {
+                EXPECT_NEAR(out[i], real, 0.5 + 1e-3);
+              }
             }
           }
         }
@@ -355,7 +358,9 @@ TEST(QuantizedElementwiseTest, HardSwishOverEveryInput) {
             // Close to x * relu6(x + 3) / 6 (LiteRT's fixed point is within a few steps).
             const double real = si * (x[i] - zi);
             const double expected = real * std::min(6.0, std::max(0.0, real + 3)) / 6 / so + zo;
-            if (expected > -128 && expected < 127 && so >= 1e-2f) EXPECT_NEAR(out[i], expected, 3.0);
+            if (expected > -128 && expected < 127 && so >= 1e-2f) {
+              EXPECT_NEAR(out[i], expected, 3.0);
+            }
           }
         }
       }

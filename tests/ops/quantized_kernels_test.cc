@@ -307,7 +307,9 @@ TEST(QuantizedKernelsTest, SoftmaxMatchesPlainFormula) {
                 << input_scale << " " << depth;
           }
         }
-        if (depth == 1) EXPECT_EQ(out[0], 127);  // probability 1 saturates at 255/256
+        if (depth == 1) {  // probability 1 saturates at 255/256
+          EXPECT_EQ(out[0], 127);
+        }
       }
     }
   }
@@ -345,7 +347,9 @@ TEST(QuantizedKernelsTest, MeanHwMatchesPlainFormula) {
           ASSERT_EQ(out[b * 3 + c], Clamp(ApplyDouble(sum, folded) + p.output_zero_point, -128, 127)) << size;
           // And it is the mean, to within one step of the real value.
           const double real = static_cast<double>(sum) / n * ratio + p.output_zero_point;
-          if (real > -127 && real < 126) EXPECT_NEAR(out[b * 3 + c], real, 1.0);
+          if (real > -127 && real < 126) {
+            EXPECT_NEAR(out[b * 3 + c], real, 1.0);
+          }
         }
       }
     }

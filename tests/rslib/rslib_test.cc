@@ -490,7 +490,9 @@ TEST(RslibExact, RemquoMatchesLibm) {
       if (!std::isnan(want)) {
         // glibc guarantees 3 quotient bits (C's minimum); OpenCL asks for 7, checked exactly below.
         ASSERT_EQ(q & 7, want_q & 7) << std::hexfloat << x << " " << y;
-        if ((q & 127) != 0 && want_q != 0) ASSERT_EQ(q < 0, want_q < 0) << std::hexfloat << x << " " << y;
+        if ((q & 127) != 0 && want_q != 0) {
+          ASSERT_EQ(q < 0, want_q < 0) << std::hexfloat << x << " " << y;
+        }
         LD ratio = std::fabs((LD)x / (LD)y);
         if (std::isfinite(y) && ratio < 0x1p30L) {
           long long exact = std::llround(((LD)x - (LD)want) / (LD)y);  // exact: |q| < 2^30
@@ -510,7 +512,9 @@ TEST(RslibExact, IntegerArgumentFunctions) {
     float m = kt_frexp(x, &e);
     float want_m = std::frexp(x, &want_e);
     ASSERT_TRUE(SameFloat(m, want_m)) << std::hexfloat << x;
-    if (std::isfinite(x)) EXPECT_EQ(e, want_e) << x;
+    if (std::isfinite(x)) {
+      EXPECT_EQ(e, want_e) << x;
+    }
     if (!std::isnan(x) && x != 0) {
       EXPECT_EQ(kt_ilogb(x), std::ilogb(x)) << std::hexfloat << x;
     }

@@ -326,7 +326,9 @@ TEST(HostEngine, PreluMatchesTheReference) {
   const std::vector<float> input = Random(72, 6);
   const Result fast = RunModel(model, input, false);
   ASSERT_EQ(fast.nodes.size(), 1u) << fast.errors;
-  if (HasEngine(fast)) EXPECT_NE(fast.nodes[0].find("xnnpack"), std::string::npos) << fast.nodes[0];
+  if (HasEngine(fast)) {
+    EXPECT_NE(fast.nodes[0].find("xnnpack"), std::string::npos) << fast.nodes[0];
+  }
   ExpectClose(fast.y, RunModel(model, input, true).y);
 }
 

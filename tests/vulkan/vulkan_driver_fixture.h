@@ -96,19 +96,26 @@ class VulkanDriverTest : public ::testing::Test {
     std::string error;
     EXPECT_TRUE(builder.Compile(&error)) << error;
     EXPECT_EQ(hal().module_load(device(), builder.Build(), &out.module), kKilnOk) << harness_->LastError();
-    if (out.module)
+    if (out.module) {
       EXPECT_EQ(hal().script_create(out.module, nullptr, &out.script), kKilnOk) << harness_->LastError();
+    }
     return out;
   }
   void Unload(Loaded& loaded) {
-    if (loaded.script) EXPECT_EQ(hal().script_destroy(loaded.script), kKilnOk);
-    if (loaded.module) EXPECT_EQ(hal().module_unload(loaded.module), kKilnOk);
+    if (loaded.script) {
+      EXPECT_EQ(hal().script_destroy(loaded.script), kKilnOk);
+    }
+    if (loaded.module) {
+      EXPECT_EQ(hal().module_unload(loaded.module), kKilnOk);
+    }
   }
   template <typename T>
   KilnHalBuffer* Upload(const std::vector<T>& values) {
     KilnHalBuffer* buffer = harness_->CreateBuffer(values.size() * sizeof(T));
     EXPECT_NE(buffer, nullptr) << harness_->LastError();
-    if (buffer) EXPECT_EQ(hal().buffer_write(buffer, 0, values.data(), values.size() * sizeof(T)), kKilnOk);
+    if (buffer) {
+      EXPECT_EQ(hal().buffer_write(buffer, 0, values.data(), values.size() * sizeof(T)), kKilnOk);
+    }
     return buffer;
   }
   template <typename T>

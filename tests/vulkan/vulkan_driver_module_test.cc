@@ -162,7 +162,9 @@ TEST_F(VulkanDriverTest, PipelineCacheMissHitCorrupt) {
     info.struct_size = sizeof(info);
     ASSERT_EQ(harness.hal().module_get_info(module, &info), kKilnOk);
     *result = static_cast<KilnHalCacheResult>(info.cache_result);
-    if (*result == kKilnHalCacheHit) EXPECT_EQ(info.compile_ns, 0u);
+    if (*result == kKilnHalCacheHit) {
+      EXPECT_EQ(info.compile_ns, 0u);
+    }
     bool supported = false;
     ASSERT_EQ(harness.hal().module_kernel_supported(module, 0, &supported, nullptr), kKilnOk);
     EXPECT_TRUE(supported);

@@ -341,7 +341,9 @@ Buffer::Buffer(const Side& side, uint64_t size, void* host_ptr) : side_(side), s
 }
 
 Buffer::~Buffer() {
-  if (buffer_) EXPECT_EQ(side_.hal().buffer_destroy(buffer_), kKilnOk) << side_.role << ": buffer_destroy";
+  if (buffer_) {
+    EXPECT_EQ(side_.hal().buffer_destroy(buffer_), kKilnOk) << side_.role << ": buffer_destroy";
+  }
 }
 
 bool Buffer::Write(const void* data, uint64_t size, uint64_t offset) {
@@ -375,7 +377,9 @@ Script::Script(const Side& side, KilnHalModule* module, void* user_data) : side_
 }
 
 Script::~Script() {
-  if (script_) EXPECT_EQ(side_.hal().script_destroy(script_), kKilnOk) << side_.role << ": script_destroy";
+  if (script_) {
+    EXPECT_EQ(side_.hal().script_destroy(script_), kKilnOk) << side_.role << ": script_destroy";
+  }
 }
 
 KilnHalBufferView DenseView(const Buffer& buffer, uint32_t element_size, uint32_t dim_x, uint32_t dim_y) {
@@ -584,7 +588,9 @@ std::string DeviceTest::DutScriptRefusedReason(KilnHalModule* module, uint32_t n
   const KilnStatus status = Dut().hal().script_create(module, nullptr, &script);
   if (status == kKilnOk) {
     EXPECT_NE(script, nullptr) << "script_create returned kKilnOk and no script";
-    if (script) EXPECT_EQ(Dut().hal().script_destroy(script), kKilnOk) << Dut().services().LastError();
+    if (script) {
+      EXPECT_EQ(Dut().hal().script_destroy(script), kKilnOk) << Dut().services().LastError();
+    }
     return "";
   }
   const std::vector<std::string> errors = Dut().services().ErrorsSince(errors_before);

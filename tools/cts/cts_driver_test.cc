@@ -223,7 +223,9 @@ TEST_P(Devices, OpenCloseAgain) {
   KilnHalBufferDesc desc{sizeof(KilnHalBufferDesc), 0, 16, nullptr};
   KilnHalBuffer* buffer = nullptr;
   EXPECT_EQ(Dut().hal().buffer_create(second, &desc, &buffer), kKilnOk) << Dut().services().LastError();
-  if (buffer) EXPECT_EQ(Dut().hal().buffer_destroy(buffer), kKilnOk);
+  if (buffer) {
+    EXPECT_EQ(Dut().hal().buffer_destroy(buffer), kKilnOk);
+  }
   EXPECT_EQ(Dut().hal().device_close(second), kKilnOk) << Dut().services().LastError();
 }
 

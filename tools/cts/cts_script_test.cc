@@ -38,7 +38,9 @@ TEST_P(Modules, LoadAndReportSupport) {
       const char* reason = nullptr;
       EXPECT_EQ(Dut().hal().module_kernel_supported(module, k, &ok, &reason), kKilnOk);
       supported += ok;
-      if (!ok) EXPECT_TRUE(reason && *reason) << "kernel " << k << " unsupported without a reason";
+      if (!ok) {
+        EXPECT_TRUE(reason && *reason) << "kernel " << k << " unsupported without a reason";
+      }
     }
     if (Dut().hal().module_get_info) {
       KilnHalModuleInfo info{};

@@ -223,7 +223,9 @@ class Corpus : public ::testing::Test {
         }
       }
       std::printf("  kernels on the driver: %d, on the CPU: %d\n", on_driver, on_cpu);
-      if (!scripts_.empty()) EXPECT_GT(on_driver + on_cpu, 0) << "no kernel placement was recorded";
+      if (!scripts_.empty()) {
+        EXPECT_GT(on_driver + on_cpu, 0) << "no kernel placement was recorded";
+      }
       total_on_driver_ += on_driver;
     }
     // Scripts first: they may still hold bindings to the tensors.
@@ -273,7 +275,9 @@ class Corpus : public ::testing::Test {
   template <typename T>
   KilnTensor* In(const Cells& cells, int lanes, const std::vector<T>& data) {
     KilnTensor* t = Out<T>(cells, lanes);
-    if (t) EXPECT_EQ(KilnTensorCopyFromBuffer(t, data.data(), data.size() * sizeof(T)), kKilnOk) << messages_.All();
+    if (t) {
+      EXPECT_EQ(KilnTensorCopyFromBuffer(t, data.data(), data.size() * sizeof(T)), kKilnOk) << messages_.All();
+    }
     return t;
   }
   template <typename T>

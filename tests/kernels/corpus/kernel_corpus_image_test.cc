@@ -182,7 +182,9 @@ class CorpusBlur : public Corpus {
     ASSERT_EQ(KilnScriptGetGlobal(s, "gRadius", &radius, 4), kKilnOk);
     EXPECT_EQ(radius, 3) << "init() computed the default weights";
     for (int r : {3, 5}) {
-      if (r != 3) ASSERT_EQ(KilnScriptInvoke(s, "setRadius", &r, 4), kKilnOk) << messages_.All();
+      if (r != 3) {
+        ASSERT_EQ(KilnScriptInvoke(s, "setRadius", &r, 4), kKilnOk) << messages_.All();
+      }
       float weights[17] = {};
       ASSERT_EQ(KilnScriptGetGlobal(s, "gWeights", weights, sizeof weights), kKilnOk);
       // A normalized Gaussian with sigma = 0.4 r + 0.6 (exp within 3 ulp, then float sums and a division).
