@@ -17,6 +17,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddTensorOps(all);
     AddDequantizeOps(all);
     AddImageOps(all);
+    AddSliceOps(all);
     return all;
   }();
   return *table;
