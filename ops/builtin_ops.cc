@@ -18,6 +18,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddDequantizeOps(all);
     AddImageOps(all);
     AddSliceOps(all);
+    AddSplitPackOps(all);
     return all;
   }();
   return *table;

@@ -16,6 +16,7 @@ void AddTensorOps(std::vector<BuiltinOp>* table);          // tensor_ops.cc
 void AddDequantizeOps(std::vector<BuiltinOp>* table);      // dequantize_ops.cc
 void AddImageOps(std::vector<BuiltinOp>* table);           // image_ops.cc
 void AddSliceOps(std::vector<BuiltinOp>* table);           // slice_ops.cc
+void AddSplitPackOps(std::vector<BuiltinOp>* table);       // split_pack_ops.cc
 
 }  // namespace kiln::ops
 

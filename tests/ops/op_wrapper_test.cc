@@ -44,7 +44,11 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinPrelu,         kKilnBuiltinLeakyRelu,
                                   kKilnBuiltinResizeBilinear,
                                   kKilnBuiltinStridedSlice,  kKilnBuiltinSlice,
-                                  kKilnBuiltinExpandDims,    kKilnBuiltinGather};
+                                  kKilnBuiltinExpandDims,    kKilnBuiltinGather,
+                                  kKilnBuiltinSplit,         kKilnBuiltinSplitV,
+                                  kKilnBuiltinPack,          kKilnBuiltinUnpack,
+                                  kKilnBuiltinTile,          kKilnBuiltinBroadcastTo,
+                                  kKilnBuiltinShape};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
