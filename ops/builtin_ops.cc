@@ -19,6 +19,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddImageOps(all);
     AddSliceOps(all);
     AddSplitPackOps(all);
+    AddArgCastOps(all);
     return all;
   }();
   return *table;

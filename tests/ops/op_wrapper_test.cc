@@ -48,7 +48,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSplit,         kKilnBuiltinSplitV,
                                   kKilnBuiltinPack,          kKilnBuiltinUnpack,
                                   kKilnBuiltinTile,          kKilnBuiltinBroadcastTo,
-                                  kKilnBuiltinShape};
+                                  kKilnBuiltinShape,         kKilnBuiltinArgMax,
+                                  kKilnBuiltinArgMin,        kKilnBuiltinCast};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
