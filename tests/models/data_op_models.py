@@ -92,6 +92,8 @@ def main():
     strided_slice(out_dir, "strided_slice_new_axis", [3, 4], [0, 1, 0], [0, 3, 0], [1, 1, 1], [1, 2, 4],
                   (0, 0b100, 0, 0b001, 0))
     strided_slice(out_dir, "strided_slice_int8", [4, 6], [1, 0], [3, 6], [1, 3], [2, 2], dtype=np.int8)
+    # offset: end counts from begin (forwards and backwards).
+    strided_slice(out_dir, "strided_slice_offset", [6, 4], [1, 3], [3, -2], [1, -1], [3, 2], offset=True)
     # SLICE with -1.
     m = Model()
     x = m.tensor([3, 4, 5], np.float32, "x")
