@@ -105,6 +105,43 @@ TEST(SliceOpsTest, StridedSliceRefusesRuntimeBeginAndBadShrinkIndex) {
   }
 }
 
+// Rank 6 is beyond LiteRT's STRIDED_SLICE and SLICE (5 dimensions at most); empty slices and empty gathers run and
+// write nothing.
+TEST(SliceOpsTest, RankSixRefusedAndEmptyOutputsRun) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 1, 1, 1, 1, 2}, "x6");
+    const int b = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "b", {0});
+    const int e = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "e", {1});
+    const int s = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "s", {1});
+    const int y = w.AddTensor(kKilnFloat32, {1, 1, 1, 1, 1, 2}, "y");
+    w.AddOp(kKilnBuiltinStridedSlice, {x, b, e, s}, {y}, KilnStridedSliceParams{});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"STRIDED_SLICE", "input 'x6' has rank 6", "expected rank 0 to 5"});
+  }
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {3, 2}, "x");
+  const int b = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "b", {2, 0});
+  const int e = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "e", {1, 2});
+  const int s = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "s", {1, 1});
+  const int sliced = w.AddTensor(kKilnFloat32, {0, 2}, "sliced");
+  const int idx = w.AddTensor(kKilnInt32, {0}, "no_indices");  // .tflite has no empty constants
+  const int gathered = w.AddTensor(kKilnFloat32, {0, 2}, "gathered");
+  w.AddOp(kKilnBuiltinStridedSlice, {x, b, e, s}, {sliced}, KilnStridedSliceParams{});
+  w.AddOp(kKilnBuiltinGather, {x, idx}, {gathered}, KilnGatherParams{0, 0});
+  w.SetInputs({x, idx});
+  w.SetOutputs({sliced, gathered});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {1, 2, 3, 4, 5, 6};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(0), (std::vector<int>{0, 2}));
+  EXPECT_EQ(r.OutputDims(1), (std::vector<int>{0, 2}));
+}
+
 // With the offset option the output is ceil(end / stride) long whatever begin is, so begin may be computed at run
 // time; a begin that would run past the input fails Invoke instead of reading out of bounds.
 TEST(SliceOpsTest, StridedSliceOffsetTakesRuntimeBegin) {
