@@ -16,17 +16,38 @@ using reference::ElementType;
 
 bool ToElementType(KilnType type, ElementType* out) {
   switch (type) {
-    case kKilnBool: *out = ElementType::kBool; return true;
-    case kKilnUInt8: *out = ElementType::kUInt8; return true;
-    case kKilnInt8: *out = ElementType::kInt8; return true;
-    case kKilnInt16: *out = ElementType::kInt16; return true;
-    case kKilnUInt16: *out = ElementType::kUInt16; return true;
-    case kKilnInt32: *out = ElementType::kInt32; return true;
-    case kKilnUInt32: *out = ElementType::kUInt32; return true;
-    case kKilnInt64: *out = ElementType::kInt64; return true;
-    case kKilnFloat32: *out = ElementType::kFloat32; return true;
-    case kKilnFloat64: *out = ElementType::kFloat64; return true;
-    default: return false;
+    case kKilnBool:
+      *out = ElementType::kBool;
+      return true;
+    case kKilnUInt8:
+      *out = ElementType::kUInt8;
+      return true;
+    case kKilnInt8:
+      *out = ElementType::kInt8;
+      return true;
+    case kKilnInt16:
+      *out = ElementType::kInt16;
+      return true;
+    case kKilnUInt16:
+      *out = ElementType::kUInt16;
+      return true;
+    case kKilnInt32:
+      *out = ElementType::kInt32;
+      return true;
+    case kKilnUInt32:
+      *out = ElementType::kUInt32;
+      return true;
+    case kKilnInt64:
+      *out = ElementType::kInt64;
+      return true;
+    case kKilnFloat32:
+      *out = ElementType::kFloat32;
+      return true;
+    case kKilnFloat64:
+      *out = ElementType::kFloat64;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -47,11 +68,14 @@ KilnStatus ArgPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool is_
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axis", &axis));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  // LiteRT's types (bool as its later versions).
+  // LiteRT's types, and bool (beyond the LiteRT arg_min_max.cc consulted, which takes float32, uint8, int8,
+  // int32).
   const KilnType type = KilnOpaqueTensorType(input);
-  if (type != kKilnFloat32 && type != kKilnUInt8 && type != kKilnInt8 && type != kKilnInt32 && type != kKilnBool) {
-    KilnOpaqueContextReportError(context, "%s: input %s has type %s; expected float32, uint8, int8, int32 or bool",
-                                 op, TensorLabel(input).c_str(), KilnTypeGetName(type));
+  if (type != kKilnFloat32 && type != kKilnUInt8 && type != kKilnInt8 && type != kKilnInt32 &&
+      type != kKilnBool) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: input %s has type %s; expected float32, uint8, int8, int32 or bool", op,
+                                 TensorLabel(input).c_str(), KilnTypeGetName(type));
     return kKilnError;
   }
   ToElementType(type, &state->input_type);
@@ -79,16 +103,17 @@ KilnStatus ArgPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool is_
   state->index_type = out_type == kKilnInt64 ? ElementType::kInt64 : ElementType::kInt32;
   const KilnType axis_type = KilnOpaqueTensorType(axis);
   if ((axis_type != kKilnInt32 && axis_type != kKilnInt64) || reference::NumElements(TensorDims(axis)) != 1) {
-    KilnOpaqueContextReportError(context, "%s: axis %s (%s, shape %s) must be a single int32 or int64 value", op,
-                                 TensorLabel(axis).c_str(), KilnTypeGetName(axis_type),
+    KilnOpaqueContextReportError(context, "%s: axis %s (%s, shape %s) must be a single int32 or int64 value",
+                                 op, TensorLabel(axis).c_str(), KilnTypeGetName(axis_type),
                                  DimsToString(TensorDims(axis)).c_str());
     return kKilnError;
   }
   if (!IsConstant(axis)) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: axis %s is computed at run time, and the output's shape depends on its value; "
-                                 "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-                                 op, TensorLabel(axis).c_str());
+    KilnOpaqueContextReportError(
+        context,
+        "%s: axis %s is computed at run time, and the output's shape depends on its value; "
+        "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
+        op, TensorLabel(axis).c_str());
     return kKilnError;
   }
   std::vector<int64_t> axis_values;
@@ -105,7 +130,9 @@ KilnStatus ArgPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool is_
   return ResizeOutput(context, op, output, output_dims);
 }
 
-KilnStatus ArgMaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) { return ArgPrepare(context, node, true); }
+KilnStatus ArgMaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return ArgPrepare(context, node, true);
+}
 KilnStatus ArgMinPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return ArgPrepare(context, node, false);
 }
@@ -118,8 +145,8 @@ KilnStatus ArgInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
   KILN_OPAQUE_ENSURE_STATUS(
       CheckData(context, op, "input", input, state->input_count, reference::ElementSize(state->input_type)));
-  KILN_OPAQUE_ENSURE_STATUS(
-      CheckData(context, op, "output", output, state->output_count, reference::ElementSize(state->index_type)));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, state->output_count,
+                                      reference::ElementSize(state->index_type)));
   reference::ArgMinMax(state->params, state->input_type, KilnOpaqueTensorData(input), state->index_type,
                        KilnOpaqueTensorData(output));
   return kKilnOk;
@@ -147,10 +174,11 @@ KilnStatus CastPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   for (const auto& e : ends) {
     const KilnType type = KilnOpaqueTensorType(e.tensor);
     if (!ToElementType(type, e.type)) {
-      KilnOpaqueContextReportError(context,
-                                   "%s: %s %s has type %s; Kiln casts between bool, uint8, int8, int16, uint16, "
-                                   "int32, uint32, int64, float32 and float64",
-                                   op, e.role, TensorLabel(e.tensor).c_str(), KilnTypeGetName(type));
+      KilnOpaqueContextReportError(
+          context,
+          "%s: %s %s has type %s; Kiln casts between bool, uint8, int8, int16, uint16, "
+          "int32, uint32, int64, float32 and float64",
+          op, e.role, TensorLabel(e.tensor).c_str(), KilnTypeGetName(type));
       return kKilnError;
     }
   }
@@ -165,9 +193,12 @@ KilnStatus CastInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   if (state->count == 0) return kKilnOk;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, state->count, reference::ElementSize(state->from)));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, state->count, reference::ElementSize(state->to)));
-  reference::Cast(state->from, KilnOpaqueTensorData(input), state->to, KilnOpaqueTensorData(output), state->count);
+  KILN_OPAQUE_ENSURE_STATUS(
+      CheckData(context, op, "input", input, state->count, reference::ElementSize(state->from)));
+  KILN_OPAQUE_ENSURE_STATUS(
+      CheckData(context, op, "output", output, state->count, reference::ElementSize(state->to)));
+  reference::Cast(state->from, KilnOpaqueTensorData(input), state->to, KilnOpaqueTensorData(output),
+                  state->count);
   return kKilnOk;
 }
 
@@ -179,7 +210,8 @@ void AddArgCastOps(std::vector<BuiltinOp>* table) {
       {kKilnBuiltinArgMax, 1, 3, MakeOperator<ArgState>(kKilnBuiltinArgMax, 3, &ArgMaxPrepare, &ArgInvoke)});
   table->push_back(
       {kKilnBuiltinArgMin, 1, 3, MakeOperator<ArgState>(kKilnBuiltinArgMin, 3, &ArgMinPrepare, &ArgInvoke)});
-  table->push_back({kKilnBuiltinCast, 1, 5, MakeOperator<CastState>(kKilnBuiltinCast, 5, &CastPrepare, &CastInvoke)});
+  table->push_back(
+      {kKilnBuiltinCast, 1, 5, MakeOperator<CastState>(kKilnBuiltinCast, 5, &CastPrepare, &CastInvoke)});
 }
 
 }  // namespace kiln::ops

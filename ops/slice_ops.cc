@@ -1,5 +1,5 @@
-// STRIDED_SLICE, SLICE, EXPAND_DIMS and GATHER: operators that pick elements of any moved type (float32, int32,
-// int64, int8, uint8, int16, bool), the output quantized as the input.
+// STRIDED_SLICE, SLICE, EXPAND_DIMS and GATHER: operators that pick elements of any moved type (float32,
+// int32, int64, int8, uint8, int16, bool), the output quantized as the input.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -23,7 +23,8 @@ KilnStatus CheckIndexVector(KilnOpaqueContext* context, const char* op, const ch
   const KilnType type = KilnOpaqueTensorType(tensor);
   if (type != kKilnInt32 && !(int64_ok && type == kKilnInt64)) {
     KilnOpaqueContextReportError(context, "%s: %s %s has type %s; expected int32%s", op, role,
-                                 TensorLabel(tensor).c_str(), KilnTypeGetName(type), int64_ok ? " or int64" : "");
+                                 TensorLabel(tensor).c_str(), KilnTypeGetName(type),
+                                 int64_ok ? " or int64" : "");
     return kKilnError;
   }
   return CheckRank(context, op, role, tensor, 1, 1);
@@ -32,14 +33,16 @@ KilnStatus CheckIndexVector(KilnOpaqueContext* context, const char* op, const ch
 // Fails Prepare for an input the output's shape depends on but that is only known at run time.
 KilnStatus RefuseRuntimeInput(KilnOpaqueContext* context, const char* op, const char* role,
                               const KilnOpaqueTensor* tensor) {
-  KilnOpaqueContextReportError(context,
-                               "%s: %s %s is computed at run time, and the output's shape depends on its values; "
-                               "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-                               op, role, TensorLabel(tensor).c_str());
+  KilnOpaqueContextReportError(
+      context,
+      "%s: %s %s is computed at run time, and the output's shape depends on its values; "
+      "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
+      op, role, TensorLabel(tensor).c_str());
   return kKilnError;
 }
 
-// The state of STRIDED_SLICE and SLICE: the plan where Prepare could make it, else what Invoke needs to make it.
+// The state of STRIDED_SLICE and SLICE: the plan where Prepare could make it, else what Invoke needs to make
+// it.
 struct SliceState {
   reference::StridedSlicePlan plan;
   bool plan_ready = false;  // false: Invoke plans from the run-time values and checks the shape Prepare set
@@ -55,12 +58,13 @@ KilnStatus InvokeSlicePlan(KilnOpaqueContext* context, KilnOpaqueNode* node, con
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
   if (plan.output_dims != state.output_dims) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: begin %s at run time gives output shape %s, not the %s Prepare gave output %s "
-                                 "(begin out of range)",
-                                 op, TensorLabel(KilnOpaqueNodeGetInput(context, node, 1)).c_str(),
-                                 DimsToString(plan.output_dims).c_str(), DimsToString(state.output_dims).c_str(),
-                                 TensorLabel(output).c_str());
+    KilnOpaqueContextReportError(
+        context,
+        "%s: begin %s at run time gives output shape %s, not the %s Prepare gave output %s "
+        "(begin out of range)",
+        op, TensorLabel(KilnOpaqueNodeGetInput(context, node, 1)).c_str(),
+        DimsToString(plan.output_dims).c_str(), DimsToString(state.output_dims).c_str(),
+        TensorLabel(output).c_str());
     return kKilnError;
   }
   const int64_t out_count = reference::NumElements(plan.output_dims);
@@ -68,7 +72,8 @@ KilnStatus InvokeSlicePlan(KilnOpaqueContext* context, KilnOpaqueNode* node, con
   const int64_t in_count = reference::NumElements(TensorDims(input));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, in_count, state.element_size));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state.element_size));
-  reference::StridedSliceCopy(plan, state.element_size, KilnOpaqueTensorData(input), KilnOpaqueTensorData(output));
+  reference::StridedSliceCopy(plan, state.element_size, KilnOpaqueTensorData(input),
+                              KilnOpaqueTensorData(output));
   return kKilnOk;
 }
 
@@ -113,25 +118,27 @@ KilnStatus StridedSlicePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node)
   if (state->plan_ready) {
     KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "begin", begin, &spec.begin));
     if (!reference::MakeStridedSlicePlan(input_dims, spec, &state->plan, &error)) {
-      KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
+      KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(),
+                                   error.c_str());
       return kKilnError;
     }
   } else {
     spec.begin.assign(static_cast<size_t>(reference::NumElements(TensorDims(begin))), 0);
   }
   if (spec.offset) {
-    // LiteRT sizes an offset slice as ceil(end / stride) whatever begin is; a begin that would clamp it fails.
+    // LiteRT sizes an offset slice as ceil(end / stride) whatever begin is; a begin that would clamp it
+    // fails.
     if (!reference::StridedSliceOffsetShape(input_dims, spec, &state->output_dims, &error)) {
-      KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
+      KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(),
+                                   error.c_str());
       return kKilnError;
     }
     if (state->plan_ready && state->plan.output_dims != state->output_dims) {
-      KilnOpaqueContextReportError(context,
-                                   "%s: begin %s with offset end %s runs past input %s %s (slice %s, expected %s)",
-                                   op, TensorLabel(begin).c_str(), TensorLabel(end).c_str(),
-                                   TensorLabel(input).c_str(), DimsToString(input_dims).c_str(),
-                                   DimsToString(state->plan.output_dims).c_str(),
-                                   DimsToString(state->output_dims).c_str());
+      KilnOpaqueContextReportError(
+          context, "%s: begin %s with offset end %s runs past input %s %s (slice %s, expected %s)", op,
+          TensorLabel(begin).c_str(), TensorLabel(end).c_str(), TensorLabel(input).c_str(),
+          DimsToString(input_dims).c_str(), DimsToString(state->plan.output_dims).c_str(),
+          DimsToString(state->output_dims).c_str());
       return kKilnError;
     }
   } else {
@@ -146,7 +153,8 @@ KilnStatus StridedSliceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) 
   if (state->plan_ready) return InvokeSlicePlan(context, node, op, *state, state->plan);
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
   reference::StridedSliceSpec spec = state->spec;
-  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "begin", KilnOpaqueNodeGetInput(context, node, 1), &spec.begin));
+  KILN_OPAQUE_ENSURE_STATUS(
+      ReadIntValues(context, op, "begin", KilnOpaqueNodeGetInput(context, node, 1), &spec.begin));
   reference::StridedSlicePlan plan;
   std::string error;
   if (!reference::MakeStridedSlicePlan(TensorDims(input), spec, &plan, &error)) {
@@ -188,10 +196,11 @@ KilnStatus SlicePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     // A run-time begin: the shape is the constant size, which then may not use -1.
     for (size_t d = 0; d < state->size.size(); ++d) {
       if (state->size[d] == -1) {
-        KilnOpaqueContextReportError(context,
-                                     "%s: size %s holds -1 at %zu and begin %s is computed at run time, so the "
-                                     "output's shape depends on run-time values; Kiln sizes outputs in Prepare",
-                                     op, TensorLabel(size).c_str(), d, TensorLabel(begin).c_str());
+        KilnOpaqueContextReportError(
+            context,
+            "%s: size %s holds -1 at %zu and begin %s is computed at run time, so the "
+            "output's shape depends on run-time values; Kiln sizes outputs in Prepare",
+            op, TensorLabel(size).c_str(), d, TensorLabel(begin).c_str());
         return kKilnError;
       }
     }
@@ -211,7 +220,8 @@ KilnStatus SliceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   if (state->plan_ready) return InvokeSlicePlan(context, node, op, *state, state->plan);
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
   std::vector<int64_t> begin;
-  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "begin", KilnOpaqueNodeGetInput(context, node, 1), &begin));
+  KILN_OPAQUE_ENSURE_STATUS(
+      ReadIntValues(context, op, "begin", KilnOpaqueNodeGetInput(context, node, 1), &begin));
   reference::StridedSlicePlan plan;
   std::string error;
   if (!reference::MakeSlicePlan(TensorDims(input), begin, state->size, &plan, &error)) {
@@ -323,8 +333,8 @@ KilnStatus GatherInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, in_count, state->element_size));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state->element_size));
   if (index_count == 0) return kKilnOk;
-  // Index data may sit at any offset in a model file: read it unaligned-safe by copying into aligned memory when
-  // it is not aligned.
+  // Index data may sit at any offset in a model file: read it unaligned-safe by copying into aligned memory
+  // when it is not aligned.
   const void* raw = KilnOpaqueTensorData(indices);
   const size_t width = is_int64 ? 8 : 4;
   std::vector<int64_t> aligned64;
@@ -343,18 +353,19 @@ KilnStatus GatherInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const void* in = KilnOpaqueTensorData(input);
   void* out = KilnOpaqueTensorData(output);
   int64_t bad = -1;
-  const bool ok = is_int64 ? reference::GatherCopy(p, state->element_size, in, static_cast<const int64_t*>(raw),
-                                                   out, &bad)
-                           : reference::GatherCopy(p, state->element_size, in, static_cast<const int32_t*>(raw),
-                                                   out, &bad);
+  const bool ok =
+      is_int64
+          ? reference::GatherCopy(p, state->element_size, in, static_cast<const int64_t*>(raw), out, &bad)
+          : reference::GatherCopy(p, state->element_size, in, static_cast<const int32_t*>(raw), out, &bad);
   if (!ok) {
     const long long value = is_int64 ? static_cast<long long>(static_cast<const int64_t*>(raw)[bad])
                                      : static_cast<long long>(static_cast<const int32_t*>(raw)[bad]);
-    KilnOpaqueContextReportError(context,
-                                 "%s: index %lld at position %lld of indices %s is out of range [0, %lld) for "
-                                 "axis %d of input %s",
-                                 op, value, static_cast<long long>(bad), TensorLabel(indices).c_str(),
-                                 static_cast<long long>(p.axis_size), state->axis, TensorLabel(input).c_str());
+    KilnOpaqueContextReportError(
+        context,
+        "%s: index %lld at position %lld of indices %s is out of range [0, %lld) for "
+        "axis %d of input %s",
+        op, value, static_cast<long long>(bad), TensorLabel(indices).c_str(),
+        static_cast<long long>(p.axis_size), state->axis, TensorLabel(input).c_str());
     return kKilnError;
   }
   return kKilnOk;
@@ -363,17 +374,17 @@ KilnStatus GatherInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }  // namespace
 
 void AddSliceOps(std::vector<BuiltinOp>* table) {
-  // LiteRT registers STRIDED_SLICE v1-v8, SLICE v1-v6, EXPAND_DIMS v1, GATHER v1-v6 (later versions add types,
-  // ranks and options, not other float semantics).
-  table->push_back({kKilnBuiltinStridedSlice, 1, 8,
-                    MakeOperator<SliceState>(kKilnBuiltinStridedSlice, 8, &StridedSlicePrepare,
-                                             &StridedSliceInvoke)});
+  // LiteRT registers STRIDED_SLICE v1-v8, SLICE v1-v6, EXPAND_DIMS v1, GATHER v1-v6 (later versions add
+  // types, ranks and options, not other float semantics).
+  table->push_back(
+      {kKilnBuiltinStridedSlice, 1, 8,
+       MakeOperator<SliceState>(kKilnBuiltinStridedSlice, 8, &StridedSlicePrepare, &StridedSliceInvoke)});
   table->push_back(
       {kKilnBuiltinSlice, 1, 6, MakeOperator<SliceState>(kKilnBuiltinSlice, 6, &SlicePrepare, &SliceInvoke)});
   table->push_back({kKilnBuiltinExpandDims, 1, 1,
                     MakeOperator<NoState>(kKilnBuiltinExpandDims, 1, &ExpandDimsPrepare, &ExpandDimsInvoke)});
-  table->push_back(
-      {kKilnBuiltinGather, 1, 6, MakeOperator<GatherState>(kKilnBuiltinGather, 6, &GatherPrepare, &GatherInvoke)});
+  table->push_back({kKilnBuiltinGather, 1, 6,
+                    MakeOperator<GatherState>(kKilnBuiltinGather, 6, &GatherPrepare, &GatherInvoke)});
 }
 
 }  // namespace kiln::ops

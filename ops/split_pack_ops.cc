@@ -1,5 +1,5 @@
-// SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO and SHAPE: operators that cut, join or repeat tensors of the
-// moved types (outputs quantized as the input), and SHAPE, which reads only the input's shape.
+// SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO and SHAPE: operators that cut, join or repeat tensors of
+// the moved types (outputs quantized as the input), and SHAPE, which reads only the input's shape.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -26,10 +26,11 @@ const std::vector<KilnType>& SplitTypes() {
 
 KilnStatus RefuseRuntime(KilnOpaqueContext* context, const char* op, const char* role,
                          const KilnOpaqueTensor* tensor) {
-  KilnOpaqueContextReportError(context,
-                               "%s: %s %s is computed at run time, and the output's shape depends on its values; "
-                               "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-                               op, role, TensorLabel(tensor).c_str());
+  KilnOpaqueContextReportError(
+      context,
+      "%s: %s %s is computed at run time, and the output's shape depends on its values; "
+      "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
+      op, role, TensorLabel(tensor).c_str());
   return kKilnError;
 }
 
@@ -138,8 +139,10 @@ KilnStatus SplitVPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(ReadShapeInput(context, op, "size_splits", size_splits, &sizes));
   KILN_OPAQUE_ENSURE_STATUS(ReadShapeInput(context, op, "axis", axis, &axis_values));
   if (static_cast<int64_t>(sizes.size()) != num_splits || axis_values.size() != 1) {
-    KilnOpaqueContextReportError(context, "%s: size_splits %s holds %zu sizes and axis %s %zu values; expected %d "
-                                 "and 1", op, TensorLabel(size_splits).c_str(), sizes.size(),
+    KilnOpaqueContextReportError(context,
+                                 "%s: size_splits %s holds %zu sizes and axis %s %zu values; expected %d "
+                                 "and 1",
+                                 op, TensorLabel(size_splits).c_str(), sizes.size(),
                                  TensorLabel(axis).c_str(), axis_values.size(), num_splits);
     return kKilnError;
   }
@@ -222,7 +225,8 @@ KilnStatus PackPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     const std::string role = "input " + std::to_string(i);
     const KilnOpaqueTensor* input;
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, i, role.c_str(), &input));
-    KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, SplitTypes(), &state->element_size));
+    KILN_OPAQUE_ENSURE_STATUS(
+        CheckMovedTypes(context, op, input, output, SplitTypes(), &state->element_size));
     if (TensorDims(input) != dims) {
       KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; input 0 %s has %s", op, role.c_str(),
                                    TensorLabel(input).c_str(), DimsToString(TensorDims(input)).c_str(),
@@ -251,8 +255,8 @@ KilnStatus PackInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     state->inputs[i] = KilnOpaqueTensorData(input);
   }
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, each * static_cast<int64_t>(p.sizes.size()),
-                                      state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output,
+                                      each * static_cast<int64_t>(p.sizes.size()), state->element_size));
   reference::JoinCopy(p, state->element_size, state->inputs.data(), KilnOpaqueTensorData(output));
   return kKilnOk;
 }
@@ -292,7 +296,9 @@ KilnStatus RepeatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool 
   return ResizeOutput(context, op, output, state->params.output_dims);
 }
 
-KilnStatus TilePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) { return RepeatPrepare(context, node, true); }
+KilnStatus TilePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return RepeatPrepare(context, node, true);
+}
 KilnStatus BroadcastToPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return RepeatPrepare(context, node, false);
 }
@@ -304,10 +310,11 @@ KilnStatus RepeatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   if (out_count == 0) return kKilnOk;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, reference::NumElements(state->params.input_dims),
-                                      state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input,
+                                      reference::NumElements(state->params.input_dims), state->element_size));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state->element_size));
-  reference::RepeatCopy(state->params, state->element_size, KilnOpaqueTensorData(input), KilnOpaqueTensorData(output));
+  reference::RepeatCopy(state->params, state->element_size, KilnOpaqueTensorData(input),
+                        KilnOpaqueTensorData(output));
   return kKilnOk;
 }
 
@@ -331,7 +338,8 @@ KilnStatus ShapePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   if (out_type != kKilnNoType && out_type != type) {
     KilnOpaqueContextReportError(context, "%s: out_type option is %s but output %s has type %s", op,
-                                 KilnTypeGetName(out_type), TensorLabel(output).c_str(), KilnTypeGetName(type));
+                                 KilnTypeGetName(out_type), TensorLabel(output).c_str(),
+                                 KilnTypeGetName(type));
     return kKilnError;
   }
   return ResizeOutput(context, op, output, Dims{KilnOpaqueTensorNumDims(input)});
@@ -362,20 +370,21 @@ KilnStatus ShapeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }  // namespace
 
 void AddSplitPackOps(std::vector<BuiltinOp>* table) {
-  // LiteRT registers SPLIT v1-v4, SPLIT_V v1-v2, PACK v1-v4, UNPACK v1-v4, TILE v1-v3, BROADCAST_TO v2-v3 (v1 was
-  // withdrawn) and SHAPE v1; later versions add types.
+  // LiteRT registers SPLIT v1-v4, SPLIT_V v1-v2, PACK v1-v4, UNPACK v1-v4, TILE v1-v3, BROADCAST_TO v2-v3 (v1
+  // was withdrawn) and SHAPE v1; later versions add types.
   table->push_back(
       {kKilnBuiltinSplit, 1, 4, MakeOperator<SplitState>(kKilnBuiltinSplit, 4, &SplitPrepare, &SplitInvoke)});
-  table->push_back(
-      {kKilnBuiltinSplitV, 1, 2, MakeOperator<SplitState>(kKilnBuiltinSplitV, 2, &SplitVPrepare, &SplitInvoke)});
-  table->push_back(
-      {kKilnBuiltinUnpack, 1, 4, MakeOperator<SplitState>(kKilnBuiltinUnpack, 4, &UnpackPrepare, &SplitInvoke)});
+  table->push_back({kKilnBuiltinSplitV, 1, 2,
+                    MakeOperator<SplitState>(kKilnBuiltinSplitV, 2, &SplitVPrepare, &SplitInvoke)});
+  table->push_back({kKilnBuiltinUnpack, 1, 4,
+                    MakeOperator<SplitState>(kKilnBuiltinUnpack, 4, &UnpackPrepare, &SplitInvoke)});
   table->push_back(
       {kKilnBuiltinPack, 1, 4, MakeOperator<PackState>(kKilnBuiltinPack, 4, &PackPrepare, &PackInvoke)});
   table->push_back(
       {kKilnBuiltinTile, 1, 3, MakeOperator<RepeatState>(kKilnBuiltinTile, 3, &TilePrepare, &RepeatInvoke)});
-  table->push_back({kKilnBuiltinBroadcastTo, 2, 3,
-                    MakeOperator<RepeatState>(kKilnBuiltinBroadcastTo, 3, &BroadcastToPrepare, &RepeatInvoke)});
+  table->push_back(
+      {kKilnBuiltinBroadcastTo, 2, 3,
+       MakeOperator<RepeatState>(kKilnBuiltinBroadcastTo, 3, &BroadcastToPrepare, &RepeatInvoke)});
   table->push_back(
       {kKilnBuiltinShape, 1, 1, MakeOperator<NoState>(kKilnBuiltinShape, 1, &ShapePrepare, &ShapeInvoke)});
 }

@@ -21,7 +21,8 @@ void Store(void* base, int64_t i, T v) {
   std::memcpy(static_cast<unsigned char*>(base) + static_cast<size_t>(i) * sizeof(T), &v, sizeof(T));
 }
 
-// bool is stored as one byte; reading it as uint8_t avoids loading a byte that is neither 0 nor 1 into a bool.
+// bool is stored as one byte; reading it as uint8_t avoids loading a byte that is neither 0 nor 1 into a
+// bool.
 struct BoolByte {
   uint8_t value;
 };
@@ -30,16 +31,26 @@ struct BoolByte {
 template <typename F>
 void Dispatch(ElementType type, F&& f) {
   switch (type) {
-    case ElementType::kBool: return f(BoolByte{});
-    case ElementType::kUInt8: return f(uint8_t{});
-    case ElementType::kInt8: return f(int8_t{});
-    case ElementType::kInt16: return f(int16_t{});
-    case ElementType::kUInt16: return f(uint16_t{});
-    case ElementType::kInt32: return f(int32_t{});
-    case ElementType::kUInt32: return f(uint32_t{});
-    case ElementType::kInt64: return f(int64_t{});
-    case ElementType::kFloat32: return f(float{});
-    case ElementType::kFloat64: return f(double{});
+    case ElementType::kBool:
+      return f(BoolByte{});
+    case ElementType::kUInt8:
+      return f(uint8_t{});
+    case ElementType::kInt8:
+      return f(int8_t{});
+    case ElementType::kInt16:
+      return f(int16_t{});
+    case ElementType::kUInt16:
+      return f(uint16_t{});
+    case ElementType::kInt32:
+      return f(int32_t{});
+    case ElementType::kUInt32:
+      return f(uint32_t{});
+    case ElementType::kInt64:
+      return f(int64_t{});
+    case ElementType::kFloat32:
+      return f(float{});
+    case ElementType::kFloat64:
+      return f(double{});
   }
 }
 
@@ -74,8 +85,8 @@ To Convert(From v) {
     }
     return static_cast<float>(v);
   } else {
-    // Integer to integer wraps modulo 2^bits (C++20's definition, and what GCC and Clang do in C++17); integer to
-    // floating rounds to nearest.
+    // Integer to integer wraps modulo 2^bits (C++20's definition, and what GCC and Clang do in C++17);
+    // integer to floating rounds to nearest.
     return static_cast<To>(v);
   }
 }

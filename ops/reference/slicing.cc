@@ -38,9 +38,9 @@ struct EffectiveDim {
   int input_dim = -1;   // kFull, kSpec: the input dimension
 };
 
-// Expands the ellipsis and new axes of `spec` (LiteRT's rules: an ellipsis covers the input dimensions the other
-// entries leave, at least one; an entry with both ellipsis and new-axis bits is an ellipsis; dimensions after the
-// last entry are taken whole).
+// Expands the ellipsis and new axes of `spec` (LiteRT's rules: an ellipsis covers the input dimensions the
+// other entries leave, at least one; an entry with both ellipsis and new-axis bits is an ellipsis; dimensions
+// after the last entry are taken whole).
 bool ExpandSpec(const Dims& input, const StridedSliceSpec& spec, std::vector<EffectiveDim>* out,
                 uint32_t* new_axis_mask, std::string* error) {
   const size_t n = spec.begin.size();
@@ -131,7 +131,8 @@ void CopyBox(const StridedSlicePlan& plan, const unsigned char* in, unsigned cha
   }
 }
 
-void CopyBoxAny(const StridedSlicePlan& plan, size_t element_size, const unsigned char* in, unsigned char* out) {
+void CopyBoxAny(const StridedSlicePlan& plan, size_t element_size, const unsigned char* in,
+                unsigned char* out) {
   switch (element_size) {
     case 1:
       return CopyBox<1>(plan, in, out);
@@ -155,8 +156,8 @@ void CopyBoxAny(const StridedSlicePlan& plan, size_t element_size, const unsigne
 }
 
 template <typename Index>
-bool GatherImpl(const GatherParams& p, size_t element_size, const void* input, const Index* indices, void* output,
-                int64_t* bad) {
+bool GatherImpl(const GatherParams& p, size_t element_size, const void* input, const Index* indices,
+                void* output, int64_t* bad) {
   const int64_t total_indices = p.batch * p.num_indices;
   for (int64_t i = 0; i < total_indices; ++i) {
     if (indices[i] < 0 || static_cast<int64_t>(indices[i]) >= p.axis_size) {
@@ -244,7 +245,8 @@ bool MakeStridedSlicePlan(const Dims& input, const StridedSliceSpec& spec, Strid
   return true;
 }
 
-bool StridedSliceOffsetShape(const Dims& input, const StridedSliceSpec& spec, Dims* output, std::string* error) {
+bool StridedSliceOffsetShape(const Dims& input, const StridedSliceSpec& spec, Dims* output,
+                             std::string* error) {
   std::vector<EffectiveDim> dims;
   uint32_t new_axis = 0;
   if (!ExpandSpec(input, spec, &dims, &new_axis, error)) return false;
@@ -306,7 +308,8 @@ bool MakeSlicePlan(const Dims& input, const std::vector<int64_t>& begin, const s
 }
 
 void StridedSliceCopy(const StridedSlicePlan& plan, size_t element_size, const void* input, void* output) {
-  CopyBoxAny(plan, element_size, static_cast<const unsigned char*>(input), static_cast<unsigned char*>(output));
+  CopyBoxAny(plan, element_size, static_cast<const unsigned char*>(input),
+             static_cast<unsigned char*>(output));
 }
 
 bool MakeGatherParams(const Dims& input, const Dims& indices, int axis, int batch_dims, GatherParams* params,

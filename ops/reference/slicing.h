@@ -12,8 +12,9 @@
 
 namespace kiln::ops::reference {
 
-// A strided box of the input: along effective dimension d, `count[d]` elements starting at `start[d]`, `step[d]`
-// apart. Effective dimensions are the input's with STRIDED_SLICE's new axes inserted (input_stride 0, size 1).
+// A strided box of the input: along effective dimension d, `count[d]` elements starting at `start[d]`,
+// `step[d]` apart. Effective dimensions are the input's with STRIDED_SLICE's new axes inserted (input_stride
+// 0, size 1).
 struct StridedSlicePlan {
   std::vector<int64_t> start;
   std::vector<int64_t> step;
@@ -22,8 +23,8 @@ struct StridedSlicePlan {
   Dims output_dims;                   // the output's shape: the counts, less the shrunk dimensions
 };
 
-// STRIDED_SLICE as LiteRT's kernel reads its inputs: begin, end and strides (one entry each per spec entry) and
-// the options' masks.
+// STRIDED_SLICE as LiteRT's kernel reads its inputs: begin, end and strides (one entry each per spec entry)
+// and the options' masks.
 struct StridedSliceSpec {
   std::vector<int64_t> begin, end, strides;
   uint32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 0;
@@ -34,15 +35,17 @@ struct StridedSliceSpec {
 constexpr int kMaxStridedSliceDims = 5;
 
 // Resolves `spec` against an input of shape `input`: masks, ellipsis, new axes, negative indices, clamping
-// (as LiteRT's strided_slice_logic). Fails (with a reason) for a zero stride, more than one ellipsis, more spec
-// entries than dimensions, more than kMaxStridedSliceDims effective dimensions, or a shrunk index outside
+// (as LiteRT's strided_slice_logic). Fails (with a reason) for a zero stride, more than one ellipsis, more
+// spec entries than dimensions, more than kMaxStridedSliceDims effective dimensions, or a shrunk index
+// outside
 // [-size, size).
 bool MakeStridedSlicePlan(const Dims& input, const StridedSliceSpec& spec, StridedSlicePlan* plan,
                           std::string* error);
 
 // The output shape STRIDED_SLICE with the offset option has whatever `spec.begin` holds: per sliced dimension
 // ceil(end / stride) (at least 0), as LiteRT sizes it. begin is not read.
-bool StridedSliceOffsetShape(const Dims& input, const StridedSliceSpec& spec, Dims* output, std::string* error);
+bool StridedSliceOffsetShape(const Dims& input, const StridedSliceSpec& spec, Dims* output,
+                             std::string* error);
 
 // SLICE: begin and size per dimension; size -1 takes the rest of the dimension. Fails unless
 // 0 <= begin <= dim and begin + size <= dim.
@@ -66,8 +69,8 @@ struct GatherParams {
 bool MakeGatherParams(const Dims& input, const Dims& indices, int axis, int batch_dims, GatherParams* params,
                       Dims* output, std::string* error);
 
-// Gathers; returns false, writing nothing, where an index lies outside [0, axis_size): `*bad` is the position of
-// the first such index in `indices`.
+// Gathers; returns false, writing nothing, where an index lies outside [0, axis_size): `*bad` is the position
+// of the first such index in `indices`.
 bool GatherCopy(const GatherParams& params, size_t element_size, const void* input, const int32_t* indices,
                 void* output, int64_t* bad);
 bool GatherCopy(const GatherParams& params, size_t element_size, const void* input, const int64_t* indices,

@@ -63,7 +63,8 @@ bool MakeSplitV(const Dims& input, int64_t axis, const std::vector<int64_t>& siz
       }
       minus_one = static_cast<int64_t>(i);
     } else if (s < 0) {
-      *error = "size_splits[" + std::to_string(i) + "] is " + std::to_string(s) + "; sizes must be >= 0 or -1";
+      *error =
+          "size_splits[" + std::to_string(i) + "] is " + std::to_string(s) + "; sizes must be >= 0 or -1";
       return false;
     } else {
       sum += s;
@@ -161,7 +162,8 @@ bool MakeUnpack(const Dims& input, int64_t axis, int64_t count, AxisPieces* piec
   return true;
 }
 
-bool MakeTile(const Dims& input, const std::vector<int64_t>& multiples, RepeatParams* params, std::string* error) {
+bool MakeTile(const Dims& input, const std::vector<int64_t>& multiples, RepeatParams* params,
+              std::string* error) {
   if (multiples.size() != input.size()) {
     *error = "multiples has " + std::to_string(multiples.size()) + " entries; input " + DimsText(input) +
              " needs " + std::to_string(input.size());
@@ -171,7 +173,8 @@ bool MakeTile(const Dims& input, const std::vector<int64_t>& multiples, RepeatPa
   params->output_dims = input;
   for (size_t d = 0; d < input.size(); ++d) {
     if (multiples[d] < 0) {
-      *error = "multiples[" + std::to_string(d) + "] is " + std::to_string(multiples[d]) + "; it must be >= 0";
+      *error =
+          "multiples[" + std::to_string(d) + "] is " + std::to_string(multiples[d]) + "; it must be >= 0";
       return false;
     }
     params->output_dims[d] = input[d] * multiples[d];
@@ -213,8 +216,8 @@ void RepeatCopy(const RepeatParams& params, size_t element_size, const void* inp
   auto* out = static_cast<unsigned char*>(output);
   int64_t in_offset = 0;
   for (int64_t o = 0; o < total; ++o) {
-    std::memcpy(out + static_cast<size_t>(o) * element_size, in + static_cast<size_t>(in_offset) * element_size,
-                element_size);
+    std::memcpy(out + static_cast<size_t>(o) * element_size,
+                in + static_cast<size_t>(in_offset) * element_size, element_size);
     for (size_t d = rank; d-- > 0;) {
       ++coord[d];
       // The input coordinate wraps at the input's size (a size-1 dimension stays at 0).

@@ -1,5 +1,5 @@
-// Ops that cut a tensor into pieces along an axis or repeat it: SPLIT, SPLIT_V, UNPACK (split), PACK (join), TILE
-// and BROADCAST_TO (repeat). Shape logic for Prepare and byte-moving kernels for elements of any size.
+// Ops that cut a tensor into pieces along an axis or repeat it: SPLIT, SPLIT_V, UNPACK (split), PACK (join),
+// TILE and BROADCAST_TO (repeat). Shape logic for Prepare and byte-moving kernels for elements of any size.
 #ifndef KILN_OPS_REFERENCE_SPLIT_PACK_H_
 #define KILN_OPS_REFERENCE_SPLIT_PACK_H_
 
@@ -24,7 +24,8 @@ bool NormalizeAxis(int64_t axis, int64_t rank, int64_t* out, std::string* error)
 
 // SPLIT: `num_splits` equal pieces along `axis` (normalised); the axis must divide evenly.
 bool MakeSplit(const Dims& input, int64_t axis, int64_t num_splits, AxisPieces* pieces, std::string* error);
-// SPLIT_V: pieces of `size_splits`, one of which may be -1 (the rest of the axis); the sizes must cover the axis.
+// SPLIT_V: pieces of `size_splits`, one of which may be -1 (the rest of the axis); the sizes must cover the
+// axis.
 bool MakeSplitV(const Dims& input, int64_t axis, const std::vector<int64_t>& size_splits, AxisPieces* pieces,
                 std::string* error);
 // The shape of piece `i`: the input's with the axis replaced by its size.
@@ -50,8 +51,10 @@ struct RepeatParams {
 };
 
 // TILE: output dim d = input dim d * multiples[d]; one non-negative multiple per input dimension.
-bool MakeTile(const Dims& input, const std::vector<int64_t>& multiples, RepeatParams* params, std::string* error);
-// BROADCAST_TO: `shape` has at least the input's rank; each input dimension (aligned to the back) is 1 or equal.
+bool MakeTile(const Dims& input, const std::vector<int64_t>& multiples, RepeatParams* params,
+              std::string* error);
+// BROADCAST_TO: `shape` has at least the input's rank; each input dimension (aligned to the back) is 1 or
+// equal.
 bool MakeBroadcastTo(const Dims& input, const std::vector<int64_t>& shape, RepeatParams* params,
                      std::string* error);
 void RepeatCopy(const RepeatParams& params, size_t element_size, const void* input, void* output);

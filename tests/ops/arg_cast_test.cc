@@ -45,15 +45,19 @@ void CheckArg(const Dims& dims, int64_t axis, bool is_max, const std::vector<T>&
   for (int64_t o = 0; o < out_count; ++o) {
     const int64_t outer_index = o / inner, inner_index = o % inner;
     std::vector<T> slice;
-    for (int64_t k = 0; k < size; ++k) slice.push_back(data[static_cast<size_t>((outer_index * size + k) * inner + inner_index)]);
-    const auto it = is_max ? std::max_element(slice.begin(), slice.end()) : std::min_element(slice.begin(), slice.end());
+    for (int64_t k = 0; k < size; ++k)
+      slice.push_back(data[static_cast<size_t>((outer_index * size + k) * inner + inner_index)]);
+    const auto it =
+        is_max ? std::max_element(slice.begin(), slice.end()) : std::min_element(slice.begin(), slice.end());
     ASSERT_EQ(got[static_cast<size_t>(o)], it - slice.begin()) << "output " << o << " axis " << axis;
   }
 }
 
 TEST(ArgMinMaxTest, MatchesFirstExtremeElement) {
   std::mt19937 rng(17);
-  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1)); };
+  auto pick = [&](int lo, int hi) {
+    return lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1));
+  };
   for (int iter = 0; iter < 1500; ++iter) {
     const int rank = pick(1, 6);
     Dims dims(static_cast<size_t>(rank));
@@ -69,8 +73,9 @@ TEST(ArgMinMaxTest, MatchesFirstExtremeElement) {
     std::vector<float> f(static_cast<size_t>(n));
     for (float& v : f) {
       const int r = pick(0, 12);
-      v = r == 0 ? std::numeric_limits<float>::quiet_NaN()
-                 : r == 1 ? -std::numeric_limits<float>::infinity() : static_cast<float>(pick(-3, 3)) * 0.5f;
+      v = r == 0   ? std::numeric_limits<float>::quiet_NaN()
+          : r == 1 ? -std::numeric_limits<float>::infinity()
+                   : static_cast<float>(pick(-3, 3)) * 0.5f;
     }
     CheckArg(dims, axis, is_max, f, wide);
     std::vector<int32_t> i32(static_cast<size_t>(n));
@@ -107,13 +112,15 @@ TEST(ArgMinMaxTest, BoolAndErrors) {
 
 // --- CAST ---
 
-const ElementType kAll[] = {ElementType::kBool,   ElementType::kUInt8,  ElementType::kInt8,    ElementType::kInt16,
-                            ElementType::kUInt16, ElementType::kInt32,  ElementType::kUInt32,  ElementType::kInt64,
-                            ElementType::kFloat32, ElementType::kFloat64};
+const ElementType kAll[] = {ElementType::kBool,   ElementType::kUInt8,  ElementType::kInt8,
+                            ElementType::kInt16,  ElementType::kUInt16, ElementType::kInt32,
+                            ElementType::kUInt32, ElementType::kInt64,  ElementType::kFloat32,
+                            ElementType::kFloat64};
 
 bool IsFloat(ElementType t) { return t == ElementType::kFloat32 || t == ElementType::kFloat64; }
 bool IsSigned(ElementType t) {
-  return t == ElementType::kInt8 || t == ElementType::kInt16 || t == ElementType::kInt32 || t == ElementType::kInt64;
+  return t == ElementType::kInt8 || t == ElementType::kInt16 || t == ElementType::kInt32 ||
+         t == ElementType::kInt64;
 }
 int Bits(ElementType t) { return static_cast<int>(ElementSize(t) * 8); }
 
@@ -127,16 +134,62 @@ struct Wide {
 Wide Read(ElementType t, const unsigned char* p) {
   Wide w;
   switch (t) {
-    case ElementType::kBool: w.i = p[0] != 0 ? 1 : 0; break;
-    case ElementType::kUInt8: w.i = p[0]; break;
-    case ElementType::kInt8: { int8_t v; std::memcpy(&v, p, 1); w.i = v; break; }
-    case ElementType::kInt16: { int16_t v; std::memcpy(&v, p, 2); w.i = v; break; }
-    case ElementType::kUInt16: { uint16_t v; std::memcpy(&v, p, 2); w.i = v; break; }
-    case ElementType::kInt32: { int32_t v; std::memcpy(&v, p, 4); w.i = v; break; }
-    case ElementType::kUInt32: { uint32_t v; std::memcpy(&v, p, 4); w.i = v; break; }
-    case ElementType::kInt64: { int64_t v; std::memcpy(&v, p, 8); w.i = v; break; }
-    case ElementType::kFloat32: { float v; std::memcpy(&v, p, 4); w.is_float = true; w.f = v; break; }
-    case ElementType::kFloat64: { double v; std::memcpy(&v, p, 8); w.is_float = true; w.f = v; break; }
+    case ElementType::kBool:
+      w.i = p[0] != 0 ? 1 : 0;
+      break;
+    case ElementType::kUInt8:
+      w.i = p[0];
+      break;
+    case ElementType::kInt8: {
+      int8_t v;
+      std::memcpy(&v, p, 1);
+      w.i = v;
+      break;
+    }
+    case ElementType::kInt16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      w.i = v;
+      break;
+    }
+    case ElementType::kUInt16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      w.i = v;
+      break;
+    }
+    case ElementType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      w.i = v;
+      break;
+    }
+    case ElementType::kUInt32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      w.i = v;
+      break;
+    }
+    case ElementType::kInt64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      w.i = v;
+      break;
+    }
+    case ElementType::kFloat32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      w.is_float = true;
+      w.f = v;
+      break;
+    }
+    case ElementType::kFloat64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      w.is_float = true;
+      w.f = v;
+      break;
+    }
   }
   return w;
 }
@@ -176,7 +229,9 @@ std::vector<unsigned char> Expected(const Wide& w, ElementType to) {
       result = 0;
     } else {
       const long double t = std::trunc(w.f);
-      result = t <= lo ? static_cast<int64_t>(lo) : t >= hi ? static_cast<int64_t>(hi) : static_cast<int64_t>(t);
+      result = t <= lo   ? static_cast<int64_t>(lo)
+               : t >= hi ? static_cast<int64_t>(hi)
+                         : static_cast<int64_t>(t);
     }
   } else if (bits == 64) {
     result = w.i;
@@ -188,17 +243,44 @@ std::vector<unsigned char> Expected(const Wide& w, ElementType to) {
     result = r;
   }
   // Little-endian low bytes of the two's-complement result.
-  for (size_t b = 0; b < out.size(); ++b) out[b] = static_cast<unsigned char>((static_cast<uint64_t>(result) >> (8 * b)) & 0xFFu);
+  for (size_t b = 0; b < out.size(); ++b)
+    out[b] = static_cast<unsigned char>((static_cast<uint64_t>(result) >> (8 * b)) & 0xFFu);
   return out;
 }
 
 TEST(CastTest, EveryPairMatchesTheRules) {
   std::mt19937_64 rng(5);
-  const std::vector<double> specials = {0.0, -0.0, 0.5, -0.5, 0.999, -0.999, 1.5, -1.5, 127.9, -128.9, 128.0,
-                                        -129.0, 255.5, 256.0, 32767.5, -32769.0, 65535.9, 65536.0,
-                                        2147483520.0, 2147483648.0, -2147483648.0, -2147483904.0, 4294967295.0,
-                                        4294967296.0, 9.2233720368547748e18, -9.2233720368547758e18,
-                                        -9.3e18, 1e30, -1e30, 1e300, -1e300,
+  const std::vector<double> specials = {0.0,
+                                        -0.0,
+                                        0.5,
+                                        -0.5,
+                                        0.999,
+                                        -0.999,
+                                        1.5,
+                                        -1.5,
+                                        127.9,
+                                        -128.9,
+                                        128.0,
+                                        -129.0,
+                                        255.5,
+                                        256.0,
+                                        32767.5,
+                                        -32769.0,
+                                        65535.9,
+                                        65536.0,
+                                        2147483520.0,
+                                        2147483648.0,
+                                        -2147483648.0,
+                                        -2147483904.0,
+                                        4294967295.0,
+                                        4294967296.0,
+                                        9.2233720368547748e18,
+                                        -9.2233720368547758e18,
+                                        -9.3e18,
+                                        1e30,
+                                        -1e30,
+                                        1e300,
+                                        -1e300,
                                         std::numeric_limits<double>::infinity(),
                                         -std::numeric_limits<double>::infinity(),
                                         std::numeric_limits<double>::quiet_NaN()};
@@ -211,23 +293,30 @@ TEST(CastTest, EveryPairMatchesTheRules) {
     };
     if (from == ElementType::kFloat32) {
       for (double s : specials) {
-        const float v = std::fabs(s) > 3.4e38 && std::isfinite(s) ? (s > 0 ? 3.0e38f : -3.0e38f) : static_cast<float>(s);
+        const float v =
+            std::fabs(s) > 3.4e38 && std::isfinite(s) ? (s > 0 ? 3.0e38f : -3.0e38f) : static_cast<float>(s);
         push(&v);
       }
       for (int k = 0; k < 200; ++k) {
-        const float v = static_cast<float>(std::ldexp(static_cast<double>(rng() % 2000000) - 1e6, static_cast<int>(rng() % 60) - 20));
+        const float v = static_cast<float>(
+            std::ldexp(static_cast<double>(rng() % 2000000) - 1e6, static_cast<int>(rng() % 60) - 20));
         push(&v);
       }
     } else if (from == ElementType::kFloat64) {
       for (double s : specials) push(&s);
       for (int k = 0; k < 200; ++k) {
-        const double v = std::ldexp(static_cast<double>(rng() % 2000000) - 1e6, static_cast<int>(rng() % 80) - 20);
+        const double v =
+            std::ldexp(static_cast<double>(rng() % 2000000) - 1e6, static_cast<int>(rng() % 80) - 20);
         push(&v);
       }
     } else {
       // Any bit pattern is a valid integer; bool bytes other than 0 and 1 read as true.
       for (int k = 0; k < 300; ++k) {
-        const uint64_t bits = k < 4 ? (k == 0 ? 0 : k == 1 ? ~uint64_t{0} : k == 2 ? 1 : uint64_t{1} << (in_size * 8 - 1)) : rng();
+        const uint64_t bits = k < 4 ? (k == 0   ? 0
+                                       : k == 1 ? ~uint64_t{0}
+                                       : k == 2 ? 1
+                                                : uint64_t{1} << (in_size * 8 - 1))
+                                    : rng();
         push(&bits);
       }
     }
@@ -246,8 +335,8 @@ TEST(CastTest, EveryPairMatchesTheRules) {
           continue;
         }
         ASSERT_EQ(std::vector<unsigned char>(got, got + out_size), expected)
-            << "from " << static_cast<int>(from) << " to " << static_cast<int>(to) << " element " << i << " value "
-            << (w.is_float ? static_cast<double>(w.f) : static_cast<double>(w.i));
+            << "from " << static_cast<int>(from) << " to " << static_cast<int>(to) << " element " << i
+            << " value " << (w.is_float ? static_cast<double>(w.f) : static_cast<double>(w.i));
       }
     }
   }

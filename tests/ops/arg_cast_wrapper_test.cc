@@ -1,5 +1,5 @@
-// ARG_MAX, ARG_MIN and CAST through the interpreter, on single-op ModelWriter models: options, index and element
-// types, and the errors with their messages.
+// ARG_MAX, ARG_MIN and CAST through the interpreter, on single-op ModelWriter models: options, index and
+// element types, and the errors with their messages.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,5 +1,6 @@
-// STRIDED_SLICE, SLICE, EXPAND_DIMS and GATHER through the interpreter, on single-op ModelWriter models: options
-// as the reader parses them, constant and run-time index inputs, element types, quantization, and the errors.
+// STRIDED_SLICE, SLICE, EXPAND_DIMS and GATHER through the interpreter, on single-op ModelWriter models:
+// options as the reader parses them, constant and run-time index inputs, element types, quantization, and the
+// errors.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -50,7 +51,8 @@ TEST(SliceOpsTest, StridedSliceEllipsisNewAxisShrinkOnInt64) {
   const int e = w.AddConstTensor<int32_t>(kKilnInt32, {3}, "e", {0, 0, 0});
   const int s = w.AddConstTensor<int32_t>(kKilnInt32, {3}, "s", {1, 1, 1});
   const int y = w.AddTensor(kKilnInt64, {1, 2}, "y");
-  w.AddOp(kKilnBuiltinStridedSlice, {x, b, e, s}, {y}, KilnStridedSliceParams{0, 0, 0b010, 0b001, 0b100, false});
+  w.AddOp(kKilnBuiltinStridedSlice, {x, b, e, s}, {y},
+          KilnStridedSliceParams{0, 0, 0b010, 0b001, 0b100, false});
   w.SetInputs({x});
   w.SetOutputs({y});
   Runner r(w);
@@ -105,8 +107,8 @@ TEST(SliceOpsTest, StridedSliceRefusesRuntimeBeginAndBadShrinkIndex) {
   }
 }
 
-// Rank 6 is beyond LiteRT's STRIDED_SLICE and SLICE (5 dimensions at most); empty slices and empty gathers run and
-// write nothing.
+// Rank 6 is beyond LiteRT's STRIDED_SLICE and SLICE (5 dimensions at most); empty slices and empty gathers
+// run and write nothing.
 TEST(SliceOpsTest, RankSixRefusedAndEmptyOutputsRun) {
   {
     ModelWriter w;
@@ -142,8 +144,8 @@ TEST(SliceOpsTest, RankSixRefusedAndEmptyOutputsRun) {
   EXPECT_EQ(r.OutputDims(1), (std::vector<int>{0, 2}));
 }
 
-// With the offset option the output is ceil(end / stride) long whatever begin is, so begin may be computed at run
-// time; a begin that would run past the input fails Invoke instead of reading out of bounds.
+// With the offset option the output is ceil(end / stride) long whatever begin is, so begin may be computed at
+// run time; a begin that would run past the input fails Invoke instead of reading out of bounds.
 TEST(SliceOpsTest, StridedSliceOffsetTakesRuntimeBegin) {
   ModelWriter w;
   const int x = w.AddTensor(kKilnFloat32, {5}, "x");
@@ -343,9 +345,10 @@ TEST(SliceOpsTest, GatherBatchDimsNegativeAxisAndBadIndex) {
   indices[3] = 3;
   r.SetInput(1, indices, sizeof(indices));
   EXPECT_NE(r.Invoke(), kKilnOk);
-  EXPECT_NE(r.errors().find("GATHER: index 3 at position 3 of indices 'idx' is out of range [0, 3) for axis 1 of "
-                            "input 'x'"),
-            std::string::npos)
+  EXPECT_NE(
+      r.errors().find("GATHER: index 3 at position 3 of indices 'idx' is out of range [0, 3) for axis 1 of "
+                      "input 'x'"),
+      std::string::npos)
       << r.errors();
   indices[3] = -1;
   r.SetInput(1, indices, sizeof(indices));

@@ -31,8 +31,8 @@ std::string Text(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-// --- STRIDED_SLICE, the plain way: make the spec dense, list the indices each dimension takes (Python's slice
-// rules), then walk their cartesian product. ---
+// --- STRIDED_SLICE, the plain way: make the spec dense, list the indices each dimension takes (Python's
+// slice rules), then walk their cartesian product. ---
 
 struct DenseEntry {
   bool new_axis = false, shrink = false;
@@ -243,7 +243,9 @@ TEST(StridedSliceTest, Errors) {
 // negative indices and strides, offset on and off, elements of 1, 2, 4, 8 and 3 bytes.
 TEST(StridedSliceTest, MatchesNaive) {
   std::mt19937 rng(11);
-  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1)); };
+  auto pick = [&](int lo, int hi) {
+    return lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1));
+  };
   int checked = 0, refused = 0;
   for (int iter = 0; iter < 6000; ++iter) {
     const int rank = pick(0, 5);
@@ -269,7 +271,8 @@ TEST(StridedSliceTest, MatchesNaive) {
     if (n > 0 && pick(0, 2) == 0) s.ellipsis_mask = 1u << pick(0, n - 1);
     if (pick(0, 20) == 0) s.ellipsis_mask = all;
     s.offset = pick(0, 4) == 0;
-    // The oracle resolves the ellipsis only as the kernel does when an ellipsis and a new axis do not share a bit.
+    // The oracle resolves the ellipsis only as the kernel does when an ellipsis and a new axis do not share a
+    // bit.
     s.new_axis_mask &= ~s.ellipsis_mask;
     const std::vector<float> data = Iota(NumElements(input));
     std::vector<float> expected;
@@ -279,10 +282,10 @@ TEST(StridedSliceTest, MatchesNaive) {
     std::string error;
     const bool made = MakeStridedSlicePlan(input, s, &plan, &error);
     const std::string what = "input " + Text(input) + " begin " + Text(s.begin) + " end " + Text(s.end) +
-                             " strides " + Text(s.strides) + " masks b" + std::to_string(s.begin_mask) + " e" +
-                             std::to_string(s.end_mask) + " ell" + std::to_string(s.ellipsis_mask) + " new" +
-                             std::to_string(s.new_axis_mask) + " shr" + std::to_string(s.shrink_axis_mask) +
-                             (s.offset ? " offset" : "");
+                             " strides " + Text(s.strides) + " masks b" + std::to_string(s.begin_mask) +
+                             " e" + std::to_string(s.end_mask) + " ell" + std::to_string(s.ellipsis_mask) +
+                             " new" + std::to_string(s.new_axis_mask) + " shr" +
+                             std::to_string(s.shrink_axis_mask) + (s.offset ? " offset" : "");
     ASSERT_EQ(made, ok) << what << ": " << error;
     if (!ok) {
       ++refused;
@@ -314,7 +317,9 @@ TEST(StridedSliceTest, MatchesNaive) {
 
 TEST(SliceTest, MatchesNaive) {
   std::mt19937 rng(5);
-  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1)); };
+  auto pick = [&](int lo, int hi) {
+    return lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1));
+  };
   int checked = 0;
   for (int iter = 0; iter < 3000; ++iter) {
     const int rank = pick(0, 5);
@@ -370,8 +375,8 @@ TEST(SliceTest, Errors) {
 // --- GATHER ---
 
 // out[b..., o..., i..., n...] = in[b..., o..., idx[b..., i...], n...], by unravelling every output index.
-std::vector<float> NaiveGather(const Dims& input, const Dims& indices, const std::vector<int64_t>& idx, int axis,
-                               int batch_dims, const std::vector<float>& data, Dims* out_dims) {
+std::vector<float> NaiveGather(const Dims& input, const Dims& indices, const std::vector<int64_t>& idx,
+                               int axis, int batch_dims, const std::vector<float>& data, Dims* out_dims) {
   Dims out(input.begin(), input.begin() + axis);
   out.insert(out.end(), indices.begin() + batch_dims, indices.end());
   out.insert(out.end(), input.begin() + axis + 1, input.end());
@@ -393,7 +398,8 @@ std::vector<float> NaiveGather(const Dims& input, const Dims& indices, const std
     int64_t flat = 0;
     for (int d = 0; d < axis; ++d) flat += coord[d] * in_strides[d];
     flat += idx[static_cast<size_t>(ipos)] * in_strides[axis];
-    for (size_t d = axis + 1; d < input.size(); ++d) flat += coord[d - 1 + idx_rank - batch_dims] * in_strides[d];
+    for (size_t d = axis + 1; d < input.size(); ++d)
+      flat += coord[d - 1 + idx_rank - batch_dims] * in_strides[d];
     result.push_back(data[static_cast<size_t>(flat)]);
   }
   return result;
@@ -401,7 +407,9 @@ std::vector<float> NaiveGather(const Dims& input, const Dims& indices, const std
 
 TEST(GatherTest, MatchesNaive) {
   std::mt19937 rng(7);
-  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1)); };
+  auto pick = [&](int lo, int hi) {
+    return lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1));
+  };
   for (int iter = 0; iter < 3000; ++iter) {
     const int rank = pick(1, 6);
     Dims input(static_cast<size_t>(rank));
@@ -414,16 +422,18 @@ TEST(GatherTest, MatchesNaive) {
     std::vector<int64_t> idx(static_cast<size_t>(NumElements(indices)));
     for (int64_t& v : idx) v = input[axis] == 0 ? 0 : pick(0, static_cast<int>(input[axis]) - 1);
     const bool make_bad = !idx.empty() && pick(0, 5) == 0;
-    if (make_bad) idx[static_cast<size_t>(pick(0, static_cast<int>(idx.size()) - 1))] = pick(0, 1) ? -1 : input[axis];
+    if (make_bad)
+      idx[static_cast<size_t>(pick(0, static_cast<int>(idx.size()) - 1))] = pick(0, 1) ? -1 : input[axis];
     // Negative axis and batch_dims name the same dimensions.
     const int given_axis = pick(0, 1) ? axis - rank : axis;
-    const int given_batch =
-        pick(0, 1) && batch_dims < static_cast<int>(indices.size()) ? batch_dims - static_cast<int>(indices.size())
-                                                                      : batch_dims;
+    const int given_batch = pick(0, 1) && batch_dims < static_cast<int>(indices.size())
+                                ? batch_dims - static_cast<int>(indices.size())
+                                : batch_dims;
     GatherParams params;
     Dims out_dims;
     std::string error;
-    ASSERT_TRUE(MakeGatherParams(input, indices, given_axis, given_batch, &params, &out_dims, &error)) << error;
+    ASSERT_TRUE(MakeGatherParams(input, indices, given_axis, given_batch, &params, &out_dims, &error))
+        << error;
     const std::vector<float> data = Iota(NumElements(input));
     Dims expected_dims;
     std::vector<int32_t> idx32(idx.begin(), idx.end());
@@ -446,7 +456,8 @@ TEST(GatherTest, MatchesNaive) {
       for (float v : out) ASSERT_EQ(v, -1.0f) << what;
       continue;
     }
-    const std::vector<float> expected = NaiveGather(input, indices, idx, axis, batch_dims, data, &expected_dims);
+    const std::vector<float> expected =
+        NaiveGather(input, indices, idx, axis, batch_dims, data, &expected_dims);
     ASSERT_EQ(out_dims, expected_dims) << what;
     ASSERT_TRUE(GatherCopy(params, sizeof(float), data.data(), idx.data(), out.data(), &bad)) << what;
     ASSERT_EQ(out, expected) << what;

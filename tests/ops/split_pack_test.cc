@@ -1,5 +1,5 @@
-// SPLIT, SPLIT_V, UNPACK, PACK, TILE and BROADCAST_TO (ops/reference/split_pack.h) against plain versions written
-// here by unravelling every output coordinate.
+// SPLIT, SPLIT_V, UNPACK, PACK, TILE and BROADCAST_TO (ops/reference/split_pack.h) against plain versions
+// written here by unravelling every output coordinate.
 
 #include "ops/reference/split_pack.h"
 
@@ -48,7 +48,8 @@ class Rng {
   std::mt19937 rng_;
 };
 
-// Splits `input` into pieces of `sizes` along `axis` the plain way and checks SplitCopy, then joins them back.
+// Splits `input` into pieces of `sizes` along `axis` the plain way and checks SplitCopy, then joins them
+// back.
 void CheckSplit(const Dims& input, int64_t axis, const AxisPieces& pieces, const std::string& what) {
   const std::vector<int32_t> data = Iota(NumElements(input));
   std::vector<std::vector<int32_t>> outs;
@@ -64,7 +65,8 @@ void CheckSplit(const Dims& input, int64_t axis, const AxisPieces& pieces, const
     for (int64_t o = 0; o < NumElements(shape); ++o) {
       std::vector<int64_t> c = Unravel(o, shape);
       c[static_cast<size_t>(axis)] += offset;
-      ASSERT_EQ(outs[i][static_cast<size_t>(o)], data[static_cast<size_t>(Ravel(c, input))]) << what << " piece " << i;
+      ASSERT_EQ(outs[i][static_cast<size_t>(o)], data[static_cast<size_t>(Ravel(c, input))])
+          << what << " piece " << i;
     }
     offset += pieces.sizes[i];
   }
@@ -150,7 +152,8 @@ TEST(PackTest, PackAndUnpackMatchNaive) {
       std::vector<int64_t> c = Unravel(o, out_dims);
       const int64_t which = c[static_cast<size_t>(a)];
       c.erase(c.begin() + a);
-      ASSERT_EQ(out[static_cast<size_t>(o)], ins[static_cast<size_t>(which)][static_cast<size_t>(Ravel(c, input))])
+      ASSERT_EQ(out[static_cast<size_t>(o)],
+                ins[static_cast<size_t>(which)][static_cast<size_t>(Ravel(c, input))])
           << Text(input) << " axis " << axis;
     }
     // UNPACK of the packed tensor gives the inputs back.
@@ -191,7 +194,8 @@ void CheckRepeat(const RepeatParams& params, size_t element_size, const std::str
     for (size_t d = 0; d < c.size(); ++d) c[d] %= in_dims[d];
     const int64_t src = Ravel(c, in_dims);
     for (size_t b = 0; b < element_size; ++b) {
-      ASSERT_EQ(out[static_cast<size_t>(o) * element_size + b], in[static_cast<size_t>(src) * element_size + b])
+      ASSERT_EQ(out[static_cast<size_t>(o) * element_size + b],
+                in[static_cast<size_t>(src) * element_size + b])
           << what << " at " << o;
     }
   }

@@ -1,5 +1,5 @@
-// SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO and SHAPE through the interpreter, on single-op ModelWriter
-// models: options, element types, quantization and one error per op with its message.
+// SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO and SHAPE through the interpreter, on single-op
+// ModelWriter models: options, element types, quantization and one error per op with its message.
 #include <gtest/gtest.h>
 
 #include <cstdint>

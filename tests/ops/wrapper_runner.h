@@ -1,5 +1,5 @@
-// The harness of the operator wrapper tests: builds a ModelWriter model, runs it through the C API and collects
-// the error reporter's messages.
+// The harness of the operator wrapper tests: builds a ModelWriter model, runs it through the C API and
+// collects the error reporter's messages.
 #ifndef KILN_TESTS_OPS_WRAPPER_RUNNER_H_
 #define KILN_TESTS_OPS_WRAPPER_RUNNER_H_
 
