@@ -17,6 +17,9 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddTensorOps(all);
     AddDequantizeOps(all);
     AddImageOps(all);
+    AddSliceOps(all);
+    AddSplitPackOps(all);
+    AddArgCastOps(all);
     return all;
   }();
   return *table;

@@ -15,6 +15,9 @@ void AddFullyConnectedOps(std::vector<BuiltinOp>* table);  // fully_connected_op
 void AddTensorOps(std::vector<BuiltinOp>* table);          // tensor_ops.cc
 void AddDequantizeOps(std::vector<BuiltinOp>* table);      // dequantize_ops.cc
 void AddImageOps(std::vector<BuiltinOp>* table);           // image_ops.cc
+void AddSliceOps(std::vector<BuiltinOp>* table);           // slice_ops.cc
+void AddSplitPackOps(std::vector<BuiltinOp>* table);       // split_pack_ops.cc
+void AddArgCastOps(std::vector<BuiltinOp>* table);         // arg_cast_ops.cc
 
 }  // namespace kiln::ops
 

@@ -2,6 +2,7 @@
 
 #include "ops/op_util.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -234,6 +235,79 @@ KilnStatus ReadConstantInts(KilnOpaqueContext* context, const char* op, const ch
     }
   }
   return kKilnOk;
+}
+
+KilnStatus ReadIntValues(KilnOpaqueContext* context, const char* op, const char* role,
+                         const KilnOpaqueTensor* tensor, std::vector<int64_t>* values) {
+  const KilnType type = KilnOpaqueTensorType(tensor);
+  if (type != kKilnInt32 && type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: %s %s has type %s; expected int32 or int64", op, role,
+                                 TensorLabel(tensor).c_str(), KilnTypeGetName(type));
+    return kKilnError;
+  }
+  const int64_t count = reference::NumElements(TensorDims(tensor));
+  const size_t element_size = type == kKilnInt64 ? 8 : 4;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, role, tensor, count, element_size));
+  values->resize(static_cast<size_t>(count));
+  const char* data = static_cast<const char*>(KilnOpaqueTensorData(tensor));
+  for (int64_t i = 0; i < count; ++i) {
+    if (type == kKilnInt32) {
+      int32_t v;
+      std::memcpy(&v, data + i * 4, 4);
+      (*values)[static_cast<size_t>(i)] = v;
+    } else {
+      int64_t v;
+      std::memcpy(&v, data + i * 8, 8);
+      (*values)[static_cast<size_t>(i)] = v;
+    }
+  }
+  return kKilnOk;
+}
+
+const std::vector<KilnType>& MovedTypes() {
+  static const std::vector<KilnType> types = {kKilnFloat32, kKilnInt32, kKilnInt64, kKilnInt8,
+                                              kKilnUInt8,   kKilnInt16, kKilnBool};
+  return types;
+}
+
+KilnStatus CheckMovedTypes(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* input,
+                           const KilnOpaqueTensor* output, const std::vector<KilnType>& allowed,
+                           size_t* element_size) {
+  const KilnType type = KilnOpaqueTensorType(input);
+  if (std::find(allowed.begin(), allowed.end(), type) == allowed.end()) {
+    std::string names;
+    for (KilnType t : allowed) names += std::string(names.empty() ? "" : ", ") + KilnTypeGetName(t);
+    KilnOpaqueContextReportError(context, "%s: input %s has type %s; expected one of %s", op,
+                                 TensorLabel(input).c_str(), KilnTypeGetName(type), names.c_str());
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, type));
+  if (KilnOpaqueContextGetSizeOfType(context, type, element_size) != kKilnOk || *element_size == 0) {
+    KilnOpaqueContextReportError(context, "%s: input %s has type %s, which has no fixed element size", op,
+                                 TensorLabel(input).c_str(), KilnTypeGetName(type));
+    return kKilnError;
+  }
+  if (type != kKilnInt8 && type != kKilnUInt8 && type != kKilnInt16) return kKilnOk;
+  std::vector<float> in_scales, out_scales;
+  std::vector<int32_t> in_zero_points, out_zero_points;
+  int in_dim = 0, out_dim = 0;
+  const bool in_quantized = GetQuantization(input, &in_scales, &in_zero_points, &in_dim);
+  const bool out_quantized = GetQuantization(output, &out_scales, &out_zero_points, &out_dim);
+  if (in_quantized == out_quantized &&
+      (!in_quantized || (in_scales == out_scales && in_zero_points == out_zero_points &&
+                         (in_scales.size() <= 1 || in_dim == out_dim)))) {
+    return kKilnOk;
+  }
+  auto describe = [](bool quantized, const std::vector<float>& scales, const std::vector<int32_t>& zero_points) {
+    if (!quantized) return std::string("no quantization");
+    if (scales.size() != 1) return std::to_string(scales.size()) + " per-channel scales";
+    return "scale " + std::to_string(scales[0]) + ", zero point " + std::to_string(zero_points[0]);
+  };
+  KilnOpaqueContextReportError(context, "%s: %s output %s (%s) must have the quantization of input %s (%s)", op,
+                               KilnTypeGetName(type), TensorLabel(output).c_str(),
+                               describe(out_quantized, out_scales, out_zero_points).c_str(),
+                               TensorLabel(input).c_str(), describe(in_quantized, in_scales, in_zero_points).c_str());
+  return kKilnError;
 }
 
 KilnStatus ToActivation(KilnOpaqueContext* context, const char* op, KilnFusedActivation activation,

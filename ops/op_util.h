@@ -79,6 +79,20 @@ KilnStatus ResizeOutput(KilnOpaqueContext* context, const char* op, KilnOpaqueTe
 KilnStatus ReadConstantInts(KilnOpaqueContext* context, const char* op, const char* role,
                             const KilnOpaqueTensor* tensor, bool allow_int64, std::vector<int32_t>* values);
 
+// Reads an int32 or int64 tensor's values (constant or not; its data must be there) as int64. `role` names it.
+KilnStatus ReadIntValues(KilnOpaqueContext* context, const char* op, const char* role,
+                         const KilnOpaqueTensor* tensor, std::vector<int64_t>* values);
+
+// For ops that move elements without arithmetic: the input's type must be one of `allowed` and the output's the
+// same; an int8, uint8 or int16 output must carry the input's quantization (scales, zero points and quantized
+// dimension). Returns the element size.
+KilnStatus CheckMovedTypes(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* input,
+                           const KilnOpaqueTensor* output, const std::vector<KilnType>& allowed,
+                           size_t* element_size);
+
+// The element types the data-moving ops (STRIDED_SLICE, SLICE, GATHER, ...) accept, as LiteRT's kernels do.
+const std::vector<KilnType>& MovedTypes();
+
 KilnStatus ToActivation(KilnOpaqueContext* context, const char* op, KilnFusedActivation activation,
                         reference::Activation* out);
 KilnStatus ToPadding(KilnOpaqueContext* context, const char* op, KilnPadding padding,

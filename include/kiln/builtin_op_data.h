@@ -127,6 +127,59 @@ typedef struct KilnResizeBilinearParams {
   bool half_pixel_centers; /* pixels sampled at their centres (TF2); false: TF1's legacy mapping */
 } KilnResizeBilinearParams;
 
+/* STRIDED_SLICE. Bit i of a mask refers to entry i of begin/end/strides. */
+typedef struct KilnStridedSliceParams {
+  int begin_mask;       /* begin[i] ignored: the slice starts at the first (last, for a negative stride) element */
+  int end_mask;         /* end[i] ignored: the slice runs to the end */
+  int ellipsis_mask;    /* entry i stands for as many full dimensions as the spec leaves out */
+  int new_axis_mask;    /* entry i inserts a dimension of size 1 */
+  int shrink_axis_mask; /* entry i takes the single element begin[i] and drops the dimension */
+  bool offset;          /* end[i] counts from begin[i] (end = begin + end) */
+} KilnStridedSliceParams;
+
+/* GATHER */
+typedef struct KilnGatherParams {
+  int axis;
+  int batch_dims;
+} KilnGatherParams;
+
+/* SPLIT */
+typedef struct KilnSplitParams {
+  int num_splits;
+} KilnSplitParams;
+
+/* SPLIT_V */
+typedef struct KilnSplitVParams {
+  int num_splits;
+} KilnSplitVParams;
+
+/* PACK */
+typedef struct KilnPackParams {
+  int values_count;
+  int axis;
+} KilnPackParams;
+
+/* UNPACK */
+typedef struct KilnUnpackParams {
+  int num;
+  int axis;
+} KilnUnpackParams;
+
+/* SHAPE */
+typedef struct KilnShapeParams {
+  KilnType out_type;
+} KilnShapeParams;
+
+/* ARG_MAX */
+typedef struct KilnArgMaxParams {
+  KilnType output_type;
+} KilnArgMaxParams;
+
+/* ARG_MIN */
+typedef struct KilnArgMinParams {
+  KilnType output_type;
+} KilnArgMinParams;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -917,6 +917,93 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       return int_list("squeeze_dims", "entries", options->squeeze_dims(), &params->num_squeeze_dims,
                       params->squeeze_dims);
     }
+    case kKilnBuiltinStridedSlice: {
+      KILN_GET_OPTIONS(StridedSliceOptions, options);
+      KilnStridedSliceParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->begin_mask = options->begin_mask();
+      params->end_mask = options->end_mask();
+      params->ellipsis_mask = options->ellipsis_mask();
+      params->new_axis_mask = options->new_axis_mask();
+      params->shrink_axis_mask = options->shrink_axis_mask();
+      params->offset = options->offset();
+      return true;
+    }
+    case kKilnBuiltinGather: {
+      KILN_GET_OPTIONS(GatherOptions, options);
+      KilnGatherParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->axis = options->axis();
+      params->batch_dims = options->batch_dims();
+      return true;
+    }
+    case kKilnBuiltinSplit: {
+      KILN_GET_OPTIONS(SplitOptions, options);
+      KilnSplitParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->num_splits = options->num_splits();
+      return true;
+    }
+    case kKilnBuiltinSplitV: {
+      KILN_GET_OPTIONS(SplitVOptions, options);
+      KilnSplitVParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->num_splits = options->num_splits();
+      return true;
+    }
+    case kKilnBuiltinPack: {
+      KILN_GET_OPTIONS(PackOptions, options);
+      KilnPackParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->values_count = options->values_count();
+      params->axis = options->axis();
+      return true;
+    }
+    case kKilnBuiltinUnpack: {
+      KILN_GET_OPTIONS(UnpackOptions, options);
+      KilnUnpackParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->num = options->num();
+      params->axis = options->axis();
+      return true;
+    }
+    // The index type of SHAPE, ARG_MAX and ARG_MIN: kKilnNoType where the op has no options table (the op then
+    // goes by its output tensor's type).
+    case kKilnBuiltinShape: {
+      const fb::ShapeOptions* options = nullptr;
+      if (!GetOptions<fb::ShapeOptions>(op, &options)) return wrong_type("ShapeOptions");
+      KilnShapeParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->out_type = kKilnNoType;
+      if (options != nullptr && !MapTensorType(options->out_type(), &params->out_type)) {
+        return Fail(Format("%s: unknown out_type %d", where.c_str(), static_cast<int>(options->out_type())));
+      }
+      return true;
+    }
+    case kKilnBuiltinArgMax: {
+      const fb::ArgMaxOptions* options = nullptr;
+      if (!GetOptions<fb::ArgMaxOptions>(op, &options)) return wrong_type("ArgMaxOptions");
+      KilnArgMaxParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->output_type = kKilnNoType;
+      if (options != nullptr && !MapTensorType(options->output_type(), &params->output_type)) {
+        return Fail(
+            Format("%s: unknown output_type %d", where.c_str(), static_cast<int>(options->output_type())));
+      }
+      return true;
+    }
+    case kKilnBuiltinArgMin: {
+      const fb::ArgMinOptions* options = nullptr;
+      if (!GetOptions<fb::ArgMinOptions>(op, &options)) return wrong_type("ArgMinOptions");
+      KilnArgMinParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->output_type = kKilnNoType;
+      if (options != nullptr && !MapTensorType(options->output_type(), &params->output_type)) {
+        return Fail(
+            Format("%s: unknown output_type %d", where.c_str(), static_cast<int>(options->output_type())));
+      }
+      return true;
+    }
     case kKilnBuiltinMean:
     case kKilnBuiltinSum:
     case kKilnBuiltinReduceMax:

@@ -369,6 +369,33 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kResizeBilinear:
         matches = code == kKilnBuiltinResizeBilinear;
         break;
+      case OptionsKind::kStridedSlice:
+        matches = code == kKilnBuiltinStridedSlice;
+        break;
+      case OptionsKind::kGather:
+        matches = code == kKilnBuiltinGather;
+        break;
+      case OptionsKind::kSplit:
+        matches = code == kKilnBuiltinSplit;
+        break;
+      case OptionsKind::kSplitV:
+        matches = code == kKilnBuiltinSplitV;
+        break;
+      case OptionsKind::kPack:
+        matches = code == kKilnBuiltinPack;
+        break;
+      case OptionsKind::kUnpack:
+        matches = code == kKilnBuiltinUnpack;
+        break;
+      case OptionsKind::kShape:
+        matches = code == kKilnBuiltinShape;
+        break;
+      case OptionsKind::kArgMax:
+        matches = code == kKilnBuiltinArgMax;
+        break;
+      case OptionsKind::kArgMin:
+        matches = code == kKilnBuiltinArgMin;
+        break;
       case OptionsKind::kReducer:
         matches = code == kKilnBuiltinMean || code == kKilnBuiltinSum || code == kKilnBuiltinReduceMax ||
                   code == kKilnBuiltinReduceMin || code == kKilnBuiltinReduceProd ||
@@ -423,6 +450,15 @@ KILN_ADD_OP_WITH(KilnSqueezeParams, kSqueeze)
 KILN_ADD_OP_WITH(KilnReducerParams, kReducer)
 KILN_ADD_OP_WITH(KilnLeakyReluParams, kLeakyRelu)
 KILN_ADD_OP_WITH(KilnResizeBilinearParams, kResizeBilinear)
+KILN_ADD_OP_WITH(KilnStridedSliceParams, kStridedSlice)
+KILN_ADD_OP_WITH(KilnGatherParams, kGather)
+KILN_ADD_OP_WITH(KilnSplitParams, kSplit)
+KILN_ADD_OP_WITH(KilnSplitVParams, kSplitV)
+KILN_ADD_OP_WITH(KilnPackParams, kPack)
+KILN_ADD_OP_WITH(KilnUnpackParams, kUnpack)
+KILN_ADD_OP_WITH(KilnShapeParams, kShape)
+KILN_ADD_OP_WITH(KilnArgMaxParams, kArgMax)
+KILN_ADD_OP_WITH(KilnArgMinParams, kArgMin)
 #undef KILN_ADD_OP_WITH
 
 int ModelWriter::AddCustomOp(const std::string& name, const std::vector<int>& inputs,
@@ -620,6 +656,18 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
               options_type = fb::BuiltinOptions::ATan2Options;
               options = fb::CreateATan2Options(b).Union();
               break;
+            case kKilnBuiltinSlice:
+              options_type = fb::BuiltinOptions::SliceOptions;
+              options = fb::CreateSliceOptions(b).Union();
+              break;
+            case kKilnBuiltinExpandDims:
+              options_type = fb::BuiltinOptions::ExpandDimsOptions;
+              options = fb::CreateExpandDimsOptions(b).Union();
+              break;
+            case kKilnBuiltinTile:
+              options_type = fb::BuiltinOptions::TileOptions;
+              options = fb::CreateTileOptions(b).Union();
+              break;
             default:
               break;
           }
@@ -744,6 +792,80 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::ResizeBilinearOptions;
           options = fb::CreateResizeBilinearOptions(b, p.align_corners, p.half_pixel_centers).Union();
+          break;
+        }
+        case OptionsKind::kStridedSlice: {
+          KilnStridedSliceParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::StridedSliceOptions;
+          options = fb::CreateStridedSliceOptions(b, p.begin_mask, p.end_mask, p.ellipsis_mask, p.new_axis_mask,
+                                                  p.shrink_axis_mask, p.offset)
+                        .Union();
+          break;
+        }
+        case OptionsKind::kGather: {
+          KilnGatherParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::GatherOptions;
+          options = fb::CreateGatherOptions(b, p.axis, p.batch_dims).Union();
+          break;
+        }
+        case OptionsKind::kSplit: {
+          KilnSplitParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::SplitOptions;
+          options = fb::CreateSplitOptions(b, p.num_splits).Union();
+          break;
+        }
+        case OptionsKind::kSplitV: {
+          KilnSplitVParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::SplitVOptions;
+          options = fb::CreateSplitVOptions(b, p.num_splits).Union();
+          break;
+        }
+        case OptionsKind::kPack: {
+          KilnPackParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::PackOptions;
+          options = fb::CreatePackOptions(b, p.values_count, p.axis).Union();
+          break;
+        }
+        case OptionsKind::kUnpack: {
+          KilnUnpackParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::UnpackOptions;
+          options = fb::CreateUnpackOptions(b, p.num, p.axis).Union();
+          break;
+        }
+        case OptionsKind::kShape: {
+          KilnShapeParams p;
+          params(&p);
+          fb::TensorType type;
+          if (p.out_type != kKilnNoType && ToFileType(p.out_type, &type)) {
+            options_type = fb::BuiltinOptions::ShapeOptions;
+            options = fb::CreateShapeOptions(b, type).Union();
+          }
+          break;
+        }
+        case OptionsKind::kArgMax: {
+          KilnArgMaxParams p;
+          params(&p);
+          fb::TensorType type;
+          if (p.output_type != kKilnNoType && ToFileType(p.output_type, &type)) {
+            options_type = fb::BuiltinOptions::ArgMaxOptions;
+            options = fb::CreateArgMaxOptions(b, type).Union();
+          }
+          break;
+        }
+        case OptionsKind::kArgMin: {
+          KilnArgMinParams p;
+          params(&p);
+          fb::TensorType type;
+          if (p.output_type != kKilnNoType && ToFileType(p.output_type, &type)) {
+            options_type = fb::BuiltinOptions::ArgMinOptions;
+            options = fb::CreateArgMinOptions(b, type).Union();
+          }
           break;
         }
       }

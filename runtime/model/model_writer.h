@@ -103,6 +103,25 @@ class ModelWriter {
             const KilnLeakyReluParams& params);  // LEAKY_RELU
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnResizeBilinearParams& params);  // RESIZE_BILINEAR
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnStridedSliceParams& params);  // STRIDED_SLICE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnGatherParams& params);  // GATHER
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnSplitParams& params);  // SPLIT
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnSplitVParams& params);  // SPLIT_V
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnPackParams& params);  // PACK
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnUnpackParams& params);  // UNPACK
+  // SHAPE, ARG_MAX, ARG_MIN: a type of kKilnNoType writes the op without an options table.
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnShapeParams& params);  // SHAPE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnArgMaxParams& params);  // ARG_MAX
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnArgMinParams& params);  // ARG_MIN
   // A custom op named `name`; `options` is usually FlexMap(...).Finish().
   int AddCustomOp(const std::string& name, const std::vector<int>& inputs, const std::vector<int>& outputs,
                   const std::vector<uint8_t>& options = {});
@@ -172,7 +191,16 @@ class ModelWriter {
     kSqueeze,
     kReducer,
     kLeakyRelu,
-    kResizeBilinear
+    kResizeBilinear,
+    kStridedSlice,
+    kGather,
+    kSplit,
+    kSplitV,
+    kPack,
+    kUnpack,
+    kShape,
+    kArgMax,
+    kArgMin
   };
   struct Operator {
     int builtin_code = 0;

@@ -205,6 +205,50 @@ TEST(RoundTripTest, Reducers) {
   }
 }
 
+TEST(RoundTripTest, SlicingAndIndexOps) {
+  ModelDesc model;
+  const KilnStridedSliceParams* ss =
+      RoundTrip(kKilnBuiltinStridedSlice, KilnStridedSliceParams{1, 2, 4, 8, 16, true}, &model, 1);
+  ASSERT_NE(ss, nullptr);
+  EXPECT_EQ(ss->begin_mask, 1);
+  EXPECT_EQ(ss->end_mask, 2);
+  EXPECT_EQ(ss->ellipsis_mask, 4);
+  EXPECT_EQ(ss->new_axis_mask, 8);
+  EXPECT_EQ(ss->shrink_axis_mask, 16);
+  EXPECT_TRUE(ss->offset);
+  const KilnGatherParams* gather = RoundTrip(kKilnBuiltinGather, KilnGatherParams{-1, 2}, &model, 1);
+  ASSERT_NE(gather, nullptr);
+  EXPECT_EQ(gather->axis, -1);
+  EXPECT_EQ(gather->batch_dims, 2);
+  const KilnSplitParams* split = RoundTrip(kKilnBuiltinSplit, KilnSplitParams{3}, &model, 1);
+  ASSERT_NE(split, nullptr);
+  EXPECT_EQ(split->num_splits, 3);
+  const KilnSplitVParams* split_v = RoundTrip(kKilnBuiltinSplitV, KilnSplitVParams{4}, &model, 1);
+  ASSERT_NE(split_v, nullptr);
+  EXPECT_EQ(split_v->num_splits, 4);
+  const KilnPackParams* pack = RoundTrip(kKilnBuiltinPack, KilnPackParams{2, -1}, &model, 1);
+  ASSERT_NE(pack, nullptr);
+  EXPECT_EQ(pack->values_count, 2);
+  EXPECT_EQ(pack->axis, -1);
+  const KilnUnpackParams* unpack = RoundTrip(kKilnBuiltinUnpack, KilnUnpackParams{5, 1}, &model);
+  ASSERT_NE(unpack, nullptr);
+  EXPECT_EQ(unpack->num, 5);
+  EXPECT_EQ(unpack->axis, 1);
+  const KilnShapeParams* shape = RoundTrip(kKilnBuiltinShape, KilnShapeParams{kKilnInt64}, &model);
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(shape->out_type, kKilnInt64);
+  const KilnArgMaxParams* arg_max = RoundTrip(kKilnBuiltinArgMax, KilnArgMaxParams{kKilnInt32}, &model, 1);
+  ASSERT_NE(arg_max, nullptr);
+  EXPECT_EQ(arg_max->output_type, kKilnInt32);
+  const KilnArgMinParams* arg_min = RoundTrip(kKilnBuiltinArgMin, KilnArgMinParams{kKilnInt64}, &model, 1);
+  ASSERT_NE(arg_min, nullptr);
+  EXPECT_EQ(arg_min->output_type, kKilnInt64);
+  // Without an options table the index type is left to the output tensor.
+  const KilnShapeParams* bare = RoundTrip(kKilnBuiltinShape, KilnShapeParams{kKilnNoType}, &model);
+  ASSERT_NE(bare, nullptr);
+  EXPECT_EQ(bare->out_type, kKilnNoType);
+}
+
 // One op without an options table reads with the format's defaults.
 ModelDesc OneOpWithoutOptions(KilnBuiltinOperator code, int inputs = 1) {
   ModelWriter w;

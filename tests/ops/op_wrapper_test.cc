@@ -17,71 +17,13 @@
 #include "ops/reference/dequantize.h"
 #include "ops/reference/quantized_elementwise.h"
 #include "runtime/model/model_writer.h"
+#include "tests/ops/wrapper_runner.h"
 
 namespace kiln::ops {
 namespace {
 
-void CollectErrors(void* user_data, const char* format, va_list args) {
-  char buffer[1024];
-  vsnprintf(buffer, sizeof(buffer), format, args);
-  *static_cast<std::string*>(user_data) += std::string(buffer) + "\n";
-}
-
-// Builds the model, creates an interpreter and allocates tensors; `status` tells how far it got.
-class Runner {
- public:
-  explicit Runner(ModelWriter& writer) {
-    bytes_ = writer.Finish();
-    EXPECT_FALSE(bytes_.empty()) << writer.error();
-    model_ = KilnModelCreate(bytes_.data(), bytes_.size());
-    EXPECT_NE(model_, nullptr);
-    KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
-    KilnInterpreterOptionsSetErrorReporter(options, &CollectErrors, &errors_);
-    interpreter_ = KilnInterpreterCreate(model_, options);
-    KilnInterpreterOptionsDelete(options);
-    EXPECT_NE(interpreter_, nullptr) << errors_;
-    if (interpreter_ != nullptr) status_ = KilnInterpreterAllocateTensors(interpreter_);
-  }
-  ~Runner() {
-    KilnInterpreterDelete(interpreter_);
-    KilnModelDelete(model_);
-  }
-
-  KilnStatus status() const { return status_; }
-  const std::string& errors() const { return errors_; }
-
-  void SetInput(int index, const void* data, size_t bytes) {
-    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter_, index), data, bytes),
-              kKilnOk);
-  }
-  KilnStatus Invoke() { return KilnInterpreterInvoke(interpreter_); }
-  KilnInterpreter* interpreter() const { return interpreter_; }
-  std::vector<int> OutputDims(int index = 0) const {
-    const KilnTensor* t = KilnInterpreterGetOutputTensor(interpreter_, index);
-    std::vector<int> dims(KilnTensorNumDims(t));
-    for (size_t i = 0; i < dims.size(); ++i) dims[i] = KilnTensorDim(t, static_cast<int32_t>(i));
-    return dims;
-  }
-  std::vector<float> Output(int index = 0) const {
-    const KilnTensor* t = KilnInterpreterGetOutputTensor(interpreter_, index);
-    std::vector<float> values(KilnTensorByteSize(t) / 4);
-    if (!values.empty()) std::memcpy(values.data(), KilnTensorData(t), values.size() * 4);
-    return values;
-  }
-
- private:
-  std::vector<uint8_t> bytes_;
-  KilnModel* model_ = nullptr;
-  KilnInterpreter* interpreter_ = nullptr;
-  std::string errors_;
-  KilnStatus status_ = kKilnError;
-};
-
-void ExpectErrorMentions(const Runner& r, const std::vector<std::string>& words) {
-  EXPECT_NE(r.status(), kKilnOk);
-  for (const std::string& w : words)
-    EXPECT_NE(r.errors().find(w), std::string::npos) << w << " in: " << r.errors();
-}
+using wrapper_testing::ExpectErrorMentions;
+using wrapper_testing::Runner;
 
 TEST(BuiltinOpsTest, TableIsConsistent) {
   const std::set<int> expected = {kKilnBuiltinAdd,           kKilnBuiltinSub,
@@ -100,7 +42,14 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinMinimum,       kKilnBuiltinSquaredDifference,
                                   kKilnBuiltinHardSwish,     kKilnBuiltinElu,
                                   kKilnBuiltinPrelu,         kKilnBuiltinLeakyRelu,
-                                  kKilnBuiltinResizeBilinear};
+                                  kKilnBuiltinResizeBilinear,
+                                  kKilnBuiltinStridedSlice,  kKilnBuiltinSlice,
+                                  kKilnBuiltinExpandDims,    kKilnBuiltinGather,
+                                  kKilnBuiltinSplit,         kKilnBuiltinSplitV,
+                                  kKilnBuiltinPack,          kKilnBuiltinUnpack,
+                                  kKilnBuiltinTile,          kKilnBuiltinBroadcastTo,
+                                  kKilnBuiltinShape,         kKilnBuiltinArgMax,
+                                  kKilnBuiltinArgMin,        kKilnBuiltinCast};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

@@ -1,0 +1,390 @@
+// STRIDED_SLICE, SLICE, EXPAND_DIMS and GATHER: operators that pick elements of any moved type (float32,
+// int32, int64, int8, uint8, int16, bool), the output quantized as the input.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kiln/builtin_op_data.h"
+#include "kiln/c_api_opaque.h"
+#include "ops/op_families.h"
+#include "ops/op_util.h"
+#include "ops/reference/slicing.h"
+
+namespace kiln::ops {
+namespace {
+
+// The most input dimensions LiteRT's SLICE and STRIDED_SLICE accept.
+constexpr int kMaxSliceRank = 5;
+
+// Fails unless `tensor` is a 1-D tensor of one of the index types (int32 only where `int64_ok` is false).
+KilnStatus CheckIndexVector(KilnOpaqueContext* context, const char* op, const char* role,
+                            const KilnOpaqueTensor* tensor, bool int64_ok) {
+  const KilnType type = KilnOpaqueTensorType(tensor);
+  if (type != kKilnInt32 && !(int64_ok && type == kKilnInt64)) {
+    KilnOpaqueContextReportError(context, "%s: %s %s has type %s; expected int32%s", op, role,
+                                 TensorLabel(tensor).c_str(), KilnTypeGetName(type),
+                                 int64_ok ? " or int64" : "");
+    return kKilnError;
+  }
+  return CheckRank(context, op, role, tensor, 1, 1);
+}
+
+// Fails Prepare for an input the output's shape depends on but that is only known at run time.
+KilnStatus RefuseRuntimeInput(KilnOpaqueContext* context, const char* op, const char* role,
+                              const KilnOpaqueTensor* tensor) {
+  KilnOpaqueContextReportError(
+      context,
+      "%s: %s %s is computed at run time, and the output's shape depends on its values; "
+      "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
+      op, role, TensorLabel(tensor).c_str());
+  return kKilnError;
+}
+
+// The state of STRIDED_SLICE and SLICE: the plan where Prepare could make it, else what Invoke needs to make
+// it.
+struct SliceState {
+  reference::StridedSlicePlan plan;
+  bool plan_ready = false;  // false: Invoke plans from the run-time values and checks the shape Prepare set
+  Dims output_dims;
+  size_t element_size = 0;
+  reference::StridedSliceSpec spec;  // STRIDED_SLICE
+  std::vector<int64_t> size;         // SLICE
+};
+
+// Copies the planned box, after checking the plan yields the shape Prepare gave the output.
+KilnStatus InvokeSlicePlan(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op,
+                           const SliceState& state, const reference::StridedSlicePlan& plan) {
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  if (plan.output_dims != state.output_dims) {
+    KilnOpaqueContextReportError(
+        context,
+        "%s: begin %s at run time gives output shape %s, not the %s Prepare gave output %s "
+        "(begin out of range)",
+        op, TensorLabel(KilnOpaqueNodeGetInput(context, node, 1)).c_str(),
+        DimsToString(plan.output_dims).c_str(), DimsToString(state.output_dims).c_str(),
+        TensorLabel(output).c_str());
+    return kKilnError;
+  }
+  const int64_t out_count = reference::NumElements(plan.output_dims);
+  if (out_count == 0) return kKilnOk;
+  const int64_t in_count = reference::NumElements(TensorDims(input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, in_count, state.element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state.element_size));
+  reference::StridedSliceCopy(plan, state.element_size, KilnOpaqueTensorData(input),
+                              KilnOpaqueTensorData(output));
+  return kKilnOk;
+}
+
+KilnStatus StridedSlicePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "STRIDED_SLICE";
+  KILN_OPS_GET_STATE(SliceState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 4, 4, 1));
+  const KilnOpaqueTensor *input, *begin, *end, *strides;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "begin", &begin));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "end", &end));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 3, "strides", &strides));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, MovedTypes(), &state->element_size));
+  // As LiteRT: begin, end and strides are int32 vectors; begin and end have as many entries.
+  KILN_OPAQUE_ENSURE_STATUS(CheckIndexVector(context, op, "begin", begin, false));
+  KILN_OPAQUE_ENSURE_STATUS(CheckIndexVector(context, op, "end", end, false));
+  KILN_OPAQUE_ENSURE_STATUS(CheckIndexVector(context, op, "strides", strides, false));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxSliceRank));
+  const auto* options = static_cast<const KilnStridedSliceParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  reference::StridedSliceSpec& spec = state->spec;
+  spec = reference::StridedSliceSpec();
+  if (options != nullptr) {
+    spec.begin_mask = static_cast<uint32_t>(options->begin_mask);
+    spec.end_mask = static_cast<uint32_t>(options->end_mask);
+    spec.ellipsis_mask = static_cast<uint32_t>(options->ellipsis_mask);
+    spec.new_axis_mask = static_cast<uint32_t>(options->new_axis_mask);
+    spec.shrink_axis_mask = static_cast<uint32_t>(options->shrink_axis_mask);
+    spec.offset = options->offset;
+  }
+  // The output's shape is known in Prepare where strides and end are constant and, without the offset option,
+  // begin too (as LiteRT, which otherwise makes the output dynamic).
+  if (!IsConstant(strides)) return RefuseRuntimeInput(context, op, "strides", strides);
+  if (!IsConstant(end)) return RefuseRuntimeInput(context, op, "end", end);
+  if (!spec.offset && !IsConstant(begin)) return RefuseRuntimeInput(context, op, "begin", begin);
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "end", end, &spec.end));
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "strides", strides, &spec.strides));
+  const Dims input_dims = TensorDims(input);
+  std::string error;
+  state->plan_ready = IsConstant(begin);
+  if (state->plan_ready) {
+    KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "begin", begin, &spec.begin));
+    if (!reference::MakeStridedSlicePlan(input_dims, spec, &state->plan, &error)) {
+      KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(),
+                                   error.c_str());
+      return kKilnError;
+    }
+  } else {
+    spec.begin.assign(static_cast<size_t>(reference::NumElements(TensorDims(begin))), 0);
+  }
+  if (spec.offset) {
+    // LiteRT sizes an offset slice as ceil(end / stride) whatever begin is; a begin that would clamp it
+    // fails.
+    if (!reference::StridedSliceOffsetShape(input_dims, spec, &state->output_dims, &error)) {
+      KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(),
+                                   error.c_str());
+      return kKilnError;
+    }
+    if (state->plan_ready && state->plan.output_dims != state->output_dims) {
+      KilnOpaqueContextReportError(
+          context, "%s: begin %s with offset end %s runs past input %s %s (slice %s, expected %s)", op,
+          TensorLabel(begin).c_str(), TensorLabel(end).c_str(), TensorLabel(input).c_str(),
+          DimsToString(input_dims).c_str(), DimsToString(state->plan.output_dims).c_str(),
+          DimsToString(state->output_dims).c_str());
+      return kKilnError;
+    }
+  } else {
+    state->output_dims = state->plan.output_dims;
+  }
+  return ResizeOutput(context, op, output, state->output_dims);
+}
+
+KilnStatus StridedSliceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "STRIDED_SLICE";
+  KILN_OPS_GET_STATE(SliceState, state, context, node, op);
+  if (state->plan_ready) return InvokeSlicePlan(context, node, op, *state, state->plan);
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  reference::StridedSliceSpec spec = state->spec;
+  KILN_OPAQUE_ENSURE_STATUS(
+      ReadIntValues(context, op, "begin", KilnOpaqueNodeGetInput(context, node, 1), &spec.begin));
+  reference::StridedSlicePlan plan;
+  std::string error;
+  if (!reference::MakeStridedSlicePlan(TensorDims(input), spec, &plan, &error)) {
+    KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
+    return kKilnError;
+  }
+  return InvokeSlicePlan(context, node, op, *state, plan);
+}
+
+KilnStatus SlicePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "SLICE";
+  KILN_OPS_GET_STATE(SliceState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 3, 3, 1));
+  const KilnOpaqueTensor *input, *begin, *size;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "begin", &begin));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "size", &size));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, MovedTypes(), &state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckIndexVector(context, op, "begin", begin, true));
+  KILN_OPAQUE_ENSURE_STATUS(CheckIndexVector(context, op, "size", size, true));
+  if (KilnOpaqueTensorType(begin) != KilnOpaqueTensorType(size)) {
+    KilnOpaqueContextReportError(context, "%s: begin %s (%s) and size %s (%s) must have the same type", op,
+                                 TensorLabel(begin).c_str(), KilnTypeGetName(KilnOpaqueTensorType(begin)),
+                                 TensorLabel(size).c_str(), KilnTypeGetName(KilnOpaqueTensorType(size)));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxSliceRank));
+  const Dims input_dims = TensorDims(input);
+  if (!IsConstant(size)) return RefuseRuntimeInput(context, op, "size", size);
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "size", size, &state->size));
+  std::string error;
+  state->plan_ready = IsConstant(begin);
+  std::vector<int64_t> begin_values;
+  if (state->plan_ready) {
+    KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "begin", begin, &begin_values));
+  } else {
+    // A run-time begin: the shape is the constant size, which then may not use -1.
+    for (size_t d = 0; d < state->size.size(); ++d) {
+      if (state->size[d] == -1) {
+        KilnOpaqueContextReportError(
+            context,
+            "%s: size %s holds -1 at %zu and begin %s is computed at run time, so the "
+            "output's shape depends on run-time values; Kiln sizes outputs in Prepare",
+            op, TensorLabel(size).c_str(), d, TensorLabel(begin).c_str());
+        return kKilnError;
+      }
+    }
+    begin_values.assign(state->size.size(), 0);
+  }
+  if (!reference::MakeSlicePlan(input_dims, begin_values, state->size, &state->plan, &error)) {
+    KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
+    return kKilnError;
+  }
+  state->output_dims = state->plan.output_dims;
+  return ResizeOutput(context, op, output, state->output_dims);
+}
+
+KilnStatus SliceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "SLICE";
+  KILN_OPS_GET_STATE(SliceState, state, context, node, op);
+  if (state->plan_ready) return InvokeSlicePlan(context, node, op, *state, state->plan);
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  std::vector<int64_t> begin;
+  KILN_OPAQUE_ENSURE_STATUS(
+      ReadIntValues(context, op, "begin", KilnOpaqueNodeGetInput(context, node, 1), &begin));
+  reference::StridedSlicePlan plan;
+  std::string error;
+  if (!reference::MakeSlicePlan(TensorDims(input), begin, state->size, &plan, &error)) {
+    KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
+    return kKilnError;
+  }
+  return InvokeSlicePlan(context, node, op, *state, plan);
+}
+
+// EXPAND_DIMS only adds a dimension of size 1: the data is copied as it is.
+KilnStatus ExpandDimsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "EXPAND_DIMS";
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor *input, *axis;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axis", &axis));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  size_t element_size = 0;
+  std::vector<KilnType> types = MovedTypes();
+  types.push_back(kKilnFloat16);
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, types, &element_size));
+  const KilnType axis_type = KilnOpaqueTensorType(axis);
+  if (axis_type != kKilnInt32 && axis_type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: axis %s has type %s; expected int32 or int64", op,
+                                 TensorLabel(axis).c_str(), KilnTypeGetName(axis_type));
+    return kKilnError;
+  }
+  if (reference::NumElements(TensorDims(axis)) != 1) {
+    KilnOpaqueContextReportError(context, "%s: axis %s has shape %s; expected a single value", op,
+                                 TensorLabel(axis).c_str(), DimsToString(TensorDims(axis)).c_str());
+    return kKilnError;
+  }
+  if (!IsConstant(axis)) return RefuseRuntimeInput(context, op, "axis", axis);
+  std::vector<int64_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "axis", axis, &values));
+  Dims output_dims;
+  std::string error;
+  if (!reference::ExpandDimsOutputShape(TensorDims(input), values[0], &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: axis %s: %s", op, TensorLabel(axis).c_str(), error.c_str());
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus ExpandDimsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "EXPAND_DIMS";
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const size_t bytes = KilnOpaqueTensorByteSize(input);
+  if (bytes == 0) return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, static_cast<int64_t>(bytes), 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, static_cast<int64_t>(bytes), 1));
+  const void* src = KilnOpaqueTensorData(input);
+  void* dst = KilnOpaqueTensorData(output);
+  if (src != dst) std::memmove(dst, src, bytes);
+  return kKilnOk;
+}
+
+struct GatherState {
+  reference::GatherParams params;
+  size_t element_size = 0;
+  int axis = 0;
+};
+
+KilnStatus GatherPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "GATHER";
+  KILN_OPS_GET_STATE(GatherState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor *input, *indices;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "indices", &indices));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, MovedTypes(), &state->element_size));
+  const KilnType index_type = KilnOpaqueTensorType(indices);
+  if (index_type != kKilnInt32 && index_type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: indices %s have type %s; expected int32 or int64", op,
+                                 TensorLabel(indices).c_str(), KilnTypeGetName(index_type));
+    return kKilnError;
+  }
+  const auto* options = static_cast<const KilnGatherParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const int axis = options != nullptr ? options->axis : 0;
+  const int batch_dims = options != nullptr ? options->batch_dims : 0;
+  Dims output_dims;
+  std::string error;
+  if (!reference::MakeGatherParams(TensorDims(input), TensorDims(indices), axis, batch_dims, &state->params,
+                                   &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: input %s, indices %s: %s", op, TensorLabel(input).c_str(),
+                                 TensorLabel(indices).c_str(), error.c_str());
+    return kKilnError;
+  }
+  state->axis = axis < 0 ? axis + KilnOpaqueTensorNumDims(input) : axis;
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus GatherInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "GATHER";
+  KILN_OPS_GET_STATE(GatherState, state, context, node, op);
+  const reference::GatherParams& p = state->params;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 1);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const int64_t index_count = p.batch * p.num_indices;
+  const int64_t in_count = p.batch * p.outer * p.axis_size * p.inner;
+  const int64_t out_count = p.batch * p.outer * p.num_indices * p.inner;
+  const bool is_int64 = KilnOpaqueTensorType(indices) == kKilnInt64;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "indices", indices, index_count, is_int64 ? 8 : 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, in_count, state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state->element_size));
+  if (index_count == 0) return kKilnOk;
+  // Index data may sit at any offset in a model file: read it unaligned-safe by copying into aligned memory
+  // when it is not aligned.
+  const void* raw = KilnOpaqueTensorData(indices);
+  const size_t width = is_int64 ? 8 : 4;
+  std::vector<int64_t> aligned64;
+  std::vector<int32_t> aligned32;
+  if (reinterpret_cast<uintptr_t>(raw) % width != 0) {
+    if (is_int64) {
+      aligned64.resize(static_cast<size_t>(index_count));
+      std::memcpy(aligned64.data(), raw, aligned64.size() * 8);
+      raw = aligned64.data();
+    } else {
+      aligned32.resize(static_cast<size_t>(index_count));
+      std::memcpy(aligned32.data(), raw, aligned32.size() * 4);
+      raw = aligned32.data();
+    }
+  }
+  const void* in = KilnOpaqueTensorData(input);
+  void* out = KilnOpaqueTensorData(output);
+  int64_t bad = -1;
+  const bool ok =
+      is_int64
+          ? reference::GatherCopy(p, state->element_size, in, static_cast<const int64_t*>(raw), out, &bad)
+          : reference::GatherCopy(p, state->element_size, in, static_cast<const int32_t*>(raw), out, &bad);
+  if (!ok) {
+    const long long value = is_int64 ? static_cast<long long>(static_cast<const int64_t*>(raw)[bad])
+                                     : static_cast<long long>(static_cast<const int32_t*>(raw)[bad]);
+    KilnOpaqueContextReportError(
+        context,
+        "%s: index %lld at position %lld of indices %s is out of range [0, %lld) for "
+        "axis %d of input %s",
+        op, value, static_cast<long long>(bad), TensorLabel(indices).c_str(),
+        static_cast<long long>(p.axis_size), state->axis, TensorLabel(input).c_str());
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+}  // namespace
+
+void AddSliceOps(std::vector<BuiltinOp>* table) {
+  // LiteRT registers STRIDED_SLICE v1-v8, SLICE v1-v6, EXPAND_DIMS v1, GATHER v1-v6 (later versions add
+  // types, ranks and options, not other float semantics).
+  table->push_back(
+      {kKilnBuiltinStridedSlice, 1, 8,
+       MakeOperator<SliceState>(kKilnBuiltinStridedSlice, 8, &StridedSlicePrepare, &StridedSliceInvoke)});
+  table->push_back(
+      {kKilnBuiltinSlice, 1, 6, MakeOperator<SliceState>(kKilnBuiltinSlice, 6, &SlicePrepare, &SliceInvoke)});
+  table->push_back({kKilnBuiltinExpandDims, 1, 1,
+                    MakeOperator<NoState>(kKilnBuiltinExpandDims, 1, &ExpandDimsPrepare, &ExpandDimsInvoke)});
+  table->push_back({kKilnBuiltinGather, 1, 6,
+                    MakeOperator<GatherState>(kKilnBuiltinGather, 6, &GatherPrepare, &GatherInvoke)});
+}
+
+}  // namespace kiln::ops
