@@ -24,6 +24,7 @@ namespace {
 
 using wrapper_testing::ExpectErrorMentions;
 using wrapper_testing::Runner;
+using wrapper_testing::CollectErrors;
 
 TEST(BuiltinOpsTest, TableIsConsistent) {
   const std::set<int> expected = {kKilnBuiltinAdd,           kKilnBuiltinSub,
