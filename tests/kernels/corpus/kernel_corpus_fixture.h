@@ -116,8 +116,10 @@ std::vector<T> RandomInts(size_t n, T lo, T hi, uint32_t seed) {
   }
   return v;
 }
+// Integers over their whole range (RandomFloats is the float counterpart).
 template <typename T>
 std::vector<T> RandomFull(size_t n, uint32_t seed) {
+  static_assert(std::is_integral_v<T>, "RandomFull draws integers; use RandomFloats for floating point");
   return RandomInts<T>(n, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), seed);
 }
 
