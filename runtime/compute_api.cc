@@ -1,6 +1,7 @@
 // The compute API (kiln/compute.h): contexts, scripts and context-owned tensors, over DeviceSet/KernelScript.
 #include "kiln/compute.h"
 
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -132,10 +133,14 @@ void KilnContextDelete(KilnContext* context) {
   delete context;
 }
 
-KilnTensor* KilnTensorCreate(KilnContext* context, KilnType type, const int* dims, int32_t num_dims) {
+namespace {
+
+// A context tensor of `type` and shape `dims` without memory yet; null (reported as `caller`) on bad arguments.
+KilnTensor* NewContextTensor(const char* caller, KilnContext* context, KilnType type, const int* dims,
+                             int32_t num_dims) {
   if (context == nullptr || num_dims < 0 || (num_dims > 0 && dims == nullptr)) return nullptr;
   if (kiln::TypeSize(type) == 0) {
-    ReportTo(context, "KilnTensorCreate: type %s has no fixed element size", KilnTypeGetName(type));
+    ReportTo(context, "%s: type %s has no fixed element size", caller, KilnTypeGetName(type));
     return nullptr;
   }
   auto* t = new (std::nothrow) KilnTensor;
@@ -145,10 +150,24 @@ KilnTensor* KilnTensorCreate(KilnContext* context, KilnType type, const int* dim
   t->context = context;
   std::string error;
   if (!kiln::SetTensorShape(t, dims, num_dims, &error)) {
-    ReportTo(context, "KilnTensorCreate: %s", error.c_str());
+    ReportTo(context, "%s: %s", caller, error.c_str());
     delete t;
     return nullptr;
   }
+  return t;
+}
+
+KilnTensor* CountLive(KilnContext* context, KilnTensor* t) {
+  std::lock_guard<std::mutex> lock(context->mutex);
+  ++context->live_objects;
+  return t;
+}
+
+}  // namespace
+
+KilnTensor* KilnTensorCreate(KilnContext* context, KilnType type, const int* dims, int32_t num_dims) {
+  KilnTensor* t = NewContextTensor("KilnTensorCreate", context, type, dims, num_dims);
+  if (t == nullptr) return nullptr;
   t->owned.reset(kiln::AlignedAlloc(t->bytes));
   if (t->owned == nullptr) {
     ReportTo(context, "KilnTensorCreate: out of memory for %zu bytes", t->bytes);
@@ -157,9 +176,32 @@ KilnTensor* KilnTensorCreate(KilnContext* context, KilnType type, const int* dim
   }
   std::memset(t->owned.get(), 0, t->bytes);
   t->data = t->owned.get();
-  std::lock_guard<std::mutex> lock(context->mutex);
-  ++context->live_objects;
-  return t;
+  return CountLive(context, t);
+}
+
+KilnTensor* KilnTensorCreateFromHostMemory(KilnContext* context, KilnType type, const int* dims, int32_t num_dims,
+                                           void* data, size_t size) {
+  static_assert(KILN_HOST_MEMORY_ALIGNMENT <= kiln::kTensorAlignment, "the CPU driver must accept the alignment");
+  constexpr const char* kCaller = "KilnTensorCreateFromHostMemory";
+  if (context != nullptr && data == nullptr) {
+    ReportTo(context, "%s: the memory is NULL", kCaller);
+    return nullptr;
+  }
+  if (context != nullptr && reinterpret_cast<uintptr_t>(data) % KILN_HOST_MEMORY_ALIGNMENT != 0) {
+    ReportTo(context, "%s: the memory at %p is not aligned to %d bytes (KILN_HOST_MEMORY_ALIGNMENT); copy it into a "
+                      "tensor of KilnTensorCreate instead",
+             kCaller, data, KILN_HOST_MEMORY_ALIGNMENT);
+    return nullptr;
+  }
+  KilnTensor* t = NewContextTensor(kCaller, context, type, dims, num_dims);
+  if (t == nullptr) return nullptr;
+  if (size != t->bytes) {
+    ReportTo(context, "%s: the memory holds %zu bytes, but the shape and type need %zu", kCaller, size, t->bytes);
+    delete t;
+    return nullptr;
+  }
+  t->data = data;
+  return CountLive(context, t);
 }
 
 void KilnTensorDelete(KilnTensor* tensor) {

@@ -11,6 +11,7 @@ packages=(
   libsleef-dev
   libxnnpack-dev libpthreadpool-dev
   python3-numpy python3-flatbuffers
+  python3-dev pybind11-dev python3-pytest
   python3-venv
 )
 

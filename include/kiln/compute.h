@@ -85,7 +85,19 @@ KILN_CAPI_EXPORT KilnStatus KilnContextGetDecision(const KilnContext* context, i
  * Returns NULL for an unsupported type, negative dims or on OOM. */
 KILN_CAPI_EXPORT KilnTensor* KilnTensorCreate(KilnContext* context, KilnType type, const int* dims,
                                               int32_t num_dims);
-/* Only for tensors from KilnTensorCreate. NULL is a no-op. A tensor may be deleted while script globals are
+/* The alignment KilnTensorCreateFromHostMemory requires of `data`: what the built-in CPU driver needs to use the
+ * memory in place. */
+#define KILN_HOST_MEMORY_ALIGNMENT 64
+/* A tensor over the caller's memory, without a copy: `data` holds `size` bytes, exactly the byte size of
+ * `num_dims` dimensions of `dims` of `type`, aligned to KILN_HOST_MEMORY_ALIGNMENT. Kernels read and write that
+ * memory in place on the CPU, and on a driver device that shares host memory where its alignment allows (Mesa's
+ * lavapipe and integrated GPUs wrap page-aligned memory); elsewhere each launch copies it to the device and back,
+ * as for any tensor. The caller keeps `data` alive and unmoved until KilnTensorDelete. Returns NULL (reported)
+ * for a NULL or misaligned `data`, a size that does not match the shape, or an unsupported type. */
+KILN_CAPI_EXPORT KilnTensor* KilnTensorCreateFromHostMemory(KilnContext* context, KilnType type, const int* dims,
+                                                            int32_t num_dims, void* data, size_t size);
+/* Only for tensors from KilnTensorCreate or KilnTensorCreateFromHostMemory (whose memory stays
+ * the caller's). NULL is a no-op. A tensor may be deleted while script globals are
  * bound to it: every script of its context unbinds it first, exactly as binding NULL to those globals would
  * (on every device, with the device copies that mirror it), quietly. A later launch that reads such a global
  * then behaves as with one never bound: on the CPU it fails, and the message names the global; for a pointer

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -72,6 +74,12 @@ class Compute : public ::testing::Test {
     }
     return text;
   }
+  // Memory of the test's own, freed after TearDown has deleted the tensors over it.
+  float* HostFloats(size_t alignment, size_t count) {
+    host_memory_.emplace_back(std::aligned_alloc(alignment, count * sizeof(float)), &std::free);
+    return static_cast<float*>(host_memory_.back().get());
+  }
+  std::vector<std::unique_ptr<void, void (*)(void*)>> host_memory_;
   Messages messages_;
   KilnContext* context_ = nullptr;
   std::vector<KilnModule*> modules_;
@@ -633,6 +641,47 @@ TEST_P(OneMemory, LargeBoundTensorsOnEitherPath) {
   EXPECT_EQ(Values(shared), plus_one);
   EXPECT_EQ(Values(out), x);
   ExpectOnGpuWhereAsked("store_through_a");
+}
+
+// The caller's memory as tensors (KilnTensorCreateFromHostMemory): launches and bindings read and write it in
+// place, and the caller sees every result in its own arrays, on each device: the CPU driver uses the memory as
+// it is, lavapipe wraps the page-aligned arrays and copies the 64-byte-aligned one.
+TEST_P(OneMemory, HostMemoryTensorsAreTheCallersArrays) {
+  KilnScript* script = Script("one_memory");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  const int n = 1024;  // one page of floats
+  float* in = HostFloats(4096, n);
+  float* out = HostFloats(4096, n);
+  float* small = HostFloats(64, 16);
+  for (int i = 0; i < n; ++i) in[i] = static_cast<float>(i % 31) - 7.0f, out[i] = -1.0f;
+  for (int i = 0; i < 16; ++i) small[i] = static_cast<float>(i);
+  const int dims[1] = {n}, small_dims[1] = {16};
+  KilnTensor* tin = KilnTensorCreateFromHostMemory(context_, kKilnFloat32, dims, 1, in, n * sizeof(float));
+  KilnTensor* tout = KilnTensorCreateFromHostMemory(context_, kKilnFloat32, dims, 1, out, n * sizeof(float));
+  KilnTensor* tsmall = KilnTensorCreateFromHostMemory(context_, kKilnFloat32, small_dims, 1, small, 64);
+  ASSERT_TRUE(tin && tout && tsmall) << messages_.All();
+  tensors_.insert(tensors_.end(), {tin, tout, tsmall});
+  EXPECT_EQ(KilnTensorData(tin), in) << "the tensor is the caller's memory, not a copy";
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gIn", tin), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptForEach(script, "plus_bound_input", &tin, 1, tout, nullptr), kKilnOk) << messages_.All();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], 2 * in[i]) << i << "\n" << Decisions();
+  // A write by the caller after binding is what the next launch reads.
+  in[5] = 1000.0f;
+  ASSERT_EQ(KilnScriptForEach(script, "plus_bound_input", &tin, 1, tout, nullptr), kKilnOk) << messages_.All();
+  EXPECT_EQ(out[5], 2000.0f);
+  ASSERT_EQ(KilnScriptForEach(script, "twice", &tsmall, 1, tsmall, nullptr), kKilnOk) << messages_.All();
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(small[i], 2.0f * i) << i;
+  ExpectOnGpuWhereAsked("plus_bound_input");
+
+  // What it refuses, each with a message naming the problem.
+  messages_.lines.clear();
+  EXPECT_EQ(KilnTensorCreateFromHostMemory(context_, kKilnFloat32, small_dims, 1, small + 1, 60), nullptr);
+  EXPECT_TRUE(messages_.Contains("not aligned to 64 bytes")) << messages_.All();
+  EXPECT_EQ(KilnTensorCreateFromHostMemory(context_, kKilnFloat32, small_dims, 1, small, 60), nullptr);
+  EXPECT_TRUE(messages_.Contains("holds 60 bytes, but the shape and type need 64")) << messages_.All();
+  EXPECT_EQ(KilnTensorCreateFromHostMemory(context_, kKilnFloat32, small_dims, 1, nullptr, 64), nullptr);
+  EXPECT_TRUE(messages_.Contains("the memory is NULL")) << messages_.All();
+  EXPECT_EQ(KilnTensorCreateFromHostMemory(context_, kKilnString, small_dims, 1, small, 64), nullptr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, OneMemory,
