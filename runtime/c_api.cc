@@ -215,6 +215,50 @@ const char* KilnModelGetDescription(const KilnModel* model) {
   return model != nullptr ? model->data->desc.description.c_str() : "";
 }
 
+int32_t KilnModelGetSignatureCount(const KilnModel* model) {
+  return model != nullptr ? static_cast<int32_t>(model->data->desc.signatures.size()) : 0;
+}
+
+namespace {
+const kiln::SignatureDesc* Signature(const KilnModel* model, int32_t index) {
+  if (model == nullptr || index < 0 || static_cast<size_t>(index) >= model->data->desc.signatures.size()) {
+    return nullptr;
+  }
+  return &model->data->desc.signatures[static_cast<size_t>(index)];
+}
+KilnStatus SignatureTensor(const std::vector<kiln::SignatureTensor>* list, int32_t index, const char** out_name,
+                           int32_t* out_tensor_index) {
+  if (list == nullptr || index < 0 || static_cast<size_t>(index) >= list->size()) return kKilnInvalidArgument;
+  const kiln::SignatureTensor& t = (*list)[static_cast<size_t>(index)];
+  if (out_name != nullptr) *out_name = t.name.c_str();
+  if (out_tensor_index != nullptr) *out_tensor_index = t.tensor_index;
+  return kKilnOk;
+}
+}  // namespace
+
+KilnStatus KilnModelGetSignature(const KilnModel* model, int32_t signature_index, const char** out_key,
+                                 int32_t* out_subgraph_index, int32_t* out_input_count, int32_t* out_output_count) {
+  const kiln::SignatureDesc* sig = Signature(model, signature_index);
+  if (sig == nullptr) return kKilnInvalidArgument;
+  if (out_key != nullptr) *out_key = sig->key.c_str();
+  if (out_subgraph_index != nullptr) *out_subgraph_index = sig->subgraph_index;
+  if (out_input_count != nullptr) *out_input_count = static_cast<int32_t>(sig->inputs.size());
+  if (out_output_count != nullptr) *out_output_count = static_cast<int32_t>(sig->outputs.size());
+  return kKilnOk;
+}
+
+KilnStatus KilnModelGetSignatureInput(const KilnModel* model, int32_t signature_index, int32_t index,
+                                      const char** out_name, int32_t* out_tensor_index) {
+  const kiln::SignatureDesc* sig = Signature(model, signature_index);
+  return SignatureTensor(sig != nullptr ? &sig->inputs : nullptr, index, out_name, out_tensor_index);
+}
+
+KilnStatus KilnModelGetSignatureOutput(const KilnModel* model, int32_t signature_index, int32_t index,
+                                       const char** out_name, int32_t* out_tensor_index) {
+  const kiln::SignatureDesc* sig = Signature(model, signature_index);
+  return SignatureTensor(sig != nullptr ? &sig->outputs : nullptr, index, out_name, out_tensor_index);
+}
+
 int32_t KilnModelGetSubgraphCount(const KilnModel* model) {
   return model != nullptr ? static_cast<int32_t>(model->data->desc.subgraphs.size()) : 0;
 }

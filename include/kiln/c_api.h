@@ -88,6 +88,24 @@ KILN_CAPI_EXPORT KilnStatus KilnModelGetTensor(const KilnModel* model, int32_t t
                                                const char** out_name, KilnType* out_type,
                                                int32_t* out_num_dims, const int32_t** out_dims);
 
+/* The model's signatures (SignatureDefs): named entry points such as "serving_default", whose inputs and outputs
+ * carry the names the converter took from the saved model (LiteRT's signature runner). Signature
+ * `signature_index`: its key, the subgraph it runs and its input and output counts (any out-parameter may be
+ * NULL; the key lives as long as the model). kKilnInvalidArgument for a NULL model or an index out of range.
+ * The reader has checked that each names a subgraph of the model and tensors of that subgraph. */
+KILN_CAPI_EXPORT int32_t KilnModelGetSignatureCount(const KilnModel* model);
+KILN_CAPI_EXPORT KilnStatus KilnModelGetSignature(const KilnModel* model, int32_t signature_index,
+                                                  const char** out_key, int32_t* out_subgraph_index,
+                                                  int32_t* out_input_count, int32_t* out_output_count);
+/* Input (or output) `index` of signature `signature_index`: its name and the tensor (an index into the
+ * signature's subgraph) it maps to. kKilnInvalidArgument for a NULL model or an index out of range. */
+KILN_CAPI_EXPORT KilnStatus KilnModelGetSignatureInput(const KilnModel* model, int32_t signature_index,
+                                                       int32_t index, const char** out_name,
+                                                       int32_t* out_tensor_index);
+KILN_CAPI_EXPORT KilnStatus KilnModelGetSignatureOutput(const KilnModel* model, int32_t signature_index,
+                                                        int32_t index, const char** out_name,
+                                                        int32_t* out_tensor_index);
+
 /* The name of builtin op `builtin_code` as the .tflite schema spells it ("CONV_2D", "CUSTOM"); "UNKNOWN" for a
  * code the schema does not name. The string is static. */
 KILN_CAPI_EXPORT const char* KilnBuiltinOperatorGetName(KilnBuiltinOperator builtin_code);

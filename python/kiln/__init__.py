@@ -13,7 +13,7 @@ See docs/python.md.
 from kiln._kiln import KilnError
 from kiln._kiln import version as _version
 from kiln.compute import Context, Module, Script, compile, empty, load_module
-from kiln.interpreter import Interpreter, KernelOp, OpResolverType, PythonOp
+from kiln.interpreter import Interpreter, KernelOp, OpResolverType, PythonOp, SignatureRunner
 
 __version__ = _version()
 
@@ -26,6 +26,7 @@ __all__ = [
     "OpResolverType",
     "PythonOp",
     "Script",
+    "SignatureRunner",
     "compile",
     "empty",
     "load_module",

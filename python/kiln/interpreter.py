@@ -180,12 +180,30 @@ class Interpreter:
         self._allocated = False
 
     def get_signature_list(self):
-        """Kiln does not read the model's signatures yet: {} (use get_input_details())."""
-        return {}
+        """The model's signatures: {key: {"inputs": [names], "outputs": [names]}}, as LiteRT's."""
+        return {s["key"]: {"inputs": [n for n, _ in s["inputs"]], "outputs": [n for n, _ in s["outputs"]]}
+                for s in self._impl.signatures()}
 
     def get_signature_runner(self, signature_key=None):
-        raise ValueError("Kiln does not read model signatures yet; use set_tensor/invoke/get_tensor with "
-                         "get_input_details() and get_output_details()")
+        """A :class:`SignatureRunner` for `signature_key` (the only signature when None), as LiteRT's."""
+        signatures = self._impl.signatures()
+        if not signatures:
+            raise ValueError("SignatureDef signature_key is None and model has no Signature Def")
+        if signature_key is None:
+            if len(signatures) != 1:
+                raise ValueError("SignatureDef signature_key is None and model has %d Signature Defs; name one of "
+                                 "%s" % (len(signatures), [s["key"] for s in signatures]))
+            signature = signatures[0]
+        else:
+            matches = [s for s in signatures if s["key"] == signature_key]
+            if not matches:
+                raise ValueError("SignatureDef signature_key '%s' not found; the model has %s"
+                                 % (signature_key, [s["key"] for s in signatures]))
+            signature = matches[0]
+        if signature["subgraph"] != 0:
+            raise ValueError("signature '%s' runs subgraph %d; Kiln runs the main subgraph (0) only"
+                             % (signature["key"], signature["subgraph"]))
+        return SignatureRunner(self, signature)
 
     # ---- Kiln's additions ----
 
@@ -230,3 +248,64 @@ class Interpreter:
             return True, self._outputs[tensor_index]
         raise ValueError("Tensor %r is neither an input nor an output of the model (inputs %s, outputs %s); Kiln "
                          "exposes only those" % (tensor_index, sorted(self._inputs), sorted(self._outputs)))
+
+
+class SignatureRunner:
+    """Runs one signature of a model by its input and output names, as LiteRT's SignatureRunner:
+    ``outputs = runner(x=..., y=...)`` resizes inputs whose shape changed, allocates, sets, invokes and returns
+    {output name: array}."""
+
+    def __init__(self, interpreter, signature):
+        self._interpreter = interpreter
+        self._key = signature["key"]
+        self._inputs = dict(signature["inputs"])
+        self._outputs = dict(signature["outputs"])
+        for name, index in self._inputs.items():
+            if index not in interpreter._inputs:
+                raise ValueError("signature '%s': input '%s' is tensor %d, which is not an input of the model"
+                                 % (self._key, name, index))
+        for name, index in self._outputs.items():
+            if index not in interpreter._outputs and index not in interpreter._inputs:
+                raise ValueError("signature '%s': output '%s' is tensor %d, which is not an output of the model"
+                                 % (self._key, name, index))
+
+    def get_input_details(self):
+        by_index = {d["index"]: d for d in self._interpreter.get_input_details()}
+        return {name: by_index[index] for name, index in self._inputs.items()}
+
+    def get_output_details(self):
+        by_index = {d["index"]: d for d in self._interpreter.get_tensor_details()}
+        return {name: by_index[index] for name, index in self._outputs.items()}
+
+    def resize_tensor_input(self, input_name, new_shape):
+        self._interpreter.resize_tensor_input(self._input_index(input_name), new_shape)
+
+    def allocate_tensors(self):
+        self._interpreter.allocate_tensors()
+
+    def invoke(self, **kwargs):
+        self(**kwargs)
+
+    def __call__(self, **kwargs):
+        missing = sorted(set(self._inputs) - set(kwargs))
+        if len(kwargs) != len(self._inputs) or missing:
+            raise ValueError("signature '%s' takes inputs %s; got %s" % (self._key, sorted(self._inputs),
+                                                                        sorted(kwargs)))
+        it = self._interpreter
+        details = self.get_input_details()
+        for name, value in kwargs.items():
+            value = np.asarray(value)
+            if list(value.shape) != list(details[name]["shape"]):
+                it.resize_tensor_input(self._inputs[name], value.shape)
+        if not it._allocated:
+            it.allocate_tensors()
+        for name, value in kwargs.items():
+            it.set_tensor(self._input_index(name), np.asarray(value))
+        it.invoke()
+        return {name: it.get_tensor(index) for name, index in self._outputs.items()}
+
+    def _input_index(self, name):
+        if name not in self._inputs:
+            raise ValueError("signature '%s' has no input '%s'; its inputs are %s" % (self._key, name,
+                                                                                     sorted(self._inputs)))
+        return self._inputs[name]

@@ -558,6 +558,32 @@ class Interpreter {
     return events;
   }
 
+  // The model's SignatureDefs: key, subgraph, inputs and outputs as (name, tensor index) pairs.
+  py::list Signatures() const {
+    py::list list;
+    for (int32_t i = 0; i < KilnModelGetSignatureCount(model_); ++i) {
+      const char* key = nullptr;
+      int32_t subgraph = 0, inputs = 0, outputs = 0;
+      if (KilnModelGetSignature(model_, i, &key, &subgraph, &inputs, &outputs) != kKilnOk) continue;
+      py::dict d;
+      d["key"] = key;
+      d["subgraph"] = subgraph;
+      for (int output = 0; output < 2; ++output) {
+        py::list tensors;
+        for (int32_t k = 0; k < (output ? outputs : inputs); ++k) {
+          const char* name = nullptr;
+          int32_t tensor = -1;
+          const KilnStatus s = output ? KilnModelGetSignatureOutput(model_, i, k, &name, &tensor)
+                                      : KilnModelGetSignatureInput(model_, i, k, &name, &tensor);
+          if (s == kKilnOk) tensors.append(py::make_tuple(name, tensor));
+        }
+        d[output ? "outputs" : "inputs"] = tensors;
+      }
+      list.append(d);
+    }
+    return list;
+  }
+
   py::list Nodes() const {
     py::list nodes;
     for (int32_t i = 0; i < KilnInterpreterGetNodeCount(interpreter_); ++i) {
@@ -864,7 +890,8 @@ PYBIND11_MODULE(_kiln, m) {
       .def("view", &Interpreter::ViewOf)
       .def("decisions", &Interpreter::GetDecisions)
       .def("profile", &Interpreter::Profile)
-      .def("nodes", &Interpreter::Nodes);
+      .def("nodes", &Interpreter::Nodes)
+      .def("signatures", &Interpreter::Signatures);
 
   py::class_<Context>(m, "Context")
       .def(py::init<const std::string&, int, const std::string&>())

@@ -119,6 +119,48 @@ def test_resize_tensor_input(atan_model):
         it.resize_tensor_input(i["index"], [7], strict=True)
 
 
+def test_signature_runner(models_dir):
+    it = kiln.Interpreter(model_path=os.path.join(models_dir, "tm_simple_add.tflite"))
+    assert it.get_signature_list() == {"serving_default": {"inputs": ["input_1", "input_2"], "outputs": ["add"]}}
+    runner = it.get_signature_runner()
+    assert set(runner.get_input_details()) == {"input_1", "input_2"}
+    shape = tuple(runner.get_input_details()["input_1"]["shape"])
+    dtype = runner.get_input_details()["input_1"]["dtype"]
+    rng = np.random.default_rng(8)
+    a = rng.integers(-50, 50, shape).astype(dtype)
+    b = rng.integers(-50, 50, shape).astype(dtype)
+    out = runner(input_1=a, input_2=b)
+    assert set(out) == {"add"} and out["add"].shape == shape
+    # The same through LiteRT's index API.
+    (i1, i2), (o,) = it.get_input_details(), it.get_output_details()
+    it.set_tensor(runner.get_input_details()["input_1"]["index"], a)
+    it.set_tensor(runner.get_input_details()["input_2"]["index"], b)
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(o["index"]), out["add"])
+    with pytest.raises(ValueError, match="takes inputs"):
+        runner(input_1=a)
+    with pytest.raises(ValueError, match="not found"):
+        it.get_signature_runner("train")
+    # Several inputs and outputs, by name.
+    multi = kiln.Interpreter(model_path=os.path.join(models_dir, "lr_multi_add.tflite"))
+    sig = multi.get_signature_list()["serving_default"]
+    assert sig == {"inputs": ["a", "b", "c", "d"], "outputs": ["x", "y"]}
+    runner = multi.get_signature_runner("serving_default")
+    args = {n: np.full(tuple(d["shape"]), k + 1, d["dtype"]) for k, (n, d) in
+            enumerate(sorted(runner.get_input_details().items()))}
+    out = runner(**args)
+    assert set(out) == {"x", "y"}
+    # a + b + c and b + c + d (the model's LiteRT test: x = a + b + c, y = b + c + d) in some order.
+    assert sorted(float(v.reshape(-1)[0]) for v in out.values()) == [6.0, 9.0]
+
+
+def test_models_without_signatures(atan_model):
+    it = kiln.Interpreter(model_path=atan_model, custom_ops={"Atan": np.arctan})
+    assert it.get_signature_list() == {}
+    with pytest.raises(ValueError, match="no Signature Def"):
+        it.get_signature_runner()
+
+
 # ---- errors ----
 
 def test_set_tensor_checks_dtype_and_shape(models_dir):

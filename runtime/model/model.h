@@ -57,10 +57,24 @@ struct SubgraphDesc {
   std::vector<int> outputs;
 };
 
+// A SignatureDef: a named entry point whose inputs and outputs carry the names the converter took from the saved
+// model. Each name maps to a tensor of subgraph `subgraph_index`.
+struct SignatureTensor {
+  std::string name;
+  int tensor_index = 0;
+};
+struct SignatureDesc {
+  std::string key;  // "serving_default"
+  int subgraph_index = 0;
+  std::vector<SignatureTensor> inputs;
+  std::vector<SignatureTensor> outputs;
+};
+
 struct ModelDesc {
   uint32_t version = 0;
   std::string description;
   std::vector<SubgraphDesc> subgraphs;  // subgraphs[0] is the main graph
+  std::vector<SignatureDesc> signatures;
 };
 
 // Verifies and reads a .tflite model held in `data` (which must outlive `out`: constant tensors point into

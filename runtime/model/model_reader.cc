@@ -166,6 +166,7 @@ class Reader {
   bool ReadOperatorCodes();
   bool ReadBuffers();
   bool ReadSubgraph(int index, const fb::SubGraph* subgraph, SubgraphDesc* desc);
+  bool ReadSignatures();
   bool ReadTensor(const std::string& where, const fb::Tensor* tensor, TensorDesc* desc);
   bool ReadQuantization(const std::string& where, const fb::QuantizationParameters* quantization,
                         TensorDesc* desc);
@@ -310,6 +311,43 @@ bool Reader::Read() {
   out_->subgraphs.resize(subgraphs->size());
   for (flatbuffers::uoffset_t i = 0; i < subgraphs->size(); ++i) {
     if (!ReadSubgraph(static_cast<int>(i), subgraphs->Get(i), &out_->subgraphs[i])) return false;
+  }
+  return ReadSignatures();
+}
+
+// The SignatureDefs: each names a subgraph that exists, and maps names to tensors that subgraph has.
+bool Reader::ReadSignatures() {
+  const auto* defs = model_->signature_defs();
+  if (defs == nullptr) return true;
+  out_->signatures.resize(defs->size());
+  for (flatbuffers::uoffset_t i = 0; i < defs->size(); ++i) {
+    const fb::SignatureDef* def = defs->Get(i);
+    SignatureDesc& sig = out_->signatures[i];
+    sig.key = def->signature_key() != nullptr ? def->signature_key()->str() : "";
+    const std::string where = Format("signature %u ('%s')", i, Printable(sig.key.data(), sig.key.size()).c_str());
+    if (def->subgraph_index() >= out_->subgraphs.size()) {
+      return Fail(Format("%s: subgraph %u does not exist (the model has %zu)", where.c_str(), def->subgraph_index(),
+                         out_->subgraphs.size()));
+    }
+    sig.subgraph_index = static_cast<int>(def->subgraph_index());
+    const size_t tensor_count = out_->subgraphs[sig.subgraph_index].tensors.size();
+    for (int output = 0; output < 2; ++output) {
+      const auto* maps = output ? def->outputs() : def->inputs();
+      std::vector<SignatureTensor>* list = output ? &sig.outputs : &sig.inputs;
+      if (maps == nullptr) continue;
+      for (flatbuffers::uoffset_t k = 0; k < maps->size(); ++k) {
+        const fb::TensorMap* map = maps->Get(k);
+        SignatureTensor t;
+        t.name = map->name() != nullptr ? map->name()->str() : "";
+        if (map->tensor_index() >= tensor_count) {
+          return Fail(Format("%s: %s %u ('%s') refers to tensor %u, but subgraph %d has %zu tensors", where.c_str(),
+                             output ? "output" : "input", k, Printable(t.name.data(), t.name.size()).c_str(), map->tensor_index(),
+                             sig.subgraph_index, tensor_count));
+        }
+        t.tensor_index = static_cast<int>(map->tensor_index());
+        list->push_back(std::move(t));
+      }
+    }
   }
   return true;
 }

@@ -522,6 +522,12 @@ void ModelWriter::SetOutputs(const std::vector<int>& tensors) {
 
 void ModelWriter::SetDescription(const std::string& description) { description_ = description; }
 
+void ModelWriter::AddSignature(const std::string& key, int subgraph,
+                               const std::vector<std::pair<std::string, int>>& inputs,
+                               const std::vector<std::pair<std::string, int>>& outputs) {
+  signatures_.push_back(Signature{key, subgraph, inputs, outputs});
+}
+
 void ModelWriter::OverrideTensorBuffer(int tensor, uint32_t buffer_index) {
   if (Tensor* t = GetTensor(tensor, "OverrideTensorBuffer")) {
     t->has_buffer_override = true;
@@ -912,7 +918,23 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
   auto subgraphs_vector = b.CreateVector(subgraphs);
   auto description = b.CreateString(description_);
   auto buffers_vector = b.CreateVector(buffers);
-  auto model = fb::CreateModel(b, version_, codes_vector, subgraphs_vector, description, buffers_vector);
+  std::vector<flatbuffers::Offset<fb::SignatureDef>> signature_defs;
+  for (const Signature& sig : signatures_) {
+    auto maps = [&b](const std::vector<std::pair<std::string, int>>& list) {
+      std::vector<flatbuffers::Offset<fb::TensorMap>> out;
+      for (const auto& [name, tensor] : list) {
+        out.push_back(fb::CreateTensorMap(b, b.CreateString(name), static_cast<uint32_t>(tensor)));
+      }
+      return b.CreateVector(out);
+    };
+    auto inputs = maps(sig.inputs);
+    auto outputs = maps(sig.outputs);
+    signature_defs.push_back(fb::CreateSignatureDef(b, inputs, outputs, b.CreateString(sig.key),
+                                                    static_cast<uint32_t>(sig.subgraph)));
+  }
+  auto signatures_vector = signature_defs.empty() ? 0 : b.CreateVector(signature_defs);
+  auto model = fb::CreateModel(b, version_, codes_vector, subgraphs_vector, description, buffers_vector, 0, 0,
+                               signatures_vector);
   std::string identifier = identifier_;
   identifier.resize(4, ' ');
   b.Finish(model, identifier.c_str());

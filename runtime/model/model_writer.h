@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/builtin_op_data.h"
@@ -135,6 +136,10 @@ class ModelWriter {
   void SetOutputs(const std::vector<int>& tensors);
 
   void SetDescription(const std::string& description);
+  // A SignatureDef `key` over `subgraph`: (name, tensor index) pairs for its inputs and outputs, written as given
+  // (the reader checks them).
+  void AddSignature(const std::string& key, int subgraph, const std::vector<std::pair<std::string, int>>& inputs,
+                    const std::vector<std::pair<std::string, int>>& outputs);
   // Stores constant data and custom options after the flatbuffer, addressed by Buffer.offset/size and
   // Operator.large_custom_options_offset/size, as the converter does for models over 2 GB.
   void set_external_data(bool external) { external_data_ = external; }
@@ -237,6 +242,12 @@ class ModelWriter {
   std::vector<Subgraph> subgraphs_;
   int current_ = 0;
   std::string description_;
+  struct Signature {
+    std::string key;
+    int subgraph = 0;
+    std::vector<std::pair<std::string, int>> inputs, outputs;
+  };
+  std::vector<Signature> signatures_;
   std::string error_;
   std::string identifier_ = "TFL3";
   uint32_t version_ = 3;

@@ -102,6 +102,29 @@ TEST(MalformedModelTest, WrongFileIdentifier) {
                      "file identifier is ' is ', expected 'TFL3'");
 }
 
+// Signatures are read (names and tensors in order), and one that points outside the model is refused by name.
+TEST(MalformedModelTest, SignaturesAreCheckedAgainstTheirSubgraph) {
+  SmallModel good;
+  good.w.AddSignature("serving_default", 0, {{"in_x", good.x}}, {{"out_z", good.z}, {"out_y", good.y}});
+  std::vector<uint8_t> bytes = good.w.Finish();
+  ModelDesc model;
+  std::string error;
+  ASSERT_TRUE(ReadModel(bytes.data(), bytes.size(), &model, &error)) << error;
+  ASSERT_EQ(model.signatures.size(), 1u);
+  EXPECT_EQ(model.signatures[0].key, "serving_default");
+  ASSERT_EQ(model.signatures[0].outputs.size(), 2u);
+  EXPECT_EQ(model.signatures[0].outputs[1].name, "out_y");
+  EXPECT_EQ(model.signatures[0].outputs[1].tensor_index, good.y);
+
+  SmallModel bad_tensor;
+  bad_tensor.w.AddSignature("run", 0, {{"in_x", 99}}, {});
+  EXPECT_MODEL_ERROR(bad_tensor.w.Finish(),
+                     "signature 0 ('run'): input 0 ('in_x') refers to tensor 99, but subgraph 0 has 4 tensors");
+  SmallModel bad_subgraph;
+  bad_subgraph.w.AddSignature("train", 3, {}, {});
+  EXPECT_MODEL_ERROR(bad_subgraph.w.Finish(), "signature 0 ('train'): subgraph 3 does not exist (the model has 1)");
+}
+
 TEST(MalformedModelTest, CorruptRootOffset) {
   SmallModel m;
   std::vector<uint8_t> bytes = m.w.Finish();
