@@ -2,7 +2,22 @@
  *
  * The numbering of KilnType and KilnBuiltinOperator follows LiteRT's TfLiteType and the .tflite
  * BuiltinOperator enum, so that values read from a model or written by LiteRT code mean the same here.
- * This header is C99 and contains no C++ types. */
+ * This header is C99 and contains no C++ types.
+ *
+ * Threads. Objects that do not change once made may be shared by any number of threads at once:
+ *   - a KilnModel (create any number of interpreters from it, in any threads);
+ *   - a KilnModule (serve ops and scripts of any number of interpreters and contexts);
+ *   - a KilnOperator, once configured (its Set... calls made before the first interpreter uses it); the
+ *     callbacks its author gives it are then called from several threads at once, on different nodes;
+ *   - driver libraries: interpreters and contexts in several threads may load the same driver at once (each
+ *     gets its own instance of it).
+ * Objects with state belong to one thread at a time (use them from any thread, but not from two at once),
+ * as LiteRT's interpreter does:
+ *   - a KilnInterpreter, its options and its tensors;
+ *   - a KilnContext with its scripts and tensors.
+ * Different interpreters and contexts run in parallel without locks between them, each with its own threads.
+ * The on-disk caches (KILN_CACHE_DIR) may be shared by any number of processes. tests/concurrency holds Kiln to
+ * this, and the `tsan` preset runs it under ThreadSanitizer. */
 #ifndef KILN_COMMON_H_
 #define KILN_COMMON_H_
 
