@@ -191,6 +191,10 @@ void KilnInterpreterOptionsSetDriverPath(KilnInterpreterOptions* options, const 
   if (options != nullptr) options->driver_path = path != nullptr ? path : "";
 }
 
+void KilnInterpreterOptionsSetDeviceTimeout(KilnInterpreterOptions* options, uint32_t milliseconds) {
+  if (options != nullptr) options->device_timeout_ms = milliseconds;
+}
+
 void KilnInterpreterOptionsSetAllowAnyDriverDependency(KilnInterpreterOptions* options, bool allow) {
   if (options != nullptr) options->allow_any_driver_dependency = allow;
 }

@@ -112,6 +112,7 @@ struct KilnInterpreterOptions {
   int32_t device_policy = kKilnDeviceAuto;  // a KilnDevicePolicy, checked at creation
   std::string driver_path;
   bool allow_any_driver_dependency = false;
+  uint32_t device_timeout_ms = KILN_DEFAULT_DEVICE_TIMEOUT_MS;  // 0: wait forever
 };
 
 // A tensor of an interpreter (or, later, of a compute context). KilnOpaqueTensor is the same object.

@@ -76,6 +76,7 @@ DeviceSet* Interpreter::devices() {
     options.driver_path = options_.driver_path;
     options.allow_any_dependency = options_.allow_any_driver_dependency;
     options.num_threads = options_.num_threads;
+    options.batch_timeout_ns = static_cast<uint64_t>(options_.device_timeout_ms) * 1000000u;
     options.reporter = options_.reporter;
     options.reporter_user_data = options_.reporter_user_data;
     KilnStatus status = kKilnOk;

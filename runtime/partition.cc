@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include "runtime/device/kernel_script.h"
@@ -267,6 +268,15 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
     if (KilnStatus s = batch.Submit(); s != kKilnOk) fail(s, "the submitted batch");
   }
   batch.Release();
+  if (batch.abandoned()) {
+    // The driver may still run the batch: its buffers are left to it, kept (never freed) for the life of the
+    // process. Once per hung device: all later work of this interpreter runs on the CPU.
+    static std::mutex abandoned_mutex;
+    static auto* abandoned = new std::vector<std::unique_ptr<TensorBuffer>>();
+    std::lock_guard<std::mutex> lock(abandoned_mutex);
+    for (auto& entry : buffers) abandoned->push_back(std::move(entry.second));
+    buffers.clear();
+  }
 
   // 4. The edges out: tensors read after the partition, and bound allocations the device holds copies of.
   if (status == kKilnOk) {

@@ -281,6 +281,11 @@ std::string HalDriver::TakeErrors() {
   return out;
 }
 
+void HalDriver::NoteError(const std::string& message) {
+  std::lock_guard<std::mutex> lock(errors_mutex_);
+  errors_ += (errors_.empty() ? "" : "; ") + message;
+}
+
 void HalDriver::ReportError(const char* format, ...) {
   va_list args;
   va_start(args, format);

@@ -45,6 +45,7 @@ struct DriverOptions {
   std::string driver_path;            // from the options call; empty: none
   bool allow_any_dependency = false;  // from the options call (KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1 also allows)
   int num_threads = -1;
+  uint64_t batch_timeout_ns = 0;  // how long a batch may take before it is given up; 0: forever
   KilnErrorReporter reporter = nullptr;
   void* reporter_user_data = nullptr;
   // rsSendToClient: the script's user data, command, payload.
@@ -74,6 +75,9 @@ class HalDriver {
   // messages are kept for the decision that handles the failure; the CPU driver's go to the reporter at once.
   std::string TakeErrors();
   void ReportError(const char* format, ...) __attribute__((format(printf, 2, 3)));
+
+  // Adds a message of the runtime's own to what TakeErrors returns next (e.g. a batch given up).
+  void NoteError(const std::string& message);
 
  private:
   HalDriver() = default;

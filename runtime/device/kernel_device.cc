@@ -442,8 +442,16 @@ KilnStatus DeviceBatch::Submit() {
   KilnStatus s = d.batch_submit(batch_, &fence);
   if (s == kKilnOk && fence != nullptr) {
     bool done = false;
-    s = d.fence_wait(fence, UINT64_MAX, &done);
-    if (s == kKilnOk && !done) s = kKilnDelegateError;
+    const uint64_t timeout = device_->hal()->options().batch_timeout_ns;
+    s = d.fence_wait(fence, timeout != 0 ? timeout : UINT64_MAX, &done);
+    if (s == kKilnOk && !done) {
+      // Given up: the fence, the batch and the memory it names stay the driver's (destroying any of them
+      // would wait for, or race with, work that may never finish).
+      abandoned_ = true;
+      device_->hal()->NoteError("the batch did not finish within " + std::to_string(timeout / 1000000u) +
+                                " ms (the interpreter's device timeout) and was given up");
+      return kKilnDelegateError;
+    }
     d.fence_destroy(fence);
   } else if (s == kKilnOk) {
     s = kKilnDelegateError;
@@ -452,7 +460,7 @@ KilnStatus DeviceBatch::Submit() {
 }
 
 void DeviceBatch::Release() {
-  if (batch_ != nullptr) device_->driver().batch_destroy(batch_);
+  if (batch_ != nullptr && !abandoned_) device_->driver().batch_destroy(batch_);
   batch_ = nullptr;
 }
 

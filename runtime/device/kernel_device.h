@@ -155,12 +155,16 @@ class DeviceBatch {
   KilnStatus ForEach(DeviceScript* script, const KilnHalForEachDesc& desc);
   // Submits the batch and waits until it has run; nothing to do without one.
   KilnStatus Submit();
-  // Destroys the batch, submitted or not.
+  // Destroys the batch, submitted or not, unless it was given up.
   void Release();
+  // Whether Submit gave the batch up at the device timeout (DriverOptions::batch_timeout_ns): the driver may
+  // still use the batch and the memory its launches name, so none of it may be freed.
+  bool abandoned() const { return abandoned_; }
 
  private:
   KernelDevice* device_;
   KilnHalBatch* batch_ = nullptr;
+  bool abandoned_ = false;
 };
 
 }  // namespace kiln

@@ -1,6 +1,8 @@
 // Each broken test driver through the public C API: the decision and its message, and correct numbers.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -364,6 +366,57 @@ TEST(Partitions, AFailedLaunchIsRedoneOnTheCpu) {
       << run.decisions.All();
   EXPECT_EQ(run.decisions.Count(kKilnDecisionFallback), 1) << run.decisions.All();
   EXPECT_TRUE(run.messages.Contains("redone on kiln-cpu")) << "the failure is reported: " << run.messages.All();
+}
+
+// A device that never finishes its second batch: with a device timeout the second Invoke gives the batch up after
+// the deadline, redoes the partition on the CPU (right answers), and the third runs on the CPU from the start.
+// Nothing the hung batch may use is freed (the test driver aborts if the runtime destroys the batch).
+TEST(Partitions, AHungBatchIsGivenUpAtTheDeadline) {
+  Kernel add("add2", "Add2", "add2");
+  Kernel atan("atan_op", "Atan", "atan_op");
+  RunResult run;
+  KilnModel* model = nullptr;
+  const std::vector<uint8_t> bytes = TwoKernelModel();
+  model = KilnModelCreate(bytes.data(), bytes.size());
+  ASSERT_NE(model, nullptr);
+  KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
+  KilnInterpreterOptionsSetErrorReporter(options, Messages::Report, &run.messages);
+  KilnInterpreterOptionsAddOperator(options, add.op);
+  KilnInterpreterOptionsAddOperator(options, atan.op);
+  KilnInterpreterOptionsSetDevicePolicy(options, kKilnDevicePreferGpu);
+  KilnInterpreterOptionsSetDriverPath(options, DriverPath("hangs").c_str());
+  KilnInterpreterOptionsSetDeviceTimeout(options, 300);
+  KilnInterpreter* interpreter = KilnInterpreterCreate(model, options);
+  KilnInterpreterOptionsDelete(options);
+  KilnModelDelete(model);
+  ASSERT_NE(interpreter, nullptr) << run.messages.All();
+  const int dims[1] = {static_cast<int>(kX.size())};
+  ASSERT_EQ(KilnInterpreterResizeInputTensor(interpreter, 0, dims, 1), kKilnOk);
+  ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk) << run.messages.All();
+  for (int i = 0; i < 3; ++i) {
+    KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), kX.data(), kX.size() * 4);
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(KilnInterpreterInvoke(interpreter), kKilnOk) << "invoke " << i << ": " << run.messages.All();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i == 1) {
+      EXPECT_GE(seconds, 0.3) << "the second batch waited out the deadline";
+      EXPECT_LT(seconds, 30.0);
+    }
+    const KilnTensor* out = KilnInterpreterGetOutputTensor(interpreter, 0);
+    std::vector<float> y(KilnTensorByteSize(out) / 4);
+    KilnTensorCopyToBuffer(out, y.data(), y.size() * 4);
+    run.outputs.push_back(y);
+  }
+  run.decisions = Read(interpreter);
+  KilnInterpreterDelete(interpreter);
+  ExpectTwoKernels(run, 3);
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionFallback,
+                                "kiln-test-hangs (test device) failed partition of nodes 0 to 1 (the submitted batch) "
+                                "(driver error): the batch did not finish within 300 ms (the interpreter's device "
+                                "timeout) and was given up; redone on kiln-cpu, and all later work of this "
+                                "interpreter or context runs there"))
+      << run.decisions.All();
+  EXPECT_EQ(run.decisions.Count(kKilnDecisionFallback), 1) << run.decisions.All();
 }
 
 // ---- The compute API ----

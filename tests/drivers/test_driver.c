@@ -4,7 +4,9 @@
  * driver whose device calls itself a GPU. Written only against hal.h (and the CPU driver's entry point). C99. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backends/cpu/cpu_driver.h"
 #include "kiln/hal.h"
@@ -67,6 +69,59 @@ static KilnStatus BatchRecordForEach(KilnHalBatch* batch, KilnHalScript* script,
 #endif
   return g_inner.batch_record_for_each(batch, script, desc);
 }
+
+#ifdef KILN_TEST_FAULT_HANG
+/* A device that hangs: the second batch submitted never starts and its fence never signals. fence_wait sleeps out
+ * its whole timeout (UINT64_MAX: forever, a real hang); fence_destroy "waits for completion first", so forever;
+ * destroying the hung batch breaks the HAL's rule (a submitted batch must have completed) and aborts, so that a
+ * runtime that frees what it gave up fails the test loudly. */
+static unsigned g_submits;
+static KilnHalBatch* g_hung_batch;
+static int g_hung_fence_storage;
+#define KILN_TEST_HUNG_FENCE ((KilnHalFence*)&g_hung_fence_storage)
+
+static void SleepNs(uint64_t ns) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)(ns / 1000000000u);
+  ts.tv_nsec = (long)(ns % 1000000000u);
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+static KilnStatus BatchSubmit(KilnHalBatch* batch, KilnHalFence** out_fence) {
+  if (++g_submits == KILN_TEST_FAIL_AT) {
+    g_hung_batch = batch;
+    *out_fence = KILN_TEST_HUNG_FENCE;
+    return kKilnOk;
+  }
+  return g_inner.batch_submit(batch, out_fence);
+}
+
+static KilnStatus FenceWait(KilnHalFence* fence, uint64_t timeout_ns, bool* out_done) {
+  if (fence != KILN_TEST_HUNG_FENCE) return g_inner.fence_wait(fence, timeout_ns, out_done);
+  for (;;) {
+    const uint64_t step = timeout_ns < 1000000000u ? timeout_ns : 1000000000u;
+    SleepNs(step);
+    if (timeout_ns != UINT64_MAX) timeout_ns -= step;
+    if (timeout_ns == 0) break;
+  }
+  *out_done = false;
+  return kKilnOk;
+}
+
+static KilnStatus FenceDestroy(KilnHalFence* fence) {
+  if (fence != KILN_TEST_HUNG_FENCE) return g_inner.fence_destroy(fence);
+  for (;;) SleepNs(1000000000u);
+}
+
+static KilnStatus BatchDestroy(KilnHalBatch* batch) {
+  if (batch == g_hung_batch) {
+    fprintf(stderr, "test driver: the runtime destroyed a batch that never completed\n");
+    abort();
+  }
+  return g_inner.batch_destroy(batch);
+}
+#endif
 
 static KilnStatus ModuleLoad(KilnHalDevice* device, const KilnHalModuleDesc* desc, KilnHalModule** out_module) {
 #ifdef KILN_TEST_FAULT_MODULE_LOAD
@@ -163,6 +218,14 @@ KILN_TEST_EXPORT KilnStatus kiln_driver_query(uint32_t runtime_hal_major, uint32
 #endif
 #ifdef KILN_TEST_FAULT_TABLE_SIZE
   table.struct_size = (uint32_t)sizeof table + 16u; /* claims more than the runtime's table holds */
+#endif
+#ifdef KILN_TEST_FAULT_HANG
+  g_submits = 0;
+  g_hung_batch = NULL;
+  table.batch_submit = BatchSubmit;
+  table.fence_wait = FenceWait;
+  table.fence_destroy = FenceDestroy;
+  table.batch_destroy = BatchDestroy;
 #endif
 #ifdef KILN_TEST_FAULT_NO_BATCHES
   table.batch_create = NULL;
