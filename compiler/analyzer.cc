@@ -66,6 +66,18 @@ void Analyzer::Run(clang::TranslationUnitDecl* unit) {
   for (const ReductionDesc& r : info_->module.reductions) max_level = std::max(max_level, r.hal_level);
   if (const clang::FunctionDecl* init = FindUserFunction("init")) {
     max_level = std::max(max_level, LevelOf(init));
+    const clang::SourceLocation loc = sm_.getExpansionLoc(init->getLocation());
+    const clang::PresumedLoc presumed = sm_.getPresumedLoc(loc);
+    bool invalid = false;
+    const char* at = sm_.getCharacterData(loc, &invalid);
+    if (presumed.isValid() && !invalid) {
+      info_->init_location = std::string(presumed.getFilename()) + ":" + std::to_string(presumed.getLine()) + ":" +
+                             std::to_string(presumed.getColumn());
+      const char* start = at - (presumed.getColumn() - 1);
+      const char* end = start;
+      while (*end != '\0' && *end != '\n') ++end;
+      info_->init_source_line.assign(start, end);
+    }
   }
   info_->module.hal_level = max_level;
 }

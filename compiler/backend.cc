@@ -260,8 +260,25 @@ class PointerGlobalUses {
   std::map<std::string, std::string> kernels_;  // name -> expand symbol
 };
 
-bool FillPointerGlobals(const llvm::Module& module, KernelModuleDesc* desc, std::string* diagnostics) {
+bool FillPointerGlobals(const llvm::Module& module, const ScriptInfo& info, KernelModuleDesc* desc,
+                        std::string* diagnostics) {
   PointerGlobalUses uses(module, *desc);
+  // init() runs when the script is created, before the host can bind anything: a pointer global it reads or
+  // writes through would be NULL there, so such a script is refused here rather than crashing at creation.
+  if (desc->has_init) {
+    std::vector<std::string> used;
+    if (!uses.Find({"__kiln_invoke_init"}, &used, diagnostics)) return false;
+    if (!used.empty()) {
+      std::string names;
+      for (const std::string& name : used) names += (names.empty() ? "'" : ", '") + name + "'";
+      *diagnostics += (info.init_location.empty() ? std::string("kilnc") : info.init_location) +
+                      ": error: init() uses pointer global " + names +
+                      ", which is still unbound when init() runs (at script creation, before the host can bind a "
+                      "tensor to it); read it in an invokable or kernel instead\n";
+      if (!info.init_source_line.empty()) *diagnostics += info.init_source_line + "\n";
+      return false;
+    }
+  }
   for (KernelDesc& k : desc->kernels) {
     if (!uses.Find({k.expand_symbol}, &k.pointer_globals, diagnostics)) return false;
   }
@@ -458,7 +475,7 @@ void CompileKernelSource(const std::string& source, const std::string& filename,
   }
   if (!Verify(*module, "code generation", &result->diagnostics)) return;
   if (!FillDefaultValues(*module, &info.module, &result->diagnostics)) return;
-  if (!FillPointerGlobals(*module, &info.module, &result->diagnostics)) return;
+  if (!FillPointerGlobals(*module, info, &info.module, &result->diagnostics)) return;
   if (!LinkMathLibrary(module.get(), &result->diagnostics)) return;
   if (!Verify(*module, "linking the math library", &result->diagnostics)) return;
   Finalize(module.get(), info);

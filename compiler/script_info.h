@@ -83,6 +83,10 @@ struct ScriptInfo {
   std::vector<ReductionInfo> reductions;  // parallel to module.reductions
   std::vector<InvokableInfo> invokables;  // parallel to module.invokables
   GpuLowering gpu;                        // filled by the analysis pass when GPU lowering is built in
+  // Where the script's init() is defined ("file:line:col") and that source line, for diagnostics the back end
+  // gives about it; empty without an init().
+  std::string init_location;
+  std::string init_source_line;
 };
 
 // C source of every __kiln_expand_/__kiln_reduce_/__kiln_invoke_ entry point (kiln/kernel_abi.h), appended to

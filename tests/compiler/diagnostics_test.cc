@@ -34,6 +34,26 @@ void ExpectDiagnostic(const std::string& diagnostics, int line, int column, cons
       << diagnostics;
 }
 
+// init() runs at script creation, before anything can be bound: using a pointer global there is refused, even
+// through a helper; comparing it with NULL is not a use.
+TEST(DiagnosticsTest, InitUsingAPointerGlobal) {
+  const std::string d = ExpectError(
+      "float* gWeights;\n"
+      "float gFirst;\n"
+      "static float first(void) { return gWeights[0]; }\n"
+      "void init(void) { gFirst = first(); }\n"
+      "float RS_KERNEL k(float in) { return in * gFirst; }\n");
+  ExpectDiagnostic(d, 6, 6, "init() uses pointer global 'gWeights', which is still unbound when init() runs",
+                   "void init(void) { gFirst = first(); }");
+  CompileResult ok;
+  CompileKernelSource(std::string(kHeader) +
+                          "float* gWeights;\nfloat gFirst;\n"
+                          "void init(void) { gFirst = gWeights != NULL ? 1.0f : 0.0f; }\n"
+                          "float RS_KERNEL k(float in) { return in * gFirst * gWeights[0]; }\n",
+                      "diag.rs", CompileOptions(), &ok);
+  EXPECT_TRUE(ok.ok) << ok.diagnostics;
+}
+
 TEST(DiagnosticsTest, DirectRecursion) {
   const std::string d = ExpectError(
       "static int fact(int n) {\n"
