@@ -1,13 +1,16 @@
 // Long runs (issue 14, item 6): one interpreter invoked again and again, its resident memory read after a
 // warm-up and at the end. The memory must stay flat: a growth above kMaxGrowthBytes is an error.
-//   Builtins/cpu:            tm_hello_world_float.tflite (../shared/models): FULLY_CONNECTED x3, builtin ops only
-//   Builtins/prefer-gpu:     the same with the Vulkan driver loaded (builtin ops run on the host either way)
-//   KernelOp/cpu:            examples/atan/atan.tflite (builtin ADD, then the custom op Atan served by the kilnc
+//   Builtins/cpu:            tm_hello_world_float.tflite (../shared/models): FULLY_CONNECTED x3, builtin ops
+//   only Builtins/prefer-gpu:     the same with the Vulkan driver loaded (builtin ops run on the host either
+//   way) KernelOp/cpu:            examples/atan/atan.tflite (builtin ADD, then the custom op Atan served by
+//   the kilnc
 //                            kernel examples/atan/atan_op.rs) on the built-in CPU driver, 1024 floats
-//   KernelOp/prefer-gpu:     the same with Atan on the Vulkan driver (lavapipe on CI), checked in the decision log
+//   KernelOp/prefer-gpu:     the same with Atan on the Vulkan driver (lavapipe on CI), checked in the
+//   decision log
 // Each case runs KILN_SOAK_RUNS invocations (default 100000) and reports runs, rss_start_kib, rss_end_kib and
-// rss_growth_kib; the last output must equal the first. The program exits 1 when a case fails (an invoke fails,
-// the output drifts, or the memory grows past the bound), so ctest soak_short (2000 runs) can gate on it.
+// rss_growth_kib; the last output must equal the first. The program exits 1 when a case fails (an invoke
+// fails, the output drifts, or the memory grows past the bound), so ctest soak_short (2000 runs) can gate on
+// it.
 //   build/ci/bench/soak_bench                       (100000 runs per case; several minutes on lavapipe)
 //   KILN_SOAK_RUNS=2000 build/ci/bench/soak_bench   (what ctest soak_short runs)
 #include <benchmark/benchmark.h>
@@ -30,7 +33,7 @@
 namespace {
 
 constexpr int64_t kMaxGrowthBytes = 1 << 20;  // the bound: 1 MiB over the whole run
-constexpr int kWarmupRuns = 200;               // JIT or pipeline creation, first allocations, caches
+constexpr int kWarmupRuns = 200;              // JIT or pipeline creation, first allocations, caches
 constexpr int kAtanElements = 1024;
 bool g_failed = false;
 
@@ -75,7 +78,8 @@ std::string Decisions(const KilnInterpreter* interpreter) {
   for (int i = 0; i < KilnInterpreterGetDecisionCount(interpreter); ++i) {
     KilnDecisionKind kind;
     const char* message = nullptr;
-    if (KilnInterpreterGetDecision(interpreter, i, &kind, nullptr, &message) == kKilnOk && message != nullptr) {
+    if (KilnInterpreterGetDecision(interpreter, i, &kind, nullptr, &message) == kKilnOk &&
+        message != nullptr) {
       all += message;
       all += "\n";
     }
@@ -177,15 +181,17 @@ void Soak(benchmark::State& state, const Case& c) {
   state.counters["rss_start_kib"] = static_cast<double>(rss_start / 1024);
   state.counters["rss_end_kib"] = static_cast<double>(rss_end / 1024);
   state.counters["rss_growth_kib"] = static_cast<double>((rss_end - rss_start) / 1024);
-  std::fprintf(stderr, "soak_bench: %s: %lld runs in %.2f s, RSS %lld KiB after warm-up, %lld KiB at the end (%+lld KiB)\n",
-               c.name.c_str(), static_cast<long long>(runs), seconds,
-               static_cast<long long>(rss_start / 1024), static_cast<long long>(rss_end / 1024),
-               static_cast<long long>((rss_end - rss_start) / 1024));
+  std::fprintf(
+      stderr,
+      "soak_bench: %s: %lld runs in %.2f s, RSS %lld KiB after warm-up, %lld KiB at the end (%+lld KiB)\n",
+      c.name.c_str(), static_cast<long long>(runs), seconds, static_cast<long long>(rss_start / 1024),
+      static_cast<long long>(rss_end / 1024), static_cast<long long>((rss_end - rss_start) / 1024));
   if (!ok) return Fail(state, c.name, "invoke " + std::to_string(runs + 1) + " failed: " + errors.last);
   if (!same_output) return Fail(state, c.name, "the output of the last run differs from the first");
   if (rss_end - rss_start > kMaxGrowthBytes) {
-    return Fail(state, c.name, "resident memory grew by " + std::to_string((rss_end - rss_start) / 1024) +
-                           " KiB, more than the bound of " + std::to_string(kMaxGrowthBytes / 1024) + " KiB");
+    return Fail(state, c.name,
+                "resident memory grew by " + std::to_string((rss_end - rss_start) / 1024) +
+                    " KiB, more than the bound of " + std::to_string(kMaxGrowthBytes / 1024) + " KiB");
   }
 }
 
