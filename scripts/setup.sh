@@ -13,6 +13,7 @@ packages=(
   python3-numpy python3-flatbuffers
   python3-dev pybind11-dev python3-pytest
   python3-venv
+  abigail-tools
 )
 
 missing=()
