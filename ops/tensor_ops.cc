@@ -1,5 +1,5 @@
 // RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, TRANSPOSE (float32 or int8),
-// MEAN (float32; int8 over height and width).
+// MEAN and SUM (float32 or int8).
 #include "ops/reference/tensor_ops.h"
 
 #include <cstring>
@@ -383,11 +383,13 @@ struct MeanState {
   reference::MeanParams params;
   int64_t output_count = 0;
   bool is_int8 = false;
+  bool hw = false;  // int8 over height and width with keep_dims: LiteRT's integer Mean kernel
   reference::MeanHwInt8Params int8;
+  reference::ReduceInt8Params reduce;
 };
 
-KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  constexpr const char* op = "MEAN";
+// MEAN and SUM: float32, or int8 (the int8 kernels and cases LiteRT's reference reduce has).
+KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool is_sum) {
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* axes;
@@ -416,49 +418,75 @@ KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   state->output_count = reference::NumElements(output_dims);
   if (state->is_int8) {
     const Dims dims = TensorDims(input);
-    const bool hw = values.size() == 2 && ((values[0] == 1 && values[1] == 2) || (values[0] == 2 && values[1] == 1));
-    if (dims.size() != 4 || !keep_dims || !hw) {
-      KilnOpaqueContextReportError(context,
-                                   "%s: int8 input %s: Kiln implements int8 MEAN only over axes [1, 2] of a 4-D "
-                                   "input with keep_dims",
-                                   op, TensorLabel(input).c_str());
-      return kKilnError;
-    }
-    reference::MeanHwInt8Params& q = state->int8;
     float input_scale, output_scale;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &q.input_zero_point));
+    int32_t input_zero_point, output_zero_point;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
     KILN_OPAQUE_ENSURE_STATUS(
-        GetInt8Quantization(context, op, "output", output, &output_scale, &q.output_zero_point));
-    q.batch = dims[0];
-    q.height = dims[1];
-    q.width = dims[2];
-    q.channels = dims[3];
-    reference::PrepareMeanHwInt8(input_scale, output_scale, &q);
+        GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+    // LiteRT's MEAN takes its integer height-and-width kernel only for these axes as written (not [-3, -2]).
+    state->hw = !is_sum && dims.size() == 4 && keep_dims && values.size() == 2 &&
+                ((values[0] == 1 && values[1] == 2) || (values[0] == 2 && values[1] == 1));
+    if (state->hw) {
+      reference::MeanHwInt8Params& q = state->int8;
+      q.input_zero_point = input_zero_point;
+      q.output_zero_point = output_zero_point;
+      q.batch = dims[0];
+      q.height = dims[1];
+      q.width = dims[2];
+      q.channels = dims[3];
+      reference::PrepareMeanHwInt8(input_scale, output_scale, &q);
+    } else {
+      reference::ReduceInt8Params& q = state->reduce;
+      q.shape = state->params;
+      q.input_zero_point = input_zero_point;
+      q.output_zero_point = output_zero_point;
+      reference::PrepareReduceInt8(is_sum, input_scale, output_scale, &q);
+    }
   }
   return ResizeOutput(context, op, output, output_dims);
 }
 
-KilnStatus MeanInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  constexpr const char* op = "MEAN";
+KilnStatus ReduceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool is_sum) {
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
   if (state->output_count == 0) return kKilnOk;
+  const int64_t input_count = reference::NumElements(state->params.input_dims);
   if (state->is_int8) {
     const int8_t* input;
     int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
-                                           reference::NumElements(state->params.input_dims), &input));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), input_count, &input));
     KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
                                            state->output_count, &output));
-    reference::MeanHwInt8(state->int8, input, output);
+    if (state->hw) {
+      reference::MeanHwInt8(state->int8, input, output);
+    } else {
+      reference::ReduceInt8(state->reduce, input, output);
+    }
     return kKilnOk;
   }
   const float* input;
   float* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op,
-                                               reference::NumElements(state->params.input_dims),
-                                               state->output_count, &input, &output));
-  reference::MeanFloat(state->params, input, output);
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatInvokeData(context, node, op, input_count, state->output_count, &input, &output));
+  if (is_sum) {
+    reference::SumFloat(state->params, input, output);
+  } else {
+    reference::MeanFloat(state->params, input, output);
+  }
   return kKilnOk;
+}
+
+KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return ReducePrepare(context, node, "MEAN", false);
+}
+KilnStatus MeanInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return ReduceInvoke(context, node, "MEAN", false);
+}
+KilnStatus SumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return ReducePrepare(context, node, "SUM", true);
+}
+KilnStatus SumInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return ReduceInvoke(context, node, "SUM", true);
 }
 
 }  // namespace
@@ -479,6 +507,9 @@ void AddTensorOps(std::vector<BuiltinOp>* table) {
        MakeOperator<TransposeState>(kKilnBuiltinTranspose, 6, &TransposePrepare, &TransposeInvoke)});
   table->push_back(
       {kKilnBuiltinMean, 1, 3, MakeOperator<MeanState>(kKilnBuiltinMean, 3, &MeanPrepare, &MeanInvoke)});
+  // SUM: LiteRT registers v1-v2 (v2 adds int8).
+  table->push_back(
+      {kKilnBuiltinSum, 1, 2, MakeOperator<MeanState>(kKilnBuiltinSum, 2, &SumPrepare, &SumInvoke)});
 }
 
 }  // namespace kiln::ops

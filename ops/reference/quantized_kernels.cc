@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace kiln::ops::reference {
 namespace {
@@ -231,21 +232,29 @@ void SoftmaxInt8(const SoftmaxInt8Params& p, const int8_t* input, int8_t* output
   }
 }
 
-void PrepareMeanHwInt8(float input_scale, float output_scale, MeanHwInt8Params* params) {
-  const QuantizedMultiplier base =
-      QuantizeMultiplier(static_cast<double>(input_scale) / static_cast<double>(output_scale));
-  const int64_t count = params->height * params->width;
-  if (count <= 0) {
-    params->multiplier = base;
-    return;
-  }
+namespace {
+
+// LiteRT's fold of 1 / count into a multiplier (its QuantizedMeanOrSum and integer Mean).
+QuantizedMultiplier FoldCount(QuantizedMultiplier base, int64_t count) {
+  if (count <= 0) return base;
   int k = 0;
   while ((count >> (k + 1)) != 0) ++k;  // floor(log2 count)
   k = std::min(k, 32);
   k = std::max(0, std::min(k, 31 + base.shift));
-  params->multiplier.multiplier = static_cast<int32_t>((static_cast<int64_t>(base.multiplier) << k) / count);
-  params->multiplier.shift = base.shift - k;
+  QuantizedMultiplier result;
+  result.multiplier = static_cast<int32_t>((static_cast<int64_t>(base.multiplier) << k) / count);
+  result.shift = base.shift - k;
+  return result;
 }
+
+}  // namespace
+
+void PrepareMeanHwInt8(float input_scale, float output_scale, MeanHwInt8Params* params) {
+  const QuantizedMultiplier base =
+      QuantizeMultiplier(static_cast<double>(input_scale) / static_cast<double>(output_scale));
+  params->multiplier = FoldCount(base, params->height * params->width);
+}
+
 
 void MeanHwInt8(const MeanHwInt8Params& p, const int8_t* input, int8_t* output) {
   for (int64_t b = 0; b < p.batch; ++b) {
@@ -259,6 +268,46 @@ void MeanHwInt8(const MeanHwInt8Params& p, const int8_t* input, int8_t* output) 
       acc = MultiplyByQuantizedMultiplier(acc, p.multiplier, Rounding::kDouble) + p.output_zero_point;
       output[b * p.channels + c] = static_cast<int8_t>(std::min(std::max(acc, int32_t{-128}), int32_t{127}));
     }
+  }
+}
+
+void PrepareReduceInt8(bool is_sum, float input_scale, float output_scale, ReduceInt8Params* params) {
+  params->is_sum = is_sum;
+  params->count = ReducedCount(params->shape);
+  params->multiplier = FoldCount(
+      QuantizeMultiplier(static_cast<double>(input_scale) / static_cast<double>(output_scale)), params->count);
+  // As LiteRT writes it: (-zero_point * scale) * n, each step in float.
+  params->scale = input_scale / output_scale;
+  params->bias = static_cast<float>(-params->input_zero_point) * params->scale * static_cast<float>(params->count);
+}
+
+void ReduceInt8(const ReduceInt8Params& p, const int8_t* input, int8_t* output) {
+  int64_t outputs = 1;
+  for (size_t d = 0; d < p.shape.input_dims.size(); ++d) {
+    if (!p.shape.reduced[d]) outputs *= p.shape.input_dims[d];
+  }
+  if (outputs == 0) return;
+  if (p.count == 0) {
+    for (int64_t o = 0; o < outputs; ++o) output[o] = 0;
+    return;
+  }
+  std::vector<int64_t> sums(static_cast<size_t>(outputs));
+  SumInt8(p.shape, input, sums.data());
+  for (int64_t o = 0; o < outputs; ++o) {
+    // LiteRT sums in int32 (exact below 2^24 inputs); wrap as it would beyond, rather than overflow.
+    const auto sum = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(sums[static_cast<size_t>(o)])));
+    int32_t value;
+    if (p.is_sum) {
+      const float real = std::round(static_cast<float>(sum) * p.scale + p.bias);
+      // Clamped in float first, so the conversion is defined (NaN cannot occur: finite scales).
+      value = static_cast<int32_t>(std::min(std::max(real, -1e6f), 1e6f)) + p.output_zero_point;
+    } else {
+      // s - n * zp in int64, narrowed to int32 as LiteRT does.
+      const int64_t shifted = static_cast<int64_t>(sum) - p.count * static_cast<int64_t>(p.input_zero_point);
+      const auto x = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(shifted)));
+      value = MultiplyByQuantizedMultiplier(x, p.multiplier, Rounding::kDouble) + p.output_zero_point;
+    }
+    output[o] = static_cast<int8_t>(std::min(std::max(value, int32_t{-128}), int32_t{127}));
   }
 }
 

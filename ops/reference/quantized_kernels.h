@@ -13,6 +13,7 @@
 #include "ops/reference/fully_connected.h"
 #include "ops/reference/pooling.h"
 #include "ops/reference/quantized.h"
+#include "ops/reference/tensor_ops.h"
 
 namespace kiln::ops::reference {
 
@@ -98,6 +99,29 @@ struct MeanHwInt8Params {
 };
 void PrepareMeanHwInt8(float input_scale, float output_scale, MeanHwInt8Params* params);
 void MeanHwInt8(const MeanHwInt8Params& params, const int8_t* input, int8_t* output);
+
+// MEAN (every other case: any axes, with or without keep_dims) and SUM over int8. With s the sum of an output's
+// n stored inputs:
+//  - MEAN, as LiteRT's reference QuantizedMeanOrSum (whatever the quantizations, equal ones too): out =
+//    clamp(MultiplyByQuantizedMultiplier(s - n * input_zero_point) + output_zero_point), the multiplier
+//    input_scale / output_scale (in double) with 1 / n folded in as MeanHw's (k = min(floor(log2 n), 32, 31 +
+//    e)), double rounding (measured: it equals the package on outputs where single rounding and truncating
+//    division do not).
+//  - SUM, as LiteRT's builtin kernel (its reference kernel for int8 writes garbage in the published package):
+//    in float, scale = input_scale / output_scale, bias = -input_zero_point * scale * n, out =
+//    clamp(round(s * scale + bias) + output_zero_point), round half away from zero.
+// n = 0 (an empty input) writes zeros.
+struct ReduceInt8Params {
+  bool is_sum = false;
+  MeanParams shape;
+  int64_t count = 0;  // n
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  QuantizedMultiplier multiplier;  // MEAN
+  float scale = 0, bias = 0;       // SUM
+};
+// `shape` and the zero points must be set; fills the rest.
+void PrepareReduceInt8(bool is_sum, float input_scale, float output_scale, ReduceInt8Params* params);
+void ReduceInt8(const ReduceInt8Params& params, const int8_t* input, int8_t* output);
 
 }  // namespace kiln::ops::reference
 

@@ -44,6 +44,18 @@ class OneOpModel:
         self.tensors.append(t)
         return len(self.tensors) - 1
 
+    def int32_constant(self, values, name):
+        """Adds a constant int32 tensor (axes, sizes), unquantized."""
+        t = S.TensorT()
+        values = np.asarray(values, dtype=np.int32)
+        t.shape, t.type, t.name = list(values.shape), S.TensorType.INT32, name
+        b = S.BufferT()
+        b.data = list(values.tobytes())
+        self.buffers.append(b)
+        t.buffer = len(self.buffers) - 1
+        self.tensors.append(t)
+        return len(self.tensors) - 1
+
     def write(self, name, code, version, inputs, output, options_type=0, options=None):
         opcode = S.OperatorCodeT()
         opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
@@ -149,6 +161,40 @@ def main():
         options = S.ConcatenationOptionsT()
         options.axis = axis
         m.write("q8_concat_%d" % i, OPS.CONCATENATION, 2, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
+
+    reduce_ops(out)
+
+
+def reduce_ops(out):
+    """MEAN (every case but the keep_dims height-and-width one real models use) and SUM: axes (negative, repeated,
+    all), keep_dims, equal and different quantizations, extreme scales."""
+    s4 = (2, 3, 4, 5)
+    # (input quant, output quant, axes, keep_dims)
+    cases = [((0.1, 3), (0.05, -7), [1, 2], False), ((0.1, -3), (0.1, -3), [-1], True),
+             ((0.1, -3), (0.1, -3), [0, 2], False), ((0.02, 127), (0.005, -128), [1, 3], True),
+             ((0.5, -128), (0.0039215, 127), [0, 1, 2, 3], False), ((1e-5, 0), (2.0, 10), [2], False),
+             ((0.3, 20), (0.01, 0), [3, 1, 3], False), ((0.07, 5), (0.03, -2), [1, 2], True)]
+    for i, (in_quant, out_quant, axes, keep_dims) in enumerate(cases):
+        for op, code, version in (("mean", OPS.MEAN, 2), ("sum", OPS.SUM, 2)):
+            if op == "sum" and i == 1:
+                out_quant = (0.1, -3)
+            m = OneOpModel(out)
+            x = m.tensor(s4, *in_quant, "x")
+            a = m.int32_constant(axes, "axes")
+            rank = len(s4)
+            reduced = {(ax + rank) % rank for ax in axes}
+            shape = [1 if d in reduced else n for d, n in enumerate(s4) if keep_dims or d not in reduced]
+            q = out_quant
+            if op == "sum" and in_quant != out_quant:
+                # A sum needs a coarser output scale to stay in range.
+                q = (out_quant[0] * 4, out_quant[1])
+            y = m.tensor(shape, *q, "y", is_input=False)
+            options = S.ReducerOptionsT()
+            options.keepDims = keep_dims
+            # LiteRT's reference SUM kernel for int8 writes garbage (-1, 0, ...) in the package: SUM is held to its
+            # builtin kernel (litert_compare.py's BUILTIN_SUFFIX).
+            name = "q8_%s_%d" % (op, i) + ("_litert_builtin" if op == "sum" else "")
+            m.write(name, code, version, [x, a], y, S.BuiltinOptions.ReducerOptions, options)
 
 
 if __name__ == "__main__":

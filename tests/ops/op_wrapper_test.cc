@@ -36,7 +36,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSoftmax,       kKilnBuiltinLogistic,
                                   kKilnBuiltinTanh,          kKilnBuiltinRelu,
                                   kKilnBuiltinRelu6,         kKilnBuiltinReluN1To1,
-                                  kKilnBuiltinConcatenation, kKilnBuiltinMean,
+                                  kKilnBuiltinConcatenation, kKilnBuiltinMean, kKilnBuiltinSum,
                                   kKilnBuiltinPad,           kKilnBuiltinTranspose,
                                   kKilnBuiltinDequantize,    kKilnBuiltinQuantize,
                                   kKilnBuiltinMaximum,
@@ -582,6 +582,44 @@ TEST(OpWrapperTest, MeanWithNegativeAndDuplicateAxes) {
   ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
   EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 1, 1}));
   EXPECT_EQ(r.Output(), (std::vector<float>{3.5f, 15}));
+}
+
+// SUM float drops the reduced axes without keep_dims; int8 MEAN and SUM run over any axes.
+TEST(OpWrapperTest, SumAndInt8ReductionsRun) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 2, 3}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "axes", {0, -1});
+    const int y = w.AddTensor(kKilnFloat32, {2}, "y");
+    w.AddOp(kKilnBuiltinSum, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {1, 2, 3, 4, 5, 6, 10, 10, 10, 20, 20, 20};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2}));
+    EXPECT_EQ(r.Output(), (std::vector<float>{36, 75}));
+  }
+  for (KilnBuiltinOperator code : {kKilnBuiltinMean, kKilnBuiltinSum}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 3}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {1});
+    const int y = w.AddTensor(kKilnInt8, {2}, "y");
+    w.SetQuantization(x, {0.5f}, {1});
+    w.SetQuantization(y, {0.5f}, {1});
+    w.AddOp(code, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t in[] = {1, 3, 5, -9, -10, -20};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    // Real values (x - 1) / 2: rows {0, 1, 2} and {-5, -5.5, -10.5}; mean 1 and -7, sum 3 and -21.
+    EXPECT_EQ(Int8Output(r), code == kKilnBuiltinMean ? (std::vector<int>{3, -13}) : (std::vector<int>{7, -41}));
+  }
 }
 
 TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {

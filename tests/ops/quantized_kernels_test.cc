@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/reference/conv.h"
@@ -354,6 +356,99 @@ TEST(QuantizedKernelsTest, MeanHwMatchesPlainFormula) {
       }
     }
   }
+}
+
+
+// MEAN and SUM int8 over any axes (keep_dims or not): each output recomputed from the unravelled input indices,
+// the MEAN through the folded multiplier (double rounding), the SUM through LiteRT's float formula.
+TEST(QuantizedKernelsTest, ReduceInt8MatchesPlainFormula) {
+  std::mt19937 rng(11);
+  const std::vector<std::pair<Dims, std::vector<int32_t>>> cases = {
+      {{2, 3, 4, 5}, {1, 2}}, {{2, 3, 4, 5}, {-1}},      {{2, 3, 4, 5}, {0, 2}},  {{2, 3, 4, 5}, {0, 1, 2, 3}},
+      {{7}, {0}},             {{3, 1, 6}, {1, 1, -3}},   {{4, 0, 3}, {0}},        {{4, 0, 3}, {1}},
+      {{1, 9, 9, 2}, {1, 2}}, {{2, 2, 2, 2, 2}, {4, 0}}};
+  // (input scale, zp), (output scale, zp): equal, extreme ratios, zero points at the limits.
+  const std::vector<std::array<float, 4>> quants = {{0.1f, -3, 0.1f, -3}, {0.1f, 3, 0.05f, -7},
+                                                    {0.02f, 127, 0.005f, -128}, {0.5f, -128, 0.0039215f, 127},
+                                                    {1e-5f, 0, 2.0f, 10}, {4.0f, 5, 1e-3f, 0}};
+  for (const auto& [dims, axes] : cases) {
+    for (bool keep_dims : {false, true}) {
+      for (const auto& qv : quants) {
+        for (bool is_sum : {false, true}) {
+          ReduceInt8Params p;
+          Dims out_dims;
+          std::string error;
+          ASSERT_TRUE(MakeMeanParams(dims, axes, keep_dims, &p.shape, &out_dims, &error)) << error;
+          p.input_zero_point = static_cast<int32_t>(qv[1]);
+          p.output_zero_point = static_cast<int32_t>(qv[3]);
+          PrepareReduceInt8(is_sum, qv[0], qv[2], &p);
+          const int64_t in_count = NumElements(dims), out_count = NumElements(out_dims);
+          const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(in_count), rng);
+          std::vector<int8_t> out(static_cast<size_t>(out_count), 99);
+          ReduceInt8(p, x.data(), out.data());
+          // Reference: which input dims are reduced, each input's output offset by unravelling.
+          std::vector<bool> reduced(dims.size(), false);
+          for (int32_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + static_cast<int32_t>(dims.size()) : a)] = true;
+          int64_t n = 1;
+          for (size_t d = 0; d < dims.size(); ++d) n *= reduced[d] ? dims[d] : 1;
+          std::vector<int64_t> sums(static_cast<size_t>(out_count), 0);
+          for (int64_t i = 0; i < in_count; ++i) {
+            int64_t rest = i, offset = 0, stride = 1;
+            for (size_t d = dims.size(); d-- > 0;) {
+              const int64_t index = rest % dims[d];
+              rest /= dims[d];
+              if (!reduced[d]) {
+                offset += index * stride;
+                stride *= dims[d];
+              }
+            }
+            sums[static_cast<size_t>(offset)] += x[static_cast<size_t>(i)];
+          }
+          const QuantizedMultiplier base =
+              QuantizeMultiplier(static_cast<double>(qv[0]) / static_cast<double>(qv[2]));
+          int k = 0;
+          while ((int64_t{1} << (k + 1)) <= n) ++k;
+          k = std::max(0, std::min({k, 32, 31 + base.shift}));
+          const QuantizedMultiplier folded{
+              n > 0 ? static_cast<int32_t>((int64_t{base.multiplier} << k) / n) : base.multiplier,
+              n > 0 ? base.shift - k : base.shift};
+          for (int64_t o = 0; o < out_count; ++o) {
+            const int64_t sum = sums[static_cast<size_t>(o)];
+            int64_t want = 0;
+            if (n == 0) {
+              want = 0;
+            } else if (is_sum) {
+              const float scale = qv[0] / qv[2];
+              const float bias = static_cast<float>(-p.input_zero_point) * scale * static_cast<float>(n);
+              const float real = static_cast<float>(sum) * scale + bias;
+              const float r = real >= 0 ? std::floor(real + 0.5f) : -std::floor(-real + 0.5f);
+              want = Clamp(static_cast<int64_t>(std::max(std::min(r, 1e6f), -1e6f)) + p.output_zero_point);
+            } else {
+              want = Clamp(ApplyDouble(sum - n * p.input_zero_point, folded) + p.output_zero_point);
+            }
+            ASSERT_EQ(out[static_cast<size_t>(o)], want)
+                << "output " << o << " of " << dims.size() << "-D, sum " << is_sum << " keep " << keep_dims;
+          }
+        }
+      }
+    }
+  }
+}
+
+// SUM float: the plain sum of each output's inputs (in input order; an empty reduction gives 0).
+TEST(QuantizedKernelsTest, SumFloatSumsReducedElements) {
+  MeanParams p;
+  Dims out_dims;
+  std::string error;
+  ASSERT_TRUE(MakeMeanParams({2, 3, 2}, {1}, false, &p, &out_dims, &error));
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  std::vector<float> out(4, -1.0f);
+  SumFloat(p, x.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{9, 12, 27, 30}));
+  ASSERT_TRUE(MakeMeanParams({2, 0}, {1}, true, &p, &out_dims, &error));
+  std::vector<float> empty(2, -1.0f);
+  SumFloat(p, nullptr, empty.data());
+  EXPECT_EQ(empty, (std::vector<float>{0, 0}));
 }
 
 }  // namespace
