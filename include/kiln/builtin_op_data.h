@@ -127,6 +127,12 @@ typedef struct KilnResizeBilinearParams {
   bool half_pixel_centers; /* pixels sampled at their centres (TF2); false: TF1's legacy mapping */
 } KilnResizeBilinearParams;
 
+/* RESIZE_NEAREST_NEIGHBOR: the same options, the output size from the same constant second input. */
+typedef struct KilnResizeNearestNeighborParams {
+  bool align_corners;      /* corner pixels coincide; the source index is rounded, not floored */
+  bool half_pixel_centers; /* pixels sampled at their centres */
+} KilnResizeNearestNeighborParams;
+
 /* STRIDED_SLICE. Bit i of a mask refers to entry i of begin/end/strides. */
 typedef struct KilnStridedSliceParams {
   int begin_mask;       /* begin[i] ignored: the slice starts at the first (last, for a negative stride) element */

@@ -895,6 +895,14 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->half_pixel_centers = options->half_pixel_centers();
       return true;
     }
+    case kKilnBuiltinResizeNearestNeighbor: {
+      KILN_GET_OPTIONS(ResizeNearestNeighborOptions, options);
+      KilnResizeNearestNeighborParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->align_corners = options->align_corners();
+      params->half_pixel_centers = options->half_pixel_centers();
+      return true;
+    }
     case kKilnBuiltinConcatenation: {
       KILN_GET_OPTIONS(ConcatenationOptions, options);
       KilnConcatenationParams* params;

@@ -21,22 +21,31 @@ ACTIVATIONS = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFuncti
                "relu6": S.ActivationFunctionType.RELU6, "relu1": S.ActivationFunctionType.RELU_N1_TO_1}
 
 
-class OneOpModel:
-    """A model of one operator on per-tensor quantized int8 tensors."""
+TYPES = {np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
+         np.float32: S.TensorType.FLOAT32}
 
-    def __init__(self, out_dir):
+
+class OneOpModel:
+    """A model of one operator on per-tensor quantized tensors (int8 unless `dtype` says otherwise)."""
+
+    def __init__(self, out_dir, dtype=np.int8):
         self.out_dir = out_dir
+        self.dtype = dtype
         self.tensors, self.buffers, self.inputs = [], [S.BufferT()], []
 
-    def tensor(self, shape, scale, zero_point, name, data=None, is_input=True):
-        """Adds a tensor; a constant when `data` is given, else a model input unless is_input is False."""
-        q = S.QuantizationParametersT()
-        q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
+    def tensor(self, shape, scale, zero_point, name, data=None, is_input=True, dtype=None):
+        """Adds a tensor; a constant when `data` is given, else a model input unless is_input is False. A scale of
+        None leaves it unquantized."""
+        dtype = dtype or self.dtype
         t = S.TensorT()
-        t.shape, t.type, t.name, t.quantization, t.buffer = list(shape), S.TensorType.INT8, name, q, 0
+        if scale is not None:
+            q = S.QuantizationParametersT()
+            q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
+            t.quantization = q
+        t.shape, t.type, t.name, t.buffer = list(shape), TYPES[dtype], name, 0
         if data is not None:
             b = S.BufferT()
-            b.data = list(np.asarray(data, dtype=np.int8).view(np.uint8).tobytes())
+            b.data = list(np.asarray(data, dtype=dtype).view(np.uint8).tobytes())
             self.buffers.append(b)
             t.buffer = len(self.buffers) - 1
         elif is_input:
@@ -163,6 +172,7 @@ def main():
         m.write("q8_concat_%d" % i, OPS.CONCATENATION, 2, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
 
     reduce_ops(out)
+    resize_ops(out, np.int8, "q8")
 
 
 def reduce_ops(out):
@@ -195,6 +205,26 @@ def reduce_ops(out):
             # builtin kernel (litert_compare.py's BUILTIN_SUFFIX).
             name = "q8_%s_%d" % (op, i) + ("_litert_builtin" if op == "sum" else "")
             m.write(name, code, version, [x, a], y, S.BuiltinOptions.ReducerOptions, options)
+
+
+def resize_ops(out, dtype, prefix):
+    """RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (output quantized as the input): up and down, odd sizes,
+    align_corners, half_pixel_centers and neither."""
+    sizes = [((1, 4, 5, 3), (7, 9)), ((2, 6, 7, 2), (3, 4)), ((1, 1, 3, 2), (5, 1)), ((1, 5, 5, 1), (16, 13))]
+    flags = [(False, False), (True, False), (False, True)]
+    quant = {np.int8: (0.05, -3), np.uint8: (0.05, 128), np.int16: (0.001, 0), np.float32: (None, 0)}[dtype]
+    for i, (shape, (h, w)) in enumerate(sizes):
+        for j, (align, half) in enumerate(flags):
+            for op, code, version, kind in (("bilinear", OPS.RESIZE_BILINEAR, 4, "ResizeBilinear"),
+                                            ("nearest", OPS.RESIZE_NEAREST_NEIGHBOR, 4, "ResizeNearestNeighbor")):
+                m = OneOpModel(out, dtype)
+                x = m.tensor(shape, *quant, "x")
+                size = m.int32_constant([h, w], "size")
+                y = m.tensor((shape[0], h, w, shape[3]), *quant, "y", is_input=False)
+                options = getattr(S, kind + "OptionsT")()
+                options.alignCorners, options.halfPixelCenters = align, half
+                m.write("%s_resize_%s_%d_%d" % (prefix, op, i, j), code, version, [x, size], y,
+                        getattr(S.BuiltinOptions, kind + "Options"), options)
 
 
 if __name__ == "__main__":

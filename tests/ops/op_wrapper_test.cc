@@ -43,7 +43,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinMinimum,       kKilnBuiltinSquaredDifference,
                                   kKilnBuiltinHardSwish,     kKilnBuiltinElu,
                                   kKilnBuiltinPrelu,         kKilnBuiltinLeakyRelu,
-                                  kKilnBuiltinResizeBilinear,
+                                  kKilnBuiltinResizeBilinear, kKilnBuiltinResizeNearestNeighbor,
                                   kKilnBuiltinStridedSlice,  kKilnBuiltinSlice,
                                   kKilnBuiltinExpandDims,    kKilnBuiltinGather,
                                   kKilnBuiltinSplit,         kKilnBuiltinSplitV,
