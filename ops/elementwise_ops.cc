@@ -220,6 +220,8 @@ constexpr const char* UnaryName(UnaryOp op) {
       return "HARD_SWISH";
     case UnaryOp::kElu:
       return "ELU";
+    case UnaryOp::kExp:
+      return "EXP";
   }
   return "?";
 }
@@ -293,6 +295,10 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       return kKilnOk;
     case UnaryOp::kElu:
       reference::PrepareLookupTableInt8(LookupFunction::kElu, input_scale, input_zero_point, output_scale,
+                                        output_zero_point, &state->table);
+      return kKilnOk;
+    case UnaryOp::kExp:
+      reference::PrepareLookupTableInt8(LookupFunction::kExp, input_scale, input_zero_point, output_scale,
                                         output_zero_point, &state->table);
       return kKilnOk;
     case UnaryOp::kHardSwish:
@@ -423,6 +429,7 @@ void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   AddBinary<BinaryOp::kPrelu>(table, kKilnBuiltinPrelu, 1, 1);
   AddUnary<UnaryOp::kHardSwish>(table, kKilnBuiltinHardSwish, 1, 1);
   AddUnary<UnaryOp::kElu>(table, kKilnBuiltinElu, 1, 2);
+  AddUnary<UnaryOp::kExp>(table, kKilnBuiltinExp, 1, 2);
   table->push_back({kKilnBuiltinLeakyRelu, 1, 2,
                     MakeOperator<UnaryState>(kKilnBuiltinLeakyRelu, 2, &LeakyReluPrepare, &LeakyReluInvoke)});
 }

@@ -175,6 +175,9 @@ void PrepareLookupTableInt8(LookupFunction function, float input_scale, int32_t 
       case LookupFunction::kElu:
         y = x < 0.0f ? std::expm1(x) : x;
         break;
+      case LookupFunction::kExp:
+        y = std::exp(x);  // +inf beyond float's range: clamped below
+        break;
     }
     const float rounded = std::round(y * inverse_scale) + static_cast<float>(output_zero_point);
     // Clamped in float first, so that huge values (a tiny output scale) convert to int32 defined.

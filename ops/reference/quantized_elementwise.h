@@ -72,10 +72,10 @@ struct LeakyReluInt8Params {
 void PrepareLeakyReluInt8(float input_scale, float alpha, float output_scale, LeakyReluInt8Params* params);
 void LeakyReluInt8(const LeakyReluInt8Params& params, int64_t count, const int8_t* input, int8_t* output);
 
-// LOGISTIC, TANH, ELU: LiteRT's 256-entry table, built from the float function: for every int8 value v,
+// LOGISTIC, TANH, ELU, EXP: LiteRT's 256-entry table, built from the float function: for every int8 value v,
 // table[v] = clamp(round(f(input_scale * (v - input_zp)) * (1 / output_scale)) + output_zp), all in float
 // (round half away from zero), then out = table[in].
-enum class LookupFunction { kLogistic, kTanh, kElu };
+enum class LookupFunction { kLogistic, kTanh, kElu, kExp };
 struct LookupTableInt8 {
   int8_t table[256] = {};  // indexed by value + 128
 };

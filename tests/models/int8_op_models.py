@@ -129,6 +129,12 @@ def main():
         unary(out, "q8_logistic_%d" % i, OPS.LOGISTIC, 2, quant, (1.0 / 256, -128))
         unary(out, "q8_tanh_%d" % i, OPS.TANH, 2, quant, (1.0 / 128, 0))
     unary(out, "q8_tanh_5", OPS.TANH, 2, (0.05, 0), (0.01, -7))  # TANH takes any output quantization
+    # EXP: a table of exp; outputs that saturate (kept below 2^31 steps: beyond, LiteRT's float-to-int conversion
+    # is undefined, where Kiln saturates).
+    exps = [((0.05, 0), (2.5, -128)), ((0.02, 127), (0.01, -128)), ((0.1, -128), (100.0, -128)),
+            ((1e-3, 0), (0.004, -128)), ((0.05, 0), (0.5, 0)), ((0.03, -60), (0.05, 100))]
+    for i, (in_quant, out_quant) in enumerate(exps):
+        unary(out, "q8_exp_%d" % i, OPS.EXP, 2, in_quant, out_quant)
     relus = [((0.1, 0), (0.1, 0)), ((0.1, -20), (0.05, -128)), ((0.03, 127), (0.07, -100)), ((2.0, 10), (0.01, 0)),
              ((1e-4, 0), (0.5, 3))]
     for i, (in_quant, out_quant) in enumerate(relus):

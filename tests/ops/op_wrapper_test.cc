@@ -41,7 +41,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinDequantize,    kKilnBuiltinQuantize,
                                   kKilnBuiltinMaximum,
                                   kKilnBuiltinMinimum,       kKilnBuiltinSquaredDifference,
-                                  kKilnBuiltinHardSwish,     kKilnBuiltinElu,
+                                  kKilnBuiltinHardSwish,     kKilnBuiltinElu, kKilnBuiltinExp,
                                   kKilnBuiltinPrelu,         kKilnBuiltinLeakyRelu,
                                   kKilnBuiltinResizeBilinear, kKilnBuiltinResizeNearestNeighbor,
                                   kKilnBuiltinStridedSlice,  kKilnBuiltinSlice,
@@ -211,6 +211,7 @@ TEST(OpWrapperTest, Int8ActivationsMatchReferenceKernels) {
   for (const Case& c : {Case{kKilnBuiltinRelu, so, zo}, Case{kKilnBuiltinRelu6, so, zo},
                         Case{kKilnBuiltinReluN1To1, so, zo}, Case{kKilnBuiltinLogistic, 1.0f / 256, -128},
                         Case{kKilnBuiltinTanh, 1.0f / 128, 0}, Case{kKilnBuiltinElu, so, zo},
+                        Case{kKilnBuiltinExp, so, zo},
                         Case{kKilnBuiltinHardSwish, so, zo}, Case{kKilnBuiltinLeakyRelu, so, zo}}) {
     ModelWriter w;
     const int x = w.AddTensor(kKilnInt8, {4, 64}, "x");
@@ -253,6 +254,7 @@ TEST(OpWrapperTest, Int8ActivationsMatchReferenceKernels) {
     } else {
       const reference::LookupFunction f = c.code == kKilnBuiltinLogistic ? reference::LookupFunction::kLogistic
                                           : c.code == kKilnBuiltinTanh   ? reference::LookupFunction::kTanh
+                                          : c.code == kKilnBuiltinExp    ? reference::LookupFunction::kExp
                                                                          : reference::LookupFunction::kElu;
       reference::LookupTableInt8 table;
       reference::PrepareLookupTableInt8(f, si, zi, so_c, zo_c, &table);

@@ -259,6 +259,7 @@ TEST(QuantizedElementwiseTest, LeakyReluOverEveryInput) {
 float Logistic(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float Tanh(float x) { return std::tanh(x); }
 float Elu(float x) { return x < 0.0f ? std::expm1(x) : x; }
+float Exp(float x) { return std::exp(x); }
 
 TEST(QuantizedElementwiseTest, LookupTablesOverEveryInput) {
   struct Case {
@@ -267,7 +268,7 @@ TEST(QuantizedElementwiseTest, LookupTablesOverEveryInput) {
   };
   const std::vector<int8_t> x = AllInt8();
   for (const Case& c : {Case{LookupFunction::kLogistic, &Logistic}, Case{LookupFunction::kTanh, &Tanh},
-                        Case{LookupFunction::kElu, &Elu}}) {
+                        Case{LookupFunction::kElu, &Elu}, Case{LookupFunction::kExp, &Exp}}) {
     for (float si : kScales) {
       for (int32_t zi : kZeroPoints) {
         for (float so : {1.0f / 256, 1.0f / 128, 0.05f, 1e-5f}) {
