@@ -54,6 +54,14 @@ typedef struct KilnConvParams {
   KilnFusedActivation activation;
 } KilnConvParams;
 
+/* TRANSPOSE_CONV. Inputs: output shape (a constant int32 [4]), filter [out_c, h, w, in_c], input, optional bias. */
+typedef struct KilnTransposeConvParams {
+  KilnPadding padding;
+  int stride_width;
+  int stride_height;
+  KilnFusedActivation activation;
+} KilnTransposeConvParams;
+
 /* DEPTHWISE_CONV_2D */
 typedef struct KilnDepthwiseConvParams {
   KilnPadding padding;

@@ -98,6 +98,21 @@ void DepthwiseConvInt8(const DepthwiseConvParams& p, const WeightedQuantParams& 
   }
 }
 
+void TransposeConvInt8(const TransposeConvParams& p, const WeightedQuantParams& q, const int8_t* input,
+                       const int8_t* filter, const int32_t* bias, int8_t* output) {
+  const int64_t count = p.batch * p.output_height * p.output_width * p.output_channels;
+  std::vector<int32_t> acc(static_cast<size_t>(count), 0);
+  const int32_t zero_point = q.input_zero_point;
+  ScatterTransposeConv(p, input, filter, acc.data(),
+                       [zero_point](int8_t v) { return static_cast<int32_t>(v) - zero_point; });
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t channel = i % p.output_channels;
+    int32_t value = acc[static_cast<size_t>(i)];
+    if (bias != nullptr) value += bias[channel];
+    output[i] = Finish(q, channel, value);
+  }
+}
+
 void PrepareAddInt8(float a_scale, float b_scale, float output_scale, AddInt8Params* params) {
   // As LiteRT: the max of the float scales, doubled in double; the output's divisor 2^left_shift * scale in
   // float (exact: a power of two).

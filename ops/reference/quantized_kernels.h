@@ -36,6 +36,11 @@ void FullyConnectedInt8(const FullyConnectedParams& shape, const WeightedQuantPa
                         const int8_t* weights, const int32_t* bias, int8_t* output);
 void ConvInt8(const ConvParams& shape, const WeightedQuantParams& quant, const int8_t* input, const int8_t* filter,
               const int32_t* bias, int8_t* output);
+// TRANSPOSE_CONV int8 (per-channel filter along dimension 0, int32 bias), LiteRT's reference integer kernel:
+// the int32 scatter of (input - input_zero_point) * filter (TransposeConvFloat's loop), plus bias, then each
+// output channel's multiplier (quant.rounding), the output zero point and the clamp.
+void TransposeConvInt8(const TransposeConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
+                       const int8_t* filter, const int32_t* bias, int8_t* output);
 void DepthwiseConvInt8(const DepthwiseConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
                        const int8_t* filter, const int32_t* bias, int8_t* output);
 

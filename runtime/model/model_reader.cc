@@ -831,6 +831,12 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       desc->builtin_data = AllocateParams(&params);
       return window(options, params) && dilation(options, params);
     }
+    case kKilnBuiltinTransposeConv: {
+      KILN_GET_OPTIONS(TransposeConvOptions, options);
+      KilnTransposeConvParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      return window(options, params);
+    }
     case kKilnBuiltinDepthwiseConv2d: {
       KILN_GET_OPTIONS(DepthwiseConv2DOptions, options);
       KilnDepthwiseConvParams* params;

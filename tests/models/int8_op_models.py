@@ -22,7 +22,7 @@ ACTIVATIONS = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFuncti
 
 
 TYPES = {np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
-         np.float32: S.TensorType.FLOAT32}
+         np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32}
 
 
 class OneOpModel:
@@ -40,7 +40,10 @@ class OneOpModel:
         t = S.TensorT()
         if scale is not None:
             q = S.QuantizationParametersT()
-            q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
+            if np.ndim(scale):  # per channel along dimension 0, zero points 0
+                q.scale, q.zeroPoint, q.quantizedDimension = [float(v) for v in scale], [0] * len(scale), 0
+            else:
+                q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
             t.quantization = q
         t.shape, t.type, t.name, t.buffer = list(shape), TYPES[dtype], name, 0
         if data is not None:
@@ -178,6 +181,7 @@ def main():
         m.write("q8_concat_%d" % i, OPS.CONCATENATION, 2, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
 
     reduce_ops(out)
+    transpose_conv_ops(out)
     resize_ops(out, np.int8, "q8")
 
 
@@ -211,6 +215,49 @@ def reduce_ops(out):
             # builtin kernel (litert_compare.py's BUILTIN_SUFFIX).
             name = "q8_%s_%d" % (op, i) + ("_litert_builtin" if op == "sum" else "")
             m.write(name, code, version, [x, a], y, S.BuiltinOptions.ReducerOptions, options)
+
+
+def transpose_conv_ops(out):
+    """TRANSPOSE_CONV int8 (per-tensor and per-channel filters, int32 bias or none, SAME and VALID, strides 1-3,
+    fused RELU) and the same shapes in float32."""
+    rng = np.random.default_rng(17)
+    # input shape, filter (out_c, h, w), strides (h, w), padding, output h, w, bias, activation
+    cases = [((1, 4, 4, 3), (5, 3, 3), (2, 2), "same", 8, 8, True, "none"),
+             ((2, 3, 5, 2), (4, 2, 3), (1, 1), "valid", 4, 7, False, "none"),
+             ((1, 5, 4, 4), (3, 3, 2), (3, 2), "valid", 15, 8, True, "relu"),
+             ((1, 2, 2, 8), (1, 4, 4), (2, 2), "same", 4, 4, True, "none"),
+             ((1, 6, 6, 2), (2, 5, 5), (2, 2), "same", 11, 12, True, "relu6")]
+    for i, (in_shape, (oc, fh, fw), (sh, sw), padding, oh, ow, with_bias, activation) in enumerate(cases):
+        ic = in_shape[3]
+        for kind in ("q8", "f32"):
+            m = OneOpModel(out, np.int8 if kind == "q8" else np.float32)
+            shape = m.int32_constant([in_shape[0], oh, ow, oc], "output_shape")
+            if kind == "q8":
+                scales = rng.uniform(0.002, 0.05, size=oc) if i % 2 == 0 else 0.01
+                w = m.tensor((oc, fh, fw, ic), scales, 0, "filter", data=rng.integers(-127, 128, size=(oc, fh, fw, ic)))
+                in_quant, out_quant = [((0.05, -3), (0.2, 10)), ((0.02, 127), (0.1, -128)), ((0.1, -128), (0.3, 5)),
+                                       ((0.5, 0), (4.0, 0)), ((1e-3, 20), (2e-3, -100))][i]
+                x = m.tensor(in_shape, *in_quant, "x")
+                inputs = [shape, w, x]
+                if with_bias:
+                    bias_scale = in_quant[0] * np.asarray(scales)
+                    b = m.tensor((oc,), None, 0, "bias", data=rng.integers(-3000, 3000, size=oc), dtype=np.int32)
+                    inputs.append(b)
+                y = m.tensor((in_shape[0], oh, ow, oc), *out_quant, "y", is_input=False)
+            else:
+                w = m.tensor((oc, fh, fw, ic), None, 0, "filter", data=rng.standard_normal((oc, fh, fw, ic)))
+                x = m.tensor(in_shape, None, 0, "x")
+                inputs = [shape, w, x]
+                if with_bias:
+                    inputs.append(m.tensor((oc,), None, 0, "bias", data=rng.standard_normal(oc)))
+                y = m.tensor((in_shape[0], oh, ow, oc), None, 0, "y", is_input=False)
+            options = S.TransposeConvOptionsT()
+            options.padding = S.Padding.SAME if padding == "same" else S.Padding.VALID
+            options.strideH, options.strideW = sh, sw
+            options.fusedActivationFunction = ACTIVATIONS[{"relu6": "relu6", "relu": "relu", "none": "none"}[activation]]
+            version = 4 if activation != "none" else (3 if with_bias else 2)
+            m.write("%s_transpose_conv_%d" % (kind, i), OPS.TRANSPOSE_CONV, version, inputs, y,
+                    S.BuiltinOptions.TransposeConvOptions, options)
 
 
 def resize_ops(out, dtype, prefix):

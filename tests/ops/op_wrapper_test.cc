@@ -30,7 +30,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
   const std::set<int> expected = {kKilnBuiltinAdd,           kKilnBuiltinSub,
                                   kKilnBuiltinMul,           kKilnBuiltinDiv,
                                   kKilnBuiltinAtan2,         kKilnBuiltinFullyConnected,
-                                  kKilnBuiltinConv2d,        kKilnBuiltinDepthwiseConv2d,
+                                  kKilnBuiltinConv2d,        kKilnBuiltinDepthwiseConv2d, kKilnBuiltinTransposeConv,
                                   kKilnBuiltinAveragePool2d, kKilnBuiltinMaxPool2d,
                                   kKilnBuiltinReshape,       kKilnBuiltinSqueeze,
                                   kKilnBuiltinSoftmax,       kKilnBuiltinLogistic,

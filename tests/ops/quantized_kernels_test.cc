@@ -359,6 +359,64 @@ TEST(QuantizedKernelsTest, MeanHwMatchesPlainFormula) {
 }
 
 
+// TRANSPOSE_CONV int8: each output gathered from the inputs whose scatter reaches it (y * stride - pad + fy ==
+// oy), over strides, paddings, per-tensor and per-channel filters, zero points at the limits and extreme scales.
+TEST(QuantizedKernelsTest, TransposeConvMatchesPlainGather) {
+  std::mt19937 rng(21);
+  int variant = 0;
+  for (int64_t size : {1, 3, 4}) {
+    for (int64_t stride : {1, 2, 3}) {
+      for (int64_t kernel : {1, 2, 3}) {
+        for (int64_t pad : {int64_t{0}, kernel / 2}) {
+          TransposeConvParams p;
+          p.batch = 2;
+          p.input_height = size;
+          p.input_width = size + 1;
+          p.input_channels = 3;
+          p.output_channels = 4;
+          p.filter_height = kernel;
+          p.filter_width = kernel;
+          p.stride_height = stride;
+          p.stride_width = stride;
+          p.pad_top = pad;
+          p.pad_left = pad;
+          p.output_height = size * stride + kernel - 1 - 2 * pad;
+          p.output_width = (size + 1) * stride + kernel - 1 - 2 * pad;
+          QuantSetup s = MakeSetup(rng, p.output_channels, variant++, 1);
+          s.q.rounding = Rounding::kDouble;  // as the wrapper sets it (LiteRT's package, measured)
+          const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(2 * size * (size + 1) * 3), rng);
+          const std::vector<int8_t> f = RandomInt8(static_cast<size_t>(4 * kernel * kernel * 3), rng);
+          std::vector<int8_t> out(static_cast<size_t>(2 * p.output_height * p.output_width * 4));
+          TransposeConvInt8(p, s.q, x.data(), f.data(), s.bias.data(), out.data());
+          size_t k = 0;
+          for (int64_t b = 0; b < 2; ++b) {
+            for (int64_t oy = 0; oy < p.output_height; ++oy) {
+              for (int64_t ox = 0; ox < p.output_width; ++ox) {
+                for (int64_t co = 0; co < 4; ++co) {
+                  int64_t acc = s.bias[static_cast<size_t>(co)];
+                  for (int64_t y = 0; y < p.input_height; ++y) {
+                    for (int64_t xx = 0; xx < p.input_width; ++xx) {
+                      const int64_t fy = oy - (y * stride - pad), fx = ox - (xx * stride - pad);
+                      if (fy < 0 || fy >= kernel || fx < 0 || fx >= kernel) continue;
+                      for (int64_t ci = 0; ci < 3; ++ci) {
+                        acc += (x[static_cast<size_t>(((b * p.input_height + y) * p.input_width + xx) * 3 + ci)] -
+                                int64_t{s.q.input_zero_point}) *
+                               f[static_cast<size_t>(((co * kernel + fy) * kernel + fx) * 3 + ci)];
+                      }
+                    }
+                  }
+                  ASSERT_EQ(out[k++], Out(s.q, co, acc, /*single=*/false))
+                      << "size " << size << " stride " << stride << " kernel " << kernel << " pad " << pad;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // MEAN and SUM int8 over any axes (keep_dims or not): each output recomputed from the unravelled input indices,
 // the MEAN through the folded multiplier (double rounding), the SUM through LiteRT's float formula.
 TEST(QuantizedKernelsTest, ReduceInt8MatchesPlainFormula) {
