@@ -190,6 +190,75 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+struct LogSoftmaxState {
+  reference::SoftmaxParams params;
+  bool is_int8 = false;
+  reference::LogSoftmaxInt8Params int8;
+};
+
+// LOG_SOFTMAX over the last axis: float32, or int8 with the output quantized as LiteRT requires (16/256, 127).
+KilnStatus LogSoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "LOG_SOFTMAX";
+  KILN_OPS_GET_STATE(LogSoftmaxState, state, context, node, op);
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  state->is_int8 = IsInt8Input(context, node);
+  if (state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 1, 8));
+  const Dims dims = TensorDims(input);
+  reference::SoftmaxParams& p = state->params;
+  p.depth = dims.back();
+  p.outer = p.depth == 0 ? 0 : reference::NumElements(dims) / p.depth;
+  if (state->is_int8) {
+    float input_scale, output_scale;
+    int32_t input_zero_point, output_zero_point;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+    if (output_scale != 16.0f / 256 || output_zero_point != 127) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: int8 output %s has scale %g and zero point %d; LOG_SOFTMAX needs 16/256 "
+                                   "and 127 (as LiteRT)",
+                                   op, TensorLabel(output).c_str(), static_cast<double>(output_scale),
+                                   static_cast<int>(output_zero_point));
+      return kKilnError;
+    }
+    state->int8.outer = p.outer;
+    state->int8.depth = p.depth;
+    reference::PrepareLogSoftmaxInt8(input_scale, &state->int8);
+  }
+  return ResizeOutput(context, op, output, dims);
+}
+
+KilnStatus LogSoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "LOG_SOFTMAX";
+  KILN_OPS_GET_STATE(LogSoftmaxState, state, context, node, op);
+  const reference::SoftmaxParams& p = state->params;
+  const int64_t count = p.outer * p.depth;
+  if (count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+    reference::LogSoftmaxInt8(state->int8, input, output);
+    return kKilnOk;
+  }
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
+  reference::LogSoftmaxFloat(p, input, output);
+  return kKilnOk;
+}
+
 }  // namespace
 
 void AddFullyConnectedOps(std::vector<BuiltinOp>* table) {
@@ -201,6 +270,10 @@ void AddFullyConnectedOps(std::vector<BuiltinOp>* table) {
                                                       &FullyConnectedInvoke)});
   table->push_back({kKilnBuiltinSoftmax, 1, 3,
                     MakeOperator<SoftmaxState>(kKilnBuiltinSoftmax, 3, &SoftmaxPrepare, &SoftmaxInvoke)});
+  // LOG_SOFTMAX: LiteRT registers v1-v2 (v2 int8).
+  table->push_back({kKilnBuiltinLogSoftmax, 1, 2,
+                    MakeOperator<LogSoftmaxState>(kKilnBuiltinLogSoftmax, 2, &LogSoftmaxPrepare,
+                                                  &LogSoftmaxInvoke)});
 }
 
 }  // namespace kiln::ops

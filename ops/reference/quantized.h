@@ -67,6 +67,29 @@ std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale, const 
 bool QuantizedActivationRange(int activation, float output_scale, int32_t output_zero_point, int32_t* min,
                               int32_t* max);
 
+// gemmlowp's fixed-point functions that LiteRT's LOG_SOFTMAX (and its other transcendental int8/int16 kernels)
+// are made of, on raw int32 values with `bits` integer bits (Q(bits).(31 - bits)). Additions wrap, as the
+// library's plain int32 ones (which never overflow on the values these kernels give them).
+namespace fixed_point {
+
+// x * 2^exponent: a saturating left shift (exponent > 0) or RoundingDivideByPOT (exponent < 0).
+int32_t SaturatingRoundingMultiplyByPOT(int32_t x, int exponent);
+// The same value with `to` integer bits instead of `from`.
+inline int32_t Rescale(int32_t x, int from, int to) { return SaturatingRoundingMultiplyByPOT(x, from - to); }
+// (a + b) / 2 rounded half away from zero, in 64 bits.
+int32_t RoundingHalfSum(int32_t a, int32_t b);
+// exp(a) for a <= 0 with `bits` integer bits, as Q0.31 (exp(0) = 1 is INT32_MAX): exp of a + 1/4 - (a mod 1/4)
+// by a Taylor series around -1/8, then one constant factor exp(-2^k) for each bit k set in the remainder.
+int32_t ExpOnNegativeValues(int32_t a, int bits);
+// 1 / (1 + a) for a Q0.31 a in [0, 1), by three Newton-Raphson steps; Q0.31.
+int32_t OneOverOnePlusX(int32_t a);
+// log(x) for x >= 1 with `input_bits` integer bits, with `output_bits` integer bits: LiteRT's
+// log_x_for_x_greater_than_or_equal_to_1 (the power of two from the leading zeros, the rest by a rational
+// approximation around sqrt(sqrt(1/2))).
+int32_t LogXForXGreaterThanOrEqualTo1(int32_t x, int input_bits, int output_bits);
+
+}  // namespace fixed_point
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_QUANTIZED_H_

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace kiln::ops::reference {
@@ -263,6 +264,57 @@ QuantizedMultiplier FoldCount(QuantizedMultiplier base, int64_t count) {
 }
 
 }  // namespace
+
+void PrepareLogSoftmaxInt8(float input_scale, LogSoftmaxInt8Params* params) {
+  constexpr int kInputBits = 5;
+  const double real = std::min(static_cast<double>(input_scale) * static_cast<double>(int64_t{1} << (31 - kInputBits)),
+                               static_cast<double>((int64_t{1} << 31) - 1));
+  params->input_multiplier = QuantizeMultiplier(real);
+  const int left_shift = params->input_multiplier.shift;
+  params->reverse_multiplier = QuantizeMultiplier(std::ldexp(1.0, 31 - left_shift) /
+                                                  static_cast<double>(params->input_multiplier.multiplier));
+  const double max_input_rescaled = static_cast<double>((1 << kInputBits) - 1) *
+                                    static_cast<double>(int64_t{1} << (31 - kInputBits)) / std::ldexp(1.0, left_shift);
+  params->diff_min = -static_cast<int32_t>(std::floor(max_input_rescaled));
+}
+
+void LogSoftmaxInt8(const LogSoftmaxInt8Params& p, const int8_t* input, int8_t* output) {
+  constexpr int kInputBits = 5, kAccumulationBits = 12, kOutputBits = 4;
+  constexpr int32_t kOutputZeroPoint = 127;
+  for (int64_t row = 0; row < p.outer; ++row) {
+    const int8_t* in = input + row * p.depth;
+    int8_t* out = output + row * p.depth;
+    int32_t max = -128;
+    for (int64_t j = 0; j < p.depth; ++j) max = std::max<int32_t>(max, in[j]);
+    int32_t sum_of_exps = 0;  // Q12.19
+    for (int64_t j = 0; j < p.depth; ++j) {
+      const int32_t diff = in[j] - max;
+      if (diff >= p.diff_min) {
+        const int32_t diff_q5 = MultiplyByQuantizedMultiplier(diff, p.input_multiplier, p.rounding);
+        const int32_t e = fixed_point::Rescale(fixed_point::ExpOnNegativeValues(diff_q5, kInputBits), 0,
+                                               kAccumulationBits);
+        sum_of_exps = static_cast<int32_t>(static_cast<uint32_t>(sum_of_exps) + static_cast<uint32_t>(e));
+      }
+    }
+    const int32_t log_sum_q5 = fixed_point::LogXForXGreaterThanOrEqualTo1(sum_of_exps, kAccumulationBits, kInputBits);
+    const int32_t shifted_log_sum =
+        static_cast<int32_t>(static_cast<uint32_t>(log_sum_q5) + static_cast<uint32_t>(std::numeric_limits<int32_t>::min()));
+    const int32_t adjusted_diff_min =
+        std::max(p.diff_min - 1, MultiplyByQuantizedMultiplier(shifted_log_sum, p.reverse_multiplier, p.rounding));
+    for (int64_t j = 0; j < p.depth; ++j) {
+      const int32_t diff = in[j] - max;
+      if (diff > adjusted_diff_min) {
+        const int32_t diff_q5 = MultiplyByQuantizedMultiplier(diff, p.input_multiplier, p.rounding);
+        const int32_t delta = static_cast<int32_t>(static_cast<uint32_t>(diff_q5) - static_cast<uint32_t>(log_sum_q5));
+        int32_t value = RoundingDivideByPOT(delta, 31 - kInputBits - kOutputBits) + kOutputZeroPoint;
+        value = std::min(std::max(value, int32_t{-128}), int32_t{127});
+        out[j] = static_cast<int8_t>(value);
+      } else {
+        out[j] = -128;
+      }
+    }
+  }
+}
 
 void PrepareMeanHwInt8(float input_scale, float output_scale, MeanHwInt8Params* params) {
   const QuantizedMultiplier base =

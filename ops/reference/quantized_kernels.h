@@ -91,6 +91,22 @@ struct SoftmaxInt8Params {
 void PrepareSoftmaxInt8(float input_scale, float beta, SoftmaxInt8Params* params);
 void SoftmaxInt8(const SoftmaxInt8Params& params, const int8_t* input, int8_t* output);
 
+// LOG_SOFTMAX int8 -> int8 over the innermost dimension, LiteRT's reference integer kernel (gemmlowp fixed point,
+// quantized.h's fixed_point): the output is quantized as 16/256, zero point 127 (LiteRT's requirement). With
+// d = x - row max: each d >= diff_min, scaled by the input multiplier into Q5.26, gives exp(d) (Q0.31) summed in
+// Q12.19; L = log(sum) in Q5.26; out = RoundingDivideByPOT(d_q5 - L, 22) + 127 where d exceeds the adjusted
+// minimum max(diff_min - 1, (L - 2^31) scaled back by the reverse multiplier), else -128.
+// The multipliers: input = QuantizeMultiplier(min(input_scale * 2^26, 2^31 - 1)) (its shift >= 0), reverse =
+// QuantizeMultiplier(2^(31 - input shift) / input multiplier), diff_min = -floor(31 * 2^26 / 2^input shift).
+struct LogSoftmaxInt8Params {
+  int64_t outer = 0, depth = 0;
+  QuantizedMultiplier input_multiplier, reverse_multiplier;
+  int32_t diff_min = 0;
+  Rounding rounding = Rounding::kDouble;  // of the two multipliers (measured: docs/ops.md)
+};
+void PrepareLogSoftmaxInt8(float input_scale, LogSoftmaxInt8Params* params);
+void LogSoftmaxInt8(const LogSoftmaxInt8Params& params, const int8_t* input, int8_t* output);
+
 // MEAN int8 over the height and width of an NHWC input (keep_dims, axes [1, 2]: LiteRT's integer kernel for
 // that case). The division by the count n = height * width is folded into the multiplier: with (q, e) =
 // QuantizeMultiplier(input scale / output scale) and k = min(floor(log2 n), 32, 31 + e), the multiplier is

@@ -132,6 +132,19 @@ def main():
         unary(out, "q8_logistic_%d" % i, OPS.LOGISTIC, 2, quant, (1.0 / 256, -128))
         unary(out, "q8_tanh_%d" % i, OPS.TANH, 2, quant, (1.0 / 128, 0))
     unary(out, "q8_tanh_5", OPS.TANH, 2, (0.05, 0), (0.01, -7))  # TANH takes any output quantization
+    # LOG_SOFTMAX: the output quantization LiteRT requires; input scales from fine to coarse, rows of 1 to 1000.
+    for i, (in_quant, shape) in enumerate([((0.1, 0), (4, 16, 16)), ((0.02, -128), (8, 128)), ((1.0 / 16, 127), (2, 1000)),
+                                           ((0.5, 5), (64, 16)), ((1e-3, -20), (32, 32)), ((0.25, 0), (100, 1)),
+                                           ((3.0, 0), (16, 64))]):
+        m = OneOpModel(out)
+        x = m.tensor(shape, *in_quant, "x")
+        y = m.tensor(shape, 16.0 / 256, 127, "y", is_input=False)
+        m.write("q8_log_softmax_%d" % i, OPS.LOG_SOFTMAX, 2, [x], y)
+        if i < 3:
+            m = OneOpModel(out, np.float32)
+            x = m.tensor(shape, None, 0, "x")
+            y = m.tensor(shape, None, 0, "y", is_input=False)
+            m.write("f32_log_softmax_%d" % i, OPS.LOG_SOFTMAX, 1, [x], y)
     # EXP: a table of exp; outputs that saturate (kept below 2^31 steps: beyond, LiteRT's float-to-int conversion
     # is undefined, where Kiln saturates).
     exps = [((0.05, 0), (2.5, -128)), ((0.02, 127), (0.01, -128)), ((0.1, -128), (100.0, -128)),

@@ -33,7 +33,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinConv2d,        kKilnBuiltinDepthwiseConv2d, kKilnBuiltinTransposeConv,
                                   kKilnBuiltinAveragePool2d, kKilnBuiltinMaxPool2d,
                                   kKilnBuiltinReshape,       kKilnBuiltinSqueeze,
-                                  kKilnBuiltinSoftmax,       kKilnBuiltinLogistic,
+                                  kKilnBuiltinSoftmax,       kKilnBuiltinLogSoftmax, kKilnBuiltinLogistic,
                                   kKilnBuiltinTanh,          kKilnBuiltinRelu,
                                   kKilnBuiltinRelu6,         kKilnBuiltinReluN1To1,
                                   kKilnBuiltinConcatenation, kKilnBuiltinMean, kKilnBuiltinSum,

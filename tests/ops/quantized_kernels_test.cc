@@ -509,5 +509,42 @@ TEST(QuantizedKernelsTest, SumFloatSumsReducedElements) {
   EXPECT_EQ(empty, (std::vector<float>{0, 0}));
 }
 
+
+// LOG_SOFTMAX int8 against the real log softmax of the dequantized inputs: within one output step (16/256), -128
+// exactly where the result lies below the output range; and the multipliers from their definitions.
+TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
+  std::mt19937 rng(31);
+  for (float scale : {1e-3f, 0.02f, 0.1f, 1.0f / 16, 0.5f, 3.0f}) {
+    LogSoftmaxInt8Params p;
+    PrepareLogSoftmaxInt8(scale, &p);
+    const QuantizedMultiplier in = QuantizeMultiplier(std::min(double{scale} * (1 << 26), 2147483647.0));
+    EXPECT_EQ(p.input_multiplier.multiplier, in.multiplier);
+    EXPECT_EQ(p.input_multiplier.shift, in.shift);
+    EXPECT_EQ(p.diff_min, -static_cast<int32_t>(std::floor(31.0 * (1 << 26) / std::ldexp(1.0, in.shift))));
+    for (int64_t depth : {1, 2, 16, 1000}) {
+      p.outer = 3;
+      p.depth = depth;
+      const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(3 * depth), rng);
+      std::vector<int8_t> out(x.size());
+      LogSoftmaxInt8(p, x.data(), out.data());
+      for (int64_t row = 0; row < 3; ++row) {
+        double max = -1e9, sum = 0;
+        for (int64_t j = 0; j < depth; ++j) max = std::max(max, static_cast<double>(x[static_cast<size_t>(row * depth + j)]));
+        for (int64_t j = 0; j < depth; ++j) sum += std::exp(scale * (x[static_cast<size_t>(row * depth + j)] - max));
+        for (int64_t j = 0; j < depth; ++j) {
+          const double real = scale * (x[static_cast<size_t>(row * depth + j)] - max) - std::log(sum);
+          const double q = real / (16.0 / 256) + 127;
+          const int got = out[static_cast<size_t>(row * depth + j)];
+          if (q < -128.5) {
+            ASSERT_EQ(got, -128) << scale << " " << depth;
+          } else {
+            ASSERT_NEAR(got, std::min(q, 127.0), 1.0) << scale << " depth " << depth << " real " << real;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference
