@@ -1,6 +1,8 @@
 // ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU (numpy broadcasting up to 6-D, fused
 // activation where the op has one) and the unary activations LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1,
 // HARD_SWISH, ELU.
+#include <type_traits>
+
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
@@ -44,7 +46,8 @@ constexpr const char* BinaryName(BinaryOp op) {
 
 struct BinaryState {
   reference::BinaryParams params;
-  bool is_int8 = false;
+  bool is_int8 = false;  // an 8-bit quantized path: int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
   reference::AddInt8Params add_int8;  // ADD, SUB
   reference::MulInt8Params mul_int8;
   reference::PreluInt8Params prelu_int8;
@@ -54,6 +57,8 @@ constexpr bool HasInt8Kernel(BinaryOp op) {
   return op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul || op == BinaryOp::kMaximum ||
          op == BinaryOp::kMinimum || op == BinaryOp::kPrelu;
 }
+// The ops with a uint8 kernel too (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage).
+constexpr bool HasUInt8Kernel(BinaryOp op) { return HasInt8Kernel(op) && op != BinaryOp::kPrelu; }
 
 // Fails unless `tensor` is quantized exactly as `reference` (ops that compare or copy stored values).
 KilnStatus CheckSameQuantization(KilnOpaqueContext* context, const char* op, const char* role,
@@ -77,13 +82,15 @@ KilnStatus PrepareBinaryInt8(KilnOpaqueContext* context, const char* op, const K
                              reference::Activation activation, BinaryState* state) {
   float a_scale, b_scale, output_scale;
   int32_t a_zero_point, b_zero_point, output_zero_point;
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 0", a, &a_scale, &a_zero_point));
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 1", b, &b_scale, &b_zero_point));
+  const KilnType type = state->type;
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input 0", a, type, &a_scale, &a_zero_point));
+  // PRELU's alpha is int8 whatever the input (only int8 inputs reach here for PRELU).
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input 1", b, type, &b_scale, &b_zero_point));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
-  int32_t activation_min = -128, activation_max = 127;
+      GetQuantization8(context, op, "output", output, type, &output_scale, &output_zero_point));
+  int32_t activation_min = TypeMin(type), activation_max = TypeMax(type);
   if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, output_zero_point,
-                                           &activation_min, &activation_max)) {
+                                           &activation_min, &activation_max, TypeMin(type), TypeMax(type))) {
     KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int8 kernel", op);
     return kKilnError;
   }
@@ -129,7 +136,9 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input 0", &a));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "input 1", &b));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  state->is_int8 = HasInt8Kernel(kOp) && KilnOpaqueTensorType(a) == kKilnInt8;
+  state->type = KilnOpaqueTensorType(a);
+  state->is_int8 = (HasInt8Kernel(kOp) && state->type == kKilnInt8) ||
+                   (HasUInt8Kernel(kOp) && state->type == kKilnUInt8);
   if (!state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 0", a));
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 1", b));
@@ -167,6 +176,32 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return ResizeOutput(context, op, output, state->params.output_dims);
 }
 
+// Invoke of a binary op's 8-bit quantized kernel on storage type T.
+template <BinaryOp kOp, typename T>
+KilnStatus InvokeBinaryQuantized(KilnOpaqueContext* context, const char* op, const BinaryState& state,
+                                 const KilnOpaqueTensor* a, const KilnOpaqueTensor* b, KilnOpaqueTensor* output,
+                                 int64_t count) {
+  const T *a_data, *b_data;
+  T* out_data;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), &a_data));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), &b_data));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, count, &out_data));
+  if constexpr (kOp == BinaryOp::kAdd) {
+    reference::AddQuantized<T>(state.params, state.add_int8, a_data, b_data, out_data);
+  } else if constexpr (kOp == BinaryOp::kSub) {
+    reference::SubQuantized<T>(state.params, state.add_int8, a_data, b_data, out_data);
+  } else if constexpr (kOp == BinaryOp::kMul) {
+    reference::MulQuantized<T>(state.params, state.mul_int8, a_data, b_data, out_data);
+  } else if constexpr (kOp == BinaryOp::kPrelu) {
+    if constexpr (std::is_same_v<T, int8_t>) {
+      reference::PreluInt8(state.params, state.prelu_int8, a_data, b_data, out_data);
+    }
+  } else {
+    reference::MaximumMinimumQuantized<T>(state.params, a_data, b_data, out_data);
+  }
+  return kKilnOk;
+}
+
 template <BinaryOp kOp>
 KilnStatus BinaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = BinaryName(kOp);
@@ -177,25 +212,8 @@ KilnStatus BinaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t count = reference::NumElements(state->params.output_dims);
   if (count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t *a_data, *b_data;
-    int8_t* out_data;
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), &a_data));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), &b_data));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, count, &out_data));
-    if constexpr (kOp == BinaryOp::kAdd) {
-      reference::AddInt8(state->params, state->add_int8, a_data, b_data, out_data);
-    } else if constexpr (kOp == BinaryOp::kSub) {
-      reference::SubInt8(state->params, state->add_int8, a_data, b_data, out_data);
-    } else if constexpr (kOp == BinaryOp::kMul) {
-      reference::MulInt8(state->params, state->mul_int8, a_data, b_data, out_data);
-    } else if constexpr (kOp == BinaryOp::kPrelu) {
-      reference::PreluInt8(state->params, state->prelu_int8, a_data, b_data, out_data);
-    } else {
-      reference::MaximumMinimumInt8(state->params, a_data, b_data, out_data);
-    }
-    return kKilnOk;
+    if (state->type == kKilnUInt8) return InvokeBinaryQuantized<kOp, uint8_t>(context, op, *state, a, b, output, count);
+    return InvokeBinaryQuantized<kOp, int8_t>(context, op, *state, a, b, output, count);
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), 4));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), 4));
@@ -229,9 +247,11 @@ constexpr const char* UnaryName(UnaryOp op) {
 // The int8 kernel of a unary op: a requantize with a clamp (RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU), a lookup
 // table (LOGISTIC, TANH, ELU) or HARD_SWISH's fixed-point arithmetic.
 struct UnaryState {
-  bool is_int8 = false;
+  bool is_int8 = false;  // an 8-bit quantized path: int8, or uint8 (`type`: the RELUs, LOGISTIC, TANH)
+  KilnType type = kKilnFloat32;
   reference::RequantizeClampInt8Params relu;
   reference::LookupTableInt8 table;
+  reference::LookupTable<uint8_t> table_uint8;
   reference::HardSwishInt8Params hard_swish;
   reference::LeakyReluInt8Params leaky_relu;
 };
@@ -240,9 +260,12 @@ struct UnaryState {
 // and zero points returned); the output shaped as the input.
 KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool* is_int8,
                              float* input_scale, int32_t* input_zero_point, float* output_scale,
-                             int32_t* output_zero_point, KilnOpaqueTensor** output) {
+                             int32_t* output_zero_point, KilnOpaqueTensor** output, bool allow_uint8 = false,
+                             KilnType* type = nullptr) {
   const KilnOpaqueTensor* input;
-  *is_int8 = IsInt8Input(context, node);
+  const KilnType quantized = Quantized8InputType(context, node);
+  *is_int8 = quantized == kKilnInt8 || (allow_uint8 && quantized == kKilnUInt8);
+  if (type != nullptr) *type = *is_int8 ? quantized : kKilnFloat32;
   if (!*is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, output));
     return ResizeOutput(context, op, *output, TensorDims(input));
@@ -250,10 +273,16 @@ KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, output));
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, input_scale, input_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input", input, quantized, input_scale, input_zero_point));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetInt8Quantization(context, op, "output", *output, output_scale, output_zero_point));
+      GetQuantization8(context, op, "output", *output, quantized, output_scale, output_zero_point));
   return ResizeOutput(context, op, *output, TensorDims(input));
+}
+
+// The unary ops with a uint8 kernel (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage).
+constexpr bool HasUInt8Kernel(UnaryOp op) {
+  return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1 || op == UnaryOp::kLogistic ||
+         op == UnaryOp::kTanh;
 }
 
 template <UnaryOp kOp>
@@ -264,8 +293,20 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   float input_scale = 0.0f, output_scale = 0.0f;
   int32_t input_zero_point = 0, output_zero_point = 0;
   KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale,
-                                              &input_zero_point, &output_scale, &output_zero_point, &output));
+                                              &input_zero_point, &output_scale, &output_zero_point, &output,
+                                              HasUInt8Kernel(kOp), &state->type));
   if (!state->is_int8) return kKilnOk;
+  const int32_t type_min = TypeMin(state->type), type_max = TypeMax(state->type);
+  // The table for the input's type.
+  const auto prepare_table = [&](reference::LookupFunction f) {
+    if (state->type == kKilnUInt8) {
+      reference::PrepareLookupTable(f, input_scale, input_zero_point, output_scale, output_zero_point,
+                                    &state->table_uint8);
+    } else {
+      reference::PrepareLookupTableInt8(f, input_scale, input_zero_point, output_scale, output_zero_point,
+                                        &state->table);
+    }
+  };
   using reference::Activation;
   using reference::LookupFunction;
   switch (kOp) {
@@ -276,7 +317,7 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                : kOp == UnaryOp::kRelu6 ? Activation::kRelu6
                                                         : Activation::kReluN1To1;
       reference::PrepareReluInt8(static_cast<int>(clamp), input_scale, output_scale, input_zero_point,
-                                 output_zero_point, &state->relu);
+                                 output_zero_point, &state->relu, type_min, type_max);
       return kKilnOk;
     }
     case UnaryOp::kLogistic:
@@ -286,12 +327,10 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                      TensorLabel(output).c_str(), static_cast<double>(output_scale));
         return kKilnError;
       }
-      reference::PrepareLookupTableInt8(LookupFunction::kLogistic, input_scale, input_zero_point,
-                                        output_scale, output_zero_point, &state->table);
+      prepare_table(LookupFunction::kLogistic);
       return kKilnOk;
     case UnaryOp::kTanh:
-      reference::PrepareLookupTableInt8(LookupFunction::kTanh, input_scale, input_zero_point, output_scale,
-                                        output_zero_point, &state->table);
+      prepare_table(LookupFunction::kTanh);
       return kKilnOk;
     case UnaryOp::kElu:
       reference::PrepareLookupTableInt8(LookupFunction::kElu, input_scale, input_zero_point, output_scale,
@@ -332,6 +371,20 @@ KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
   const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
   if (count == 0) return kKilnOk;
+  if (state->is_int8 && state->type == kKilnUInt8) {
+    const uint8_t* input;
+    uint8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+    if constexpr (kOp == UnaryOp::kRelu || kOp == UnaryOp::kRelu6 || kOp == UnaryOp::kReluN1To1) {
+      reference::RequantizeClampQuantized(state->relu, count, input, output);
+    } else {
+      reference::Lookup(state->table_uint8, count, input, output);
+    }
+    return kKilnOk;
+  }
   if (state->is_int8) {
     const int8_t* input;
     int8_t* output;

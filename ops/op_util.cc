@@ -417,24 +417,39 @@ KilnStatus CheckScale(KilnOpaqueContext* context, const char* op, const char* ro
 
 KilnStatus GetInt8Quantization(KilnOpaqueContext* context, const char* op, const char* role,
                                const KilnOpaqueTensor* tensor, float* scale, int32_t* zero_point) {
-  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, role, tensor, kKilnInt8));
+  return GetQuantization8(context, op, role, tensor, kKilnInt8, scale, zero_point);
+}
+
+KilnType Quantized8InputType(KilnOpaqueContext* context, const KilnOpaqueNode* node) {
+  if (KilnOpaqueNodeNumberOfInputs(node) < 1) return kKilnNoType;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  if (input == nullptr) return kKilnNoType;
+  const KilnType type = KilnOpaqueTensorType(input);
+  return type == kKilnInt8 || type == kKilnUInt8 ? type : kKilnNoType;
+}
+
+KilnStatus GetQuantization8(KilnOpaqueContext* context, const char* op, const char* role,
+                            const KilnOpaqueTensor* tensor, KilnType type, float* scale, int32_t* zero_point) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, role, tensor, type));
+  const char* name = KilnTypeGetName(type);
   std::vector<float> scales;
   std::vector<int32_t> zero_points;
   int dim = 0;
   if (!GetQuantization(tensor, &scales, &zero_points, &dim)) {
-    KilnOpaqueContextReportError(context, "%s: int8 %s %s has no quantization parameters", op, role,
+    KilnOpaqueContextReportError(context, "%s: %s %s %s has no quantization parameters", op, name, role,
                                  TensorLabel(tensor).c_str());
     return kKilnError;
   }
   if (scales.size() != 1) {
-    KilnOpaqueContextReportError(context, "%s: int8 %s %s has %zu scales; this kernel needs one (per tensor)", op,
-                                 role, TensorLabel(tensor).c_str(), scales.size());
+    KilnOpaqueContextReportError(context, "%s: %s %s %s has %zu scales; this kernel needs one (per tensor)", op,
+                                 name, role, TensorLabel(tensor).c_str(), scales.size());
     return kKilnError;
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckScale(context, op, role, tensor, scales[0]));
-  if (zero_points[0] < -128 || zero_points[0] > 127) {
-    KilnOpaqueContextReportError(context, "%s: int8 %s %s has zero point %d, outside [-128, 127]", op, role,
-                                 TensorLabel(tensor).c_str(), static_cast<int>(zero_points[0]));
+  if (zero_points[0] < TypeMin(type) || zero_points[0] > TypeMax(type)) {
+    KilnOpaqueContextReportError(context, "%s: %s %s %s has zero point %d, outside [%d, %d]", op, name, role,
+                                 TensorLabel(tensor).c_str(), static_cast<int>(zero_points[0]),
+                                 static_cast<int>(TypeMin(type)), static_cast<int>(TypeMax(type)));
     return kKilnError;
   }
   *scale = scales[0];

@@ -123,6 +123,16 @@ bool IsInt8Input(KilnOpaqueContext* context, const KilnOpaqueNode* node);
 // [-128, 127]; a clear error naming the op, role and tensor otherwise (also for a non-int8 tensor).
 KilnStatus GetInt8Quantization(KilnOpaqueContext* context, const char* op, const char* role,
                                const KilnOpaqueTensor* tensor, float* scale, int32_t* zero_point);
+// The same for a tensor of 8-bit `type` (kKilnInt8 or kKilnUInt8, zero point in [0, 255]).
+KilnStatus GetQuantization8(KilnOpaqueContext* context, const char* op, const char* role,
+                            const KilnOpaqueTensor* tensor, KilnType type, float* scale, int32_t* zero_point);
+
+// kKilnInt8 or kKilnUInt8 where input 0 of the node exists and has that type (the op's 8-bit quantized
+// path), else kKilnNoType.
+KilnType Quantized8InputType(KilnOpaqueContext* context, const KilnOpaqueNode* node);
+// The range of an 8-bit quantized type: [-128, 127] for int8, [0, 255] for uint8.
+inline int32_t TypeMin(KilnType type) { return type == kKilnUInt8 ? 0 : -128; }
+inline int32_t TypeMax(KilnType type) { return type == kKilnUInt8 ? 255 : 127; }
 
 // The scales of symmetric int8 weights: one (per tensor) or one per entry of dimension `quantized_dimension`
 // (`channels` of them), each finite and positive, with zero points 0. The tensor must be int8.

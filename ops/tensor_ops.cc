@@ -133,11 +133,11 @@ struct ConcatState {
 // int8 CONCATENATION copies stored values, so every input must be quantized as the output (LiteRT's int8 kernel
 // has the same restriction).
 KilnStatus CheckConcatInt8Input(KilnOpaqueContext* context, const char* op, const char* role,
-                                const KilnOpaqueTensor* input, const KilnOpaqueTensor* output, float output_scale,
-                                int32_t output_zero_point) {
+                                const KilnOpaqueTensor* input, const KilnOpaqueTensor* output, KilnType type,
+                                float output_scale, int32_t output_zero_point) {
   float scale;
   int32_t zero_point;
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, role, input, &scale, &zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, role, input, type, &scale, &zero_point));
   if (scale == output_scale && zero_point == output_zero_point) return kKilnOk;
   KilnOpaqueContextReportError(context,
                                "%s: int8 %s %s (scale %g, zero point %d) must have the quantization of output %s "
@@ -155,11 +155,13 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, num_inputs > 1 ? num_inputs : 1, 1));
   KilnOpaqueTensor* output;
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  state->is_int8 = IsInt8Input(context, node);
+  // int8, or uint8 (the same byte copy): `type`.
+  const KilnType type = Quantized8InputType(context, node);
+  state->is_int8 = type != kKilnNoType;
   float output_scale = 0.0f;
   int32_t output_zero_point = 0;
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "output", output, type, &output_scale, &output_zero_point));
   } else {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
   }
@@ -170,7 +172,7 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, i, role.c_str(), &input));
     if (state->is_int8) {
       KILN_OPAQUE_ENSURE_STATUS(
-          CheckConcatInt8Input(context, op, role.c_str(), input, output, output_scale, output_zero_point));
+          CheckConcatInt8Input(context, op, role.c_str(), input, output, type, output_scale, output_zero_point));
     } else {
       KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, role.c_str(), input));
     }

@@ -76,11 +76,11 @@ std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale, const 
 }
 
 bool QuantizedActivationRange(int activation, float output_scale, int32_t output_zero_point, int32_t* min,
-                              int32_t* max) {
+                              int32_t* max, int32_t type_min, int32_t type_max) {
   const auto quantize = [&](float value) {
     return output_zero_point + static_cast<int32_t>(std::round(value / output_scale));
   };
-  int32_t lo = -128, hi = 127;
+  int32_t lo = type_min, hi = type_max;
   switch (static_cast<Activation>(activation)) {
     case Activation::kNone:
       break;

@@ -64,8 +64,9 @@ std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale, const 
 // 0, 6, -1 and 1 quantized with the output's scale and zero point (zero_point + round(v / scale), in float),
 // intersected with [-128, 127]. `activation` is the value of reference::Activation (kNone, kRelu, kReluN1To1,
 // kRelu6); false for activations that have no quantized range (TANH, SIGMOID).
+// `type_min`/`type_max` replace int8's range for other output types (uint8: 0, 255).
 bool QuantizedActivationRange(int activation, float output_scale, int32_t output_zero_point, int32_t* min,
-                              int32_t* max);
+                              int32_t* max, int32_t type_min = -128, int32_t type_max = 127);
 
 // gemmlowp's fixed-point functions that LiteRT's LOG_SOFTMAX (and its other transcendental int8/int16 kernels)
 // are made of, on raw int32 values with `bits` integer bits (Q(bits).(31 - bits)). Additions wrap, as the

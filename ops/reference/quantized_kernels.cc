@@ -124,27 +124,39 @@ void PrepareAddInt8(float a_scale, float b_scale, float output_scale, AddInt8Par
   params->output_multiplier = QuantizeMultiplier(twice_max_input_scale / static_cast<double>(divisor));
 }
 
-int8_t AddInt8(const AddInt8Params& p, int8_t a, int8_t b) {
-  const int32_t shifted_a = (static_cast<int32_t>(a) - p.a_zero_point) * (int32_t{1} << p.left_shift);
-  const int32_t shifted_b = (static_cast<int32_t>(b) - p.b_zero_point) * (int32_t{1} << p.left_shift);
+
+namespace {
+
+// ADD of two stored values (any 8-bit type), clamped to the activation bounds.
+int32_t AddValues(const AddInt8Params& p, int32_t a, int32_t b) {
+  const int32_t shifted_a = (a - p.a_zero_point) * (int32_t{1} << p.left_shift);
+  const int32_t shifted_b = (b - p.b_zero_point) * (int32_t{1} << p.left_shift);
   // Double rounding, as the published LiteRT package (measured: single rounding differs from its reference
   // kernels on 27 of 120 outputs of an ADD of two tensors of scale 0.05, double rounding on none).
   const int32_t sum = MultiplyByQuantizedMultiplier(shifted_a, p.a_multiplier, Rounding::kDouble) +
                       MultiplyByQuantizedMultiplier(shifted_b, p.b_multiplier, Rounding::kDouble);
-  int32_t out = MultiplyByQuantizedMultiplier(sum, p.output_multiplier, Rounding::kDouble) + p.output_zero_point;
-  out = std::min(std::max(out, p.activation_min), p.activation_max);
-  return static_cast<int8_t>(out);
+  const int32_t out = MultiplyByQuantizedMultiplier(sum, p.output_multiplier, Rounding::kDouble) + p.output_zero_point;
+  return std::min(std::max(out, p.activation_min), p.activation_max);
 }
 
-void AddInt8(const BinaryParams& shape, const AddInt8Params& params, const int8_t* a, const int8_t* b,
-             int8_t* output) {
+}  // namespace
+
+template <typename T>
+void AddQuantized(const BinaryParams& shape, const AddInt8Params& params, const T* a, const T* b, T* output) {
   ForEachBroadcast(shape, [&](int64_t i, int64_t a_offset, int64_t b_offset) {
-    output[i] = AddInt8(params, a[a_offset], b[b_offset]);
+    output[i] = static_cast<T>(AddValues(params, a[a_offset], b[b_offset]));
   });
 }
+template void AddQuantized<int8_t>(const BinaryParams&, const AddInt8Params&, const int8_t*, const int8_t*,
+                                   int8_t*);
+template void AddQuantized<uint8_t>(const BinaryParams&, const AddInt8Params&, const uint8_t*, const uint8_t*,
+                                    uint8_t*);
 
-void AveragePoolInt8(const PoolParams& p, int32_t activation_min, int32_t activation_max, const int8_t* input,
-                     int8_t* output) {
+int8_t AddInt8(const AddInt8Params& p, int8_t a, int8_t b) { return static_cast<int8_t>(AddValues(p, a, b)); }
+
+template <typename T>
+void AveragePoolQuantized(const PoolParams& p, int32_t activation_min, int32_t activation_max, const T* input,
+                          T* output) {
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t oy = 0; oy < p.output_height; ++oy) {
       for (int64_t ox = 0; ox < p.output_width; ++ox) {
@@ -164,15 +176,16 @@ void AveragePoolInt8(const PoolParams& p, int32_t activation_min, int32_t activa
           int32_t average = 0;
           if (count > 0) average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
           average = std::min(std::max(average, activation_min), activation_max);
-          output[((b * p.output_height + oy) * p.output_width + ox) * p.channels + c] = static_cast<int8_t>(average);
+          output[((b * p.output_height + oy) * p.output_width + ox) * p.channels + c] = static_cast<T>(average);
         }
       }
     }
   }
 }
 
-void MaxPoolInt8(const PoolParams& p, int32_t activation_min, int32_t activation_max, const int8_t* input,
-                 int8_t* output) {
+template <typename T>
+void MaxPoolQuantized(const PoolParams& p, int32_t activation_min, int32_t activation_max, const T* input,
+                      T* output) {
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t oy = 0; oy < p.output_height; ++oy) {
       for (int64_t ox = 0; ox < p.output_width; ++ox) {
@@ -181,7 +194,7 @@ void MaxPoolInt8(const PoolParams& p, int32_t activation_min, int32_t activation
         const int64_t fy_begin = std::max<int64_t>(0, -y0), fy_end = std::min(p.filter_height, p.input_height - y0);
         const int64_t fx_begin = std::max<int64_t>(0, -x0), fx_end = std::min(p.filter_width, p.input_width - x0);
         for (int64_t c = 0; c < p.channels; ++c) {
-          int32_t max = -128;
+          int32_t max = std::numeric_limits<T>::min();
           for (int64_t fy = fy_begin; fy < fy_end; ++fy) {
             for (int64_t fx = fx_begin; fx < fx_end; ++fx) {
               max = std::max<int32_t>(
@@ -189,14 +202,32 @@ void MaxPoolInt8(const PoolParams& p, int32_t activation_min, int32_t activation
             }
           }
           max = std::min(std::max(max, activation_min), activation_max);
-          output[((b * p.output_height + oy) * p.output_width + ox) * p.channels + c] = static_cast<int8_t>(max);
+          output[((b * p.output_height + oy) * p.output_width + ox) * p.channels + c] = static_cast<T>(max);
         }
       }
     }
   }
 }
 
-void QuantizeFloatToInt8(int64_t count, float scale, int32_t zero_point, const float* input, int8_t* output) {
+template void AveragePoolQuantized<int8_t>(const PoolParams&, int32_t, int32_t, const int8_t*, int8_t*);
+template void AveragePoolQuantized<uint8_t>(const PoolParams&, int32_t, int32_t, const uint8_t*, uint8_t*);
+template void MaxPoolQuantized<int8_t>(const PoolParams&, int32_t, int32_t, const int8_t*, int8_t*);
+template void MaxPoolQuantized<uint8_t>(const PoolParams&, int32_t, int32_t, const uint8_t*, uint8_t*);
+
+void AveragePoolInt8(const PoolParams& p, int32_t activation_min, int32_t activation_max, const int8_t* input,
+                     int8_t* output) {
+  AveragePoolQuantized(p, activation_min, activation_max, input, output);
+}
+void MaxPoolInt8(const PoolParams& p, int32_t activation_min, int32_t activation_max, const int8_t* input,
+                 int8_t* output) {
+  MaxPoolQuantized(p, activation_min, activation_max, input, output);
+}
+
+namespace {
+
+template <typename T>
+void QuantizeFloat(int64_t count, float scale, int32_t zero_point, const float* input, T* output) {
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   for (int64_t i = 0; i < count; ++i) {
     const float scaled = std::round(input[i] / scale);
     // Out-of-range (and NaN) values clamp before the cast, so the conversion is defined.
@@ -209,20 +240,45 @@ void QuantizeFloatToInt8(int64_t count, float scale, int32_t zero_point, const f
       value = static_cast<int32_t>(scaled);
     }
     value += zero_point;
-    output[i] = static_cast<int8_t>(std::min(std::max(value, int32_t{-128}), int32_t{127}));
+    output[i] = static_cast<T>(std::min(std::max(value, lo), hi));
   }
 }
 
-void RequantizeInt8(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
-                    int32_t output_zero_point, const int8_t* input, int8_t* output) {
+}  // namespace
+
+void QuantizeFloatToInt8(int64_t count, float scale, int32_t zero_point, const float* input, int8_t* output) {
+  QuantizeFloat(count, scale, zero_point, input, output);
+}
+
+void QuantizeFloatToUInt8(int64_t count, float scale, int32_t zero_point, const float* input, uint8_t* output) {
+  QuantizeFloat(count, scale, zero_point, input, output);
+}
+
+template <typename In, typename Out>
+void Requantize(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
+                int32_t output_zero_point, const In* input, Out* output) {
+  constexpr int32_t lo = std::numeric_limits<Out>::min(), hi = std::numeric_limits<Out>::max();
   for (int64_t i = 0; i < count; ++i) {
     // Double rounding, as the published LiteRT package (measured on a single-op model, input scale 0.05 and
     // output scale 0.2: single rounding differs on 122 of 1024 outputs, double rounding on none).
-    int32_t value = MultiplyByQuantizedMultiplier(static_cast<int32_t>(input[i]) - input_zero_point, multiplier,
-                                                  Rounding::kDouble) +
-                    output_zero_point;
-    output[i] = static_cast<int8_t>(std::min(std::max(value, int32_t{-128}), int32_t{127}));
+    const int32_t value = MultiplyByQuantizedMultiplier(static_cast<int32_t>(input[i]) - input_zero_point,
+                                                        multiplier, Rounding::kDouble) +
+                          output_zero_point;
+    output[i] = static_cast<Out>(std::min(std::max(value, lo), hi));
   }
+}
+template void Requantize<int8_t, int8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int8_t*,
+                                         int8_t*);
+template void Requantize<int8_t, uint8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int8_t*,
+                                          uint8_t*);
+template void Requantize<uint8_t, int8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const uint8_t*,
+                                          int8_t*);
+template void Requantize<uint8_t, uint8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const uint8_t*,
+                                           uint8_t*);
+
+void RequantizeInt8(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
+                    int32_t output_zero_point, const int8_t* input, int8_t* output) {
+  Requantize(count, input_zero_point, multiplier, output_zero_point, input, output);
 }
 
 void PrepareSoftmaxInt8(float input_scale, float beta, SoftmaxInt8Params* params) {

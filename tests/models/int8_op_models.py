@@ -95,19 +95,21 @@ def fused_options(code, activation):
     return 0, None
 
 
-def binary(out_dir, name, code, version, a_quant, b_quant, out_quant, a_shape, b_shape, activation="none"):
-    m = OneOpModel(out_dir)
+def binary(out_dir, name, code, version, a_quant, b_quant, out_quant, a_shape, b_shape, activation="none",
+           dtype=np.int8):
+    m = OneOpModel(out_dir, dtype)
     a = m.tensor(a_shape, *a_quant, "a")
     b = m.tensor(b_shape, *b_quant, "b")
     y = m.tensor(np.broadcast_shapes(a_shape, b_shape), *out_quant, "y", is_input=False)
     m.write(name, code, version, [a, b], y, *fused_options(code, activation))
 
 
-def unary(out_dir, name, code, version, in_quant, out_quant, options_type=0, options=None):
+def unary(out_dir, name, code, version, in_quant, out_quant, options_type=0, options=None, dtype=np.int8,
+          out_dtype=None):
     # 1024 random inputs (litert_compare draws them over the whole int8 range) reach almost every stored value.
-    m = OneOpModel(out_dir)
+    m = OneOpModel(out_dir, dtype)
     x = m.tensor((4, 16, 16), *in_quant, "x")
-    y = m.tensor((4, 16, 16), *out_quant, "y", is_input=False)
+    y = m.tensor((4, 16, 16), *out_quant, "y", is_input=False, dtype=out_dtype)
     m.write(name, code, version, [x], y, options_type, options)
 
 

@@ -11,7 +11,67 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from int8_op_models import resize_ops  # noqa: E402
+from int8_op_models import OPS, S, OneOpModel, binary, resize_ops, unary  # noqa: E402
+
+U8 = np.uint8
+
+
+def uint8_ops(out):
+    """The uint8 kernels (legacy per-tensor models): zero points at both ends of [0, 255], scales 1e-5 to 3,
+    broadcasting and fused activations, as the int8 models."""
+    s4 = (2, 3, 4, 5)
+    arithmetic = [((0.05, 131), (0.05, 121), (0.1, 128), s4, s4, "none"),
+                  ((0.5, 0), (0.0039215, 255), (0.1, 123), s4, (1, 1, 4, 1), "none"),
+                  ((1e-5, 128), (0.1, 138), (0.0078125, 255), s4, (5,), "relu6"),
+                  ((0.02, 255), (2.0, 0), (3.0, 0), (3, 1, 5), (1, 4, 1), "relu"),
+                  ((0.1, 128), (0.1, 128), (1e-3, 128), s4, (1,), "relu1")]
+    for i, case in enumerate(arithmetic):
+        for op, code in (("add", OPS.ADD), ("sub", OPS.SUB), ("mul", OPS.MUL)):
+            binary(out, "qu8_%s_%d" % (op, i), code, 2, *case, dtype=U8)
+    for i, (a_shape, b_shape) in enumerate([(s4, s4), (s4, (1, 3, 1, 5))]):
+        for op, code in (("maximum", OPS.MAXIMUM), ("minimum", OPS.MINIMUM)):
+            binary(out, "qu8_%s_%d" % (op, i), code, 2, (0.1, 125), (0.1, 125), (0.1, 125), a_shape, b_shape,
+                   dtype=U8)
+    for i, quant in enumerate([(0.1, 128), (0.02, 0), (1.0 / 16, 255), (0.5, 133)]):
+        unary(out, "qu8_logistic_%d" % i, OPS.LOGISTIC, 1, quant, (1.0 / 256, 0), dtype=U8)
+        unary(out, "qu8_tanh_%d" % i, OPS.TANH, 1, quant, (1.0 / 128, 128), dtype=U8)
+    relus = [((0.1, 128), (0.1, 128)), ((0.1, 108), (0.05, 0)), ((0.03, 255), (0.07, 28)), ((2.0, 138), (0.01, 128))]
+    for i, (in_quant, out_quant) in enumerate(relus):
+        unary(out, "qu8_relu_%d" % i, OPS.RELU, 1, in_quant, out_quant, dtype=U8)
+        unary(out, "qu8_relu6_%d" % i, OPS.RELU6, 1, in_quant, out_quant, dtype=U8)
+        unary(out, "qu8_relun1to1_%d" % i, OPS.RELU_N1_TO_1, 1, in_quant, out_quant, dtype=U8)
+    # QUANTIZE: float -> uint8, uint8 <-> int8 (one scale with zero points 128 apart: LiteRT's bit flip; and a
+    # rescale) and uint8 -> uint8.
+    quantizes = [(np.float32, (None, 0), U8, (0.01, 128)), (np.float32, (None, 0), U8, (0.5, 0)),
+                 (U8, (0.1, 128), np.int8, (0.1, 0)), (np.int8, (0.1, 0), U8, (0.1, 128)),
+                 (U8, (0.05, 3), np.int8, (0.2, -9)), (np.int8, (0.37, 3), U8, (0.11, 250)),
+                 (U8, (0.1, 128), U8, (0.25, 100)), (U8, (1e-3, 255), U8, (1e-4, 0))]
+    for i, (in_type, in_quant, out_type, out_quant) in enumerate(quantizes):
+        unary(out, "qu8_quantize_%d" % i, OPS.QUANTIZE, 1 if in_type == np.float32 else 2, in_quant, out_quant,
+              dtype=in_type, out_dtype=out_type)
+    # Pools (output quantized as the input), with a fused activation.
+    for i, (kind, code, padding, act) in enumerate([("avg", OPS.AVERAGE_POOL_2D, S.Padding.SAME, "none"),
+                                                   ("avg", OPS.AVERAGE_POOL_2D, S.Padding.VALID, "relu6"),
+                                                   ("max", OPS.MAX_POOL_2D, S.Padding.SAME, "none"),
+                                                   ("max", OPS.MAX_POOL_2D, S.Padding.VALID, "relu")]):
+        m = OneOpModel(out, U8)
+        x = m.tensor((2, 7, 8, 3), 0.05, 120, "x")
+        oh, ow = (4, 4) if padding == S.Padding.SAME else (3, 3)
+        y = m.tensor((2, oh, ow, 3), 0.05, 120, "y", is_input=False)
+        options = S.Pool2DOptionsT()
+        options.padding, options.strideH, options.strideW, options.filterHeight, options.filterWidth = padding, 2, 2, 3, 3
+        options.fusedActivationFunction = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFunctionType.RELU,
+                                           "relu6": S.ActivationFunctionType.RELU6}[act]
+        m.write("qu8_%spool_%d" % (kind, i), code, 2, [x], y, S.BuiltinOptions.Pool2DOptions, options)
+    for i, axis in enumerate([1, -1]):
+        m = OneOpModel(out, U8)
+        inputs = [m.tensor((2, 3, 4), 0.1, 137, name) for name in ("x", "y", "z")]
+        shape = [2, 3, 4]
+        shape[axis] *= 3
+        y = m.tensor(shape, 0.1, 137, "out", is_input=False)
+        options = S.ConcatenationOptionsT()
+        options.axis = axis
+        m.write("qu8_concat_%d" % i, OPS.CONCATENATION, 1, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
 
 
 def main():
@@ -19,6 +79,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     resize_ops(out, np.uint8, "qu8")
     resize_ops(out, np.int16, "q16")
+    uint8_ops(out)
 
 
 if __name__ == "__main__":
