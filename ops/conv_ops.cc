@@ -14,7 +14,8 @@ struct ConvState {
   reference::ConvParams conv;
   reference::DepthwiseConvParams depthwise;
   FloatWeights filter;
-  bool is_int8 = false;  // int8 input, filter and output, int32 bias
+  bool is_int8 = false;  // int8 (or uint8: `type`) input, filter and output, int32 bias
+  KilnType type = kKilnFloat32;
   reference::WeightedQuantParams quant;
 };
 
@@ -70,9 +71,9 @@ KilnStatus PrepareConvWindow(KilnOpaqueContext* context, const char* op, const C
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options.activation, &activation));
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(PrepareWeightedInt8(context, op, "filter", t.input, t.filter, t.bias, t.output,
-                                                  filter_quantized_dimension, out_channels, activation,
-                                                  &state->quant));
+    KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "filter", state->type, t.input, t.filter, t.bias,
+                                               t.output, filter_quantized_dimension, out_channels, activation,
+                                               &state->quant));
     state->quant.rounding = reference::Rounding::kDouble;  // LiteRT's conv kernels round twice (quantized.h)
   } else {
     KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
@@ -112,7 +113,8 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CONV_2D";
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, state->is_int8, &t));
   const KilnConvParams* options;
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
@@ -139,9 +141,10 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 // The int8 operands for Invoke, checked to hold what the params say.
+template <typename T>
 KilnStatus InvokeOperandsInt8(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
-                              int64_t input_count, int64_t output_count, int64_t bias_count, const int8_t** input,
-                              const int8_t** filter, const int32_t** bias, int8_t** output) {
+                              int64_t input_count, int64_t output_count, int64_t bias_count, const T** input,
+                              const T** filter, const int32_t** bias, T** output) {
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
                                          input_count, input));
   const KilnOpaqueTensor* f = KilnOpaqueNodeGetInput(context, node, 1);
@@ -169,14 +172,18 @@ KilnStatus ConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t output_count = p.batch * p.output_height * p.output_width * p.output_channels;
   if (output_count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t *input, *filter;
-    const int32_t* bias;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
-                                                 p.batch * p.input_height * p.input_width * p.input_channels,
-                                                 output_count, p.output_channels, &input, &filter, &bias, &output));
-    reference::ConvInt8(p, state->quant, input, filter, bias, output);
-    return kKilnOk;
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T *input, *filter;
+      const int32_t* bias;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
+                                                   p.batch * p.input_height * p.input_width * p.input_channels,
+                                                   output_count, p.output_channels, &input, &filter, &bias, &output));
+      reference::ConvQuantized<T>(p, state->quant, input, filter, bias, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float *input, *filter, *bias;
   float* output;
@@ -191,7 +198,8 @@ KilnStatus DepthwiseConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   constexpr const char* op = "DEPTHWISE_CONV_2D";
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, state->is_int8, &t));
   const KilnDepthwiseConvParams* options;
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
@@ -221,14 +229,18 @@ KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
   const int64_t output_count = p.batch * p.output_height * p.output_width * out_channels;
   if (output_count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t *input, *filter;
-    const int32_t* bias;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
-                                                 p.batch * p.input_height * p.input_width * p.input_channels,
-                                                 output_count, out_channels, &input, &filter, &bias, &output));
-    reference::DepthwiseConvInt8(p, state->quant, input, filter, bias, output);
-    return kKilnOk;
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T *input, *filter;
+      const int32_t* bias;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
+                                                   p.batch * p.input_height * p.input_width * p.input_channels,
+                                                   output_count, out_channels, &input, &filter, &bias, &output));
+      reference::DepthwiseConvQuantized<T>(p, state->quant, input, filter, bias, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float *input, *filter, *bias;
   float* output;

@@ -12,7 +12,8 @@ namespace {
 struct FullyConnectedState {
   reference::FullyConnectedParams params;
   FloatWeights weights;
-  bool is_int8 = false;
+  bool is_int8 = false;  // an 8-bit quantized path: int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
   reference::WeightedQuantParams quant;
 };
 
@@ -22,9 +23,10 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* weights;
   KilnOpaqueTensor* output;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
-    // int8: input, weights and output int8 (checked with their quantization below), bias int32.
+    // int8 (or uint8): input, weights and output of that type (checked with their quantization below), bias int32.
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 3, 1));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights", &weights));
@@ -64,8 +66,11 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
     return kKilnError;
   }
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(PrepareWeightedInt8(context, op, "weights", input, weights, bias, output,
-                                                  /*quantized_dimension=*/0, num_units, activation, &state->quant));
+    KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "weights", state->type, input, weights, bias, output,
+                                               /*quantized_dimension=*/0, num_units, activation, &state->quant));
+    // One rounding with ties away from zero, int8 and uint8 alike (quantized.h; measured: half-up single
+    // rounding and double rounding each differ from the package on ties, docs/ops.md).
+    state->quant.rounding = reference::Rounding::kSingleAway;
   } else if (bias != nullptr) {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "bias", bias));
     const Dims bias_dims = TensorDims(bias);
@@ -95,25 +100,33 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   return ResizeOutput(context, op, output, output_dims);
 }
 
+template <typename T>
+KilnStatus FullyConnectedInvokeQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node,
+                                         const FullyConnectedState& state) {
+  constexpr const char* op = "FULLY_CONNECTED";
+  const reference::FullyConnectedParams& p = state.params;
+  const T *input, *weights;
+  const int32_t* bias;
+  T* output;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), p.batch * p.input_size, &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "weights", KilnOpaqueNodeGetInput(context, node, 1),
+                                         p.num_units * p.input_size, &weights));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", GetOptionalInput(context, node, 2), p.num_units, &bias));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
+                                         p.batch * p.num_units, &output));
+  reference::FullyConnectedQuantized<T>(p, state.quant, input, weights, bias, output);
+  return kKilnOk;
+}
+
 KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "FULLY_CONNECTED";
   KILN_OPS_GET_STATE(FullyConnectedState, state, context, node, op);
   const reference::FullyConnectedParams& p = state->params;
   if (p.batch * p.num_units == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t *input, *weights;
-    const int32_t* bias;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), p.batch * p.input_size, &input));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "weights", KilnOpaqueNodeGetInput(context, node, 1),
-                                           p.num_units * p.input_size, &weights));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "bias", GetOptionalInput(context, node, 2), p.num_units, &bias));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
-                                           p.batch * p.num_units, &output));
-    reference::FullyConnectedInt8(p, state->quant, input, weights, bias, output);
-    return kKilnOk;
+    if (state->type == kKilnUInt8) return FullyConnectedInvokeQuantized<uint8_t>(context, node, *state);
+    return FullyConnectedInvokeQuantized<int8_t>(context, node, *state);
   }
   const float *input, *weights, *bias;
   float* output;

@@ -522,6 +522,33 @@ KilnStatus PrepareWeightedInt8(KilnOpaqueContext* context, const char* op, const
   return kKilnOk;
 }
 
+KilnStatus PrepareWeighted8(KilnOpaqueContext* context, const char* op, const char* weights_role, KilnType type,
+                            const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
+                            const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
+                            int64_t channels, reference::Activation activation,
+                            reference::WeightedQuantParams* params) {
+  if (type != kKilnUInt8) {
+    params->filter_zero_point = 0;
+    return PrepareWeightedInt8(context, op, weights_role, input, weights, bias, output, quantized_dimension,
+                               channels, activation, params);
+  }
+  float input_scale, weights_scale, output_scale;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetQuantization8(context, op, "input", input, kKilnUInt8, &input_scale, &params->input_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetQuantization8(context, op, weights_role, weights, kKilnUInt8, &weights_scale, &params->filter_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetQuantization8(context, op, "output", output, kKilnUInt8, &output_scale, &params->output_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(CheckInt32Bias(context, op, bias, channels));
+  if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, params->output_zero_point,
+                                           &params->activation_min, &params->activation_max, 0, 255)) {
+    KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no uint8 kernel", op);
+    return kKilnError;
+  }
+  params->multipliers = reference::PerChannelMultipliers(input_scale, {weights_scale}, output_scale, channels);
+  return kKilnOk;
+}
+
 KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const char* role,
                                const KilnOpaqueTensor* tensor, int quantized_dimension,
                                FloatWeights* weights) {

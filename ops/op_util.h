@@ -152,6 +152,14 @@ KilnStatus PrepareWeightedInt8(KilnOpaqueContext* context, const char* op, const
                                const KilnOpaqueTensor* output, int quantized_dimension, int64_t channels,
                                reference::Activation activation, reference::WeightedQuantParams* params);
 
+// PrepareWeightedInt8 for an 8-bit quantized `type`: int8 as above; uint8 (legacy models) with input, weights
+// and output uint8, the weights per tensor with their own zero point (in [0, 255]), the clamp within [0, 255].
+KilnStatus PrepareWeighted8(KilnOpaqueContext* context, const char* op, const char* weights_role, KilnType type,
+                            const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
+                            const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
+                            int64_t channels, reference::Activation activation,
+                            reference::WeightedQuantParams* params);
+
 // The float weights of a float op, as Prepare leaves them for Invoke.
 struct FloatWeights {
   std::vector<float> dequantized;  // the node's copy of int8 weights

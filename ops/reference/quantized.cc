@@ -55,6 +55,15 @@ int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) 
   return static_cast<int32_t>(result);
 }
 
+int32_t MultiplyByQuantizedMultiplierSingleAway(int32_t x, int32_t multiplier, int shift) {
+  const int total_shift = 31 - shift;
+  const int64_t round = int64_t{1} << (total_shift - 1);
+  // |x * multiplier| < 2^62: no overflow, and its negation is representable.
+  const int64_t product = static_cast<int64_t>(x) * static_cast<int64_t>(multiplier);
+  const int64_t magnitude = ((product < 0 ? -product : product) + round) >> total_shift;
+  return static_cast<int32_t>(product < 0 ? -magnitude : magnitude);
+}
+
 int32_t MultiplyByQuantizedMultiplierDoubleRounding(int32_t x, int32_t multiplier, int shift) {
   const int left_shift = shift > 0 ? shift : 0;
   const int right_shift = shift > 0 ? 0 : -shift;

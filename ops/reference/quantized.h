@@ -9,8 +9,9 @@
 //    high half of the 64-bit product with q (half away from zero, saturating the one overflow case), then
 //    divide by 2^max(-e, 0) rounding half away from zero.
 // The published ai-edge-litert package's reference kernels do not all round alike, so each Kiln kernel uses the
-// one measured to equal them (docs/ops.md): single rounding for FULLY_CONNECTED (it, and not the other, matches
-// on mt_ad01_fc_int8); double rounding for CONV_2D, DEPTHWISE_CONV_2D and MEAN (measured layer by layer on real
+// one measured to equal them (docs/ops.md): single rounding with ties away from zero (kSingleAway) for
+// FULLY_CONNECTED (single rounding matches on mt_ad01_fc_int8 and double does not; a model full of ties,
+// q8_fc_ties, shows the ties go away from zero); double rounding for CONV_2D, DEPTHWISE_CONV_2D and MEAN (measured layer by layer on real
 // models) and for ADD, SUB, MUL, PRELU, the RELUs, LEAKY_RELU and QUANTIZE's int8 requantize (single rounding
 // differs from the package on single-op models of each, double rounding on none). Both are here and tested.
 #ifndef KILN_OPS_REFERENCE_QUANTIZED_H_
@@ -40,7 +41,13 @@ int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b);
 // x / 2^exponent rounded half away from zero, for exponent in [0, 31].
 int32_t RoundingDivideByPOT(int32_t x, int exponent);
 
-enum class Rounding { kSingle, kDouble };
+// kSingleAway: one rounding as kSingle, but ties away from zero (round(|x * q| / 2^(31 - e)) with the sign
+// put back): what the published package's FULLY_CONNECTED does, int8 and uint8 (measured on models whose
+// multiplier is a power of two, where every 64th output is a tie: half-up differs on the negative ones).
+enum class Rounding { kSingle, kDouble, kSingleAway };
+
+// x * multiplier * 2^(shift - 31) rounded once, ties away from zero; shift in [-31, 30].
+int32_t MultiplyByQuantizedMultiplierSingleAway(int32_t x, int32_t multiplier, int shift);
 
 // The same with gemmlowp's double rounding.
 int32_t MultiplyByQuantizedMultiplierDoubleRounding(int32_t x, int32_t multiplier, int shift);
@@ -50,8 +57,15 @@ int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift);
 
 inline int32_t MultiplyByQuantizedMultiplier(int32_t x, const QuantizedMultiplier& m,
                                              Rounding rounding = Rounding::kSingle) {
-  return rounding == Rounding::kSingle ? MultiplyByQuantizedMultiplier(x, m.multiplier, m.shift)
-                                       : MultiplyByQuantizedMultiplierDoubleRounding(x, m.multiplier, m.shift);
+  switch (rounding) {
+    case Rounding::kDouble:
+      return MultiplyByQuantizedMultiplierDoubleRounding(x, m.multiplier, m.shift);
+    case Rounding::kSingleAway:
+      return MultiplyByQuantizedMultiplierSingleAway(x, m.multiplier, m.shift);
+    case Rounding::kSingle:
+      break;
+  }
+  return MultiplyByQuantizedMultiplier(x, m.multiplier, m.shift);
 }
 
 // Per-channel: one multiplier per output channel, input_scale * filter_scale[c] / output_scale, computed in

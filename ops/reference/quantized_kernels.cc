@@ -9,33 +9,35 @@
 namespace kiln::ops::reference {
 namespace {
 
-int8_t Finish(const WeightedQuantParams& q, int64_t channel, int32_t acc) {
+int32_t Finish(const WeightedQuantParams& q, int64_t channel, int32_t acc) {
   acc = MultiplyByQuantizedMultiplier(acc, q.multipliers[static_cast<size_t>(channel)], q.rounding);
   acc += q.output_zero_point;
   acc = std::max(acc, q.activation_min);
   acc = std::min(acc, q.activation_max);
-  return static_cast<int8_t>(acc);
+  return acc;
 }
 
 }  // namespace
 
-void FullyConnectedInt8(const FullyConnectedParams& p, const WeightedQuantParams& q, const int8_t* input,
-                        const int8_t* weights, const int32_t* bias, int8_t* output) {
+template <typename T>
+void FullyConnectedQuantized(const FullyConnectedParams& p, const WeightedQuantParams& q, const T* input,
+                             const T* weights, const int32_t* bias, T* output) {
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t u = 0; u < p.num_units; ++u) {
       int32_t acc = 0;
       for (int64_t i = 0; i < p.input_size; ++i) {
         acc += (static_cast<int32_t>(input[b * p.input_size + i]) - q.input_zero_point) *
-               static_cast<int32_t>(weights[u * p.input_size + i]);
+               (static_cast<int32_t>(weights[u * p.input_size + i]) - q.filter_zero_point);
       }
       if (bias != nullptr) acc += bias[u];
-      output[b * p.num_units + u] = Finish(q, u, acc);
+      output[b * p.num_units + u] = static_cast<T>(Finish(q, u, acc));
     }
   }
 }
 
-void ConvInt8(const ConvParams& p, const WeightedQuantParams& q, const int8_t* input, const int8_t* filter,
-              const int32_t* bias, int8_t* output) {
+template <typename T>
+void ConvQuantized(const ConvParams& p, const WeightedQuantParams& q, const T* input, const T* filter,
+                   const int32_t* bias, T* output) {
   const int64_t group_in_channels = p.input_channels / p.groups;
   const int64_t group_out_channels = p.output_channels / p.groups;
   for (int64_t b = 0; b < p.batch; ++b) {
@@ -50,26 +52,27 @@ void ConvInt8(const ConvParams& p, const WeightedQuantParams& q, const int8_t* i
             for (int64_t fx = 0; fx < p.filter_width; ++fx) {
               const int64_t ix = ox * p.stride_width - p.pad_left + fx * p.dilation_width;
               if (ix < 0 || ix >= p.input_width) continue;
-              const int8_t* in_pixel = input +
-                                       ((b * p.input_height + iy) * p.input_width + ix) * p.input_channels +
-                                       first_in_channel;
-              const int8_t* taps =
-                  filter + ((oc * p.filter_height + fy) * p.filter_width + fx) * group_in_channels;
+              const T* in_pixel = input + ((b * p.input_height + iy) * p.input_width + ix) * p.input_channels +
+                                  first_in_channel;
+              const T* taps = filter + ((oc * p.filter_height + fy) * p.filter_width + fx) * group_in_channels;
               for (int64_t ic = 0; ic < group_in_channels; ++ic) {
-                acc += (static_cast<int32_t>(in_pixel[ic]) - q.input_zero_point) * static_cast<int32_t>(taps[ic]);
+                acc += (static_cast<int32_t>(in_pixel[ic]) - q.input_zero_point) *
+                       (static_cast<int32_t>(taps[ic]) - q.filter_zero_point);
               }
             }
           }
           if (bias != nullptr) acc += bias[oc];
-          output[((b * p.output_height + oy) * p.output_width + ox) * p.output_channels + oc] = Finish(q, oc, acc);
+          output[((b * p.output_height + oy) * p.output_width + ox) * p.output_channels + oc] =
+              static_cast<T>(Finish(q, oc, acc));
         }
       }
     }
   }
 }
 
-void DepthwiseConvInt8(const DepthwiseConvParams& p, const WeightedQuantParams& q, const int8_t* input,
-                       const int8_t* filter, const int32_t* bias, int8_t* output) {
+template <typename T>
+void DepthwiseConvQuantized(const DepthwiseConvParams& p, const WeightedQuantParams& q, const T* input,
+                            const T* filter, const int32_t* bias, T* output) {
   const int64_t output_channels = p.input_channels * p.depth_multiplier;
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t oy = 0; oy < p.output_height; ++oy) {
@@ -87,17 +90,30 @@ void DepthwiseConvInt8(const DepthwiseConvParams& p, const WeightedQuantParams& 
                 acc += (static_cast<int32_t>(
                             input[((b * p.input_height + iy) * p.input_width + ix) * p.input_channels + ic]) -
                         q.input_zero_point) *
-                       static_cast<int32_t>(filter[(fy * p.filter_width + fx) * output_channels + oc]);
+                       (static_cast<int32_t>(filter[(fy * p.filter_width + fx) * output_channels + oc]) -
+                        q.filter_zero_point);
               }
             }
             if (bias != nullptr) acc += bias[oc];
-            output[((b * p.output_height + oy) * p.output_width + ox) * output_channels + oc] = Finish(q, oc, acc);
+            output[((b * p.output_height + oy) * p.output_width + ox) * output_channels + oc] =
+                static_cast<T>(Finish(q, oc, acc));
           }
         }
       }
     }
   }
 }
+
+#define KILN_INSTANTIATE_WEIGHTED(T)                                                                           \
+  template void FullyConnectedQuantized<T>(const FullyConnectedParams&, const WeightedQuantParams&, const T*, \
+                                           const T*, const int32_t*, T*);                                     \
+  template void ConvQuantized<T>(const ConvParams&, const WeightedQuantParams&, const T*, const T*,           \
+                                 const int32_t*, T*);                                                         \
+  template void DepthwiseConvQuantized<T>(const DepthwiseConvParams&, const WeightedQuantParams&, const T*,   \
+                                          const T*, const int32_t*, T*);
+KILN_INSTANTIATE_WEIGHTED(int8_t)
+KILN_INSTANTIATE_WEIGHTED(uint8_t)
+#undef KILN_INSTANTIATE_WEIGHTED
 
 void TransposeConvInt8(const TransposeConvParams& p, const WeightedQuantParams& q, const int8_t* input,
                        const int8_t* filter, const int32_t* bias, int8_t* output) {
@@ -110,7 +126,7 @@ void TransposeConvInt8(const TransposeConvParams& p, const WeightedQuantParams& 
     const int64_t channel = i % p.output_channels;
     int32_t value = acc[static_cast<size_t>(i)];
     if (bias != nullptr) value += bias[channel];
-    output[i] = Finish(q, channel, value);
+    output[i] = static_cast<int8_t>(Finish(q, channel, value));
   }
 }
 

@@ -23,6 +23,9 @@ namespace kiln::ops::reference {
 // `multipliers` holds one entry per output channel (repeat one for per-tensor filters).
 struct WeightedQuantParams {
   int32_t input_zero_point = 0;
+  // The weights' zero point, subtracted from every weight: 0 for int8 (symmetric); uint8 weights are
+  // asymmetric (LiteRT's uint8 kernels add its negation, `weights_offset`).
+  int32_t filter_zero_point = 0;
   int32_t output_zero_point = 0;
   int32_t activation_min = -128, activation_max = 127;
   std::vector<QuantizedMultiplier> multipliers;
@@ -32,17 +35,34 @@ struct WeightedQuantParams {
 
 // input [batch, input_size], weights [num_units, input_size], bias [num_units] or null. The activation field of
 // `shape` is ignored (the clamp is in `quant`).
-void FullyConnectedInt8(const FullyConnectedParams& shape, const WeightedQuantParams& quant, const int8_t* input,
-                        const int8_t* weights, const int32_t* bias, int8_t* output);
-void ConvInt8(const ConvParams& shape, const WeightedQuantParams& quant, const int8_t* input, const int8_t* filter,
-              const int32_t* bias, int8_t* output);
+// T: int8_t, or uint8_t for legacy per-tensor uint8 models (LiteRT's reference_ops uint8 kernels: the same
+// sums with the filter's zero point subtracted and the clamp within [0, 255]).
+template <typename T>
+void FullyConnectedQuantized(const FullyConnectedParams& shape, const WeightedQuantParams& quant, const T* input,
+                             const T* weights, const int32_t* bias, T* output);
+template <typename T>
+void ConvQuantized(const ConvParams& shape, const WeightedQuantParams& quant, const T* input, const T* filter,
+                   const int32_t* bias, T* output);
+template <typename T>
+void DepthwiseConvQuantized(const DepthwiseConvParams& shape, const WeightedQuantParams& quant, const T* input,
+                            const T* filter, const int32_t* bias, T* output);
+inline void FullyConnectedInt8(const FullyConnectedParams& shape, const WeightedQuantParams& quant,
+                               const int8_t* input, const int8_t* weights, const int32_t* bias, int8_t* output) {
+  FullyConnectedQuantized<int8_t>(shape, quant, input, weights, bias, output);
+}
+inline void ConvInt8(const ConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
+                     const int8_t* filter, const int32_t* bias, int8_t* output) {
+  ConvQuantized<int8_t>(shape, quant, input, filter, bias, output);
+}
 // TRANSPOSE_CONV int8 (per-channel filter along dimension 0, int32 bias), LiteRT's reference integer kernel:
 // the int32 scatter of (input - input_zero_point) * filter (TransposeConvFloat's loop), plus bias, then each
 // output channel's multiplier (quant.rounding), the output zero point and the clamp.
 void TransposeConvInt8(const TransposeConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
                        const int8_t* filter, const int32_t* bias, int8_t* output);
-void DepthwiseConvInt8(const DepthwiseConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
-                       const int8_t* filter, const int32_t* bias, int8_t* output);
+inline void DepthwiseConvInt8(const DepthwiseConvParams& shape, const WeightedQuantParams& quant,
+                              const int8_t* input, const int8_t* filter, const int32_t* bias, int8_t* output) {
+  DepthwiseConvQuantized<int8_t>(shape, quant, input, filter, bias, output);
+}
 
 // ADD, LiteRT's scheme: each input, less its zero point, is shifted left by `left_shift` (20) and scaled by its
 // multiplier (scale / (2 * max input scale)); the sum is scaled by the output multiplier

@@ -196,6 +196,14 @@ def main():
         m.write("q8_concat_%d" % i, OPS.CONCATENATION, 2, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
 
     reduce_ops(out)
+    # FULLY_CONNECTED with a multiplier of exactly 2^-6 (scales 0.5 * 0.5 / 16): every 64th output is a tie, which
+    # tells LiteRT's rounding apart (ties away from zero; half up and gemmlowp's double rounding both differ).
+    m = OneOpModel(out)
+    x = m.tensor((256, 1), 0.5, 0, "x")
+    w = m.tensor((16, 1), 0.5, 0, "w", data=np.random.default_rng(5).integers(-127, 128, size=(16, 1)))
+    y = m.tensor((256, 16), 16.0, 0, "y", is_input=False)
+    m.write("q8_fc_ties", OPS.FULLY_CONNECTED, 4, [x, w], y, S.BuiltinOptions.FullyConnectedOptions,
+            S.FullyConnectedOptionsT())
     transpose_conv_ops(out)
     resize_ops(out, np.int8, "q8")
 

@@ -74,12 +74,72 @@ def uint8_ops(out):
         m.write("qu8_concat_%d" % i, OPS.CONCATENATION, 1, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
 
 
+def uint8_weighted_ops(out):
+    """FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D on uint8: asymmetric uint8 weights (zero points 0 to 255),
+    int32 bias or none, fused activations, strides, paddings and dilation."""
+    rng = np.random.default_rng(23)
+    act = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFunctionType.RELU,
+           "relu6": S.ActivationFunctionType.RELU6}
+    # (input quant, weights quant, output quant, activation, bias)
+    quants = [((0.05, 128), (0.02, 120), (0.5, 100), "none", True), ((0.5, 0), (0.004, 255), (0.2, 10), "relu", True),
+              ((0.02, 255), (0.1, 0), (1.0, 128), "relu6", False), ((1e-3, 77), (0.05, 133), (3e-3, 200), "none", True)]
+    for i, (in_q, w_q, out_q, a, with_bias) in enumerate(quants):
+        # FULLY_CONNECTED [3, 40] x [7, 40]
+        m = OneOpModel(out, U8)
+        x = m.tensor((3, 40), *in_q, "x")
+        w = m.tensor((7, 40), *w_q, "w", data=rng.integers(0, 256, size=(7, 40)))
+        inputs = [x, w]
+        if with_bias:
+            inputs.append(m.tensor((7,), None, 0, "b", data=rng.integers(-5000, 5000, size=7), dtype=np.int32))
+        y = m.tensor((3, 7), *out_q, "y", is_input=False)
+        options = S.FullyConnectedOptionsT()
+        options.fusedActivationFunction = act[a]
+        m.write("qu8_fc_%d" % i, OPS.FULLY_CONNECTED, 1, inputs, y, S.BuiltinOptions.FullyConnectedOptions, options)
+        if i == 0:
+            # Ties: scales 0.5 * 0.5 / 16 make the multiplier 2^-6 exactly, so one output in 64 lies half way
+            # between two steps, where single and double rounding part (for negative sums).
+            m = OneOpModel(out, U8)
+            x = m.tensor((256, 1), 0.5, 128, "x")
+            w = m.tensor((16, 1), 0.5, 128, "w", data=rng.integers(0, 256, size=(16, 1)))
+            y = m.tensor((256, 16), 16.0, 128, "y", is_input=False)
+            m.write("qu8_fc_ties", OPS.FULLY_CONNECTED, 1, [x, w], y, S.BuiltinOptions.FullyConnectedOptions,
+                    S.FullyConnectedOptionsT())
+        # CONV_2D 3x3 and DEPTHWISE_CONV_2D 3x3 (multiplier 2) on [1, 9, 8, 4]
+        stride, padding, dilation = [(1, S.Padding.SAME, 1), (2, S.Padding.VALID, 1), (1, S.Padding.VALID, 2),
+                                     (2, S.Padding.SAME, 1)][i]
+        def out_size(n):
+            eff = (3 - 1) * dilation + 1
+            return (n + stride - 1) // stride if padding == S.Padding.SAME else (n - eff + stride) // stride
+        oh, ow = out_size(9), out_size(8)
+        for kind in ("conv", "depthwise"):
+            m = OneOpModel(out, U8)
+            x = m.tensor((1, 9, 8, 4), *in_q, "x")
+            oc = 5 if kind == "conv" else 8
+            fshape = (5, 3, 3, 4) if kind == "conv" else (1, 3, 3, 8)
+            w = m.tensor(fshape, *w_q, "w", data=rng.integers(0, 256, size=fshape))
+            # LiteRT's uint8 convolutions need the bias (CONV_2D refuses, DEPTHWISE_CONV_2D crashes without).
+            inputs = [x, w, m.tensor((oc,), None, 0, "b", data=rng.integers(-5000, 5000, size=oc), dtype=np.int32)]
+            y = m.tensor((1, oh, ow, oc), *out_q, "y", is_input=False)
+            if kind == "conv":
+                options = S.Conv2DOptionsT()
+                code, options_type = OPS.CONV_2D, S.BuiltinOptions.Conv2DOptions
+            else:
+                options = S.DepthwiseConv2DOptionsT()
+                options.depthMultiplier = 2
+                code, options_type = OPS.DEPTHWISE_CONV_2D, S.BuiltinOptions.DepthwiseConv2DOptions
+            options.padding, options.strideH, options.strideW = padding, stride, stride
+            options.dilationHFactor, options.dilationWFactor = dilation, dilation
+            options.fusedActivationFunction = act[a]
+            m.write("qu8_%s_%d" % (kind, i), code, 1 if dilation == 1 else 2, inputs, y, options_type, options)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     resize_ops(out, np.uint8, "qu8")
     resize_ops(out, np.int16, "q16")
     uint8_ops(out)
+    uint8_weighted_ops(out)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -205,6 +206,28 @@ TEST(QuantizedTest, FixedPointExpLogAndReciprocal) {
     const auto raw = static_cast<int32_t>(std::ldexp(x, 19));
     const double got = std::ldexp(fixed_point::LogXForXGreaterThanOrEqualTo1(raw, 12, 5), -26);
     ASSERT_NEAR(got, std::log(std::ldexp(raw, -19)), 1e-6) << x;
+  }
+}
+
+
+// FULLY_CONNECTED's rounding: one rounding of the exact product, ties away from zero.
+TEST(QuantizedTest, MultiplyByQuantizedMultiplierSingleAway) {
+  const int32_t q = 1 << 30;  // 0.5 * 2^shift
+  EXPECT_EQ(MultiplyByQuantizedMultiplierSingleAway(32, q, -5), 1);    // 0.5 -> 1
+  EXPECT_EQ(MultiplyByQuantizedMultiplierSingleAway(-32, q, -5), -1);  // -0.5 -> -1 (half up gives 0)
+  EXPECT_EQ(MultiplyByQuantizedMultiplier(-32, q, -5), 0);
+  EXPECT_EQ(MultiplyByQuantizedMultiplierSingleAway(95, q, -5), 1);    // 1.484 -> 1 (double rounding gives 2)
+  EXPECT_EQ(MultiplyByQuantizedMultiplierDoubleRounding(95, q, -5), 2);
+  std::mt19937 rng(3);
+  for (int i = 0; i < 100000; ++i) {
+    const auto x = static_cast<int32_t>(rng());
+    const int32_t m = static_cast<int32_t>((rng() >> 1) | (1u << 30));
+    const int shift = static_cast<int>(rng() % 40) - 31;
+    const long double exact = std::ldexp(static_cast<long double>(x) * m, shift - 31);
+    const long double want = exact >= 0 ? std::floor(exact + 0.5L) : -std::floor(-exact + 0.5L);
+    if (std::fabs(want) > 2147483647.0L) continue;
+    ASSERT_EQ(MultiplyByQuantizedMultiplierSingleAway(x, m, shift), static_cast<int64_t>(want))
+        << x << " " << m << " " << shift;
   }
 }
 
