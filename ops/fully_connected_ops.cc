@@ -143,7 +143,8 @@ KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
 
 struct SoftmaxState {
   reference::SoftmaxParams params;
-  bool is_int8 = false;
+  bool is_int8 = false;  // int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
   reference::SoftmaxInt8Params int8;
 };
 
@@ -152,7 +153,8 @@ KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(SoftmaxState, state, context, node, op);
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
@@ -171,9 +173,10 @@ KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     float input_scale;
     int32_t input_zero_point;
     reference::SoftmaxInt8Params& q = state->int8;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
     KILN_OPAQUE_ENSURE_STATUS(
-        GetInt8Quantization(context, op, "output", output, &q.output_scale, &q.output_zero_point));
+        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "output", output, state->type, &q.output_scale, &q.output_zero_point));
     q.outer = p.outer;
     q.depth = p.depth;
     reference::PrepareSoftmaxInt8(input_scale, p.beta, &q);
@@ -188,13 +191,18 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t count = p.outer * p.depth;
   if (count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
-    reference::SoftmaxInt8(state->int8, input, output);
-    return kKilnOk;
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T* input;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      reference::SoftmaxQuantized<T>(state->int8, input, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
   float* output;

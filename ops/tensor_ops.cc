@@ -3,6 +3,7 @@
 #include "ops/reference/tensor_ops.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
@@ -384,7 +385,8 @@ KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct MeanState {
   reference::MeanParams params;
   int64_t output_count = 0;
-  bool is_int8 = false;
+  bool is_int8 = false;  // int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
   bool hw = false;  // int8 over height and width with keep_dims: LiteRT's integer Mean kernel
   reference::MeanHwInt8Params int8;
   reference::ReduceInt8Params reduce;
@@ -396,7 +398,8 @@ KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* axes;
   KilnOpaqueTensor* output;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
@@ -422,12 +425,15 @@ KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
     const Dims dims = TensorDims(input);
     float input_scale, output_scale;
     int32_t input_zero_point, output_zero_point;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
     KILN_OPAQUE_ENSURE_STATUS(
-        GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "output", output, state->type, &output_scale, &output_zero_point));
     // LiteRT's MEAN takes its integer height-and-width kernel only for these axes as written (not [-3, -2]).
     state->hw = !is_sum && dims.size() == 4 && keep_dims && values.size() == 2 &&
                 ((values[0] == 1 && values[1] == 2) || (values[0] == 2 && values[1] == 1));
+    // uint8 takes the general kernel for this case too: the same arithmetic (quantized_kernels.h).
+    if (state->type == kKilnUInt8) state->hw = false;
     if (state->hw) {
       reference::MeanHwInt8Params& q = state->int8;
       q.input_zero_point = input_zero_point;
@@ -453,18 +459,24 @@ KilnStatus ReduceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const 
   if (state->output_count == 0) return kKilnOk;
   const int64_t input_count = reference::NumElements(state->params.input_dims);
   if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), input_count, &input));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
-                                           state->output_count, &output));
-    if (state->hw) {
-      reference::MeanHwInt8(state->int8, input, output);
-    } else {
-      reference::ReduceInt8(state->reduce, input, output);
-    }
-    return kKilnOk;
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T* input;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), input_count, &input));
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
+                                             state->output_count, &output));
+      if constexpr (std::is_same_v<T, int8_t>) {
+        if (state->hw) {
+          reference::MeanHwInt8(state->int8, input, output);
+          return kKilnOk;
+        }
+      }
+      reference::ReduceQuantized<T>(state->reduce, input, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
   float* output;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace kiln::ops::reference {
@@ -302,23 +303,28 @@ void PrepareSoftmaxInt8(float input_scale, float beta, SoftmaxInt8Params* params
   for (int32_t d = 0; d <= 255; ++d) params->table[255 - d] = std::exp(scale * static_cast<float>(d));
 }
 
-void SoftmaxInt8(const SoftmaxInt8Params& p, const int8_t* input, int8_t* output) {
+template <typename T>
+void SoftmaxQuantized(const SoftmaxInt8Params& p, const T* input, T* output) {
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   for (int64_t row = 0; row < p.outer; ++row) {
-    const int8_t* in = input + row * p.depth;
-    int8_t* out = output + row * p.depth;
-    int32_t max = -128;
+    const T* in = input + row * p.depth;
+    T* out = output + row * p.depth;
+    int32_t max = lo;
     for (int64_t j = 0; j < p.depth; ++j) max = std::max<int32_t>(max, in[j]);
     // Entry 255 - (max - x): exp(-(max - x) * input_scale * beta).
-    const float* table = p.table + (255 - max);
+    const auto entry = [&](T x) { return p.table[255 - (max - static_cast<int32_t>(x))]; };
     float sum = 0.0f;
-    for (int64_t j = 0; j < p.depth; ++j) sum += table[in[j]];
+    for (int64_t j = 0; j < p.depth; ++j) sum += entry(in[j]);
     const float inverse = 1.0f / (sum * p.output_scale);
     for (int64_t j = 0; j < p.depth; ++j) {
-      const int32_t q = static_cast<int32_t>(std::round(table[in[j]] * inverse)) + p.output_zero_point;
-      out[j] = static_cast<int8_t>(std::min(std::max(q, int32_t{-128}), int32_t{127}));
+      const int32_t q = static_cast<int32_t>(std::round(entry(in[j]) * inverse)) + p.output_zero_point;
+      out[j] = static_cast<T>(std::min(std::max(q, lo), hi));
     }
   }
 }
+
+template void SoftmaxQuantized<int8_t>(const SoftmaxInt8Params&, const int8_t*, int8_t*);
+template void SoftmaxQuantized<uint8_t>(const SoftmaxInt8Params&, const uint8_t*, uint8_t*);
 
 namespace {
 
@@ -420,7 +426,9 @@ void PrepareReduceInt8(bool is_sum, float input_scale, float output_scale, Reduc
   params->bias = static_cast<float>(-params->input_zero_point) * params->scale * static_cast<float>(params->count);
 }
 
-void ReduceInt8(const ReduceInt8Params& p, const int8_t* input, int8_t* output) {
+template <typename T>
+void ReduceQuantized(const ReduceInt8Params& p, const T* input, T* output) {
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   int64_t outputs = 1;
   for (size_t d = 0; d < p.shape.input_dims.size(); ++d) {
     if (!p.shape.reduced[d]) outputs *= p.shape.input_dims[d];
@@ -431,7 +439,11 @@ void ReduceInt8(const ReduceInt8Params& p, const int8_t* input, int8_t* output) 
     return;
   }
   std::vector<int64_t> sums(static_cast<size_t>(outputs));
-  SumInt8(p.shape, input, sums.data());
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    SumUInt8(p.shape, input, sums.data());
+  } else {
+    SumInt8(p.shape, input, sums.data());
+  }
   for (int64_t o = 0; o < outputs; ++o) {
     // LiteRT sums in int32 (exact below 2^24 inputs); wrap as it would beyond, rather than overflow.
     const auto sum = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(sums[static_cast<size_t>(o)])));
@@ -446,8 +458,12 @@ void ReduceInt8(const ReduceInt8Params& p, const int8_t* input, int8_t* output) 
       const auto x = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(shifted)));
       value = MultiplyByQuantizedMultiplier(x, p.multiplier, Rounding::kDouble) + p.output_zero_point;
     }
-    output[o] = static_cast<int8_t>(std::min(std::max(value, int32_t{-128}), int32_t{127}));
+    output[o] = static_cast<T>(std::min(std::max(value, lo), hi));
   }
 }
+
+template void ReduceQuantized<int8_t>(const ReduceInt8Params&, const int8_t*, int8_t*);
+template void ReduceQuantized<uint8_t>(const ReduceInt8Params&, const uint8_t*, uint8_t*);
+
 
 }  // namespace kiln::ops::reference

@@ -128,7 +128,13 @@ struct SoftmaxInt8Params {
   float table[256] = {};
 };
 void PrepareSoftmaxInt8(float input_scale, float beta, SoftmaxInt8Params* params);
-void SoftmaxInt8(const SoftmaxInt8Params& params, const int8_t* input, int8_t* output);
+// T: int8_t, or uint8_t (LiteRT's uint8 softmax: the same table; the output clamped to [0, 255], usually
+// quantized as 1/256, 0).
+template <typename T>
+void SoftmaxQuantized(const SoftmaxInt8Params& params, const T* input, T* output);
+inline void SoftmaxInt8(const SoftmaxInt8Params& params, const int8_t* input, int8_t* output) {
+  SoftmaxQuantized<int8_t>(params, input, output);
+}
 
 // LOG_SOFTMAX int8 -> int8 over the innermost dimension, LiteRT's reference integer kernel (gemmlowp fixed point,
 // quantized.h's fixed_point): the output is quantized as 16/256, zero point 127 (LiteRT's requirement). With
@@ -181,7 +187,15 @@ struct ReduceInt8Params {
 };
 // `shape` and the zero points must be set; fills the rest.
 void PrepareReduceInt8(bool is_sum, float input_scale, float output_scale, ReduceInt8Params* params);
-void ReduceInt8(const ReduceInt8Params& params, const int8_t* input, int8_t* output);
+// T: int8_t or uint8_t (the same arithmetic, clamped to the type; for uint8 also the keep_dims mean over
+// height and width, which the package computes this way too: measured, its older uint8 formula with a float
+// bias differs on 4 of 10 outputs of qu8_mean_7).
+template <typename T>
+void ReduceQuantized(const ReduceInt8Params& params, const T* input, T* output);
+inline void ReduceInt8(const ReduceInt8Params& params, const int8_t* input, int8_t* output) {
+  ReduceQuantized<int8_t>(params, input, output);
+}
+
 
 }  // namespace kiln::ops::reference
 

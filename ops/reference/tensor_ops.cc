@@ -352,4 +352,6 @@ void SumFloat(const MeanParams& params, const float* input, float* output) { Red
 
 void SumInt8(const MeanParams& params, const int8_t* input, int64_t* sums) { ReduceSum(params, input, sums); }
 
+void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums) { ReduceSum(params, input, sums); }
+
 }  // namespace kiln::ops::reference

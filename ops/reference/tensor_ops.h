@@ -83,6 +83,7 @@ int64_t ReducedCount(const MeanParams& params);
 
 // The exact int64 sum of each output's int8 inputs (the quantized MEAN and SUM kernels start from it).
 void SumInt8(const MeanParams& params, const int8_t* input, int64_t* sums);
+void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums);
 
 }  // namespace kiln::ops::reference
 

@@ -208,7 +208,7 @@ def main():
     resize_ops(out, np.int8, "q8")
 
 
-def reduce_ops(out):
+def reduce_ops(out, dtype=np.int8, prefix="q8"):
     """MEAN (every case but the keep_dims height-and-width one real models use) and SUM: axes (negative, repeated,
     all), keep_dims, equal and different quantizations, extreme scales."""
     s4 = (2, 3, 4, 5)
@@ -217,11 +217,13 @@ def reduce_ops(out):
              ((0.1, -3), (0.1, -3), [0, 2], False), ((0.02, 127), (0.005, -128), [1, 3], True),
              ((0.5, -128), (0.0039215, 127), [0, 1, 2, 3], False), ((1e-5, 0), (2.0, 10), [2], False),
              ((0.3, 20), (0.01, 0), [3, 1, 3], False), ((0.07, 5), (0.03, -2), [1, 2], True)]
+    if dtype == np.uint8:  # the same cases with zero points moved into [0, 255]
+        cases = [((si, zi + 128), (so, zo + 128), axes, keep) for (si, zi), (so, zo), axes, keep in cases]
     for i, (in_quant, out_quant, axes, keep_dims) in enumerate(cases):
         for op, code, version in (("mean", OPS.MEAN, 2), ("sum", OPS.SUM, 2)):
             if op == "sum" and i == 1:
-                out_quant = (0.1, -3)
-            m = OneOpModel(out)
+                out_quant = in_quant
+            m = OneOpModel(out, dtype)
             x = m.tensor(s4, *in_quant, "x")
             a = m.int32_constant(axes, "axes")
             rank = len(s4)
@@ -236,7 +238,7 @@ def reduce_ops(out):
             options.keepDims = keep_dims
             # LiteRT's reference SUM kernel for int8 writes garbage (-1, 0, ...) in the package: SUM is held to its
             # builtin kernel (litert_compare.py's BUILTIN_SUFFIX).
-            name = "q8_%s_%d" % (op, i) + ("_litert_builtin" if op == "sum" else "")
+            name = "%s_%s_%d" % (prefix, op, i) + ("_litert_builtin" if op == "sum" else "")
             m.write(name, code, version, [x, a], y, S.BuiltinOptions.ReducerOptions, options)
 
 

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from int8_op_models import OPS, S, OneOpModel, binary, resize_ops, unary  # noqa: E402
+from int8_op_models import OPS, S, OneOpModel, binary, reduce_ops, resize_ops, unary  # noqa: E402
 
 U8 = np.uint8
 
@@ -140,6 +140,16 @@ def main():
     resize_ops(out, np.int16, "q16")
     uint8_ops(out)
     uint8_weighted_ops(out)
+    reduce_ops(out, U8, "qu8")
+    # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.
+    for i, (in_quant, shape, beta) in enumerate([((0.1, 128), (4, 16, 16), 1.0), ((0.02, 0), (8, 128), 1.0),
+                                                 ((1.0 / 16, 255), (2, 1000), 0.5), ((0.5, 133), (64, 16), 1.0)]):
+        m = OneOpModel(out, U8)
+        x = m.tensor(shape, *in_quant, "x")
+        y = m.tensor(shape, 1.0 / 256, 0, "y", is_input=False)
+        options = S.SoftmaxOptionsT()
+        options.beta = beta
+        m.write("qu8_softmax_%d" % i, OPS.SOFTMAX, 1, [x], y, S.BuiltinOptions.SoftmaxOptions, options)
 
 
 if __name__ == "__main__":

@@ -546,5 +546,48 @@ TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
   }
 }
 
+
+// uint8 MEAN and SOFTMAX are the int8 kernels on values moved up by 128: with the zero points moved alike, the
+// outputs are the int8 ones plus 128 (every formula sees only differences from the zero points and the max).
+TEST(QuantizedKernelsTest, Uint8MeanAndSoftmaxAreShiftedInt8) {
+  std::mt19937 rng(13);
+  for (const auto& [dims, axes] : std::vector<std::pair<Dims, std::vector<int32_t>>>{
+           {{2, 3, 4, 5}, {1, 2}}, {{2, 3, 4, 5}, {-1}}, {{7, 9}, {0, 1}}, {{1, 9, 9, 2}, {1, 2}}}) {
+    for (const auto& q : std::vector<std::array<float, 4>>{{0.1f, -3, 0.1f, -3}, {0.02f, 127, 0.005f, -128},
+                                                          {1e-5f, 0, 2.0f, 10}, {0.5f, -128, 0.0039215f, 127}}) {
+      ReduceInt8Params p8, pu;
+      Dims out_dims;
+      std::string error;
+      ASSERT_TRUE(MakeMeanParams(dims, axes, true, &p8.shape, &out_dims, &error));
+      pu.shape = p8.shape;
+      p8.input_zero_point = static_cast<int32_t>(q[1]);
+      p8.output_zero_point = static_cast<int32_t>(q[3]);
+      pu.input_zero_point = p8.input_zero_point + 128;
+      pu.output_zero_point = p8.output_zero_point + 128;
+      PrepareReduceInt8(false, q[0], q[2], &p8);
+      PrepareReduceInt8(false, q[0], q[2], &pu);
+      const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(NumElements(dims)), rng);
+      std::vector<uint8_t> xu(x.size());
+      for (size_t i = 0; i < x.size(); ++i) xu[i] = static_cast<uint8_t>(x[i] + 128);
+      std::vector<int8_t> o8(static_cast<size_t>(NumElements(out_dims)));
+      std::vector<uint8_t> ou(o8.size());
+      ReduceInt8(p8, x.data(), o8.data());
+      ReduceQuantized<uint8_t>(pu, xu.data(), ou.data());
+      for (size_t i = 0; i < o8.size(); ++i) ASSERT_EQ(ou[i], o8[i] + 128) << i;
+      SoftmaxInt8Params s8;
+      s8.outer = NumElements(dims) / dims.back();
+      s8.depth = dims.back();
+      PrepareSoftmaxInt8(q[0], 1.0f, &s8);
+      SoftmaxInt8Params su = s8;
+      su.output_zero_point = 0;
+      std::vector<int8_t> soft8(x.size());
+      std::vector<uint8_t> softu(x.size());
+      SoftmaxInt8(s8, x.data(), soft8.data());
+      SoftmaxQuantized<uint8_t>(su, xu.data(), softu.data());
+      for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(softu[i], soft8[i] + 128) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference
