@@ -105,14 +105,19 @@ KilnStatus QuantizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
   const KilnType input_type = KilnOpaqueTensorType(input);
-  if (input_type != kKilnFloat32 && input_type != kKilnInt8 && input_type != kKilnUInt8) {
-    KilnOpaqueContextReportError(context, "%s: input %s has type %s; Kiln implements it for float32, int8 and uint8",
-                                 op, TensorLabel(input).c_str(), KilnTypeGetName(input_type));
-    return kKilnError;
-  }
   const KilnType output_type = KilnOpaqueTensorType(output);
-  if (output_type != kKilnInt8 && output_type != kKilnUInt8) {
-    KilnOpaqueContextReportError(context, "%s: output %s has type %s; Kiln implements it for int8 and uint8", op,
+  // float32 -> int8, uint8, int16; int8 <-> uint8; int8 <-> int16; uint8 -> uint8; int16 -> int16.
+  const bool supported =
+      input_type == kKilnFloat32 ? (output_type == kKilnInt8 || output_type == kKilnUInt8 || output_type == kKilnInt16)
+      : input_type == kKilnInt16 ? (output_type == kKilnInt8 || output_type == kKilnInt16)
+      : input_type == kKilnInt8  ? (output_type == kKilnInt8 || output_type == kKilnUInt8 || output_type == kKilnInt16)
+      : input_type == kKilnUInt8 ? (output_type == kKilnInt8 || output_type == kKilnUInt8)
+                                 : false;
+  if (!supported) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: input %s of type %s to output %s of type %s: Kiln implements float32 -> "
+                                 "int8/uint8/int16, int8 -> int8/uint8/int16, uint8 -> int8/uint8, int16 -> int8/int16",
+                                 op, TensorLabel(input).c_str(), KilnTypeGetName(input_type),
                                  TensorLabel(output).c_str(), KilnTypeGetName(output_type));
     return kKilnError;
   }
@@ -147,9 +152,14 @@ KilnStatus QuantizeInvokeTyped(KilnOpaqueContext* context, KilnOpaqueNode* node,
   if constexpr (std::is_same_v<In, float>) {
     if constexpr (std::is_same_v<Out, int8_t>) {
       reference::QuantizeFloatToInt8(state.count, state.scale, state.output_zero_point, in, out);
+    } else if constexpr (std::is_same_v<Out, int16_t>) {
+      reference::QuantizeFloatToInt16(state.count, state.scale, state.output_zero_point, in, out);
     } else {
       reference::QuantizeFloatToUInt8(state.count, state.scale, state.output_zero_point, in, out);
     }
+  } else if constexpr ((std::is_same_v<In, uint8_t> && std::is_same_v<Out, int16_t>) ||
+                       (std::is_same_v<In, int16_t> && std::is_same_v<Out, uint8_t>)) {
+    return kKilnError;  // refused in Prepare
   } else {
     reference::Requantize(state.count, state.input_zero_point, state.multiplier, state.output_zero_point, in, out);
   }
@@ -163,6 +173,8 @@ KilnStatus QuantizeInvokeTo(KilnOpaqueContext* context, KilnOpaqueNode* node, co
       return QuantizeInvokeTyped<float, Out>(context, node, state);
     case kKilnUInt8:
       return QuantizeInvokeTyped<uint8_t, Out>(context, node, state);
+    case kKilnInt16:
+      return QuantizeInvokeTyped<int16_t, Out>(context, node, state);
     default:
       return QuantizeInvokeTyped<int8_t, Out>(context, node, state);
   }
@@ -173,6 +185,7 @@ KilnStatus QuantizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(QuantizeState, state, context, node, op);
   if (state->count == 0) return kKilnOk;
   if (state->output_type == kKilnUInt8) return QuantizeInvokeTo<uint8_t>(context, node, *state);
+  if (state->output_type == kKilnInt16) return QuantizeInvokeTo<int16_t>(context, node, *state);
   return QuantizeInvokeTo<int8_t>(context, node, *state);
 }
 

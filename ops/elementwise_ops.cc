@@ -1,6 +1,7 @@
 // ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU (numpy broadcasting up to 6-D, fused
 // activation where the op has one) and the unary activations LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1,
 // HARD_SWISH, ELU.
+#include <cmath>
 #include <type_traits>
 
 #include "kiln/builtin_op_data.h"
@@ -57,8 +58,15 @@ constexpr bool HasInt8Kernel(BinaryOp op) {
   return op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul || op == BinaryOp::kMaximum ||
          op == BinaryOp::kMinimum || op == BinaryOp::kPrelu;
 }
-// The ops with a uint8 kernel too (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage).
+// The ops with a uint8 kernel too (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage), and with an int16
+// one (LiteRT's general int16 paths: symmetric tensors, ADD/SUB with left_shift 15).
 constexpr bool HasUInt8Kernel(BinaryOp op) { return HasInt8Kernel(op) && op != BinaryOp::kPrelu; }
+constexpr bool HasInt16Kernel(BinaryOp op) { return HasInt8Kernel(op) && op != BinaryOp::kPrelu; }
+
+bool IsPowerOfTwo(float scale) {
+  int exponent = 0;
+  return std::frexp(scale, &exponent) == 0.5f;
+}
 
 // Fails unless `tensor` is quantized exactly as `reference` (ops that compare or copy stored values).
 KilnStatus CheckSameQuantization(KilnOpaqueContext* context, const char* op, const char* role,
@@ -79,7 +87,7 @@ KilnStatus CheckSameQuantization(KilnOpaqueContext* context, const char* op, con
 template <BinaryOp kOp>
 KilnStatus PrepareBinaryInt8(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* a,
                              const KilnOpaqueTensor* b, const KilnOpaqueTensor* output,
-                             reference::Activation activation, BinaryState* state) {
+                             reference::Activation activation, bool pot_scale_int16, BinaryState* state) {
   float a_scale, b_scale, output_scale;
   int32_t a_zero_point, b_zero_point, output_zero_point;
   const KilnType type = state->type;
@@ -88,6 +96,21 @@ KilnStatus PrepareBinaryInt8(KilnOpaqueContext* context, const char* op, const K
   KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input 1", b, type, &b_scale, &b_zero_point));
   KILN_OPAQUE_ENSURE_STATUS(
       GetQuantization8(context, op, "output", output, type, &output_scale, &output_zero_point));
+  if (type == kKilnInt16 && kOp != BinaryOp::kMaximum && kOp != BinaryOp::kMinimum) {
+    // LiteRT's int16 kernels take symmetric tensors only.
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input 0", a, &a_scale));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input 1", b, &b_scale));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+    if ((kOp == BinaryOp::kAdd || kOp == BinaryOp::kSub) && pot_scale_int16 && IsPowerOfTwo(a_scale) &&
+        IsPowerOfTwo(b_scale) && IsPowerOfTwo(output_scale)) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: int16 output %s: power-of-two scales with pot_scale_int16 select LiteRT's "
+                                   "power-of-two int16 kernel, which Kiln does not implement",
+                                   op, TensorLabel(output).c_str());
+      return kKilnError;
+    }
+    state->add_int8.left_shift = 15;
+  }
   int32_t activation_min = TypeMin(type), activation_max = TypeMax(type);
   if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, output_zero_point,
                                            &activation_min, &activation_max, TypeMin(type), TypeMax(type))) {
@@ -138,7 +161,8 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
   state->type = KilnOpaqueTensorType(a);
   state->is_int8 = (HasInt8Kernel(kOp) && state->type == kKilnInt8) ||
-                   (HasUInt8Kernel(kOp) && state->type == kKilnUInt8);
+                   (HasUInt8Kernel(kOp) && state->type == kKilnUInt8) ||
+                   (HasInt16Kernel(kOp) && state->type == kKilnInt16);
   if (!state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 0", a));
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 1", b));
@@ -150,9 +174,11 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   // ADD/SUB and MUL/DIV options both start with the activation; the others have none. Absent options mean
   // none.
   KilnFusedActivation fused = kKilnActNone;
+  bool pot_scale_int16 = true;  // the schema's default
   if constexpr (kOp == BinaryOp::kAdd || kOp == BinaryOp::kSub) {
     if (auto* options = static_cast<const KilnAddParams*>(KilnOpaqueNodeGetBuiltinData(node))) {
       fused = options->activation;
+      pot_scale_int16 = options->pot_scale_int16;
     }
   } else if constexpr (kOp == BinaryOp::kMul || kOp == BinaryOp::kDiv) {
     if (auto* options = static_cast<const KilnMulParams*>(KilnOpaqueNodeGetBuiltinData(node))) {
@@ -162,7 +188,7 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, fused, &activation));
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(PrepareBinaryInt8<kOp>(context, op, a, b, output, activation, state));
+    KILN_OPAQUE_ENSURE_STATUS(PrepareBinaryInt8<kOp>(context, op, a, b, output, activation, pot_scale_int16, state));
   }
 
   const Dims a_dims = TensorDims(a);
@@ -193,7 +219,7 @@ KilnStatus InvokeBinaryQuantized(KilnOpaqueContext* context, const char* op, con
   } else if constexpr (kOp == BinaryOp::kMul) {
     reference::MulQuantized<T>(state.params, state.mul_int8, a_data, b_data, out_data);
   } else if constexpr (kOp == BinaryOp::kPrelu) {
-    if constexpr (std::is_same_v<T, int8_t>) {
+    if constexpr (std::is_same_v<T, int8_t>) {  // PRELU has no uint8 or int16 kernel: never reached for those
       reference::PreluInt8(state.params, state.prelu_int8, a_data, b_data, out_data);
     }
   } else {
@@ -213,6 +239,7 @@ KilnStatus BinaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   if (count == 0) return kKilnOk;
   if (state->is_int8) {
     if (state->type == kKilnUInt8) return InvokeBinaryQuantized<kOp, uint8_t>(context, op, *state, a, b, output, count);
+    if (state->type == kKilnInt16) return InvokeBinaryQuantized<kOp, int16_t>(context, op, *state, a, b, output, count);
     return InvokeBinaryQuantized<kOp, int8_t>(context, op, *state, a, b, output, count);
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), 4));
@@ -263,8 +290,14 @@ KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, c
                              int32_t* output_zero_point, KilnOpaqueTensor** output, bool allow_uint8 = false,
                              KilnType* type = nullptr) {
   const KilnOpaqueTensor* input;
-  const KilnType quantized = Quantized8InputType(context, node);
-  *is_int8 = quantized == kKilnInt8 || (allow_uint8 && quantized == kKilnUInt8);
+  KilnType quantized = Quantized8InputType(context, node);
+  // int16 where the op allows it (`allow_uint8` also allows int16: the RELUs).
+  const KilnOpaqueTensor* first = KilnOpaqueNodeNumberOfInputs(node) > 0 ? KilnOpaqueNodeGetInput(context, node, 0)
+                                                                          : nullptr;
+  if (allow_uint8 && type != nullptr && first != nullptr && KilnOpaqueTensorType(first) == kKilnInt16) {
+    quantized = kKilnInt16;
+  }
+  *is_int8 = quantized == kKilnInt8 || (allow_uint8 && (quantized == kKilnUInt8 || quantized == kKilnInt16));
   if (type != nullptr) *type = *is_int8 ? quantized : kKilnFloat32;
   if (!*is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, output));
@@ -279,10 +312,14 @@ KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   return ResizeOutput(context, op, *output, TensorDims(input));
 }
 
-// The unary ops with a uint8 kernel (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage).
+// The unary ops with a uint8 kernel (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage), and with an
+// int16 one (the RELUs: LiteRT's requantize-and-clamp on int16).
 constexpr bool HasUInt8Kernel(UnaryOp op) {
   return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1 || op == UnaryOp::kLogistic ||
          op == UnaryOp::kTanh;
+}
+constexpr bool HasInt16Kernel(UnaryOp op) {
+  return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1;
 }
 
 template <UnaryOp kOp>
@@ -295,6 +332,11 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale,
                                               &input_zero_point, &output_scale, &output_zero_point, &output,
                                               HasUInt8Kernel(kOp), &state->type));
+  if (state->type == kKilnInt16 && !HasInt16Kernel(kOp)) {
+    KilnOpaqueContextReportError(context, "%s: int16 input %s: Kiln has no int16 %s kernel", op,
+                                 TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str(), op);
+    return kKilnError;
+  }
   if (!state->is_int8) return kKilnOk;
   const int32_t type_min = TypeMin(state->type), type_max = TypeMax(state->type);
   // The table for the input's type.
@@ -371,6 +413,18 @@ KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
   const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
   if (count == 0) return kKilnOk;
+  if constexpr (HasInt16Kernel(kOp)) {
+    if (state->is_int8 && state->type == kKilnInt16) {
+      const int16_t* input;
+      int16_t* output;
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      reference::RequantizeClampQuantized(state->relu, count, input, output);
+      return kKilnOk;
+    }
+  }
   if (state->is_int8 && state->type == kKilnUInt8) {
     const uint8_t* input;
     uint8_t* output;

@@ -420,6 +420,18 @@ KilnStatus GetInt8Quantization(KilnOpaqueContext* context, const char* op, const
   return GetQuantization8(context, op, role, tensor, kKilnInt8, scale, zero_point);
 }
 
+KilnStatus GetInt16Quantization(KilnOpaqueContext* context, const char* op, const char* role,
+                                const KilnOpaqueTensor* tensor, float* scale) {
+  int32_t zero_point = 0;
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, role, tensor, kKilnInt16, scale, &zero_point));
+  if (zero_point != 0) {
+    KilnOpaqueContextReportError(context, "%s: int16 %s %s has zero point %d; int16 tensors must be symmetric (0)",
+                                 op, role, TensorLabel(tensor).c_str(), static_cast<int>(zero_point));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
 KilnType Quantized8InputType(KilnOpaqueContext* context, const KilnOpaqueNode* node) {
   if (KilnOpaqueNodeNumberOfInputs(node) < 1) return kKilnNoType;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);

@@ -130,9 +130,14 @@ KilnStatus GetQuantization8(KilnOpaqueContext* context, const char* op, const ch
 // kKilnInt8 or kKilnUInt8 where input 0 of the node exists and has that type (the op's 8-bit quantized
 // path), else kKilnNoType.
 KilnType Quantized8InputType(KilnOpaqueContext* context, const KilnOpaqueNode* node);
-// The range of an 8-bit quantized type: [-128, 127] for int8, [0, 255] for uint8.
-inline int32_t TypeMin(KilnType type) { return type == kKilnUInt8 ? 0 : -128; }
-inline int32_t TypeMax(KilnType type) { return type == kKilnUInt8 ? 255 : 127; }
+// The range of a quantized type: [-128, 127] for int8, [0, 255] for uint8, [-32768, 32767] for int16.
+inline int32_t TypeMin(KilnType type) { return type == kKilnUInt8 ? 0 : type == kKilnInt16 ? -32768 : -128; }
+inline int32_t TypeMax(KilnType type) { return type == kKilnUInt8 ? 255 : type == kKilnInt16 ? 32767 : 127; }
+
+// The per-tensor quantization of an int16 activation tensor, which LiteRT's int16 kernels need symmetric: zero
+// point 0 (a clear error naming the op, role and tensor otherwise).
+KilnStatus GetInt16Quantization(KilnOpaqueContext* context, const char* op, const char* role,
+                                const KilnOpaqueTensor* tensor, float* scale);
 
 // The scales of symmetric int8 weights: one (per tensor) or one per entry of dimension `quantized_dimension`
 // (`channels` of them), each finite and positive, with zero points 0. The tensor must be int8.

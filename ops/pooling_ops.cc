@@ -24,6 +24,10 @@ KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
   state->type = Quantized8InputType(context, node);
+  if (KilnOpaqueNodeNumberOfInputs(node) > 0 && KilnOpaqueNodeGetInput(context, node, 0) != nullptr &&
+      KilnOpaqueTensorType(KilnOpaqueNodeGetInput(context, node, 0)) == kKilnInt16) {
+    state->type = kKilnInt16;  // LiteRT's int16 pools: the int8 arithmetic on int16
+  }
   state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
@@ -113,6 +117,7 @@ KilnStatus PoolInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   if (output_count == 0) return kKilnOk;
   if (state->is_int8) {
     if (state->type == kKilnUInt8) return PoolInvokeQuantized<kMax, uint8_t>(context, node, *state, output_count);
+    if (state->type == kKilnInt16) return PoolInvokeQuantized<kMax, int16_t>(context, node, *state, output_count);
     return PoolInvokeQuantized<kMax, int8_t>(context, node, *state, output_count);
   }
   const float* input;

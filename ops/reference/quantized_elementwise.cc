@@ -211,6 +211,13 @@ void Lookup(const LookupTable<T>& table, int64_t count, const T* input, T* outpu
   template void Lookup<T>(const LookupTable<T>&, int64_t, const T*, T*);
 KILN_INSTANTIATE_QUANTIZED(int8_t)
 KILN_INSTANTIATE_QUANTIZED(uint8_t)
+template void SubQuantized<int16_t>(const BinaryParams&, const AddInt8Params&, const int16_t*, const int16_t*,
+                                    int16_t*);
+template void MulQuantized<int16_t>(const BinaryParams&, const MulInt8Params&, const int16_t*, const int16_t*,
+                                    int16_t*);
+template void MaximumMinimumQuantized<int16_t>(const BinaryParams&, const int16_t*, const int16_t*, int16_t*);
+template void RequantizeClampQuantized<int16_t>(const RequantizeClampInt8Params&, int64_t, const int16_t*,
+                                                int16_t*);
 #undef KILN_INSTANTIATE_QUANTIZED
 
 bool PrepareHardSwishInt8(float input_scale, float output_scale, HardSwishInt8Params* params) {

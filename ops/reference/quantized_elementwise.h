@@ -18,7 +18,8 @@ namespace kiln::ops::reference {
 // clamped.
 int8_t SubInt8(const AddInt8Params& params, int8_t a, int8_t b);
 // T: int8_t or uint8_t, for this and the other *Quantized kernels below: LiteRT's uint8 paths have the same
-// arithmetic; the zero points and the activation bounds (the clamp) differ.
+// arithmetic; the zero points and the activation bounds (the clamp) differ. SUB, MUL, MAXIMUM, MINIMUM and the
+// RELUs also take int16_t (LiteRT's int16 paths: zero points 0, SUB's left_shift 15).
 template <typename T>
 void SubQuantized(const BinaryParams& shape, const AddInt8Params& params, const T* a, const T* b, T* output);
 inline void SubInt8(const BinaryParams& shape, const AddInt8Params& params, const int8_t* a, const int8_t* b,

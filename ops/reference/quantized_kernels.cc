@@ -168,6 +168,8 @@ template void AddQuantized<int8_t>(const BinaryParams&, const AddInt8Params&, co
                                    int8_t*);
 template void AddQuantized<uint8_t>(const BinaryParams&, const AddInt8Params&, const uint8_t*, const uint8_t*,
                                     uint8_t*);
+template void AddQuantized<int16_t>(const BinaryParams&, const AddInt8Params&, const int16_t*, const int16_t*,
+                                    int16_t*);
 
 int8_t AddInt8(const AddInt8Params& p, int8_t a, int8_t b) { return static_cast<int8_t>(AddValues(p, a, b)); }
 
@@ -230,6 +232,8 @@ template void AveragePoolQuantized<int8_t>(const PoolParams&, int32_t, int32_t, 
 template void AveragePoolQuantized<uint8_t>(const PoolParams&, int32_t, int32_t, const uint8_t*, uint8_t*);
 template void MaxPoolQuantized<int8_t>(const PoolParams&, int32_t, int32_t, const int8_t*, int8_t*);
 template void MaxPoolQuantized<uint8_t>(const PoolParams&, int32_t, int32_t, const uint8_t*, uint8_t*);
+template void AveragePoolQuantized<int16_t>(const PoolParams&, int32_t, int32_t, const int16_t*, int16_t*);
+template void MaxPoolQuantized<int16_t>(const PoolParams&, int32_t, int32_t, const int16_t*, int16_t*);
 
 void AveragePoolInt8(const PoolParams& p, int32_t activation_min, int32_t activation_max, const int8_t* input,
                      int8_t* output) {
@@ -271,6 +275,10 @@ void QuantizeFloatToUInt8(int64_t count, float scale, int32_t zero_point, const 
   QuantizeFloat(count, scale, zero_point, input, output);
 }
 
+void QuantizeFloatToInt16(int64_t count, float scale, int32_t zero_point, const float* input, int16_t* output) {
+  QuantizeFloat(count, scale, zero_point, input, output);
+}
+
 template <typename In, typename Out>
 void Requantize(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
                 int32_t output_zero_point, const In* input, Out* output) {
@@ -292,6 +300,12 @@ template void Requantize<uint8_t, int8_t>(int64_t, int32_t, const QuantizedMulti
                                           int8_t*);
 template void Requantize<uint8_t, uint8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const uint8_t*,
                                            uint8_t*);
+template void Requantize<int16_t, int16_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int16_t*,
+                                           int16_t*);
+template void Requantize<int16_t, int8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int16_t*,
+                                          int8_t*);
+template void Requantize<int8_t, int16_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int8_t*,
+                                          int16_t*);
 
 void RequantizeInt8(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
                     int32_t output_zero_point, const int8_t* input, int8_t* output) {

@@ -79,7 +79,8 @@ struct AddInt8Params {
 void PrepareAddInt8(float a_scale, float b_scale, float output_scale, AddInt8Params* params);
 int8_t AddInt8(const AddInt8Params& params, int8_t a, int8_t b);
 // ADD over tensors, broadcasting by the strides of `shape` (MakeBinaryParams; its activation is ignored).
-// T: int8_t, or uint8_t (LiteRT's uint8 ADD has the same arithmetic; the activation bounds set the clamp).
+// T: int8_t, uint8_t (LiteRT's uint8 ADD has the same arithmetic; the activation bounds set the clamp), or
+// int16_t (LiteRT's general int16 path: zero points 0 and left_shift 15; set `left_shift` before Prepare).
 template <typename T>
 void AddQuantized(const BinaryParams& shape, const AddInt8Params& params, const T* a, const T* b, T* output);
 inline void AddInt8(const BinaryParams& shape, const AddInt8Params& params, const int8_t* a, const int8_t* b,
@@ -89,7 +90,7 @@ inline void AddInt8(const BinaryParams& shape, const AddInt8Params& params, cons
 
 // Pools: the clamp of `quant_min`/`quant_max` replaces the float activation. Average: the int32 sum of the
 // window's cells inside the input divided by their count, rounded half away from zero.
-// T: int8_t or uint8_t (the same arithmetic; the clamp bounds come from the output's type).
+// T: int8_t, uint8_t or int16_t (the same arithmetic; the clamp bounds come from the output's type).
 template <typename T>
 void AveragePoolQuantized(const PoolParams& shape, int32_t activation_min, int32_t activation_max, const T* input,
                           T* output);
@@ -104,11 +105,12 @@ void MaxPoolInt8(const PoolParams& shape, int32_t activation_min, int32_t activa
 // QUANTIZE float32 -> int8: clamp(round(x / scale) + zero_point) with the division and rounding in float (half
 // away from zero), as LiteRT's AffineQuantize.
 void QuantizeFloatToInt8(int64_t count, float scale, int32_t zero_point, const float* input, int8_t* output);
-// The same into uint8 ([0, 255]).
+// The same into uint8 ([0, 255]) and int16 ([-32768, 32767]).
 void QuantizeFloatToUInt8(int64_t count, float scale, int32_t zero_point, const float* input, uint8_t* output);
+void QuantizeFloatToInt16(int64_t count, float scale, int32_t zero_point, const float* input, int16_t* output);
 // QUANTIZE int8 -> int8 (requantize): clamp(MultiplyByQuantizedMultiplier(x - in_zp, in_scale / out_scale) +
 // out_zp), double rounding as the published LiteRT package.
-// Requantize between any of int8 and uint8 (LiteRT's Requantize: the same formula, clamped to Out's range; its
+// Requantize between int8 and uint8, int8 and int16, and int16 to int16 (LiteRT's Requantize: the same formula, clamped to Out's range; its
 // shortcut for int8 <-> uint8 with one scale and zero points 128 apart, flipping the top bit, gives the same).
 template <typename In, typename Out>
 void Requantize(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,

@@ -133,6 +133,51 @@ def uint8_weighted_ops(out):
             m.write("qu8_%s_%d" % (kind, i), code, 1 if dilation == 1 else 2, inputs, y, options_type, options)
 
 
+def int16_ops(out):
+    """The int16 kernels (16-bit activations, symmetric: zero point 0): ADD and SUB on LiteRT's general path
+    (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, the pools
+    and QUANTIZE float -> int16, int16 -> int16, int8 <-> int16."""
+    I16 = np.int16
+    s4 = (2, 3, 4, 5)
+    cases = [((0.001, 0), (0.002, 0), (0.003, 0), s4, s4, "none"), ((3e-5, 0), (1e-4, 0), (2e-4, 0), s4, (5,), "relu"),
+             ((0.01, 0), (0.0005, 0), (0.02, 0), (3, 1, 5), (1, 4, 1), "relu6")]
+    for i, case in enumerate(cases):
+        for op, code, version in (("add", OPS.ADD, 3), ("sub", OPS.SUB, 3), ("mul", OPS.MUL, 4)):
+            m = OneOpModel(out, I16)
+            a = m.tensor(case[3], *case[0], "a")
+            b = m.tensor(case[4], *case[1], "b")
+            y = m.tensor(np.broadcast_shapes(case[3], case[4]), *case[2], "y", is_input=False)
+            kind = {OPS.ADD: "Add", OPS.SUB: "Sub", OPS.MUL: "Mul"}[code]
+            options = getattr(S, kind + "OptionsT")()
+            options.fusedActivationFunction = {"none": S.ActivationFunctionType.NONE,
+                                               "relu": S.ActivationFunctionType.RELU,
+                                               "relu6": S.ActivationFunctionType.RELU6}[case[5]]
+            if code != OPS.MUL:
+                options.potScaleInt16 = False
+            m.write("q16_%s_%d" % (op, i), code, version, [a, b], y, getattr(S.BuiltinOptions, kind + "Options"), options)
+    for op, code in (("maximum", OPS.MAXIMUM), ("minimum", OPS.MINIMUM)):
+        binary(out, "q16_%s" % op, code, 4, (0.001, 0), (0.001, 0), (0.001, 0), s4, (1, 3, 1, 5), dtype=I16)
+    for i, (in_quant, out_quant) in enumerate([((0.001, 0), (0.001, 0)), ((0.001, 0), (0.0004, 0)), ((1e-4, 0), (3e-4, 0))]):
+        unary(out, "q16_relu_%d" % i, OPS.RELU, 3, in_quant, out_quant, dtype=I16)
+        unary(out, "q16_relu6_%d" % i, OPS.RELU6, 3, in_quant, out_quant, dtype=I16)
+    for i, (kind, code, padding) in enumerate([("avg", OPS.AVERAGE_POOL_2D, S.Padding.SAME),
+                                              ("avg", OPS.AVERAGE_POOL_2D, S.Padding.VALID),
+                                              ("max", OPS.MAX_POOL_2D, S.Padding.SAME)]):
+        m = OneOpModel(out, I16)
+        x = m.tensor((2, 7, 8, 3), 0.001, 0, "x")
+        oh, ow = (4, 4) if padding == S.Padding.SAME else (3, 3)
+        y = m.tensor((2, oh, ow, 3), 0.001, 0, "y", is_input=False)
+        options = S.Pool2DOptionsT()
+        options.padding, options.strideH, options.strideW, options.filterHeight, options.filterWidth = padding, 2, 2, 3, 3
+        m.write("q16_%spool_%d" % (kind, i), code, 3, [x], y, S.BuiltinOptions.Pool2DOptions, options)
+    quantizes = [(np.float32, (None, 0), I16, (1e-3, 0)), (np.float32, (None, 0), I16, (3e-5, 0)),
+                 (I16, (1e-3, 0), I16, (3e-3, 0)), (I16, (1e-3, 0), np.int8, (0.05, 3)),
+                 (np.int8, (0.05, -3), I16, (1e-3, 0))]
+    for i, (in_type, in_quant, out_type, out_quant) in enumerate(quantizes):
+        unary(out, "q16_quantize_%d" % i, OPS.QUANTIZE, 3 if in_type != np.float32 else 1, in_quant, out_quant,
+              dtype=in_type, out_dtype=out_type)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -141,6 +186,7 @@ def main():
     uint8_ops(out)
     uint8_weighted_ops(out)
     reduce_ops(out, U8, "qu8")
+    int16_ops(out)
     # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.
     for i, (in_quant, shape, beta) in enumerate([((0.1, 128), (4, 16, 16), 1.0), ((0.02, 0), (8, 128), 1.0),
                                                  ((1.0 / 16, 255), (2, 1000), 0.5), ((0.5, 133), (64, 16), 1.0)]):

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -483,6 +484,50 @@ TEST(QuantizedElementwiseTest, Uint8KernelsMatchPlainFormulas) {
         EXPECT_EQ(avg[static_cast<size_t>((oy * 2 + ox) * 2 + c)], (total + 4) / 9);
       }
     }
+  }
+}
+
+
+// int16 (symmetric, zero points 0): ADD and SUB with LiteRT's int16 left shift of 15, MUL, the RELU clamp, all
+// clamped to [-32768, 32767], against the formulas.
+TEST(QuantizedElementwiseTest, Int16KernelsMatchPlainFormulas) {
+  std::mt19937 rng(43);
+  BinaryParams shape;
+  ASSERT_TRUE(MakeBinaryParams(BinaryOp::kAdd, Activation::kNone, {4, 25}, {25}, &shape));
+  const auto clamp16 = [](int64_t v, int64_t lo = -32768, int64_t hi = 32767) { return std::min(std::max(v, lo), hi); };
+  for (const auto& scales : std::vector<std::array<float, 3>>{{1e-3f, 2e-3f, 3e-3f}, {3e-5f, 1e-4f, 2e-4f},
+                                                             {0.01f, 5e-4f, 0.02f}, {1e-4f, 1e-4f, 1e-6f}}) {
+    std::vector<int16_t> a(100), b(25);
+    for (int16_t& v : a) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
+    for (int16_t& v : b) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
+    AddInt8Params add;
+    add.left_shift = 15;
+    add.activation_min = -32768;
+    add.activation_max = 32767;
+    PrepareAddInt8(scales[0], scales[1], scales[2], &add);
+    MulInt8Params mul;
+    mul.activation_min = -32768;
+    mul.activation_max = 32767;
+    PrepareMulInt8(scales[0], scales[1], scales[2], &mul);
+    std::vector<int16_t> sum(100), difference(100), product(100);
+    AddQuantized<int16_t>(shape, add, a.data(), b.data(), sum.data());
+    SubQuantized<int16_t>(shape, add, a.data(), b.data(), difference.data());
+    MulQuantized<int16_t>(shape, mul, a.data(), b.data(), product.data());
+    for (size_t i = 0; i < 100; ++i) {
+      const int64_t xa = ApplyDouble(a[i] * (int64_t{1} << 15), add.a_multiplier);
+      const int64_t xb = ApplyDouble(b[i % 25] * (int64_t{1} << 15), add.b_multiplier);
+      ASSERT_EQ(sum[i], clamp16(ApplyDouble(xa + xb, add.output_multiplier))) << i;
+      ASSERT_EQ(difference[i], clamp16(ApplyDouble(xa - xb, add.output_multiplier))) << i;
+      ASSERT_EQ(product[i], clamp16(ApplyDouble(int64_t{a[i]} * b[i % 25], mul.multiplier))) << i;
+    }
+    RequantizeClampInt8Params relu;
+    PrepareReluInt8(static_cast<int>(Activation::kRelu6), scales[0], scales[2], 0, 0, &relu, -32768, 32767);
+    std::vector<int16_t> relu_out(100);
+    RequantizeClampQuantized<int16_t>(relu, 100, a.data(), relu_out.data());
+    for (size_t i = 0; i < 100; ++i) {
+      ASSERT_EQ(relu_out[i], clamp16(ApplyDouble(a[i], relu.multiplier), relu.activation_min, relu.activation_max));
+    }
+    EXPECT_EQ(relu.activation_min, 0);
   }
 }
 
