@@ -71,9 +71,15 @@ KilnStatus PrepareConvWindow(KilnOpaqueContext* context, const char* op, const C
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options.activation, &activation));
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "filter", state->type, t.input, t.filter, t.bias,
-                                               t.output, filter_quantized_dimension, out_channels, activation,
-                                               &state->quant));
+    if (state->type == kKilnInt16) {
+      KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted16x8(context, op, "filter", t.input, t.filter, t.bias, t.output,
+                                                    filter_quantized_dimension, out_channels, activation,
+                                                    &state->quant));
+    } else {
+      KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "filter", state->type, t.input, t.filter, t.bias,
+                                                 t.output, filter_quantized_dimension, out_channels, activation,
+                                                 &state->quant));
+    }
     state->quant.rounding = reference::Rounding::kDouble;  // LiteRT's conv kernels round twice (quantized.h)
   } else {
     KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
@@ -113,7 +119,7 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CONV_2D";
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
-  state->type = Quantized8InputType(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
   state->is_int8 = state->type != kKilnNoType;
   KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, state->is_int8, &t));
   const KilnConvParams* options;
@@ -141,10 +147,10 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 // The int8 operands for Invoke, checked to hold what the params say.
-template <typename T>
+template <typename T, typename W, typename B>
 KilnStatus InvokeOperandsInt8(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
                               int64_t input_count, int64_t output_count, int64_t bias_count, const T** input,
-                              const T** filter, const int32_t** bias, T** output) {
+                              const W** filter, const B** bias, T** output) {
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
                                          input_count, input));
   const KilnOpaqueTensor* f = KilnOpaqueNodeGetInput(context, node, 1);
@@ -172,18 +178,22 @@ KilnStatus ConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t output_count = p.batch * p.output_height * p.output_width * p.output_channels;
   if (output_count == 0) return kKilnOk;
   if (state->is_int8) {
-    const auto run = [&](auto type_tag) {
+    const auto run = [&](auto type_tag, auto weight_tag, auto bias_tag) {
       using T = decltype(type_tag);
-      const T *input, *filter;
-      const int32_t* bias;
+      using W = decltype(weight_tag);
+      using B = decltype(bias_tag);
+      const T* input;
+      const W* filter;
+      const B* bias;
       T* output;
       KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
                                                    p.batch * p.input_height * p.input_width * p.input_channels,
                                                    output_count, p.output_channels, &input, &filter, &bias, &output));
-      reference::ConvQuantized<T>(p, state->quant, input, filter, bias, output);
+      reference::ConvQuantized<T, W, B>(p, state->quant, input, filter, bias, output);
       return kKilnOk;
     };
-    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
+    if (state->type == kKilnInt16) return run(int16_t{}, int8_t{}, int64_t{});
+    return state->type == kKilnUInt8 ? run(uint8_t{}, uint8_t{}, int32_t{}) : run(int8_t{}, int8_t{}, int32_t{});
   }
   const float *input, *filter, *bias;
   float* output;
@@ -198,7 +208,7 @@ KilnStatus DepthwiseConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   constexpr const char* op = "DEPTHWISE_CONV_2D";
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
-  state->type = Quantized8InputType(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
   state->is_int8 = state->type != kKilnNoType;
   KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, state->is_int8, &t));
   const KilnDepthwiseConvParams* options;
@@ -229,18 +239,22 @@ KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
   const int64_t output_count = p.batch * p.output_height * p.output_width * out_channels;
   if (output_count == 0) return kKilnOk;
   if (state->is_int8) {
-    const auto run = [&](auto type_tag) {
+    const auto run = [&](auto type_tag, auto weight_tag, auto bias_tag) {
       using T = decltype(type_tag);
-      const T *input, *filter;
-      const int32_t* bias;
+      using W = decltype(weight_tag);
+      using B = decltype(bias_tag);
+      const T* input;
+      const W* filter;
+      const B* bias;
       T* output;
       KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
                                                    p.batch * p.input_height * p.input_width * p.input_channels,
                                                    output_count, out_channels, &input, &filter, &bias, &output));
-      reference::DepthwiseConvQuantized<T>(p, state->quant, input, filter, bias, output);
+      reference::DepthwiseConvQuantized<T, W, B>(p, state->quant, input, filter, bias, output);
       return kKilnOk;
     };
-    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
+    if (state->type == kKilnInt16) return run(int16_t{}, int8_t{}, int64_t{});
+    return state->type == kKilnUInt8 ? run(uint8_t{}, uint8_t{}, int32_t{}) : run(int8_t{}, int8_t{}, int32_t{});
   }
   const float *input, *filter, *bias;
   float* output;

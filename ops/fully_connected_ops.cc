@@ -23,10 +23,11 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* weights;
   KilnOpaqueTensor* output;
-  state->type = Quantized8InputType(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
   state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
-    // int8 (or uint8): input, weights and output of that type (checked with their quantization below), bias int32.
+    // int8 (or uint8): input, weights and output of that type (checked with their quantization below), bias
+    // int32; int16: 16x8, int8 weights and int64 bias.
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 3, 1));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights", &weights));
@@ -66,8 +67,18 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
     return kKilnError;
   }
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "weights", state->type, input, weights, bias, output,
-                                               /*quantized_dimension=*/0, num_units, activation, &state->quant));
+    if (state->type == kKilnInt16) {
+      KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted16x8(context, op, "weights", input, weights, bias, output,
+                                                    /*quantized_dimension=*/0, num_units, activation, &state->quant));
+      // Per-tensor weights: the package narrows the sum and multiplies as for int8 (quantized_kernels.h).
+      std::vector<float> scales;
+      std::vector<int32_t> zero_points;
+      int dim = 0;
+      state->quant.wide_multiply = GetQuantization(weights, &scales, &zero_points, &dim) && scales.size() > 1;
+    } else {
+      KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "weights", state->type, input, weights, bias, output,
+                                                 /*quantized_dimension=*/0, num_units, activation, &state->quant));
+    }
     // One rounding with ties away from zero, int8 and uint8 alike (quantized.h; measured: half-up single
     // rounding and double rounding each differ from the package on ties, docs/ops.md).
     state->quant.rounding = reference::Rounding::kSingleAway;
@@ -100,13 +111,14 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   return ResizeOutput(context, op, output, output_dims);
 }
 
-template <typename T>
+template <typename T, typename W = T, typename B = int32_t>
 KilnStatus FullyConnectedInvokeQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node,
                                          const FullyConnectedState& state) {
   constexpr const char* op = "FULLY_CONNECTED";
   const reference::FullyConnectedParams& p = state.params;
-  const T *input, *weights;
-  const int32_t* bias;
+  const T* input;
+  const W* weights;
+  const B* bias;
   T* output;
   KILN_OPAQUE_ENSURE_STATUS(
       GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), p.batch * p.input_size, &input));
@@ -115,7 +127,7 @@ KilnStatus FullyConnectedInvokeQuantized(KilnOpaqueContext* context, KilnOpaqueN
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", GetOptionalInput(context, node, 2), p.num_units, &bias));
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
                                          p.batch * p.num_units, &output));
-  reference::FullyConnectedQuantized<T>(p, state.quant, input, weights, bias, output);
+  reference::FullyConnectedQuantized<T, W, B>(p, state.quant, input, weights, bias, output);
   return kKilnOk;
 }
 
@@ -126,6 +138,9 @@ KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
   if (p.batch * p.num_units == 0) return kKilnOk;
   if (state->is_int8) {
     if (state->type == kKilnUInt8) return FullyConnectedInvokeQuantized<uint8_t>(context, node, *state);
+    if (state->type == kKilnInt16) {
+      return FullyConnectedInvokeQuantized<int16_t, int8_t, int64_t>(context, node, *state);
+    }
     return FullyConnectedInvokeQuantized<int8_t>(context, node, *state);
   }
   const float *input, *weights, *bias;

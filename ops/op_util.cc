@@ -561,6 +561,46 @@ KilnStatus PrepareWeighted8(KilnOpaqueContext* context, const char* op, const ch
   return kKilnOk;
 }
 
+bool IsInt16Input(KilnOpaqueContext* context, const KilnOpaqueNode* node) {
+  if (KilnOpaqueNodeNumberOfInputs(node) < 1) return false;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  return input != nullptr && KilnOpaqueTensorType(input) == kKilnInt16;
+}
+
+KilnStatus PrepareWeighted16x8(KilnOpaqueContext* context, const char* op, const char* weights_role,
+                               const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
+                               const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
+                               int64_t channels, reference::Activation activation,
+                               reference::WeightedQuantParams* params) {
+  float input_scale, output_scale;
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input", input, &input_scale));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+  params->input_zero_point = 0;
+  params->output_zero_point = 0;
+  params->filter_zero_point = 0;
+  params->wide_multiply = true;
+  std::vector<float> scales;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8WeightScales(context, op, weights_role, weights, quantized_dimension, channels, &scales));
+  if (bias != nullptr) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "bias", bias, kKilnInt64));
+    const Dims dims = TensorDims(bias);
+    if (reference::NumElements(dims) != channels) {
+      KilnOpaqueContextReportError(context, "%s: bias %s has shape %s; expected %lld elements", op,
+                                   TensorLabel(bias).c_str(), DimsToString(dims).c_str(),
+                                   static_cast<long long>(channels));
+      return kKilnError;
+    }
+  }
+  if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, 0, &params->activation_min,
+                                           &params->activation_max, -32768, 32767)) {
+    KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int16 kernel", op);
+    return kKilnError;
+  }
+  params->multipliers = reference::PerChannelMultipliers(input_scale, scales, output_scale, channels);
+  return kKilnOk;
+}
+
 KilnStatus PrepareFloatWeights(KilnOpaqueContext* context, const char* op, const char* role,
                                const KilnOpaqueTensor* tensor, int quantized_dimension,
                                FloatWeights* weights) {

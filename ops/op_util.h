@@ -165,6 +165,17 @@ KilnStatus PrepareWeighted8(KilnOpaqueContext* context, const char* op, const ch
                             int64_t channels, reference::Activation activation,
                             reference::WeightedQuantParams* params);
 
+// 16x8: int16 input and output (symmetric), int8 weights (symmetric, per tensor or per channel along
+// `quantized_dimension`), an optional int64 bias; the clamp within int16's range.
+KilnStatus PrepareWeighted16x8(KilnOpaqueContext* context, const char* op, const char* weights_role,
+                               const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
+                               const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
+                               int64_t channels, reference::Activation activation,
+                               reference::WeightedQuantParams* params);
+
+// The node's input 0 is int16 (the op's 16-bit path).
+bool IsInt16Input(KilnOpaqueContext* context, const KilnOpaqueNode* node);
+
 // The float weights of a float op, as Prepare leaves them for Invoke.
 struct FloatWeights {
   std::vector<float> dequantized;  // the node's copy of int8 weights

@@ -55,6 +55,14 @@ int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) 
   return static_cast<int32_t>(result);
 }
 
+int32_t MultiplyByQuantizedMultiplierInt64(int64_t x, int32_t multiplier, int shift) {
+  const int64_t reduced = multiplier < 0x7FFF0000 ? (static_cast<int64_t>(multiplier) + (1 << 15)) >> 16 : 0x7FFF;
+  const int total_shift = 15 - shift;
+  // |x| < 2^47 (LiteRT's assumption) keeps the product within int64; >> of a negative is arithmetic.
+  const int64_t result = (x * reduced + (int64_t{1} << (total_shift - 1))) >> total_shift;
+  return static_cast<int32_t>(result);
+}
+
 int32_t MultiplyByQuantizedMultiplierSingleAway(int32_t x, int32_t multiplier, int shift) {
   const int total_shift = 31 - shift;
   const int64_t round = int64_t{1} << (total_shift - 1);

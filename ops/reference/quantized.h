@@ -46,6 +46,11 @@ int32_t RoundingDivideByPOT(int32_t x, int exponent);
 // multiplier is a power of two, where every 64th output is a tie: half-up differs on the negative ones).
 enum class Rounding { kSingle, kDouble, kSingleAway };
 
+// LiteRT's MultiplyByQuantizedMultiplier for an int64 x (the 16x8 kernels' int64 accumulators): the multiplier
+// rounded to its top 16 bits (q + 2^15) >> 16 (0x7FFF from 0x7FFF0000 up), then (x * that + 2^(14 - shift)) >>
+// (15 - shift), one rounding, ties up; shift in [-31, 7].
+int32_t MultiplyByQuantizedMultiplierInt64(int64_t x, int32_t multiplier, int shift);
+
 // x * multiplier * 2^(shift - 31) rounded once, ties away from zero; shift in [-31, 30].
 int32_t MultiplyByQuantizedMultiplierSingleAway(int32_t x, int32_t multiplier, int shift);
 

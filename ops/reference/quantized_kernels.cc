@@ -18,17 +18,34 @@ int32_t Finish(const WeightedQuantParams& q, int64_t channel, int32_t acc) {
   return acc;
 }
 
+// 16x8: the int64 accumulator through LiteRT's int64 multiply.
+int32_t Finish(const WeightedQuantParams& q, int64_t channel, int64_t acc) {
+  const QuantizedMultiplier& m = q.multipliers[static_cast<size_t>(channel)];
+  if (!q.wide_multiply) {
+    return Finish(q, channel, static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(acc))));
+  }
+  int32_t value = MultiplyByQuantizedMultiplierInt64(acc, m.multiplier, m.shift) + q.output_zero_point;
+  value = std::max(value, q.activation_min);
+  value = std::min(value, q.activation_max);
+  return value;
+}
+
+// The accumulator: int64 where the bias is (16x8), else int32.
+template <typename B>
+using AccumulatorFor = std::conditional_t<std::is_same_v<B, int64_t>, int64_t, int32_t>;
+
 }  // namespace
 
-template <typename T>
+template <typename T, typename W, typename B>
 void FullyConnectedQuantized(const FullyConnectedParams& p, const WeightedQuantParams& q, const T* input,
-                             const T* weights, const int32_t* bias, T* output) {
+                             const W* weights, const B* bias, T* output) {
+  using Acc = AccumulatorFor<B>;
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t u = 0; u < p.num_units; ++u) {
-      int32_t acc = 0;
+      Acc acc = 0;
       for (int64_t i = 0; i < p.input_size; ++i) {
-        acc += (static_cast<int32_t>(input[b * p.input_size + i]) - q.input_zero_point) *
-               (static_cast<int32_t>(weights[u * p.input_size + i]) - q.filter_zero_point);
+        acc += static_cast<Acc>((static_cast<int32_t>(input[b * p.input_size + i]) - q.input_zero_point) *
+                                (static_cast<int32_t>(weights[u * p.input_size + i]) - q.filter_zero_point));
       }
       if (bias != nullptr) acc += bias[u];
       output[b * p.num_units + u] = static_cast<T>(Finish(q, u, acc));
@@ -36,9 +53,10 @@ void FullyConnectedQuantized(const FullyConnectedParams& p, const WeightedQuantP
   }
 }
 
-template <typename T>
-void ConvQuantized(const ConvParams& p, const WeightedQuantParams& q, const T* input, const T* filter,
-                   const int32_t* bias, T* output) {
+template <typename T, typename W, typename B>
+void ConvQuantized(const ConvParams& p, const WeightedQuantParams& q, const T* input, const W* filter,
+                   const B* bias, T* output) {
+  using Acc = AccumulatorFor<B>;
   const int64_t group_in_channels = p.input_channels / p.groups;
   const int64_t group_out_channels = p.output_channels / p.groups;
   for (int64_t b = 0; b < p.batch; ++b) {
@@ -46,7 +64,7 @@ void ConvQuantized(const ConvParams& p, const WeightedQuantParams& q, const T* i
       for (int64_t ox = 0; ox < p.output_width; ++ox) {
         for (int64_t oc = 0; oc < p.output_channels; ++oc) {
           const int64_t first_in_channel = (oc / group_out_channels) * group_in_channels;
-          int32_t acc = 0;
+          Acc acc = 0;
           for (int64_t fy = 0; fy < p.filter_height; ++fy) {
             const int64_t iy = oy * p.stride_height - p.pad_top + fy * p.dilation_height;
             if (iy < 0 || iy >= p.input_height) continue;  // padding: skipped, as LiteRT (not zero point)
@@ -55,10 +73,10 @@ void ConvQuantized(const ConvParams& p, const WeightedQuantParams& q, const T* i
               if (ix < 0 || ix >= p.input_width) continue;
               const T* in_pixel = input + ((b * p.input_height + iy) * p.input_width + ix) * p.input_channels +
                                   first_in_channel;
-              const T* taps = filter + ((oc * p.filter_height + fy) * p.filter_width + fx) * group_in_channels;
+              const W* taps = filter + ((oc * p.filter_height + fy) * p.filter_width + fx) * group_in_channels;
               for (int64_t ic = 0; ic < group_in_channels; ++ic) {
-                acc += (static_cast<int32_t>(in_pixel[ic]) - q.input_zero_point) *
-                       (static_cast<int32_t>(taps[ic]) - q.filter_zero_point);
+                acc += static_cast<Acc>((static_cast<int32_t>(in_pixel[ic]) - q.input_zero_point) *
+                                        (static_cast<int32_t>(taps[ic]) - q.filter_zero_point));
               }
             }
           }
@@ -71,9 +89,10 @@ void ConvQuantized(const ConvParams& p, const WeightedQuantParams& q, const T* i
   }
 }
 
-template <typename T>
+template <typename T, typename W, typename B>
 void DepthwiseConvQuantized(const DepthwiseConvParams& p, const WeightedQuantParams& q, const T* input,
-                            const T* filter, const int32_t* bias, T* output) {
+                            const W* filter, const B* bias, T* output) {
+  using Acc = AccumulatorFor<B>;
   const int64_t output_channels = p.input_channels * p.depth_multiplier;
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t oy = 0; oy < p.output_height; ++oy) {
@@ -81,18 +100,19 @@ void DepthwiseConvQuantized(const DepthwiseConvParams& p, const WeightedQuantPar
         for (int64_t ic = 0; ic < p.input_channels; ++ic) {
           for (int64_t m = 0; m < p.depth_multiplier; ++m) {
             const int64_t oc = ic * p.depth_multiplier + m;
-            int32_t acc = 0;
+            Acc acc = 0;
             for (int64_t fy = 0; fy < p.filter_height; ++fy) {
               const int64_t iy = oy * p.stride_height - p.pad_top + fy * p.dilation_height;
               if (iy < 0 || iy >= p.input_height) continue;
               for (int64_t fx = 0; fx < p.filter_width; ++fx) {
                 const int64_t ix = ox * p.stride_width - p.pad_left + fx * p.dilation_width;
                 if (ix < 0 || ix >= p.input_width) continue;
-                acc += (static_cast<int32_t>(
-                            input[((b * p.input_height + iy) * p.input_width + ix) * p.input_channels + ic]) -
-                        q.input_zero_point) *
-                       (static_cast<int32_t>(filter[(fy * p.filter_width + fx) * output_channels + oc]) -
-                        q.filter_zero_point);
+                acc += static_cast<Acc>(
+                    (static_cast<int32_t>(
+                         input[((b * p.input_height + iy) * p.input_width + ix) * p.input_channels + ic]) -
+                     q.input_zero_point) *
+                    (static_cast<int32_t>(filter[(fy * p.filter_width + fx) * output_channels + oc]) -
+                     q.filter_zero_point));
               }
             }
             if (bias != nullptr) acc += bias[oc];
@@ -105,15 +125,16 @@ void DepthwiseConvQuantized(const DepthwiseConvParams& p, const WeightedQuantPar
   }
 }
 
-#define KILN_INSTANTIATE_WEIGHTED(T)                                                                           \
-  template void FullyConnectedQuantized<T>(const FullyConnectedParams&, const WeightedQuantParams&, const T*, \
-                                           const T*, const int32_t*, T*);                                     \
-  template void ConvQuantized<T>(const ConvParams&, const WeightedQuantParams&, const T*, const T*,           \
-                                 const int32_t*, T*);                                                         \
-  template void DepthwiseConvQuantized<T>(const DepthwiseConvParams&, const WeightedQuantParams&, const T*,   \
-                                          const T*, const int32_t*, T*);
-KILN_INSTANTIATE_WEIGHTED(int8_t)
-KILN_INSTANTIATE_WEIGHTED(uint8_t)
+#define KILN_INSTANTIATE_WEIGHTED(T, W, B)                                                                     \
+  template void FullyConnectedQuantized<T, W, B>(const FullyConnectedParams&, const WeightedQuantParams&,      \
+                                                 const T*, const W*, const B*, T*);                            \
+  template void ConvQuantized<T, W, B>(const ConvParams&, const WeightedQuantParams&, const T*, const W*,     \
+                                       const B*, T*);                                                          \
+  template void DepthwiseConvQuantized<T, W, B>(const DepthwiseConvParams&, const WeightedQuantParams&,      \
+                                                const T*, const W*, const B*, T*);
+KILN_INSTANTIATE_WEIGHTED(int8_t, int8_t, int32_t)
+KILN_INSTANTIATE_WEIGHTED(uint8_t, uint8_t, int32_t)
+KILN_INSTANTIATE_WEIGHTED(int16_t, int8_t, int64_t)
 #undef KILN_INSTANTIATE_WEIGHTED
 
 void TransposeConvInt8(const TransposeConvParams& p, const WeightedQuantParams& q, const int8_t* input,

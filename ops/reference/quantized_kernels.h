@@ -31,21 +31,27 @@ struct WeightedQuantParams {
   std::vector<QuantizedMultiplier> multipliers;
   // LiteRT's: single for FULLY_CONNECTED, double for CONV_2D and DEPTHWISE_CONV_2D (quantized.h).
   Rounding rounding = Rounding::kSingle;
+  // 16x8 (int64 accumulators): true applies LiteRT's int64 multiply (MultiplyByQuantizedMultiplierInt64: the
+  // convolutions, and FULLY_CONNECTED with per-channel weights); false narrows the sum to int32 and applies
+  // `rounding` (FULLY_CONNECTED with per-tensor weights: measured, the int64 multiply differs on 8 of 21).
+  bool wide_multiply = true;
 };
 
 // input [batch, input_size], weights [num_units, input_size], bias [num_units] or null. The activation field of
 // `shape` is ignored (the clamp is in `quant`).
-// T: int8_t, or uint8_t for legacy per-tensor uint8 models (LiteRT's reference_ops uint8 kernels: the same
-// sums with the filter's zero point subtracted and the clamp within [0, 255]).
-template <typename T>
+// T (activations) / W (weights) / B (bias): int8/int8/int32; uint8/uint8/int32 for legacy per-tensor uint8
+// models (LiteRT's reference_ops uint8 kernels: the same sums with the filter's zero point subtracted and the
+// clamp within [0, 255]); int16/int8/int64 for 16x8 (LiteRT's int16 kernels: int64 accumulator and bias,
+// symmetric activations, the int64 multiply MultiplyByQuantizedMultiplierInt64 whatever `quant.rounding` says).
+template <typename T, typename W = T, typename B = int32_t>
 void FullyConnectedQuantized(const FullyConnectedParams& shape, const WeightedQuantParams& quant, const T* input,
-                             const T* weights, const int32_t* bias, T* output);
-template <typename T>
-void ConvQuantized(const ConvParams& shape, const WeightedQuantParams& quant, const T* input, const T* filter,
-                   const int32_t* bias, T* output);
-template <typename T>
+                             const W* weights, const B* bias, T* output);
+template <typename T, typename W = T, typename B = int32_t>
+void ConvQuantized(const ConvParams& shape, const WeightedQuantParams& quant, const T* input, const W* filter,
+                   const B* bias, T* output);
+template <typename T, typename W = T, typename B = int32_t>
 void DepthwiseConvQuantized(const DepthwiseConvParams& shape, const WeightedQuantParams& quant, const T* input,
-                            const T* filter, const int32_t* bias, T* output);
+                            const W* filter, const B* bias, T* output);
 inline void FullyConnectedInt8(const FullyConnectedParams& shape, const WeightedQuantParams& quant,
                                const int8_t* input, const int8_t* weights, const int32_t* bias, int8_t* output) {
   FullyConnectedQuantized<int8_t>(shape, quant, input, weights, bias, output);

@@ -22,7 +22,7 @@ ACTIVATIONS = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFuncti
 
 
 TYPES = {np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
-         np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32}
+         np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32, np.int64: S.TensorType.INT64}
 
 
 class OneOpModel:

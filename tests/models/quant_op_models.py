@@ -178,6 +178,47 @@ def int16_ops(out):
               dtype=in_type, out_dtype=out_type)
 
 
+def int16x8_ops(out):
+    """16x8 FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: int16 activations (zero point 0), int8 weights per
+    tensor or per channel, int64 bias or none, fused activations."""
+    rng = np.random.default_rng(29)
+    act = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFunctionType.RELU,
+           "relu6": S.ActivationFunctionType.RELU6}
+    cases = [(1e-3, 0.01, 4e-3, "none", True, False), (3e-4, 0.002, 1e-2, "relu", True, True),
+             (2e-3, 0.05, 0.5, "relu6", False, True)]
+    for i, (si, sw, so, a, with_bias, per_channel) in enumerate(cases):
+        for kind in ("fc", "conv", "depthwise"):
+            m = OneOpModel(out, np.int16)
+            if kind == "fc":
+                in_shape, w_shape, out_shape, oc = (3, 40), (7, 40), (3, 7), 7
+            elif kind == "conv":
+                in_shape, w_shape, out_shape, oc = (1, 6, 5, 4), (5, 3, 3, 4), (1, 6, 5, 5), 5
+            else:
+                in_shape, w_shape, out_shape, oc = (1, 6, 5, 4), (1, 3, 3, 8), (1, 6, 5, 8), 8
+            x = m.tensor(in_shape, si, 0, "x")
+            scales = rng.uniform(0.5 * sw, 1.5 * sw, size=oc) if per_channel else sw
+            w = m.tensor(w_shape, scales, 0, "w", data=rng.integers(-127, 128, size=w_shape), dtype=np.int8)
+            if kind == "depthwise" and per_channel:
+                m.tensors[w].quantization.quantizedDimension = 3
+            inputs = [x, w]
+            if with_bias or kind == "conv":  # LiteRT's 16x8 CONV_2D needs the bias
+                inputs.append(m.tensor((oc,), None, 0, "b", data=rng.integers(-40000, 40000, size=oc), dtype=np.int64))
+            y = m.tensor(out_shape, so, 0, "y", is_input=False)
+            if kind == "fc":
+                options = S.FullyConnectedOptionsT()
+                code, version, options_type = OPS.FULLY_CONNECTED, 7, S.BuiltinOptions.FullyConnectedOptions
+            elif kind == "conv":
+                options = S.Conv2DOptionsT()
+                options.padding, options.strideH, options.strideW = S.Padding.SAME, 1, 1
+                code, version, options_type = OPS.CONV_2D, 4, S.BuiltinOptions.Conv2DOptions
+            else:
+                options = S.DepthwiseConv2DOptionsT()
+                options.padding, options.strideH, options.strideW, options.depthMultiplier = S.Padding.SAME, 1, 1, 2
+                code, version, options_type = OPS.DEPTHWISE_CONV_2D, 5, S.BuiltinOptions.DepthwiseConv2DOptions
+            options.fusedActivationFunction = act[a]
+            m.write("q16_%s_%d" % (kind, i), code, version, inputs, y, options_type, options)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -187,6 +228,7 @@ def main():
     uint8_weighted_ops(out)
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
+    int16x8_ops(out)
     # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.
     for i, (in_quant, shape, beta) in enumerate([((0.1, 128), (4, 16, 16), 1.0), ((0.02, 0), (8, 128), 1.0),
                                                  ((1.0 / 16, 255), (2, 1000), 0.5), ((0.5, 133), (64, 16), 1.0)]):

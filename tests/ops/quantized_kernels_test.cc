@@ -589,5 +589,85 @@ TEST(QuantizedKernelsTest, Uint8MeanAndSoftmaxAreShiftedInt8) {
   }
 }
 
+
+// 16x8: int16 activations, int8 weights, int64 bias and accumulator, LiteRT's int64 multiply (the multiplier
+// rounded to 16 bits, one rounding half up), restated here from its definition; FC with per-tensor weights
+// narrows the sum and rounds as the int8 FC.
+TEST(QuantizedKernelsTest, Conv16x8AndFullyConnected16x8MatchPlainFormula) {
+  std::mt19937 rng(47);
+  const auto int64_multiply = [](int64_t acc, const QuantizedMultiplier& m) {
+    const int64_t reduced = m.multiplier < 0x7FFF0000 ? (int64_t{m.multiplier} + 32768) / 65536 : 0x7FFF;
+    const long double exact = std::ldexp(static_cast<long double>(acc) * reduced, m.shift - 15);
+    return static_cast<int64_t>(std::floor(exact + 0.5L));
+  };
+  ConvParams p;
+  p.batch = 1;
+  p.input_height = 5;
+  p.input_width = 4;
+  p.input_channels = 3;
+  p.output_height = 5;
+  p.output_width = 4;
+  p.output_channels = 4;
+  p.filter_height = 3;
+  p.filter_width = 3;
+  p.pad_top = 1;
+  p.pad_left = 1;
+  for (int variant = 0; variant < 6; ++variant) {
+    WeightedQuantParams q;
+    q.activation_min = variant == 2 ? 0 : -32768;
+    q.activation_max = 32767;
+    std::vector<float> filter_scales = {0.01f, 0.02f, 0.005f, 0.03f};
+    q.multipliers = PerChannelMultipliers(variant % 2 ? 3e-4f : 1e-3f, filter_scales, variant < 3 ? 4e-3f : 0.5f, 4);
+    std::vector<int16_t> x(60);
+    for (int16_t& v : x) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
+    const std::vector<int8_t> f = RandomInt8(4 * 9 * 3, rng);
+    std::vector<int64_t> bias(4);
+    for (int64_t& b : bias) b = static_cast<int64_t>(rng() % 2000001) - 1000000;
+    std::vector<int16_t> out(80);
+    ConvQuantized<int16_t, int8_t, int64_t>(p, q, x.data(), f.data(), bias.data(), out.data());
+    for (int64_t oy = 0; oy < 5; ++oy) {
+      for (int64_t ox = 0; ox < 4; ++ox) {
+        for (int64_t oc = 0; oc < 4; ++oc) {
+          int64_t acc = bias[static_cast<size_t>(oc)];
+          for (int64_t fy = 0; fy < 3; ++fy) {
+            for (int64_t fx = 0; fx < 3; ++fx) {
+              const int64_t iy = oy - 1 + fy, ix = ox - 1 + fx;
+              if (iy < 0 || iy >= 5 || ix < 0 || ix >= 4) continue;
+              for (int64_t ic = 0; ic < 3; ++ic) {
+                acc += int64_t{x[static_cast<size_t>((iy * 4 + ix) * 3 + ic)]} *
+                       f[static_cast<size_t>(((oc * 3 + fy) * 3 + fx) * 3 + ic)];
+              }
+            }
+          }
+          const int64_t want = std::min<int64_t>(std::max<int64_t>(int64_multiply(acc, q.multipliers[static_cast<size_t>(oc)]),
+                                                                   q.activation_min), q.activation_max);
+          ASSERT_EQ(out[static_cast<size_t>((oy * 4 + ox) * 4 + oc)], want) << variant;
+        }
+      }
+    }
+    // FULLY_CONNECTED over the same values with per-tensor weights: narrow, then the FC's ties-away rounding.
+    FullyConnectedParams fc;
+    fc.batch = 4;
+    fc.input_size = 15;
+    fc.num_units = 4;
+    WeightedQuantParams qf = q;
+    qf.multipliers.assign(4, q.multipliers[0]);
+    qf.wide_multiply = false;
+    qf.rounding = Rounding::kSingleAway;
+    std::vector<int16_t> fc_out(16);
+    FullyConnectedQuantized<int16_t, int8_t, int64_t>(fc, qf, x.data(), f.data(), bias.data(), fc_out.data());
+    for (int64_t b = 0; b < 4; ++b) {
+      for (int64_t u = 0; u < 4; ++u) {
+        int64_t acc = bias[static_cast<size_t>(u)];
+        for (int64_t i = 0; i < 15; ++i) acc += int64_t{x[static_cast<size_t>(b * 15 + i)]} * f[static_cast<size_t>(u * 15 + i)];
+        const long double exact = std::ldexp(static_cast<long double>(acc) * qf.multipliers[0].multiplier, qf.multipliers[0].shift - 31);
+        const int64_t rounded = static_cast<int64_t>(exact >= 0 ? std::floor(exact + 0.5L) : -std::floor(-exact + 0.5L));
+        ASSERT_EQ(fc_out[static_cast<size_t>(b * 4 + u)],
+                  std::min<int64_t>(std::max<int64_t>(rounded, qf.activation_min), qf.activation_max)) << variant;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference
