@@ -125,7 +125,9 @@ KilnStatus SqueezeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 struct ConcatState {
   reference::ConcatParams params;
-  bool is_int8 = false;
+  reference::ConcatParams byte_params;  // int16: the same concatenation in bytes
+  size_t element_size = 4;
+  bool is_int8 = false;  // a quantized byte copy: int8, uint8 or int16
   size_t num_inputs = 0;
   std::vector<const float*> float_inputs;  // reused by Invoke
   std::vector<const int8_t*> int8_inputs;
@@ -156,9 +158,10 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, num_inputs > 1 ? num_inputs : 1, 1));
   KilnOpaqueTensor* output;
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  // int8, or uint8 (the same byte copy): `type`.
-  const KilnType type = Quantized8InputType(context, node);
+  // int8, uint8 or int16 (the same copy of stored values): `type`.
+  const KilnType type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
   state->is_int8 = type != kKilnNoType;
+  state->element_size = type == kKilnInt16 ? 2 : state->is_int8 ? 1 : 4;
   float output_scale = 0.0f;
   int32_t output_zero_point = 0;
   if (state->is_int8) {
@@ -200,6 +203,8 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     return kKilnError;
   }
   state->params = reference::MakeConcatParams(input_dims, axis, activation);
+  state->byte_params = state->params;
+  for (int64_t& slice : state->byte_params.slice_sizes) slice *= static_cast<int64_t>(state->element_size);
   state->num_inputs = static_cast<size_t>(num_inputs);
   state->float_inputs.assign(state->is_int8 ? 0 : state->num_inputs, nullptr);
   state->int8_inputs.assign(state->is_int8 ? state->num_inputs : 0, nullptr);
@@ -210,7 +215,7 @@ KilnStatus ConcatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CONCATENATION";
   KILN_OPS_GET_STATE(ConcatState, state, context, node, op);
   const reference::ConcatParams& p = state->params;
-  const size_t element_size = state->is_int8 ? 1 : 4;
+  const size_t element_size = state->element_size;
   int64_t total = 0;
   for (size_t i = 0; i < state->num_inputs; ++i) {
     const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, static_cast<int>(i));
@@ -228,7 +233,9 @@ KilnStatus ConcatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, total, element_size));
   if (state->is_int8) {
-    reference::ConcatInt8(p, state->int8_inputs.data(), static_cast<int8_t*>(KilnOpaqueTensorData(output)));
+    // Stored values of any width, copied as bytes (int16: the byte-sized slices).
+    reference::ConcatInt8(state->element_size == 1 ? p : state->byte_params, state->int8_inputs.data(),
+                          static_cast<int8_t*>(KilnOpaqueTensorData(output)));
   } else {
     reference::ConcatFloat(p, state->float_inputs.data(), FloatData(output));
   }

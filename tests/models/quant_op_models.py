@@ -170,6 +170,15 @@ def int16_ops(out):
         options = S.Pool2DOptionsT()
         options.padding, options.strideH, options.strideW, options.filterHeight, options.filterWidth = padding, 2, 2, 3, 3
         m.write("q16_%spool_%d" % (kind, i), code, 3, [x], y, S.BuiltinOptions.Pool2DOptions, options)
+    for i, axis in enumerate([1, -1]):
+        m = OneOpModel(out, I16)
+        inputs = [m.tensor((2, 3, 4), 0.001, 0, name) for name in ("x", "y", "z")]
+        shape = [2, 3, 4]
+        shape[axis] *= 3
+        y = m.tensor(shape, 0.001, 0, "out", is_input=False)
+        options = S.ConcatenationOptionsT()
+        options.axis = axis
+        m.write("q16_concat_%d" % i, OPS.CONCATENATION, 3, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
     quantizes = [(np.float32, (None, 0), I16, (1e-3, 0)), (np.float32, (None, 0), I16, (3e-5, 0)),
                  (I16, (1e-3, 0), I16, (3e-3, 0)), (I16, (1e-3, 0), np.int8, (0.05, 3)),
                  (np.int8, (0.05, -3), I16, (1e-3, 0))]

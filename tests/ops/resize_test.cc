@@ -134,7 +134,9 @@ void CheckBilinearInteger() {
       ResizeBilinearInteger(p, in.data(), out.data());
       ASSERT_EQ(out, PlainBilinearInteger(p, in)) << c.in_h << "x" << c.in_w << " -> " << c.out_h << "x" << c.out_w;
       // Same size without half-pixel centres: the identity.
-      if (c.in_h == c.out_h && c.in_w == c.out_w && !half) EXPECT_EQ(out, in);
+      if (c.in_h == c.out_h && c.in_w == c.out_w && !half) {
+        EXPECT_EQ(out, in);
+      }
     }
   }
 }
