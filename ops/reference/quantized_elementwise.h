@@ -1,6 +1,6 @@
 // The int8 reference kernels of the elementwise ops (SUB, MUL, MAXIMUM, MINIMUM, PRELU, the activations),
-// with LiteRT's reference arithmetic so that outputs equal LiteRT's byte for byte. ADD is in
-// quantized_kernels.h.
+// with LiteRT's reference arithmetic so that outputs equal LiteRT's byte for byte; the *Quantized templates also
+// serve uint8 and (some) int16. ADD is in quantized_kernels.h.
 #ifndef KILN_OPS_REFERENCE_QUANTIZED_ELEMENTWISE_H_
 #define KILN_OPS_REFERENCE_QUANTIZED_ELEMENTWISE_H_
 

@@ -1,7 +1,9 @@
-// The int8 reference kernels: asymmetric int8 activations (a zero point each), symmetric int8 weights (per
-// tensor or per output channel), int32 bias. The integer arithmetic is LiteRT's reference kernels'
-// (reference_integer_ops), so outputs equal LiteRT's byte for byte. Shapes and windows come in the float
-// kernels' params structs; the quantization in QuantParams.
+// The quantized reference kernels: asymmetric int8 activations (a zero point each), symmetric int8 weights (per
+// tensor or per output channel), int32 bias; most are templated on the storage type and also serve uint8
+// (legacy per-tensor models, asymmetric uint8 weights) and int16 (symmetric 16-bit activations; 16x8 with int64
+// bias). The integer arithmetic is LiteRT's reference kernels' (reference_integer_ops, reference_ops), so
+// outputs equal LiteRT's byte for byte. Shapes and windows come in the float kernels' params structs; the
+// quantization in the *Params structs (named Int8 for history; they hold the other types' parameters too).
 #ifndef KILN_OPS_REFERENCE_QUANTIZED_KERNELS_H_
 #define KILN_OPS_REFERENCE_QUANTIZED_KERNELS_H_
 
