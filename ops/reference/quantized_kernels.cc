@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -30,6 +31,16 @@ int32_t Finish(const WeightedQuantParams& q, int64_t channel, int64_t acc) {
   return value;
 }
 
+// A bias entry read without assuming its alignment: constant tensors point into the model file, where an int64
+// bias need not be 8-byte aligned (a misaligned load is undefined behaviour).
+template <typename B>
+B LoadBias(const B* bias, int64_t index) {
+  B value;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(bias);
+  std::memcpy(&value, bytes + static_cast<size_t>(index) * sizeof(B), sizeof(B));
+  return value;
+}
+
 // The accumulator: int64 where the bias is (16x8), else int32.
 template <typename B>
 using AccumulatorFor = std::conditional_t<std::is_same_v<B, int64_t>, int64_t, int32_t>;
@@ -47,7 +58,7 @@ void FullyConnectedQuantized(const FullyConnectedParams& p, const WeightedQuantP
         acc += static_cast<Acc>((static_cast<int32_t>(input[b * p.input_size + i]) - q.input_zero_point) *
                                 (static_cast<int32_t>(weights[u * p.input_size + i]) - q.filter_zero_point));
       }
-      if (bias != nullptr) acc += bias[u];
+      if (bias != nullptr) acc += LoadBias(bias, u);
       output[b * p.num_units + u] = static_cast<T>(Finish(q, u, acc));
     }
   }
@@ -80,7 +91,7 @@ void ConvQuantized(const ConvParams& p, const WeightedQuantParams& q, const T* i
               }
             }
           }
-          if (bias != nullptr) acc += bias[oc];
+          if (bias != nullptr) acc += LoadBias(bias, oc);
           output[((b * p.output_height + oy) * p.output_width + ox) * p.output_channels + oc] =
               static_cast<T>(Finish(q, oc, acc));
         }
@@ -115,7 +126,7 @@ void DepthwiseConvQuantized(const DepthwiseConvParams& p, const WeightedQuantPar
                      q.filter_zero_point));
               }
             }
-            if (bias != nullptr) acc += bias[oc];
+            if (bias != nullptr) acc += LoadBias(bias, oc);
             output[((b * p.output_height + oy) * p.output_width + ox) * output_channels + oc] =
                 static_cast<T>(Finish(q, oc, acc));
           }
@@ -147,7 +158,7 @@ void TransposeConvInt8(const TransposeConvParams& p, const WeightedQuantParams& 
   for (int64_t i = 0; i < count; ++i) {
     const int64_t channel = i % p.output_channels;
     int32_t value = acc[static_cast<size_t>(i)];
-    if (bias != nullptr) value += bias[channel];
+    if (bias != nullptr) value += LoadBias(bias, channel);
     output[i] = static_cast<int8_t>(Finish(q, channel, value));
   }
 }
