@@ -737,5 +737,43 @@ TEST(OpWrapperTest, SqueezeRejectsNonUnitDimension) {
   ExpectErrorMentions(r, {"SQUEEZE", "size 3"});
 }
 
+
+// A type an op has no kernel for fails Prepare naming the op, the tensor and the type: never a silently wrong
+// result. (uint8 and int16 take only the ops docs/ops.md lists.)
+TEST(OpWrapperTest, UnsupportedQuantizedTypesFailNamingOpTensorAndType) {
+  const auto unary = [](KilnBuiltinOperator code, KilnType type, const std::vector<std::string>& words) {
+    ModelWriter w;
+    const int x = w.AddTensor(type, {4}, "q_in");
+    const int y = w.AddTensor(type, {4}, "q_out");
+    w.SetQuantization(x, {1.0f / 256}, {0});
+    w.SetQuantization(y, {1.0f / 256}, {0});
+    w.AddOp(code, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, words);
+  };
+  unary(kKilnBuiltinLogistic, kKilnInt16, {"LOGISTIC", "q_in", "int16"});
+  unary(kKilnBuiltinTanh, kKilnInt16, {"TANH", "q_in", "int16"});
+  unary(kKilnBuiltinHardSwish, kKilnUInt8, {"HARD_SWISH", "q_in", "uint8"});
+  unary(kKilnBuiltinElu, kKilnInt16, {"ELU", "q_in", "int16"});
+  unary(kKilnBuiltinExp, kKilnUInt8, {"EXP", "q_in", "uint8"});
+  {
+    // int16 tensors must be symmetric.
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt16, {4}, "a16");
+    const int b = w.AddTensor(kKilnInt16, {4}, "b16");
+    const int y = w.AddTensor(kKilnInt16, {4}, "y16");
+    w.SetQuantization(a, {0.001f}, {5});
+    w.SetQuantization(b, {0.001f}, {0});
+    w.SetQuantization(y, {0.002f}, {0});
+    w.AddOp(kKilnBuiltinAdd, {a, b}, {y}, KilnAddParams{kKilnActNone, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"ADD", "a16", "zero point 5"});
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops
