@@ -4,7 +4,7 @@ answers and speed are compared against.
 
 usage: litert_bench.py MODEL [--threads N] [--runs N] [--warmup N] [--seed S] [--input [NAME=]FILE.npy]...
                              [--save-inputs DIR] [--save-outputs DIR]
-                             [--reference-resolver]
+                             [--reference-resolver | --builtin-resolver]
 
 Run it with the Python of the environment bench/litert_env.sh makes (e.g. build/ci/litert-venv/bin/python).
 The model runs through ai_edge_litert.interpreter.Interpreter(model_path=MODEL, num_threads=N) with LiteRT's
@@ -168,6 +168,9 @@ def main():
     p.add_argument("--save-outputs", metavar="DIR", help="write the outputs as DIR/output_<i>.npy")
     p.add_argument("--reference-resolver", action="store_true",
                    help="LiteRT's reference kernels (OpResolverType.BUILTIN_REF, no delegate) instead of its default")
+    p.add_argument("--builtin-resolver", action="store_true",
+                   help="LiteRT's builtin kernels without its default delegate "
+                        "(OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)")
     args = p.parse_args()
     if args.runs < 1 or args.warmup < 0:
         p.error("--runs must be at least 1 and --warmup at least 0")
@@ -183,6 +186,10 @@ def main():
             from ai_edge_litert.interpreter import OpResolverType
             interp = Interpreter(model_path=args.model, num_threads=args.threads,
                                  experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+        elif args.builtin_resolver:
+            from ai_edge_litert.interpreter import OpResolverType
+            interp = Interpreter(model_path=args.model, num_threads=args.threads,
+                                 experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
         else:
             interp = Interpreter(model_path=args.model, num_threads=args.threads)
         interp.allocate_tensors()

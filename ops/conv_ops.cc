@@ -1,4 +1,5 @@
-// CONV_2D and DEPTHWISE_CONV_2D (NHWC, float32; filters may also be constant int8, dequantized once).
+// CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV (NHWC, float32 or int8; float filters may also be constant int8,
+// dequantized once).
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
@@ -13,7 +14,8 @@ struct ConvState {
   reference::ConvParams conv;
   reference::DepthwiseConvParams depthwise;
   FloatWeights filter;
-  bool is_int8 = false;  // int8 input, filter and output, int32 bias
+  bool is_int8 = false;  // int8 (or uint8: `type`) input, filter and output, int32 bias
+  KilnType type = kKilnFloat32;
   reference::WeightedQuantParams quant;
 };
 
@@ -69,9 +71,15 @@ KilnStatus PrepareConvWindow(KilnOpaqueContext* context, const char* op, const C
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options.activation, &activation));
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(PrepareWeightedInt8(context, op, "filter", t.input, t.filter, t.bias, t.output,
-                                                  filter_quantized_dimension, out_channels, activation,
-                                                  &state->quant));
+    if (state->type == kKilnInt16) {
+      KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted16x8(context, op, "filter", t.input, t.filter, t.bias, t.output,
+                                                    filter_quantized_dimension, out_channels, activation,
+                                                    &state->quant));
+    } else {
+      KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "filter", state->type, t.input, t.filter, t.bias,
+                                                 t.output, filter_quantized_dimension, out_channels, activation,
+                                                 &state->quant));
+    }
     state->quant.rounding = reference::Rounding::kDouble;  // LiteRT's conv kernels round twice (quantized.h)
   } else {
     KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, t.bias, out_channels));
@@ -111,7 +119,8 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CONV_2D";
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, state->is_int8, &t));
   const KilnConvParams* options;
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
@@ -138,9 +147,10 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 // The int8 operands for Invoke, checked to hold what the params say.
+template <typename T, typename W, typename B>
 KilnStatus InvokeOperandsInt8(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
-                              int64_t input_count, int64_t output_count, int64_t bias_count, const int8_t** input,
-                              const int8_t** filter, const int32_t** bias, int8_t** output) {
+                              int64_t input_count, int64_t output_count, int64_t bias_count, const T** input,
+                              const W** filter, const B** bias, T** output) {
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
                                          input_count, input));
   const KilnOpaqueTensor* f = KilnOpaqueNodeGetInput(context, node, 1);
@@ -168,14 +178,22 @@ KilnStatus ConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t output_count = p.batch * p.output_height * p.output_width * p.output_channels;
   if (output_count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t *input, *filter;
-    const int32_t* bias;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
-                                                 p.batch * p.input_height * p.input_width * p.input_channels,
-                                                 output_count, p.output_channels, &input, &filter, &bias, &output));
-    reference::ConvInt8(p, state->quant, input, filter, bias, output);
-    return kKilnOk;
+    const auto run = [&](auto type_tag, auto weight_tag, auto bias_tag) {
+      using T = decltype(type_tag);
+      using W = decltype(weight_tag);
+      using B = decltype(bias_tag);
+      const T* input;
+      const W* filter;
+      const B* bias;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
+                                                   p.batch * p.input_height * p.input_width * p.input_channels,
+                                                   output_count, p.output_channels, &input, &filter, &bias, &output));
+      reference::ConvQuantized<T, W, B>(p, state->quant, input, filter, bias, output);
+      return kKilnOk;
+    };
+    if (state->type == kKilnInt16) return run(int16_t{}, int8_t{}, int64_t{});
+    return state->type == kKilnUInt8 ? run(uint8_t{}, uint8_t{}, int32_t{}) : run(int8_t{}, int8_t{}, int32_t{});
   }
   const float *input, *filter, *bias;
   float* output;
@@ -190,7 +208,8 @@ KilnStatus DepthwiseConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   constexpr const char* op = "DEPTHWISE_CONV_2D";
   KILN_OPS_GET_STATE(ConvState, state, context, node, op);
   ConvTensors t;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   KILN_OPAQUE_ENSURE_STATUS(GetConvTensors(context, node, op, state->is_int8, &t));
   const KilnDepthwiseConvParams* options;
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
@@ -220,14 +239,22 @@ KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
   const int64_t output_count = p.batch * p.output_height * p.output_width * out_channels;
   if (output_count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t *input, *filter;
-    const int32_t* bias;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
-                                                 p.batch * p.input_height * p.input_width * p.input_channels,
-                                                 output_count, out_channels, &input, &filter, &bias, &output));
-    reference::DepthwiseConvInt8(p, state->quant, input, filter, bias, output);
-    return kKilnOk;
+    const auto run = [&](auto type_tag, auto weight_tag, auto bias_tag) {
+      using T = decltype(type_tag);
+      using W = decltype(weight_tag);
+      using B = decltype(bias_tag);
+      const T* input;
+      const W* filter;
+      const B* bias;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(InvokeOperandsInt8(context, node, op,
+                                                   p.batch * p.input_height * p.input_width * p.input_channels,
+                                                   output_count, out_channels, &input, &filter, &bias, &output));
+      reference::DepthwiseConvQuantized<T, W, B>(p, state->quant, input, filter, bias, output);
+      return kKilnOk;
+    };
+    if (state->type == kKilnInt16) return run(int16_t{}, int8_t{}, int64_t{});
+    return state->type == kKilnUInt8 ? run(uint8_t{}, uint8_t{}, int32_t{}) : run(int8_t{}, int8_t{}, int32_t{});
   }
   const float *input, *filter, *bias;
   float* output;
@@ -235,6 +262,121 @@ KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
                                            p.batch * p.input_height * p.input_width * p.input_channels,
                                            output_count, out_channels, &input, &filter, &bias, &output));
   reference::DepthwiseConvFloat(p, input, filter, bias, output);
+  return kKilnOk;
+}
+
+struct TransposeConvState {
+  reference::TransposeConvParams params;
+  FloatWeights filter;
+  bool is_int8 = false;
+  reference::WeightedQuantParams quant;
+};
+
+// TRANSPOSE_CONV: inputs output_shape (a constant int32 [4]), filter [out_c, h, w, in_c], input [n, h, w, in_c],
+// optional bias [out_c]. float32 (filter float32 or constant int8, dequantized), or int8 input and output with
+// a symmetric int8 filter (per tensor or per channel along dimension 0) and int32 bias.
+KilnStatus TransposeConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "TRANSPOSE_CONV";
+  KILN_OPS_GET_STATE(TransposeConvState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 3, 4, 1));
+  const KilnOpaqueTensor *output_shape, *filter, *input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "output_shape", &output_shape));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "filter", &filter));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 3);
+  const KilnType type = KilnOpaqueTensorType(input);
+  state->is_int8 = type == kKilnInt8;
+  if (!state->is_int8 && type != kKilnFloat32) {
+    KilnOpaqueContextReportError(context, "%s: input %s has type %s; TRANSPOSE_CONV supports float32 and int8", op,
+                                 TensorLabel(input).c_str(), KilnTypeGetName(type));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, type));
+  const KilnTransposeConvParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 4, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "filter", filter, 4, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "output_shape", output_shape, 1, 1));
+  std::vector<int32_t> shape;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "output_shape", output_shape, false, &shape));
+  const Dims in = TensorDims(input), f = TensorDims(filter);
+  if (shape.size() != 4 || shape[0] != in[0] || shape[1] <= 0 || shape[2] <= 0 || shape[3] != f[0] ||
+      f[3] != in[3]) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: output_shape %s, filter %s of shape %s and input %s of shape %s do not fit "
+                                 "(expected [batch, h, w, filter dim 0] and filter [out_c, h, w, input channels])",
+                                 op, TensorLabel(output_shape).c_str(), TensorLabel(filter).c_str(),
+                                 DimsToString(f).c_str(), TensorLabel(input).c_str(), DimsToString(in).c_str());
+    return kKilnError;
+  }
+  reference::Activation activation;
+  KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+  reference::TransposeConvParams& p = state->params;
+  p.batch = in[0];
+  p.input_height = in[1];
+  p.input_width = in[2];
+  p.input_channels = in[3];
+  p.output_height = shape[1];
+  p.output_width = shape[2];
+  p.output_channels = shape[3];
+  p.filter_height = f[1];
+  p.filter_width = f[2];
+  p.stride_height = options->stride_height;
+  p.stride_width = options->stride_width;
+  p.activation = activation;
+  reference::Padding padding;
+  KILN_OPAQUE_ENSURE_STATUS(ToPadding(context, op, options->padding, &padding));
+  if (!reference::TransposeConvPadding(padding, p.output_height, p.filter_height, p.stride_height, &p.pad_top) ||
+      !reference::TransposeConvPadding(padding, p.output_width, p.filter_width, p.stride_width, &p.pad_left)) {
+    KilnOpaqueContextReportError(context, "%s: filter %s and strides %d, %d give no padding", op,
+                                 TensorLabel(filter).c_str(), options->stride_height, options->stride_width);
+    return kKilnError;
+  }
+  if (state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareWeightedInt8(context, op, "filter", input, filter, bias, output,
+                                                  /*quantized_dimension=*/0, p.output_channels, activation,
+                                                  &state->quant));
+    state->quant.rounding = reference::Rounding::kDouble;  // measured against the package (docs/ops.md)
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, bias, p.output_channels));
+    KILN_OPAQUE_ENSURE_STATUS(
+        PrepareFloatWeights(context, op, "filter", filter, /*quantized_dimension=*/0, &state->filter));
+  }
+  return ResizeOutput(context, op, output, {p.batch, p.output_height, p.output_width, p.output_channels});
+}
+
+KilnStatus TransposeConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "TRANSPOSE_CONV";
+  KILN_OPS_GET_STATE(TransposeConvState, state, context, node, op);
+  const reference::TransposeConvParams& p = state->params;
+  const int64_t output_count = p.batch * p.output_height * p.output_width * p.output_channels;
+  if (output_count == 0) return kKilnOk;
+  const int64_t input_count = p.batch * p.input_height * p.input_width * p.input_channels;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 2);
+  const KilnOpaqueTensor* filter = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 3);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const int64_t filter_count = reference::NumElements(TensorDims(filter));
+  if (state->is_int8) {
+    const int8_t *in, *w;
+    const int32_t* b;
+    int8_t* out;
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, input_count, &in));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "filter", filter, filter_count, &w));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", bias, p.output_channels, &b));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, output_count, &out));
+    reference::TransposeConvInt8(p, state->quant, in, w, b, out);
+    return kKilnOk;
+  }
+  const float *in, *w, *b;
+  float* out;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, input_count, &in));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatWeightData(context, op, "filter", filter, filter_count, state->filter, &w));
+  KILN_OPAQUE_ENSURE_STATUS(GetOptionalFloatData(context, op, "bias", bias, p.output_channels, &b));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, output_count, &out));
+  reference::TransposeConvFloat(p, in, w, b, out);
   return kKilnOk;
 }
 
@@ -248,6 +390,11 @@ void AddConvOps(std::vector<BuiltinOp>* table) {
   table->push_back(
       {kKilnBuiltinDepthwiseConv2d, 1, 7,
        MakeOperator<ConvState>(kKilnBuiltinDepthwiseConv2d, 7, &DepthwiseConvPrepare, &DepthwiseConvInvoke)});
+  // TRANSPOSE_CONV: LiteRT registers v1-v5 (v2 integer types, v3 the bias input, v4 16x8, v5 fused
+  // activations); Prepare reads the types and options at every version and refuses what it lacks (int16).
+  table->push_back({kKilnBuiltinTransposeConv, 1, 5,
+                    MakeOperator<TransposeConvState>(kKilnBuiltinTransposeConv, 5, &TransposeConvPrepare,
+                                                     &TransposeConvInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -1,4 +1,6 @@
 // DEQUANTIZE: int8, uint8, int16 (per tensor or per channel) and float16 to float32.
+#include <type_traits>
+
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
 #include "ops/op_util.h"
@@ -87,6 +89,7 @@ KilnStatus DequantizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 // QUANTIZE: float32 -> int8 (per tensor), and int8 -> int8 (requantize to the output's scale and zero point).
 struct QuantizeState {
   bool from_float = true;
+  KilnType input_type = kKilnFloat32, output_type = kKilnInt8;  // int8 or uint8 each
   int64_t count = 0;
   float scale = 1.0f;                 // float32 input: the output's
   int32_t input_zero_point = 0, output_zero_point = 0;
@@ -102,18 +105,31 @@ KilnStatus QuantizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
   const KilnType input_type = KilnOpaqueTensorType(input);
-  if (input_type != kKilnFloat32 && input_type != kKilnInt8) {
-    KilnOpaqueContextReportError(context, "%s: input %s has type %s; Kiln implements it for float32 and int8", op,
-                                 TensorLabel(input).c_str(), KilnTypeGetName(input_type));
+  const KilnType output_type = KilnOpaqueTensorType(output);
+  // float32 -> int8, uint8, int16; int8 <-> uint8; int8 <-> int16; uint8 -> uint8; int16 -> int16.
+  const bool supported =
+      input_type == kKilnFloat32 ? (output_type == kKilnInt8 || output_type == kKilnUInt8 || output_type == kKilnInt16)
+      : input_type == kKilnInt16 ? (output_type == kKilnInt8 || output_type == kKilnInt16)
+      : input_type == kKilnInt8  ? (output_type == kKilnInt8 || output_type == kKilnUInt8 || output_type == kKilnInt16)
+      : input_type == kKilnUInt8 ? (output_type == kKilnInt8 || output_type == kKilnUInt8)
+                                 : false;
+  if (!supported) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: input %s of type %s to output %s of type %s: Kiln implements float32 -> "
+                                 "int8/uint8/int16, int8 -> int8/uint8/int16, uint8 -> int8/uint8, int16 -> int8/int16",
+                                 op, TensorLabel(input).c_str(), KilnTypeGetName(input_type),
+                                 TensorLabel(output).c_str(), KilnTypeGetName(output_type));
     return kKilnError;
   }
+  state->input_type = input_type;
+  state->output_type = output_type;
   KILN_OPAQUE_ENSURE_STATUS(
-      GetInt8Quantization(context, op, "output", output, &state->scale, &state->output_zero_point));
+      GetQuantization8(context, op, "output", output, output_type, &state->scale, &state->output_zero_point));
   state->from_float = input_type == kKilnFloat32;
   if (!state->from_float) {
     float input_scale;
     KILN_OPAQUE_ENSURE_STATUS(
-        GetInt8Quantization(context, op, "input", input, &input_scale, &state->input_zero_point));
+        GetQuantization8(context, op, "input", input, input_type, &input_scale, &state->input_zero_point));
     // As LiteRT: the ratio in double from the float scales.
     state->multiplier =
         reference::QuantizeMultiplier(static_cast<double>(input_scale) / static_cast<double>(state->scale));
@@ -123,31 +139,60 @@ KilnStatus QuantizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return ResizeOutput(context, op, output, dims);
 }
 
+// QUANTIZE from In (float, int8 or uint8) into Out (int8 or uint8).
+template <typename In, typename Out>
+KilnStatus QuantizeInvokeTyped(KilnOpaqueContext* context, KilnOpaqueNode* node, const QuantizeState& state) {
+  constexpr const char* op = "QUANTIZE";
+  const In* in;
+  Out* out;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), state.count, &in));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), state.count, &out));
+  if constexpr (std::is_same_v<In, float>) {
+    if constexpr (std::is_same_v<Out, int8_t>) {
+      reference::QuantizeFloatToInt8(state.count, state.scale, state.output_zero_point, in, out);
+    } else if constexpr (std::is_same_v<Out, int16_t>) {
+      reference::QuantizeFloatToInt16(state.count, state.scale, state.output_zero_point, in, out);
+    } else {
+      reference::QuantizeFloatToUInt8(state.count, state.scale, state.output_zero_point, in, out);
+    }
+  } else if constexpr ((std::is_same_v<In, uint8_t> && std::is_same_v<Out, int16_t>) ||
+                       (std::is_same_v<In, int16_t> && std::is_same_v<Out, uint8_t>)) {
+    return kKilnError;  // refused in Prepare
+  } else {
+    reference::Requantize(state.count, state.input_zero_point, state.multiplier, state.output_zero_point, in, out);
+  }
+  return kKilnOk;
+}
+
+template <typename Out>
+KilnStatus QuantizeInvokeTo(KilnOpaqueContext* context, KilnOpaqueNode* node, const QuantizeState& state) {
+  switch (state.input_type) {
+    case kKilnFloat32:
+      return QuantizeInvokeTyped<float, Out>(context, node, state);
+    case kKilnUInt8:
+      return QuantizeInvokeTyped<uint8_t, Out>(context, node, state);
+    case kKilnInt16:
+      return QuantizeInvokeTyped<int16_t, Out>(context, node, state);
+    default:
+      return QuantizeInvokeTyped<int8_t, Out>(context, node, state);
+  }
+}
+
 KilnStatus QuantizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "QUANTIZE";
   KILN_OPS_GET_STATE(QuantizeState, state, context, node, op);
   if (state->count == 0) return kKilnOk;
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  int8_t* out;
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), state->count, &out));
-  if (state->from_float) {
-    const float* in;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, state->count, &in));
-    reference::QuantizeFloatToInt8(state->count, state->scale, state->output_zero_point, in, out);
-  } else {
-    const int8_t* in;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, state->count, &in));
-    reference::RequantizeInt8(state->count, state->input_zero_point, state->multiplier, state->output_zero_point,
-                              in, out);
-  }
-  return kKilnOk;
+  if (state->output_type == kKilnUInt8) return QuantizeInvokeTo<uint8_t>(context, node, *state);
+  if (state->output_type == kKilnInt16) return QuantizeInvokeTo<int16_t>(context, node, *state);
+  return QuantizeInvokeTo<int8_t>(context, node, *state);
 }
 
 }  // namespace
 
 void AddDequantizeOps(std::vector<BuiltinOp>* table) {
-  // QUANTIZE: v1 float to (u)int8, v2 int8 requantize, v3 int16; Kiln serves float32/int8 -> int8.
+  // QUANTIZE: v1 float to (u)int8, v2 int8 requantize, v3 int16; Kiln serves float32/int8/uint8 -> int8/uint8.
   table->push_back({kKilnBuiltinQuantize, 1, 3,
                     MakeOperator<QuantizeState>(kKilnBuiltinQuantize, 3, &QuantizePrepare, &QuantizeInvoke)});
   // v2 int8, v3 float16/int16, v4 per channel, v5 int16 per channel: all to float32.

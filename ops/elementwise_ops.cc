@@ -1,6 +1,9 @@
 // ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU (numpy broadcasting up to 6-D, fused
 // activation where the op has one) and the unary activations LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1,
 // HARD_SWISH, ELU.
+#include <cmath>
+#include <type_traits>
+
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
@@ -44,7 +47,8 @@ constexpr const char* BinaryName(BinaryOp op) {
 
 struct BinaryState {
   reference::BinaryParams params;
-  bool is_int8 = false;
+  bool is_int8 = false;  // an 8-bit quantized path: int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
   reference::AddInt8Params add_int8;  // ADD, SUB
   reference::MulInt8Params mul_int8;
   reference::PreluInt8Params prelu_int8;
@@ -53,6 +57,15 @@ struct BinaryState {
 constexpr bool HasInt8Kernel(BinaryOp op) {
   return op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul || op == BinaryOp::kMaximum ||
          op == BinaryOp::kMinimum || op == BinaryOp::kPrelu;
+}
+// The ops with a uint8 kernel too (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage), and with an int16
+// one (LiteRT's general int16 paths: symmetric tensors, ADD/SUB with left_shift 15).
+constexpr bool HasUInt8Kernel(BinaryOp op) { return HasInt8Kernel(op) && op != BinaryOp::kPrelu; }
+constexpr bool HasInt16Kernel(BinaryOp op) { return HasInt8Kernel(op) && op != BinaryOp::kPrelu; }
+
+bool IsPowerOfTwo(float scale) {
+  int exponent = 0;
+  return std::frexp(scale, &exponent) == 0.5f;
 }
 
 // Fails unless `tensor` is quantized exactly as `reference` (ops that compare or copy stored values).
@@ -74,16 +87,33 @@ KilnStatus CheckSameQuantization(KilnOpaqueContext* context, const char* op, con
 template <BinaryOp kOp>
 KilnStatus PrepareBinaryInt8(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* a,
                              const KilnOpaqueTensor* b, const KilnOpaqueTensor* output,
-                             reference::Activation activation, BinaryState* state) {
+                             reference::Activation activation, bool pot_scale_int16, BinaryState* state) {
   float a_scale, b_scale, output_scale;
   int32_t a_zero_point, b_zero_point, output_zero_point;
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 0", a, &a_scale, &a_zero_point));
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input 1", b, &b_scale, &b_zero_point));
+  const KilnType type = state->type;
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input 0", a, type, &a_scale, &a_zero_point));
+  // PRELU's alpha is int8 whatever the input (only int8 inputs reach here for PRELU).
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input 1", b, type, &b_scale, &b_zero_point));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
-  int32_t activation_min = -128, activation_max = 127;
+      GetQuantization8(context, op, "output", output, type, &output_scale, &output_zero_point));
+  if (type == kKilnInt16 && kOp != BinaryOp::kMaximum && kOp != BinaryOp::kMinimum) {
+    // LiteRT's int16 kernels take symmetric tensors only.
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input 0", a, &a_scale));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input 1", b, &b_scale));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+    if ((kOp == BinaryOp::kAdd || kOp == BinaryOp::kSub) && pot_scale_int16 && IsPowerOfTwo(a_scale) &&
+        IsPowerOfTwo(b_scale) && IsPowerOfTwo(output_scale)) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: int16 output %s: power-of-two scales with pot_scale_int16 select LiteRT's "
+                                   "power-of-two int16 kernel, which Kiln does not implement",
+                                   op, TensorLabel(output).c_str());
+      return kKilnError;
+    }
+    state->add_int8.left_shift = 15;
+  }
+  int32_t activation_min = TypeMin(type), activation_max = TypeMax(type);
   if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, output_zero_point,
-                                           &activation_min, &activation_max)) {
+                                           &activation_min, &activation_max, TypeMin(type), TypeMax(type))) {
     KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int8 kernel", op);
     return kKilnError;
   }
@@ -129,7 +159,10 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input 0", &a));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "input 1", &b));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  state->is_int8 = HasInt8Kernel(kOp) && KilnOpaqueTensorType(a) == kKilnInt8;
+  state->type = KilnOpaqueTensorType(a);
+  state->is_int8 = (HasInt8Kernel(kOp) && state->type == kKilnInt8) ||
+                   (HasUInt8Kernel(kOp) && state->type == kKilnUInt8) ||
+                   (HasInt16Kernel(kOp) && state->type == kKilnInt16);
   if (!state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 0", a));
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input 1", b));
@@ -141,9 +174,11 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   // ADD/SUB and MUL/DIV options both start with the activation; the others have none. Absent options mean
   // none.
   KilnFusedActivation fused = kKilnActNone;
+  bool pot_scale_int16 = true;  // the schema's default
   if constexpr (kOp == BinaryOp::kAdd || kOp == BinaryOp::kSub) {
     if (auto* options = static_cast<const KilnAddParams*>(KilnOpaqueNodeGetBuiltinData(node))) {
       fused = options->activation;
+      pot_scale_int16 = options->pot_scale_int16;
     }
   } else if constexpr (kOp == BinaryOp::kMul || kOp == BinaryOp::kDiv) {
     if (auto* options = static_cast<const KilnMulParams*>(KilnOpaqueNodeGetBuiltinData(node))) {
@@ -153,7 +188,7 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   reference::Activation activation;
   KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, fused, &activation));
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(PrepareBinaryInt8<kOp>(context, op, a, b, output, activation, state));
+    KILN_OPAQUE_ENSURE_STATUS(PrepareBinaryInt8<kOp>(context, op, a, b, output, activation, pot_scale_int16, state));
   }
 
   const Dims a_dims = TensorDims(a);
@@ -167,6 +202,32 @@ KilnStatus BinaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return ResizeOutput(context, op, output, state->params.output_dims);
 }
 
+// Invoke of a binary op's 8-bit quantized kernel on storage type T.
+template <BinaryOp kOp, typename T>
+KilnStatus InvokeBinaryQuantized(KilnOpaqueContext* context, const char* op, const BinaryState& state,
+                                 const KilnOpaqueTensor* a, const KilnOpaqueTensor* b, KilnOpaqueTensor* output,
+                                 int64_t count) {
+  const T *a_data, *b_data;
+  T* out_data;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), &a_data));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), &b_data));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, count, &out_data));
+  if constexpr (kOp == BinaryOp::kAdd) {
+    reference::AddQuantized<T>(state.params, state.add_int8, a_data, b_data, out_data);
+  } else if constexpr (kOp == BinaryOp::kSub) {
+    reference::SubQuantized<T>(state.params, state.add_int8, a_data, b_data, out_data);
+  } else if constexpr (kOp == BinaryOp::kMul) {
+    reference::MulQuantized<T>(state.params, state.mul_int8, a_data, b_data, out_data);
+  } else if constexpr (kOp == BinaryOp::kPrelu) {
+    if constexpr (std::is_same_v<T, int8_t>) {  // PRELU has no uint8 or int16 kernel: never reached for those
+      reference::PreluInt8(state.params, state.prelu_int8, a_data, b_data, out_data);
+    }
+  } else {
+    reference::MaximumMinimumQuantized<T>(state.params, a_data, b_data, out_data);
+  }
+  return kKilnOk;
+}
+
 template <BinaryOp kOp>
 KilnStatus BinaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = BinaryName(kOp);
@@ -177,25 +238,9 @@ KilnStatus BinaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t count = reference::NumElements(state->params.output_dims);
   if (count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t *a_data, *b_data;
-    int8_t* out_data;
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), &a_data));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), &b_data));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, count, &out_data));
-    if constexpr (kOp == BinaryOp::kAdd) {
-      reference::AddInt8(state->params, state->add_int8, a_data, b_data, out_data);
-    } else if constexpr (kOp == BinaryOp::kSub) {
-      reference::SubInt8(state->params, state->add_int8, a_data, b_data, out_data);
-    } else if constexpr (kOp == BinaryOp::kMul) {
-      reference::MulInt8(state->params, state->mul_int8, a_data, b_data, out_data);
-    } else if constexpr (kOp == BinaryOp::kPrelu) {
-      reference::PreluInt8(state->params, state->prelu_int8, a_data, b_data, out_data);
-    } else {
-      reference::MaximumMinimumInt8(state->params, a_data, b_data, out_data);
-    }
-    return kKilnOk;
+    if (state->type == kKilnUInt8) return InvokeBinaryQuantized<kOp, uint8_t>(context, op, *state, a, b, output, count);
+    if (state->type == kKilnInt16) return InvokeBinaryQuantized<kOp, int16_t>(context, op, *state, a, b, output, count);
+    return InvokeBinaryQuantized<kOp, int8_t>(context, op, *state, a, b, output, count);
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 0", a, reference::NumElements(TensorDims(a)), 4));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input 1", b, reference::NumElements(TensorDims(b)), 4));
@@ -220,6 +265,8 @@ constexpr const char* UnaryName(UnaryOp op) {
       return "HARD_SWISH";
     case UnaryOp::kElu:
       return "ELU";
+    case UnaryOp::kExp:
+      return "EXP";
   }
   return "?";
 }
@@ -227,9 +274,11 @@ constexpr const char* UnaryName(UnaryOp op) {
 // The int8 kernel of a unary op: a requantize with a clamp (RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU), a lookup
 // table (LOGISTIC, TANH, ELU) or HARD_SWISH's fixed-point arithmetic.
 struct UnaryState {
-  bool is_int8 = false;
+  bool is_int8 = false;  // an 8-bit quantized path: int8, or uint8 (`type`: the RELUs, LOGISTIC, TANH)
+  KilnType type = kKilnFloat32;
   reference::RequantizeClampInt8Params relu;
   reference::LookupTableInt8 table;
+  reference::LookupTable<uint8_t> table_uint8;
   reference::HardSwishInt8Params hard_swish;
   reference::LeakyReluInt8Params leaky_relu;
 };
@@ -238,9 +287,18 @@ struct UnaryState {
 // and zero points returned); the output shaped as the input.
 KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool* is_int8,
                              float* input_scale, int32_t* input_zero_point, float* output_scale,
-                             int32_t* output_zero_point, KilnOpaqueTensor** output) {
+                             int32_t* output_zero_point, KilnOpaqueTensor** output, bool allow_uint8 = false,
+                             KilnType* type = nullptr) {
   const KilnOpaqueTensor* input;
-  *is_int8 = IsInt8Input(context, node);
+  KilnType quantized = Quantized8InputType(context, node);
+  // int16 where the op allows it (`allow_uint8` also allows int16: the RELUs).
+  const KilnOpaqueTensor* first = KilnOpaqueNodeNumberOfInputs(node) > 0 ? KilnOpaqueNodeGetInput(context, node, 0)
+                                                                          : nullptr;
+  if (allow_uint8 && type != nullptr && first != nullptr && KilnOpaqueTensorType(first) == kKilnInt16) {
+    quantized = kKilnInt16;
+  }
+  *is_int8 = quantized == kKilnInt8 || (allow_uint8 && (quantized == kKilnUInt8 || quantized == kKilnInt16));
+  if (type != nullptr) *type = *is_int8 ? quantized : kKilnFloat32;
   if (!*is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, output));
     return ResizeOutput(context, op, *output, TensorDims(input));
@@ -248,10 +306,20 @@ KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, output));
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, input_scale, input_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input", input, quantized, input_scale, input_zero_point));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetInt8Quantization(context, op, "output", *output, output_scale, output_zero_point));
+      GetQuantization8(context, op, "output", *output, quantized, output_scale, output_zero_point));
   return ResizeOutput(context, op, *output, TensorDims(input));
+}
+
+// The unary ops with a uint8 kernel (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage), and with an
+// int16 one (the RELUs: LiteRT's requantize-and-clamp on int16).
+constexpr bool HasUInt8Kernel(UnaryOp op) {
+  return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1 || op == UnaryOp::kLogistic ||
+         op == UnaryOp::kTanh;
+}
+constexpr bool HasInt16Kernel(UnaryOp op) {
+  return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1;
 }
 
 template <UnaryOp kOp>
@@ -262,8 +330,25 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   float input_scale = 0.0f, output_scale = 0.0f;
   int32_t input_zero_point = 0, output_zero_point = 0;
   KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale,
-                                              &input_zero_point, &output_scale, &output_zero_point, &output));
+                                              &input_zero_point, &output_scale, &output_zero_point, &output,
+                                              HasUInt8Kernel(kOp), &state->type));
+  if (state->type == kKilnInt16 && !HasInt16Kernel(kOp)) {
+    KilnOpaqueContextReportError(context, "%s: int16 input %s: Kiln has no int16 %s kernel", op,
+                                 TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str(), op);
+    return kKilnError;
+  }
   if (!state->is_int8) return kKilnOk;
+  const int32_t type_min = TypeMin(state->type), type_max = TypeMax(state->type);
+  // The table for the input's type.
+  const auto prepare_table = [&](reference::LookupFunction f) {
+    if (state->type == kKilnUInt8) {
+      reference::PrepareLookupTable(f, input_scale, input_zero_point, output_scale, output_zero_point,
+                                    &state->table_uint8);
+    } else {
+      reference::PrepareLookupTableInt8(f, input_scale, input_zero_point, output_scale, output_zero_point,
+                                        &state->table);
+    }
+  };
   using reference::Activation;
   using reference::LookupFunction;
   switch (kOp) {
@@ -274,7 +359,7 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                : kOp == UnaryOp::kRelu6 ? Activation::kRelu6
                                                         : Activation::kReluN1To1;
       reference::PrepareReluInt8(static_cast<int>(clamp), input_scale, output_scale, input_zero_point,
-                                 output_zero_point, &state->relu);
+                                 output_zero_point, &state->relu, type_min, type_max);
       return kKilnOk;
     }
     case UnaryOp::kLogistic:
@@ -284,15 +369,17 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                      TensorLabel(output).c_str(), static_cast<double>(output_scale));
         return kKilnError;
       }
-      reference::PrepareLookupTableInt8(LookupFunction::kLogistic, input_scale, input_zero_point,
-                                        output_scale, output_zero_point, &state->table);
+      prepare_table(LookupFunction::kLogistic);
       return kKilnOk;
     case UnaryOp::kTanh:
-      reference::PrepareLookupTableInt8(LookupFunction::kTanh, input_scale, input_zero_point, output_scale,
-                                        output_zero_point, &state->table);
+      prepare_table(LookupFunction::kTanh);
       return kKilnOk;
     case UnaryOp::kElu:
       reference::PrepareLookupTableInt8(LookupFunction::kElu, input_scale, input_zero_point, output_scale,
+                                        output_zero_point, &state->table);
+      return kKilnOk;
+    case UnaryOp::kExp:
+      reference::PrepareLookupTableInt8(LookupFunction::kExp, input_scale, input_zero_point, output_scale,
                                         output_zero_point, &state->table);
       return kKilnOk;
     case UnaryOp::kHardSwish:
@@ -326,6 +413,32 @@ KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
   const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
   if (count == 0) return kKilnOk;
+  if constexpr (HasInt16Kernel(kOp)) {
+    if (state->is_int8 && state->type == kKilnInt16) {
+      const int16_t* input;
+      int16_t* output;
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      reference::RequantizeClampQuantized(state->relu, count, input, output);
+      return kKilnOk;
+    }
+  }
+  if (state->is_int8 && state->type == kKilnUInt8) {
+    const uint8_t* input;
+    uint8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+    if constexpr (kOp == UnaryOp::kRelu || kOp == UnaryOp::kRelu6 || kOp == UnaryOp::kReluN1To1) {
+      reference::RequantizeClampQuantized(state->relu, count, input, output);
+    } else {
+      reference::Lookup(state->table_uint8, count, input, output);
+    }
+    return kKilnOk;
+  }
   if (state->is_int8) {
     const int8_t* input;
     int8_t* output;
@@ -423,6 +536,7 @@ void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   AddBinary<BinaryOp::kPrelu>(table, kKilnBuiltinPrelu, 1, 1);
   AddUnary<UnaryOp::kHardSwish>(table, kKilnBuiltinHardSwish, 1, 1);
   AddUnary<UnaryOp::kElu>(table, kKilnBuiltinElu, 1, 2);
+  AddUnary<UnaryOp::kExp>(table, kKilnBuiltinExp, 1, 2);
   table->push_back({kKilnBuiltinLeakyRelu, 1, 2,
                     MakeOperator<UnaryState>(kKilnBuiltinLeakyRelu, 2, &LeakyReluPrepare, &LeakyReluInvoke)});
 }

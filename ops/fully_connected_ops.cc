@@ -12,7 +12,8 @@ namespace {
 struct FullyConnectedState {
   reference::FullyConnectedParams params;
   FloatWeights weights;
-  bool is_int8 = false;
+  bool is_int8 = false;  // an 8-bit quantized path: int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
   reference::WeightedQuantParams quant;
 };
 
@@ -22,9 +23,11 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* weights;
   KilnOpaqueTensor* output;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
-    // int8: input, weights and output int8 (checked with their quantization below), bias int32.
+    // int8 (or uint8): input, weights and output of that type (checked with their quantization below), bias
+    // int32; int16: 16x8, int8 weights and int64 bias.
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 3, 1));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights", &weights));
@@ -64,8 +67,21 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
     return kKilnError;
   }
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(PrepareWeightedInt8(context, op, "weights", input, weights, bias, output,
-                                                  /*quantized_dimension=*/0, num_units, activation, &state->quant));
+    if (state->type == kKilnInt16) {
+      KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted16x8(context, op, "weights", input, weights, bias, output,
+                                                    /*quantized_dimension=*/0, num_units, activation, &state->quant));
+      // Per-tensor weights: the package narrows the sum and multiplies as for int8 (quantized_kernels.h).
+      std::vector<float> scales;
+      std::vector<int32_t> zero_points;
+      int dim = 0;
+      state->quant.wide_multiply = GetQuantization(weights, &scales, &zero_points, &dim) && scales.size() > 1;
+    } else {
+      KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "weights", state->type, input, weights, bias, output,
+                                                 /*quantized_dimension=*/0, num_units, activation, &state->quant));
+    }
+    // One rounding with ties away from zero, int8 and uint8 alike (quantized.h; measured: half-up single
+    // rounding and double rounding each differ from the package on ties, docs/ops.md).
+    state->quant.rounding = reference::Rounding::kSingleAway;
   } else if (bias != nullptr) {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "bias", bias));
     const Dims bias_dims = TensorDims(bias);
@@ -95,25 +111,37 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   return ResizeOutput(context, op, output, output_dims);
 }
 
+template <typename T, typename W = T, typename B = int32_t>
+KilnStatus FullyConnectedInvokeQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node,
+                                         const FullyConnectedState& state) {
+  constexpr const char* op = "FULLY_CONNECTED";
+  const reference::FullyConnectedParams& p = state.params;
+  const T* input;
+  const W* weights;
+  const B* bias;
+  T* output;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), p.batch * p.input_size, &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "weights", KilnOpaqueNodeGetInput(context, node, 1),
+                                         p.num_units * p.input_size, &weights));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", GetOptionalInput(context, node, 2), p.num_units, &bias));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
+                                         p.batch * p.num_units, &output));
+  reference::FullyConnectedQuantized<T, W, B>(p, state.quant, input, weights, bias, output);
+  return kKilnOk;
+}
+
 KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "FULLY_CONNECTED";
   KILN_OPS_GET_STATE(FullyConnectedState, state, context, node, op);
   const reference::FullyConnectedParams& p = state->params;
   if (p.batch * p.num_units == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t *input, *weights;
-    const int32_t* bias;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), p.batch * p.input_size, &input));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "weights", KilnOpaqueNodeGetInput(context, node, 1),
-                                           p.num_units * p.input_size, &weights));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "bias", GetOptionalInput(context, node, 2), p.num_units, &bias));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
-                                           p.batch * p.num_units, &output));
-    reference::FullyConnectedInt8(p, state->quant, input, weights, bias, output);
-    return kKilnOk;
+    if (state->type == kKilnUInt8) return FullyConnectedInvokeQuantized<uint8_t>(context, node, *state);
+    if (state->type == kKilnInt16) {
+      return FullyConnectedInvokeQuantized<int16_t, int8_t, int64_t>(context, node, *state);
+    }
+    return FullyConnectedInvokeQuantized<int8_t>(context, node, *state);
   }
   const float *input, *weights, *bias;
   float* output;
@@ -130,7 +158,8 @@ KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
 
 struct SoftmaxState {
   reference::SoftmaxParams params;
-  bool is_int8 = false;
+  bool is_int8 = false;  // int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
   reference::SoftmaxInt8Params int8;
 };
 
@@ -139,7 +168,8 @@ KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(SoftmaxState, state, context, node, op);
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
@@ -158,9 +188,10 @@ KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     float input_scale;
     int32_t input_zero_point;
     reference::SoftmaxInt8Params& q = state->int8;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
     KILN_OPAQUE_ENSURE_STATUS(
-        GetInt8Quantization(context, op, "output", output, &q.output_scale, &q.output_zero_point));
+        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "output", output, state->type, &q.output_scale, &q.output_zero_point));
     q.outer = p.outer;
     q.depth = p.depth;
     reference::PrepareSoftmaxInt8(input_scale, p.beta, &q);
@@ -175,18 +206,92 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t count = p.outer * p.depth;
   if (count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
-    reference::SoftmaxInt8(state->int8, input, output);
-    return kKilnOk;
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T* input;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      reference::SoftmaxQuantized<T>(state->int8, input, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
   reference::SoftmaxFloat(p, input, output);
+  return kKilnOk;
+}
+
+struct LogSoftmaxState {
+  reference::SoftmaxParams params;
+  bool is_int8 = false;
+  reference::LogSoftmaxInt8Params int8;
+};
+
+// LOG_SOFTMAX over the last axis: float32, or int8 with the output quantized as LiteRT requires (16/256, 127).
+KilnStatus LogSoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "LOG_SOFTMAX";
+  KILN_OPS_GET_STATE(LogSoftmaxState, state, context, node, op);
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  state->is_int8 = IsInt8Input(context, node);
+  if (state->is_int8) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 1, 8));
+  const Dims dims = TensorDims(input);
+  reference::SoftmaxParams& p = state->params;
+  p.depth = dims.back();
+  p.outer = p.depth == 0 ? 0 : reference::NumElements(dims) / p.depth;
+  if (state->is_int8) {
+    float input_scale, output_scale;
+    int32_t input_zero_point, output_zero_point;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+    if (output_scale != 16.0f / 256 || output_zero_point != 127) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: int8 output %s has scale %g and zero point %d; LOG_SOFTMAX needs 16/256 "
+                                   "and 127 (as LiteRT)",
+                                   op, TensorLabel(output).c_str(), static_cast<double>(output_scale),
+                                   static_cast<int>(output_zero_point));
+      return kKilnError;
+    }
+    state->int8.outer = p.outer;
+    state->int8.depth = p.depth;
+    reference::PrepareLogSoftmaxInt8(input_scale, &state->int8);
+  }
+  return ResizeOutput(context, op, output, dims);
+}
+
+KilnStatus LogSoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "LOG_SOFTMAX";
+  KILN_OPS_GET_STATE(LogSoftmaxState, state, context, node, op);
+  const reference::SoftmaxParams& p = state->params;
+  const int64_t count = p.outer * p.depth;
+  if (count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+    reference::LogSoftmaxInt8(state->int8, input, output);
+    return kKilnOk;
+  }
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
+  reference::LogSoftmaxFloat(p, input, output);
   return kKilnOk;
 }
 
@@ -201,6 +306,10 @@ void AddFullyConnectedOps(std::vector<BuiltinOp>* table) {
                                                       &FullyConnectedInvoke)});
   table->push_back({kKilnBuiltinSoftmax, 1, 3,
                     MakeOperator<SoftmaxState>(kKilnBuiltinSoftmax, 3, &SoftmaxPrepare, &SoftmaxInvoke)});
+  // LOG_SOFTMAX: LiteRT registers v1-v2 (v2 int8).
+  table->push_back({kKilnBuiltinLogSoftmax, 1, 2,
+                    MakeOperator<LogSoftmaxState>(kKilnBuiltinLogSoftmax, 2, &LogSoftmaxPrepare,
+                                                  &LogSoftmaxInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -417,24 +417,51 @@ KilnStatus CheckScale(KilnOpaqueContext* context, const char* op, const char* ro
 
 KilnStatus GetInt8Quantization(KilnOpaqueContext* context, const char* op, const char* role,
                                const KilnOpaqueTensor* tensor, float* scale, int32_t* zero_point) {
-  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, role, tensor, kKilnInt8));
+  return GetQuantization8(context, op, role, tensor, kKilnInt8, scale, zero_point);
+}
+
+KilnStatus GetInt16Quantization(KilnOpaqueContext* context, const char* op, const char* role,
+                                const KilnOpaqueTensor* tensor, float* scale) {
+  int32_t zero_point = 0;
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, role, tensor, kKilnInt16, scale, &zero_point));
+  if (zero_point != 0) {
+    KilnOpaqueContextReportError(context, "%s: int16 %s %s has zero point %d; int16 tensors must be symmetric (0)",
+                                 op, role, TensorLabel(tensor).c_str(), static_cast<int>(zero_point));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+KilnType Quantized8InputType(KilnOpaqueContext* context, const KilnOpaqueNode* node) {
+  if (KilnOpaqueNodeNumberOfInputs(node) < 1) return kKilnNoType;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  if (input == nullptr) return kKilnNoType;
+  const KilnType type = KilnOpaqueTensorType(input);
+  return type == kKilnInt8 || type == kKilnUInt8 ? type : kKilnNoType;
+}
+
+KilnStatus GetQuantization8(KilnOpaqueContext* context, const char* op, const char* role,
+                            const KilnOpaqueTensor* tensor, KilnType type, float* scale, int32_t* zero_point) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, role, tensor, type));
+  const char* name = KilnTypeGetName(type);
   std::vector<float> scales;
   std::vector<int32_t> zero_points;
   int dim = 0;
   if (!GetQuantization(tensor, &scales, &zero_points, &dim)) {
-    KilnOpaqueContextReportError(context, "%s: int8 %s %s has no quantization parameters", op, role,
+    KilnOpaqueContextReportError(context, "%s: %s %s %s has no quantization parameters", op, name, role,
                                  TensorLabel(tensor).c_str());
     return kKilnError;
   }
   if (scales.size() != 1) {
-    KilnOpaqueContextReportError(context, "%s: int8 %s %s has %zu scales; this kernel needs one (per tensor)", op,
-                                 role, TensorLabel(tensor).c_str(), scales.size());
+    KilnOpaqueContextReportError(context, "%s: %s %s %s has %zu scales; this kernel needs one (per tensor)", op,
+                                 name, role, TensorLabel(tensor).c_str(), scales.size());
     return kKilnError;
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckScale(context, op, role, tensor, scales[0]));
-  if (zero_points[0] < -128 || zero_points[0] > 127) {
-    KilnOpaqueContextReportError(context, "%s: int8 %s %s has zero point %d, outside [-128, 127]", op, role,
-                                 TensorLabel(tensor).c_str(), static_cast<int>(zero_points[0]));
+  if (zero_points[0] < TypeMin(type) || zero_points[0] > TypeMax(type)) {
+    KilnOpaqueContextReportError(context, "%s: %s %s %s has zero point %d, outside [%d, %d]", op, name, role,
+                                 TensorLabel(tensor).c_str(), static_cast<int>(zero_points[0]),
+                                 static_cast<int>(TypeMin(type)), static_cast<int>(TypeMax(type)));
     return kKilnError;
   }
   *scale = scales[0];
@@ -501,6 +528,73 @@ KilnStatus PrepareWeightedInt8(KilnOpaqueContext* context, const char* op, const
   if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, params->output_zero_point,
                                            &params->activation_min, &params->activation_max)) {
     KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int8 kernel", op);
+    return kKilnError;
+  }
+  params->multipliers = reference::PerChannelMultipliers(input_scale, scales, output_scale, channels);
+  return kKilnOk;
+}
+
+KilnStatus PrepareWeighted8(KilnOpaqueContext* context, const char* op, const char* weights_role, KilnType type,
+                            const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
+                            const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
+                            int64_t channels, reference::Activation activation,
+                            reference::WeightedQuantParams* params) {
+  if (type != kKilnUInt8) {
+    params->filter_zero_point = 0;
+    return PrepareWeightedInt8(context, op, weights_role, input, weights, bias, output, quantized_dimension,
+                               channels, activation, params);
+  }
+  float input_scale, weights_scale, output_scale;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetQuantization8(context, op, "input", input, kKilnUInt8, &input_scale, &params->input_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetQuantization8(context, op, weights_role, weights, kKilnUInt8, &weights_scale, &params->filter_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetQuantization8(context, op, "output", output, kKilnUInt8, &output_scale, &params->output_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(CheckInt32Bias(context, op, bias, channels));
+  if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, params->output_zero_point,
+                                           &params->activation_min, &params->activation_max, 0, 255)) {
+    KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no uint8 kernel", op);
+    return kKilnError;
+  }
+  params->multipliers = reference::PerChannelMultipliers(input_scale, {weights_scale}, output_scale, channels);
+  return kKilnOk;
+}
+
+bool IsInt16Input(KilnOpaqueContext* context, const KilnOpaqueNode* node) {
+  if (KilnOpaqueNodeNumberOfInputs(node) < 1) return false;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  return input != nullptr && KilnOpaqueTensorType(input) == kKilnInt16;
+}
+
+KilnStatus PrepareWeighted16x8(KilnOpaqueContext* context, const char* op, const char* weights_role,
+                               const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
+                               const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
+                               int64_t channels, reference::Activation activation,
+                               reference::WeightedQuantParams* params) {
+  float input_scale, output_scale;
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input", input, &input_scale));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+  params->input_zero_point = 0;
+  params->output_zero_point = 0;
+  params->filter_zero_point = 0;
+  params->wide_multiply = true;
+  std::vector<float> scales;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8WeightScales(context, op, weights_role, weights, quantized_dimension, channels, &scales));
+  if (bias != nullptr) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "bias", bias, kKilnInt64));
+    const Dims dims = TensorDims(bias);
+    if (reference::NumElements(dims) != channels) {
+      KilnOpaqueContextReportError(context, "%s: bias %s has shape %s; expected %lld elements", op,
+                                   TensorLabel(bias).c_str(), DimsToString(dims).c_str(),
+                                   static_cast<long long>(channels));
+      return kKilnError;
+    }
+  }
+  if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, 0, &params->activation_min,
+                                           &params->activation_max, -32768, 32767)) {
+    KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int16 kernel", op);
     return kKilnError;
   }
   params->multipliers = reference::PerChannelMultipliers(input_scale, scales, output_scale, channels);

@@ -123,6 +123,21 @@ bool IsInt8Input(KilnOpaqueContext* context, const KilnOpaqueNode* node);
 // [-128, 127]; a clear error naming the op, role and tensor otherwise (also for a non-int8 tensor).
 KilnStatus GetInt8Quantization(KilnOpaqueContext* context, const char* op, const char* role,
                                const KilnOpaqueTensor* tensor, float* scale, int32_t* zero_point);
+// The same for a tensor of 8-bit `type` (kKilnInt8 or kKilnUInt8, zero point in [0, 255]).
+KilnStatus GetQuantization8(KilnOpaqueContext* context, const char* op, const char* role,
+                            const KilnOpaqueTensor* tensor, KilnType type, float* scale, int32_t* zero_point);
+
+// kKilnInt8 or kKilnUInt8 where input 0 of the node exists and has that type (the op's 8-bit quantized
+// path), else kKilnNoType.
+KilnType Quantized8InputType(KilnOpaqueContext* context, const KilnOpaqueNode* node);
+// The range of a quantized type: [-128, 127] for int8, [0, 255] for uint8, [-32768, 32767] for int16.
+inline int32_t TypeMin(KilnType type) { return type == kKilnUInt8 ? 0 : type == kKilnInt16 ? -32768 : -128; }
+inline int32_t TypeMax(KilnType type) { return type == kKilnUInt8 ? 255 : type == kKilnInt16 ? 32767 : 127; }
+
+// The per-tensor quantization of an int16 activation tensor, which LiteRT's int16 kernels need symmetric: zero
+// point 0 (a clear error naming the op, role and tensor otherwise).
+KilnStatus GetInt16Quantization(KilnOpaqueContext* context, const char* op, const char* role,
+                                const KilnOpaqueTensor* tensor, float* scale);
 
 // The scales of symmetric int8 weights: one (per tensor) or one per entry of dimension `quantized_dimension`
 // (`channels` of them), each finite and positive, with zero points 0. The tensor must be int8.
@@ -141,6 +156,25 @@ KilnStatus PrepareWeightedInt8(KilnOpaqueContext* context, const char* op, const
                                const KilnOpaqueTensor* weights, const KilnOpaqueTensor* bias,
                                const KilnOpaqueTensor* output, int quantized_dimension, int64_t channels,
                                reference::Activation activation, reference::WeightedQuantParams* params);
+
+// PrepareWeightedInt8 for an 8-bit quantized `type`: int8 as above; uint8 (legacy models) with input, weights
+// and output uint8, the weights per tensor with their own zero point (in [0, 255]), the clamp within [0, 255].
+KilnStatus PrepareWeighted8(KilnOpaqueContext* context, const char* op, const char* weights_role, KilnType type,
+                            const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
+                            const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
+                            int64_t channels, reference::Activation activation,
+                            reference::WeightedQuantParams* params);
+
+// 16x8: int16 input and output (symmetric), int8 weights (symmetric, per tensor or per channel along
+// `quantized_dimension`), an optional int64 bias; the clamp within int16's range.
+KilnStatus PrepareWeighted16x8(KilnOpaqueContext* context, const char* op, const char* weights_role,
+                               const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
+                               const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
+                               int64_t channels, reference::Activation activation,
+                               reference::WeightedQuantParams* params);
+
+// The node's input 0 is int16 (the op's 16-bit path).
+bool IsInt16Input(KilnOpaqueContext* context, const KilnOpaqueNode* node);
 
 // The float weights of a float op, as Prepare leaves them for Invoke.
 struct FloatWeights {

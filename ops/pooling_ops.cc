@@ -12,8 +12,9 @@ namespace {
 
 struct PoolState {
   reference::PoolParams params;
-  bool is_int8 = false;
-  int32_t activation_min = -128, activation_max = 127;  // int8: the fused activation as a clamp
+  bool is_int8 = false;  // an 8-bit quantized path: int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
+  int32_t activation_min = -128, activation_max = 127;  // int8/uint8: the fused activation as a clamp
 };
 
 template <bool kMax>
@@ -22,7 +23,12 @@ KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(PoolState, state, context, node, op);
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = Quantized8InputType(context, node);
+  if (KilnOpaqueNodeNumberOfInputs(node) > 0 && KilnOpaqueNodeGetInput(context, node, 0) != nullptr &&
+      KilnOpaqueTensorType(KilnOpaqueNodeGetInput(context, node, 0)) == kKilnInt16) {
+    state->type = kKilnInt16;  // LiteRT's int16 pools: the int8 arithmetic on int16
+  }
+  state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
@@ -39,9 +45,10 @@ KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     // As LiteRT: the output keeps the input's quantization; values pass through unscaled.
     float input_scale, output_scale;
     int32_t input_zero_point, output_zero_point;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
     KILN_OPAQUE_ENSURE_STATUS(
-        GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "output", output, state->type, &output_scale, &output_zero_point));
     if (input_scale != output_scale || input_zero_point != output_zero_point) {
       KilnOpaqueContextReportError(context,
                                    "%s: int8 output %s (scale %g, zero point %d) must have the quantization of "
@@ -52,7 +59,8 @@ KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       return kKilnError;
     }
     if (!reference::QuantizedActivationRange(static_cast<int>(activation), output_scale, output_zero_point,
-                                             &state->activation_min, &state->activation_max)) {
+                                             &state->activation_min, &state->activation_max,
+                                             TypeMin(state->type), TypeMax(state->type))) {
       KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no int8 kernel", op);
       return kKilnError;
     }
@@ -80,6 +88,26 @@ KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return ResizeOutput(context, op, output, {p.batch, p.output_height, p.output_width, p.channels});
 }
 
+// Invoke on 8-bit storage type T.
+template <bool kMax, typename T>
+KilnStatus PoolInvokeQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node, const PoolState& state,
+                               int64_t output_count) {
+  constexpr const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  const reference::PoolParams& p = state.params;
+  const T* input;
+  T* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
+                                         p.batch * p.input_height * p.input_width * p.channels, &input));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), output_count, &output));
+  if (kMax) {
+    reference::MaxPoolQuantized<T>(p, state.activation_min, state.activation_max, input, output);
+  } else {
+    reference::AveragePoolQuantized<T>(p, state.activation_min, state.activation_max, input, output);
+  }
+  return kKilnOk;
+}
+
 template <bool kMax>
 KilnStatus PoolInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
@@ -88,18 +116,9 @@ KilnStatus PoolInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t output_count = p.batch * p.output_height * p.output_width * p.channels;
   if (output_count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
-                                           p.batch * p.input_height * p.input_width * p.channels, &input));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), output_count, &output));
-    if (kMax) {
-      reference::MaxPoolInt8(p, state->activation_min, state->activation_max, input, output);
-    } else {
-      reference::AveragePoolInt8(p, state->activation_min, state->activation_max, input, output);
-    }
-    return kKilnOk;
+    if (state->type == kKilnUInt8) return PoolInvokeQuantized<kMax, uint8_t>(context, node, *state, output_count);
+    if (state->type == kKilnInt16) return PoolInvokeQuantized<kMax, int16_t>(context, node, *state, output_count);
+    return PoolInvokeQuantized<kMax, int8_t>(context, node, *state, output_count);
   }
   const float* input;
   float* output;

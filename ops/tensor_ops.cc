@@ -1,8 +1,9 @@
 // RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, TRANSPOSE (float32 or int8),
-// MEAN (float32; int8 over height and width).
+// MEAN and SUM (float32 or int8).
 #include "ops/reference/tensor_ops.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
@@ -124,7 +125,9 @@ KilnStatus SqueezeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 struct ConcatState {
   reference::ConcatParams params;
-  bool is_int8 = false;
+  reference::ConcatParams byte_params;  // int16: the same concatenation in bytes
+  size_t element_size = 4;
+  bool is_int8 = false;  // a quantized byte copy: int8, uint8 or int16
   size_t num_inputs = 0;
   std::vector<const float*> float_inputs;  // reused by Invoke
   std::vector<const int8_t*> int8_inputs;
@@ -133,11 +136,11 @@ struct ConcatState {
 // int8 CONCATENATION copies stored values, so every input must be quantized as the output (LiteRT's int8 kernel
 // has the same restriction).
 KilnStatus CheckConcatInt8Input(KilnOpaqueContext* context, const char* op, const char* role,
-                                const KilnOpaqueTensor* input, const KilnOpaqueTensor* output, float output_scale,
-                                int32_t output_zero_point) {
+                                const KilnOpaqueTensor* input, const KilnOpaqueTensor* output, KilnType type,
+                                float output_scale, int32_t output_zero_point) {
   float scale;
   int32_t zero_point;
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, role, input, &scale, &zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, role, input, type, &scale, &zero_point));
   if (scale == output_scale && zero_point == output_zero_point) return kKilnOk;
   KilnOpaqueContextReportError(context,
                                "%s: int8 %s %s (scale %g, zero point %d) must have the quantization of output %s "
@@ -155,11 +158,14 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, num_inputs > 1 ? num_inputs : 1, 1));
   KilnOpaqueTensor* output;
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  state->is_int8 = IsInt8Input(context, node);
+  // int8, uint8 or int16 (the same copy of stored values): `type`.
+  const KilnType type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
+  state->is_int8 = type != kKilnNoType;
+  state->element_size = type == kKilnInt16 ? 2 : state->is_int8 ? 1 : 4;
   float output_scale = 0.0f;
   int32_t output_zero_point = 0;
   if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "output", output, type, &output_scale, &output_zero_point));
   } else {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
   }
@@ -170,7 +176,7 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, i, role.c_str(), &input));
     if (state->is_int8) {
       KILN_OPAQUE_ENSURE_STATUS(
-          CheckConcatInt8Input(context, op, role.c_str(), input, output, output_scale, output_zero_point));
+          CheckConcatInt8Input(context, op, role.c_str(), input, output, type, output_scale, output_zero_point));
     } else {
       KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, role.c_str(), input));
     }
@@ -197,6 +203,8 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     return kKilnError;
   }
   state->params = reference::MakeConcatParams(input_dims, axis, activation);
+  state->byte_params = state->params;
+  for (int64_t& slice : state->byte_params.slice_sizes) slice *= static_cast<int64_t>(state->element_size);
   state->num_inputs = static_cast<size_t>(num_inputs);
   state->float_inputs.assign(state->is_int8 ? 0 : state->num_inputs, nullptr);
   state->int8_inputs.assign(state->is_int8 ? state->num_inputs : 0, nullptr);
@@ -207,7 +215,7 @@ KilnStatus ConcatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CONCATENATION";
   KILN_OPS_GET_STATE(ConcatState, state, context, node, op);
   const reference::ConcatParams& p = state->params;
-  const size_t element_size = state->is_int8 ? 1 : 4;
+  const size_t element_size = state->element_size;
   int64_t total = 0;
   for (size_t i = 0; i < state->num_inputs; ++i) {
     const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, static_cast<int>(i));
@@ -225,7 +233,9 @@ KilnStatus ConcatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, total, element_size));
   if (state->is_int8) {
-    reference::ConcatInt8(p, state->int8_inputs.data(), static_cast<int8_t*>(KilnOpaqueTensorData(output)));
+    // Stored values of any width, copied as bytes (int16: the byte-sized slices).
+    reference::ConcatInt8(state->element_size == 1 ? p : state->byte_params, state->int8_inputs.data(),
+                          static_cast<int8_t*>(KilnOpaqueTensorData(output)));
   } else {
     reference::ConcatFloat(p, state->float_inputs.data(), FloatData(output));
   }
@@ -382,17 +392,21 @@ KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct MeanState {
   reference::MeanParams params;
   int64_t output_count = 0;
-  bool is_int8 = false;
+  bool is_int8 = false;  // int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
+  bool hw = false;  // int8 over height and width with keep_dims: LiteRT's integer Mean kernel
   reference::MeanHwInt8Params int8;
+  reference::ReduceInt8Params reduce;
 };
 
-KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  constexpr const char* op = "MEAN";
+// MEAN and SUM: float32, or int8 (the int8 kernels and cases LiteRT's reference reduce has).
+KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool is_sum) {
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* axes;
   KilnOpaqueTensor* output;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
@@ -416,49 +430,84 @@ KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   state->output_count = reference::NumElements(output_dims);
   if (state->is_int8) {
     const Dims dims = TensorDims(input);
-    const bool hw = values.size() == 2 && ((values[0] == 1 && values[1] == 2) || (values[0] == 2 && values[1] == 1));
-    if (dims.size() != 4 || !keep_dims || !hw) {
-      KilnOpaqueContextReportError(context,
-                                   "%s: int8 input %s: Kiln implements int8 MEAN only over axes [1, 2] of a 4-D "
-                                   "input with keep_dims",
-                                   op, TensorLabel(input).c_str());
-      return kKilnError;
-    }
-    reference::MeanHwInt8Params& q = state->int8;
     float input_scale, output_scale;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &q.input_zero_point));
+    int32_t input_zero_point, output_zero_point;
     KILN_OPAQUE_ENSURE_STATUS(
-        GetInt8Quantization(context, op, "output", output, &output_scale, &q.output_zero_point));
-    q.batch = dims[0];
-    q.height = dims[1];
-    q.width = dims[2];
-    q.channels = dims[3];
-    reference::PrepareMeanHwInt8(input_scale, output_scale, &q);
+        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "output", output, state->type, &output_scale, &output_zero_point));
+    // LiteRT's MEAN takes its integer height-and-width kernel only for these axes as written (not [-3, -2]).
+    state->hw = !is_sum && dims.size() == 4 && keep_dims && values.size() == 2 &&
+                ((values[0] == 1 && values[1] == 2) || (values[0] == 2 && values[1] == 1));
+    // uint8 takes the general kernel for this case too: the same arithmetic (quantized_kernels.h).
+    if (state->type == kKilnUInt8) state->hw = false;
+    if (state->hw) {
+      reference::MeanHwInt8Params& q = state->int8;
+      q.input_zero_point = input_zero_point;
+      q.output_zero_point = output_zero_point;
+      q.batch = dims[0];
+      q.height = dims[1];
+      q.width = dims[2];
+      q.channels = dims[3];
+      reference::PrepareMeanHwInt8(input_scale, output_scale, &q);
+    } else {
+      reference::ReduceInt8Params& q = state->reduce;
+      q.shape = state->params;
+      q.input_zero_point = input_zero_point;
+      q.output_zero_point = output_zero_point;
+      reference::PrepareReduceInt8(is_sum, input_scale, output_scale, &q);
+    }
   }
   return ResizeOutput(context, op, output, output_dims);
 }
 
-KilnStatus MeanInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  constexpr const char* op = "MEAN";
+KilnStatus ReduceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool is_sum) {
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
   if (state->output_count == 0) return kKilnOk;
+  const int64_t input_count = reference::NumElements(state->params.input_dims);
   if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
-                                           reference::NumElements(state->params.input_dims), &input));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
-                                           state->output_count, &output));
-    reference::MeanHwInt8(state->int8, input, output);
-    return kKilnOk;
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T* input;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), input_count, &input));
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
+                                             state->output_count, &output));
+      if constexpr (std::is_same_v<T, int8_t>) {
+        if (state->hw) {
+          reference::MeanHwInt8(state->int8, input, output);
+          return kKilnOk;
+        }
+      }
+      reference::ReduceQuantized<T>(state->reduce, input, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
   float* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op,
-                                               reference::NumElements(state->params.input_dims),
-                                               state->output_count, &input, &output));
-  reference::MeanFloat(state->params, input, output);
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatInvokeData(context, node, op, input_count, state->output_count, &input, &output));
+  if (is_sum) {
+    reference::SumFloat(state->params, input, output);
+  } else {
+    reference::MeanFloat(state->params, input, output);
+  }
   return kKilnOk;
+}
+
+KilnStatus MeanPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return ReducePrepare(context, node, "MEAN", false);
+}
+KilnStatus MeanInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return ReduceInvoke(context, node, "MEAN", false);
+}
+KilnStatus SumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return ReducePrepare(context, node, "SUM", true);
+}
+KilnStatus SumInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return ReduceInvoke(context, node, "SUM", true);
 }
 
 }  // namespace
@@ -479,6 +528,9 @@ void AddTensorOps(std::vector<BuiltinOp>* table) {
        MakeOperator<TransposeState>(kKilnBuiltinTranspose, 6, &TransposePrepare, &TransposeInvoke)});
   table->push_back(
       {kKilnBuiltinMean, 1, 3, MakeOperator<MeanState>(kKilnBuiltinMean, 3, &MeanPrepare, &MeanInvoke)});
+  // SUM: LiteRT registers v1-v2 (v2 adds int8).
+  table->push_back(
+      {kKilnBuiltinSum, 1, 2, MakeOperator<MeanState>(kKilnBuiltinSum, 2, &SumPrepare, &SumInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -54,6 +54,14 @@ typedef struct KilnConvParams {
   KilnFusedActivation activation;
 } KilnConvParams;
 
+/* TRANSPOSE_CONV. Inputs: output shape (a constant int32 [4]), filter [out_c, h, w, in_c], input, optional bias. */
+typedef struct KilnTransposeConvParams {
+  KilnPadding padding;
+  int stride_width;
+  int stride_height;
+  KilnFusedActivation activation;
+} KilnTransposeConvParams;
+
 /* DEPTHWISE_CONV_2D */
 typedef struct KilnDepthwiseConvParams {
   KilnPadding padding;
@@ -126,6 +134,12 @@ typedef struct KilnResizeBilinearParams {
   bool align_corners;      /* corner pixels of input and output coincide */
   bool half_pixel_centers; /* pixels sampled at their centres (TF2); false: TF1's legacy mapping */
 } KilnResizeBilinearParams;
+
+/* RESIZE_NEAREST_NEIGHBOR: the same options, the output size from the same constant second input. */
+typedef struct KilnResizeNearestNeighborParams {
+  bool align_corners;      /* corner pixels coincide; the source index is rounded, not floored */
+  bool half_pixel_centers; /* pixels sampled at their centres */
+} KilnResizeNearestNeighborParams;
 
 /* STRIDED_SLICE. Bit i of a mask refers to entry i of begin/end/strides. */
 typedef struct KilnStridedSliceParams {

@@ -82,4 +82,23 @@ void DepthwiseConvFloat(const DepthwiseConvParams& p, const float* input, const 
   }
 }
 
+bool TransposeConvPadding(Padding padding, int64_t output_size, int64_t filter, int64_t stride, int64_t* pad) {
+  WindowSize size;
+  if (!ComputeWindowSize(padding, output_size, filter, stride, 1, &size)) return false;
+  *pad = size.pad_before;
+  return true;
+}
+
+void TransposeConvFloat(const TransposeConvParams& p, const float* input, const float* filter, const float* bias,
+                        float* output) {
+  const int64_t count = p.batch * p.output_height * p.output_width * p.output_channels;
+  for (int64_t i = 0; i < count; ++i) output[i] = 0.0f;
+  ScatterTransposeConv(p, input, filter, output, [](float v) { return v; });
+  for (int64_t i = 0; i < count; ++i) {
+    float acc = output[i];
+    if (bias != nullptr) acc += bias[i % p.output_channels];
+    output[i] = Activate(p.activation, acc);
+  }
+}
+
 }  // namespace kiln::ops::reference

@@ -111,6 +111,9 @@ void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out) {
       case UnaryOp::kElu:
         out[i] = x >= 0.0f ? x : std::expm1(x);
         break;
+      case UnaryOp::kExp:
+        out[i] = std::exp(x);
+        break;
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace kiln::ops::reference {
 
@@ -34,6 +35,19 @@ void SoftmaxFloat(const SoftmaxParams& p, const float* input, float* output) {
       sum += out[i];
     }
     for (int64_t i = 0; i < p.depth; ++i) out[i] /= sum;
+  }
+}
+
+void LogSoftmaxFloat(const SoftmaxParams& p, const float* input, float* output) {
+  for (int64_t row = 0; row < p.outer; ++row) {
+    const float* in = input + row * p.depth;
+    float* out = output + row * p.depth;
+    float max = std::numeric_limits<float>::lowest();
+    for (int64_t j = 0; j < p.depth; ++j) max = std::max(max, in[j]);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < p.depth; ++j) sum += std::exp(in[j] - max);
+    const float log_sum = std::log(sum);
+    for (int64_t j = 0; j < p.depth; ++j) out[j] = in[j] - max - log_sum;
   }
 }
 

@@ -31,6 +31,10 @@ struct SoftmaxParams {
 
 void SoftmaxFloat(const SoftmaxParams& params, const float* input, float* output);
 
+// LOG_SOFTMAX over the innermost dimension (LiteRT's float kernel): x - max - log(sum exp(x - max)), the sum in
+// float in order. `beta` is not used (LOG_SOFTMAX has none).
+void LogSoftmaxFloat(const SoftmaxParams& params, const float* input, float* output);
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_FULLY_CONNECTED_H_

@@ -9,8 +9,9 @@
 //    high half of the 64-bit product with q (half away from zero, saturating the one overflow case), then
 //    divide by 2^max(-e, 0) rounding half away from zero.
 // The published ai-edge-litert package's reference kernels do not all round alike, so each Kiln kernel uses the
-// one measured to equal them (docs/ops.md): single rounding for FULLY_CONNECTED (it, and not the other, matches
-// on mt_ad01_fc_int8); double rounding for CONV_2D, DEPTHWISE_CONV_2D and MEAN (measured layer by layer on real
+// one measured to equal them (docs/ops.md): single rounding with ties away from zero (kSingleAway) for
+// FULLY_CONNECTED (single rounding matches on mt_ad01_fc_int8 and double does not; a model full of ties,
+// q8_fc_ties, shows the ties go away from zero); double rounding for CONV_2D, DEPTHWISE_CONV_2D and MEAN (measured layer by layer on real
 // models) and for ADD, SUB, MUL, PRELU, the RELUs, LEAKY_RELU and QUANTIZE's int8 requantize (single rounding
 // differs from the package on single-op models of each, double rounding on none). Both are here and tested.
 #ifndef KILN_OPS_REFERENCE_QUANTIZED_H_
@@ -40,7 +41,18 @@ int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b);
 // x / 2^exponent rounded half away from zero, for exponent in [0, 31].
 int32_t RoundingDivideByPOT(int32_t x, int exponent);
 
-enum class Rounding { kSingle, kDouble };
+// kSingleAway: one rounding as kSingle, but ties away from zero (round(|x * q| / 2^(31 - e)) with the sign
+// put back): what the published package's FULLY_CONNECTED does, int8 and uint8 (measured on models whose
+// multiplier is a power of two, where every 64th output is a tie: half-up differs on the negative ones).
+enum class Rounding { kSingle, kDouble, kSingleAway };
+
+// LiteRT's MultiplyByQuantizedMultiplier for an int64 x (the 16x8 kernels' int64 accumulators): the multiplier
+// rounded to its top 16 bits (q + 2^15) >> 16 (0x7FFF from 0x7FFF0000 up), then (x * that + 2^(14 - shift)) >>
+// (15 - shift), one rounding, ties up; shift in [-31, 7].
+int32_t MultiplyByQuantizedMultiplierInt64(int64_t x, int32_t multiplier, int shift);
+
+// x * multiplier * 2^(shift - 31) rounded once, ties away from zero; shift in [-31, 30].
+int32_t MultiplyByQuantizedMultiplierSingleAway(int32_t x, int32_t multiplier, int shift);
 
 // The same with gemmlowp's double rounding.
 int32_t MultiplyByQuantizedMultiplierDoubleRounding(int32_t x, int32_t multiplier, int shift);
@@ -50,8 +62,15 @@ int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift);
 
 inline int32_t MultiplyByQuantizedMultiplier(int32_t x, const QuantizedMultiplier& m,
                                              Rounding rounding = Rounding::kSingle) {
-  return rounding == Rounding::kSingle ? MultiplyByQuantizedMultiplier(x, m.multiplier, m.shift)
-                                       : MultiplyByQuantizedMultiplierDoubleRounding(x, m.multiplier, m.shift);
+  switch (rounding) {
+    case Rounding::kDouble:
+      return MultiplyByQuantizedMultiplierDoubleRounding(x, m.multiplier, m.shift);
+    case Rounding::kSingleAway:
+      return MultiplyByQuantizedMultiplierSingleAway(x, m.multiplier, m.shift);
+    case Rounding::kSingle:
+      break;
+  }
+  return MultiplyByQuantizedMultiplier(x, m.multiplier, m.shift);
 }
 
 // Per-channel: one multiplier per output channel, input_scale * filter_scale[c] / output_scale, computed in
@@ -64,8 +83,32 @@ std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale, const 
 // 0, 6, -1 and 1 quantized with the output's scale and zero point (zero_point + round(v / scale), in float),
 // intersected with [-128, 127]. `activation` is the value of reference::Activation (kNone, kRelu, kReluN1To1,
 // kRelu6); false for activations that have no quantized range (TANH, SIGMOID).
+// `type_min`/`type_max` replace int8's range for other output types (uint8: 0, 255).
 bool QuantizedActivationRange(int activation, float output_scale, int32_t output_zero_point, int32_t* min,
-                              int32_t* max);
+                              int32_t* max, int32_t type_min = -128, int32_t type_max = 127);
+
+// gemmlowp's fixed-point functions that LiteRT's LOG_SOFTMAX (and its other transcendental int8/int16 kernels)
+// are made of, on raw int32 values with `bits` integer bits (Q(bits).(31 - bits)). Additions wrap, as the
+// library's plain int32 ones (which never overflow on the values these kernels give them).
+namespace fixed_point {
+
+// x * 2^exponent: a saturating left shift (exponent > 0) or RoundingDivideByPOT (exponent < 0).
+int32_t SaturatingRoundingMultiplyByPOT(int32_t x, int exponent);
+// The same value with `to` integer bits instead of `from`.
+inline int32_t Rescale(int32_t x, int from, int to) { return SaturatingRoundingMultiplyByPOT(x, from - to); }
+// (a + b) / 2 rounded half away from zero, in 64 bits.
+int32_t RoundingHalfSum(int32_t a, int32_t b);
+// exp(a) for a <= 0 with `bits` integer bits, as Q0.31 (exp(0) = 1 is INT32_MAX): exp of a + 1/4 - (a mod 1/4)
+// by a Taylor series around -1/8, then one constant factor exp(-2^k) for each bit k set in the remainder.
+int32_t ExpOnNegativeValues(int32_t a, int bits);
+// 1 / (1 + a) for a Q0.31 a in [0, 1), by three Newton-Raphson steps; Q0.31.
+int32_t OneOverOnePlusX(int32_t a);
+// log(x) for x >= 1 with `input_bits` integer bits, with `output_bits` integer bits: LiteRT's
+// log_x_for_x_greater_than_or_equal_to_1 (the power of two from the leading zeros, the rest by a rational
+// approximation around sqrt(sqrt(1/2))).
+int32_t LogXForXGreaterThanOrEqualTo1(int32_t x, int input_bits, int output_bits);
+
+}  // namespace fixed_point
 
 }  // namespace kiln::ops::reference
 

@@ -63,18 +63,24 @@ int16_t DownScaleMultiplier(int32_t multiplier) {
 
 }  // namespace
 
-int8_t SubInt8(const AddInt8Params& p, int8_t a, int8_t b) {
-  const int32_t shifted_a = (static_cast<int32_t>(a) - p.a_zero_point) * (int32_t{1} << p.left_shift);
-  const int32_t shifted_b = (static_cast<int32_t>(b) - p.b_zero_point) * (int32_t{1} << p.left_shift);
+namespace {
+
+int32_t SubValues(const AddInt8Params& p, int32_t a, int32_t b) {
+  const int32_t shifted_a = (a - p.a_zero_point) * (int32_t{1} << p.left_shift);
+  const int32_t shifted_b = (b - p.b_zero_point) * (int32_t{1} << p.left_shift);
   const int32_t difference = Scale(shifted_a, p.a_multiplier) - Scale(shifted_b, p.b_multiplier);
   const int32_t out = Scale(difference, p.output_multiplier) + p.output_zero_point;
-  return ClampToInt8(out, p.activation_min, p.activation_max);
+  return std::min(std::max(out, p.activation_min), p.activation_max);
 }
 
-void SubInt8(const BinaryParams& shape, const AddInt8Params& params, const int8_t* a, const int8_t* b,
-             int8_t* output) {
+}  // namespace
+
+int8_t SubInt8(const AddInt8Params& p, int8_t a, int8_t b) { return static_cast<int8_t>(SubValues(p, a, b)); }
+
+template <typename T>
+void SubQuantized(const BinaryParams& shape, const AddInt8Params& params, const T* a, const T* b, T* output) {
   ForEachBroadcast(shape, [&](int64_t i, int64_t a_offset, int64_t b_offset) {
-    output[i] = SubInt8(params, a[a_offset], b[b_offset]);
+    output[i] = static_cast<T>(SubValues(params, a[a_offset], b[b_offset]));
   });
 }
 
@@ -82,20 +88,21 @@ void PrepareMulInt8(float a_scale, float b_scale, float output_scale, MulInt8Par
   params->multiplier = FloatMultiplier(a_scale * b_scale / output_scale);
 }
 
-void MulInt8(const BinaryParams& shape, const MulInt8Params& p, const int8_t* a, const int8_t* b,
-             int8_t* output) {
+template <typename T>
+void MulQuantized(const BinaryParams& shape, const MulInt8Params& p, const T* a, const T* b, T* output) {
   ForEachBroadcast(shape, [&](int64_t i, int64_t a_offset, int64_t b_offset) {
     const int32_t product = (static_cast<int32_t>(a[a_offset]) - p.a_zero_point) *
                             (static_cast<int32_t>(b[b_offset]) - p.b_zero_point);
     const int32_t out = Scale(product, p.multiplier) + p.output_zero_point;
-    output[i] = ClampToInt8(out, p.activation_min, p.activation_max);
+    output[i] = static_cast<T>(std::min(std::max(out, p.activation_min), p.activation_max));
   });
 }
 
-void MaximumMinimumInt8(const BinaryParams& shape, const int8_t* a, const int8_t* b, int8_t* output) {
+template <typename T>
+void MaximumMinimumQuantized(const BinaryParams& shape, const T* a, const T* b, T* output) {
   const bool maximum = shape.op == BinaryOp::kMaximum;
   ForEachBroadcast(shape, [&](int64_t i, int64_t a_offset, int64_t b_offset) {
-    const int8_t x = a[a_offset], y = b[b_offset];
+    const T x = a[a_offset], y = b[b_offset];
     output[i] = maximum ? std::max(x, y) : std::min(x, y);
   });
 }
@@ -121,20 +128,21 @@ void PreluInt8(const BinaryParams& shape, const PreluInt8Params& p, const int8_t
 }
 
 void PrepareReluInt8(int activation, float input_scale, float output_scale, int32_t input_zero_point,
-                     int32_t output_zero_point, RequantizeClampInt8Params* params) {
+                     int32_t output_zero_point, RequantizeClampInt8Params* params, int32_t type_min,
+                     int32_t type_max) {
   params->input_zero_point = input_zero_point;
   params->output_zero_point = output_zero_point;
   params->multiplier = FloatMultiplier(input_scale / output_scale);
   QuantizedActivationRange(activation, output_scale, output_zero_point, &params->activation_min,
-                           &params->activation_max);
+                           &params->activation_max, type_min, type_max);
 }
 
-void RequantizeClampInt8(const RequantizeClampInt8Params& p, int64_t count, const int8_t* input,
-                         int8_t* output) {
+template <typename T>
+void RequantizeClampQuantized(const RequantizeClampInt8Params& p, int64_t count, const T* input, T* output) {
   for (int64_t i = 0; i < count; ++i) {
     const int32_t out =
         p.output_zero_point + Scale(static_cast<int32_t>(input[i]) - p.input_zero_point, p.multiplier);
-    output[i] = ClampToInt8(out, p.activation_min, p.activation_max);
+    output[i] = static_cast<T>(std::min(std::max(out, p.activation_min), p.activation_max));
   }
 }
 
@@ -159,10 +167,12 @@ void LeakyReluInt8(const LeakyReluInt8Params& p, int64_t count, const int8_t* in
   }
 }
 
-void PrepareLookupTableInt8(LookupFunction function, float input_scale, int32_t input_zero_point,
-                            float output_scale, int32_t output_zero_point, LookupTableInt8* table) {
+template <typename T>
+void PrepareLookupTable(LookupFunction function, float input_scale, int32_t input_zero_point, float output_scale,
+                        int32_t output_zero_point, LookupTable<T>* table) {
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   const float inverse_scale = 1.0f / output_scale;
-  for (int32_t v = -128; v <= 127; ++v) {
+  for (int32_t v = lo; v <= hi; ++v) {
     const float x = input_scale * static_cast<float>(v - input_zero_point);
     float y = 0.0f;
     switch (function) {
@@ -175,17 +185,40 @@ void PrepareLookupTableInt8(LookupFunction function, float input_scale, int32_t 
       case LookupFunction::kElu:
         y = x < 0.0f ? std::expm1(x) : x;
         break;
+      case LookupFunction::kExp:
+        y = std::exp(x);  // +inf beyond float's range: clamped below
+        break;
     }
     const float rounded = std::round(y * inverse_scale) + static_cast<float>(output_zero_point);
     // Clamped in float first, so that huge values (a tiny output scale) convert to int32 defined.
-    const float clamped = std::min(std::max(rounded, -128.0f), 127.0f);
-    table->table[v + 128] = static_cast<int8_t>(std::isnan(clamped) ? -128.0f : clamped);
+    const float clamped = std::min(std::max(rounded, static_cast<float>(lo)), static_cast<float>(hi));
+    table->table[v - lo] = static_cast<T>(std::isnan(clamped) ? static_cast<float>(lo) : clamped);
   }
 }
 
-void LookupInt8(const LookupTableInt8& table, int64_t count, const int8_t* input, int8_t* output) {
-  for (int64_t i = 0; i < count; ++i) output[i] = table.table[static_cast<int32_t>(input[i]) + 128];
+template <typename T>
+void Lookup(const LookupTable<T>& table, int64_t count, const T* input, T* output) {
+  constexpr int32_t lo = std::numeric_limits<T>::min();
+  for (int64_t i = 0; i < count; ++i) output[i] = table.table[static_cast<int32_t>(input[i]) - lo];
 }
+
+#define KILN_INSTANTIATE_QUANTIZED(T)                                                                          \
+  template void SubQuantized<T>(const BinaryParams&, const AddInt8Params&, const T*, const T*, T*);           \
+  template void MulQuantized<T>(const BinaryParams&, const MulInt8Params&, const T*, const T*, T*);           \
+  template void MaximumMinimumQuantized<T>(const BinaryParams&, const T*, const T*, T*);                      \
+  template void RequantizeClampQuantized<T>(const RequantizeClampInt8Params&, int64_t, const T*, T*);         \
+  template void PrepareLookupTable<T>(LookupFunction, float, int32_t, float, int32_t, LookupTable<T>*);       \
+  template void Lookup<T>(const LookupTable<T>&, int64_t, const T*, T*);
+KILN_INSTANTIATE_QUANTIZED(int8_t)
+KILN_INSTANTIATE_QUANTIZED(uint8_t)
+template void SubQuantized<int16_t>(const BinaryParams&, const AddInt8Params&, const int16_t*, const int16_t*,
+                                    int16_t*);
+template void MulQuantized<int16_t>(const BinaryParams&, const MulInt8Params&, const int16_t*, const int16_t*,
+                                    int16_t*);
+template void MaximumMinimumQuantized<int16_t>(const BinaryParams&, const int16_t*, const int16_t*, int16_t*);
+template void RequantizeClampQuantized<int16_t>(const RequantizeClampInt8Params&, int64_t, const int16_t*,
+                                                int16_t*);
+#undef KILN_INSTANTIATE_QUANTIZED
 
 bool PrepareHardSwishInt8(float input_scale, float output_scale, HardSwishInt8Params* params) {
   const float hires_input_scale = (1.0f / 128.0f) * input_scale;

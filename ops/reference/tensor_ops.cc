@@ -293,24 +293,20 @@ bool MakeMeanParams(const Dims& input, const std::vector<int32_t>& axes, bool ke
   return true;
 }
 
-void MeanFloat(const MeanParams& params, const float* input, float* output) {
+namespace {
+
+// Adds every input element into its output element (zeroed first), visiting the input in row-major order.
+template <typename In, typename Acc>
+void ReduceSum(const MeanParams& params, const In* input, Acc* output) {
   const Dims& dims = params.input_dims;
   // The output, with or without kept 1s, is laid out as the input with reduced dimensions set to 1.
   Dims output_dims = dims;
-  int64_t reduced_count = 1;
   for (size_t d = 0; d < dims.size(); ++d) {
-    if (params.reduced[d]) {
-      output_dims[d] = 1;
-      reduced_count *= dims[d];
-    }
+    if (params.reduced[d]) output_dims[d] = 1;
   }
   const int64_t output_count = NumElements(output_dims);
-  for (int64_t o = 0; o < output_count; ++o) output[o] = 0.0f;
-  if (reduced_count == 0) {
-    for (int64_t o = 0; o < output_count; ++o) output[o] = std::numeric_limits<float>::quiet_NaN();
-    return;
-  }
-  if (output_count == 0) return;
+  for (int64_t o = 0; o < output_count; ++o) output[o] = Acc{0};
+  if (output_count == 0 || NumElements(dims) == 0) return;
   const Dims output_strides = Strides(output_dims);
   Dims index(dims.size(), 0);
   int64_t i = 0;
@@ -319,9 +315,43 @@ void MeanFloat(const MeanParams& params, const float* input, float* output) {
     for (size_t d = 0; d < dims.size(); ++d) {
       if (!params.reduced[d]) offset += index[d] * output_strides[d];
     }
-    output[offset] += input[i++];
+    output[offset] += static_cast<Acc>(input[i++]);
   } while (Next(dims, &index));
+}
+
+int64_t OutputCount(const MeanParams& params) {
+  int64_t count = 1;
+  for (size_t d = 0; d < params.input_dims.size(); ++d) {
+    if (!params.reduced[d]) count *= params.input_dims[d];
+  }
+  return count;
+}
+
+}  // namespace
+
+int64_t ReducedCount(const MeanParams& params) {
+  int64_t count = 1;
+  for (size_t d = 0; d < params.input_dims.size(); ++d) {
+    if (params.reduced[d]) count *= params.input_dims[d];
+  }
+  return count;
+}
+
+void MeanFloat(const MeanParams& params, const float* input, float* output) {
+  const int64_t reduced_count = ReducedCount(params);
+  const int64_t output_count = OutputCount(params);
+  if (reduced_count == 0) {
+    for (int64_t o = 0; o < output_count; ++o) output[o] = std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
+  ReduceSum(params, input, output);
   for (int64_t o = 0; o < output_count; ++o) output[o] /= static_cast<float>(reduced_count);
 }
+
+void SumFloat(const MeanParams& params, const float* input, float* output) { ReduceSum(params, input, output); }
+
+void SumInt8(const MeanParams& params, const int8_t* input, int64_t* sums) { ReduceSum(params, input, sums); }
+
+void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums) { ReduceSum(params, input, sums); }
 
 }  // namespace kiln::ops::reference

@@ -74,6 +74,17 @@ bool MakeMeanParams(const Dims& input, const std::vector<int32_t>& axes, bool ke
 // A mean over zero elements is NaN.
 void MeanFloat(const MeanParams& params, const float* input, float* output);
 
+// SUM over the same axes: each output the sum of its inputs in input (row-major) order, as LiteRT's reference
+// reduce adds them; a sum over zero elements is 0.
+void SumFloat(const MeanParams& params, const float* input, float* output);
+
+// The number of input elements that reduce into each output element (the product of the reduced dimensions).
+int64_t ReducedCount(const MeanParams& params);
+
+// The exact int64 sum of each output's int8 inputs (the quantized MEAN and SUM kernels start from it).
+void SumInt8(const MeanParams& params, const int8_t* input, int64_t* sums);
+void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums);
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_TENSOR_OPS_H_

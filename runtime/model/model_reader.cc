@@ -869,6 +869,12 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       desc->builtin_data = AllocateParams(&params);
       return window(options, params) && dilation(options, params);
     }
+    case kKilnBuiltinTransposeConv: {
+      KILN_GET_OPTIONS(TransposeConvOptions, options);
+      KilnTransposeConvParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      return window(options, params);
+    }
     case kKilnBuiltinDepthwiseConv2d: {
       KILN_GET_OPTIONS(DepthwiseConv2DOptions, options);
       KilnDepthwiseConvParams* params;
@@ -928,6 +934,14 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
     case kKilnBuiltinResizeBilinear: {
       KILN_GET_OPTIONS(ResizeBilinearOptions, options);
       KilnResizeBilinearParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->align_corners = options->align_corners();
+      params->half_pixel_centers = options->half_pixel_centers();
+      return true;
+    }
+    case kKilnBuiltinResizeNearestNeighbor: {
+      KILN_GET_OPTIONS(ResizeNearestNeighborOptions, options);
+      KilnResizeNearestNeighborParams* params;
       desc->builtin_data = AllocateParams(&params);
       params->align_corners = options->align_corners();
       params->half_pixel_centers = options->half_pixel_centers();

@@ -21,26 +21,50 @@ ACTIVATIONS = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFuncti
                "relu6": S.ActivationFunctionType.RELU6, "relu1": S.ActivationFunctionType.RELU_N1_TO_1}
 
 
-class OneOpModel:
-    """A model of one operator on per-tensor quantized int8 tensors."""
+TYPES = {np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
+         np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32, np.int64: S.TensorType.INT64}
 
-    def __init__(self, out_dir):
+
+class OneOpModel:
+    """A model of one operator on per-tensor quantized tensors (int8 unless `dtype` says otherwise)."""
+
+    def __init__(self, out_dir, dtype=np.int8):
         self.out_dir = out_dir
+        self.dtype = dtype
         self.tensors, self.buffers, self.inputs = [], [S.BufferT()], []
 
-    def tensor(self, shape, scale, zero_point, name, data=None, is_input=True):
-        """Adds a tensor; a constant when `data` is given, else a model input unless is_input is False."""
-        q = S.QuantizationParametersT()
-        q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
+    def tensor(self, shape, scale, zero_point, name, data=None, is_input=True, dtype=None):
+        """Adds a tensor; a constant when `data` is given, else a model input unless is_input is False. A scale of
+        None leaves it unquantized."""
+        dtype = dtype or self.dtype
         t = S.TensorT()
-        t.shape, t.type, t.name, t.quantization, t.buffer = list(shape), S.TensorType.INT8, name, q, 0
+        if scale is not None:
+            q = S.QuantizationParametersT()
+            if np.ndim(scale):  # per channel along dimension 0, zero points 0
+                q.scale, q.zeroPoint, q.quantizedDimension = [float(v) for v in scale], [0] * len(scale), 0
+            else:
+                q.scale, q.zeroPoint = [float(scale)], [int(zero_point)]
+            t.quantization = q
+        t.shape, t.type, t.name, t.buffer = list(shape), TYPES[dtype], name, 0
         if data is not None:
             b = S.BufferT()
-            b.data = list(np.asarray(data, dtype=np.int8).view(np.uint8).tobytes())
+            b.data = list(np.asarray(data, dtype=dtype).view(np.uint8).tobytes())
             self.buffers.append(b)
             t.buffer = len(self.buffers) - 1
         elif is_input:
             self.inputs.append(len(self.tensors))
+        self.tensors.append(t)
+        return len(self.tensors) - 1
+
+    def int32_constant(self, values, name):
+        """Adds a constant int32 tensor (axes, sizes), unquantized."""
+        t = S.TensorT()
+        values = np.asarray(values, dtype=np.int32)
+        t.shape, t.type, t.name = list(values.shape), S.TensorType.INT32, name
+        b = S.BufferT()
+        b.data = list(values.tobytes())
+        self.buffers.append(b)
+        t.buffer = len(self.buffers) - 1
         self.tensors.append(t)
         return len(self.tensors) - 1
 
@@ -71,19 +95,21 @@ def fused_options(code, activation):
     return 0, None
 
 
-def binary(out_dir, name, code, version, a_quant, b_quant, out_quant, a_shape, b_shape, activation="none"):
-    m = OneOpModel(out_dir)
+def binary(out_dir, name, code, version, a_quant, b_quant, out_quant, a_shape, b_shape, activation="none",
+           dtype=np.int8):
+    m = OneOpModel(out_dir, dtype)
     a = m.tensor(a_shape, *a_quant, "a")
     b = m.tensor(b_shape, *b_quant, "b")
     y = m.tensor(np.broadcast_shapes(a_shape, b_shape), *out_quant, "y", is_input=False)
     m.write(name, code, version, [a, b], y, *fused_options(code, activation))
 
 
-def unary(out_dir, name, code, version, in_quant, out_quant, options_type=0, options=None):
+def unary(out_dir, name, code, version, in_quant, out_quant, options_type=0, options=None, dtype=np.int8,
+          out_dtype=None):
     # 1024 random inputs (litert_compare draws them over the whole int8 range) reach almost every stored value.
-    m = OneOpModel(out_dir)
+    m = OneOpModel(out_dir, dtype)
     x = m.tensor((4, 16, 16), *in_quant, "x")
-    y = m.tensor((4, 16, 16), *out_quant, "y", is_input=False)
+    y = m.tensor((4, 16, 16), *out_quant, "y", is_input=False, dtype=out_dtype)
     m.write(name, code, version, [x], y, options_type, options)
 
 
@@ -108,6 +134,25 @@ def main():
         unary(out, "q8_logistic_%d" % i, OPS.LOGISTIC, 2, quant, (1.0 / 256, -128))
         unary(out, "q8_tanh_%d" % i, OPS.TANH, 2, quant, (1.0 / 128, 0))
     unary(out, "q8_tanh_5", OPS.TANH, 2, (0.05, 0), (0.01, -7))  # TANH takes any output quantization
+    # LOG_SOFTMAX: the output quantization LiteRT requires; input scales from fine to coarse, rows of 1 to 1000.
+    for i, (in_quant, shape) in enumerate([((0.1, 0), (4, 16, 16)), ((0.02, -128), (8, 128)), ((1.0 / 16, 127), (2, 1000)),
+                                           ((0.5, 5), (64, 16)), ((1e-3, -20), (32, 32)), ((0.25, 0), (100, 1)),
+                                           ((3.0, 0), (16, 64))]):
+        m = OneOpModel(out)
+        x = m.tensor(shape, *in_quant, "x")
+        y = m.tensor(shape, 16.0 / 256, 127, "y", is_input=False)
+        m.write("q8_log_softmax_%d" % i, OPS.LOG_SOFTMAX, 2, [x], y)
+        if i < 3:
+            m = OneOpModel(out, np.float32)
+            x = m.tensor(shape, None, 0, "x")
+            y = m.tensor(shape, None, 0, "y", is_input=False)
+            m.write("f32_log_softmax_%d" % i, OPS.LOG_SOFTMAX, 1, [x], y)
+    # EXP: a table of exp; outputs that saturate (kept below 2^31 steps: beyond, LiteRT's float-to-int conversion
+    # is undefined, where Kiln saturates).
+    exps = [((0.05, 0), (2.5, -128)), ((0.02, 127), (0.01, -128)), ((0.1, -128), (100.0, -128)),
+            ((1e-3, 0), (0.004, -128)), ((0.05, 0), (0.5, 0)), ((0.03, -60), (0.05, 100))]
+    for i, (in_quant, out_quant) in enumerate(exps):
+        unary(out, "q8_exp_%d" % i, OPS.EXP, 2, in_quant, out_quant)
     relus = [((0.1, 0), (0.1, 0)), ((0.1, -20), (0.05, -128)), ((0.03, 127), (0.07, -100)), ((2.0, 10), (0.01, 0)),
              ((1e-4, 0), (0.5, 3))]
     for i, (in_quant, out_quant) in enumerate(relus):
@@ -149,6 +194,115 @@ def main():
         options = S.ConcatenationOptionsT()
         options.axis = axis
         m.write("q8_concat_%d" % i, OPS.CONCATENATION, 2, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
+
+    reduce_ops(out)
+    # FULLY_CONNECTED with a multiplier of exactly 2^-6 (scales 0.5 * 0.5 / 16): every 64th output is a tie, which
+    # tells LiteRT's rounding apart (ties away from zero; half up and gemmlowp's double rounding both differ).
+    m = OneOpModel(out)
+    x = m.tensor((256, 1), 0.5, 0, "x")
+    w = m.tensor((16, 1), 0.5, 0, "w", data=np.random.default_rng(5).integers(-127, 128, size=(16, 1)))
+    y = m.tensor((256, 16), 16.0, 0, "y", is_input=False)
+    m.write("q8_fc_ties", OPS.FULLY_CONNECTED, 4, [x, w], y, S.BuiltinOptions.FullyConnectedOptions,
+            S.FullyConnectedOptionsT())
+    transpose_conv_ops(out)
+    resize_ops(out, np.int8, "q8")
+
+
+def reduce_ops(out, dtype=np.int8, prefix="q8"):
+    """MEAN (every case but the keep_dims height-and-width one real models use) and SUM: axes (negative, repeated,
+    all), keep_dims, equal and different quantizations, extreme scales."""
+    s4 = (2, 3, 4, 5)
+    # (input quant, output quant, axes, keep_dims)
+    cases = [((0.1, 3), (0.05, -7), [1, 2], False), ((0.1, -3), (0.1, -3), [-1], True),
+             ((0.1, -3), (0.1, -3), [0, 2], False), ((0.02, 127), (0.005, -128), [1, 3], True),
+             ((0.5, -128), (0.0039215, 127), [0, 1, 2, 3], False), ((1e-5, 0), (2.0, 10), [2], False),
+             ((0.3, 20), (0.01, 0), [3, 1, 3], False), ((0.07, 5), (0.03, -2), [1, 2], True)]
+    if dtype == np.uint8:  # the same cases with zero points moved into [0, 255]
+        cases = [((si, zi + 128), (so, zo + 128), axes, keep) for (si, zi), (so, zo), axes, keep in cases]
+    for i, (in_quant, out_quant, axes, keep_dims) in enumerate(cases):
+        for op, code, version in (("mean", OPS.MEAN, 2), ("sum", OPS.SUM, 2)):
+            if op == "sum" and i == 1:
+                out_quant = in_quant
+            m = OneOpModel(out, dtype)
+            x = m.tensor(s4, *in_quant, "x")
+            a = m.int32_constant(axes, "axes")
+            rank = len(s4)
+            reduced = {(ax + rank) % rank for ax in axes}
+            shape = [1 if d in reduced else n for d, n in enumerate(s4) if keep_dims or d not in reduced]
+            q = out_quant
+            if op == "sum" and in_quant != out_quant:
+                # A sum needs a coarser output scale to stay in range.
+                q = (out_quant[0] * 4, out_quant[1])
+            y = m.tensor(shape, *q, "y", is_input=False)
+            options = S.ReducerOptionsT()
+            options.keepDims = keep_dims
+            # LiteRT's reference SUM kernel for int8 writes garbage (-1, 0, ...) in the package: SUM is held to its
+            # builtin kernel (litert_compare.py's BUILTIN_SUFFIX).
+            name = "%s_%s_%d" % (prefix, op, i) + ("_litert_builtin" if op == "sum" else "")
+            m.write(name, code, version, [x, a], y, S.BuiltinOptions.ReducerOptions, options)
+
+
+def transpose_conv_ops(out):
+    """TRANSPOSE_CONV int8 (per-tensor and per-channel filters, int32 bias or none, SAME and VALID, strides 1-3,
+    fused RELU) and the same shapes in float32."""
+    rng = np.random.default_rng(17)
+    # input shape, filter (out_c, h, w), strides (h, w), padding, output h, w, bias, activation
+    cases = [((1, 4, 4, 3), (5, 3, 3), (2, 2), "same", 8, 8, True, "none"),
+             ((2, 3, 5, 2), (4, 2, 3), (1, 1), "valid", 4, 7, False, "none"),
+             ((1, 5, 4, 4), (3, 3, 2), (3, 2), "valid", 15, 8, True, "relu"),
+             ((1, 2, 2, 8), (1, 4, 4), (2, 2), "same", 4, 4, True, "none"),
+             ((1, 6, 6, 2), (2, 5, 5), (2, 2), "same", 11, 12, True, "relu6")]
+    for i, (in_shape, (oc, fh, fw), (sh, sw), padding, oh, ow, with_bias, activation) in enumerate(cases):
+        ic = in_shape[3]
+        for kind in ("q8", "f32"):
+            m = OneOpModel(out, np.int8 if kind == "q8" else np.float32)
+            shape = m.int32_constant([in_shape[0], oh, ow, oc], "output_shape")
+            if kind == "q8":
+                scales = rng.uniform(0.002, 0.05, size=oc) if i % 2 == 0 else 0.01
+                w = m.tensor((oc, fh, fw, ic), scales, 0, "filter", data=rng.integers(-127, 128, size=(oc, fh, fw, ic)))
+                in_quant, out_quant = [((0.05, -3), (0.2, 10)), ((0.02, 127), (0.1, -128)), ((0.1, -128), (0.3, 5)),
+                                       ((0.5, 0), (4.0, 0)), ((1e-3, 20), (2e-3, -100))][i]
+                x = m.tensor(in_shape, *in_quant, "x")
+                inputs = [shape, w, x]
+                if with_bias:
+                    bias_scale = in_quant[0] * np.asarray(scales)
+                    b = m.tensor((oc,), None, 0, "bias", data=rng.integers(-3000, 3000, size=oc), dtype=np.int32)
+                    inputs.append(b)
+                y = m.tensor((in_shape[0], oh, ow, oc), *out_quant, "y", is_input=False)
+            else:
+                w = m.tensor((oc, fh, fw, ic), None, 0, "filter", data=rng.standard_normal((oc, fh, fw, ic)))
+                x = m.tensor(in_shape, None, 0, "x")
+                inputs = [shape, w, x]
+                if with_bias:
+                    inputs.append(m.tensor((oc,), None, 0, "bias", data=rng.standard_normal(oc)))
+                y = m.tensor((in_shape[0], oh, ow, oc), None, 0, "y", is_input=False)
+            options = S.TransposeConvOptionsT()
+            options.padding = S.Padding.SAME if padding == "same" else S.Padding.VALID
+            options.strideH, options.strideW = sh, sw
+            options.fusedActivationFunction = ACTIVATIONS[{"relu6": "relu6", "relu": "relu", "none": "none"}[activation]]
+            version = 4 if activation != "none" else (3 if with_bias else 2)
+            m.write("%s_transpose_conv_%d" % (kind, i), OPS.TRANSPOSE_CONV, version, inputs, y,
+                    S.BuiltinOptions.TransposeConvOptions, options)
+
+
+def resize_ops(out, dtype, prefix):
+    """RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (output quantized as the input): up and down, odd sizes,
+    align_corners, half_pixel_centers and neither."""
+    sizes = [((1, 4, 5, 3), (7, 9)), ((2, 6, 7, 2), (3, 4)), ((1, 1, 3, 2), (5, 1)), ((1, 5, 5, 1), (16, 13))]
+    flags = [(False, False), (True, False), (False, True)]
+    quant = {np.int8: (0.05, -3), np.uint8: (0.05, 128), np.int16: (0.001, 0), np.float32: (None, 0)}[dtype]
+    for i, (shape, (h, w)) in enumerate(sizes):
+        for j, (align, half) in enumerate(flags):
+            for op, code, version, kind in (("bilinear", OPS.RESIZE_BILINEAR, 4, "ResizeBilinear"),
+                                            ("nearest", OPS.RESIZE_NEAREST_NEIGHBOR, 4, "ResizeNearestNeighbor")):
+                m = OneOpModel(out, dtype)
+                x = m.tensor(shape, *quant, "x")
+                size = m.int32_constant([h, w], "size")
+                y = m.tensor((shape[0], h, w, shape[3]), *quant, "y", is_input=False)
+                options = getattr(S, kind + "OptionsT")()
+                options.alignCorners, options.halfPixelCenters = align, half
+                m.write("%s_resize_%s_%d_%d" % (prefix, op, i, j), code, version, [x, size], y,
+                        getattr(S.BuiltinOptions, kind + "Options"), options)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 #include <string>
 
 #include "tests/ops/test_helpers.h"
@@ -312,6 +315,78 @@ TEST(ConvFloatTest, ZeroSizedBatchWritesNothing) {
   d.output_height = d.output_width = 3;
   DepthwiseConvFloat(d, input.data(), filter.data(), bias.data(), output.data());
   EXPECT_EQ(output, std::vector<float>(9, -1.0f));
+}
+
+
+// TRANSPOSE_CONV float: the scatter kernel against a gather written from the definition (output (oy, ox)
+// collects input (y, x) where oy = y * stride - pad + fy), with bias and a fused RELU6; and LiteRT's padding.
+TEST(TransposeConvFloatTest, MatchesGatherOverManyShapes) {
+  uint32_t seed = 1;
+  const auto next = [&seed]() {
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<float>(static_cast<int>(seed >> 9) % 2001 - 1000) / 250.0f;
+  };
+  for (int64_t size : {1, 2, 5}) {
+    for (int64_t stride : {1, 2, 3}) {
+      for (int64_t kernel : {1, 3, 4}) {
+        for (int64_t pad : {int64_t{0}, int64_t{1}}) {
+          TransposeConvParams p;
+          p.batch = 2;
+          p.input_height = size;
+          p.input_width = size + 2;
+          p.input_channels = 2;
+          p.output_channels = 3;
+          p.filter_height = kernel;
+          p.filter_width = kernel;
+          p.stride_height = stride;
+          p.stride_width = stride;
+          p.pad_top = pad;
+          p.pad_left = pad;
+          p.output_height = size * stride + 1;
+          p.output_width = (size + 2) * stride;
+          p.activation = kernel == 3 ? Activation::kRelu6 : Activation::kNone;
+          std::vector<float> x(static_cast<size_t>(2 * size * (size + 2) * 2)), f(static_cast<size_t>(3 * kernel * kernel * 2));
+          for (float& v : x) v = next();
+          for (float& v : f) v = next();
+          const std::vector<float> bias = {0.5f, -1.0f, 2.0f};
+          std::vector<float> out(static_cast<size_t>(2 * p.output_height * p.output_width * 3));
+          TransposeConvFloat(p, x.data(), f.data(), bias.data(), out.data());
+          size_t k = 0;
+          for (int64_t b = 0; b < 2; ++b) {
+            for (int64_t oy = 0; oy < p.output_height; ++oy) {
+              for (int64_t ox = 0; ox < p.output_width; ++ox) {
+                for (int64_t co = 0; co < 3; ++co) {
+                  double acc = 0;
+                  for (int64_t y = 0; y < p.input_height; ++y) {
+                    for (int64_t xx = 0; xx < p.input_width; ++xx) {
+                      const int64_t fy = oy - (y * stride - pad), fx = ox - (xx * stride - pad);
+                      if (fy < 0 || fy >= kernel || fx < 0 || fx >= kernel) continue;
+                      for (int64_t ci = 0; ci < 2; ++ci) {
+                        acc += double{x[static_cast<size_t>(((b * p.input_height + y) * p.input_width + xx) * 2 + ci)]} *
+                               f[static_cast<size_t>(((co * kernel + fy) * kernel + fx) * 2 + ci)];
+                      }
+                    }
+                  }
+                  acc += bias[static_cast<size_t>(co)];
+                  if (p.activation == Activation::kRelu6) acc = std::min(std::max(acc, 0.0), 6.0);
+                  ASSERT_NEAR(out[k++], acc, 1e-4) << size << " " << stride << " " << kernel << " " << pad;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  // Padding: a SAME 3x3, stride 2 transpose convolution to 8 rows is a convolution of 8 rows to 4, total
+  // padding (4 - 1) * 2 + 3 - 8 = 1, leading 0; VALID pads nothing; to 7 rows: (4 - 1) * 2 + 3 - 7 = 2, leading 1.
+  int64_t pad = -1;
+  ASSERT_TRUE(TransposeConvPadding(Padding::kSame, 8, 3, 2, &pad));
+  EXPECT_EQ(pad, 0);
+  ASSERT_TRUE(TransposeConvPadding(Padding::kSame, 7, 3, 2, &pad));
+  EXPECT_EQ(pad, 1);
+  ASSERT_TRUE(TransposeConvPadding(Padding::kValid, 9, 3, 2, &pad));
+  EXPECT_EQ(pad, 0);
 }
 
 }  // namespace

@@ -225,6 +225,8 @@ TEST(UnaryFloatTest, HardSwishAndElu) {
   for (size_t i = 0; i < in.size(); ++i) {
     EXPECT_NEAR(out[i], in[i] >= 0 ? in[i] : std::exp(double(in[i])) - 1.0, 1e-7) << in[i];
   }
+  UnaryFloat(UnaryOp::kExp, in.size(), in.data(), out.data());
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_FLOAT_EQ(out[i], std::exp(in[i])) << in[i];
 }
 
 TEST(BinaryFloatTest, MaximumMinimumSquaredDifferenceHandComputed) {

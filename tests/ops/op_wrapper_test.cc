@@ -30,20 +30,20 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
   const std::set<int> expected = {kKilnBuiltinAdd,           kKilnBuiltinSub,
                                   kKilnBuiltinMul,           kKilnBuiltinDiv,
                                   kKilnBuiltinAtan2,         kKilnBuiltinFullyConnected,
-                                  kKilnBuiltinConv2d,        kKilnBuiltinDepthwiseConv2d,
+                                  kKilnBuiltinConv2d,        kKilnBuiltinDepthwiseConv2d, kKilnBuiltinTransposeConv,
                                   kKilnBuiltinAveragePool2d, kKilnBuiltinMaxPool2d,
                                   kKilnBuiltinReshape,       kKilnBuiltinSqueeze,
-                                  kKilnBuiltinSoftmax,       kKilnBuiltinLogistic,
+                                  kKilnBuiltinSoftmax,       kKilnBuiltinLogSoftmax, kKilnBuiltinLogistic,
                                   kKilnBuiltinTanh,          kKilnBuiltinRelu,
                                   kKilnBuiltinRelu6,         kKilnBuiltinReluN1To1,
-                                  kKilnBuiltinConcatenation, kKilnBuiltinMean,
+                                  kKilnBuiltinConcatenation, kKilnBuiltinMean, kKilnBuiltinSum,
                                   kKilnBuiltinPad,           kKilnBuiltinTranspose,
                                   kKilnBuiltinDequantize,    kKilnBuiltinQuantize,
                                   kKilnBuiltinMaximum,
                                   kKilnBuiltinMinimum,       kKilnBuiltinSquaredDifference,
-                                  kKilnBuiltinHardSwish,     kKilnBuiltinElu,
+                                  kKilnBuiltinHardSwish,     kKilnBuiltinElu, kKilnBuiltinExp,
                                   kKilnBuiltinPrelu,         kKilnBuiltinLeakyRelu,
-                                  kKilnBuiltinResizeBilinear,
+                                  kKilnBuiltinResizeBilinear, kKilnBuiltinResizeNearestNeighbor,
                                   kKilnBuiltinStridedSlice,  kKilnBuiltinSlice,
                                   kKilnBuiltinExpandDims,    kKilnBuiltinGather,
                                   kKilnBuiltinSplit,         kKilnBuiltinSplitV,
@@ -211,6 +211,7 @@ TEST(OpWrapperTest, Int8ActivationsMatchReferenceKernels) {
   for (const Case& c : {Case{kKilnBuiltinRelu, so, zo}, Case{kKilnBuiltinRelu6, so, zo},
                         Case{kKilnBuiltinReluN1To1, so, zo}, Case{kKilnBuiltinLogistic, 1.0f / 256, -128},
                         Case{kKilnBuiltinTanh, 1.0f / 128, 0}, Case{kKilnBuiltinElu, so, zo},
+                        Case{kKilnBuiltinExp, so, zo},
                         Case{kKilnBuiltinHardSwish, so, zo}, Case{kKilnBuiltinLeakyRelu, so, zo}}) {
     ModelWriter w;
     const int x = w.AddTensor(kKilnInt8, {4, 64}, "x");
@@ -253,6 +254,7 @@ TEST(OpWrapperTest, Int8ActivationsMatchReferenceKernels) {
     } else {
       const reference::LookupFunction f = c.code == kKilnBuiltinLogistic ? reference::LookupFunction::kLogistic
                                           : c.code == kKilnBuiltinTanh   ? reference::LookupFunction::kTanh
+                                          : c.code == kKilnBuiltinExp    ? reference::LookupFunction::kExp
                                                                          : reference::LookupFunction::kElu;
       reference::LookupTableInt8 table;
       reference::PrepareLookupTableInt8(f, si, zi, so_c, zo_c, &table);
@@ -584,6 +586,44 @@ TEST(OpWrapperTest, MeanWithNegativeAndDuplicateAxes) {
   EXPECT_EQ(r.Output(), (std::vector<float>{3.5f, 15}));
 }
 
+// SUM float drops the reduced axes without keep_dims; int8 MEAN and SUM run over any axes.
+TEST(OpWrapperTest, SumAndInt8ReductionsRun) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 2, 3}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "axes", {0, -1});
+    const int y = w.AddTensor(kKilnFloat32, {2}, "y");
+    w.AddOp(kKilnBuiltinSum, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {1, 2, 3, 4, 5, 6, 10, 10, 10, 20, 20, 20};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2}));
+    EXPECT_EQ(r.Output(), (std::vector<float>{36, 75}));
+  }
+  for (KilnBuiltinOperator code : {kKilnBuiltinMean, kKilnBuiltinSum}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 3}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {1});
+    const int y = w.AddTensor(kKilnInt8, {2}, "y");
+    w.SetQuantization(x, {0.5f}, {1});
+    w.SetQuantization(y, {0.5f}, {1});
+    w.AddOp(code, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t in[] = {1, 3, 5, -9, -10, -20};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    // Real values (x - 1) / 2: rows {0, 1, 2} and {-5, -5.5, -10.5}; mean 1 and -7, sum 3 and -21.
+    EXPECT_EQ(Int8Output(r), code == kKilnBuiltinMean ? (std::vector<int>{3, -13}) : (std::vector<int>{7, -41}));
+  }
+}
+
 TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
   {
     ModelWriter w;
@@ -695,6 +735,44 @@ TEST(OpWrapperTest, SqueezeRejectsNonUnitDimension) {
   w.SetOutputs({y});
   Runner r(w);
   ExpectErrorMentions(r, {"SQUEEZE", "size 3"});
+}
+
+
+// A type an op has no kernel for fails Prepare naming the op, the tensor and the type: never a silently wrong
+// result. (uint8 and int16 take only the ops docs/ops.md lists.)
+TEST(OpWrapperTest, UnsupportedQuantizedTypesFailNamingOpTensorAndType) {
+  const auto unary = [](KilnBuiltinOperator code, KilnType type, const std::vector<std::string>& words) {
+    ModelWriter w;
+    const int x = w.AddTensor(type, {4}, "q_in");
+    const int y = w.AddTensor(type, {4}, "q_out");
+    w.SetQuantization(x, {1.0f / 256}, {0});
+    w.SetQuantization(y, {1.0f / 256}, {0});
+    w.AddOp(code, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, words);
+  };
+  unary(kKilnBuiltinLogistic, kKilnInt16, {"LOGISTIC", "q_in", "int16"});
+  unary(kKilnBuiltinTanh, kKilnInt16, {"TANH", "q_in", "int16"});
+  unary(kKilnBuiltinHardSwish, kKilnUInt8, {"HARD_SWISH", "q_in", "uint8"});
+  unary(kKilnBuiltinElu, kKilnInt16, {"ELU", "q_in", "int16"});
+  unary(kKilnBuiltinExp, kKilnUInt8, {"EXP", "q_in", "uint8"});
+  {
+    // int16 tensors must be symmetric.
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt16, {4}, "a16");
+    const int b = w.AddTensor(kKilnInt16, {4}, "b16");
+    const int y = w.AddTensor(kKilnInt16, {4}, "y16");
+    w.SetQuantization(a, {0.001f}, {5});
+    w.SetQuantization(b, {0.001f}, {0});
+    w.SetQuantization(y, {0.002f}, {0});
+    w.AddOp(kKilnBuiltinAdd, {a, b}, {y}, KilnAddParams{kKilnActNone, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"ADD", "a16", "zero point 5"});
+  }
 }
 
 }  // namespace

@@ -8,12 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ops/reference/quantized_kernels.h"
 #include "tests/ops/quantized_test_helpers.h"
 
 namespace kiln::ops::reference {
@@ -259,6 +261,7 @@ TEST(QuantizedElementwiseTest, LeakyReluOverEveryInput) {
 float Logistic(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float Tanh(float x) { return std::tanh(x); }
 float Elu(float x) { return x < 0.0f ? std::expm1(x) : x; }
+float Exp(float x) { return std::exp(x); }
 
 TEST(QuantizedElementwiseTest, LookupTablesOverEveryInput) {
   struct Case {
@@ -267,7 +270,7 @@ TEST(QuantizedElementwiseTest, LookupTablesOverEveryInput) {
   };
   const std::vector<int8_t> x = AllInt8();
   for (const Case& c : {Case{LookupFunction::kLogistic, &Logistic}, Case{LookupFunction::kTanh, &Tanh},
-                        Case{LookupFunction::kElu, &Elu}}) {
+                        Case{LookupFunction::kElu, &Elu}, Case{LookupFunction::kExp, &Exp}}) {
     for (float si : kScales) {
       for (int32_t zi : kZeroPoints) {
         for (float so : {1.0f / 256, 1.0f / 128, 0.05f, 1e-5f}) {
@@ -367,6 +370,165 @@ TEST(QuantizedElementwiseTest, HardSwishOverEveryInput) {
     }
   }
   EXPECT_GT(tested, 100);
+}
+
+
+// uint8 storage (legacy per-tensor models): the same formulas with zero points in [0, 255] and the clamp at
+// [0, 255] (or the activation's bounds there), for ADD, SUB, MUL, MAXIMUM/MINIMUM, the RELUs, the tables, the
+// requantize between int8 and uint8 and the pools.
+TEST(QuantizedElementwiseTest, Uint8KernelsMatchPlainFormulas) {
+  std::mt19937 rng(41);
+  const int32_t zero_points[] = {0, 255, 128, 3, 200};
+  const auto random_u8 = [&rng](size_t n) {
+    std::vector<uint8_t> v(n);
+    for (uint8_t& x : v) x = static_cast<uint8_t>(rng() % 256);
+    return v;
+  };
+  const auto clamp_u8 = [](int64_t v, int64_t lo = 0, int64_t hi = 255) { return std::min(std::max(v, lo), hi); };
+  BinaryParams shape;
+  ASSERT_TRUE(MakeBinaryParams(BinaryOp::kAdd, Activation::kNone, {2, 3, 4}, {3, 1}, &shape));
+  int variant = 0;
+  for (float sa : kScales) {
+    for (float so : {0.02f, 1e-3f, 3.0f}) {
+      const int32_t za = zero_points[variant % 5], zb = zero_points[(variant + 1) % 5], zo = zero_points[(variant + 3) % 5];
+      ++variant;
+      const Activation activation = variant % 3 == 0 ? Activation::kRelu6 : Activation::kNone;
+      const std::vector<uint8_t> a = random_u8(24), b = random_u8(3);
+      AddInt8Params add;
+      add.a_zero_point = za;
+      add.b_zero_point = zb;
+      add.output_zero_point = zo;
+      ASSERT_TRUE(QuantizedActivationRange(static_cast<int>(activation), so, zo, &add.activation_min,
+                                           &add.activation_max, 0, 255));
+      PrepareAddInt8(sa, 0.05f, so, &add);
+      MulInt8Params mul;
+      mul.a_zero_point = za;
+      mul.b_zero_point = zb;
+      mul.output_zero_point = zo;
+      mul.activation_min = add.activation_min;
+      mul.activation_max = add.activation_max;
+      PrepareMulInt8(sa, 0.05f, so, &mul);
+      std::vector<uint8_t> sum(24), difference(24), product(24), maximum(24);
+      AddQuantized<uint8_t>(shape, add, a.data(), b.data(), sum.data());
+      SubQuantized<uint8_t>(shape, add, a.data(), b.data(), difference.data());
+      MulQuantized<uint8_t>(shape, mul, a.data(), b.data(), product.data());
+      BinaryParams max_shape = shape;
+      max_shape.op = BinaryOp::kMaximum;
+      MaximumMinimumQuantized<uint8_t>(max_shape, a.data(), b.data(), maximum.data());
+      for (int64_t i = 0; i < 24; ++i) {
+        const int64_t bi = BroadcastSource(i, {2, 3, 4}, {3, 1});
+        const int64_t xa = ApplyDouble((a[static_cast<size_t>(i)] - int64_t{za}) * (int64_t{1} << 20), add.a_multiplier);
+        const int64_t xb = ApplyDouble((b[static_cast<size_t>(bi)] - int64_t{zb}) * (int64_t{1} << 20), add.b_multiplier);
+        ASSERT_EQ(sum[static_cast<size_t>(i)],
+                  clamp_u8(ApplyDouble(xa + xb, add.output_multiplier) + zo, add.activation_min, add.activation_max));
+        ASSERT_EQ(difference[static_cast<size_t>(i)],
+                  clamp_u8(ApplyDouble(xa - xb, add.output_multiplier) + zo, add.activation_min, add.activation_max));
+        ASSERT_EQ(product[static_cast<size_t>(i)],
+                  clamp_u8(ApplyDouble((a[static_cast<size_t>(i)] - int64_t{za}) * (b[static_cast<size_t>(bi)] - int64_t{zb}),
+                                       mul.multiplier) + zo,
+                           mul.activation_min, mul.activation_max));
+        ASSERT_EQ(maximum[static_cast<size_t>(i)], std::max(a[static_cast<size_t>(i)], b[static_cast<size_t>(bi)]));
+      }
+      // RELU6 into uint8, the table of LOGISTIC, and requantize to int8 and back, over all 256 inputs.
+      std::vector<uint8_t> all(256);
+      for (int v = 0; v < 256; ++v) all[static_cast<size_t>(v)] = static_cast<uint8_t>(v);
+      RequantizeClampInt8Params relu;
+      PrepareReluInt8(static_cast<int>(Activation::kRelu6), sa, so, za, zo, &relu, 0, 255);
+      LookupTable<uint8_t> table;
+      PrepareLookupTable(LookupFunction::kLogistic, sa, za, 1.0f / 256, 0, &table);
+      const QuantizedMultiplier to_int8 = QuantizeMultiplier(static_cast<double>(sa) / static_cast<double>(so));
+      std::vector<uint8_t> relu_out(256), logistic_out(256);
+      std::vector<int8_t> requantized(256);
+      RequantizeClampQuantized<uint8_t>(relu, 256, all.data(), relu_out.data());
+      Lookup<uint8_t>(table, 256, all.data(), logistic_out.data());
+      Requantize<uint8_t, int8_t>(256, za, to_int8, -7, all.data(), requantized.data());
+      for (int v = 0; v < 256; ++v) {
+        const size_t k = static_cast<size_t>(v);
+        ASSERT_EQ(relu_out[k], clamp_u8(ApplyDouble(v - za, relu.multiplier) + zo, relu.activation_min, relu.activation_max));
+        const float y = 1.0f / (1.0f + std::exp(-(sa * static_cast<float>(v - za))));
+        ASSERT_EQ(logistic_out[k], clamp_u8(static_cast<int64_t>(std::round(y * 256.0f))));
+        ASSERT_EQ(requantized[k], Clamp(ApplyDouble(v - za, to_int8) - 7));
+      }
+      EXPECT_GE(relu.activation_min, 0);
+      EXPECT_LE(relu.activation_max, 255);
+    }
+  }
+  // Pools over uint8: the max, and the rounded mean of the window's cells.
+  PoolParams pool;
+  pool.batch = 1;
+  pool.input_height = 5;
+  pool.input_width = 5;
+  pool.channels = 2;
+  pool.output_height = 2;
+  pool.output_width = 2;
+  pool.filter_height = 3;
+  pool.filter_width = 3;
+  pool.stride_height = 2;
+  pool.stride_width = 2;
+  const std::vector<uint8_t> x = random_u8(50);
+  std::vector<uint8_t> mx(8), avg(8);
+  MaxPoolQuantized<uint8_t>(pool, 0, 255, x.data(), mx.data());
+  AveragePoolQuantized<uint8_t>(pool, 0, 255, x.data(), avg.data());
+  for (int64_t oy = 0; oy < 2; ++oy) {
+    for (int64_t ox = 0; ox < 2; ++ox) {
+      for (int64_t c = 0; c < 2; ++c) {
+        int64_t m = 0, total = 0;
+        for (int64_t fy = 0; fy < 3; ++fy) {
+          for (int64_t fx = 0; fx < 3; ++fx) {
+            const int64_t v = x[static_cast<size_t>(((oy * 2 + fy) * 5 + ox * 2 + fx) * 2 + c)];
+            m = std::max(m, v);
+            total += v;
+          }
+        }
+        EXPECT_EQ(mx[static_cast<size_t>((oy * 2 + ox) * 2 + c)], m);
+        EXPECT_EQ(avg[static_cast<size_t>((oy * 2 + ox) * 2 + c)], (total + 4) / 9);
+      }
+    }
+  }
+}
+
+
+// int16 (symmetric, zero points 0): ADD and SUB with LiteRT's int16 left shift of 15, MUL, the RELU clamp, all
+// clamped to [-32768, 32767], against the formulas.
+TEST(QuantizedElementwiseTest, Int16KernelsMatchPlainFormulas) {
+  std::mt19937 rng(43);
+  BinaryParams shape;
+  ASSERT_TRUE(MakeBinaryParams(BinaryOp::kAdd, Activation::kNone, {4, 25}, {25}, &shape));
+  const auto clamp16 = [](int64_t v, int64_t lo = -32768, int64_t hi = 32767) { return std::min(std::max(v, lo), hi); };
+  for (const auto& scales : std::vector<std::array<float, 3>>{{1e-3f, 2e-3f, 3e-3f}, {3e-5f, 1e-4f, 2e-4f},
+                                                             {0.01f, 5e-4f, 0.02f}, {1e-4f, 1e-4f, 1e-6f}}) {
+    std::vector<int16_t> a(100), b(25);
+    for (int16_t& v : a) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
+    for (int16_t& v : b) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
+    AddInt8Params add;
+    add.left_shift = 15;
+    add.activation_min = -32768;
+    add.activation_max = 32767;
+    PrepareAddInt8(scales[0], scales[1], scales[2], &add);
+    MulInt8Params mul;
+    mul.activation_min = -32768;
+    mul.activation_max = 32767;
+    PrepareMulInt8(scales[0], scales[1], scales[2], &mul);
+    std::vector<int16_t> sum(100), difference(100), product(100);
+    AddQuantized<int16_t>(shape, add, a.data(), b.data(), sum.data());
+    SubQuantized<int16_t>(shape, add, a.data(), b.data(), difference.data());
+    MulQuantized<int16_t>(shape, mul, a.data(), b.data(), product.data());
+    for (size_t i = 0; i < 100; ++i) {
+      const int64_t xa = ApplyDouble(a[i] * (int64_t{1} << 15), add.a_multiplier);
+      const int64_t xb = ApplyDouble(b[i % 25] * (int64_t{1} << 15), add.b_multiplier);
+      ASSERT_EQ(sum[i], clamp16(ApplyDouble(xa + xb, add.output_multiplier))) << i;
+      ASSERT_EQ(difference[i], clamp16(ApplyDouble(xa - xb, add.output_multiplier))) << i;
+      ASSERT_EQ(product[i], clamp16(ApplyDouble(int64_t{a[i]} * b[i % 25], mul.multiplier))) << i;
+    }
+    RequantizeClampInt8Params relu;
+    PrepareReluInt8(static_cast<int>(Activation::kRelu6), scales[0], scales[2], 0, 0, &relu, -32768, 32767);
+    std::vector<int16_t> relu_out(100);
+    RequantizeClampQuantized<int16_t>(relu, 100, a.data(), relu_out.data());
+    for (size_t i = 0; i < 100; ++i) {
+      ASSERT_EQ(relu_out[i], clamp16(ApplyDouble(a[i], relu.multiplier), relu.activation_min, relu.activation_max));
+    }
+    EXPECT_EQ(relu.activation_min, 0);
+  }
 }
 
 }  // namespace

@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/reference/conv.h"
@@ -351,6 +353,317 @@ TEST(QuantizedKernelsTest, MeanHwMatchesPlainFormula) {
             EXPECT_NEAR(out[b * 3 + c], real, 1.0);
           }
         }
+      }
+    }
+  }
+}
+
+
+// TRANSPOSE_CONV int8: each output gathered from the inputs whose scatter reaches it (y * stride - pad + fy ==
+// oy), over strides, paddings, per-tensor and per-channel filters, zero points at the limits and extreme scales.
+TEST(QuantizedKernelsTest, TransposeConvMatchesPlainGather) {
+  std::mt19937 rng(21);
+  int variant = 0;
+  for (int64_t size : {1, 3, 4}) {
+    for (int64_t stride : {1, 2, 3}) {
+      for (int64_t kernel : {1, 2, 3}) {
+        for (int64_t pad : {int64_t{0}, kernel / 2}) {
+          TransposeConvParams p;
+          p.batch = 2;
+          p.input_height = size;
+          p.input_width = size + 1;
+          p.input_channels = 3;
+          p.output_channels = 4;
+          p.filter_height = kernel;
+          p.filter_width = kernel;
+          p.stride_height = stride;
+          p.stride_width = stride;
+          p.pad_top = pad;
+          p.pad_left = pad;
+          p.output_height = size * stride + kernel - 1 - 2 * pad;
+          p.output_width = (size + 1) * stride + kernel - 1 - 2 * pad;
+          QuantSetup s = MakeSetup(rng, p.output_channels, variant++, 1);
+          s.q.rounding = Rounding::kDouble;  // as the wrapper sets it (LiteRT's package, measured)
+          const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(2 * size * (size + 1) * 3), rng);
+          const std::vector<int8_t> f = RandomInt8(static_cast<size_t>(4 * kernel * kernel * 3), rng);
+          std::vector<int8_t> out(static_cast<size_t>(2 * p.output_height * p.output_width * 4));
+          TransposeConvInt8(p, s.q, x.data(), f.data(), s.bias.data(), out.data());
+          size_t k = 0;
+          for (int64_t b = 0; b < 2; ++b) {
+            for (int64_t oy = 0; oy < p.output_height; ++oy) {
+              for (int64_t ox = 0; ox < p.output_width; ++ox) {
+                for (int64_t co = 0; co < 4; ++co) {
+                  int64_t acc = s.bias[static_cast<size_t>(co)];
+                  for (int64_t y = 0; y < p.input_height; ++y) {
+                    for (int64_t xx = 0; xx < p.input_width; ++xx) {
+                      const int64_t fy = oy - (y * stride - pad), fx = ox - (xx * stride - pad);
+                      if (fy < 0 || fy >= kernel || fx < 0 || fx >= kernel) continue;
+                      for (int64_t ci = 0; ci < 3; ++ci) {
+                        acc += (x[static_cast<size_t>(((b * p.input_height + y) * p.input_width + xx) * 3 + ci)] -
+                                int64_t{s.q.input_zero_point}) *
+                               f[static_cast<size_t>(((co * kernel + fy) * kernel + fx) * 3 + ci)];
+                      }
+                    }
+                  }
+                  ASSERT_EQ(out[k++], Out(s.q, co, acc, /*single=*/false))
+                      << "size " << size << " stride " << stride << " kernel " << kernel << " pad " << pad;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// MEAN and SUM int8 over any axes (keep_dims or not): each output recomputed from the unravelled input indices,
+// the MEAN through the folded multiplier (double rounding), the SUM through LiteRT's float formula.
+TEST(QuantizedKernelsTest, ReduceInt8MatchesPlainFormula) {
+  std::mt19937 rng(11);
+  const std::vector<std::pair<Dims, std::vector<int32_t>>> cases = {
+      {{2, 3, 4, 5}, {1, 2}}, {{2, 3, 4, 5}, {-1}},      {{2, 3, 4, 5}, {0, 2}},  {{2, 3, 4, 5}, {0, 1, 2, 3}},
+      {{7}, {0}},             {{3, 1, 6}, {1, 1, -3}},   {{4, 0, 3}, {0}},        {{4, 0, 3}, {1}},
+      {{1, 9, 9, 2}, {1, 2}}, {{2, 2, 2, 2, 2}, {4, 0}}};
+  // (input scale, zp), (output scale, zp): equal, extreme ratios, zero points at the limits.
+  const std::vector<std::array<float, 4>> quants = {{0.1f, -3, 0.1f, -3}, {0.1f, 3, 0.05f, -7},
+                                                    {0.02f, 127, 0.005f, -128}, {0.5f, -128, 0.0039215f, 127},
+                                                    {1e-5f, 0, 2.0f, 10}, {4.0f, 5, 1e-3f, 0}};
+  for (const auto& [dims, axes] : cases) {
+    for (bool keep_dims : {false, true}) {
+      for (const auto& qv : quants) {
+        for (bool is_sum : {false, true}) {
+          ReduceInt8Params p;
+          Dims out_dims;
+          std::string error;
+          ASSERT_TRUE(MakeMeanParams(dims, axes, keep_dims, &p.shape, &out_dims, &error)) << error;
+          p.input_zero_point = static_cast<int32_t>(qv[1]);
+          p.output_zero_point = static_cast<int32_t>(qv[3]);
+          PrepareReduceInt8(is_sum, qv[0], qv[2], &p);
+          const int64_t in_count = NumElements(dims), out_count = NumElements(out_dims);
+          const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(in_count), rng);
+          std::vector<int8_t> out(static_cast<size_t>(out_count), 99);
+          ReduceInt8(p, x.data(), out.data());
+          // Reference: which input dims are reduced, each input's output offset by unravelling.
+          std::vector<bool> reduced(dims.size(), false);
+          for (int32_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + static_cast<int32_t>(dims.size()) : a)] = true;
+          int64_t n = 1;
+          for (size_t d = 0; d < dims.size(); ++d) n *= reduced[d] ? dims[d] : 1;
+          std::vector<int64_t> sums(static_cast<size_t>(out_count), 0);
+          for (int64_t i = 0; i < in_count; ++i) {
+            int64_t rest = i, offset = 0, stride = 1;
+            for (size_t d = dims.size(); d-- > 0;) {
+              const int64_t index = rest % dims[d];
+              rest /= dims[d];
+              if (!reduced[d]) {
+                offset += index * stride;
+                stride *= dims[d];
+              }
+            }
+            sums[static_cast<size_t>(offset)] += x[static_cast<size_t>(i)];
+          }
+          const QuantizedMultiplier base =
+              QuantizeMultiplier(static_cast<double>(qv[0]) / static_cast<double>(qv[2]));
+          int k = 0;
+          while ((int64_t{1} << (k + 1)) <= n) ++k;
+          k = std::max(0, std::min({k, 32, 31 + base.shift}));
+          const QuantizedMultiplier folded{
+              n > 0 ? static_cast<int32_t>((int64_t{base.multiplier} << k) / n) : base.multiplier,
+              n > 0 ? base.shift - k : base.shift};
+          for (int64_t o = 0; o < out_count; ++o) {
+            const int64_t sum = sums[static_cast<size_t>(o)];
+            int64_t want = 0;
+            if (n == 0) {
+              want = 0;
+            } else if (is_sum) {
+              const float scale = qv[0] / qv[2];
+              const float bias = static_cast<float>(-p.input_zero_point) * scale * static_cast<float>(n);
+              const float real = static_cast<float>(sum) * scale + bias;
+              const float r = real >= 0 ? std::floor(real + 0.5f) : -std::floor(-real + 0.5f);
+              want = Clamp(static_cast<int64_t>(std::max(std::min(r, 1e6f), -1e6f)) + p.output_zero_point);
+            } else {
+              want = Clamp(ApplyDouble(sum - n * p.input_zero_point, folded) + p.output_zero_point);
+            }
+            ASSERT_EQ(out[static_cast<size_t>(o)], want)
+                << "output " << o << " of " << dims.size() << "-D, sum " << is_sum << " keep " << keep_dims;
+          }
+        }
+      }
+    }
+  }
+}
+
+// SUM float: the plain sum of each output's inputs (in input order; an empty reduction gives 0).
+TEST(QuantizedKernelsTest, SumFloatSumsReducedElements) {
+  MeanParams p;
+  Dims out_dims;
+  std::string error;
+  ASSERT_TRUE(MakeMeanParams({2, 3, 2}, {1}, false, &p, &out_dims, &error));
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  std::vector<float> out(4, -1.0f);
+  SumFloat(p, x.data(), out.data());
+  EXPECT_EQ(out, (std::vector<float>{9, 12, 27, 30}));
+  ASSERT_TRUE(MakeMeanParams({2, 0}, {1}, true, &p, &out_dims, &error));
+  std::vector<float> empty(2, -1.0f);
+  SumFloat(p, nullptr, empty.data());
+  EXPECT_EQ(empty, (std::vector<float>{0, 0}));
+}
+
+
+// LOG_SOFTMAX int8 against the real log softmax of the dequantized inputs: within one output step (16/256), -128
+// exactly where the result lies below the output range; and the multipliers from their definitions.
+TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
+  std::mt19937 rng(31);
+  for (float scale : {1e-3f, 0.02f, 0.1f, 1.0f / 16, 0.5f, 3.0f}) {
+    LogSoftmaxInt8Params p;
+    PrepareLogSoftmaxInt8(scale, &p);
+    const QuantizedMultiplier in = QuantizeMultiplier(std::min(double{scale} * (1 << 26), 2147483647.0));
+    EXPECT_EQ(p.input_multiplier.multiplier, in.multiplier);
+    EXPECT_EQ(p.input_multiplier.shift, in.shift);
+    EXPECT_EQ(p.diff_min, -static_cast<int32_t>(std::floor(31.0 * (1 << 26) / std::ldexp(1.0, in.shift))));
+    for (int64_t depth : {1, 2, 16, 1000}) {
+      p.outer = 3;
+      p.depth = depth;
+      const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(3 * depth), rng);
+      std::vector<int8_t> out(x.size());
+      LogSoftmaxInt8(p, x.data(), out.data());
+      for (int64_t row = 0; row < 3; ++row) {
+        double max = -1e9, sum = 0;
+        for (int64_t j = 0; j < depth; ++j) max = std::max(max, static_cast<double>(x[static_cast<size_t>(row * depth + j)]));
+        for (int64_t j = 0; j < depth; ++j) sum += std::exp(scale * (x[static_cast<size_t>(row * depth + j)] - max));
+        for (int64_t j = 0; j < depth; ++j) {
+          const double real = scale * (x[static_cast<size_t>(row * depth + j)] - max) - std::log(sum);
+          const double q = real / (16.0 / 256) + 127;
+          const int got = out[static_cast<size_t>(row * depth + j)];
+          if (q < -128.5) {
+            ASSERT_EQ(got, -128) << scale << " " << depth;
+          } else {
+            ASSERT_NEAR(got, std::min(q, 127.0), 1.0) << scale << " depth " << depth << " real " << real;
+          }
+        }
+      }
+    }
+  }
+}
+
+
+// uint8 MEAN and SOFTMAX are the int8 kernels on values moved up by 128: with the zero points moved alike, the
+// outputs are the int8 ones plus 128 (every formula sees only differences from the zero points and the max).
+TEST(QuantizedKernelsTest, Uint8MeanAndSoftmaxAreShiftedInt8) {
+  std::mt19937 rng(13);
+  for (const auto& [dims, axes] : std::vector<std::pair<Dims, std::vector<int32_t>>>{
+           {{2, 3, 4, 5}, {1, 2}}, {{2, 3, 4, 5}, {-1}}, {{7, 9}, {0, 1}}, {{1, 9, 9, 2}, {1, 2}}}) {
+    for (const auto& q : std::vector<std::array<float, 4>>{{0.1f, -3, 0.1f, -3}, {0.02f, 127, 0.005f, -128},
+                                                          {1e-5f, 0, 2.0f, 10}, {0.5f, -128, 0.0039215f, 127}}) {
+      ReduceInt8Params p8, pu;
+      Dims out_dims;
+      std::string error;
+      ASSERT_TRUE(MakeMeanParams(dims, axes, true, &p8.shape, &out_dims, &error));
+      pu.shape = p8.shape;
+      p8.input_zero_point = static_cast<int32_t>(q[1]);
+      p8.output_zero_point = static_cast<int32_t>(q[3]);
+      pu.input_zero_point = p8.input_zero_point + 128;
+      pu.output_zero_point = p8.output_zero_point + 128;
+      PrepareReduceInt8(false, q[0], q[2], &p8);
+      PrepareReduceInt8(false, q[0], q[2], &pu);
+      const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(NumElements(dims)), rng);
+      std::vector<uint8_t> xu(x.size());
+      for (size_t i = 0; i < x.size(); ++i) xu[i] = static_cast<uint8_t>(x[i] + 128);
+      std::vector<int8_t> o8(static_cast<size_t>(NumElements(out_dims)));
+      std::vector<uint8_t> ou(o8.size());
+      ReduceInt8(p8, x.data(), o8.data());
+      ReduceQuantized<uint8_t>(pu, xu.data(), ou.data());
+      for (size_t i = 0; i < o8.size(); ++i) ASSERT_EQ(ou[i], o8[i] + 128) << i;
+      SoftmaxInt8Params s8;
+      s8.outer = NumElements(dims) / dims.back();
+      s8.depth = dims.back();
+      PrepareSoftmaxInt8(q[0], 1.0f, &s8);
+      SoftmaxInt8Params su = s8;
+      su.output_zero_point = 0;
+      std::vector<int8_t> soft8(x.size());
+      std::vector<uint8_t> softu(x.size());
+      SoftmaxInt8(s8, x.data(), soft8.data());
+      SoftmaxQuantized<uint8_t>(su, xu.data(), softu.data());
+      for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(softu[i], soft8[i] + 128) << i;
+    }
+  }
+}
+
+
+// 16x8: int16 activations, int8 weights, int64 bias and accumulator, LiteRT's int64 multiply (the multiplier
+// rounded to 16 bits, one rounding half up), restated here from its definition; FC with per-tensor weights
+// narrows the sum and rounds as the int8 FC.
+TEST(QuantizedKernelsTest, Conv16x8AndFullyConnected16x8MatchPlainFormula) {
+  std::mt19937 rng(47);
+  const auto int64_multiply = [](int64_t acc, const QuantizedMultiplier& m) {
+    const int64_t reduced = m.multiplier < 0x7FFF0000 ? (int64_t{m.multiplier} + 32768) / 65536 : 0x7FFF;
+    const long double exact = std::ldexp(static_cast<long double>(acc) * reduced, m.shift - 15);
+    return static_cast<int64_t>(std::floor(exact + 0.5L));
+  };
+  ConvParams p;
+  p.batch = 1;
+  p.input_height = 5;
+  p.input_width = 4;
+  p.input_channels = 3;
+  p.output_height = 5;
+  p.output_width = 4;
+  p.output_channels = 4;
+  p.filter_height = 3;
+  p.filter_width = 3;
+  p.pad_top = 1;
+  p.pad_left = 1;
+  for (int variant = 0; variant < 6; ++variant) {
+    WeightedQuantParams q;
+    q.activation_min = variant == 2 ? 0 : -32768;
+    q.activation_max = 32767;
+    std::vector<float> filter_scales = {0.01f, 0.02f, 0.005f, 0.03f};
+    q.multipliers = PerChannelMultipliers(variant % 2 ? 3e-4f : 1e-3f, filter_scales, variant < 3 ? 4e-3f : 0.5f, 4);
+    std::vector<int16_t> x(60);
+    for (int16_t& v : x) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
+    const std::vector<int8_t> f = RandomInt8(4 * 9 * 3, rng);
+    std::vector<int64_t> bias(4);
+    for (int64_t& b : bias) b = static_cast<int64_t>(rng() % 2000001) - 1000000;
+    std::vector<int16_t> out(80);
+    ConvQuantized<int16_t, int8_t, int64_t>(p, q, x.data(), f.data(), bias.data(), out.data());
+    for (int64_t oy = 0; oy < 5; ++oy) {
+      for (int64_t ox = 0; ox < 4; ++ox) {
+        for (int64_t oc = 0; oc < 4; ++oc) {
+          int64_t acc = bias[static_cast<size_t>(oc)];
+          for (int64_t fy = 0; fy < 3; ++fy) {
+            for (int64_t fx = 0; fx < 3; ++fx) {
+              const int64_t iy = oy - 1 + fy, ix = ox - 1 + fx;
+              if (iy < 0 || iy >= 5 || ix < 0 || ix >= 4) continue;
+              for (int64_t ic = 0; ic < 3; ++ic) {
+                acc += int64_t{x[static_cast<size_t>((iy * 4 + ix) * 3 + ic)]} *
+                       f[static_cast<size_t>(((oc * 3 + fy) * 3 + fx) * 3 + ic)];
+              }
+            }
+          }
+          const int64_t want = std::min<int64_t>(std::max<int64_t>(int64_multiply(acc, q.multipliers[static_cast<size_t>(oc)]),
+                                                                   q.activation_min), q.activation_max);
+          ASSERT_EQ(out[static_cast<size_t>((oy * 4 + ox) * 4 + oc)], want) << variant;
+        }
+      }
+    }
+    // FULLY_CONNECTED over the same values with per-tensor weights: narrow, then the FC's ties-away rounding.
+    FullyConnectedParams fc;
+    fc.batch = 4;
+    fc.input_size = 15;
+    fc.num_units = 4;
+    WeightedQuantParams qf = q;
+    qf.multipliers.assign(4, q.multipliers[0]);
+    qf.wide_multiply = false;
+    qf.rounding = Rounding::kSingleAway;
+    std::vector<int16_t> fc_out(16);
+    FullyConnectedQuantized<int16_t, int8_t, int64_t>(fc, qf, x.data(), f.data(), bias.data(), fc_out.data());
+    for (int64_t b = 0; b < 4; ++b) {
+      for (int64_t u = 0; u < 4; ++u) {
+        int64_t acc = bias[static_cast<size_t>(u)];
+        for (int64_t i = 0; i < 15; ++i) acc += int64_t{x[static_cast<size_t>(b * 15 + i)]} * f[static_cast<size_t>(u * 15 + i)];
+        const long double exact = std::ldexp(static_cast<long double>(acc) * qf.multipliers[0].multiplier, qf.multipliers[0].shift - 31);
+        const int64_t rounded = static_cast<int64_t>(exact >= 0 ? std::floor(exact + 0.5L) : -std::floor(-exact + 0.5L));
+        ASSERT_EQ(fc_out[static_cast<size_t>(b * 4 + u)],
+                  std::min<int64_t>(std::max<int64_t>(rounded, qf.activation_min), qf.activation_max)) << variant;
       }
     }
   }

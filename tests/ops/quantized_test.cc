@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -165,6 +166,69 @@ TEST(QuantizedTest, ActivationRange) {
   EXPECT_EQ(lo, -4);
   EXPECT_EQ(hi, 4);
   EXPECT_FALSE(QuantizedActivationRange(static_cast<int>(Activation::kTanh), 0.1f, 0, &lo, &hi));
+}
+
+
+// gemmlowp's fixed-point functions against the real functions they approximate, over their whole input ranges,
+// and worked values.
+TEST(QuantizedTest, FixedPointPowersOfTwo) {
+  using fixed_point::SaturatingRoundingMultiplyByPOT;
+  EXPECT_EQ(SaturatingRoundingMultiplyByPOT(3, 2), 12);
+  EXPECT_EQ(SaturatingRoundingMultiplyByPOT(-3, 2), -12);
+  EXPECT_EQ(SaturatingRoundingMultiplyByPOT(1 << 29, 2), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(SaturatingRoundingMultiplyByPOT(-(1 << 29) - 1, 2), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(SaturatingRoundingMultiplyByPOT(5, -1), 3);    // 2.5 away from zero
+  EXPECT_EQ(SaturatingRoundingMultiplyByPOT(-5, -1), -3);
+  EXPECT_EQ(fixed_point::RoundingHalfSum(3, 4), 4);
+  EXPECT_EQ(fixed_point::RoundingHalfSum(-3, -4), -4);
+  EXPECT_EQ(fixed_point::RoundingHalfSum(std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::max()),
+            std::numeric_limits<int32_t>::max());
+}
+
+TEST(QuantizedTest, FixedPointExpLogAndReciprocal) {
+  const double q31 = 2147483648.0;
+  // exp(0) is one; exp(-1) the product of three of the barrel shifter's factors, within 2.5e-7.
+  EXPECT_EQ(fixed_point::ExpOnNegativeValues(0, 5), std::numeric_limits<int32_t>::max());
+  EXPECT_NEAR(fixed_point::ExpOnNegativeValues(-(1 << 26), 5), std::exp(-1.0) * q31, 500);
+  for (int bits : {0, 1, 5, 12}) {
+    for (double x = 0; x >= -std::ldexp(1.0, bits) + 1e-9; x -= std::ldexp(1.0, bits) / 997) {
+      const auto raw = static_cast<int32_t>(std::llround(std::ldexp(x, 31 - bits)));
+      const double got = fixed_point::ExpOnNegativeValues(raw, bits) / q31;
+      ASSERT_NEAR(got, std::exp(std::ldexp(raw, bits - 31)), 2e-8 * 64) << x << " bits " << bits;
+    }
+  }
+  for (double x = 0; x < 1; x += 1.0 / 1013) {
+    const auto raw = static_cast<int32_t>(x * q31);
+    ASSERT_NEAR(fixed_point::OneOverOnePlusX(raw) / q31, 1.0 / (1.0 + raw / q31), 1e-8) << x;
+  }
+  // log x for x in [1, 2^12) with 12 integer bits, into 5 integer bits (LOG_SOFTMAX's use).
+  for (double x = 1; x < 4096; x *= 1.0137) {
+    const auto raw = static_cast<int32_t>(std::ldexp(x, 19));
+    const double got = std::ldexp(fixed_point::LogXForXGreaterThanOrEqualTo1(raw, 12, 5), -26);
+    ASSERT_NEAR(got, std::log(std::ldexp(raw, -19)), 1e-6) << x;
+  }
+}
+
+
+// FULLY_CONNECTED's rounding: one rounding of the exact product, ties away from zero.
+TEST(QuantizedTest, MultiplyByQuantizedMultiplierSingleAway) {
+  const int32_t q = 1 << 30;  // 0.5 * 2^shift
+  EXPECT_EQ(MultiplyByQuantizedMultiplierSingleAway(32, q, -5), 1);    // 0.5 -> 1
+  EXPECT_EQ(MultiplyByQuantizedMultiplierSingleAway(-32, q, -5), -1);  // -0.5 -> -1 (half up gives 0)
+  EXPECT_EQ(MultiplyByQuantizedMultiplier(-32, q, -5), 0);
+  EXPECT_EQ(MultiplyByQuantizedMultiplierSingleAway(95, q, -5), 1);    // 1.484 -> 1 (double rounding gives 2)
+  EXPECT_EQ(MultiplyByQuantizedMultiplierDoubleRounding(95, q, -5), 2);
+  std::mt19937 rng(3);
+  for (int i = 0; i < 100000; ++i) {
+    const auto x = static_cast<int32_t>(rng());
+    const int32_t m = static_cast<int32_t>((rng() >> 1) | (1u << 30));
+    const int shift = static_cast<int>(rng() % 40) - 31;
+    const long double exact = std::ldexp(static_cast<long double>(x) * m, shift - 31);
+    const long double want = exact >= 0 ? std::floor(exact + 0.5L) : -std::floor(-exact + 0.5L);
+    if (std::fabs(want) > 2147483647.0L) continue;
+    ASSERT_EQ(MultiplyByQuantizedMultiplierSingleAway(x, m, shift), static_cast<int64_t>(want))
+        << x << " " << m << " " << shift;
+  }
 }
 
 }  // namespace

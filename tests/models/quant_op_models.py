@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Writes single-op uint8 and int16 .tflite models (legacy per-tensor uint8 models, 16-bit activations), for
+litert_compare.py --generate (ctest litert_quant_ops): Kiln's kernels for these types held byte for byte to
+LiteRT's reference resolver op by op. The int8 models are int8_op_models.py's, whose model writer this reuses.
+
+usage: quant_op_models.py OUT_DIR   (run with the Python of the LiteRT environment bench/litert_env.sh makes)
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from int8_op_models import OPS, S, OneOpModel, binary, reduce_ops, resize_ops, unary  # noqa: E402
+
+U8 = np.uint8
+
+
+def uint8_ops(out):
+    """The uint8 kernels (legacy per-tensor models): zero points at both ends of [0, 255], scales 1e-5 to 3,
+    broadcasting and fused activations, as the int8 models."""
+    s4 = (2, 3, 4, 5)
+    arithmetic = [((0.05, 131), (0.05, 121), (0.1, 128), s4, s4, "none"),
+                  ((0.5, 0), (0.0039215, 255), (0.1, 123), s4, (1, 1, 4, 1), "none"),
+                  ((1e-5, 128), (0.1, 138), (0.0078125, 255), s4, (5,), "relu6"),
+                  ((0.02, 255), (2.0, 0), (3.0, 0), (3, 1, 5), (1, 4, 1), "relu"),
+                  ((0.1, 128), (0.1, 128), (1e-3, 128), s4, (1,), "relu1")]
+    for i, case in enumerate(arithmetic):
+        for op, code in (("add", OPS.ADD), ("sub", OPS.SUB), ("mul", OPS.MUL)):
+            binary(out, "qu8_%s_%d" % (op, i), code, 2, *case, dtype=U8)
+    for i, (a_shape, b_shape) in enumerate([(s4, s4), (s4, (1, 3, 1, 5))]):
+        for op, code in (("maximum", OPS.MAXIMUM), ("minimum", OPS.MINIMUM)):
+            binary(out, "qu8_%s_%d" % (op, i), code, 2, (0.1, 125), (0.1, 125), (0.1, 125), a_shape, b_shape,
+                   dtype=U8)
+    for i, quant in enumerate([(0.1, 128), (0.02, 0), (1.0 / 16, 255), (0.5, 133)]):
+        unary(out, "qu8_logistic_%d" % i, OPS.LOGISTIC, 1, quant, (1.0 / 256, 0), dtype=U8)
+        unary(out, "qu8_tanh_%d" % i, OPS.TANH, 1, quant, (1.0 / 128, 128), dtype=U8)
+    relus = [((0.1, 128), (0.1, 128)), ((0.1, 108), (0.05, 0)), ((0.03, 255), (0.07, 28)), ((2.0, 138), (0.01, 128))]
+    for i, (in_quant, out_quant) in enumerate(relus):
+        unary(out, "qu8_relu_%d" % i, OPS.RELU, 1, in_quant, out_quant, dtype=U8)
+        unary(out, "qu8_relu6_%d" % i, OPS.RELU6, 1, in_quant, out_quant, dtype=U8)
+        unary(out, "qu8_relun1to1_%d" % i, OPS.RELU_N1_TO_1, 1, in_quant, out_quant, dtype=U8)
+    # QUANTIZE: float -> uint8, uint8 <-> int8 (one scale with zero points 128 apart: LiteRT's bit flip; and a
+    # rescale) and uint8 -> uint8.
+    quantizes = [(np.float32, (None, 0), U8, (0.01, 128)), (np.float32, (None, 0), U8, (0.5, 0)),
+                 (U8, (0.1, 128), np.int8, (0.1, 0)), (np.int8, (0.1, 0), U8, (0.1, 128)),
+                 (U8, (0.05, 3), np.int8, (0.2, -9)), (np.int8, (0.37, 3), U8, (0.11, 250)),
+                 (U8, (0.1, 128), U8, (0.25, 100)), (U8, (1e-3, 255), U8, (1e-4, 0))]
+    for i, (in_type, in_quant, out_type, out_quant) in enumerate(quantizes):
+        unary(out, "qu8_quantize_%d" % i, OPS.QUANTIZE, 1 if in_type == np.float32 else 2, in_quant, out_quant,
+              dtype=in_type, out_dtype=out_type)
+    # Pools (output quantized as the input), with a fused activation.
+    for i, (kind, code, padding, act) in enumerate([("avg", OPS.AVERAGE_POOL_2D, S.Padding.SAME, "none"),
+                                                   ("avg", OPS.AVERAGE_POOL_2D, S.Padding.VALID, "relu6"),
+                                                   ("max", OPS.MAX_POOL_2D, S.Padding.SAME, "none"),
+                                                   ("max", OPS.MAX_POOL_2D, S.Padding.VALID, "relu")]):
+        m = OneOpModel(out, U8)
+        x = m.tensor((2, 7, 8, 3), 0.05, 120, "x")
+        oh, ow = (4, 4) if padding == S.Padding.SAME else (3, 3)
+        y = m.tensor((2, oh, ow, 3), 0.05, 120, "y", is_input=False)
+        options = S.Pool2DOptionsT()
+        options.padding, options.strideH, options.strideW, options.filterHeight, options.filterWidth = padding, 2, 2, 3, 3
+        options.fusedActivationFunction = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFunctionType.RELU,
+                                           "relu6": S.ActivationFunctionType.RELU6}[act]
+        m.write("qu8_%spool_%d" % (kind, i), code, 2, [x], y, S.BuiltinOptions.Pool2DOptions, options)
+    for i, axis in enumerate([1, -1]):
+        m = OneOpModel(out, U8)
+        inputs = [m.tensor((2, 3, 4), 0.1, 137, name) for name in ("x", "y", "z")]
+        shape = [2, 3, 4]
+        shape[axis] *= 3
+        y = m.tensor(shape, 0.1, 137, "out", is_input=False)
+        options = S.ConcatenationOptionsT()
+        options.axis = axis
+        m.write("qu8_concat_%d" % i, OPS.CONCATENATION, 1, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
+
+
+def uint8_weighted_ops(out):
+    """FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D on uint8: asymmetric uint8 weights (zero points 0 to 255),
+    int32 bias or none, fused activations, strides, paddings and dilation."""
+    rng = np.random.default_rng(23)
+    act = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFunctionType.RELU,
+           "relu6": S.ActivationFunctionType.RELU6}
+    # (input quant, weights quant, output quant, activation, bias)
+    quants = [((0.05, 128), (0.02, 120), (0.5, 100), "none", True), ((0.5, 0), (0.004, 255), (0.2, 10), "relu", True),
+              ((0.02, 255), (0.1, 0), (1.0, 128), "relu6", False), ((1e-3, 77), (0.05, 133), (3e-3, 200), "none", True)]
+    for i, (in_q, w_q, out_q, a, with_bias) in enumerate(quants):
+        # FULLY_CONNECTED [3, 40] x [7, 40]
+        m = OneOpModel(out, U8)
+        x = m.tensor((3, 40), *in_q, "x")
+        w = m.tensor((7, 40), *w_q, "w", data=rng.integers(0, 256, size=(7, 40)))
+        inputs = [x, w]
+        if with_bias:
+            inputs.append(m.tensor((7,), None, 0, "b", data=rng.integers(-5000, 5000, size=7), dtype=np.int32))
+        y = m.tensor((3, 7), *out_q, "y", is_input=False)
+        options = S.FullyConnectedOptionsT()
+        options.fusedActivationFunction = act[a]
+        m.write("qu8_fc_%d" % i, OPS.FULLY_CONNECTED, 1, inputs, y, S.BuiltinOptions.FullyConnectedOptions, options)
+        if i == 0:
+            # Ties: scales 0.5 * 0.5 / 16 make the multiplier 2^-6 exactly, so one output in 64 lies half way
+            # between two steps, where single and double rounding part (for negative sums).
+            m = OneOpModel(out, U8)
+            x = m.tensor((256, 1), 0.5, 128, "x")
+            w = m.tensor((16, 1), 0.5, 128, "w", data=rng.integers(0, 256, size=(16, 1)))
+            y = m.tensor((256, 16), 16.0, 128, "y", is_input=False)
+            m.write("qu8_fc_ties", OPS.FULLY_CONNECTED, 1, [x, w], y, S.BuiltinOptions.FullyConnectedOptions,
+                    S.FullyConnectedOptionsT())
+        # CONV_2D 3x3 and DEPTHWISE_CONV_2D 3x3 (multiplier 2) on [1, 9, 8, 4]
+        stride, padding, dilation = [(1, S.Padding.SAME, 1), (2, S.Padding.VALID, 1), (1, S.Padding.VALID, 2),
+                                     (2, S.Padding.SAME, 1)][i]
+        def out_size(n):
+            eff = (3 - 1) * dilation + 1
+            return (n + stride - 1) // stride if padding == S.Padding.SAME else (n - eff + stride) // stride
+        oh, ow = out_size(9), out_size(8)
+        for kind in ("conv", "depthwise"):
+            m = OneOpModel(out, U8)
+            x = m.tensor((1, 9, 8, 4), *in_q, "x")
+            oc = 5 if kind == "conv" else 8
+            fshape = (5, 3, 3, 4) if kind == "conv" else (1, 3, 3, 8)
+            w = m.tensor(fshape, *w_q, "w", data=rng.integers(0, 256, size=fshape))
+            # LiteRT's uint8 convolutions need the bias (CONV_2D refuses, DEPTHWISE_CONV_2D crashes without).
+            inputs = [x, w, m.tensor((oc,), None, 0, "b", data=rng.integers(-5000, 5000, size=oc), dtype=np.int32)]
+            y = m.tensor((1, oh, ow, oc), *out_q, "y", is_input=False)
+            if kind == "conv":
+                options = S.Conv2DOptionsT()
+                code, options_type = OPS.CONV_2D, S.BuiltinOptions.Conv2DOptions
+            else:
+                options = S.DepthwiseConv2DOptionsT()
+                options.depthMultiplier = 2
+                code, options_type = OPS.DEPTHWISE_CONV_2D, S.BuiltinOptions.DepthwiseConv2DOptions
+            options.padding, options.strideH, options.strideW = padding, stride, stride
+            options.dilationHFactor, options.dilationWFactor = dilation, dilation
+            options.fusedActivationFunction = act[a]
+            m.write("qu8_%s_%d" % (kind, i), code, 1 if dilation == 1 else 2, inputs, y, options_type, options)
+
+
+def int16_ops(out):
+    """The int16 kernels (16-bit activations, symmetric: zero point 0): ADD and SUB on LiteRT's general path
+    (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, the pools
+    and QUANTIZE float -> int16, int16 -> int16, int8 <-> int16."""
+    I16 = np.int16
+    s4 = (2, 3, 4, 5)
+    cases = [((0.001, 0), (0.002, 0), (0.003, 0), s4, s4, "none"), ((3e-5, 0), (1e-4, 0), (2e-4, 0), s4, (5,), "relu"),
+             ((0.01, 0), (0.0005, 0), (0.02, 0), (3, 1, 5), (1, 4, 1), "relu6")]
+    for i, case in enumerate(cases):
+        for op, code, version in (("add", OPS.ADD, 3), ("sub", OPS.SUB, 3), ("mul", OPS.MUL, 4)):
+            m = OneOpModel(out, I16)
+            a = m.tensor(case[3], *case[0], "a")
+            b = m.tensor(case[4], *case[1], "b")
+            y = m.tensor(np.broadcast_shapes(case[3], case[4]), *case[2], "y", is_input=False)
+            kind = {OPS.ADD: "Add", OPS.SUB: "Sub", OPS.MUL: "Mul"}[code]
+            options = getattr(S, kind + "OptionsT")()
+            options.fusedActivationFunction = {"none": S.ActivationFunctionType.NONE,
+                                               "relu": S.ActivationFunctionType.RELU,
+                                               "relu6": S.ActivationFunctionType.RELU6}[case[5]]
+            if code != OPS.MUL:
+                options.potScaleInt16 = False
+            m.write("q16_%s_%d" % (op, i), code, version, [a, b], y, getattr(S.BuiltinOptions, kind + "Options"), options)
+    for op, code in (("maximum", OPS.MAXIMUM), ("minimum", OPS.MINIMUM)):
+        binary(out, "q16_%s" % op, code, 4, (0.001, 0), (0.001, 0), (0.001, 0), s4, (1, 3, 1, 5), dtype=I16)
+    for i, (in_quant, out_quant) in enumerate([((0.001, 0), (0.001, 0)), ((0.001, 0), (0.0004, 0)), ((1e-4, 0), (3e-4, 0))]):
+        unary(out, "q16_relu_%d" % i, OPS.RELU, 3, in_quant, out_quant, dtype=I16)
+        unary(out, "q16_relu6_%d" % i, OPS.RELU6, 3, in_quant, out_quant, dtype=I16)
+    for i, (kind, code, padding) in enumerate([("avg", OPS.AVERAGE_POOL_2D, S.Padding.SAME),
+                                              ("avg", OPS.AVERAGE_POOL_2D, S.Padding.VALID),
+                                              ("max", OPS.MAX_POOL_2D, S.Padding.SAME)]):
+        m = OneOpModel(out, I16)
+        x = m.tensor((2, 7, 8, 3), 0.001, 0, "x")
+        oh, ow = (4, 4) if padding == S.Padding.SAME else (3, 3)
+        y = m.tensor((2, oh, ow, 3), 0.001, 0, "y", is_input=False)
+        options = S.Pool2DOptionsT()
+        options.padding, options.strideH, options.strideW, options.filterHeight, options.filterWidth = padding, 2, 2, 3, 3
+        m.write("q16_%spool_%d" % (kind, i), code, 3, [x], y, S.BuiltinOptions.Pool2DOptions, options)
+    for i, axis in enumerate([1, -1]):
+        m = OneOpModel(out, I16)
+        inputs = [m.tensor((2, 3, 4), 0.001, 0, name) for name in ("x", "y", "z")]
+        shape = [2, 3, 4]
+        shape[axis] *= 3
+        y = m.tensor(shape, 0.001, 0, "out", is_input=False)
+        options = S.ConcatenationOptionsT()
+        options.axis = axis
+        m.write("q16_concat_%d" % i, OPS.CONCATENATION, 3, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
+    quantizes = [(np.float32, (None, 0), I16, (1e-3, 0)), (np.float32, (None, 0), I16, (3e-5, 0)),
+                 (I16, (1e-3, 0), I16, (3e-3, 0)), (I16, (1e-3, 0), np.int8, (0.05, 3)),
+                 (np.int8, (0.05, -3), I16, (1e-3, 0))]
+    for i, (in_type, in_quant, out_type, out_quant) in enumerate(quantizes):
+        unary(out, "q16_quantize_%d" % i, OPS.QUANTIZE, 3 if in_type != np.float32 else 1, in_quant, out_quant,
+              dtype=in_type, out_dtype=out_type)
+
+
+def int16x8_ops(out):
+    """16x8 FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: int16 activations (zero point 0), int8 weights per
+    tensor or per channel, int64 bias or none, fused activations."""
+    rng = np.random.default_rng(29)
+    act = {"none": S.ActivationFunctionType.NONE, "relu": S.ActivationFunctionType.RELU,
+           "relu6": S.ActivationFunctionType.RELU6}
+    cases = [(1e-3, 0.01, 4e-3, "none", True, False), (3e-4, 0.002, 1e-2, "relu", True, True),
+             (2e-3, 0.05, 0.5, "relu6", False, True)]
+    for i, (si, sw, so, a, with_bias, per_channel) in enumerate(cases):
+        for kind in ("fc", "conv", "depthwise"):
+            m = OneOpModel(out, np.int16)
+            if kind == "fc":
+                in_shape, w_shape, out_shape, oc = (3, 40), (7, 40), (3, 7), 7
+            elif kind == "conv":
+                in_shape, w_shape, out_shape, oc = (1, 6, 5, 4), (5, 3, 3, 4), (1, 6, 5, 5), 5
+            else:
+                in_shape, w_shape, out_shape, oc = (1, 6, 5, 4), (1, 3, 3, 8), (1, 6, 5, 8), 8
+            x = m.tensor(in_shape, si, 0, "x")
+            scales = rng.uniform(0.5 * sw, 1.5 * sw, size=oc) if per_channel else sw
+            w = m.tensor(w_shape, scales, 0, "w", data=rng.integers(-127, 128, size=w_shape), dtype=np.int8)
+            if kind == "depthwise" and per_channel:
+                m.tensors[w].quantization.quantizedDimension = 3
+            inputs = [x, w]
+            if with_bias or kind == "conv":  # LiteRT's 16x8 CONV_2D needs the bias
+                inputs.append(m.tensor((oc,), None, 0, "b", data=rng.integers(-40000, 40000, size=oc), dtype=np.int64))
+            y = m.tensor(out_shape, so, 0, "y", is_input=False)
+            if kind == "fc":
+                options = S.FullyConnectedOptionsT()
+                code, version, options_type = OPS.FULLY_CONNECTED, 7, S.BuiltinOptions.FullyConnectedOptions
+            elif kind == "conv":
+                options = S.Conv2DOptionsT()
+                options.padding, options.strideH, options.strideW = S.Padding.SAME, 1, 1
+                code, version, options_type = OPS.CONV_2D, 4, S.BuiltinOptions.Conv2DOptions
+            else:
+                options = S.DepthwiseConv2DOptionsT()
+                options.padding, options.strideH, options.strideW, options.depthMultiplier = S.Padding.SAME, 1, 1, 2
+                code, version, options_type = OPS.DEPTHWISE_CONV_2D, 5, S.BuiltinOptions.DepthwiseConv2DOptions
+            options.fusedActivationFunction = act[a]
+            m.write("q16_%s_%d" % (kind, i), code, version, inputs, y, options_type, options)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    resize_ops(out, np.uint8, "qu8")
+    resize_ops(out, np.int16, "q16")
+    uint8_ops(out)
+    uint8_weighted_ops(out)
+    reduce_ops(out, U8, "qu8")
+    int16_ops(out)
+    int16x8_ops(out)
+    # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.
+    for i, (in_quant, shape, beta) in enumerate([((0.1, 128), (4, 16, 16), 1.0), ((0.02, 0), (8, 128), 1.0),
+                                                 ((1.0 / 16, 255), (2, 1000), 0.5), ((0.5, 133), (64, 16), 1.0)]):
+        m = OneOpModel(out, U8)
+        x = m.tensor(shape, *in_quant, "x")
+        y = m.tensor(shape, 1.0 / 256, 0, "y", is_input=False)
+        options = S.SoftmaxOptionsT()
+        options.beta = beta
+        m.write("qu8_softmax_%d" % i, OPS.SOFTMAX, 1, [x], y, S.BuiltinOptions.SoftmaxOptions, options)
+
+
+if __name__ == "__main__":
+    main()
