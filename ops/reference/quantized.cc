@@ -50,16 +50,19 @@ int32_t RoundingDivideByPOT(int32_t x, int exponent) {
 int32_t MultiplyByQuantizedMultiplier(int32_t x, int32_t multiplier, int shift) {
   const int total_shift = 31 - shift;
   const int64_t round = int64_t{1} << (total_shift - 1);
-  // |x * multiplier| < 2^62 and round <= 2^61: no overflow. >> on a negative int64 is arithmetic (clang; LiteRT relies on it too).
+  // |x * multiplier| < 2^62 and round <= 2^61: no overflow. >> on a negative int64 is arithmetic (clang;
+  // LiteRT relies on it too).
   const int64_t result = (static_cast<int64_t>(x) * static_cast<int64_t>(multiplier) + round) >> total_shift;
   return static_cast<int32_t>(result);
 }
 
 int32_t MultiplyByQuantizedMultiplierInt64(int64_t x, int32_t multiplier, int shift) {
-  const int64_t reduced = multiplier < 0x7FFF0000 ? (static_cast<int64_t>(multiplier) + (1 << 15)) >> 16 : 0x7FFF;
+  const int64_t reduced =
+      multiplier < 0x7FFF0000 ? (static_cast<int64_t>(multiplier) + (1 << 15)) >> 16 : 0x7FFF;
   const int total_shift = 15 - shift;
-  // |x| < 2^47 (LiteRT's assumption) keeps the product within int64; >> of a negative is arithmetic.
-  const int64_t result = (x * reduced + (int64_t{1} << (total_shift - 1))) >> total_shift;
+  // |x| < 2^47 (LiteRT's assumption) keeps the product within int64; a crafted int64 bias can break it, and
+  // the product then wraps as LiteRT's does. >> of a negative is arithmetic.
+  const int64_t result = WrapAdd(WrapMul(x, reduced), int64_t{1} << (total_shift - 1)) >> total_shift;
   return static_cast<int32_t>(result);
 }
 
@@ -80,14 +83,15 @@ int32_t MultiplyByQuantizedMultiplierDoubleRounding(int32_t x, int32_t multiplie
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right_shift);
 }
 
-std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale, const std::vector<float>& filter_scales,
+std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale,
+                                                       const std::vector<float>& filter_scales,
                                                        float output_scale, int64_t channels) {
   std::vector<QuantizedMultiplier> result(static_cast<size_t>(channels));
   for (int64_t c = 0; c < channels; ++c) {
-    const double filter_scale = static_cast<double>(filter_scales.size() == 1 ? filter_scales[0]
-                                                                               : filter_scales[static_cast<size_t>(c)]);
-    result[static_cast<size_t>(c)] =
-        QuantizeMultiplier(static_cast<double>(input_scale) * filter_scale / static_cast<double>(output_scale));
+    const double filter_scale = static_cast<double>(
+        filter_scales.size() == 1 ? filter_scales[0] : filter_scales[static_cast<size_t>(c)]);
+    result[static_cast<size_t>(c)] = QuantizeMultiplier(static_cast<double>(input_scale) * filter_scale /
+                                                        static_cast<double>(output_scale));
   }
   return result;
 }
@@ -123,8 +127,12 @@ bool QuantizedActivationRange(int activation, float output_scale, int32_t output
 namespace fixed_point {
 namespace {
 
-int32_t Add(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b)); }
-int32_t Sub(int32_t a, int32_t b) { return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b)); }
+int32_t Add(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+int32_t Sub(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
+}
 int32_t Mul(int32_t a, int32_t b) { return SaturatingRoundingDoublingHighMul(a, b); }
 
 int32_t Saturate(int64_t v) {
@@ -171,12 +179,14 @@ int32_t ExpOnNegativeValues(int32_t a, int bits) {
   const int fractional = 31 - bits;
   const int32_t one_quarter = int32_t{1} << (fractional - 2);
   const int32_t a_mod_quarter_minus_one_quarter = Sub(a & (one_quarter - 1), one_quarter);
-  int32_t result = ExpOnIntervalBetweenNegativeOneQuarterAnd0(Rescale(a_mod_quarter_minus_one_quarter, bits, 0));
+  int32_t result =
+      ExpOnIntervalBetweenNegativeOneQuarterAnd0(Rescale(a_mod_quarter_minus_one_quarter, bits, 0));
   const int32_t remainder = Sub(a_mod_quarter_minus_one_quarter, a);
   // exp(-2^k) in Q0.31 for k = -2 .. 4.
   constexpr int32_t kFactors[] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
   for (int k = -2; k <= 4; ++k) {
-    if (bits > k && (remainder & (int32_t{1} << (fractional + k))) != 0) result = Mul(result, kFactors[k + 2]);
+    if (bits > k && (remainder & (int32_t{1} << (fractional + k))) != 0)
+      result = Mul(result, kFactors[k + 2]);
   }
   if (bits > 5 && a < -(int32_t{1} << (36 - bits))) result = 0;  // below -32: exp rounds to 0
   if (a == 0) result = std::numeric_limits<int32_t>::max();
@@ -213,9 +223,8 @@ int32_t LogXForXGreaterThanOrEqualTo1(int32_t x, int input_bits, int output_bits
   const int32_t z_b = Mul(x, kSqrtHalf);
   const int z_b_headroom = CountLeadingZeros(static_cast<uint32_t>(z_b)) - 1;
   const int32_t r_b = SaturatingRoundingMultiplyByPOT(x, z_b_headroom);
-  const int32_t z_b_pow_2_adj =
-      Saturate(int64_t{SaturatingRoundingMultiplyByPOT(input_bits - z_b_headroom, 31 - accum_bits)} -
-               shifted_quarter);
+  const int32_t z_b_pow_2_adj = Saturate(
+      int64_t{SaturatingRoundingMultiplyByPOT(input_bits - z_b_headroom, 31 - accum_bits)} - shifted_quarter);
   const int32_t r = std::min(r_a, r_b);
   const int32_t z_pow_2_adj = std::max(z_a_pow_2_adj, z_b_pow_2_adj);
   // log(r) by a rational approximation in q = 2 * (r - sqrt(sqrt(1/2))).

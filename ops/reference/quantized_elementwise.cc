@@ -68,8 +68,8 @@ namespace {
 int32_t SubValues(const AddInt8Params& p, int32_t a, int32_t b) {
   const int32_t shifted_a = (a - p.a_zero_point) * (int32_t{1} << p.left_shift);
   const int32_t shifted_b = (b - p.b_zero_point) * (int32_t{1} << p.left_shift);
-  const int32_t difference = Scale(shifted_a, p.a_multiplier) - Scale(shifted_b, p.b_multiplier);
-  const int32_t out = Scale(difference, p.output_multiplier) + p.output_zero_point;
+  const int32_t difference = WrapSub(Scale(shifted_a, p.a_multiplier), Scale(shifted_b, p.b_multiplier));
+  const int32_t out = WrapAdd(Scale(difference, p.output_multiplier), p.output_zero_point);
   return std::min(std::max(out, p.activation_min), p.activation_max);
 }
 
@@ -93,7 +93,7 @@ void MulQuantized(const BinaryParams& shape, const MulInt8Params& p, const T* a,
   ForEachBroadcast(shape, [&](int64_t i, int64_t a_offset, int64_t b_offset) {
     const int32_t product = (static_cast<int32_t>(a[a_offset]) - p.a_zero_point) *
                             (static_cast<int32_t>(b[b_offset]) - p.b_zero_point);
-    const int32_t out = Scale(product, p.multiplier) + p.output_zero_point;
+    const int32_t out = WrapAdd(Scale(product, p.multiplier), p.output_zero_point);
     output[i] = static_cast<T>(std::min(std::max(out, p.activation_min), p.activation_max));
   });
 }
@@ -123,7 +123,7 @@ void PreluInt8(const BinaryParams& shape, const PreluInt8Params& p, const int8_t
       const int32_t slope = static_cast<int32_t>(alpha[alpha_offset]) - p.alpha_zero_point;
       out = Scale(x * slope, p.negative);
     }
-    output[i] = ClampToInt8(out + p.output_zero_point);
+    output[i] = ClampToInt8(WrapAdd(out, p.output_zero_point));
   });
 }
 
@@ -140,8 +140,8 @@ void PrepareReluInt8(int activation, float input_scale, float output_scale, int3
 template <typename T>
 void RequantizeClampQuantized(const RequantizeClampInt8Params& p, int64_t count, const T* input, T* output) {
   for (int64_t i = 0; i < count; ++i) {
-    const int32_t out =
-        p.output_zero_point + Scale(static_cast<int32_t>(input[i]) - p.input_zero_point, p.multiplier);
+    const int32_t out = WrapAdd(p.output_zero_point,
+                                Scale(static_cast<int32_t>(input[i]) - p.input_zero_point, p.multiplier));
     output[i] = static_cast<T>(std::min(std::max(out, p.activation_min), p.activation_max));
   }
 }
@@ -158,18 +158,18 @@ void LeakyReluInt8(const LeakyReluInt8Params& p, int64_t count, const int8_t* in
     const int32_t x = static_cast<int32_t>(input[i]) - p.input_zero_point;
     int32_t out = p.output_zero_point;
     if (x >= 0) {
-      out += Scale(x, p.identity);
+      out = WrapAdd(out, Scale(x, p.identity));
     } else {
       const int32_t scaled = Scale(x, p.alpha);
-      out += p.alpha_negative ? -scaled : scaled;
+      out = p.alpha_negative ? WrapSub(out, scaled) : WrapAdd(out, scaled);
     }
     output[i] = ClampToInt8(out);
   }
 }
 
 template <typename T>
-void PrepareLookupTable(LookupFunction function, float input_scale, int32_t input_zero_point, float output_scale,
-                        int32_t output_zero_point, LookupTable<T>* table) {
+void PrepareLookupTable(LookupFunction function, float input_scale, int32_t input_zero_point,
+                        float output_scale, int32_t output_zero_point, LookupTable<T>* table) {
   constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   const float inverse_scale = 1.0f / output_scale;
   for (int32_t v = lo; v <= hi; ++v) {
@@ -202,12 +202,12 @@ void Lookup(const LookupTable<T>& table, int64_t count, const T* input, T* outpu
   for (int64_t i = 0; i < count; ++i) output[i] = table.table[static_cast<int32_t>(input[i]) - lo];
 }
 
-#define KILN_INSTANTIATE_QUANTIZED(T)                                                                          \
-  template void SubQuantized<T>(const BinaryParams&, const AddInt8Params&, const T*, const T*, T*);           \
-  template void MulQuantized<T>(const BinaryParams&, const MulInt8Params&, const T*, const T*, T*);           \
-  template void MaximumMinimumQuantized<T>(const BinaryParams&, const T*, const T*, T*);                      \
-  template void RequantizeClampQuantized<T>(const RequantizeClampInt8Params&, int64_t, const T*, T*);         \
-  template void PrepareLookupTable<T>(LookupFunction, float, int32_t, float, int32_t, LookupTable<T>*);       \
+#define KILN_INSTANTIATE_QUANTIZED(T)                                                                   \
+  template void SubQuantized<T>(const BinaryParams&, const AddInt8Params&, const T*, const T*, T*);     \
+  template void MulQuantized<T>(const BinaryParams&, const MulInt8Params&, const T*, const T*, T*);     \
+  template void MaximumMinimumQuantized<T>(const BinaryParams&, const T*, const T*, T*);                \
+  template void RequantizeClampQuantized<T>(const RequantizeClampInt8Params&, int64_t, const T*, T*);   \
+  template void PrepareLookupTable<T>(LookupFunction, float, int32_t, float, int32_t, LookupTable<T>*); \
   template void Lookup<T>(const LookupTable<T>&, int64_t, const T*, T*);
 KILN_INSTANTIATE_QUANTIZED(int8_t)
 KILN_INSTANTIATE_QUANTIZED(uint8_t)

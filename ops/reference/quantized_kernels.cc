@@ -13,7 +13,7 @@ namespace {
 
 int32_t Finish(const WeightedQuantParams& q, int64_t channel, int32_t acc) {
   acc = MultiplyByQuantizedMultiplier(acc, q.multipliers[static_cast<size_t>(channel)], q.rounding);
-  acc += q.output_zero_point;
+  acc = WrapAdd(acc, q.output_zero_point);
   acc = std::max(acc, q.activation_min);
   acc = std::min(acc, q.activation_max);
   return acc;
@@ -25,14 +25,15 @@ int32_t Finish(const WeightedQuantParams& q, int64_t channel, int64_t acc) {
   if (!q.wide_multiply) {
     return Finish(q, channel, static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(acc))));
   }
-  int32_t value = MultiplyByQuantizedMultiplierInt64(acc, m.multiplier, m.shift) + q.output_zero_point;
+  int32_t value =
+      WrapAdd(MultiplyByQuantizedMultiplierInt64(acc, m.multiplier, m.shift), q.output_zero_point);
   value = std::max(value, q.activation_min);
   value = std::min(value, q.activation_max);
   return value;
 }
 
-// A bias entry read without assuming its alignment: constant tensors point into the model file, where an int64
-// bias need not be 8-byte aligned (a misaligned load is undefined behaviour).
+// A bias entry read without assuming its alignment: constant tensors point into the model file, where an
+// int64 bias need not be 8-byte aligned (a misaligned load is undefined behaviour).
 template <typename B>
 B LoadBias(const B* bias, int64_t index) {
   B value;
@@ -55,10 +56,11 @@ void FullyConnectedQuantized(const FullyConnectedParams& p, const WeightedQuantP
     for (int64_t u = 0; u < p.num_units; ++u) {
       Acc acc = 0;
       for (int64_t i = 0; i < p.input_size; ++i) {
-        acc += static_cast<Acc>((static_cast<int32_t>(input[b * p.input_size + i]) - q.input_zero_point) *
-                                (static_cast<int32_t>(weights[u * p.input_size + i]) - q.filter_zero_point));
+        acc = WrapAdd(acc, static_cast<Acc>(
+                               (static_cast<int32_t>(input[b * p.input_size + i]) - q.input_zero_point) *
+                               (static_cast<int32_t>(weights[u * p.input_size + i]) - q.filter_zero_point)));
       }
-      if (bias != nullptr) acc += LoadBias(bias, u);
+      if (bias != nullptr) acc = WrapAdd(acc, static_cast<Acc>(LoadBias(bias, u)));
       output[b * p.num_units + u] = static_cast<T>(Finish(q, u, acc));
     }
   }
@@ -82,16 +84,19 @@ void ConvQuantized(const ConvParams& p, const WeightedQuantParams& q, const T* i
             for (int64_t fx = 0; fx < p.filter_width; ++fx) {
               const int64_t ix = ox * p.stride_width - p.pad_left + fx * p.dilation_width;
               if (ix < 0 || ix >= p.input_width) continue;
-              const T* in_pixel = input + ((b * p.input_height + iy) * p.input_width + ix) * p.input_channels +
+              const T* in_pixel = input +
+                                  ((b * p.input_height + iy) * p.input_width + ix) * p.input_channels +
                                   first_in_channel;
-              const W* taps = filter + ((oc * p.filter_height + fy) * p.filter_width + fx) * group_in_channels;
+              const W* taps =
+                  filter + ((oc * p.filter_height + fy) * p.filter_width + fx) * group_in_channels;
               for (int64_t ic = 0; ic < group_in_channels; ++ic) {
-                acc += static_cast<Acc>((static_cast<int32_t>(in_pixel[ic]) - q.input_zero_point) *
-                                        (static_cast<int32_t>(taps[ic]) - q.filter_zero_point));
+                acc =
+                    WrapAdd(acc, static_cast<Acc>((static_cast<int32_t>(in_pixel[ic]) - q.input_zero_point) *
+                                                  (static_cast<int32_t>(taps[ic]) - q.filter_zero_point)));
               }
             }
           }
-          if (bias != nullptr) acc += LoadBias(bias, oc);
+          if (bias != nullptr) acc = WrapAdd(acc, static_cast<Acc>(LoadBias(bias, oc)));
           output[((b * p.output_height + oy) * p.output_width + ox) * p.output_channels + oc] =
               static_cast<T>(Finish(q, oc, acc));
         }
@@ -118,15 +123,18 @@ void DepthwiseConvQuantized(const DepthwiseConvParams& p, const WeightedQuantPar
               for (int64_t fx = 0; fx < p.filter_width; ++fx) {
                 const int64_t ix = ox * p.stride_width - p.pad_left + fx * p.dilation_width;
                 if (ix < 0 || ix >= p.input_width) continue;
-                acc += static_cast<Acc>(
-                    (static_cast<int32_t>(
-                         input[((b * p.input_height + iy) * p.input_width + ix) * p.input_channels + ic]) -
-                     q.input_zero_point) *
-                    (static_cast<int32_t>(filter[(fy * p.filter_width + fx) * output_channels + oc]) -
-                     q.filter_zero_point));
+                acc = WrapAdd(
+                    acc,
+                    static_cast<Acc>(
+                        (static_cast<int32_t>(
+                             input[((b * p.input_height + iy) * p.input_width + ix) * p.input_channels +
+                                   ic]) -
+                         q.input_zero_point) *
+                        (static_cast<int32_t>(filter[(fy * p.filter_width + fx) * output_channels + oc]) -
+                         q.filter_zero_point)));
               }
             }
-            if (bias != nullptr) acc += LoadBias(bias, oc);
+            if (bias != nullptr) acc = WrapAdd(acc, static_cast<Acc>(LoadBias(bias, oc)));
             output[((b * p.output_height + oy) * p.output_width + ox) * output_channels + oc] =
                 static_cast<T>(Finish(q, oc, acc));
           }
@@ -136,12 +144,12 @@ void DepthwiseConvQuantized(const DepthwiseConvParams& p, const WeightedQuantPar
   }
 }
 
-#define KILN_INSTANTIATE_WEIGHTED(T, W, B)                                                                     \
-  template void FullyConnectedQuantized<T, W, B>(const FullyConnectedParams&, const WeightedQuantParams&,      \
-                                                 const T*, const W*, const B*, T*);                            \
-  template void ConvQuantized<T, W, B>(const ConvParams&, const WeightedQuantParams&, const T*, const W*,     \
-                                       const B*, T*);                                                          \
-  template void DepthwiseConvQuantized<T, W, B>(const DepthwiseConvParams&, const WeightedQuantParams&,      \
+#define KILN_INSTANTIATE_WEIGHTED(T, W, B)                                                                \
+  template void FullyConnectedQuantized<T, W, B>(const FullyConnectedParams&, const WeightedQuantParams&, \
+                                                 const T*, const W*, const B*, T*);                       \
+  template void ConvQuantized<T, W, B>(const ConvParams&, const WeightedQuantParams&, const T*, const W*, \
+                                       const B*, T*);                                                     \
+  template void DepthwiseConvQuantized<T, W, B>(const DepthwiseConvParams&, const WeightedQuantParams&,   \
                                                 const T*, const W*, const B*, T*);
 KILN_INSTANTIATE_WEIGHTED(int8_t, int8_t, int32_t)
 KILN_INSTANTIATE_WEIGHTED(uint8_t, uint8_t, int32_t)
@@ -158,7 +166,7 @@ void TransposeConvInt8(const TransposeConvParams& p, const WeightedQuantParams& 
   for (int64_t i = 0; i < count; ++i) {
     const int64_t channel = i % p.output_channels;
     int32_t value = acc[static_cast<size_t>(i)];
-    if (bias != nullptr) value += LoadBias(bias, channel);
+    if (bias != nullptr) value = WrapAdd(value, LoadBias(bias, channel));
     output[i] = static_cast<int8_t>(Finish(q, channel, value));
   }
 }
@@ -173,7 +181,6 @@ void PrepareAddInt8(float a_scale, float b_scale, float output_scale, AddInt8Par
   params->output_multiplier = QuantizeMultiplier(twice_max_input_scale / static_cast<double>(divisor));
 }
 
-
 namespace {
 
 // ADD of two stored values (any 8-bit type), clamped to the activation bounds.
@@ -182,9 +189,10 @@ int32_t AddValues(const AddInt8Params& p, int32_t a, int32_t b) {
   const int32_t shifted_b = (b - p.b_zero_point) * (int32_t{1} << p.left_shift);
   // Double rounding, as the published LiteRT package (measured: single rounding differs from its reference
   // kernels on 27 of 120 outputs of an ADD of two tensors of scale 0.05, double rounding on none).
-  const int32_t sum = MultiplyByQuantizedMultiplier(shifted_a, p.a_multiplier, Rounding::kDouble) +
-                      MultiplyByQuantizedMultiplier(shifted_b, p.b_multiplier, Rounding::kDouble);
-  const int32_t out = MultiplyByQuantizedMultiplier(sum, p.output_multiplier, Rounding::kDouble) + p.output_zero_point;
+  const int32_t sum = WrapAdd(MultiplyByQuantizedMultiplier(shifted_a, p.a_multiplier, Rounding::kDouble),
+                              MultiplyByQuantizedMultiplier(shifted_b, p.b_multiplier, Rounding::kDouble));
+  const int32_t out = WrapAdd(MultiplyByQuantizedMultiplier(sum, p.output_multiplier, Rounding::kDouble),
+                              p.output_zero_point);
   return std::min(std::max(out, p.activation_min), p.activation_max);
 }
 
@@ -213,8 +221,10 @@ void AveragePoolQuantized(const PoolParams& p, int32_t activation_min, int32_t a
       for (int64_t ox = 0; ox < p.output_width; ++ox) {
         const int64_t y0 = oy * p.stride_height - p.pad_top;
         const int64_t x0 = ox * p.stride_width - p.pad_left;
-        const int64_t fy_begin = std::max<int64_t>(0, -y0), fy_end = std::min(p.filter_height, p.input_height - y0);
-        const int64_t fx_begin = std::max<int64_t>(0, -x0), fx_end = std::min(p.filter_width, p.input_width - x0);
+        const int64_t fy_begin = std::max<int64_t>(0, -y0),
+                      fy_end = std::min(p.filter_height, p.input_height - y0);
+        const int64_t fx_begin = std::max<int64_t>(0, -x0),
+                      fx_end = std::min(p.filter_width, p.input_width - x0);
         for (int64_t c = 0; c < p.channels; ++c) {
           int32_t sum = 0;
           int32_t count = 0;
@@ -227,7 +237,8 @@ void AveragePoolQuantized(const PoolParams& p, int32_t activation_min, int32_t a
           int32_t average = 0;
           if (count > 0) average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
           average = std::min(std::max(average, activation_min), activation_max);
-          output[((b * p.output_height + oy) * p.output_width + ox) * p.channels + c] = static_cast<T>(average);
+          output[((b * p.output_height + oy) * p.output_width + ox) * p.channels + c] =
+              static_cast<T>(average);
         }
       }
     }
@@ -242,8 +253,10 @@ void MaxPoolQuantized(const PoolParams& p, int32_t activation_min, int32_t activ
       for (int64_t ox = 0; ox < p.output_width; ++ox) {
         const int64_t y0 = oy * p.stride_height - p.pad_top;
         const int64_t x0 = ox * p.stride_width - p.pad_left;
-        const int64_t fy_begin = std::max<int64_t>(0, -y0), fy_end = std::min(p.filter_height, p.input_height - y0);
-        const int64_t fx_begin = std::max<int64_t>(0, -x0), fx_end = std::min(p.filter_width, p.input_width - x0);
+        const int64_t fy_begin = std::max<int64_t>(0, -y0),
+                      fy_end = std::min(p.filter_height, p.input_height - y0);
+        const int64_t fx_begin = std::max<int64_t>(0, -x0),
+                      fx_end = std::min(p.filter_width, p.input_width - x0);
         for (int64_t c = 0; c < p.channels; ++c) {
           int32_t max = std::numeric_limits<T>::min();
           for (int64_t fy = fy_begin; fy < fy_end; ++fy) {
@@ -303,11 +316,13 @@ void QuantizeFloatToInt8(int64_t count, float scale, int32_t zero_point, const f
   QuantizeFloat(count, scale, zero_point, input, output);
 }
 
-void QuantizeFloatToUInt8(int64_t count, float scale, int32_t zero_point, const float* input, uint8_t* output) {
+void QuantizeFloatToUInt8(int64_t count, float scale, int32_t zero_point, const float* input,
+                          uint8_t* output) {
   QuantizeFloat(count, scale, zero_point, input, output);
 }
 
-void QuantizeFloatToInt16(int64_t count, float scale, int32_t zero_point, const float* input, int16_t* output) {
+void QuantizeFloatToInt16(int64_t count, float scale, int32_t zero_point, const float* input,
+                          int16_t* output) {
   QuantizeFloat(count, scale, zero_point, input, output);
 }
 
@@ -318,26 +333,27 @@ void Requantize(int64_t count, int32_t input_zero_point, const QuantizedMultipli
   for (int64_t i = 0; i < count; ++i) {
     // Double rounding, as the published LiteRT package (measured on a single-op model, input scale 0.05 and
     // output scale 0.2: single rounding differs on 122 of 1024 outputs, double rounding on none).
-    const int32_t value = MultiplyByQuantizedMultiplier(static_cast<int32_t>(input[i]) - input_zero_point,
-                                                        multiplier, Rounding::kDouble) +
-                          output_zero_point;
+    const int32_t value =
+        WrapAdd(MultiplyByQuantizedMultiplier(static_cast<int32_t>(input[i]) - input_zero_point, multiplier,
+                                              Rounding::kDouble),
+                output_zero_point);
     output[i] = static_cast<Out>(std::min(std::max(value, lo), hi));
   }
 }
 template void Requantize<int8_t, int8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int8_t*,
                                          int8_t*);
-template void Requantize<int8_t, uint8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int8_t*,
-                                          uint8_t*);
-template void Requantize<uint8_t, int8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const uint8_t*,
-                                          int8_t*);
-template void Requantize<uint8_t, uint8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const uint8_t*,
-                                           uint8_t*);
-template void Requantize<int16_t, int16_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int16_t*,
-                                           int16_t*);
-template void Requantize<int16_t, int8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int16_t*,
-                                          int8_t*);
-template void Requantize<int8_t, int16_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t, const int8_t*,
-                                          int16_t*);
+template void Requantize<int8_t, uint8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t,
+                                          const int8_t*, uint8_t*);
+template void Requantize<uint8_t, int8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t,
+                                          const uint8_t*, int8_t*);
+template void Requantize<uint8_t, uint8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t,
+                                           const uint8_t*, uint8_t*);
+template void Requantize<int16_t, int16_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t,
+                                           const int16_t*, int16_t*);
+template void Requantize<int16_t, int8_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t,
+                                          const int16_t*, int8_t*);
+template void Requantize<int8_t, int16_t>(int64_t, int32_t, const QuantizedMultiplier&, int32_t,
+                                          const int8_t*, int16_t*);
 
 void RequantizeInt8(int64_t count, int32_t input_zero_point, const QuantizedMultiplier& multiplier,
                     int32_t output_zero_point, const int8_t* input, int8_t* output) {
@@ -363,7 +379,10 @@ void SoftmaxQuantized(const SoftmaxInt8Params& p, const T* input, T* output) {
     for (int64_t j = 0; j < p.depth; ++j) sum += entry(in[j]);
     const float inverse = 1.0f / (sum * p.output_scale);
     for (int64_t j = 0; j < p.depth; ++j) {
-      const int32_t q = static_cast<int32_t>(std::round(entry(in[j]) * inverse)) + p.output_zero_point;
+      // entry <= sum, so the quotient is at most 1 / output_scale: clamped in float before the cast, as a
+      // tiny scale can put it past int32.
+      const float scaled = std::min(std::round(entry(in[j]) * inverse), 1e9f);
+      const int32_t q = static_cast<int32_t>(scaled) + p.output_zero_point;
       out[j] = static_cast<T>(std::min(std::max(q, lo), hi));
     }
   }
@@ -391,14 +410,16 @@ QuantizedMultiplier FoldCount(QuantizedMultiplier base, int64_t count) {
 
 void PrepareLogSoftmaxInt8(float input_scale, LogSoftmaxInt8Params* params) {
   constexpr int kInputBits = 5;
-  const double real = std::min(static_cast<double>(input_scale) * static_cast<double>(int64_t{1} << (31 - kInputBits)),
-                               static_cast<double>((int64_t{1} << 31) - 1));
+  const double real =
+      std::min(static_cast<double>(input_scale) * static_cast<double>(int64_t{1} << (31 - kInputBits)),
+               static_cast<double>((int64_t{1} << 31) - 1));
   params->input_multiplier = QuantizeMultiplier(real);
   const int left_shift = params->input_multiplier.shift;
   params->reverse_multiplier = QuantizeMultiplier(std::ldexp(1.0, 31 - left_shift) /
                                                   static_cast<double>(params->input_multiplier.multiplier));
   const double max_input_rescaled = static_cast<double>((1 << kInputBits) - 1) *
-                                    static_cast<double>(int64_t{1} << (31 - kInputBits)) / std::ldexp(1.0, left_shift);
+                                    static_cast<double>(int64_t{1} << (31 - kInputBits)) /
+                                    std::ldexp(1.0, left_shift);
   params->diff_min = -static_cast<int32_t>(std::floor(max_input_rescaled));
 }
 
@@ -415,21 +436,23 @@ void LogSoftmaxInt8(const LogSoftmaxInt8Params& p, const int8_t* input, int8_t* 
       const int32_t diff = in[j] - max;
       if (diff >= p.diff_min) {
         const int32_t diff_q5 = MultiplyByQuantizedMultiplier(diff, p.input_multiplier, p.rounding);
-        const int32_t e = fixed_point::Rescale(fixed_point::ExpOnNegativeValues(diff_q5, kInputBits), 0,
-                                               kAccumulationBits);
+        const int32_t e =
+            fixed_point::Rescale(fixed_point::ExpOnNegativeValues(diff_q5, kInputBits), 0, kAccumulationBits);
         sum_of_exps = static_cast<int32_t>(static_cast<uint32_t>(sum_of_exps) + static_cast<uint32_t>(e));
       }
     }
-    const int32_t log_sum_q5 = fixed_point::LogXForXGreaterThanOrEqualTo1(sum_of_exps, kAccumulationBits, kInputBits);
-    const int32_t shifted_log_sum =
-        static_cast<int32_t>(static_cast<uint32_t>(log_sum_q5) + static_cast<uint32_t>(std::numeric_limits<int32_t>::min()));
-    const int32_t adjusted_diff_min =
-        std::max(p.diff_min - 1, MultiplyByQuantizedMultiplier(shifted_log_sum, p.reverse_multiplier, p.rounding));
+    const int32_t log_sum_q5 =
+        fixed_point::LogXForXGreaterThanOrEqualTo1(sum_of_exps, kAccumulationBits, kInputBits);
+    const int32_t shifted_log_sum = static_cast<int32_t>(
+        static_cast<uint32_t>(log_sum_q5) + static_cast<uint32_t>(std::numeric_limits<int32_t>::min()));
+    const int32_t adjusted_diff_min = std::max(
+        p.diff_min - 1, MultiplyByQuantizedMultiplier(shifted_log_sum, p.reverse_multiplier, p.rounding));
     for (int64_t j = 0; j < p.depth; ++j) {
       const int32_t diff = in[j] - max;
       if (diff > adjusted_diff_min) {
         const int32_t diff_q5 = MultiplyByQuantizedMultiplier(diff, p.input_multiplier, p.rounding);
-        const int32_t delta = static_cast<int32_t>(static_cast<uint32_t>(diff_q5) - static_cast<uint32_t>(log_sum_q5));
+        const int32_t delta =
+            static_cast<int32_t>(static_cast<uint32_t>(diff_q5) - static_cast<uint32_t>(log_sum_q5));
         int32_t value = RoundingDivideByPOT(delta, 31 - kInputBits - kOutputBits) + kOutputZeroPoint;
         value = std::min(std::max(value, int32_t{-128}), int32_t{127});
         out[j] = static_cast<int8_t>(value);
@@ -446,7 +469,6 @@ void PrepareMeanHwInt8(float input_scale, float output_scale, MeanHwInt8Params* 
   params->multiplier = FoldCount(base, params->height * params->width);
 }
 
-
 void MeanHwInt8(const MeanHwInt8Params& p, const int8_t* input, int8_t* output) {
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t c = 0; c < p.channels; ++c) {
@@ -456,7 +478,7 @@ void MeanHwInt8(const MeanHwInt8Params& p, const int8_t* input, int8_t* output) 
           acc += input[((b * p.height + y) * p.width + x) * p.channels + c] - p.input_zero_point;
         }
       }
-      acc = MultiplyByQuantizedMultiplier(acc, p.multiplier, Rounding::kDouble) + p.output_zero_point;
+      acc = WrapAdd(MultiplyByQuantizedMultiplier(acc, p.multiplier, Rounding::kDouble), p.output_zero_point);
       output[b * p.channels + c] = static_cast<int8_t>(std::min(std::max(acc, int32_t{-128}), int32_t{127}));
     }
   }
@@ -465,11 +487,13 @@ void MeanHwInt8(const MeanHwInt8Params& p, const int8_t* input, int8_t* output) 
 void PrepareReduceInt8(bool is_sum, float input_scale, float output_scale, ReduceInt8Params* params) {
   params->is_sum = is_sum;
   params->count = ReducedCount(params->shape);
-  params->multiplier = FoldCount(
-      QuantizeMultiplier(static_cast<double>(input_scale) / static_cast<double>(output_scale)), params->count);
+  params->multiplier =
+      FoldCount(QuantizeMultiplier(static_cast<double>(input_scale) / static_cast<double>(output_scale)),
+                params->count);
   // As LiteRT writes it: (-zero_point * scale) * n, each step in float.
   params->scale = input_scale / output_scale;
-  params->bias = static_cast<float>(-params->input_zero_point) * params->scale * static_cast<float>(params->count);
+  params->bias =
+      static_cast<float>(-params->input_zero_point) * params->scale * static_cast<float>(params->count);
 }
 
 template <typename T>
@@ -492,7 +516,8 @@ void ReduceQuantized(const ReduceInt8Params& p, const T* input, T* output) {
   }
   for (int64_t o = 0; o < outputs; ++o) {
     // LiteRT sums in int32 (exact below 2^24 inputs); wrap as it would beyond, rather than overflow.
-    const auto sum = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(sums[static_cast<size_t>(o)])));
+    const auto sum =
+        static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(sums[static_cast<size_t>(o)])));
     int32_t value;
     if (p.is_sum) {
       const float real = std::round(static_cast<float>(sum) * p.scale + p.bias);
@@ -502,7 +527,7 @@ void ReduceQuantized(const ReduceInt8Params& p, const T* input, T* output) {
       // s - n * zp in int64, narrowed to int32 as LiteRT does.
       const int64_t shifted = static_cast<int64_t>(sum) - p.count * static_cast<int64_t>(p.input_zero_point);
       const auto x = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(shifted)));
-      value = MultiplyByQuantizedMultiplier(x, p.multiplier, Rounding::kDouble) + p.output_zero_point;
+      value = WrapAdd(MultiplyByQuantizedMultiplier(x, p.multiplier, Rounding::kDouble), p.output_zero_point);
     }
     output[o] = static_cast<T>(std::min(std::max(value, lo), hi));
   }
@@ -510,6 +535,5 @@ void ReduceQuantized(const ReduceInt8Params& p, const T* input, T* output) {
 
 template void ReduceQuantized<int8_t>(const ReduceInt8Params&, const int8_t*, int8_t*);
 template void ReduceQuantized<uint8_t>(const ReduceInt8Params&, const uint8_t*, uint8_t*);
-
 
 }  // namespace kiln::ops::reference

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -84,7 +85,8 @@ TEST(QuantizedKernelsTest, FullyConnectedMatchesPlainFormula) {
           for (int64_t b = 0; b < batch; ++b) {
             for (int64_t u = 0; u < units; ++u) {
               int64_t acc = with_bias ? s.bias[static_cast<size_t>(u)] : 0;
-              for (int64_t i = 0; i < in; ++i) acc += (x[b * in + i] - int64_t{s.q.input_zero_point}) * w[u * in + i];
+              for (int64_t i = 0; i < in; ++i)
+                acc += (x[b * in + i] - int64_t{s.q.input_zero_point}) * w[u * in + i];
               ASSERT_EQ(out[b * units + u], Out(s.q, u, acc, /*single=*/true)) << "variant " << variant;
             }
           }
@@ -92,6 +94,52 @@ TEST(QuantizedKernelsTest, FullyConnectedMatchesPlainFormula) {
       }
     }
   }
+}
+
+// A crafted model can push the int32 sums past their range (a huge bias, a multiplier that lands next to
+// INT32_MIN before the zero point is added). LiteRT's int32 arithmetic wraps there; Kiln's must give the same
+// answer and not be undefined behaviour (the interpreter fuzzer found the second case under UBSan).
+TEST(QuantizedKernelsTest, SumsPastInt32WrapAsLiteRTsDo) {
+  FullyConnectedParams p;
+  p.batch = 1;
+  p.input_size = 2;
+  p.num_units = 1;
+  WeightedQuantParams q;
+  q.input_zero_point = -128;
+  q.multipliers = {QuantizeMultiplier(1.0)};  // the identity: out = acc + output zero point
+  const int8_t x[] = {127, 127};              // 255 after the zero point
+  const int8_t w[] = {127, 127};              // sum of products: 2 * 255 * 127 = 64770
+  int8_t out = 0;
+
+  // The accumulator wraps: INT32_MAX - 100 + 64770 is INT32_MIN + 64669, which clamps to -128.
+  const int32_t wrapping_bias = std::numeric_limits<int32_t>::max() - 100;
+  FullyConnectedInt8(p, q, x, w, &wrapping_bias, &out);
+  EXPECT_EQ(out, -128);
+
+  // The zero point's add wraps: the sum is INT32_MIN + 5, and INT32_MIN + 5 - 128 is INT32_MAX - 122, which
+  // clamps to 127.
+  const int8_t negative_w[] = {-127, -127};  // sum of products: -64770
+  q.output_zero_point = -128;
+  const int32_t low_bias = std::numeric_limits<int32_t>::min() + 5 + 64770;
+  FullyConnectedInt8(p, q, x, negative_w, &low_bias, &out);
+  EXPECT_EQ(out, 127);
+
+  // The same through DEPTHWISE_CONV_2D (double rounding), where the fuzzer found it.
+  DepthwiseConvParams d;
+  d.batch = 1;
+  d.input_height = d.input_width = 1;
+  d.input_channels = 1;
+  d.depth_multiplier = 1;
+  d.filter_height = d.filter_width = 1;
+  d.stride_height = d.stride_width = 1;
+  d.dilation_height = d.dilation_width = 1;
+  d.output_height = d.output_width = 1;
+  q.rounding = Rounding::kDouble;
+  q.multipliers = {
+      QuantizedMultiplier{std::numeric_limits<int32_t>::max(), 0}};  // just under 1, no left shift
+  const int32_t dw_bias = std::numeric_limits<int32_t>::min() + 5 + 255 * 127;
+  DepthwiseConvInt8(d, q, x, negative_w, &dw_bias, &out);
+  EXPECT_EQ(out, 127);
 }
 
 TEST(QuantizedKernelsTest, ConvAndDepthwiseMatchPlainFormula) {
@@ -121,7 +169,8 @@ TEST(QuantizedKernelsTest, ConvAndDepthwiseMatchPlainFormula) {
             QuantSetup s = MakeSetup(rng, out_channels, variant++, kernel * kernel * channels);
             s.q.rounding = Rounding::kDouble;
             const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(2 * size * size * channels), rng);
-            const std::vector<int8_t> f = RandomInt8(static_cast<size_t>(out_channels * kernel * kernel * channels), rng);
+            const std::vector<int8_t> f =
+                RandomInt8(static_cast<size_t>(out_channels * kernel * kernel * channels), rng);
             std::vector<int8_t> out(static_cast<size_t>(2 * rows.output * cols.output * out_channels));
             ConvInt8(c, s.q, x.data(), f.data(), s.bias.data(), out.data());
             size_t k = 0;
@@ -133,9 +182,11 @@ TEST(QuantizedKernelsTest, ConvAndDepthwiseMatchPlainFormula) {
                     for (int64_t fy = 0; fy < kernel; ++fy)
                       for (int64_t fx = 0; fx < kernel; ++fx)
                         for (int64_t ic = 0; ic < channels; ++ic) {
-                          const int64_t iy = oy * stride + fy - rows.pad_before, ix = ox * stride + fx - cols.pad_before;
+                          const int64_t iy = oy * stride + fy - rows.pad_before,
+                                        ix = ox * stride + fx - cols.pad_before;
                           if (iy < 0 || ix < 0 || iy >= size || ix >= size) continue;
-                          acc += (x[((b * size + iy) * size + ix) * channels + ic] - int64_t{s.q.input_zero_point}) *
+                          acc += (x[((b * size + iy) * size + ix) * channels + ic] -
+                                  int64_t{s.q.input_zero_point}) *
                                  f[((oc * kernel + fy) * kernel + fx) * channels + ic];
                         }
                     ASSERT_EQ(out[k++], Out(s.q, oc, acc, /*single=*/false)) << "conv variant " << variant;
@@ -166,12 +217,15 @@ TEST(QuantizedKernelsTest, ConvAndDepthwiseMatchPlainFormula) {
                     int64_t acc = t.bias[static_cast<size_t>(oc)];
                     for (int64_t fy = 0; fy < kernel; ++fy)
                       for (int64_t fx = 0; fx < kernel; ++fx) {
-                        const int64_t iy = oy * stride + fy - rows.pad_before, ix = ox * stride + fx - cols.pad_before;
+                        const int64_t iy = oy * stride + fy - rows.pad_before,
+                                      ix = ox * stride + fx - cols.pad_before;
                         if (iy < 0 || ix < 0 || iy >= size || ix >= size) continue;
-                        acc += (x[((b * size + iy) * size + ix) * channels + oc / 2] - int64_t{t.q.input_zero_point}) *
+                        acc += (x[((b * size + iy) * size + ix) * channels + oc / 2] -
+                                int64_t{t.q.input_zero_point}) *
                                g[(fy * kernel + fx) * dw_channels + oc];
                       }
-                    ASSERT_EQ(dout[k++], Out(t.q, oc, acc, /*single=*/false)) << "depthwise variant " << variant;
+                    ASSERT_EQ(dout[k++], Out(t.q, oc, acc, /*single=*/false))
+                        << "depthwise variant " << variant;
                   }
           }
         }
@@ -205,8 +259,10 @@ TEST(QuantizedKernelsTest, AddMatchesPlainFormulaWithBroadcast) {
         AddInt8(shape, p, a.data(), b.data(), out.data());
         for (int64_t i = 0; i < 24; ++i) {
           const int64_t bi = (i / 4) % 3;
-          const int64_t xa = ApplyDouble((a[i] - int64_t{p.a_zero_point}) * (int64_t{1} << 20), p.a_multiplier);
-          const int64_t xb = ApplyDouble((b[bi] - int64_t{p.b_zero_point}) * (int64_t{1} << 20), p.b_multiplier);
+          const int64_t xa =
+              ApplyDouble((a[i] - int64_t{p.a_zero_point}) * (int64_t{1} << 20), p.a_multiplier);
+          const int64_t xb =
+              ApplyDouble((b[bi] - int64_t{p.b_zero_point}) * (int64_t{1} << 20), p.b_multiplier);
           ASSERT_EQ(out[i], Clamp(ApplyDouble(xa + xb, p.output_multiplier) + p.output_zero_point, -128, 127))
               << sa << " " << sb << " " << so << " at " << i;
         }
@@ -241,8 +297,10 @@ TEST(QuantizedKernelsTest, PoolsMatchPlainFormula) {
           for (int64_t ox = 0; ox < rows.output; ++ox)
             for (int64_t c = 0; c < 3; ++c, ++k) {
               int64_t sum = 0, count = 0, m = -128;
-              for (int64_t iy = oy * stride - rows.pad_before; iy < oy * stride - rows.pad_before + kernel; ++iy)
-                for (int64_t ix = ox * stride - rows.pad_before; ix < ox * stride - rows.pad_before + kernel; ++ix) {
+              for (int64_t iy = oy * stride - rows.pad_before; iy < oy * stride - rows.pad_before + kernel;
+                   ++iy)
+                for (int64_t ix = ox * stride - rows.pad_before; ix < ox * stride - rows.pad_before + kernel;
+                     ++ix) {
                   if (iy < 0 || ix < 0 || iy >= size || ix >= size) continue;
                   const int64_t v = x[(iy * size + ix) * 3 + c];
                   sum += v;
@@ -251,7 +309,8 @@ TEST(QuantizedKernelsTest, PoolsMatchPlainFormula) {
                 }
               // Rounded half away from zero.
               const long double mean = static_cast<long double>(sum) / count;
-              const int64_t rounded = static_cast<int64_t>(mean >= 0 ? std::floor(mean + 0.5L) : -std::floor(-mean + 0.5L));
+              const int64_t rounded =
+                  static_cast<int64_t>(mean >= 0 ? std::floor(mean + 0.5L) : -std::floor(-mean + 0.5L));
               ASSERT_EQ(avg[k], Clamp(rounded, lo, hi)) << size << " " << kernel << " " << stride;
               ASSERT_EQ(max[k], Clamp(m, lo, hi));
             }
@@ -282,7 +341,8 @@ TEST(QuantizedKernelsTest, QuantizeAndRequantize) {
   }
 }
 
-// SOFTMAX int8: the lookup-table formula written out (expf of the distance to the row max, float sums in order).
+// SOFTMAX int8: the lookup-table formula written out (expf of the distance to the row max, float sums in
+// order).
 TEST(QuantizedKernelsTest, SoftmaxMatchesPlainFormula) {
   std::mt19937 rng(6);
   for (float input_scale : {0.1f, 1.0f / 256, 0.5f, 1e-4f}) {
@@ -301,7 +361,8 @@ TEST(QuantizedKernelsTest, SoftmaxMatchesPlainFormula) {
           int m = -128;
           for (int64_t j = 0; j < depth; ++j) m = std::max<int>(m, x[r * depth + j]);
           float sum = 0.0f;
-          for (int64_t j = 0; j < depth; ++j) sum += std::exp(-input_scale * beta * static_cast<float>(m - x[r * depth + j]));
+          for (int64_t j = 0; j < depth; ++j)
+            sum += std::exp(-input_scale * beta * static_cast<float>(m - x[r * depth + j]));
           for (int64_t j = 0; j < depth; ++j) {
             const float e = std::exp(-input_scale * beta * static_cast<float>(m - x[r * depth + j]));
             const float v = e * (1.0f / (sum * (1.0f / 256)));
@@ -331,12 +392,14 @@ TEST(QuantizedKernelsTest, MeanHwMatchesPlainFormula) {
       p.output_zero_point = size == 3 ? 127 : -9;
       PrepareMeanHwInt8(0.1f, 0.1f / ratio, &p);
       // The folded multiplier, from its definition.
-      const QuantizedMultiplier base = QuantizeMultiplier(static_cast<double>(0.1f) / static_cast<double>(0.1f / ratio));
+      const QuantizedMultiplier base =
+          QuantizeMultiplier(static_cast<double>(0.1f) / static_cast<double>(0.1f / ratio));
       const int64_t n = p.height * p.width;
       int k = 0;
       while ((int64_t{1} << (k + 1)) <= n) ++k;
       k = std::min({k, 32, 31 + base.shift});
-      const QuantizedMultiplier folded{static_cast<int32_t>((int64_t{base.multiplier} << k) / n), base.shift - k};
+      const QuantizedMultiplier folded{static_cast<int32_t>((int64_t{base.multiplier} << k) / n),
+                                       base.shift - k};
       EXPECT_EQ(p.multiplier.multiplier, folded.multiplier);
       EXPECT_EQ(p.multiplier.shift, folded.shift);
       const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(2 * n * 3), rng);
@@ -358,9 +421,9 @@ TEST(QuantizedKernelsTest, MeanHwMatchesPlainFormula) {
   }
 }
 
-
-// TRANSPOSE_CONV int8: each output gathered from the inputs whose scatter reaches it (y * stride - pad + fy ==
-// oy), over strides, paddings, per-tensor and per-channel filters, zero points at the limits and extreme scales.
+// TRANSPOSE_CONV int8: each output gathered from the inputs whose scatter reaches it (y * stride - pad + fy
+// == oy), over strides, paddings, per-tensor and per-channel filters, zero points at the limits and extreme
+// scales.
 TEST(QuantizedKernelsTest, TransposeConvMatchesPlainGather) {
   std::mt19937 rng(21);
   int variant = 0;
@@ -399,7 +462,8 @@ TEST(QuantizedKernelsTest, TransposeConvMatchesPlainGather) {
                       const int64_t fy = oy - (y * stride - pad), fx = ox - (xx * stride - pad);
                       if (fy < 0 || fy >= kernel || fx < 0 || fx >= kernel) continue;
                       for (int64_t ci = 0; ci < 3; ++ci) {
-                        acc += (x[static_cast<size_t>(((b * p.input_height + y) * p.input_width + xx) * 3 + ci)] -
+                        acc += (x[static_cast<size_t>(((b * p.input_height + y) * p.input_width + xx) * 3 +
+                                                      ci)] -
                                 int64_t{s.q.input_zero_point}) *
                                f[static_cast<size_t>(((co * kernel + fy) * kernel + fx) * 3 + ci)];
                       }
@@ -417,18 +481,24 @@ TEST(QuantizedKernelsTest, TransposeConvMatchesPlainGather) {
   }
 }
 
-// MEAN and SUM int8 over any axes (keep_dims or not): each output recomputed from the unravelled input indices,
-// the MEAN through the folded multiplier (double rounding), the SUM through LiteRT's float formula.
+// MEAN and SUM int8 over any axes (keep_dims or not): each output recomputed from the unravelled input
+// indices, the MEAN through the folded multiplier (double rounding), the SUM through LiteRT's float formula.
 TEST(QuantizedKernelsTest, ReduceInt8MatchesPlainFormula) {
   std::mt19937 rng(11);
-  const std::vector<std::pair<Dims, std::vector<int32_t>>> cases = {
-      {{2, 3, 4, 5}, {1, 2}}, {{2, 3, 4, 5}, {-1}},      {{2, 3, 4, 5}, {0, 2}},  {{2, 3, 4, 5}, {0, 1, 2, 3}},
-      {{7}, {0}},             {{3, 1, 6}, {1, 1, -3}},   {{4, 0, 3}, {0}},        {{4, 0, 3}, {1}},
-      {{1, 9, 9, 2}, {1, 2}}, {{2, 2, 2, 2, 2}, {4, 0}}};
+  const std::vector<std::pair<Dims, std::vector<int32_t>>> cases = {{{2, 3, 4, 5}, {1, 2}},
+                                                                    {{2, 3, 4, 5}, {-1}},
+                                                                    {{2, 3, 4, 5}, {0, 2}},
+                                                                    {{2, 3, 4, 5}, {0, 1, 2, 3}},
+                                                                    {{7}, {0}},
+                                                                    {{3, 1, 6}, {1, 1, -3}},
+                                                                    {{4, 0, 3}, {0}},
+                                                                    {{4, 0, 3}, {1}},
+                                                                    {{1, 9, 9, 2}, {1, 2}},
+                                                                    {{2, 2, 2, 2, 2}, {4, 0}}};
   // (input scale, zp), (output scale, zp): equal, extreme ratios, zero points at the limits.
-  const std::vector<std::array<float, 4>> quants = {{0.1f, -3, 0.1f, -3}, {0.1f, 3, 0.05f, -7},
+  const std::vector<std::array<float, 4>> quants = {{0.1f, -3, 0.1f, -3},       {0.1f, 3, 0.05f, -7},
                                                     {0.02f, 127, 0.005f, -128}, {0.5f, -128, 0.0039215f, 127},
-                                                    {1e-5f, 0, 2.0f, 10}, {4.0f, 5, 1e-3f, 0}};
+                                                    {1e-5f, 0, 2.0f, 10},       {4.0f, 5, 1e-3f, 0}};
   for (const auto& [dims, axes] : cases) {
     for (bool keep_dims : {false, true}) {
       for (const auto& qv : quants) {
@@ -446,7 +516,8 @@ TEST(QuantizedKernelsTest, ReduceInt8MatchesPlainFormula) {
           ReduceInt8(p, x.data(), out.data());
           // Reference: which input dims are reduced, each input's output offset by unravelling.
           std::vector<bool> reduced(dims.size(), false);
-          for (int32_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + static_cast<int32_t>(dims.size()) : a)] = true;
+          for (int32_t a : axes)
+            reduced[static_cast<size_t>(a < 0 ? a + static_cast<int32_t>(dims.size()) : a)] = true;
           int64_t n = 1;
           for (size_t d = 0; d < dims.size(); ++d) n *= reduced[d] ? dims[d] : 1;
           std::vector<int64_t> sums(static_cast<size_t>(out_count), 0);
@@ -509,9 +580,8 @@ TEST(QuantizedKernelsTest, SumFloatSumsReducedElements) {
   EXPECT_EQ(empty, (std::vector<float>{0, 0}));
 }
 
-
-// LOG_SOFTMAX int8 against the real log softmax of the dequantized inputs: within one output step (16/256), -128
-// exactly where the result lies below the output range; and the multipliers from their definitions.
+// LOG_SOFTMAX int8 against the real log softmax of the dequantized inputs: within one output step (16/256),
+// -128 exactly where the result lies below the output range; and the multipliers from their definitions.
 TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
   std::mt19937 rng(31);
   for (float scale : {1e-3f, 0.02f, 0.1f, 1.0f / 16, 0.5f, 3.0f}) {
@@ -529,8 +599,10 @@ TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
       LogSoftmaxInt8(p, x.data(), out.data());
       for (int64_t row = 0; row < 3; ++row) {
         double max = -1e9, sum = 0;
-        for (int64_t j = 0; j < depth; ++j) max = std::max(max, static_cast<double>(x[static_cast<size_t>(row * depth + j)]));
-        for (int64_t j = 0; j < depth; ++j) sum += std::exp(scale * (x[static_cast<size_t>(row * depth + j)] - max));
+        for (int64_t j = 0; j < depth; ++j)
+          max = std::max(max, static_cast<double>(x[static_cast<size_t>(row * depth + j)]));
+        for (int64_t j = 0; j < depth; ++j)
+          sum += std::exp(scale * (x[static_cast<size_t>(row * depth + j)] - max));
         for (int64_t j = 0; j < depth; ++j) {
           const double real = scale * (x[static_cast<size_t>(row * depth + j)] - max) - std::log(sum);
           const double q = real / (16.0 / 256) + 127;
@@ -546,15 +618,17 @@ TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
   }
 }
 
-
-// uint8 MEAN and SOFTMAX are the int8 kernels on values moved up by 128: with the zero points moved alike, the
-// outputs are the int8 ones plus 128 (every formula sees only differences from the zero points and the max).
+// uint8 MEAN and SOFTMAX are the int8 kernels on values moved up by 128: with the zero points moved alike,
+// the outputs are the int8 ones plus 128 (every formula sees only differences from the zero points and the
+// max).
 TEST(QuantizedKernelsTest, Uint8MeanAndSoftmaxAreShiftedInt8) {
   std::mt19937 rng(13);
   for (const auto& [dims, axes] : std::vector<std::pair<Dims, std::vector<int32_t>>>{
            {{2, 3, 4, 5}, {1, 2}}, {{2, 3, 4, 5}, {-1}}, {{7, 9}, {0, 1}}, {{1, 9, 9, 2}, {1, 2}}}) {
-    for (const auto& q : std::vector<std::array<float, 4>>{{0.1f, -3, 0.1f, -3}, {0.02f, 127, 0.005f, -128},
-                                                          {1e-5f, 0, 2.0f, 10}, {0.5f, -128, 0.0039215f, 127}}) {
+    for (const auto& q : std::vector<std::array<float, 4>>{{0.1f, -3, 0.1f, -3},
+                                                           {0.02f, 127, 0.005f, -128},
+                                                           {1e-5f, 0, 2.0f, 10},
+                                                           {0.5f, -128, 0.0039215f, 127}}) {
       ReduceInt8Params p8, pu;
       Dims out_dims;
       std::string error;
@@ -589,7 +663,6 @@ TEST(QuantizedKernelsTest, Uint8MeanAndSoftmaxAreShiftedInt8) {
   }
 }
 
-
 // 16x8: int16 activations, int8 weights, int64 bias and accumulator, LiteRT's int64 multiply (the multiplier
 // rounded to 16 bits, one rounding half up), restated here from its definition; FC with per-tensor weights
 // narrows the sum and rounds as the int8 FC.
@@ -617,7 +690,8 @@ TEST(QuantizedKernelsTest, Conv16x8AndFullyConnected16x8MatchPlainFormula) {
     q.activation_min = variant == 2 ? 0 : -32768;
     q.activation_max = 32767;
     std::vector<float> filter_scales = {0.01f, 0.02f, 0.005f, 0.03f};
-    q.multipliers = PerChannelMultipliers(variant % 2 ? 3e-4f : 1e-3f, filter_scales, variant < 3 ? 4e-3f : 0.5f, 4);
+    q.multipliers =
+        PerChannelMultipliers(variant % 2 ? 3e-4f : 1e-3f, filter_scales, variant < 3 ? 4e-3f : 0.5f, 4);
     std::vector<int16_t> x(60);
     for (int16_t& v : x) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
     const std::vector<int8_t> f = RandomInt8(4 * 9 * 3, rng);
@@ -639,8 +713,10 @@ TEST(QuantizedKernelsTest, Conv16x8AndFullyConnected16x8MatchPlainFormula) {
               }
             }
           }
-          const int64_t want = std::min<int64_t>(std::max<int64_t>(int64_multiply(acc, q.multipliers[static_cast<size_t>(oc)]),
-                                                                   q.activation_min), q.activation_max);
+          const int64_t want =
+              std::min<int64_t>(std::max<int64_t>(int64_multiply(acc, q.multipliers[static_cast<size_t>(oc)]),
+                                                  q.activation_min),
+                                q.activation_max);
           ASSERT_EQ(out[static_cast<size_t>((oy * 4 + ox) * 4 + oc)], want) << variant;
         }
       }
@@ -659,11 +735,15 @@ TEST(QuantizedKernelsTest, Conv16x8AndFullyConnected16x8MatchPlainFormula) {
     for (int64_t b = 0; b < 4; ++b) {
       for (int64_t u = 0; u < 4; ++u) {
         int64_t acc = bias[static_cast<size_t>(u)];
-        for (int64_t i = 0; i < 15; ++i) acc += int64_t{x[static_cast<size_t>(b * 15 + i)]} * f[static_cast<size_t>(u * 15 + i)];
-        const long double exact = std::ldexp(static_cast<long double>(acc) * qf.multipliers[0].multiplier, qf.multipliers[0].shift - 31);
-        const int64_t rounded = static_cast<int64_t>(exact >= 0 ? std::floor(exact + 0.5L) : -std::floor(-exact + 0.5L));
+        for (int64_t i = 0; i < 15; ++i)
+          acc += int64_t{x[static_cast<size_t>(b * 15 + i)]} * f[static_cast<size_t>(u * 15 + i)];
+        const long double exact = std::ldexp(static_cast<long double>(acc) * qf.multipliers[0].multiplier,
+                                             qf.multipliers[0].shift - 31);
+        const int64_t rounded =
+            static_cast<int64_t>(exact >= 0 ? std::floor(exact + 0.5L) : -std::floor(-exact + 0.5L));
         ASSERT_EQ(fc_out[static_cast<size_t>(b * 4 + u)],
-                  std::min<int64_t>(std::max<int64_t>(rounded, qf.activation_min), qf.activation_max)) << variant;
+                  std::min<int64_t>(std::max<int64_t>(rounded, qf.activation_min), qf.activation_max))
+            << variant;
       }
     }
   }
