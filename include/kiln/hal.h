@@ -13,6 +13,8 @@
  *   - Every call returns KilnStatus. Out-parameters are named out_* and come last. On failure a driver
  *     describes the problem (what, and where: kernel, global, payload offset) through
  *     KilnHalServices.report_error before returning, so the runtime can pass the message on to its user.
+ *     It does so on the thread that made the failing call: the runtime keeps each thread's messages apart, so
+ *     calls that fail at the same time on several threads each get their own message.
  *   - An array of structs is laid out with its first element's struct_size as the stride, so a caller built
  *     against another minor version can pass one.
  *   - Strings are NUL-terminated UTF-8. Pointers passed into a call are borrowed for the duration of the call
@@ -79,7 +81,8 @@ typedef struct KilnHalServices {
   void* user_data; /* passed back as the first argument of every entry */
   /* A diagnostic line, without a trailing newline. */
   void (*log)(void* user_data, KilnHalLogLevel level, const char* message);
-  /* The message that goes with a failing call's status; called just before the call returns it. */
+  /* The message that goes with a failing call's status; called just before the call returns it, on the
+   * calling thread (the runtime routes the message to that thread's call). */
   void (*report_error)(void* user_data, KilnStatus status, const char* message);
   /* Host memory for the driver's own bookkeeping. `alignment` is a power of two. NULL on failure. */
   void* (*allocate)(void* user_data, size_t size, size_t alignment);

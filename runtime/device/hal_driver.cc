@@ -1,5 +1,5 @@
-// One driver instance behind the HAL: the built-in CPU driver, or a shared library that passed every check; the
-// version rules; and where drivers are searched for.
+// One driver instance behind the HAL: the built-in CPU driver, or a shared library that passed every check;
+// the version rules; and where drivers are searched for.
 #include "runtime/device/hal_driver.h"
 
 #include <dirent.h>
@@ -31,7 +31,6 @@
 #endif
 
 namespace kiln {
-
 
 std::string BaseName(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -67,7 +66,8 @@ std::string KernelLevelRefusal(uint32_t kernel_level, uint32_t device_level) {
 namespace {
 
 // Bytes of KilnHalDriver in HAL 1.0: every entry up to fence_destroy. A 1.0 driver's table ends there; the
-// entries appended since (module_reduction_supported in 1.1) then stay zero, i.e. NULL, in the runtime's copy.
+// entries appended since (module_reduction_supported in 1.1) then stay zero, i.e. NULL, in the runtime's
+// copy.
 constexpr size_t kHal10TableSize = offsetof(KilnHalDriver, fence_destroy) + sizeof(void*);
 // Room after a struct handed to a driver, so a driver that writes more than the struct_size it was given
 // overwrites a guard instead of the runtime's memory, and is caught.
@@ -85,7 +85,8 @@ struct RequiredEntry {
   const char* name;
   size_t offset;
 };
-#define KILN_ENTRY(name) {#name, offsetof(KilnHalDriver, name)}
+#define KILN_ENTRY(name) \
+  { #name, offsetof(KilnHalDriver, name) }
 constexpr RequiredEntry kRequiredEntries[] = {
     KILN_ENTRY(shutdown),        KILN_ENTRY(device_count),      KILN_ENTRY(device_get_info),
     KILN_ENTRY(device_open),     KILN_ENTRY(device_close),      KILN_ENTRY(buffer_create),
@@ -108,7 +109,8 @@ bool EntryPresent(const KilnHalDriver& table, size_t offset) {
 
 bool EnvFlag(const char* name) {
   const char* v = std::getenv(name);
-  return v != nullptr && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "yes") == 0);
+  return v != nullptr &&
+         (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "yes") == 0);
 }
 
 }  // namespace
@@ -140,7 +142,8 @@ std::shared_ptr<HalDriver> HalDriver::OpenBuiltinCpu(const DriverOptions& option
   d->options_ = options;
   d->InitServices();
   d->table_.struct_size = sizeof(KilnHalDriver);
-  if (kiln_cpu_driver_query(KILN_HAL_VERSION_MAJOR, KILN_HAL_VERSION_MINOR, &d->services_, &d->table_) != kKilnOk) {
+  if (kiln_cpu_driver_query(KILN_HAL_VERSION_MAJOR, KILN_HAL_VERSION_MINOR, &d->services_, &d->table_) !=
+      kKilnOk) {
     *error = "the CPU driver refused to start";
     return nullptr;
   }
@@ -150,8 +153,8 @@ std::shared_ptr<HalDriver> HalDriver::OpenBuiltinCpu(const DriverOptions& option
   return d;
 }
 
-std::shared_ptr<HalDriver> HalDriver::Load(const std::string& path, const DriverOptions& options, DecisionLog* log,
-                                           std::string* refusal) {
+std::shared_ptr<HalDriver> HalDriver::Load(const std::string& path, const DriverOptions& options,
+                                           DecisionLog* log, std::string* refusal) {
   const std::string file = BaseName(path);
   auto refuse = [&](const std::string& why) {
     *refusal = "driver " + file + " refused: " + why;
@@ -243,7 +246,8 @@ std::shared_ptr<HalDriver> HalDriver::Load(const std::string& path, const Driver
                   driver_version + " needs at least " + std::to_string(kHal10TableSize));
   }
   // Entries past the driver's struct_size are of a newer minor than it implements: NULL, whatever is there.
-  std::memset(reinterpret_cast<uint8_t*>(&table) + table.struct_size, 0, sizeof(KilnHalDriver) - table.struct_size);
+  std::memset(reinterpret_cast<uint8_t*>(&table) + table.struct_size, 0,
+              sizeof(KilnHalDriver) - table.struct_size);
   std::string missing;
   for (const RequiredEntry& e : kRequiredEntries) {
     if (!EntryPresent(table, e.offset)) missing += (missing.empty() ? "" : ", ") + std::string(e.name);
@@ -261,7 +265,8 @@ std::shared_ptr<HalDriver> HalDriver::Load(const std::string& path, const Driver
     if (!EntryPresent(table, e.offset)) no_batches += (no_batches.empty() ? "" : ", ") + std::string(e.name);
   }
   d->has_batches_ = no_batches.empty();
-  const std::string version = table.version != nullptr ? std::string(table.version, strnlen(table.version, 64)) : "?";
+  const std::string version =
+      table.version != nullptr ? std::string(table.version, strnlen(table.version, 64)) : "?";
   std::string note = "driver " + file + " loaded: " + d->name_ + " " + version + ", HAL " + driver_version +
                      " (runtime " + runtime_version + ")";
   if (table.hal_minor > KILN_HAL_VERSION_MINOR) note += "; its newer minor is accepted";
@@ -274,16 +279,40 @@ HalDriver::~HalDriver() {
   if (ready_ && table_.shutdown != nullptr) table_.shutdown(table_.instance);
 }
 
+namespace {
+
+// A thread that reports but never takes (a driver's own worker, against hal.h's rule) must not grow the map
+// without bound: past this many threads with undelivered messages, the others' are dropped.
+constexpr size_t kMaxErrorThreads = 256;
+constexpr size_t kMaxErrorBytes = 4096;
+
+void AppendError(std::unordered_map<std::thread::id, std::string>& errors, const std::string& message) {
+  const std::thread::id self = std::this_thread::get_id();
+  auto it = errors.find(self);
+  if (it == errors.end()) {
+    if (errors.size() >= kMaxErrorThreads) errors.clear();
+    it = errors.emplace(self, std::string()).first;
+  }
+  std::string& text = it->second;
+  if (text.size() < kMaxErrorBytes) text += (text.empty() ? "" : "; ") + message;
+}
+
+}  // namespace
+
 std::string HalDriver::TakeErrors() {
   std::lock_guard<std::mutex> lock(errors_mutex_);
   std::string out;
-  out.swap(errors_);
+  auto it = errors_.find(std::this_thread::get_id());
+  if (it != errors_.end()) {
+    out.swap(it->second);
+    errors_.erase(it);
+  }
   return out;
 }
 
 void HalDriver::NoteError(const std::string& message) {
   std::lock_guard<std::mutex> lock(errors_mutex_);
-  errors_ += (errors_.empty() ? "" : "; ") + message;
+  AppendError(errors_, message);
 }
 
 void HalDriver::ReportError(const char* format, ...) {
@@ -312,9 +341,7 @@ void HalDriver::DriverError(void* self, KilnStatus status, const char* message) 
     return;
   }
   std::lock_guard<std::mutex> lock(d->errors_mutex_);
-  if (d->errors_.size() < 4096) {
-    d->errors_ += (d->errors_.empty() ? "" : "; ") + std::string(message) + " (" + StatusName(status) + ")";
-  }
+  AppendError(d->errors_, std::string(message) + " (" + StatusName(status) + ")");
 }
 
 const char* HalDriver::GetConfig(void* self, const char* key) {
@@ -325,7 +352,8 @@ const char* HalDriver::GetConfig(void* self, const char* key) {
   return nullptr;  // the driver's defaults (and its environment variables) apply
 }
 
-void HalDriver::SendToClient(void* self, void* script_user_data, int32_t command, const void* data, size_t size) {
+void HalDriver::SendToClient(void* self, void* script_user_data, int32_t command, const void* data,
+                             size_t size) {
   auto* d = static_cast<HalDriver*>(self);
   if (d->options_.on_message) d->options_.on_message(script_user_data, command, data, size);
 }
@@ -378,7 +406,8 @@ bool RunningFromBuildTree() {
   const std::string root = KILN_DRIVER_BUILD_ROOT;
   if (root.empty()) return false;
   Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&RunningFromBuildTree), &info) == 0 || info.dli_fname == nullptr) return false;
+  if (dladdr(reinterpret_cast<void*>(&RunningFromBuildTree), &info) == 0 || info.dli_fname == nullptr)
+    return false;
   char self[PATH_MAX], build[PATH_MAX];
   if (realpath(info.dli_fname, self) == nullptr || realpath(root.c_str(), build) == nullptr) return false;
   const std::string s = self, b = std::string(build) + "/";
@@ -386,11 +415,12 @@ bool RunningFromBuildTree() {
 }
 
 // The driver folder of the install this code runs from, found from the file that holds it (libkiln, or a tool
-// that links the runtime statically) and the install layout's relative paths; empty when there is none (a build
-// tree, or a layout that does not match).
+// that links the runtime statically) and the install layout's relative paths; empty when there is none (a
+// build tree, or a layout that does not match).
 std::string RelocatedDriverDir() {
   Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&RelocatedDriverDir), &info) == 0 || info.dli_fname == nullptr) return "";
+  if (dladdr(reinterpret_cast<void*>(&RelocatedDriverDir), &info) == 0 || info.dli_fname == nullptr)
+    return "";
   char self[PATH_MAX];
   if (realpath(info.dli_fname, self) == nullptr) return "";
   const std::string file = self;
@@ -444,7 +474,8 @@ std::vector<std::string> FindDriverFiles(const DriverOptions& options, DecisionL
   char real[PATH_MAX];
   const bool same = !relocated.empty() && realpath(install_dir.c_str(), real) != nullptr && relocated == real;
   if (!install_dir.empty() && !same) add_path(install_dir, "the default driver directory");
-  if (relocated.empty() && RunningFromBuildTree()) {  // an install (even one inside a build tree) is not a build
+  if (relocated.empty() &&
+      RunningFromBuildTree()) {  // an install (even one inside a build tree) is not a build
     std::string dirs = KILN_DRIVER_BUILD_DIRS;
     size_t start = 0;
     while (start <= dirs.size()) {

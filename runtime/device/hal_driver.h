@@ -13,6 +13,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "kiln/common.h"
@@ -42,8 +44,9 @@ enum class DevicePolicy { kAuto = 0, kCpuOnly = 1, kPreferGpu = 2, kGpuOnly = 3 
 
 struct DriverOptions {
   DevicePolicy policy = DevicePolicy::kAuto;
-  std::string driver_path;            // from the options call; empty: none
-  bool allow_any_dependency = false;  // from the options call (KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1 also allows)
+  std::string driver_path;  // from the options call; empty: none
+  bool allow_any_dependency =
+      false;  // from the options call (KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1 also allows)
   int num_threads = -1;
   uint64_t batch_timeout_ns = 0;  // how long a batch may take before it is given up; 0: forever
   KilnErrorReporter reporter = nullptr;
@@ -57,8 +60,8 @@ class HalDriver {
   static std::shared_ptr<HalDriver> OpenBuiltinCpu(const DriverOptions& options, std::string* error);
   // Checks and loads the driver at `path`. Null with `*refusal` (a full sentence) when it is refused; notes
   // (a check overridden by the user) go to `log`.
-  static std::shared_ptr<HalDriver> Load(const std::string& path, const DriverOptions& options, DecisionLog* log,
-                                         std::string* refusal);
+  static std::shared_ptr<HalDriver> Load(const std::string& path, const DriverOptions& options,
+                                         DecisionLog* log, std::string* refusal);
   ~HalDriver();
   HalDriver(const HalDriver&) = delete;
   HalDriver& operator=(const HalDriver&) = delete;
@@ -71,7 +74,9 @@ class HalDriver {
   bool has_batches() const { return has_batches_; }
   const DriverOptions& options() const { return options_; }
 
-  // The messages the driver reported (report_error) since the last call, joined with "; ". A loaded driver's
+  // The messages the driver reported (report_error) on the calling thread since this thread last took them,
+  // joined with "; ". Each thread has its own channel, so two threads whose calls fail at once each get their
+  // own call's message (hal.h: a driver reports on the thread of the failing call). A loaded driver's
   // messages are kept for the decision that handles the failure; the CPU driver's go to the reporter at once.
   std::string TakeErrors();
   void ReportError(const char* format, ...) __attribute__((format(printf, 2, 3)));
@@ -85,7 +90,8 @@ class HalDriver {
   static void Log(void* self, KilnHalLogLevel level, const char* message);
   static void DriverError(void* self, KilnStatus status, const char* message);
   static const char* GetConfig(void* self, const char* key);
-  static void SendToClient(void* self, void* script_user_data, int32_t command, const void* data, size_t size);
+  static void SendToClient(void* self, void* script_user_data, int32_t command, const void* data,
+                           size_t size);
 
   DriverOptions options_;
   std::string threads_config_;
@@ -95,8 +101,9 @@ class HalDriver {
   KilnHalDriver table_{};
   bool ready_ = false;
   bool has_batches_ = false;
+  // Undelivered messages by the thread that reported them (at most kMaxErrorThreads threads, 4 KiB each).
   std::mutex errors_mutex_;
-  std::string errors_;
+  std::unordered_map<std::thread::id, std::string> errors_;
 };
 
 // Driver files in search order, recording where they were looked for. Exposed for `kiln inspect --devices`.
