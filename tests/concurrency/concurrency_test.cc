@@ -165,7 +165,9 @@ TEST_P(SharedObjects, ManyInterpretersOverOneModelModuleAndOperator) {
   {
     KilnInterpreter* alone = NewInterpreter(&messages, 1);
     ASSERT_NE(alone, nullptr) << messages.All();
-    if (GetParam() == "vulkan") ASSERT_TRUE(UsedVulkan(alone)) << "a Vulkan device exists, but Kiln did not use it";
+    if (GetParam() == "vulkan") {
+      ASSERT_TRUE(UsedVulkan(alone)) << "a Vulkan device exists, but Kiln did not use it";
+    }
     for (int t = 0; t < kThreads; ++t) {
       inputs.push_back(input_);
       for (float& v : inputs.back()) v *= 1.0f + 0.25f * static_cast<float>(t);
@@ -206,7 +208,9 @@ TEST_P(SharedObjects, ManyInterpretersOverOneModelModuleAndOperator) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(failures.load(), 0) << messages.All();
   EXPECT_EQ(mismatches.load(), 0) << "outputs differ from one interpreter's alone";
-  if (GetParam() == "vulkan") EXPECT_EQ(on_vulkan.load(), kThreads * kInterpretersPerThread);
+  if (GetParam() == "vulkan") {
+    EXPECT_EQ(on_vulkan.load(), kThreads * kInterpretersPerThread);
+  }
 }
 
 // Builtin ops on the fast path (XNNPACK, each interpreter with its own thread pool) over one shared real model.
