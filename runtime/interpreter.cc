@@ -297,12 +297,16 @@ KilnStatus Interpreter::AllocateTensors() {
       return kKilnError;
     }
   }
-  PlanPartitions(this, &partitions_, &recorded_plan_);
-  partition_of_node_.assign(nodes_.size(), -1);
-  for (size_t p = 0; p < partitions_.size(); ++p)
-    partition_of_node_[partitions_[p].first] = static_cast<int>(p);
+  PlanDevicePartitions();
   state_ = State::kReady;
   return kKilnOk;
+}
+
+void Interpreter::PlanDevicePartitions() {
+  planned_faults_ = devices_ != nullptr ? devices_->faults() : 0;
+  PlanPartitions(this, &partitions_, &recorded_plan_);
+  partition_of_node_.assign(nodes_.size(), -1);
+  for (size_t p = 0; p < partitions_.size(); ++p) partition_of_node_[partitions_[p].first] = static_cast<int>(p);
 }
 
 KilnStatus Interpreter::TakeOutputType(const Node& node) {
@@ -512,6 +516,9 @@ KilnStatus Interpreter::Invoke() {
              std::chrono::duration_cast<std::chrono::nanoseconds>(start - invoke_start).count()),
          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count())});
   };
+  // A device fault since the plan was made may have quarantined a kernel or the device: plan again (and record
+  // the new placement) before running.
+  if (devices_ != nullptr && devices_->faults() != planned_faults_) PlanDevicePartitions();
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node& node = nodes_[i];
     if (folded_[i]) continue;

@@ -141,6 +141,8 @@ class Interpreter {
   // Gives the node's output 0 the type of input node.output_type_from_input, as LiteRT's kernel would in its
   // Prepare (BuiltinOpRegistration). Error only if the tensor cannot take the new type's size.
   KilnStatus TakeOutputType(const Node& node);
+  // Groups consecutive device nodes into partitions and records the plan (again only where it changed).
+  void PlanDevicePartitions();
   void FreeNodes();
   std::string NodeName(const Node& node) const;
 
@@ -173,6 +175,7 @@ class Interpreter {
   std::vector<Partition> partitions_;
   std::vector<int> partition_of_node_;  // index into partitions_ for a partition's first node, else -1
   std::string recorded_plan_;           // the node/partition decisions last recorded, to record changes only
+  int planned_faults_ = 0;              // the device faults the partitions were planned after (DeviceSet::faults)
 };
 
 }  // namespace kiln

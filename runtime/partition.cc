@@ -212,9 +212,14 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
   for (const Step& step : steps) produced.insert(step.node->outputs.begin(), step.node->outputs.end());
   std::map<const KilnTensor*, std::unique_ptr<TensorBuffer>> buffers;
   KilnStatus status = kKilnOk;
-  auto fail = [&](KilnStatus s, const std::string& during) {
+  // A failure of one node's launch quarantines that node's kernel; any other counts against the device.
+  auto fail = [&](KilnStatus s, const std::string& during, const Step* step = nullptr, bool hung = false) {
     status = s;
-    steps.front().kernel_script->AcceleratorFailed(what + " (" + during + ")", s);
+    if (step != nullptr) {
+      step->kernel_script->KernelFailed(/*reduction=*/false, step->kernel_index, what + " (" + during + ")", s);
+    } else {
+      steps.front().kernel_script->AcceleratorFailed(what + " (" + during + ")", s, hung);
+    }
   };
   for (const Step& step : steps) {
     // The tensors the launches map over; inputs bound to globals reach the device through the script's
@@ -258,14 +263,16 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
           g, step.plan.element_sizes, [&](size_t t) { return buffers[step.plan.tensors[t]]->get(); });
       const KilnHalForEachDesc desc = ForEachLaunch(step.plan, g, views);
       if (KilnStatus s = batch.ForEach(step.script, desc); s != kKilnOk) {
-        fail(s, std::string(batch.recording() ? "recording" : "launching") + " node " +
-                    std::to_string(step.node->index) + ", " + KernelOpLabel(*step.node));
+        fail(s,
+             std::string(batch.recording() ? "recording" : "launching") + " node " + std::to_string(step.node->index) +
+                 ", " + KernelOpLabel(*step.node),
+             &step);
         break;
       }
     }
   }
   if (status == kKilnOk) {
-    if (KilnStatus s = batch.Submit(); s != kKilnOk) fail(s, "the submitted batch");
+    if (KilnStatus s = batch.Submit(); s != kKilnOk) fail(s, "the submitted batch", nullptr, batch.abandoned());
   }
   batch.Release();
   if (batch.abandoned()) {
@@ -297,6 +304,7 @@ KilnStatus InvokePartition(Interpreter* interpreter, const Partition& partition)
     return kKilnOk;
   }
   // The partition's inputs were never written, so the CPU can redo all of it.
+  DeviceSet::CpuOnly on_cpu(devices);
   return run_each();
 }
 

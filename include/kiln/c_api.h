@@ -152,16 +152,15 @@ KILN_CAPI_EXPORT void KilnInterpreterOptionsSetDevicePolicy(KilnInterpreterOptio
 KILN_CAPI_EXPORT void KilnInterpreterOptionsSetDriverPath(KilnInterpreterOptions* options, const char* path);
 /* Loads drivers whose DT_NEEDED libraries are not on the allow-list (docs/hal.md), as the environment variable
  * KILN_DRIVER_ALLOW_ANY_DEPENDENCY=1 does. Each such driver is noted in the decision log. Default false. */
+KILN_CAPI_EXPORT void KilnInterpreterOptionsSetAllowAnyDriverDependency(KilnInterpreterOptions* options, bool allow);
 /* How long Kiln waits for a driver device to finish a batch of work (consecutive kernel ops run as one
  * partition) before it gives the batch up: the wait then fails with a message naming the device and the deadline,
- * the partition is redone on the CPU, all later work of the interpreter runs there, and the decision log records
- * it; the batch and its device memory are left to the driver, never freed while it may still use them. 0 waits
- * forever. Default KILN_DEFAULT_DEVICE_TIMEOUT_MS. */
+ * the partition is redone on the CPU, all later work of the interpreter runs there (a hung device is given up;
+ * docs/hal.md says which other faults quarantine what), and the decision log records it; the batch and its
+ * device memory are left to the driver, never freed while it may still use them. 0 waits forever. Default
+ * KILN_DEFAULT_DEVICE_TIMEOUT_MS. */
 #define KILN_DEFAULT_DEVICE_TIMEOUT_MS 60000u
-KILN_CAPI_EXPORT void KilnInterpreterOptionsSetDeviceTimeout(KilnInterpreterOptions* options,
-                                                             uint32_t milliseconds);
-KILN_CAPI_EXPORT void KilnInterpreterOptionsSetAllowAnyDriverDependency(KilnInterpreterOptions* options,
-                                                                        bool allow);
+KILN_CAPI_EXPORT void KilnInterpreterOptionsSetDeviceTimeout(KilnInterpreterOptions* options, uint32_t milliseconds);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Interpreter

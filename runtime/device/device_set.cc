@@ -262,14 +262,53 @@ const ModulePlacement& DeviceSet::Place(const std::shared_ptr<const KernelModule
   return p;
 }
 
-void DeviceSet::AcceleratorFailed(const std::string& what, KilnStatus status, const std::string& errors) {
-  if (accelerator_ == nullptr) return;
-  const bool first = !accelerator_failed_.exchange(true);
-  const std::string message = accelerator_->label() + " failed " + what + " (" + StatusName(status) + ")" +
-                              (errors.empty() ? "" : ": " + errors) + "; redone on " + cpu_->label() +
-                              (first ? ", and all later work of this interpreter or context runs there" : "");
+void DeviceSet::Fault(const std::string& what, KilnStatus status, const std::string& errors,
+                      const std::string& quarantined, bool hung) {
+  const int fault = faults_.fetch_add(1) + 1;
+  const bool give_up = hung || fault >= kDeviceFaultLimit;
+  const bool first = give_up && !accelerator_failed_.exchange(true);
+  std::string message = accelerator_->label() + " failed " + what + " (" + StatusName(status) + ")" +
+                        (errors.empty() ? "" : ": " + errors) + "; redone on " + cpu_->label();
+  if (first) {
+    message += ", and all later work of this interpreter or context runs there (" +
+               (hung ? std::string("a hung device is given up at once")
+                     : "fault " + std::to_string(fault) + " of " + std::to_string(kDeviceFaultLimit) +
+                           " gives the device up") +
+               ")";
+  } else if (!give_up) {
+    message += (quarantined.empty() ? "" : "; " + quarantined + " runs there from now on") + " (device fault " +
+               std::to_string(fault) + " of " + std::to_string(kDeviceFaultLimit) + ")";
+  }
   log_->Add(kKilnDecisionFallback, what, message);
   Report(options_.reporter, options_.reporter_user_data, "%s", message.c_str());
+}
+
+void DeviceSet::KernelFailed(const KernelModule* module, bool reduction, int index, const std::string& what,
+                             KilnStatus status, const std::string& errors) {
+  if (accelerator_ == nullptr) return;
+  std::string quarantined;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = placements_.find(module);
+    if (it != placements_.end()) {
+      ModulePlacement& p = it->second.placement;
+      std::vector<bool>& on = reduction ? p.reduction_on_accelerator : p.kernel_on_accelerator;
+      if (index >= 0 && static_cast<size_t>(index) < on.size() && on[static_cast<size_t>(index)]) {
+        on[static_cast<size_t>(index)] = false;
+        const auto& desc = module->desc();
+        const std::string& name = reduction ? desc.reductions[static_cast<size_t>(index)].name
+                                            : desc.kernels[static_cast<size_t>(index)].name;
+        quarantined = std::string(reduction ? "reduction '" : "kernel '") + name + "' of " + ModuleLabel(*module);
+        if (!reduction) p.kernel_reason[static_cast<size_t>(index)] = "quarantined: a launch on the device failed";
+      }
+    }
+  }
+  Fault(what, status, errors, quarantined, /*hung=*/false);
+}
+
+void DeviceSet::AcceleratorFailed(const std::string& what, KilnStatus status, const std::string& errors, bool hung) {
+  if (accelerator_ == nullptr) return;
+  Fault(what, status, errors, "", hung);
 }
 
 }  // namespace kiln

@@ -35,15 +35,38 @@ class DeviceSet {
 
   KernelDevice* cpu() const { return cpu_.get(); }
   // The chosen driver device, while it works: null when none was chosen or after a run-time failure.
-  KernelDevice* accelerator() const { return accelerator_failed_ ? nullptr : accelerator_.get(); }
+  KernelDevice* accelerator() const { return accelerator_failed_ || cpu_only_ > 0 ? nullptr : accelerator_.get(); }
+  // While one lives, accelerator() is null: work that failed on the device is redone on the CPU, all of it.
+  class CpuOnly {
+   public:
+    explicit CpuOnly(DeviceSet* set) : set_(set) { ++set_->cpu_only_; }
+    ~CpuOnly() { --set_->cpu_only_; }
+    CpuOnly(const CpuOnly&) = delete;
+    CpuOnly& operator=(const CpuOnly&) = delete;
+
+   private:
+    DeviceSet* set_;
+  };
   DecisionLog* log() const { return log_; }
   const DriverOptions& options() const { return options_; }
 
   // Where the kernels of `module` run; decided and recorded on the first call for a module.
   const ModulePlacement& Place(const std::shared_ptr<const KernelModule>& module);
-  // A run-time failure of the accelerator while doing `what` (e.g. "kernel 'blur' of blur.kmod"): records it
-  // and moves all later work of this set to the CPU. `errors` are the driver's messages.
-  void AcceleratorFailed(const std::string& what, KilnStatus status, const std::string& errors);
+  // Run-time faults of the accelerator, and the quarantine rule (docs/hal.md, "Run-time failure and the
+  // fallback"): the failed work is always redone on the CPU; then
+  //  - a kernel or reduction whose launch failed runs on the CPU from then on, in this set (KernelFailed); the
+  //    device keeps the module's other kernels;
+  //  - a failure no single kernel owns (a buffer, the globals, a batch: AcceleratorFailed) quarantines nothing
+  //    by itself;
+  //  - every fault counts against the device, which is given up (all later work of the set on the CPU) at its
+  //    kDeviceFaultLimit-th fault, or at once when a batch hung past the deadline (`hung`).
+  // Each step is a decision (fallback). `errors` are the driver's messages.
+  static constexpr int kDeviceFaultLimit = 3;
+  // Faults so far: a change means placements may have changed.
+  int faults() const { return faults_.load(); }
+  void KernelFailed(const KernelModule* module, bool reduction, int index, const std::string& what, KilnStatus status,
+                    const std::string& errors);
+  void AcceleratorFailed(const std::string& what, KilnStatus status, const std::string& errors, bool hung = false);
 
  private:
   DeviceSet() = default;
@@ -52,6 +75,11 @@ class DeviceSet {
   std::unique_ptr<KernelDevice> cpu_;
   std::unique_ptr<KernelDevice> accelerator_;
   std::atomic<bool> accelerator_failed_{false};
+  std::atomic<int> faults_{0};
+  std::atomic<int> cpu_only_{0};
+  // Records one fault: the decision's text, and whether it gives the device up.
+  void Fault(const std::string& what, KilnStatus status, const std::string& errors, const std::string& quarantined,
+             bool hung);
   std::mutex mutex_;
   struct Placed {
     std::shared_ptr<const KernelModule> module;  // keeps the key alive

@@ -164,10 +164,16 @@ KilnStatus KernelScript::CheckKernelBindings(int kernel_index) const {
   return CheckPointerGlobals("kernel", k.name, k.pointer_globals);
 }
 
-void KernelScript::AcceleratorFailed(const std::string& what, KilnStatus status) {
+void KernelScript::AcceleratorFailed(const std::string& what, KilnStatus status, bool hung) {
   KernelDevice* accel = accel_.script ? accel_.script->device() : nullptr;
   const std::string errors = accel ? accel->hal()->TakeErrors() : "";
-  devices_->AcceleratorFailed(what, status, errors);
+  devices_->AcceleratorFailed(what, status, errors, hung);
+}
+
+void KernelScript::KernelFailed(bool reduction, int index, const std::string& what, KilnStatus status) {
+  KernelDevice* accel = accel_.script ? accel_.script->device() : nullptr;
+  const std::string errors = accel ? accel->hal()->TakeErrors() : "";
+  devices_->KernelFailed(module_.get(), reduction, index, what, status, errors);
 }
 
 bool KernelScript::KernelOnAccelerator(int kernel_index) const {
@@ -298,7 +304,7 @@ KilnStatus KernelScript::ForEach(int kernel_index, const KilnTensor* const* inpu
       ReadBack(&accel_);  // kernels may change globals (rsAtomicInc on a global)
       return kKilnOk;
     }
-    AcceleratorFailed(Subject("kernel", module_->desc().kernels[kernel_index].name), s);
+    KernelFailed(/*reduction=*/false, kernel_index, Subject("kernel", module_->desc().kernels[kernel_index].name), s);
   }
   return NoteForgotten(RunOnCpu(plan));
 }
@@ -333,7 +339,8 @@ KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* in
       ReadBack(&accel_);
       return kKilnOk;
     }
-    AcceleratorFailed(Subject("reduction", module_->desc().reductions[reduction_index].name), s);
+    KernelFailed(/*reduction=*/true, reduction_index,
+                 Subject("reduction", module_->desc().reductions[reduction_index].name), s);
   }
   return NoteForgotten(OnCpu([&](DeviceScript* script) { return script->Run(plan, result); }));
 }

@@ -19,8 +19,8 @@ namespace kiln {
 
 // A script as the application or an op sees it: one module instance whose kernels run on the device the
 // DeviceSet placed them on, with the CPU as the fallback. Globals live in a host shadow and reach each device
-// instance before it runs; invokables run on the CPU (as in RenderScript), and what they change in the globals
-// reaches the device before its next launch.
+// instance before it runs; invokables run on the CPU (as in RenderScript), and what they change in the
+// globals reaches the device before its next launch.
 class KernelScript {
  public:
   // Null (reported) on failure.
@@ -62,10 +62,13 @@ class KernelScript {
   KernelDevice* DeviceFor(int kernel_index) const;
   // Runs an already planned forEach on the CPU (the fallback of a failed partition).
   KilnStatus RunOnCpu(const ForEachPlan& plan);
-  // After batched work on the accelerator instance: kernels may have changed globals, which the shadow learns.
+  // After batched work on the accelerator instance: kernels may have changed globals, which the shadow
+  // learns.
   void AcceleratorWorkDone();
   // Records that the accelerator failed work of this script; later work runs on the CPU.
-  void AcceleratorFailed(const std::string& what, KilnStatus status);
+  void AcceleratorFailed(const std::string& what, KilnStatus status, bool hung = false);
+  // A launch of kernel (or reduction) `index` failed on the accelerator: it is quarantined (DeviceSet).
+  void KernelFailed(bool reduction, int index, const std::string& what, KilnStatus status);
 
  private:
   struct Instance {

@@ -355,17 +355,48 @@ TEST(Partitions, AFailedLaunchIsRedoneOnTheCpu) {
   Kernel add("add2", "Add2", "add2");
   Kernel atan("atan_op", "Atan", "atan_op");
   // Launch 1 (node 0) is recorded, launch 2 (node 1) fails: the whole partition is redone on the CPU, and the
-  // third invoke runs there from the start.
+  // kernel that failed is quarantined: from the third invoke on, node 1 runs on the CPU and node 0 stays on the
+  // device.
   const RunResult run = RunModel(TwoKernelModel(), {add.op, atan.op}, kKilnDevicePreferGpu, DriverPath("launch_fails"), 3);
   ExpectTwoKernels(run, 3);
   EXPECT_TRUE(run.decisions.Has(kKilnDecisionFallback,
                                 "kiln-test-launch_fails (test device) failed partition of nodes 0 to 1 (recording "
                                 "node 1, node 1 (Atan, kernel 'atan_op')) (driver error): test driver: launch 2 fails "
-                                "on purpose (device lost) (driver error); redone on kiln-cpu, and all later work of "
-                                "this interpreter or context runs there"))
+                                "on purpose (device lost) (driver error); redone on kiln-cpu; kernel 'atan_op' of "
+                                "atan_op.kmod runs there from now on (device fault 1 of 3)"))
       << run.decisions.All();
   EXPECT_EQ(run.decisions.Count(kKilnDecisionFallback), 1) << run.decisions.All();
+  // The next invoke plans again: node 1 on the CPU, node 0 alone in a partition on the device.
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionNode,
+                                "node 1 (Atan, kernel 'atan_op') runs on kiln-cpu: quarantined: a launch on the device "
+                                "failed"))
+      << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionPartition,
+                                "partition 0: node 0 run on kiln-test-launch_fails (test device) as one batch; tensors "
+                                "crossing its edges: 2 in ('x', 'c'), 1 out ('t'); 0 stay on the device (host-shared "
+                                "memory: aligned tensors are not copied at all)"))
+      << "the kernel that did not fail stays on the device: " << run.decisions.All();
   EXPECT_TRUE(run.messages.Contains("redone on kiln-cpu")) << "the failure is reported: " << run.messages.All();
+}
+
+// A device that fails every batch, with no kernel to blame: each failure is a device fault, redone on the CPU;
+// the third gives the device up, and later invokes run on the CPU from the start (no more faults).
+TEST(Partitions, RepeatedDeviceFaultsGiveTheDeviceUp) {
+  Kernel add("add2", "Add2", "add2");
+  Kernel atan("atan_op", "Atan", "atan_op");
+  const RunResult run =
+      RunModel(TwoKernelModel(), {add.op, atan.op}, kKilnDevicePreferGpu, DriverPath("submit_fails"), 5);
+  ExpectTwoKernels(run, 5);
+  const std::string failed =
+      "kiln-test-submit_fails (test device) failed partition of nodes 0 to 1 (the submitted batch) (driver error): "
+      "test driver: batch_submit fails on purpose (driver error); redone on kiln-cpu";
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionFallback, failed + " (device fault 1 of 3)")) << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionFallback, failed + " (device fault 2 of 3)")) << run.decisions.All();
+  EXPECT_TRUE(run.decisions.Has(kKilnDecisionFallback,
+                                failed + ", and all later work of this interpreter or context runs there (fault 3 of "
+                                         "3 gives the device up)"))
+      << run.decisions.All();
+  EXPECT_EQ(run.decisions.Count(kKilnDecisionFallback), 3) << run.decisions.All();
 }
 
 // A device that never finishes its second batch: with a device timeout the second Invoke gives the batch up after
@@ -414,7 +445,7 @@ TEST(Partitions, AHungBatchIsGivenUpAtTheDeadline) {
                                 "kiln-test-hangs (test device) failed partition of nodes 0 to 1 (the submitted batch) "
                                 "(driver error): the batch did not finish within 300 ms (the interpreter's device "
                                 "timeout) and was given up; redone on kiln-cpu, and all later work of this "
-                                "interpreter or context runs there"))
+                                "interpreter or context runs there (a hung device is given up at once)"))
       << run.decisions.All();
   EXPECT_EQ(run.decisions.Count(kKilnDecisionFallback), 1) << run.decisions.All();
 }

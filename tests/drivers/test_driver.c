@@ -70,6 +70,15 @@ static KilnStatus BatchRecordForEach(KilnHalBatch* batch, KilnHalScript* script,
   return g_inner.batch_record_for_each(batch, script, desc);
 }
 
+#ifdef KILN_TEST_FAULT_SUBMIT
+/* A device that fails every batch it is given (no kernel is to blame): each is a device fault. */
+static KilnStatus FailingSubmit(KilnHalBatch* batch, KilnHalFence** out_fence) {
+  (void)batch;
+  (void)out_fence;
+  return Fail(kKilnDelegateError, "test driver: batch_submit fails on purpose");
+}
+#endif
+
 #ifdef KILN_TEST_FAULT_HANG
 /* A device that hangs: the second batch submitted never starts and its fence never signals. fence_wait sleeps out
  * its whole timeout (UINT64_MAX: forever, a real hang); fence_destroy "waits for completion first", so forever;
@@ -218,6 +227,9 @@ KILN_TEST_EXPORT KilnStatus kiln_driver_query(uint32_t runtime_hal_major, uint32
 #endif
 #ifdef KILN_TEST_FAULT_TABLE_SIZE
   table.struct_size = (uint32_t)sizeof table + 16u; /* claims more than the runtime's table holds */
+#endif
+#ifdef KILN_TEST_FAULT_SUBMIT
+  table.batch_submit = FailingSubmit;
 #endif
 #ifdef KILN_TEST_FAULT_HANG
   g_submits = 0;
