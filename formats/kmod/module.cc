@@ -562,7 +562,13 @@ std::string PointerGlobalsLine(const std::vector<std::string>& names) {
 
 std::string TypeLine(const KernelTypeDesc& t) {
   std::ostringstream s;
-  s << KernelTypeName(t) << " (" << KindName(t.kind);
+  s << KernelTypeName(t) << " (";
+  // A vector is a scalar kind with lanes: float4 reads "vector of 4 lanes", not "scalar".
+  if (t.kind == KernelTypeKind::kScalar && t.vector_size > 1) {
+    s << "vector of " << t.vector_size << " lanes";
+  } else {
+    s << KindName(t.kind);
+  }
   if (t.array_size) s << " array of " << t.array_size;
   s << ", size " << t.size << ", align " << t.alignment << ")";
   return s.str();

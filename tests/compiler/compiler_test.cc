@@ -158,6 +158,10 @@ TEST(CompilerTest, GreyscaleUchar4AndConstGlobal) {
   EXPECT_TRUE(weights->is_const);
   EXPECT_FALSE(weights->settable());
   EXPECT_EQ(weights->size, 16u);  // a float3 occupies a float4
+  // The reflection dump calls a vector type a vector, with its lanes.
+  const std::string described = DescribeKernelModule(m);
+  EXPECT_NE(described.find("uchar4 (vector of 4 lanes, size 4, align 4)"), std::string::npos) << described;
+  EXPECT_EQ(described.find("4 (scalar"), std::string::npos) << described;
   ASSERT_EQ(weights->default_value.size(), 16u);
   float values[4];
   std::memcpy(values, weights->default_value.data(), sizeof(values));
