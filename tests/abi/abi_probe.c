@@ -85,6 +85,8 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnMulParams(const struct KilnMulParams* v
 size_t kiln_abi_probe_KilnMulParams(const struct KilnMulParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnConvParams(const struct KilnConvParams* value);
 size_t kiln_abi_probe_KilnConvParams(const struct KilnConvParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnTransposeConvParams(const struct KilnTransposeConvParams* value);
+size_t kiln_abi_probe_KilnTransposeConvParams(const struct KilnTransposeConvParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnDepthwiseConvParams(const struct KilnDepthwiseConvParams* value);
 size_t kiln_abi_probe_KilnDepthwiseConvParams(const struct KilnDepthwiseConvParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnPoolParams(const struct KilnPoolParams* value);
@@ -105,6 +107,8 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnLeakyReluParams(const struct KilnLeakyR
 size_t kiln_abi_probe_KilnLeakyReluParams(const struct KilnLeakyReluParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnResizeBilinearParams(const struct KilnResizeBilinearParams* value);
 size_t kiln_abi_probe_KilnResizeBilinearParams(const struct KilnResizeBilinearParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnResizeNearestNeighborParams(const struct KilnResizeNearestNeighborParams* value);
+size_t kiln_abi_probe_KilnResizeNearestNeighborParams(const struct KilnResizeNearestNeighborParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnStridedSliceParams(const struct KilnStridedSliceParams* value);
 size_t kiln_abi_probe_KilnStridedSliceParams(const struct KilnStridedSliceParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnGatherParams(const struct KilnGatherParams* value);

@@ -38,7 +38,10 @@ for tool in abidw abidiff; do
     exit 77
   fi
 done
-if ! readelf -S "$lib" 2>/dev/null | grep -q '\.debug_info'; then
+# The section list is read whole first: `readelf | grep -q` under pipefail fails at random when grep exits at
+# its first match and readelf dies writing the rest (SIGPIPE).
+sections=$(readelf -S "$lib" 2>/dev/null)
+if ! grep -q '\.debug_info' <<<"$sections"; then
   echo "FAIL: $lib has no DWARF (.debug_info): the ABI check needs a build with -g (the ci preset, RelWithDebInfo)"
   exit 1
 fi
