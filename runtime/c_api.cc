@@ -215,6 +215,16 @@ KilnStatus KilnModelGetOperator(const KilnModel* model, int32_t index, KilnBuilt
   return kKilnOk;
 }
 
+KilnStatus KilnModelGetOperatorCustomOptions(const KilnModel* model, int32_t index, const void** out_data,
+                                             size_t* out_size) {
+  if (out_data == nullptr || out_size == nullptr) return kKilnInvalidArgument;
+  if (index < 0 || index >= KilnModelGetOperatorCount(model)) return kKilnInvalidArgument;
+  const kiln::OperatorDesc& op = model->data->desc.subgraphs[0].operators[index];
+  *out_size = op.custom_options != nullptr ? op.custom_options_size : 0;
+  *out_data = *out_size != 0 ? op.custom_options : nullptr;
+  return kKilnOk;
+}
+
 const char* KilnModelGetDescription(const KilnModel* model) {
   return model != nullptr ? model->data->desc.description.c_str() : "";
 }

@@ -32,6 +32,7 @@
 #include "formats/kmod/module.h"
 #include "kiln/c_api.h"
 #include "kiln/compute.h"
+#include "kiln/flex.h"
 #include "kiln/operator.h"
 #include "tools/cli.h"
 #include "tools/npy.h"
@@ -168,6 +169,55 @@ int InspectModule(const std::string& path, const std::vector<uint8_t>& bytes, co
   return script != nullptr ? 0 : 1;
 }
 
+// A custom op's options as "key=value" pairs, decoded from the FlexBuffers map the converter writes; bytes that
+// are not such a map are counted instead. Keys and strings come from the file, so they are escaped.
+std::string CustomOptionsString(const void* data, size_t size) {
+  int count = 0;
+  if (KilnFlexMapSize(data, size, &count) != kKilnOk) return std::to_string(size) + " bytes, not a FlexBuffers map";
+  if (count == 0) return "none (an empty map)";
+  std::string text;
+  for (int i = 0; i < count; ++i) {
+    const char* key = "";
+    KilnFlexValueKind kind = kKilnFlexOther;
+    if (KilnFlexMapEntry(data, size, i, &key, &kind) != kKilnOk) continue;
+    std::string value = "(unreadable)";
+    int64_t integer = 0;
+    float number = 0;
+    bool flag = false;
+    const char* string = nullptr;
+    float vector[kShownValues];
+    int length = 0;
+    switch (kind) {
+      case kKilnFlexNull: value = "null"; break;
+      case kKilnFlexInt:
+        if (KilnFlexMapGetInt(data, size, key, &integer) == kKilnOk) value = std::to_string(integer);
+        break;
+      case kKilnFlexFloat:
+        if (KilnFlexMapGetFloat(data, size, key, &number) == kKilnOk) value = FormatValue(kKilnFloat32, reinterpret_cast<const uint8_t*>(&number));
+        break;
+      case kKilnFlexBool:
+        if (KilnFlexMapGetBool(data, size, key, &flag) == kKilnOk) value = flag ? "true" : "false";
+        break;
+      case kKilnFlexString:
+        if (KilnFlexMapGetString(data, size, key, &string) == kKilnOk) value = "\"" + Printable(string) + "\"";
+        break;
+      case kKilnFlexVector:
+        if (KilnFlexMapGetFloatVector(data, size, key, vector, kShownValues, &length) == kKilnOk) {
+          value = "[";
+          for (int k = 0; k < length && k < kShownValues; ++k)
+            value += (k ? ", " : "") + FormatValue(kKilnFloat32, reinterpret_cast<const uint8_t*>(&vector[k]));
+          value += length > kShownValues ? ", ...]" : "]";
+        } else {
+          value = "(a vector of non-numbers)";
+        }
+        break;
+      case kKilnFlexOther: value = "(a nested value)"; break;
+    }
+    text += (i ? ", " : "") + Printable(key) + "=" + value;
+  }
+  return text;
+}
+
 int Inspect(const std::string& path, const DeviceFlags& flags) {
   {
     // A kernel module (FlatBuffers identifier "KMOD", after the size prefix .kmod files carry) rather than a
@@ -225,6 +275,12 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
       if (name == "UNKNOWN") name += "(" + std::to_string(static_cast<int>(code)) + ")";
     }
     std::printf("  %3d: %-24s v%d  %s\n", i, name.c_str(), version, status.c_str());
+    const void* options = nullptr;
+    size_t options_size = 0;
+    if (code == kKilnBuiltinCustom && KilnModelGetOperatorCustomOptions(model, i, &options, &options_size) == kKilnOk &&
+        options_size != 0) {
+      std::printf("       options: %s\n", CustomOptionsString(options, options_size).c_str());
+    }
   }
   std::printf("unresolved ops: %d\n", unresolved);
   KilnModelDelete(model);

@@ -64,6 +64,12 @@ KILN_CAPI_EXPORT KilnStatus KilnModelGetOperator(const KilnModel* model, int32_t
                                                  KilnBuiltinOperator* out_builtin_code,
                                                  const char** out_custom_name, int32_t* out_version);
 
+/* Operator `index`'s custom options: the raw bytes the converter wrote (for a custom op, a FlexBuffers map that
+ * kiln/flex.h reads). `*out_data` points into the model and lives as long as it; it is NULL with `*out_size` 0
+ * when the operator has none. kKilnInvalidArgument for a NULL model or out-parameter, or an index out of range. */
+KILN_CAPI_EXPORT KilnStatus KilnModelGetOperatorCustomOptions(const KilnModel* model, int32_t index,
+                                                              const void** out_data, size_t* out_size);
+
 /* The model's description string (what the converter wrote, e.g. "MLIR Converted."); "" when it has none,
  * and for NULL. Lives as long as the model. */
 KILN_CAPI_EXPORT const char* KilnModelGetDescription(const KilnModel* model);

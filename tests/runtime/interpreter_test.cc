@@ -12,6 +12,7 @@
 #include "atan_op.h"
 #include "kiln/c_api.h"
 #include "kiln/c_api_opaque.h"
+#include "kiln/flex.h"
 #include "runtime/model/model_writer.h"
 #include "tests/test_util.h"
 
@@ -228,6 +229,29 @@ TEST(AtanScenario, ModelListsItsOperatorsWithoutAnInterpreter) {
   EXPECT_EQ(KilnModelGetOperator(model, -1, nullptr, nullptr, nullptr), kKilnInvalidArgument);
   EXPECT_EQ(KilnModelGetOperator(nullptr, 0, nullptr, nullptr, nullptr), kKilnInvalidArgument);
   EXPECT_EQ(KilnModelGetOperatorCount(nullptr), 0);
+  KilnModelDelete(model);
+}
+
+// A custom op's options are readable without an interpreter (kiln inspect prints them); a builtin has none.
+TEST(AtanScenario, ModelGivesACustomOpsOptions) {
+  KilnModel* model = KilnModelCreateFromFile(KILN_SOURCE_DIR "/examples/atan/atan.tflite");
+  ASSERT_NE(model, nullptr);
+  const void* data = reinterpret_cast<const void*>(1);
+  size_t size = 1;
+  ASSERT_EQ(KilnModelGetOperatorCustomOptions(model, 0, &data, &size), kKilnOk);
+  EXPECT_EQ(data, nullptr);
+  EXPECT_EQ(size, 0u);
+  ASSERT_EQ(KilnModelGetOperatorCustomOptions(model, 1, &data, &size), kKilnOk);
+  ASSERT_NE(data, nullptr);
+  int count = 0;
+  ASSERT_EQ(KilnFlexMapSize(data, size, &count), kKilnOk);
+  EXPECT_EQ(count, 1);
+  float offset = -1;
+  ASSERT_EQ(KilnFlexMapGetFloat(data, size, "offset", &offset), kKilnOk);
+  EXPECT_EQ(offset, 0.0f);
+  EXPECT_EQ(KilnModelGetOperatorCustomOptions(model, 2, &data, &size), kKilnInvalidArgument);
+  EXPECT_EQ(KilnModelGetOperatorCustomOptions(model, 1, nullptr, &size), kKilnInvalidArgument);
+  EXPECT_EQ(KilnModelGetOperatorCustomOptions(nullptr, 0, &data, &size), kKilnInvalidArgument);
   KilnModelDelete(model);
 }
 
