@@ -46,5 +46,5 @@ echo "== a C program against libkiln-dev (pkg-config)"
 export PKG_CONFIG_PATH=$root/usr/lib/pkgconfig
 flags=$(pkg-config --define-prefix --cflags --libs kiln)
 echo "pkg-config: $flags"
-"$cc" -std=c99 -Wall -Werror "$sample" $flags -lm -Wl,-rpath,"$root/usr/lib" -o "$work/app"
+"$cc" -std=c99 -Wall -Werror "$sample" $flags -lm -o "$work/app"
 "$work/app" "$src/examples/atan/atan.tflite"
