@@ -463,6 +463,8 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
     }
     if (name == "__builtin_elementwise_abs") return "abs(" + arg(0) + ")";
     if (name == "__builtin_fabsf") return "abs(" + arg(0) + ")";
+    // clz's count (its argument is a uint): findMSB gives the highest set bit's index, -1 for 0.
+    if (name == "__builtin_clz") return "(31 - findMSB(" + arg(0) + "))";
     if (name == "__builtin_isnan") return "int(isnan(" + arg(0) + "))";
     if (name == "__builtin_isinf") return "int(isinf(" + arg(0) + "))";
     Fail(loc, "the builtin '" + name + "'");

@@ -211,6 +211,14 @@ void Analyzer::AnalyzeKernel(const clang::FunctionDecl* fd) {
       ok = false;
       continue;
     }
+    if (type.getAsString().find("rs_kernel_context") != std::string::npos) {
+      diags_.Report(param->getLocation(), diag_kernel_)
+          << name
+          << ("the rs_kernel_context parameter '" + param->getNameAsString() +
+              "' must be named 'context', as RenderScript requires");
+      ok = false;
+      continue;
+    }
     if (type->isPointerType() || type->isArrayType()) {
       diags_.Report(param->getLocation(), diag_kernel_)
           << name

@@ -377,6 +377,21 @@ _RS_INT_ABS(short, ushort)
 _RS_INT_ABS(int, uint)
 _RS_INT_ABS(long, ulong)
 
+/* clz: the leading zero bits of a value of the argument's own width (clz(0) is the width: 8, 16 or 32), lane by
+ * lane for vectors. The 32-bit count is written so that it holds at 0 (__builtin_clz(0) is undefined). */
+_RS_INL uint _rs_clz32(uint v) { return v == 0u ? 32u : (uint)__builtin_clz(v); }
+#define _RS_CLZ(T, U, BITS)                                                           \
+  _RS_INL T clz(T v) { return (T)(_rs_clz32((uint)(U)v) - (32u - BITS)); }            \
+  _RS_INL T##2 clz(T##2 v) { return (T##2){clz(v.x), clz(v.y)}; }                     \
+  _RS_INL T##3 clz(T##3 v) { return (T##3){clz(v.x), clz(v.y), clz(v.z)}; }           \
+  _RS_INL T##4 clz(T##4 v) { return (T##4){clz(v.x), clz(v.y), clz(v.z), clz(v.w)}; }
+_RS_CLZ(char, uchar, 8u)
+_RS_CLZ(uchar, uchar, 8u)
+_RS_CLZ(short, ushort, 16u)
+_RS_CLZ(ushort, ushort, 16u)
+_RS_CLZ(int, uint, 32u)
+_RS_CLZ(uint, uint, 32u)
+
 #define _RS_CLAMP(T)                                                                  \
   _RS_INL T rsClamp(T amount, T low, T high) {                                        \
     return amount < low ? low : (amount > high ? high : amount);                      \

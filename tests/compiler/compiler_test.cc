@@ -451,6 +451,26 @@ TEST(CompilerTest, HalLevelPropagates) {
       << result.diagnostics;
 }
 
+// RenderScript's graphics header is found and harmless; a kernel context named other than `context` is refused
+// with RenderScript's rule, not as a pointer input.
+TEST(CompilerTest, GraphicsHeaderAndContextName) {
+  CompileResult result = Compile(
+      "#pragma version(1)\n"
+      "#pragma rs java_package_name(a.b)\n"
+      "#include \"rs_graphics.rsh\"\n"
+      "uint RS_KERNEL leading(uint in) { return clz(in); }\n");
+  EXPECT_TRUE(result.ok) << result.diagnostics;
+  result = Compile(
+      "#pragma version(1)\n"
+      "#pragma rs java_package_name(a.b)\n"
+      "uint RS_KERNEL k(uint in, rs_kernel_context ctx) { return in + rsGetDimX(ctx); }\n");
+  EXPECT_FALSE(result.ok);
+  EXPECT_NE(result.diagnostics.find("test.rs:3:45: error: kernel 'k': the rs_kernel_context parameter 'ctx' must "
+                                    "be named 'context', as RenderScript requires"),
+            std::string::npos)
+      << result.diagnostics;
+}
+
 TEST(CompilerTest, SpecialParametersAndManyInputs) {
   CompileResult result = Compile(
       "#pragma version(1)\n"

@@ -331,6 +331,30 @@ TEST_F(Corpus, RelaxedContraction) {
 // ---------------------------------------------------------------------------------------------------------
 // Common functions, geometry
 
+// clz inputs that reach every count: random values shifted right by 0..width bits (the width itself gives 0).
+template <typename T>
+std::function<std::vector<T>(size_t, uint32_t)> ClzInputs() {
+  return [](size_t n, uint32_t seed) {
+    using U = std::make_unsigned_t<T>;
+    constexpr size_t kBits = 8 * sizeof(T);
+    std::vector<T> v = RandomFull<T>(n, seed);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t shift = i % (kBits + 1);
+      v[i] = shift == kBits ? T(0) : static_cast<T>(static_cast<U>(v[i]) >> shift);
+    }
+    return v;
+  };
+}
+
+// The leading zero bits of `v` at its own width, counted one bit at a time.
+template <typename T>
+T ClzOf(T v) {
+  auto u = static_cast<std::make_unsigned_t<T>>(v);
+  int count = 8 * sizeof(T);
+  for (; u != 0; u >>= 1) --count;
+  return static_cast<T>(count);
+}
+
 // Plain float arithmetic that the compiler may contract (C allows a * b + c to fuse within an expression): the
 // result must equal the fused or the unfused evaluation exactly.
 bool FusedOrNot(float got, float fused, float unfused) { return Same(got, fused) || Same(got, unfused); }
@@ -360,6 +384,15 @@ TEST_F(Corpus, CommonFunctions) {
   });
   ExpectExact1<uint8_t, uint8_t>(s, "k_uchar_clamp", 4, 4, 4, FullRange<uint8_t>(), [](const uint8_t* in, uint8_t* out) {
     for (int l = 0; l < 4; ++l) out[l] = std::min<uint8_t>(std::max<uint8_t>(in[l], 40), 200);
+  });
+  ExpectExact1<uint8_t, uint8_t>(s, "k_clz_uchar", 1, 1, 1, ClzInputs<uint8_t>(),
+                                 [](const uint8_t* in, uint8_t* out) { *out = ClzOf(*in); });
+  ExpectExact1<int16_t, int16_t>(s, "k_clz_short", 1, 1, 1, ClzInputs<int16_t>(),
+                                 [](const int16_t* in, int16_t* out) { *out = ClzOf(*in); });
+  ExpectExact1<uint32_t, uint32_t>(s, "k_clz_uint", 1, 1, 1, ClzInputs<uint32_t>(),
+                                   [](const uint32_t* in, uint32_t* out) { *out = ClzOf(*in); });
+  ExpectExact1<int32_t, int32_t>(s, "k_clz_int4", 4, 4, 4, ClzInputs<int32_t>(), [](const int32_t* in, int32_t* out) {
+    for (int l = 0; l < 4; ++l) out[l] = ClzOf(in[l]);
   });
   ExpectExact1<int64_t, int64_t>(s, "k_long_clamp", 2, 2, 2, FullRange<int64_t>(), [](const int64_t* in, int64_t* out) {
     out[0] = std::min<int64_t>(std::max<int64_t>(in[0], -1000000000000), 0);

@@ -54,7 +54,7 @@
 //                        k_fmod, k_copysign, k_fdim, k_fract_floor, k_floor4      exact functions, rsFrac
 //   math_common.rs       k_clamp, k_mix, k_mix4, k_step, k_step4, k_smoothstep, k_sign, k_mad, k_minmax,
 //   k_degrees,
-//                        k_radians, k_int_minmax, k_abs, k_uchar_clamp, k_short_minmax, k_long_clamp
+//                        k_radians, k_int_minmax, k_abs, k_uchar_clamp, k_short_minmax, k_clz_*, k_long_clamp
 //                                                             clamp/mix/step/smoothstep/sign/mad, min/max/abs
 //                                                             (float, int)
 //   geometry.rs          k_dot4, k_dot3, k_cross3, k_cross4, k_length3, k_length2, k_distance4, k_normalize4,

@@ -1,4 +1,4 @@
-// The "common" functions: clamp, mix, step, smoothstep, sign, mad, min/max/abs on floats and integers,
+// The "common" functions: clamp, mix, step, smoothstep, sign, mad, min/max/abs on floats and integers, clz,
 // degrees/radians, scalar and vector forms.
 #pragma version(1)
 #pragma rs java_package_name(com.kiln.corpus.common)
@@ -26,4 +26,9 @@ int4 RS_KERNEL k_int_minmax(int4 a, int4 b) {
 uint RS_KERNEL k_abs(int in) { return abs(in); }
 uchar4 RS_KERNEL k_uchar_clamp(uchar4 in) { return clamp(in, (uchar)40, (uchar)200); }
 short RS_KERNEL k_short_minmax(short a, short b) { return max(a, b) - min(a, b); }
+// clz at each width: 8-bit, 16-bit, 32-bit, and lane by lane.
+uchar RS_KERNEL k_clz_uchar(uchar in) { return clz(in); }
+short RS_KERNEL k_clz_short(short in) { return clz(in); }
+uint RS_KERNEL k_clz_uint(uint in) { return clz(in); }
+int4 RS_KERNEL k_clz_int4(int4 in) { return clz(in); }
 long2 RS_KERNEL k_long_clamp(long2 in) { return clamp(in, (long2){-1000000000000l, 0}, (long2){0, 1000000000000l}); }
