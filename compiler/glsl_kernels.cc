@@ -44,7 +44,7 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
                                         kernel->getLocation()));
       out->unit_sizes[is_output ? KILN_KERNEL_MAX_INPUTS : i] = storages.back().unit;
     }
-    Use("kiln_index");
+    if (!element_types.empty()) Use("kiln_index");  // a kernel with neither inputs nor output has no views
     const std::string kernel_name = FunctionName(kernel, kernel->getLocation());
 
     // main(): the bounds guard, the loads, the call and the store.

@@ -259,10 +259,9 @@ void Analyzer::AnalyzeKernel(const clang::FunctionDecl* fd) {
       info.output_type = Spelling(result);
       desc.signature |= kKernelSigOut;
     }
-  } else if (desc.inputs.empty() && ok) {
-    diags_.Report(fd->getLocation(), diag_kernel_) << name << "a kernel needs an input or a return value";
-    ok = false;
   }
+  // A kernel with neither inputs nor an output (RenderScript API 23) has no tensor to take its extent from: it
+  // runs over the range its launch options give (KilnLaunchOptions), writing through globals.
   if (!ok) return;
   desc.hal_level = LevelOf(fd);
   if (!CheckLevel(desc.hal_level, fd, diag_kernel_)) return;

@@ -239,8 +239,9 @@ class Validator {
       return Fail(where + ": a root-style kernel has at most one input");
     if (!k.root_style && (k.signature & kKernelSigUsr))
       return Fail(where + ": only root() kernels take usrData");
-    if (k.inputs.empty() && k.output.kind == KernelTypeKind::kVoid) {
-      return Fail(where + ": kernel has neither inputs nor an output");
+    // RS_KERNEL kernels may have neither (they run over a launch-option range); root() kernels may not.
+    if (k.root_style && k.inputs.empty() && k.output.kind == KernelTypeKind::kVoid) {
+      return Fail(where + ": a root-style kernel has neither inputs nor an output");
     }
     for (size_t i = 0; i < k.inputs.size(); ++i) {
       if (!Type(k.inputs[i], where + " input " + std::to_string(i))) return false;

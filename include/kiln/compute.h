@@ -142,7 +142,8 @@ typedef struct KilnLaunchOptions {
 
 /* Runs `kernel` over every cell: output[cell] = kernel(inputs[0][cell], ...). Inputs may broadcast (numpy
  * rules) against the output; a kernel without an output (void) takes `output` NULL and runs over the first
- * input's cells. */
+ * input's cells. A kernel with neither inputs nor an output runs over [0, x_end) x [0, y_end) x [0, z_end) of
+ * `launch_options` (required; an end of 0 along y or z leaves that axis out; every start must be 0). */
 KILN_CAPI_EXPORT KilnStatus KilnScriptForEach(KilnScript* script, const char* kernel,
                                               const KilnTensor* const* inputs, int32_t num_inputs,
                                               KilnTensor* output, const KilnLaunchOptions* launch_options);

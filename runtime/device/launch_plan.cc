@@ -239,6 +239,25 @@ KilnStatus PlanForEach(const KernelModule& module, int kernel_index, const KilnT
                             error.empty() ? "" : ": ", error.c_str());
       return kKilnInvalidArgument;
     }
+  } else if (num_inputs == 0) {
+    // Neither inputs nor an output: the launch options alone give the extent, [0, end) along each axis they
+    // name (an end of 0 along y or z means that axis is absent).
+    if (options == nullptr || options->x_end == 0) {
+      reporter->ReportError("%s has no input and no output: give its range with launch options (x_end, and y_end "
+                            "and z_end for more dimensions)",
+                            where.c_str());
+      return kKilnInvalidArgument;
+    }
+    if (options->x_start != 0 || options->y_start != 0 || options->z_start != 0) {
+      reporter->ReportError("%s has no input and no output: its range must start at 0 along every axis",
+                            where.c_str());
+      return kKilnUnsupported;
+    }
+    out_cells = {options->x_end};
+    if (options->y_end != 0 || options->z_end != 0) out_cells.push_back(options->y_end ? options->y_end : 1);
+    if (options->z_end != 0) out_cells.push_back(options->z_end);
+    std::reverse(out_cells.begin(), out_cells.end());  // outermost first, as a tensor's dims
+    options = nullptr;                                  // the range is the whole launch
   } else if (!BroadcastCellDims(cells, &out_cells, &error)) {
     reporter->ReportError("%s: %s", where.c_str(), error.c_str());
     return kKilnInvalidArgument;

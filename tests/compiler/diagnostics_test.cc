@@ -113,8 +113,8 @@ TEST(DiagnosticsTest, KernelSignatures) {
                    "input parameter 'in' follows a special parameter", "uint32_t x, float in");
   ExpectDiagnostic(ExpectError("float RS_KERNEL k(float in, int context) { return in; }\n"), 3, 33,
                    "special parameter 'context' must have type rs_kernel_context", "int context");
-  ExpectDiagnostic(ExpectError("void RS_KERNEL k(uint32_t x) { }\n"), 3, 16,
-                   "a kernel needs an input or a return value", "void RS_KERNEL k(uint32_t x)");
+  ExpectDiagnostic(ExpectError("uint RS_KERNEL k(uint in, rs_kernel_context ctx) { return in; }\n"), 3, 45,
+                   "the rs_kernel_context parameter 'ctx' must be named 'context'", "rs_kernel_context ctx");
   ExpectDiagnostic(
       ExpectError("int RS_KERNEL k(int a, int b, int c, int d, int e, int f, int g, int h, int i) "
                   "{ return a; }\n"),

@@ -24,6 +24,8 @@
 //                        rgba_to_bgra                         2/3/4-lane vectors, xyzw/rgba/sN swizzles,
 //                        swizzle stores
 //   multi_input.rs       in1..in8                             RS_KERNEL with 1..8 inputs by value,
+//   noio_kernels.rs      squares, grid                        RS_KERNEL with neither input nor output, over a
+//                        launch-option range (1D, 2D)
 //   broadcasting void_kernels.rs      scatter_reversed, count_even         void kernels, rsSetElementAt_int,
 //   rsAtomicInc/Max/Min coords.rs            coord_x, coord_xy, coord_xyz, coord_int   uint32_t x, y, z (and
 //   int x, y); no-input kernel kernel_context.rs    launch_dims, mirror_x                rs_kernel_context,
@@ -309,6 +311,62 @@ TEST_F(Corpus, OneToEightInputs) {
     EXPECT_EQ(bad.count(), 0) << bad.Report();
     Release();
   }
+}
+
+// Kernels with neither input nor output run over the range of their launch options: 1D over the odd sizes,
+// 2D over 317 x 211, each writing every cell of a bound allocation once. Without a range, or with one that
+// does not start at 0, the launch is refused with a message naming the kernel.
+TEST_F(Corpus, KernelsWithoutInputOrOutput) {
+  KilnScript* s = Script("noio_kernels");
+  ASSERT_NE(s, nullptr) << messages_.All();
+  for (const Cells& cells : OddShapes()) {
+    SCOPED_TRACE(ShapeName(cells));
+    const size_t n = CellCount(cells);
+    KilnLaunchOptions range = {sizeof(KilnLaunchOptions), 0, 0, 0, 0, 0, 0};
+    if (cells.size() == 1) {
+      KilnTensor* squares = Out<uint32_t>(cells);
+      ASSERT_EQ(KilnScriptBindAllocation(s, "gSquares", squares), kKilnOk) << messages_.All();
+      range.x_end = static_cast<uint32_t>(cells[0]);
+      ASSERT_EQ(KilnScriptForEach(s, "squares", nullptr, 0, nullptr, &range), kKilnOk) << messages_.All();
+      const auto got = Read<uint32_t>(squares);
+      Mismatches bad;
+      for (size_t x = 0; x < n; ++x) {
+        const uint32_t want = static_cast<uint32_t>(x) * static_cast<uint32_t>(x) + 1u;
+        if (got[x] != want) bad.Add(x, "got " + Text(got[x]) + " want " + Text(want));
+      }
+      EXPECT_EQ(bad.count(), 0) << bad.Report();
+      KilnScriptBindAllocation(s, "gSquares", nullptr);
+    } else {
+      KilnTensor* grid = Out<int32_t>(cells);  // {y, x}
+      ASSERT_EQ(KilnScriptBindAllocation(s, "gGrid", grid), kKilnOk) << messages_.All();
+      range.x_end = static_cast<uint32_t>(cells[1]);
+      range.y_end = static_cast<uint32_t>(cells[0]);
+      ASSERT_EQ(KilnScriptForEach(s, "grid", nullptr, 0, nullptr, &range), kKilnOk) << messages_.All();
+      const auto got = Read<int32_t>(grid);
+      Mismatches bad;
+      for (int y = 0; y < cells[0]; ++y) {
+        for (int x = 0; x < cells[1]; ++x) {
+          const size_t i = static_cast<size_t>(y) * cells[1] + x;
+          if (got[i] != x * 1000 + y) bad.Add(i, "got " + Text(got[i]) + " at x " + Text(x) + " y " + Text(y));
+        }
+      }
+      EXPECT_EQ(bad.count(), 0) << bad.Report();
+      KilnScriptBindAllocation(s, "gGrid", nullptr);
+    }
+    Release();
+  }
+  messages_.lines.clear();
+  EXPECT_EQ(KilnScriptForEach(s, "squares", nullptr, 0, nullptr, nullptr), kKilnInvalidArgument);
+  EXPECT_NE(messages_.All().find("kernel 'squares' has no input and no output: give its range with launch options"),
+            std::string::npos)
+      << messages_.All();
+  KilnTensor* squares = Out<uint32_t>({8});
+  ASSERT_EQ(KilnScriptBindAllocation(s, "gSquares", squares), kKilnOk) << messages_.All();
+  const KilnLaunchOptions offset = {sizeof(KilnLaunchOptions), 2, 8, 0, 0, 0, 0};
+  EXPECT_EQ(KilnScriptForEach(s, "squares", nullptr, 0, nullptr, &offset), kKilnUnsupported);
+  EXPECT_NE(messages_.All().find("its range must start at 0"), std::string::npos) << messages_.All();
+  KilnScriptBindAllocation(s, "gSquares", nullptr);
+  Release();
 }
 
 // scatter_reversed writes a 1D allocation by x, so it runs over the 1D sizes only (a 2D launch would have
