@@ -76,9 +76,11 @@ KilnStatus PrepareConvWindow(KilnOpaqueContext* context, const char* op, const C
                                                     filter_quantized_dimension, out_channels, activation,
                                                     &state->quant));
     } else {
+      // LiteRT's uint8 convolutions take the scalar multiplier of GetQuantizedConvolutionMultipler, whose scale
+      // product is a float one (quantized.h).
       KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "filter", state->type, t.input, t.filter, t.bias,
                                                  t.output, filter_quantized_dimension, out_channels, activation,
-                                                 &state->quant));
+                                                 &state->quant, reference::ScaleProduct::kFloat));
     }
     state->quant.rounding = reference::Rounding::kDouble;  // LiteRT's conv kernels round twice (quantized.h)
   } else {

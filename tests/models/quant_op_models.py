@@ -5,6 +5,7 @@ LiteRT's reference resolver op by op. The int8 models are int8_op_models.py's, w
 
 usage: quant_op_models.py OUT_DIR   (run with the Python of the LiteRT environment bench/litert_env.sh makes)
 """
+import math
 import os
 import sys
 
@@ -133,6 +134,100 @@ def uint8_weighted_ops(out):
             m.write("qu8_%s_%d" % (kind, i), code, 1 if dilation == 1 else 2, inputs, y, options_type, options)
 
 
+def quantize_multiplier(real):
+    """LiteRT's QuantizeMultiplier: (31-bit significand, exponent) of a real multiplier, in Python integers."""
+    if real == 0:
+        return 0, 0
+    fraction, exponent = math.frexp(real)
+    q = int(math.floor(fraction * 2 ** 31 + 0.5))
+    if q == 2 ** 31:
+        q, exponent = q // 2, exponent + 1
+    if exponent < -31:
+        return 0, 0
+    return (2 ** 31 - 1, 30) if exponent > 30 else (q, exponent)
+
+
+def apply_double_rounding(x, multiplier):
+    """gemmlowp's two roundings of x * multiplier (LiteRT's convolutions), for the exponents < 0 used here."""
+    q, exponent = multiplier
+    product = x * q
+    nudge = 2 ** 30 if product >= 0 else 1 - 2 ** 30
+    total = product + nudge
+    high = total // 2 ** 31 if total >= 0 else -((-total) // 2 ** 31)  # C's division truncates toward zero
+    shift = -exponent
+    mask = (1 << shift) - 1
+    threshold = (mask >> 1) + (1 if high < 0 else 0)
+    return (high >> shift) + (1 if (high & mask) > threshold else 0)
+
+
+def apply_single_rounding_away(x, multiplier):
+    """One rounding of x * multiplier, ties away from zero (LiteRT's FULLY_CONNECTED)."""
+    q, exponent = multiplier
+    shift = 31 - exponent
+    magnitude = (abs(x) * q + (1 << (shift - 1))) >> shift
+    return magnitude if x >= 0 else -magnitude
+
+
+def scale_product_sums(in_scale, w_scale, out_scale, out_zp, count, apply):
+    """Sums (int32 accumulators) whose outputs tell apart the two ways LiteRT forms a weighted op's multiplier from
+    float32 scales: the scales' product in double (int8, and uint8 FULLY_CONNECTED) or in float, widened and then
+    divided in double (GetQuantizedConvolutionMultipler: uint8 CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV). The
+    two multipliers differ by the float product's rounding, so outputs part only next to a rounding boundary: the
+    sums are taken there, each one giving an output in [0, 255] that differs between the two when the multiplier is
+    applied by `apply` (the op's rounding)."""
+    f32 = np.float32
+    as_double = float(f32(in_scale)) * float(f32(w_scale)) / float(f32(out_scale))
+    as_float = float(f32(f32(in_scale) * f32(w_scale))) / float(f32(out_scale))
+    m_double, m_float = quantize_multiplier(as_double), quantize_multiplier(as_float)
+    assert m_double != m_float, "scales whose products agree in float and double"
+    real = [q * 2.0 ** (e - 31) for q, e in (m_double, m_float)]
+    sums = []
+    for k in range(-out_zp, 255 - out_zp):
+        # Between the two multipliers' boundaries of output k and k + 1.
+        ends = [int((k + 0.5) / r) for r in real]
+        for acc in range(min(ends) - 2, max(ends) + 3):
+            a, b = apply(acc, m_double), apply(acc, m_float)
+            if a != b and 0 <= a + out_zp <= 255 and 0 <= b + out_zp <= 255:
+                sums.append(acc)
+    assert len(sums) >= count, "only %d sums part the two multipliers" % len(sums)
+    picks = np.linspace(0, len(sums) - 1, count).round().astype(int)
+    return [sums[i] for i in picks]
+
+
+def uint8_multiplier_ops(out):
+    """The real multiplier of the uint8 weighted ops (scales 0.0219, 0.00073, 1.3: a multiplier near 1.23e-5, whose
+    float product is 2^-26 off the double one): filters equal to their zero point, so that each output is its
+    channel's bias alone, and the biases sit where the float and the double product give different outputs (all
+    48 of each model), below 2^24 in magnitude."""
+    in_q, w_q, out_q = (0.0219, 128), (0.00073, 131), (1.3, 128)
+    for kind in ("conv", "depthwise", "fc"):
+        apply = apply_single_rounding_away if kind == "fc" else apply_double_rounding
+        bias = np.asarray(scale_product_sums(in_q[0], w_q[0], *out_q, 48, apply), dtype=np.int32)
+        m = OneOpModel(out, U8)
+        if kind == "fc":
+            x = m.tensor((1, 1), *in_q, "x")
+            w = m.tensor((48, 1), *w_q, "w", data=np.full((48, 1), w_q[1]))
+            b = m.tensor((48,), None, 0, "b", data=bias, dtype=np.int32)
+            y = m.tensor((1, 48), *out_q, "y", is_input=False)
+            m.write("qu8_multiplier_fc", OPS.FULLY_CONNECTED, 1, [x, w, b], y, S.BuiltinOptions.FullyConnectedOptions,
+                    S.FullyConnectedOptionsT())
+            continue
+        x = m.tensor((1, 1, 1, 1), *in_q, "x")
+        fshape = (48, 1, 1, 1) if kind == "conv" else (1, 1, 1, 48)
+        w = m.tensor(fshape, *w_q, "w", data=np.full(fshape, w_q[1]))
+        b = m.tensor((48,), None, 0, "b", data=bias, dtype=np.int32)
+        y = m.tensor((1, 1, 1, 48), *out_q, "y", is_input=False)
+        if kind == "conv":
+            options = S.Conv2DOptionsT()
+            code, options_type = OPS.CONV_2D, S.BuiltinOptions.Conv2DOptions
+        else:
+            options = S.DepthwiseConv2DOptionsT()
+            options.depthMultiplier = 48
+            code, options_type = OPS.DEPTHWISE_CONV_2D, S.BuiltinOptions.DepthwiseConv2DOptions
+        options.padding, options.strideH, options.strideW = S.Padding.VALID, 1, 1
+        m.write("qu8_multiplier_%s" % kind, code, 1, [x, w, b], y, options_type, options)
+
+
 def int16_ops(out):
     """The int16 kernels (16-bit activations, symmetric: zero point 0): ADD and SUB on LiteRT's general path
     (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, the pools
@@ -235,6 +330,7 @@ def main():
     resize_ops(out, np.int16, "q16")
     uint8_ops(out)
     uint8_weighted_ops(out)
+    uint8_multiplier_ops(out)
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
     int16x8_ops(out)
