@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from int8_op_models import OPS, S, OneOpModel, binary, reduce_ops, resize_ops, unary  # noqa: E402
+from int8_op_models import ACTIVATIONS, OPS, S, OneOpModel, binary, reduce_ops, resize_ops, unary  # noqa: E402
 
 U8 = np.uint8
 
@@ -228,6 +228,26 @@ def uint8_multiplier_ops(out):
         m.write("qu8_multiplier_%s" % kind, code, 1, [x, w, b], y, options_type, options)
 
 
+def uint8_moving_ops(out):
+    """PAD (filled with the zero point) and TRANSPOSE on uint8, the output quantized as the input."""
+    pads = [((2, 3, 4, 5), [[0, 1], [2, 0], [1, 1], [0, 2]], (0.1, 137)), ((1, 5, 5, 3), [[0, 0], [1, 1], [2, 2], [0, 0]],
+            (0.02, 0)), ((7, 9), [[3, 0], [0, 4]], (1.5, 255))]
+    for i, (shape, paddings, quant) in enumerate(pads):
+        m = OneOpModel(out, U8)
+        x = m.tensor(shape, *quant, "x")
+        p = m.int32_constant(paddings, "paddings")
+        y = m.tensor([n + a + b for n, (a, b) in zip(shape, paddings)], *quant, "y", is_input=False)
+        m.write("qu8_pad_%d" % i, OPS.PAD, 1, [x, p], y)
+    transposes = [((2, 3, 4, 5), [0, 3, 1, 2], (0.1, 137)), ((3, 4, 5), [2, 0, 1], (0.02, 0)),
+                  ((2, 3, 1, 4, 5), [4, 3, 2, 1, 0], (1.5, 255))]
+    for i, (shape, perm, quant) in enumerate(transposes):
+        m = OneOpModel(out, U8)
+        x = m.tensor(shape, *quant, "x")
+        p = m.int32_constant(perm, "perm")
+        y = m.tensor([shape[d] for d in perm], *quant, "y", is_input=False)
+        m.write("qu8_transpose_%d" % i, OPS.TRANSPOSE, 1 if len(shape) <= 4 else 5, [x, p], y)
+
+
 def int16_ops(out):
     """The int16 kernels (16-bit activations, symmetric: zero point 0): ADD and SUB on LiteRT's general path
     (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, the pools
@@ -331,6 +351,7 @@ def main():
     uint8_ops(out)
     uint8_weighted_ops(out)
     uint8_multiplier_ops(out)
+    uint8_moving_ops(out)
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
     int16x8_ops(out)
