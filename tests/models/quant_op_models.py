@@ -248,6 +248,32 @@ def uint8_moving_ops(out):
         m.write("qu8_transpose_%d" % i, OPS.TRANSPOSE, 1 if len(shape) <= 4 else 5, [x, p], y)
 
 
+def uint8_activation_ops(out):
+    """LEAKY_RELU, PRELU and HARD_SWISH on uint8: the int8 models' quantizations with zero points moved into
+    [0, 255] (both ends included)."""
+    relus = [((0.1, 128), (0.1, 128)), ((0.1, 108), (0.05, 0)), ((0.03, 255), (0.07, 28)), ((2.0, 138), (0.01, 128)),
+             ((1e-4, 128), (0.5, 131))]
+    for i, (in_quant, out_quant) in enumerate(relus):
+        for j, alpha in enumerate([0.2, -0.5, 1.7]):
+            options = S.LeakyReluOptionsT()
+            options.alpha = alpha
+            unary(out, "qu8_leakyrelu_%d_%d" % (i, j), OPS.LEAKY_RELU, 2, in_quant, out_quant,
+                  S.BuiltinOptions.LeakyReluOptions, options, dtype=U8)
+    hard_swishes = [((0.05, 118), (0.03, 28)), ((0.1, 128), (0.1, 128)), ((0.02, 255), (0.5, 0)),
+                    ((1e-3, 128), (1e-3, 133)), ((0.2, 0), (0.01, 128)), ((0.5, 131), (0.004, 0))]
+    for i, (in_quant, out_quant) in enumerate(hard_swishes):
+        unary(out, "qu8_hardswish_%d" % i, OPS.HARD_SWISH, 1, in_quant, out_quant, dtype=U8)
+    rng = np.random.default_rng(31)
+    prelus = [((0.1, 128), (0.01, 128), (0.1, 128), (1, 1, 8)), ((0.05, 108), (0.004, 0), (0.02, 158), (8,)),
+              ((0.3, 255), (0.02, 178), (0.07, 0), (1, 4, 1, 8))]
+    for i, (in_quant, alpha_quant, out_quant, alpha_shape) in enumerate(prelus):
+        m = OneOpModel(out, U8)
+        x = m.tensor((2, 4, 4, 8), *in_quant, "x")
+        alpha = m.tensor(alpha_shape, *alpha_quant, "alpha", data=rng.integers(0, 256, size=alpha_shape))
+        y = m.tensor((2, 4, 4, 8), *out_quant, "y", is_input=False)
+        m.write("qu8_prelu_%d" % i, OPS.PRELU, 1, [x, alpha], y)
+
+
 def int16_ops(out):
     """The int16 kernels (16-bit activations, symmetric: zero point 0): ADD and SUB on LiteRT's general path
     (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, the pools
@@ -352,6 +378,7 @@ def main():
     uint8_weighted_ops(out)
     uint8_multiplier_ops(out)
     uint8_moving_ops(out)
+    uint8_activation_ops(out)
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
     int16x8_ops(out)

@@ -793,9 +793,12 @@ TEST(OpWrapperTest, UnsupportedQuantizedTypesFailNamingOpTensorAndType) {
   };
   unary(kKilnBuiltinLogistic, kKilnInt16, {"LOGISTIC", "q_in", "int16"});
   unary(kKilnBuiltinTanh, kKilnInt16, {"TANH", "q_in", "int16"});
-  unary(kKilnBuiltinHardSwish, kKilnUInt8, {"HARD_SWISH", "q_in", "uint8"});
+  unary(kKilnBuiltinHardSwish, kKilnInt16, {"HARD_SWISH", "q_in", "int16"});
+  unary(kKilnBuiltinLeakyRelu, kKilnInt16, {"LEAKY_RELU", "q_in", "int16"});
   unary(kKilnBuiltinElu, kKilnInt16, {"ELU", "q_in", "int16"});
+  unary(kKilnBuiltinElu, kKilnUInt8, {"ELU", "q_in", "uint8"});
   unary(kKilnBuiltinExp, kKilnUInt8, {"EXP", "q_in", "uint8"});
+  unary(kKilnBuiltinLogSoftmax, kKilnUInt8, {"LOG_SOFTMAX", "q_in", "uint8"});
   {
     // int16 tensors must be symmetric.
     ModelWriter w;
