@@ -200,10 +200,21 @@ def uint8_multiplier_ops(out):
     channel's bias alone, and the biases sit where the float and the double product give different outputs (all
     48 of each model), below 2^24 in magnitude."""
     in_q, w_q, out_q = (0.0219, 128), (0.00073, 131), (1.3, 128)
-    for kind in ("conv", "depthwise", "fc"):
+    for kind in ("conv", "depthwise", "transpose_conv", "fc"):
         apply = apply_single_rounding_away if kind == "fc" else apply_double_rounding
         bias = np.asarray(scale_product_sums(in_q[0], w_q[0], *out_q, 48, apply), dtype=np.int32)
         m = OneOpModel(out, U8)
+        if kind == "transpose_conv":
+            shape = m.int32_constant([1, 1, 1, 48], "output_shape")
+            w = m.tensor((48, 1, 1, 1), *w_q, "w", data=np.full((48, 1, 1, 1), w_q[1]))
+            x = m.tensor((1, 1, 1, 1), *in_q, "x")
+            b = m.tensor((48,), None, 0, "b", data=bias, dtype=np.int32)
+            y = m.tensor((1, 1, 1, 48), *out_q, "y", is_input=False)
+            options = S.TransposeConvOptionsT()
+            options.padding, options.strideH, options.strideW = S.Padding.VALID, 1, 1
+            m.write("qu8_multiplier_transpose_conv", OPS.TRANSPOSE_CONV, 3, [shape, w, x, b], y,
+                    S.BuiltinOptions.TransposeConvOptions, options)
+            continue
         if kind == "fc":
             x = m.tensor((1, 1), *in_q, "x")
             w = m.tensor((48, 1), *w_q, "w", data=np.full((48, 1), w_q[1]))
@@ -272,6 +283,36 @@ def uint8_activation_ops(out):
         alpha = m.tensor(alpha_shape, *alpha_quant, "alpha", data=rng.integers(0, 256, size=alpha_shape))
         y = m.tensor((2, 4, 4, 8), *out_quant, "y", is_input=False)
         m.write("qu8_prelu_%d" % i, OPS.PRELU, 1, [x, alpha], y)
+
+
+def uint8_transpose_conv_ops(out):
+    """TRANSPOSE_CONV on uint8: asymmetric uint8 filters, int32 bias or none, SAME and VALID, strides 1-3, fused
+    RELU/RELU6 (the int8 models' shapes). LiteRT refuses a uint8 model whose input scale * filter scale is more
+    than 0.02 output scales from the bias scale (0 for these unquantized biases)."""
+    rng = np.random.default_rng(37)
+    # input shape, filter (out_c, h, w), strides (h, w), padding, output h, w, bias, activation, quantizations
+    cases = [((1, 4, 4, 3), (5, 3, 3), (2, 2), "same", 8, 8, True, "none", ((0.05, 125), (0.01, 120), (0.2, 138))),
+             ((2, 3, 5, 2), (4, 2, 3), (1, 1), "valid", 4, 7, False, "none", ((0.02, 255), (0.03, 0), (0.1, 0))),
+             ((1, 5, 4, 4), (3, 3, 2), (3, 2), "valid", 15, 8, True, "relu", ((0.1, 0), (0.004, 255), (0.3, 133))),
+             ((1, 2, 2, 8), (1, 4, 4), (2, 2), "same", 4, 4, True, "none", ((0.5, 128), (0.02, 131), (4.0, 128))),
+             ((1, 6, 6, 2), (2, 5, 5), (2, 2), "same", 11, 12, True, "relu6", ((1e-3, 148), (0.03, 77), (2e-3, 28)))]
+    for i, (in_shape, (oc, fh, fw), (sh, sw), padding, oh, ow, with_bias, activation, quants) in enumerate(cases):
+        in_quant, w_quant, out_quant = quants
+        m = OneOpModel(out, U8)
+        shape = m.int32_constant([in_shape[0], oh, ow, oc], "output_shape")
+        w = m.tensor((oc, fh, fw, in_shape[3]), *w_quant, "filter", data=rng.integers(0, 256, size=(oc, fh, fw, in_shape[3])))
+        x = m.tensor(in_shape, *in_quant, "x")
+        inputs = [shape, w, x]
+        if with_bias:
+            inputs.append(m.tensor((oc,), None, 0, "bias", data=rng.integers(-3000, 3000, size=oc), dtype=np.int32))
+        y = m.tensor((in_shape[0], oh, ow, oc), *out_quant, "y", is_input=False)
+        options = S.TransposeConvOptionsT()
+        options.padding = S.Padding.SAME if padding == "same" else S.Padding.VALID
+        options.strideH, options.strideW = sh, sw
+        options.fusedActivationFunction = ACTIVATIONS[activation]
+        version = 4 if activation != "none" else (3 if with_bias else 1)
+        m.write("qu8_transpose_conv_%d" % i, OPS.TRANSPOSE_CONV, version, inputs, y, S.BuiltinOptions.TransposeConvOptions,
+                options)
 
 
 def int16_ops(out):
@@ -379,6 +420,7 @@ def main():
     uint8_multiplier_ops(out)
     uint8_moving_ops(out)
     uint8_activation_ops(out)
+    uint8_transpose_conv_ops(out)
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
     int16x8_ops(out)
