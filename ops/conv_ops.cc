@@ -1,5 +1,5 @@
-// CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV (NHWC, float32 or int8; float filters may also be constant int8,
-// dequantized once).
+// CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV (NHWC, float32, int8 or uint8 (int16 too for the first two);
+// float filters may also be constant int8, dequantized once).
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
@@ -76,9 +76,11 @@ KilnStatus PrepareConvWindow(KilnOpaqueContext* context, const char* op, const C
                                                     filter_quantized_dimension, out_channels, activation,
                                                     &state->quant));
     } else {
+      // LiteRT's uint8 convolutions take the scalar multiplier of GetQuantizedConvolutionMultipler, whose scale
+      // product is a float one (quantized.h).
       KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "filter", state->type, t.input, t.filter, t.bias,
                                                  t.output, filter_quantized_dimension, out_channels, activation,
-                                                 &state->quant));
+                                                 &state->quant, reference::ScaleProduct::kFloat));
     }
     state->quant.rounding = reference::Rounding::kDouble;  // LiteRT's conv kernels round twice (quantized.h)
   } else {
@@ -268,13 +270,14 @@ KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
 struct TransposeConvState {
   reference::TransposeConvParams params;
   FloatWeights filter;
-  bool is_int8 = false;
+  KilnType type = kKilnFloat32;  // or int8, uint8
   reference::WeightedQuantParams quant;
 };
 
 // TRANSPOSE_CONV: inputs output_shape (a constant int32 [4]), filter [out_c, h, w, in_c], input [n, h, w, in_c],
-// optional bias [out_c]. float32 (filter float32 or constant int8, dequantized), or int8 input and output with
-// a symmetric int8 filter (per tensor or per channel along dimension 0) and int32 bias.
+// optional bias [out_c]. float32 (filter float32 or constant int8, dequantized), int8 input and output with a
+// symmetric int8 filter (per tensor or per channel along dimension 0), or uint8 input, output and filter (per
+// tensor, with a zero point); int32 bias.
 KilnStatus TransposeConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TRANSPOSE_CONV";
   KILN_OPS_GET_STATE(TransposeConvState, state, context, node, op);
@@ -287,10 +290,10 @@ KilnStatus TransposeConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
   const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 3);
   const KilnType type = KilnOpaqueTensorType(input);
-  state->is_int8 = type == kKilnInt8;
-  if (!state->is_int8 && type != kKilnFloat32) {
-    KilnOpaqueContextReportError(context, "%s: input %s has type %s; TRANSPOSE_CONV supports float32 and int8", op,
-                                 TensorLabel(input).c_str(), KilnTypeGetName(type));
+  state->type = type;
+  if (type != kKilnInt8 && type != kKilnUInt8 && type != kKilnFloat32) {
+    KilnOpaqueContextReportError(context, "%s: input %s has type %s; TRANSPOSE_CONV supports float32, int8 and uint8",
+                                 op, TensorLabel(input).c_str(), KilnTypeGetName(type));
     return kKilnError;
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, type));
@@ -334,10 +337,11 @@ KilnStatus TransposeConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
                                  TensorLabel(filter).c_str(), options->stride_height, options->stride_width);
     return kKilnError;
   }
-  if (state->is_int8) {
-    KILN_OPAQUE_ENSURE_STATUS(PrepareWeightedInt8(context, op, "filter", input, filter, bias, output,
-                                                  /*quantized_dimension=*/0, p.output_channels, activation,
-                                                  &state->quant));
+  if (type != kKilnFloat32) {
+    // uint8: LiteRT's scalar multiplier with the float scale product, as the uint8 convolutions.
+    KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "filter", type, input, filter, bias, output,
+                                               /*quantized_dimension=*/0, p.output_channels, activation, &state->quant,
+                                               reference::ScaleProduct::kFloat));
     state->quant.rounding = reference::Rounding::kDouble;  // measured against the package (docs/ops.md)
   } else {
     KILN_OPAQUE_ENSURE_STATUS(CheckBias(context, op, bias, p.output_channels));
@@ -359,16 +363,20 @@ KilnStatus TransposeConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
   const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 3);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
   const int64_t filter_count = reference::NumElements(TensorDims(filter));
-  if (state->is_int8) {
-    const int8_t *in, *w;
-    const int32_t* b;
-    int8_t* out;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, input_count, &in));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "filter", filter, filter_count, &w));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", bias, p.output_channels, &b));
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, output_count, &out));
-    reference::TransposeConvInt8(p, state->quant, in, w, b, out);
-    return kKilnOk;
+  if (state->type != kKilnFloat32) {
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T *in, *w;
+      const int32_t* b;
+      T* out;
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, input_count, &in));
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "filter", filter, filter_count, &w));
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", bias, p.output_channels, &b));
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, output_count, &out));
+      reference::TransposeConvQuantized<T>(p, state->quant, in, w, b, out);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float *in, *w, *b;
   float* out;

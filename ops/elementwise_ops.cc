@@ -60,7 +60,7 @@ constexpr bool HasInt8Kernel(BinaryOp op) {
 }
 // The ops with a uint8 kernel too (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage), and with an int16
 // one (LiteRT's general int16 paths: symmetric tensors, ADD/SUB with left_shift 15).
-constexpr bool HasUInt8Kernel(BinaryOp op) { return HasInt8Kernel(op) && op != BinaryOp::kPrelu; }
+constexpr bool HasUInt8Kernel(BinaryOp op) { return HasInt8Kernel(op); }
 constexpr bool HasInt16Kernel(BinaryOp op) { return HasInt8Kernel(op) && op != BinaryOp::kPrelu; }
 
 bool IsPowerOfTwo(float scale) {
@@ -92,7 +92,7 @@ KilnStatus PrepareBinaryInt8(KilnOpaqueContext* context, const char* op, const K
   int32_t a_zero_point, b_zero_point, output_zero_point;
   const KilnType type = state->type;
   KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input 0", a, type, &a_scale, &a_zero_point));
-  // PRELU's alpha is int8 whatever the input (only int8 inputs reach here for PRELU).
+  // PRELU's alpha has the input's type (int8 or uint8), its own scale and zero point.
   KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input 1", b, type, &b_scale, &b_zero_point));
   KILN_OPAQUE_ENSURE_STATUS(
       GetQuantization8(context, op, "output", output, type, &output_scale, &output_zero_point));
@@ -219,8 +219,8 @@ KilnStatus InvokeBinaryQuantized(KilnOpaqueContext* context, const char* op, con
   } else if constexpr (kOp == BinaryOp::kMul) {
     reference::MulQuantized<T>(state.params, state.mul_int8, a_data, b_data, out_data);
   } else if constexpr (kOp == BinaryOp::kPrelu) {
-    if constexpr (std::is_same_v<T, int8_t>) {  // PRELU has no uint8 or int16 kernel: never reached for those
-      reference::PreluInt8(state.params, state.prelu_int8, a_data, b_data, out_data);
+    if constexpr (!std::is_same_v<T, int16_t>) {  // PRELU has no int16 kernel: never reached for int16
+      reference::PreluQuantized<T>(state.params, state.prelu_int8, a_data, b_data, out_data);
     }
   } else {
     reference::MaximumMinimumQuantized<T>(state.params, a_data, b_data, out_data);
@@ -274,7 +274,9 @@ constexpr const char* UnaryName(UnaryOp op) {
 // The int8 kernel of a unary op: a requantize with a clamp (RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU), a lookup
 // table (LOGISTIC, TANH, ELU) or HARD_SWISH's fixed-point arithmetic.
 struct UnaryState {
-  bool is_int8 = false;  // an 8-bit quantized path: int8, or uint8 (`type`: the RELUs, LOGISTIC, TANH)
+  // A quantized path: int8, or `type` (uint8: the RELUs, LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU; int16: the
+  // RELUs).
+  bool is_int8 = false;
   KilnType type = kKilnFloat32;
   reference::RequantizeClampInt8Params relu;
   reference::LookupTableInt8 table;
@@ -316,7 +318,7 @@ KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, c
 // int16 one (the RELUs: LiteRT's requantize-and-clamp on int16).
 constexpr bool HasUInt8Kernel(UnaryOp op) {
   return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1 || op == UnaryOp::kLogistic ||
-         op == UnaryOp::kTanh;
+         op == UnaryOp::kTanh || op == UnaryOp::kHardSwish;
 }
 constexpr bool HasInt16Kernel(UnaryOp op) {
   return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1;
@@ -386,12 +388,11 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       state->hard_swish.input_zero_point = input_zero_point;
       state->hard_swish.output_zero_point = output_zero_point;
       if (!reference::PrepareHardSwishInt8(input_scale, output_scale, &state->hard_swish)) {
-        KilnOpaqueContextReportError(
-            context,
-            "%s: int8 output %s has scale %g; the int8 kernel needs it above input scale "
-            "%g / 128 (as LiteRT)",
-            op, TensorLabel(output).c_str(), static_cast<double>(output_scale),
-            static_cast<double>(input_scale));
+        KilnOpaqueContextReportError(context,
+                                     "%s: %s output %s has scale %g; the quantized kernel needs it above input scale "
+                                     "%g / 128 (as LiteRT)",
+                                     op, KilnTypeGetName(state->type), TensorLabel(output).c_str(),
+                                     static_cast<double>(output_scale), static_cast<double>(input_scale));
         return kKilnError;
       }
       return kKilnOk;
@@ -399,12 +400,29 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
-// Invoke's int8 input 0 and output 0 of `count` elements.
-KilnStatus GetInt8InvokeData(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, int64_t count,
-                             const int8_t** input, int8_t** output) {
+// Invoke of a unary op's quantized kernel on storage type T: int8, uint8 (the ops of HasUInt8Kernel), int16 (the
+// RELUs); the same arithmetic on each.
+template <UnaryOp kOp, typename T>
+KilnStatus InvokeUnaryQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op,
+                                const UnaryState& state, int64_t count) {
+  const T* input;
+  T* output;
   KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, input));
-  return GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, output);
+      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+  if constexpr (kOp == UnaryOp::kRelu || kOp == UnaryOp::kRelu6 || kOp == UnaryOp::kReluN1To1) {
+    reference::RequantizeClampQuantized<T>(state.relu, count, input, output);
+  } else if constexpr (std::is_same_v<T, int16_t>) {
+    // Only the RELUs have an int16 kernel: Prepare refuses the others.
+  } else if constexpr (kOp == UnaryOp::kHardSwish) {
+    reference::HardSwishQuantized<T>(state.hard_swish, count, input, output);
+  } else if constexpr (std::is_same_v<T, uint8_t>) {
+    reference::Lookup<uint8_t>(state.table_uint8, count, input, output);
+  } else {
+    reference::LookupInt8(state.table, count, input, output);
+  }
+  return kKilnOk;
 }
 
 template <UnaryOp kOp>
@@ -413,44 +431,14 @@ KilnStatus UnaryInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
   const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
   if (count == 0) return kKilnOk;
-  if constexpr (HasInt16Kernel(kOp)) {
-    if (state->is_int8 && state->type == kKilnInt16) {
-      const int16_t* input;
-      int16_t* output;
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
-      reference::RequantizeClampQuantized(state->relu, count, input, output);
-      return kKilnOk;
-    }
-  }
-  if (state->is_int8 && state->type == kKilnUInt8) {
-    const uint8_t* input;
-    uint8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
-    if constexpr (kOp == UnaryOp::kRelu || kOp == UnaryOp::kRelu6 || kOp == UnaryOp::kReluN1To1) {
-      reference::RequantizeClampQuantized(state->relu, count, input, output);
-    } else {
-      reference::Lookup(state->table_uint8, count, input, output);
-    }
-    return kKilnOk;
-  }
   if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8InvokeData(context, node, op, count, &input, &output));
-    if constexpr (kOp == UnaryOp::kRelu || kOp == UnaryOp::kRelu6 || kOp == UnaryOp::kReluN1To1) {
-      reference::RequantizeClampInt8(state->relu, count, input, output);
-    } else if constexpr (kOp == UnaryOp::kHardSwish) {
-      reference::HardSwishInt8(state->hard_swish, count, input, output);
-    } else {
-      reference::LookupInt8(state->table, count, input, output);
+    if constexpr (HasInt16Kernel(kOp)) {
+      if (state->type == kKilnInt16) return InvokeUnaryQuantized<kOp, int16_t>(context, node, op, *state, count);
     }
-    return kKilnOk;
+    if constexpr (HasUInt8Kernel(kOp)) {
+      if (state->type == kKilnUInt8) return InvokeUnaryQuantized<kOp, uint8_t>(context, node, op, *state, count);
+    }
+    return InvokeUnaryQuantized<kOp, int8_t>(context, node, op, *state, count);
   }
   const float* input;
   float* output;
@@ -465,9 +453,15 @@ KilnStatus LeakyReluPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KilnOpaqueTensor* output;
   float input_scale = 0.0f, output_scale = 0.0f;
   int32_t input_zero_point = 0, output_zero_point = 0;
-  KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale,
-                                              &input_zero_point, &output_scale, &output_zero_point, &output));
-  if (state->is_int8) {
+  KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale, &input_zero_point,
+                                              &output_scale, &output_zero_point, &output,
+                                              /*allow_uint8=*/true, &state->type));
+  if (state->type == kKilnInt16) {
+    KilnOpaqueContextReportError(context, "%s: int16 input %s: Kiln has no int16 %s kernel", op,
+                                 TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str(), op);
+    return kKilnError;
+  }
+  if (state->is_int8) {  // int8 or uint8: LiteRT's QuantizeLeakyRelu<T>, one arithmetic
     const auto* options = static_cast<const KilnLeakyReluParams*>(KilnOpaqueNodeGetBuiltinData(node));
     state->leaky_relu.input_zero_point = input_zero_point;
     state->leaky_relu.output_zero_point = output_zero_point;
@@ -483,11 +477,18 @@ KilnStatus LeakyReluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
   if (count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8InvokeData(context, node, op, count, &input, &output));
-    reference::LeakyReluInt8(state->leaky_relu, count, input, output);
-    return kKilnOk;
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T* input;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      reference::LeakyReluQuantized<T>(state->leaky_relu, count, input, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
   float* output;

@@ -537,8 +537,8 @@ KilnStatus PrepareWeightedInt8(KilnOpaqueContext* context, const char* op, const
 KilnStatus PrepareWeighted8(KilnOpaqueContext* context, const char* op, const char* weights_role, KilnType type,
                             const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
                             const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
-                            int64_t channels, reference::Activation activation,
-                            reference::WeightedQuantParams* params) {
+                            int64_t channels, reference::Activation activation, reference::WeightedQuantParams* params,
+                            reference::ScaleProduct uint8_product) {
   if (type != kKilnUInt8) {
     params->filter_zero_point = 0;
     return PrepareWeightedInt8(context, op, weights_role, input, weights, bias, output, quantized_dimension,
@@ -557,7 +557,8 @@ KilnStatus PrepareWeighted8(KilnOpaqueContext* context, const char* op, const ch
     KilnOpaqueContextReportError(context, "%s: the fused activation TANH/SIGMOID has no uint8 kernel", op);
     return kKilnError;
   }
-  params->multipliers = reference::PerChannelMultipliers(input_scale, {weights_scale}, output_scale, channels);
+  params->multipliers =
+      reference::PerChannelMultipliers(input_scale, {weights_scale}, output_scale, channels, uint8_product);
   return kKilnOk;
 }
 

@@ -158,12 +158,13 @@ KilnStatus PrepareWeightedInt8(KilnOpaqueContext* context, const char* op, const
                                reference::Activation activation, reference::WeightedQuantParams* params);
 
 // PrepareWeightedInt8 for an 8-bit quantized `type`: int8 as above; uint8 (legacy models) with input, weights
-// and output uint8, the weights per tensor with their own zero point (in [0, 255]), the clamp within [0, 255].
+// and output uint8, the weights per tensor with their own zero point (in [0, 255]), the clamp within [0, 255],
+// and the multiplier from the scales as `uint8_product` says (LiteRT's uint8 convolutions: kFloat).
 KilnStatus PrepareWeighted8(KilnOpaqueContext* context, const char* op, const char* weights_role, KilnType type,
                             const KilnOpaqueTensor* input, const KilnOpaqueTensor* weights,
                             const KilnOpaqueTensor* bias, const KilnOpaqueTensor* output, int quantized_dimension,
-                            int64_t channels, reference::Activation activation,
-                            reference::WeightedQuantParams* params);
+                            int64_t channels, reference::Activation activation, reference::WeightedQuantParams* params,
+                            reference::ScaleProduct uint8_product = reference::ScaleProduct::kDouble);
 
 // 16x8: int16 input and output (symmetric), int8 weights (symmetric, per tensor or per channel along
 // `quantized_dimension`), an optional int64 bias; the clamp within int16's range.

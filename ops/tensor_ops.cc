@@ -1,4 +1,4 @@
-// RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, TRANSPOSE (float32 or int8),
+// RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, TRANSPOSE (float32, int8 or uint8),
 // MEAN and SUM (float32 or int8).
 #include "ops/reference/tensor_ops.h"
 
@@ -242,29 +242,33 @@ KilnStatus ConcatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
-// The start of Prepare for an op that moves values without arithmetic (PAD, TRANSPOSE): float32, or int8 with
-// the output quantized as the input (its zero point returned: PAD's fill value).
+// The start of Prepare for an op that moves values without arithmetic (PAD, TRANSPOSE): float32, or int8 or
+// uint8 (`type`) with the output quantized as the input (its zero point returned: PAD's fill value).
 KilnStatus GetMovingInputOutput(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
                                 const char* second_role, const KilnOpaqueTensor** input,
-                                const KilnOpaqueTensor** second, KilnOpaqueTensor** output, bool* is_int8,
+                                const KilnOpaqueTensor** second, KilnOpaqueTensor** output, KilnType* type,
                                 int32_t* zero_point) {
-  *is_int8 = IsInt8Input(context, node);
-  if (!*is_int8) return GetFloatInputOutput(context, node, op, 2, 2, input, output, second_role, second);
+  *type = Quantized8InputType(context, node);
+  if (*type == kKilnNoType) {
+    *type = kKilnFloat32;
+    return GetFloatInputOutput(context, node, op, 2, 2, input, output, second_role, second);
+  }
   KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", input));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, second_role, second));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, output));
   float input_scale, output_scale;
   int32_t input_zero_point;
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", *input, &input_scale, &input_zero_point));
-  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "output", *output, &output_scale, zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "input", *input, *type, &input_scale, &input_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "output", *output, *type, &output_scale, zero_point));
   if (input_scale != output_scale || input_zero_point != *zero_point) {
     KilnOpaqueContextReportError(context,
-                                 "%s: int8 output %s (scale %g, zero point %d) must have the quantization of "
+                                 "%s: %s output %s (scale %g, zero point %d) must have the quantization of "
                                  "input %s (scale %g, zero point %d)",
-                                 op, TensorLabel(*output).c_str(), static_cast<double>(output_scale),
-                                 static_cast<int>(*zero_point), TensorLabel(*input).c_str(),
-                                 static_cast<double>(input_scale), static_cast<int>(input_zero_point));
+                                 op, KilnTypeGetName(*type), TensorLabel(*output).c_str(),
+                                 static_cast<double>(output_scale), static_cast<int>(*zero_point),
+                                 TensorLabel(*input).c_str(), static_cast<double>(input_scale),
+                                 static_cast<int>(input_zero_point));
     return kKilnError;
   }
   return kKilnOk;
@@ -272,7 +276,7 @@ KilnStatus GetMovingInputOutput(KilnOpaqueContext* context, const KilnOpaqueNode
 
 struct PadState {
   reference::PadParams params;
-  bool is_int8 = false;
+  KilnType type = kKilnFloat32;  // or int8, uint8
   int32_t zero_point = 0;
 };
 
@@ -283,7 +287,7 @@ KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const KilnOpaqueTensor* paddings;
   KilnOpaqueTensor* output;
   KILN_OPAQUE_ENSURE_STATUS(GetMovingInputOutput(context, node, op, "paddings", &input, &paddings, &output,
-                                                 &state->is_int8, &state->zero_point));
+                                                 &state->type, &state->zero_point));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxPadRank));
   const Dims input_dims = TensorDims(input);
   const Dims padding_dims = TensorDims(paddings);
@@ -320,15 +324,19 @@ KilnStatus PadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const reference::PadParams& p = state->params;
   const int64_t output_count = reference::NumElements(reference::PadOutputShape(p));
   if (output_count == 0) return kKilnOk;
-  if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
-                                           reference::NumElements(p.input_dims), &input));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), output_count, &output));
-    reference::PadInt8(p, static_cast<int8_t>(state->zero_point), input, output);
-    return kKilnOk;
+  if (state->type != kKilnFloat32) {
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T* input;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0),
+                                             reference::NumElements(p.input_dims), &input));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), output_count, &output));
+      reference::PadQuantized<T>(p, static_cast<T>(state->zero_point), input, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
   float* output;
@@ -340,7 +348,7 @@ KilnStatus PadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 struct TransposeState {
   reference::TransposeParams params;
-  bool is_int8 = false;
+  KilnType type = kKilnFloat32;  // or int8, uint8
 };
 
 KilnStatus TransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -351,7 +359,7 @@ KilnStatus TransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KilnOpaqueTensor* output;
   int32_t zero_point = 0;
   KILN_OPAQUE_ENSURE_STATUS(
-      GetMovingInputOutput(context, node, op, "perm", &input, &perm, &output, &state->is_int8, &zero_point));
+      GetMovingInputOutput(context, node, op, "perm", &input, &perm, &output, &state->type, &zero_point));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxTransposeRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "perm", perm, 1, 1));
   std::vector<int32_t> values;
@@ -373,14 +381,19 @@ KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(TransposeState, state, context, node, op);
   const int64_t count = reference::NumElements(state->params.input_dims);
   if (count == 0) return kKilnOk;
-  if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
-    reference::TransposeInt8(state->params, input, output);
-    return kKilnOk;
+  if (state->type != kKilnFloat32) {
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T* input;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      reference::TransposeQuantized<T>(state->params, input, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
   float* output;

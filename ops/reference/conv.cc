@@ -93,7 +93,8 @@ void TransposeConvFloat(const TransposeConvParams& p, const float* input, const 
                         float* output) {
   const int64_t count = p.batch * p.output_height * p.output_width * p.output_channels;
   for (int64_t i = 0; i < count; ++i) output[i] = 0.0f;
-  ScatterTransposeConv(p, input, filter, output, [](float v) { return v; });
+  const auto same = [](float v) { return v; };
+  ScatterTransposeConv(p, input, filter, output, same, same);
   for (int64_t i = 0; i < count; ++i) {
     float acc = output[i];
     if (bias != nullptr) acc += bias[i % p.output_channels];

@@ -4,8 +4,10 @@
 #define KILN_OPS_REFERENCE_CONV_H_
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/reference/common.h"
+#include "ops/reference/quantized.h"
 
 namespace kiln::ops::reference {
 
@@ -85,11 +87,12 @@ bool TransposeConvPadding(Padding padding, int64_t output_size, int64_t filter, 
 void TransposeConvFloat(const TransposeConvParams& params, const float* input, const float* filter,
                         const float* bias, float* output);
 
-// The scatter loop that TRANSPOSE_CONV's float and int8 kernels share: adds input_value(input element) *
-// filter element into `acc` (zeroed by the caller) in LiteRT's order.
-template <typename In, typename Acc, typename InputValue>
+// The scatter loop that TRANSPOSE_CONV's float and quantized kernels share: adds input_value(input element) *
+// filter_value(filter element) into `acc` (zeroed by the caller) in LiteRT's order. Integer sums wrap as
+// LiteRT's int32 ones do (WrapAdd: a crafted model can overflow them; plain += would be undefined behaviour).
+template <typename In, typename Acc, typename InputValue, typename FilterValue>
 void ScatterTransposeConv(const TransposeConvParams& p, const In* input, const In* filter, Acc* acc,
-                          InputValue input_value) {
+                          InputValue input_value, FilterValue filter_value) {
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t y = 0; y < p.input_height; ++y) {
       for (int64_t x = 0; x < p.input_width; ++x) {
@@ -105,8 +108,13 @@ void ScatterTransposeConv(const TransposeConvParams& p, const In* input, const I
               if (ox < 0 || ox >= p.output_width) continue;
               Acc* out = acc + ((b * p.output_height + oy) * p.output_width + ox) * p.output_channels;
               for (int64_t co = 0; co < p.output_channels; ++co) {
-                const In w = filter[((co * p.filter_height + fy) * p.filter_width + fx) * p.input_channels + ci];
-                out[co] += value * static_cast<Acc>(w);
+                const Acc w =
+                    filter_value(filter[((co * p.filter_height + fy) * p.filter_width + fx) * p.input_channels + ci]);
+                if constexpr (std::is_integral_v<Acc>) {
+                  out[co] = WrapAdd(out[co], value * w);
+                } else {
+                  out[co] += value * w;
+                }
               }
             }
           }

@@ -83,15 +83,20 @@ int32_t MultiplyByQuantizedMultiplierDoubleRounding(int32_t x, int32_t multiplie
   return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(shifted, multiplier), right_shift);
 }
 
-std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale,
-                                                       const std::vector<float>& filter_scales,
-                                                       float output_scale, int64_t channels) {
+QuantizedMultiplier QuantizedConvolutionMultiplier(float input_scale, float filter_scale, float output_scale,
+                                                   ScaleProduct product) {
+  const double scale_product = product == ScaleProduct::kFloat
+                                   ? static_cast<double>(input_scale * filter_scale)
+                                   : static_cast<double>(input_scale) * static_cast<double>(filter_scale);
+  return QuantizeMultiplier(scale_product / static_cast<double>(output_scale));
+}
+
+std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale, const std::vector<float>& filter_scales,
+                                                       float output_scale, int64_t channels, ScaleProduct product) {
   std::vector<QuantizedMultiplier> result(static_cast<size_t>(channels));
   for (int64_t c = 0; c < channels; ++c) {
-    const double filter_scale = static_cast<double>(
-        filter_scales.size() == 1 ? filter_scales[0] : filter_scales[static_cast<size_t>(c)]);
-    result[static_cast<size_t>(c)] = QuantizeMultiplier(static_cast<double>(input_scale) * filter_scale /
-                                                        static_cast<double>(output_scale));
+    const float filter_scale = filter_scales.size() == 1 ? filter_scales[0] : filter_scales[static_cast<size_t>(c)];
+    result[static_cast<size_t>(c)] = QuantizedConvolutionMultiplier(input_scale, filter_scale, output_scale, product);
   }
   return result;
 }

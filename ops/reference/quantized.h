@@ -96,12 +96,21 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x, const QuantizedMultiplie
   return MultiplyByQuantizedMultiplier(x, m.multiplier, m.shift);
 }
 
-// Per-channel: one multiplier per output channel, input_scale * filter_scale[c] / output_scale, computed in
-// double from the float scales as LiteRT's PopulateConvolutionQuantizationParams does. A single filter scale
-// applies to all `channels`.
-std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale,
-                                                       const std::vector<float>& filter_scales,
-                                                       float output_scale, int64_t channels);
+// How LiteRT forms the real multiplier input_scale * filter_scale / output_scale of a weighted op from the float
+// scales: kDouble multiplies them in double (PopulateConvolutionQuantizationParams' per-channel multipliers:
+// int8 and int16 kernels, and uint8 FULLY_CONNECTED in the ai-edge-litert 2.3.0 package); kFloat multiplies
+// input_scale * filter_scale in float, then widens the product and divides by output_scale in double
+// (GetQuantizedConvolutionMultipler: the scalar multiplier of uint8 CONV_2D, DEPTHWISE_CONV_2D and
+// TRANSPOSE_CONV). The two differ by the float product's rounding, which moves the 31-bit significand.
+enum class ScaleProduct { kDouble, kFloat };
+QuantizedMultiplier QuantizedConvolutionMultiplier(float input_scale, float filter_scale, float output_scale,
+                                                   ScaleProduct product = ScaleProduct::kDouble);
+
+// Per-channel: one multiplier per output channel, QuantizedConvolutionMultiplier(input_scale, filter_scale[c],
+// output_scale, product). A single filter scale applies to all `channels`.
+std::vector<QuantizedMultiplier> PerChannelMultipliers(float input_scale, const std::vector<float>& filter_scales,
+                                                       float output_scale, int64_t channels,
+                                                       ScaleProduct product = ScaleProduct::kDouble);
 
 // The int8 output range of a fused activation, as LiteRT's CalculateActivationRangeQuantized: the bounds
 // 0, 6, -1 and 1 quantized with the output's scale and zero point (zero_point + round(v / scale), in float),

@@ -8,8 +8,11 @@
 namespace kiln::ops::reference {
 namespace {
 
-int8_t ClampToInt8(int32_t value, int32_t lo = -128, int32_t hi = 127) {
-  return static_cast<int8_t>(std::min(std::max(value, lo), hi));
+// Clamped to T's range.
+template <typename T>
+T ClampTo(int32_t value) {
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  return static_cast<T>(std::min(std::max(value, lo), hi));
 }
 
 // The published LiteRT package applies these ops' multipliers with gemmlowp's double rounding (measured:
@@ -112,8 +115,8 @@ void PreparePreluInt8(float input_scale, float alpha_scale, float output_scale, 
   params->negative = FloatMultiplier(input_scale * alpha_scale / output_scale);
 }
 
-void PreluInt8(const BinaryParams& shape, const PreluInt8Params& p, const int8_t* input, const int8_t* alpha,
-               int8_t* output) {
+template <typename T>
+void PreluQuantized(const BinaryParams& shape, const PreluInt8Params& p, const T* input, const T* alpha, T* output) {
   ForEachBroadcast(shape, [&](int64_t i, int64_t input_offset, int64_t alpha_offset) {
     const int32_t x = static_cast<int32_t>(input[input_offset]) - p.input_zero_point;
     int32_t out;
@@ -123,7 +126,7 @@ void PreluInt8(const BinaryParams& shape, const PreluInt8Params& p, const int8_t
       const int32_t slope = static_cast<int32_t>(alpha[alpha_offset]) - p.alpha_zero_point;
       out = Scale(x * slope, p.negative);
     }
-    output[i] = ClampToInt8(WrapAdd(out, p.output_zero_point));
+    output[i] = ClampTo<T>(WrapAdd(out, p.output_zero_point));
   });
 }
 
@@ -153,7 +156,8 @@ void PrepareLeakyReluInt8(float input_scale, float alpha, float output_scale, Le
   params->alpha = FloatMultiplier(std::fabs(alpha_multiplier));
 }
 
-void LeakyReluInt8(const LeakyReluInt8Params& p, int64_t count, const int8_t* input, int8_t* output) {
+template <typename T>
+void LeakyReluQuantized(const LeakyReluInt8Params& p, int64_t count, const T* input, T* output) {
   for (int64_t i = 0; i < count; ++i) {
     const int32_t x = static_cast<int32_t>(input[i]) - p.input_zero_point;
     int32_t out = p.output_zero_point;
@@ -163,7 +167,7 @@ void LeakyReluInt8(const LeakyReluInt8Params& p, int64_t count, const int8_t* in
       const int32_t scaled = Scale(x, p.alpha);
       out = p.alpha_negative ? WrapSub(out, scaled) : WrapAdd(out, scaled);
     }
-    output[i] = ClampToInt8(out);
+    output[i] = ClampTo<T>(out);
   }
 }
 
@@ -232,10 +236,11 @@ bool PrepareHardSwishInt8(float input_scale, float output_scale, HardSwishInt8Pa
   return output.shift <= 0;
 }
 
-void HardSwishInt8(const HardSwishInt8Params& p, int64_t count, const int8_t* input, int8_t* output) {
+template <typename T>
+void HardSwishQuantized(const HardSwishInt8Params& p, int64_t count, const T* input, T* output) {
   for (int64_t i = 0; i < count; ++i) {
     const int16_t x = static_cast<int16_t>(static_cast<int32_t>(input[i]) - p.input_zero_point);
-    const int16_t hires = static_cast<int16_t>(x * (1 << 7));  // |x| <= 255: fits
+    const int16_t hires = static_cast<int16_t>(x * (1 << 7));  // |x| <= 255 (uint8 too): fits
     const int16_t preshift_output = SaturatingRoundingDoublingHighMul16(hires, p.output_multiplier);
     // The reluish value: hires rescaled so that 3.0 is 2^15 (saturating), in [-1, 1] as Q15. A left shift is
     // split around the multiply so that saturation shows only in the last step.
@@ -250,8 +255,16 @@ void HardSwishInt8(const HardSwishInt8Params& p, int64_t count, const int8_t* in
     // The zero point is added in 16 bits, wrapping as LiteRT's int16 arithmetic does.
     const int16_t shifted = RoundingDivideByPOT16(preshift, -p.output_exponent);
     const int16_t out = static_cast<int16_t>(static_cast<int32_t>(shifted) + p.output_zero_point);
-    output[i] = ClampToInt8(out);
+    output[i] = ClampTo<T>(out);
   }
 }
+
+#define KILN_INSTANTIATE_ACTIVATIONS(T)                                                                 \
+  template void PreluQuantized<T>(const BinaryParams&, const PreluInt8Params&, const T*, const T*, T*); \
+  template void LeakyReluQuantized<T>(const LeakyReluInt8Params&, int64_t, const T*, T*);               \
+  template void HardSwishQuantized<T>(const HardSwishInt8Params&, int64_t, const T*, T*);
+KILN_INSTANTIATE_ACTIVATIONS(int8_t)
+KILN_INSTANTIATE_ACTIVATIONS(uint8_t)
+#undef KILN_INSTANTIATE_ACTIVATIONS
 
 }  // namespace kiln::ops::reference

@@ -58,8 +58,15 @@ struct PreluInt8Params {
   QuantizedMultiplier positive, negative;
 };
 void PreparePreluInt8(float input_scale, float alpha_scale, float output_scale, PreluInt8Params* params);
-void PreluInt8(const BinaryParams& shape, const PreluInt8Params& params, const int8_t* input,
-               const int8_t* alpha, int8_t* output);
+// T: int8_t, or uint8_t (LiteRT's uint8 PRELU: input, alpha and output uint8, the same arithmetic clamped to
+// [0, 255]).
+template <typename T>
+void PreluQuantized(const BinaryParams& shape, const PreluInt8Params& params, const T* input, const T* alpha,
+                    T* output);
+inline void PreluInt8(const BinaryParams& shape, const PreluInt8Params& params, const int8_t* input,
+                      const int8_t* alpha, int8_t* output) {
+  PreluQuantized<int8_t>(shape, params, input, alpha, output);
+}
 
 // RELU, RELU6, RELU_N1_TO_1 (LiteRT's ReluX): out = clamp(output_zp + MultiplyByQuantizedMultiplier(x -
 // input_zp, input_scale / output_scale), lo, hi), the bounds those of the fused activation
@@ -91,7 +98,12 @@ struct LeakyReluInt8Params {
   bool alpha_negative = false;
 };
 void PrepareLeakyReluInt8(float input_scale, float alpha, float output_scale, LeakyReluInt8Params* params);
-void LeakyReluInt8(const LeakyReluInt8Params& params, int64_t count, const int8_t* input, int8_t* output);
+// T: int8_t or uint8_t (LiteRT's QuantizeLeakyRelu serves both; the clamp is the type's range).
+template <typename T>
+void LeakyReluQuantized(const LeakyReluInt8Params& params, int64_t count, const T* input, T* output);
+inline void LeakyReluInt8(const LeakyReluInt8Params& params, int64_t count, const int8_t* input, int8_t* output) {
+  LeakyReluQuantized<int8_t>(params, count, input, output);
+}
 
 // LOGISTIC, TANH, ELU, EXP: LiteRT's 256-entry table, built from the float function: for every int8 value v,
 // table[v] = clamp(round(f(input_scale * (v - input_zp)) * (1 / output_scale)) + output_zp), all in float
@@ -128,7 +140,13 @@ struct HardSwishInt8Params {
 };
 // False where the output multiplier is 1 or more (input_scale / 128 >= output_scale), which LiteRT rejects.
 bool PrepareHardSwishInt8(float input_scale, float output_scale, HardSwishInt8Params* params);
-void HardSwishInt8(const HardSwishInt8Params& params, int64_t count, const int8_t* input, int8_t* output);
+// T: int8_t or uint8_t (LiteRT's HardSwish<T>: the same 16-bit steps, |input - zero point| <= 255, clamped to
+// the type's range).
+template <typename T>
+void HardSwishQuantized(const HardSwishInt8Params& params, int64_t count, const T* input, T* output);
+inline void HardSwishInt8(const HardSwishInt8Params& params, int64_t count, const int8_t* input, int8_t* output) {
+  HardSwishQuantized<int8_t>(params, count, input, output);
+}
 
 }  // namespace kiln::ops::reference
 

@@ -156,20 +156,26 @@ KILN_INSTANTIATE_WEIGHTED(uint8_t, uint8_t, int32_t)
 KILN_INSTANTIATE_WEIGHTED(int16_t, int8_t, int64_t)
 #undef KILN_INSTANTIATE_WEIGHTED
 
-void TransposeConvInt8(const TransposeConvParams& p, const WeightedQuantParams& q, const int8_t* input,
-                       const int8_t* filter, const int32_t* bias, int8_t* output) {
+template <typename T>
+void TransposeConvQuantized(const TransposeConvParams& p, const WeightedQuantParams& q, const T* input, const T* filter,
+                            const int32_t* bias, T* output) {
   const int64_t count = p.batch * p.output_height * p.output_width * p.output_channels;
   std::vector<int32_t> acc(static_cast<size_t>(count), 0);
-  const int32_t zero_point = q.input_zero_point;
-  ScatterTransposeConv(p, input, filter, acc.data(),
-                       [zero_point](int8_t v) { return static_cast<int32_t>(v) - zero_point; });
+  const int32_t input_zero_point = q.input_zero_point, filter_zero_point = q.filter_zero_point;
+  ScatterTransposeConv(
+      p, input, filter, acc.data(), [input_zero_point](T v) { return static_cast<int32_t>(v) - input_zero_point; },
+      [filter_zero_point](T v) { return static_cast<int32_t>(v) - filter_zero_point; });
   for (int64_t i = 0; i < count; ++i) {
     const int64_t channel = i % p.output_channels;
     int32_t value = acc[static_cast<size_t>(i)];
     if (bias != nullptr) value = WrapAdd(value, LoadBias(bias, channel));
-    output[i] = static_cast<int8_t>(Finish(q, channel, value));
+    output[i] = static_cast<T>(Finish(q, channel, value));
   }
 }
+template void TransposeConvQuantized<int8_t>(const TransposeConvParams&, const WeightedQuantParams&, const int8_t*,
+                                             const int8_t*, const int32_t*, int8_t*);
+template void TransposeConvQuantized<uint8_t>(const TransposeConvParams&, const WeightedQuantParams&, const uint8_t*,
+                                              const uint8_t*, const int32_t*, uint8_t*);
 
 void PrepareAddInt8(float a_scale, float b_scale, float output_scale, AddInt8Params* params) {
   // As LiteRT: the max of the float scales, doubled in double; the output's divisor 2^left_shift * scale in

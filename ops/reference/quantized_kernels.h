@@ -63,10 +63,16 @@ inline void ConvInt8(const ConvParams& shape, const WeightedQuantParams& quant, 
   ConvQuantized<int8_t>(shape, quant, input, filter, bias, output);
 }
 // TRANSPOSE_CONV int8 (per-channel filter along dimension 0, int32 bias), LiteRT's reference integer kernel:
-// the int32 scatter of (input - input_zero_point) * filter (TransposeConvFloat's loop), plus bias, then each
-// output channel's multiplier (quant.rounding), the output zero point and the clamp.
-void TransposeConvInt8(const TransposeConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
-                       const int8_t* filter, const int32_t* bias, int8_t* output);
+// the int32 scatter of (input - input_zero_point) * (filter - filter_zero_point) (TransposeConvFloat's loop,
+// wrapping), plus bias, then each output channel's multiplier (quant.rounding), the output zero point and the
+// clamp. T: int8_t, or uint8_t (LiteRT's uint8 kernel: asymmetric per-tensor uint8 filter, the same sums).
+template <typename T>
+void TransposeConvQuantized(const TransposeConvParams& shape, const WeightedQuantParams& quant, const T* input,
+                            const T* filter, const int32_t* bias, T* output);
+inline void TransposeConvInt8(const TransposeConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
+                              const int8_t* filter, const int32_t* bias, int8_t* output) {
+  TransposeConvQuantized<int8_t>(shape, quant, input, filter, bias, output);
+}
 inline void DepthwiseConvInt8(const DepthwiseConvParams& shape, const WeightedQuantParams& quant,
                               const int8_t* input, const int8_t* filter, const int32_t* bias, int8_t* output) {
   DepthwiseConvQuantized<int8_t>(shape, quant, input, filter, bias, output);

@@ -195,9 +195,12 @@ void PadFloat(const PadParams& params, const float* input, float* output) {
   PadTyped(params, params.value, input, output);
 }
 
-void PadInt8(const PadParams& params, int8_t value, const int8_t* input, int8_t* output) {
+template <typename T>
+void PadQuantized(const PadParams& params, T value, const T* input, T* output) {
   PadTyped(params, value, input, output);
 }
+template void PadQuantized<int8_t>(const PadParams&, int8_t, const int8_t*, int8_t*);
+template void PadQuantized<uint8_t>(const PadParams&, uint8_t, const uint8_t*, uint8_t*);
 
 bool TransposeOutputShape(const Dims& input, const std::vector<int32_t>& perm, Dims* output,
                           std::string* error) {
@@ -264,9 +267,12 @@ void TransposeFloat(const TransposeParams& params, const float* input, float* ou
   TransposeTyped(params, input, output);
 }
 
-void TransposeInt8(const TransposeParams& params, const int8_t* input, int8_t* output) {
+template <typename T>
+void TransposeQuantized(const TransposeParams& params, const T* input, T* output) {
   TransposeTyped(params, input, output);
 }
+template void TransposeQuantized<int8_t>(const TransposeParams&, const int8_t*, int8_t*);
+template void TransposeQuantized<uint8_t>(const TransposeParams&, const uint8_t*, uint8_t*);
 
 bool MakeMeanParams(const Dims& input, const std::vector<int32_t>& axes, bool keep_dims, MeanParams* params,
                     Dims* output, std::string* error) {

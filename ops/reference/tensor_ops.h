@@ -47,8 +47,12 @@ struct PadParams {
 
 Dims PadOutputShape(const PadParams& params);
 void PadFloat(const PadParams& params, const float* input, float* output);
-// int8: pads with `value` (the tensor's zero point: a quantized 0, as LiteRT pads).
-void PadInt8(const PadParams& params, int8_t value, const int8_t* input, int8_t* output);
+// int8 and uint8 (T): pads with `value` (the tensor's zero point: a quantized 0, as LiteRT pads).
+template <typename T>
+void PadQuantized(const PadParams& params, T value, const T* input, T* output);
+inline void PadInt8(const PadParams& params, int8_t value, const int8_t* input, int8_t* output) {
+  PadQuantized<int8_t>(params, value, input, output);
+}
 
 // TRANSPOSE: output dim d is input dim perm[d]. `perm` must be a permutation of [0, rank).
 bool TransposeOutputShape(const Dims& input, const std::vector<int32_t>& perm, Dims* output,
@@ -60,7 +64,12 @@ struct TransposeParams {
 };
 
 void TransposeFloat(const TransposeParams& params, const float* input, float* output);
-void TransposeInt8(const TransposeParams& params, const int8_t* input, int8_t* output);
+// int8 and uint8 (T): the stored values moved.
+template <typename T>
+void TransposeQuantized(const TransposeParams& params, const T* input, T* output);
+inline void TransposeInt8(const TransposeParams& params, const int8_t* input, int8_t* output) {
+  TransposeQuantized<int8_t>(params, input, output);
+}
 
 // MEAN over `axes` (negative counts from the back; duplicates allowed). With keep_dims the reduced
 // dimensions stay as 1s, otherwise they are dropped.

@@ -5,13 +5,14 @@ LiteRT's reference resolver op by op. The int8 models are int8_op_models.py's, w
 
 usage: quant_op_models.py OUT_DIR   (run with the Python of the LiteRT environment bench/litert_env.sh makes)
 """
+import math
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from int8_op_models import OPS, S, OneOpModel, binary, reduce_ops, resize_ops, unary  # noqa: E402
+from int8_op_models import ACTIVATIONS, OPS, S, OneOpModel, binary, reduce_ops, resize_ops, unary  # noqa: E402
 
 U8 = np.uint8
 
@@ -133,6 +134,187 @@ def uint8_weighted_ops(out):
             m.write("qu8_%s_%d" % (kind, i), code, 1 if dilation == 1 else 2, inputs, y, options_type, options)
 
 
+def quantize_multiplier(real):
+    """LiteRT's QuantizeMultiplier: (31-bit significand, exponent) of a real multiplier, in Python integers."""
+    if real == 0:
+        return 0, 0
+    fraction, exponent = math.frexp(real)
+    q = int(math.floor(fraction * 2 ** 31 + 0.5))
+    if q == 2 ** 31:
+        q, exponent = q // 2, exponent + 1
+    if exponent < -31:
+        return 0, 0
+    return (2 ** 31 - 1, 30) if exponent > 30 else (q, exponent)
+
+
+def apply_double_rounding(x, multiplier):
+    """gemmlowp's two roundings of x * multiplier (LiteRT's convolutions), for the exponents < 0 used here."""
+    q, exponent = multiplier
+    product = x * q
+    nudge = 2 ** 30 if product >= 0 else 1 - 2 ** 30
+    total = product + nudge
+    high = total // 2 ** 31 if total >= 0 else -((-total) // 2 ** 31)  # C's division truncates toward zero
+    shift = -exponent
+    mask = (1 << shift) - 1
+    threshold = (mask >> 1) + (1 if high < 0 else 0)
+    return (high >> shift) + (1 if (high & mask) > threshold else 0)
+
+
+def apply_single_rounding_away(x, multiplier):
+    """One rounding of x * multiplier, ties away from zero (LiteRT's FULLY_CONNECTED)."""
+    q, exponent = multiplier
+    shift = 31 - exponent
+    magnitude = (abs(x) * q + (1 << (shift - 1))) >> shift
+    return magnitude if x >= 0 else -magnitude
+
+
+def scale_product_sums(in_scale, w_scale, out_scale, out_zp, count, apply):
+    """Sums (int32 accumulators) whose outputs tell apart the two ways LiteRT forms a weighted op's multiplier from
+    float32 scales: the scales' product in double (int8, and uint8 FULLY_CONNECTED) or in float, widened and then
+    divided in double (GetQuantizedConvolutionMultipler: uint8 CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV). The
+    two multipliers differ by the float product's rounding, so outputs part only next to a rounding boundary: the
+    sums are taken there, each one giving an output in [0, 255] that differs between the two when the multiplier is
+    applied by `apply` (the op's rounding)."""
+    f32 = np.float32
+    as_double = float(f32(in_scale)) * float(f32(w_scale)) / float(f32(out_scale))
+    as_float = float(f32(f32(in_scale) * f32(w_scale))) / float(f32(out_scale))
+    m_double, m_float = quantize_multiplier(as_double), quantize_multiplier(as_float)
+    assert m_double != m_float, "scales whose products agree in float and double"
+    real = [q * 2.0 ** (e - 31) for q, e in (m_double, m_float)]
+    sums = []
+    for k in range(-out_zp, 255 - out_zp):
+        # Between the two multipliers' boundaries of output k and k + 1.
+        ends = [int((k + 0.5) / r) for r in real]
+        for acc in range(min(ends) - 2, max(ends) + 3):
+            a, b = apply(acc, m_double), apply(acc, m_float)
+            if a != b and 0 <= a + out_zp <= 255 and 0 <= b + out_zp <= 255:
+                sums.append(acc)
+    assert len(sums) >= count, "only %d sums part the two multipliers" % len(sums)
+    picks = np.linspace(0, len(sums) - 1, count).round().astype(int)
+    return [sums[i] for i in picks]
+
+
+def uint8_multiplier_ops(out):
+    """The real multiplier of the uint8 weighted ops (scales 0.0219, 0.00073, 1.3: a multiplier near 1.23e-5, whose
+    float product is 2^-26 off the double one): filters equal to their zero point, so that each output is its
+    channel's bias alone, and the biases sit where the float and the double product give different outputs (all
+    48 of each model), below 2^24 in magnitude."""
+    in_q, w_q, out_q = (0.0219, 128), (0.00073, 131), (1.3, 128)
+    for kind in ("conv", "depthwise", "transpose_conv", "fc"):
+        apply = apply_single_rounding_away if kind == "fc" else apply_double_rounding
+        bias = np.asarray(scale_product_sums(in_q[0], w_q[0], *out_q, 48, apply), dtype=np.int32)
+        m = OneOpModel(out, U8)
+        if kind == "transpose_conv":
+            shape = m.int32_constant([1, 1, 1, 48], "output_shape")
+            w = m.tensor((48, 1, 1, 1), *w_q, "w", data=np.full((48, 1, 1, 1), w_q[1]))
+            x = m.tensor((1, 1, 1, 1), *in_q, "x")
+            b = m.tensor((48,), None, 0, "b", data=bias, dtype=np.int32)
+            y = m.tensor((1, 1, 1, 48), *out_q, "y", is_input=False)
+            options = S.TransposeConvOptionsT()
+            options.padding, options.strideH, options.strideW = S.Padding.VALID, 1, 1
+            m.write("qu8_multiplier_transpose_conv", OPS.TRANSPOSE_CONV, 3, [shape, w, x, b], y,
+                    S.BuiltinOptions.TransposeConvOptions, options)
+            continue
+        if kind == "fc":
+            x = m.tensor((1, 1), *in_q, "x")
+            w = m.tensor((48, 1), *w_q, "w", data=np.full((48, 1), w_q[1]))
+            b = m.tensor((48,), None, 0, "b", data=bias, dtype=np.int32)
+            y = m.tensor((1, 48), *out_q, "y", is_input=False)
+            m.write("qu8_multiplier_fc", OPS.FULLY_CONNECTED, 1, [x, w, b], y, S.BuiltinOptions.FullyConnectedOptions,
+                    S.FullyConnectedOptionsT())
+            continue
+        x = m.tensor((1, 1, 1, 1), *in_q, "x")
+        fshape = (48, 1, 1, 1) if kind == "conv" else (1, 1, 1, 48)
+        w = m.tensor(fshape, *w_q, "w", data=np.full(fshape, w_q[1]))
+        b = m.tensor((48,), None, 0, "b", data=bias, dtype=np.int32)
+        y = m.tensor((1, 1, 1, 48), *out_q, "y", is_input=False)
+        if kind == "conv":
+            options = S.Conv2DOptionsT()
+            code, options_type = OPS.CONV_2D, S.BuiltinOptions.Conv2DOptions
+        else:
+            options = S.DepthwiseConv2DOptionsT()
+            options.depthMultiplier = 48
+            code, options_type = OPS.DEPTHWISE_CONV_2D, S.BuiltinOptions.DepthwiseConv2DOptions
+        options.padding, options.strideH, options.strideW = S.Padding.VALID, 1, 1
+        m.write("qu8_multiplier_%s" % kind, code, 1, [x, w, b], y, options_type, options)
+
+
+def uint8_moving_ops(out):
+    """PAD (filled with the zero point) and TRANSPOSE on uint8, the output quantized as the input."""
+    pads = [((2, 3, 4, 5), [[0, 1], [2, 0], [1, 1], [0, 2]], (0.1, 137)), ((1, 5, 5, 3), [[0, 0], [1, 1], [2, 2], [0, 0]],
+            (0.02, 0)), ((7, 9), [[3, 0], [0, 4]], (1.5, 255))]
+    for i, (shape, paddings, quant) in enumerate(pads):
+        m = OneOpModel(out, U8)
+        x = m.tensor(shape, *quant, "x")
+        p = m.int32_constant(paddings, "paddings")
+        y = m.tensor([n + a + b for n, (a, b) in zip(shape, paddings)], *quant, "y", is_input=False)
+        m.write("qu8_pad_%d" % i, OPS.PAD, 1, [x, p], y)
+    transposes = [((2, 3, 4, 5), [0, 3, 1, 2], (0.1, 137)), ((3, 4, 5), [2, 0, 1], (0.02, 0)),
+                  ((2, 3, 1, 4, 5), [4, 3, 2, 1, 0], (1.5, 255))]
+    for i, (shape, perm, quant) in enumerate(transposes):
+        m = OneOpModel(out, U8)
+        x = m.tensor(shape, *quant, "x")
+        p = m.int32_constant(perm, "perm")
+        y = m.tensor([shape[d] for d in perm], *quant, "y", is_input=False)
+        m.write("qu8_transpose_%d" % i, OPS.TRANSPOSE, 1 if len(shape) <= 4 else 5, [x, p], y)
+
+
+def uint8_activation_ops(out):
+    """LEAKY_RELU, PRELU and HARD_SWISH on uint8: the int8 models' quantizations with zero points moved into
+    [0, 255] (both ends included)."""
+    relus = [((0.1, 128), (0.1, 128)), ((0.1, 108), (0.05, 0)), ((0.03, 255), (0.07, 28)), ((2.0, 138), (0.01, 128)),
+             ((1e-4, 128), (0.5, 131))]
+    for i, (in_quant, out_quant) in enumerate(relus):
+        for j, alpha in enumerate([0.2, -0.5, 1.7]):
+            options = S.LeakyReluOptionsT()
+            options.alpha = alpha
+            unary(out, "qu8_leakyrelu_%d_%d" % (i, j), OPS.LEAKY_RELU, 2, in_quant, out_quant,
+                  S.BuiltinOptions.LeakyReluOptions, options, dtype=U8)
+    hard_swishes = [((0.05, 118), (0.03, 28)), ((0.1, 128), (0.1, 128)), ((0.02, 255), (0.5, 0)),
+                    ((1e-3, 128), (1e-3, 133)), ((0.2, 0), (0.01, 128)), ((0.5, 131), (0.004, 0))]
+    for i, (in_quant, out_quant) in enumerate(hard_swishes):
+        unary(out, "qu8_hardswish_%d" % i, OPS.HARD_SWISH, 1, in_quant, out_quant, dtype=U8)
+    rng = np.random.default_rng(31)
+    prelus = [((0.1, 128), (0.01, 128), (0.1, 128), (1, 1, 8)), ((0.05, 108), (0.004, 0), (0.02, 158), (8,)),
+              ((0.3, 255), (0.02, 178), (0.07, 0), (1, 4, 1, 8))]
+    for i, (in_quant, alpha_quant, out_quant, alpha_shape) in enumerate(prelus):
+        m = OneOpModel(out, U8)
+        x = m.tensor((2, 4, 4, 8), *in_quant, "x")
+        alpha = m.tensor(alpha_shape, *alpha_quant, "alpha", data=rng.integers(0, 256, size=alpha_shape))
+        y = m.tensor((2, 4, 4, 8), *out_quant, "y", is_input=False)
+        m.write("qu8_prelu_%d" % i, OPS.PRELU, 1, [x, alpha], y)
+
+
+def uint8_transpose_conv_ops(out):
+    """TRANSPOSE_CONV on uint8: asymmetric uint8 filters, int32 bias or none, SAME and VALID, strides 1-3, fused
+    RELU/RELU6 (the int8 models' shapes). LiteRT refuses a uint8 model whose input scale * filter scale is more
+    than 0.02 output scales from the bias scale (0 for these unquantized biases)."""
+    rng = np.random.default_rng(37)
+    # input shape, filter (out_c, h, w), strides (h, w), padding, output h, w, bias, activation, quantizations
+    cases = [((1, 4, 4, 3), (5, 3, 3), (2, 2), "same", 8, 8, True, "none", ((0.05, 125), (0.01, 120), (0.2, 138))),
+             ((2, 3, 5, 2), (4, 2, 3), (1, 1), "valid", 4, 7, False, "none", ((0.02, 255), (0.03, 0), (0.1, 0))),
+             ((1, 5, 4, 4), (3, 3, 2), (3, 2), "valid", 15, 8, True, "relu", ((0.1, 0), (0.004, 255), (0.3, 133))),
+             ((1, 2, 2, 8), (1, 4, 4), (2, 2), "same", 4, 4, True, "none", ((0.5, 128), (0.02, 131), (4.0, 128))),
+             ((1, 6, 6, 2), (2, 5, 5), (2, 2), "same", 11, 12, True, "relu6", ((1e-3, 148), (0.03, 77), (2e-3, 28)))]
+    for i, (in_shape, (oc, fh, fw), (sh, sw), padding, oh, ow, with_bias, activation, quants) in enumerate(cases):
+        in_quant, w_quant, out_quant = quants
+        m = OneOpModel(out, U8)
+        shape = m.int32_constant([in_shape[0], oh, ow, oc], "output_shape")
+        w = m.tensor((oc, fh, fw, in_shape[3]), *w_quant, "filter", data=rng.integers(0, 256, size=(oc, fh, fw, in_shape[3])))
+        x = m.tensor(in_shape, *in_quant, "x")
+        inputs = [shape, w, x]
+        if with_bias:
+            inputs.append(m.tensor((oc,), None, 0, "bias", data=rng.integers(-3000, 3000, size=oc), dtype=np.int32))
+        y = m.tensor((in_shape[0], oh, ow, oc), *out_quant, "y", is_input=False)
+        options = S.TransposeConvOptionsT()
+        options.padding = S.Padding.SAME if padding == "same" else S.Padding.VALID
+        options.strideH, options.strideW = sh, sw
+        options.fusedActivationFunction = ACTIVATIONS[activation]
+        version = 4 if activation != "none" else (3 if with_bias else 1)
+        m.write("qu8_transpose_conv_%d" % i, OPS.TRANSPOSE_CONV, version, inputs, y, S.BuiltinOptions.TransposeConvOptions,
+                options)
+
+
 def int16_ops(out):
     """The int16 kernels (16-bit activations, symmetric: zero point 0): ADD and SUB on LiteRT's general path
     (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, the pools
@@ -235,6 +417,10 @@ def main():
     resize_ops(out, np.int16, "q16")
     uint8_ops(out)
     uint8_weighted_ops(out)
+    uint8_multiplier_ops(out)
+    uint8_moving_ops(out)
+    uint8_activation_ops(out)
+    uint8_transpose_conv_ops(out)
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
     int16x8_ops(out)

@@ -737,6 +737,44 @@ TEST(OpWrapperTest, SqueezeRejectsNonUnitDimension) {
   ExpectErrorMentions(r, {"SQUEEZE", "size 3"});
 }
 
+// PAD and TRANSPOSE on uint8: PAD fills with the zero point; the output must be quantized as the input.
+TEST(OpWrapperTest, Uint8PadAndTransposeMoveStoredValues) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnUInt8, {2, 3}, "x");
+  const int paddings = w.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "paddings", {1, 0, 0, 1});
+  const int perm = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "perm", {1, 0});
+  const int p = w.AddTensor(kKilnUInt8, {3, 4}, "p");
+  const int t = w.AddTensor(kKilnUInt8, {3, 2}, "t");
+  for (int id : {x, p, t}) w.SetQuantization(id, {0.5f}, {200});
+  w.AddOp(kKilnBuiltinPad, {x, paddings}, {p});
+  w.AddOp(kKilnBuiltinTranspose, {x, perm}, {t});
+  w.SetInputs({x});
+  w.SetOutputs({p, t});
+  Runner runner(w);
+  ASSERT_EQ(runner.status(), kKilnOk) << runner.errors();
+  const std::vector<uint8_t> in = {0, 1, 2, 253, 254, 255};
+  runner.SetInput(0, in.data(), in.size());
+  ASSERT_EQ(runner.Invoke(), kKilnOk) << runner.errors();
+  const auto output = [&](int o) {
+    const KilnTensor* tensor = KilnInterpreterGetOutputTensor(runner.interpreter(), o);
+    const uint8_t* data = static_cast<const uint8_t*>(KilnTensorData(tensor));
+    return std::vector<uint8_t>(data, data + KilnTensorByteSize(tensor));
+  };
+  EXPECT_EQ(output(0), (std::vector<uint8_t>{200, 200, 200, 200, 0, 1, 2, 200, 253, 254, 255, 200}));
+  EXPECT_EQ(output(1), (std::vector<uint8_t>{0, 253, 1, 254, 2, 255}));
+
+  ModelWriter bad;
+  const int bx = bad.AddTensor(kKilnUInt8, {2, 3}, "x");
+  const int bp = bad.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "paddings", {1, 0, 0, 1});
+  const int by = bad.AddTensor(kKilnUInt8, {3, 4}, "padded");
+  bad.SetQuantization(bx, {0.5f}, {200});
+  bad.SetQuantization(by, {0.5f}, {128});
+  bad.AddOp(kKilnBuiltinPad, {bx, bp}, {by});
+  bad.SetInputs({bx});
+  bad.SetOutputs({by});
+  Runner bad_runner(bad);
+  ExpectErrorMentions(bad_runner, {"PAD", "uint8", "padded", "zero point 128"});
+}
 
 // A type an op has no kernel for fails Prepare naming the op, the tensor and the type: never a silently wrong
 // result. (uint8 and int16 take only the ops docs/ops.md lists.)
@@ -755,9 +793,12 @@ TEST(OpWrapperTest, UnsupportedQuantizedTypesFailNamingOpTensorAndType) {
   };
   unary(kKilnBuiltinLogistic, kKilnInt16, {"LOGISTIC", "q_in", "int16"});
   unary(kKilnBuiltinTanh, kKilnInt16, {"TANH", "q_in", "int16"});
-  unary(kKilnBuiltinHardSwish, kKilnUInt8, {"HARD_SWISH", "q_in", "uint8"});
+  unary(kKilnBuiltinHardSwish, kKilnInt16, {"HARD_SWISH", "q_in", "int16"});
+  unary(kKilnBuiltinLeakyRelu, kKilnInt16, {"LEAKY_RELU", "q_in", "int16"});
   unary(kKilnBuiltinElu, kKilnInt16, {"ELU", "q_in", "int16"});
+  unary(kKilnBuiltinElu, kKilnUInt8, {"ELU", "q_in", "uint8"});
   unary(kKilnBuiltinExp, kKilnUInt8, {"EXP", "q_in", "uint8"});
+  unary(kKilnBuiltinLogSoftmax, kKilnUInt8, {"LOG_SOFTMAX", "q_in", "uint8"});
   {
     // int16 tensors must be symmetric.
     ModelWriter w;

@@ -372,6 +372,82 @@ TEST(QuantizedElementwiseTest, HardSwishOverEveryInput) {
   EXPECT_GT(tested, 100);
 }
 
+// LEAKY_RELU, PRELU and HARD_SWISH on uint8 depend only on x - zero point: over every uint8 input they equal the
+// int8 kernels (held to the formulas above) on the values and zero points moved down by 128, moved back up.
+TEST(QuantizedElementwiseTest, Uint8ActivationsAreTheInt8KernelsShifted) {
+  std::vector<uint8_t> x(256);
+  std::vector<int8_t> x8(256);
+  for (int v = 0; v < 256; ++v) {
+    x[static_cast<size_t>(v)] = static_cast<uint8_t>(v);
+    x8[static_cast<size_t>(v)] = static_cast<int8_t>(v - 128);
+  }
+  const auto expect_shifted = [](const std::vector<uint8_t>& out, const std::vector<int8_t>& out8,
+                                 const std::string& what) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_EQ(static_cast<int>(out[i]), out8[i] + 128) << what << " at " << i;
+    }
+  };
+  int hard_swishes = 0;
+  for (float si : {0.05f, 0.1f, 1e-3f, 0.5f, 2.0f}) {
+    for (float so : {0.03f, 0.1f, 0.5f, 0.01f}) {
+      for (int32_t zi : {0, 255, 128, 3}) {
+        for (int32_t zo : {0, 255, 128, 200}) {
+          const std::string what =
+              std::to_string(si) + " " + std::to_string(so) + " " + std::to_string(zi) + " " + std::to_string(zo);
+          for (float alpha : {0.2f, -0.5f, 1.7f}) {
+            LeakyReluInt8Params p, p8;
+            p.input_zero_point = zi;
+            p.output_zero_point = zo;
+            p8.input_zero_point = zi - 128;
+            p8.output_zero_point = zo - 128;
+            PrepareLeakyReluInt8(si, alpha, so, &p);
+            PrepareLeakyReluInt8(si, alpha, so, &p8);
+            std::vector<uint8_t> out(256);
+            std::vector<int8_t> out8(256);
+            LeakyReluQuantized<uint8_t>(p, 256, x.data(), out.data());
+            LeakyReluInt8(p8, 256, x8.data(), out8.data());
+            expect_shifted(out, out8, "LEAKY_RELU " + what);
+          }
+          {
+            PreluInt8Params p, p8;
+            p.input_zero_point = zi;
+            p.alpha_zero_point = 255 - zo;
+            p.output_zero_point = zo;
+            p8.input_zero_point = zi - 128;
+            p8.alpha_zero_point = 127 - zo;
+            p8.output_zero_point = zo - 128;
+            PreparePreluInt8(si, 0.01f, so, &p);
+            PreparePreluInt8(si, 0.01f, so, &p8);
+            BinaryParams shape;
+            ASSERT_TRUE(MakeBinaryParams(BinaryOp::kPrelu, Activation::kNone, {64, 4}, {4}, &shape));
+            const std::vector<uint8_t> alpha = {0, 90, 200, 255};
+            std::vector<int8_t> alpha8(4);
+            for (size_t i = 0; i < 4; ++i) alpha8[i] = static_cast<int8_t>(alpha[i] - 128);
+            std::vector<uint8_t> out(256);
+            std::vector<int8_t> out8(256);
+            PreluQuantized<uint8_t>(shape, p, x.data(), alpha.data(), out.data());
+            PreluInt8(shape, p8, x8.data(), alpha8.data(), out8.data());
+            expect_shifted(out, out8, "PRELU " + what);
+          }
+          HardSwishInt8Params p, p8;
+          p.input_zero_point = zi;
+          p.output_zero_point = zo;
+          p8.input_zero_point = zi - 128;
+          p8.output_zero_point = zo - 128;
+          if (!PrepareHardSwishInt8(si, so, &p)) continue;
+          ASSERT_TRUE(PrepareHardSwishInt8(si, so, &p8));
+          ++hard_swishes;
+          std::vector<uint8_t> out(256);
+          std::vector<int8_t> out8(256);
+          HardSwishQuantized<uint8_t>(p, 256, x.data(), out.data());
+          HardSwishInt8(p8, 256, x8.data(), out8.data());
+          expect_shifted(out, out8, "HARD_SWISH " + what);
+        }
+      }
+    }
+  }
+  EXPECT_GT(hard_swishes, 100);
+}
 
 // uint8 storage (legacy per-tensor models): the same formulas with zero points in [0, 255] and the clamp at
 // [0, 255] (or the activation's bounds there), for ADD, SUB, MUL, MAXIMUM/MINIMUM, the RELUs, the tables, the

@@ -421,6 +421,38 @@ TEST(QuantizedKernelsTest, MeanHwMatchesPlainFormula) {
   }
 }
 
+// TRANSPOSE_CONV's scatter wraps its int32 sums as LiteRT's do (and as the other weighted kernels, above): one
+// output summing enough maximal products passes INT32_MAX and comes out negative, clamped to the type's minimum.
+TEST(QuantizedKernelsTest, TransposeConvSumsPastInt32Wrap) {
+  const auto run = [](auto type_tag, int64_t channels, int32_t input_zero_point, int32_t value) {
+    using T = decltype(type_tag);
+    TransposeConvParams p;
+    p.batch = 1;
+    p.input_height = p.input_width = 1;
+    p.input_channels = channels;
+    p.output_height = p.output_width = 1;
+    p.output_channels = 1;
+    p.filter_height = p.filter_width = 1;
+    WeightedQuantParams q;
+    q.input_zero_point = input_zero_point;
+    q.multipliers = {QuantizeMultiplier(0.5)};  // shift 0: no left shift (which would wrap again)
+    q.rounding = Rounding::kDouble;
+    q.activation_min = std::numeric_limits<T>::min();
+    q.activation_max = std::numeric_limits<T>::max();
+    const std::vector<T> x(static_cast<size_t>(channels), static_cast<T>(value));
+    const std::vector<T> f(static_cast<size_t>(channels), static_cast<T>(value));
+    T out = 0;
+    TransposeConvQuantized<T>(p, q, x.data(), f.data(), nullptr, &out);
+    return static_cast<int>(out);
+  };
+  // int8: 255 * 127 = 32385 per channel; 66400 channels sum to 2150364000, past INT32_MAX (wrapped: negative).
+  EXPECT_EQ(run(int8_t{}, 66400, -128, 127), -128);
+  EXPECT_EQ(run(int8_t{}, 66000, -128, 127), 127);  // 2137410000: no wrap, clamped high
+  // uint8: 255 * 255 = 65025 per channel; 33100 channels sum to 2152327500.
+  EXPECT_EQ(run(uint8_t{}, 33100, 0, 255), 0);
+  EXPECT_EQ(run(uint8_t{}, 33000, 0, 255), 255);
+}
+
 // TRANSPOSE_CONV int8: each output gathered from the inputs whose scatter reaches it (y * stride - pad + fy
 // == oy), over strides, paddings, per-tensor and per-channel filters, zero points at the limits and extreme
 // scales.

@@ -148,6 +148,24 @@ TEST(QuantizedTest, PerChannelMultipliers) {
   EXPECT_EQ(PerChannelMultipliers(in, {f}, out, 1)[0].multiplier, expected.multiplier);
 }
 
+TEST(QuantizedTest, QuantizedConvolutionMultiplierScaleProduct) {
+  // The scales of quant_op_models.py's qu8_multiplier_* models: their float product is 2^-26 off the double one,
+  // which moves the significand.
+  const float in = 0.0219f, f = 0.00073f, out = 1.3f;
+  const QuantizedMultiplier as_double =
+      QuantizeMultiplier(static_cast<double>(in) * static_cast<double>(f) / static_cast<double>(out));
+  const QuantizedMultiplier as_float = QuantizeMultiplier(static_cast<double>(in * f) / static_cast<double>(out));
+  ASSERT_NE(as_double.multiplier, as_float.multiplier);
+  const QuantizedMultiplier got_double = QuantizedConvolutionMultiplier(in, f, out, ScaleProduct::kDouble);
+  const QuantizedMultiplier got_float = QuantizedConvolutionMultiplier(in, f, out, ScaleProduct::kFloat);
+  EXPECT_EQ(got_double.multiplier, as_double.multiplier);
+  EXPECT_EQ(got_double.shift, as_double.shift);
+  EXPECT_EQ(got_float.multiplier, as_float.multiplier);
+  EXPECT_EQ(got_float.shift, as_float.shift);
+  EXPECT_EQ(PerChannelMultipliers(in, {f}, out, 2, ScaleProduct::kFloat)[1].multiplier, as_float.multiplier);
+  EXPECT_EQ(QuantizedConvolutionMultiplier(in, f, out).multiplier, as_double.multiplier);  // the default
+}
+
 TEST(QuantizedTest, ActivationRange) {
   int32_t lo = 0, hi = 0;
   ASSERT_TRUE(QuantizedActivationRange(static_cast<int>(Activation::kNone), 0.1f, 5, &lo, &hi));

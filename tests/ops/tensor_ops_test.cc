@@ -172,6 +172,22 @@ TEST(PadTest, MatchesNaiveOverRanks) {
   }
 }
 
+// The quantized kernels move stored values: uint8 as int8 (PAD filling with the zero point it is given).
+TEST(PadTest, QuantizedStorageTypes) {
+  PadParams p{{2, 2}, {1, 0}, {0, 1}, 0.0f};
+  const std::vector<uint8_t> input = {0, 128, 254, 255};
+  std::vector<uint8_t> out(9, 7);
+  PadQuantized<uint8_t>(p, 200, input.data(), out.data());
+  EXPECT_EQ(out, (std::vector<uint8_t>{200, 200, 200, 0, 128, 200, 254, 255, 200}));
+  const std::vector<int8_t> input8 = {-128, 0, 1, 127};
+  std::vector<int8_t> out8(9, 7);
+  PadInt8(p, -5, input8.data(), out8.data());
+  EXPECT_EQ(out8, (std::vector<int8_t>{-5, -5, -5, -128, 0, -5, 1, 127, -5}));
+  std::vector<uint8_t> transposed(4);
+  TransposeQuantized<uint8_t>(TransposeParams{{2, 2}, {1, 0}}, input.data(), transposed.data());
+  EXPECT_EQ(transposed, (std::vector<uint8_t>{0, 254, 128, 255}));
+}
+
 TEST(TransposeTest, HandComputed) {
   Dims out_dims;
   std::string error;
