@@ -76,6 +76,14 @@ typedef enum {
   RS_KIND_INVALID = 100
 } rs_data_kind;
 
+/* YUV layouts (Android's ImageFormat values), for rsCreateType's full form. */
+typedef enum {
+  RS_YUV_NONE = 0,
+  RS_YUV_YV12 = 0x32315659,
+  RS_YUV_NV21 = 0x11,
+  RS_YUV_420_888 = 0x23
+} rs_yuv_format;
+
 typedef enum {
   RS_ALLOCATION_USAGE_SCRIPT = 0x0001,
   RS_ALLOCATION_USAGE_GRAPHICS_TEXTURE = 0x0002,
@@ -217,7 +225,21 @@ KILN_RS_INLINE uint32_t rsElementGetVectorSize(rs_element e) { return e.vector_s
 KILN_RS_INLINE uint32_t rsElementGetBytesSize(rs_element e) {
   return __kiln_lane_bytes(e.kiln_type) * (e.vector_size == 3u ? 4u : e.vector_size);
 }
+/* Kiln's elements are a lane type and a vector size, never structs (a tensor's element is one KilnType), so an
+ * element has no sub-elements: the count is 0, and the queries about sub-element `index` answer as RenderScript
+ * does for an index out of range (an invalid element, 0). */
 KILN_RS_INLINE uint32_t rsElementGetSubElementCount(rs_element e) { return 0u; }
+KILN_RS_INLINE rs_element rsElementGetSubElement(rs_element e, uint32_t index) {
+  rs_element none = {0u, 0u};
+  return none;
+}
+KILN_RS_INLINE uint32_t rsElementGetSubElementArraySize(rs_element e, uint32_t index) { return 0u; }
+KILN_RS_INLINE uint32_t rsElementGetSubElementOffsetBytes(rs_element e, uint32_t index) { return 0u; }
+KILN_RS_INLINE uint32_t rsElementGetSubElementNameLength(rs_element e, uint32_t index) { return 0u; }
+KILN_RS_INLINE uint32_t rsElementGetSubElementName(rs_element e, uint32_t index, char* name, uint32_t nameLength) {
+  if (name != NULL && nameLength > 0u) name[0] = 0;
+  return 0u;
+}
 
 KILN_RS_INLINE rs_element rsCreateElement(rs_data_type data_type) {
   rs_element e = {__kiln_kiln_type_of(data_type), 1u};
@@ -231,6 +253,13 @@ KILN_RS_INLINE rs_element rsCreateVectorElement(rs_data_type data_type, uint32_t
 KILN_RS_OVERLOAD rs_type rsCreateType(rs_element element, uint32_t dimX, uint32_t dimY, uint32_t dimZ) {
   rs_type t = {element, dimX, dimY, dimZ};
   return t;
+}
+/* The full form (RenderScript API 24). Kiln's allocations have no mipmap levels, cube faces or YUV layouts: a type
+ * asking for one is invalid (rsIsObject is false, and rsCreateAllocation of it gives an invalid allocation). */
+KILN_RS_OVERLOAD rs_type rsCreateType(rs_element element, uint32_t dimX, uint32_t dimY, uint32_t dimZ, bool mipmaps,
+                                      bool faces, rs_yuv_format yuv_format) {
+  if (mipmaps || faces || yuv_format != RS_YUV_NONE) return rsCreateType(element, 0u, 0u, 0u);
+  return rsCreateType(element, dimX, dimY, dimZ);
 }
 KILN_RS_OVERLOAD rs_type rsCreateType(rs_element element, uint32_t dimX, uint32_t dimY) {
   return rsCreateType(element, dimX, dimY, 0u);

@@ -1,6 +1,6 @@
 // kernel_corpus_tests, script state and reductions: globals set from the API, pointer and rs_allocation
 // globals, init() and invokables, rsForEach from an invokable, and reductions (tests/kernels/corpus/
-// globals.rs, pointer_globals.rs, allocations.rs, init_invoke.rs, foreach_invokable.rs, reduce_*.rs).
+// globals.rs, pointer_globals.rs, allocations.rs, object_info.rs, init_invoke.rs, foreach_invokable.rs, reduce_*.rs).
 #include "tests/kernels/corpus/kernel_corpus_fixture.h"
 
 namespace kiln {
@@ -205,6 +205,26 @@ TEST_F(Corpus, VectorElementAllocations) {
     for (const char* name : {"gPairs", "gQuads"}) KilnScriptBindAllocation(s, name, nullptr);
     Release();
   }
+}
+
+// Element and type queries on a bound float allocation of 7 x 3 (a tensor binds with scalar elements), and on elements and types the script creates:
+// RenderScript's data type numbers, a 3-lane element occupying 4, no sub-elements, and rsCreateType's full form
+// refusing what Kiln's allocations cannot hold (mipmaps, cube faces, YUV).
+TEST_F(Corpus, ElementAndTypeQueries) {
+  KilnScript* s = Script("object_info");
+  ASSERT_NE(s, nullptr) << messages_.All();
+  const int dims[2] = {3, 7};  // its own tensor: ExpectExact1 releases the fixture's after each shape
+  KilnTensor* bound = KilnTensorCreate(context_, kKilnFloat32, dims, 2);
+  ASSERT_EQ(KilnScriptBindAllocation(s, "gBound", bound), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptInvoke(s, "ask", nullptr, 0), kKilnOk) << messages_.All();
+  uint32_t answers[16] = {};
+  ASSERT_EQ(KilnScriptGetGlobal(s, "gAnswers", answers, sizeof answers), kKilnOk) << messages_.All();
+  const uint32_t want[16] = {2u /* RS_TYPE_FLOAT_32 */, 1u, 4u, 0u /* RS_KIND_USER */, 0u, 0u, 0u,
+                             static_cast<uint32_t>('\0'), 8u, 506u, 0u, 0u, 0u, 7003u, 0u, 1u};
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(answers[i], want[i]) << "gAnswers[" << i << "]";
+  ExpectExact1<uint32_t, uint32_t>(s, "plus_extent", 1, 1, 1, FullRange<uint32_t>(),
+                                   [](const uint32_t* in, uint32_t* out) { *out = *in + 7003u; });
+  KilnTensorDelete(bound);
 }
 
 TEST_F(Corpus, InitAndInvokables) {

@@ -39,6 +39,8 @@
 //   atomic write) allocations.rs       transpose, lookup, volume_add, store_swapped, quad_neighbours, extents
 //                        rs_allocation globals, rsGetElementAt_<T>/rsSetElementAt_<T> in 1/2/3D,
 //                        rsAllocationGetDimX/Y/Z
+//   object_info.rs       ask                                  rsElementGet*, rsElementGetSubElement*,
+//                        rsCreateVectorElement, rsCreateType (full form), rsAllocationGetDim*
 //   init_invoke.rs       init, setParams, accumulate, reset, apply, tint   init(), invokables with arguments
 //   foreach_invokable.rs add_bias, square, pipeline, square_range    rsForEach / rsForEachWithOptions from an
 //   invokable reduce_sum.rs        sum_long, dot_int, mean, wrapping_sum     reductions:
