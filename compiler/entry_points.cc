@@ -173,7 +173,14 @@ void EmitReduction(std::ostringstream& s, const ReductionDesc& desc, const Reduc
   }
   s << "}\n\n";
 
-  // The accumulator lives in a local for the row so that it can stay in registers.
+  s << "void " << desc.combine_symbol << "(void* __accum, const void* __other);\n\n";
+
+  // The accumulator lives in a local for the row so that it can stay in registers. On contiguous rows a small
+  // accumulator is split into kLanes interleaved ones (each starting from the initializer's identity, joined by
+  // the combiner at the end of the row): kLanes independent chains the optimizer can overlap or vectorise, where
+  // one accumulator is a chain of dependent steps. RenderScript's rules (an identity initializer, an
+  // associative and commutative combiner) make any such grouping valid, as they make the per-thread split valid.
+  constexpr int kLanes = 8;
   s << "void " << desc.accum_symbol
     << "(const KilnKernelLaunch* __launch, void* __accum, uint32_t __x_begin, uint32_t __x_end, uint32_t "
        "__y, "
@@ -182,7 +189,22 @@ void EmitReduction(std::ostringstream& s, const ReductionDesc& desc, const Reduc
   s << "  " << acc << " __a;\n  __builtin_memcpy(&__a, __accum, sizeof(__a));\n";
   const std::string args = CallArgs(info.accumulator_args, info.input_types, "", Access::kContiguous);
   s << "  if (" << ContiguousCondition(info.input_types, "") << ") {\n";
-  s << "    for (uint32_t __x = __x_begin; __x < __x_end; ++__x) {\n";
+  s << "    uint32_t __xs = __x_begin;\n";
+  s << "    if (sizeof(" << acc << ") <= 32 && __x_end - __x_begin >= " << 8 * kLanes << "u) {\n";
+  s << "      " << acc << " __l[" << kLanes << "];\n";
+  s << "      __builtin_memcpy(&__l[0], &__a, sizeof(__a));\n";
+  s << "      for (int __k = 1; __k < " << kLanes << "; ++__k) " << desc.init_symbol << "(&__l[__k]);\n";
+  s << "      for (; __xs + " << kLanes << "u <= __x_end; __xs += " << kLanes << "u) {\n";
+  s << "#pragma clang loop unroll(full)\n";
+  s << "        for (uint32_t __k = 0; __k < " << kLanes << "u; ++__k) {\n";
+  s << "          const uint32_t __x = __xs + __k;\n";
+  EmitLoads(s, info.input_types, Access::kContiguous, "          ");
+  s << "          " << desc.accumulator << "(&__l[__k], " << args << ");\n";
+  s << "        }\n      }\n";
+  s << "      for (int __k = 1; __k < " << kLanes << "; ++__k) " << desc.combine_symbol << "(&__l[0], &__l[__k]);\n";
+  s << "      __builtin_memcpy(&__a, &__l[0], sizeof(__a));\n";
+  s << "    }\n";
+  s << "    for (uint32_t __x = __xs; __x < __x_end; ++__x) {\n";
   EmitLoads(s, info.input_types, Access::kContiguous, "      ");
   s << "      " << desc.accumulator << "(&__a, " << args << ");\n";
   s << "    }\n  } else {\n";
