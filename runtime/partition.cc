@@ -135,7 +135,7 @@ void PlanPartitions(Interpreter* interpreter, std::vector<Partition>* partitions
     std::string message =
         "partition " + std::to_string(p) + ": node" + (part.first == part.last ? " " : "s ") +
         std::to_string(part.first) + (part.first == part.last ? "" : " to " + std::to_string(part.last)) +
-        " run on " + accel->label() +
+        (part.first == part.last ? " runs on " : " run on ") + accel->label() +
         (accel->hal()->has_batches() ? " as one batch"
                                      : " one launch at a time (the driver has no batches)") +
         "; tensors crossing its edges: " + std::to_string(t.in.size()) + " in (" +

@@ -160,7 +160,7 @@ TEST(Policy, AGoodDriverRunsTheKernelInABatch) {
   EXPECT_TRUE(d.Has(kKilnDecisionNode, "node 0 (ADD) runs on the host: builtin op")) << d.All();
   EXPECT_TRUE(d.Has(kKilnDecisionNode, "node 1 (Atan, kernel 'atan_op') runs on kiln-test-good (test device), in partition 0"))
       << d.All();
-  EXPECT_TRUE(d.Has(kKilnDecisionPartition, "partition 0: node 1 run on kiln-test-good (test device) as one batch"))
+  EXPECT_TRUE(d.Has(kKilnDecisionPartition, "partition 0: node 1 runs on kiln-test-good (test device) as one batch"))
       << d.All();
   EXPECT_EQ(d.Count(kKilnDecisionFallback), 0) << d.All();
 }
@@ -372,7 +372,7 @@ TEST(Partitions, AFailedLaunchIsRedoneOnTheCpu) {
                                 "failed"))
       << run.decisions.All();
   EXPECT_TRUE(run.decisions.Has(kKilnDecisionPartition,
-                                "partition 0: node 0 run on kiln-test-launch_fails (test device) as one batch; tensors "
+                                "partition 0: node 0 runs on kiln-test-launch_fails (test device) as one batch; tensors "
                                 "crossing its edges: 2 in ('x', 'c'), 1 out ('t'); 0 stay on the device (host-shared "
                                 "memory: aligned tensors are not copied at all)"))
       << "the kernel that did not fail stays on the device: " << run.decisions.All();

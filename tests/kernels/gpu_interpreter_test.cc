@@ -370,8 +370,8 @@ TEST(GpuInterpreter, BoundInputProducedInThePartitionStartsANewOne) {
   KILN_SKIP_UNLESS_VULKAN_USED(run.decisions.find("device 0 of kiln-vulkan") != std::string::npos,
                                run.decisions);
   ASSERT_EQ(run.y.size(), 2u) << messages.All() << run.decisions;
-  EXPECT_NE(run.decisions.find("partition 0: node 0 run on kiln-vulkan"), std::string::npos) << run.decisions;
-  EXPECT_NE(run.decisions.find("partition 1: node 1 run on kiln-vulkan"), std::string::npos) << run.decisions;
+  EXPECT_NE(run.decisions.find("partition 0: node 0 runs on kiln-vulkan"), std::string::npos) << run.decisions;
+  EXPECT_NE(run.decisions.find("partition 1: node 1 runs on kiln-vulkan"), std::string::npos) << run.decisions;
   const std::vector<float> y = testing::AddReversedReference(x, src, 3.0f);
   EXPECT_EQ(run.y[0], testing::AddReversedReference(x, y, 3.0f));
 }
