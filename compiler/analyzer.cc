@@ -130,6 +130,7 @@ bool Analyzer::VisitCallExpr(clang::CallExpr* call) {
       for_each_calls_.push_back({name->getString().str(), sm_.getExpansionLoc(call->getBeginLoc())});
     }
   }
+  NoteAccessor(call, callee, user);
   if (!user || callee->getBuiltinID() != 0 || callee->isDefined() || IsPreludeDecl(callee)) return true;
   const std::string name = callee->getNameAsString();
   if (llvm::StringRef(name).starts_with("rs")) {
@@ -140,6 +141,24 @@ bool Analyzer::VisitCallExpr(clang::CallExpr* call) {
     diags_.Report(call->getBeginLoc(), diag_undefined_) << name << call->getSourceRange();
   }
   return true;
+}
+
+// rsGetElementAt_<T>(gAlloc, ...) and rsSetElementAt_<T>(gAlloc, value, ...) in the script's code: records T's
+// lane type for the global, which the reflection carries so that the runtime can warn when a tensor of another
+// type is bound to it.
+void Analyzer::NoteAccessor(const clang::CallExpr* call, const clang::FunctionDecl* callee, bool user) {
+  if (!user || call->getNumArgs() < 2) return;
+  const llvm::StringRef name = callee->getName();
+  const bool get = name.starts_with("rsGetElementAt_"), set = name.starts_with("rsSetElementAt_");
+  if (!get && !set) return;
+  const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(call->getArg(0)->IgnoreParenImpCasts());
+  const auto* var = ref ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
+  if (!var || !var->hasGlobalStorage()) return;
+  const clang::QualType element = get ? callee->getReturnType() : callee->getParamDecl(1)->getType();
+  KernelTypeDesc desc;
+  if (Describe(element, &desc) && desc.kind == KernelTypeKind::kScalar && desc.element_type != kKilnNoType) {
+    accessed_as_[var->getCanonicalDecl()].insert(desc.element_type);
+  }
 }
 
 bool Analyzer::VisitDeclRefExpr(clang::DeclRefExpr* ref) {

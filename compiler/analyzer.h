@@ -54,6 +54,7 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
   HalLevel LevelOf(const clang::FunctionDecl* fd);
   bool LaunchesKernels(const clang::FunctionDecl* fd);
   bool CheckLevel(const HalLevel& level, const clang::FunctionDecl* fd, unsigned diag);
+  void NoteAccessor(const clang::CallExpr* call, const clang::FunctionDecl* callee, bool user);
 
   // Reflection (reflection.cc).
   std::string Spelling(clang::QualType type) const { return type.getUnqualifiedType().getAsString(*policy_); }
@@ -89,6 +90,8 @@ class Analyzer : public clang::RecursiveASTVisitor<Analyzer> {
   std::set<const clang::FunctionDecl*> reduction_functions_;
   std::map<const clang::FunctionDecl*, HalLevel> levels_;
   std::map<const clang::FunctionDecl*, bool> launches_;
+  // Per rs_allocation global (canonical declaration): the lane types of the typed accessors used on it.
+  std::map<const clang::VarDecl*, std::set<KilnType>> accessed_as_;
 
   unsigned diag_recursion_, diag_function_pointer_value_, diag_function_pointer_type_, diag_indirect_call_,
       diag_unknown_rs_, diag_undeclared_, diag_undefined_, diag_kernel_, diag_reduction_, diag_invokable_,

@@ -598,6 +598,9 @@ void Analyzer::AnalyzeGlobals() {
     desc.is_const = type.isConstQualified();
     desc.is_allocation =
         desc.type.kind == KernelTypeKind::kAllocation || desc.type.kind == KernelTypeKind::kPointer;
+    if (auto it = accessed_as_.find(definition->getCanonicalDecl()); it != accessed_as_.end()) {
+      desc.accessed_as.assign(it->second.begin(), it->second.end());
+    }
     info_->module.globals.push_back(std::move(desc));
   }
 }

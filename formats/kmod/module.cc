@@ -461,6 +461,17 @@ bool Convert(const fb::Module* m, KernelModuleDesc* out, std::string* error) {
       d.default_value = Bytes(g->default_value());
       d.is_const = g->is_const();
       d.is_allocation = g->is_allocation();
+      if (g->accessed_as()) {
+        for (flatbuffers::uoffset_t k = 0; k < g->accessed_as()->size(); ++k) {
+          const int type = g->accessed_as()->Get(k);
+          if (type <= kKilnNoType || type > kKilnInt4) {  // checked before the cast, as in ReadType
+            *error = "global " + std::to_string(i) + " '" + d.name + "': accessed as unknown element type " +
+                     std::to_string(type);
+            return false;
+          }
+          d.accessed_as.push_back(static_cast<KilnType>(type));
+        }
+      }
       out->globals.push_back(std::move(d));
     }
   }
@@ -559,6 +570,25 @@ std::string PointerGlobalsLine(const std::vector<std::string>& names) {
   std::string line = "    pointer globals:";
   for (size_t i = 0; i < names.size(); ++i) line += (i ? ", " : " ") + names[i];
   return line + "\n";
+}
+
+// The kernel language's name of a lane type, as in its accessors' names (rsGetElementAt_uchar).
+std::string LaneName(KilnType type) {
+  switch (type) {
+    case kKilnFloat32: return "float";
+    case kKilnFloat64: return "double";
+    case kKilnFloat16: return "half";
+    case kKilnInt8: return "char";
+    case kKilnUInt8: return "uchar";
+    case kKilnInt16: return "short";
+    case kKilnUInt16: return "ushort";
+    case kKilnInt32: return "int";
+    case kKilnUInt32: return "uint";
+    case kKilnInt64: return "long";
+    case kKilnUInt64: return "ulong";
+    case kKilnBool: return "bool";
+    default: return "type " + std::to_string(static_cast<int>(type));
+  }
 }
 
 std::string TypeLine(const KernelTypeDesc& t) {
@@ -691,8 +721,10 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
     auto name = b.CreateString(g.name);
     auto type = WriteType(b, g.type);
     auto value = b.CreateVector(g.default_value);
-    globals.push_back(
-        fb::CreateGlobal(b, name, type, g.size, g.alignment, value, g.is_const, g.is_allocation));
+    const std::vector<int32_t> accessed(g.accessed_as.begin(), g.accessed_as.end());
+    auto accessed_as = accessed.empty() ? 0 : b.CreateVector(accessed);
+    globals.push_back(fb::CreateGlobal(b, name, type, g.size, g.alignment, value, g.is_const, g.is_allocation,
+                                       accessed_as));
   }
   std::vector<flatbuffers::Offset<fb::Invokable>> invokables;
   for (const InvokableDesc& f : m.invokables) {
@@ -782,7 +814,10 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
       s << (i ? " " : "") << kHex[g.default_value[i] >> 4] << kHex[g.default_value[i] & 15];
     }
     if (g.default_value.size() > kShownBytes) s << " ... (" << g.default_value.size() << " bytes)";
-    s << "]\n";
+    s << "]";
+    for (size_t i = 0; i < g.accessed_as.size(); ++i)
+      s << (i ? ", " : " accessed as ") << LaneName(g.accessed_as[i]);
+    s << "\n";
   }
   for (const InvokableDesc& f : m.invokables) {
     s << "  invokable " << f.name << " args " << f.args_size << " bytes align " << f.args_alignment << "\n";

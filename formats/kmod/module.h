@@ -104,6 +104,10 @@ struct GlobalDesc {
   std::vector<uint8_t> default_value;  // size bytes
   bool is_const = false;
   bool is_allocation = false;
+  // For an rs_allocation: the lane types of the typed accessors the script uses on it (rsGetElementAt_float,
+  // rsSetElementAt_int4, ...), sorted and unique; empty when it uses none. The runtime warns when a tensor of
+  // another type is bound (its bytes would be read as the accessor's type).
+  std::vector<KilnType> accessed_as;
 
   bool settable() const { return !is_const; }
   // `float* gWeights;`: a pointer the host binds to a tensor, unlike an rs_allocation (both are allocations).

@@ -270,6 +270,21 @@ KilnStatus KernelScript::BindAllocation(const std::string& name, KilnTensor* ten
     reporter()->ReportError("%s: the tensor bound to '%s' has no memory", module_->name().c_str(), name.c_str());
     return kKilnInvalidArgument;
   }
+  // The code reads the bytes as its own type: a float32 tensor read with rsGetElementAt_int (or through an
+  // int* global) gives garbage, silently. The binding stands (RenderScript allowed it), with a warning naming
+  // both types.
+  std::vector<KilnType> expected = g->accessed_as;
+  if (g->is_pointer() && g->type.element_type != kKilnNoType) expected = {g->type.element_type};
+  if (tensor != nullptr && !expected.empty() &&
+      std::find(expected.begin(), expected.end(), tensor->type) == expected.end()) {
+    std::string types;
+    for (KilnType t : expected) types += (types.empty() ? "" : " and ") + std::string(KilnTypeGetName(t));
+    reporter()->ReportError("%s: warning: '%s' is read and written as %s (%s), but the tensor bound to it holds "
+                            "%s: its bytes will be taken as %s",
+                            module_->name().c_str(), name.c_str(), types.c_str(),
+                            g->is_pointer() ? "its pointee type" : "its rsGetElementAt_/rsSetElementAt_ accessors",
+                            KilnTypeGetName(tensor->type), types.c_str());
+  }
   if (cpu_.script != nullptr) {
     if (KilnStatus s = cpu_.script->BindAllocation(name, tensor, lanes); s != kKilnOk) return s;
   }

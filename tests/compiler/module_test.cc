@@ -77,6 +77,7 @@ KernelModuleDesc SampleModule() {
   a.alignment = 8;
   a.default_value.assign(8, 0);
   a.is_allocation = true;
+  a.accessed_as = {kKilnFloat32, kKilnInt32};
   m.globals.push_back(a);
   m.kernels[0].pointer_globals = {"gTaps"};
   InvokableDesc f;
@@ -141,6 +142,9 @@ TEST(ModuleTest, RoundTrip) {
   EXPECT_EQ(read.kernels[0].pointer_globals, std::vector<std::string>{"gTaps"});
   EXPECT_EQ(read.invokables[0].pointer_globals, std::vector<std::string>{"gTaps"});
   EXPECT_EQ(read.reductions[0].pointer_globals, std::vector<std::string>{"gTaps"});
+  EXPECT_EQ(read.globals[3].accessed_as, (std::vector<KilnType>{kKilnFloat32, kKilnInt32}));
+  EXPECT_NE(DescribeKernelModule(read).find("accessed as float, int\n"), std::string::npos)
+      << DescribeKernelModule(read);
   EXPECT_NE(DescribeKernelModule(read).find("    pointer globals: gTaps\n"), std::string::npos)
       << DescribeKernelModule(read);
   // The payload is 16-byte aligned in the file (so in any 16-byte aligned copy of it): bitcode readers want
@@ -264,6 +268,13 @@ TEST(ModuleTest, StructuralChecks) {
 
 // A module naming an unknown pointer global is malformed for the reader too (the writer refuses to make one,
 // so the test renames the listed name in the bytes, in place).
+// An accessor type outside KilnType's range is refused before it is held as a KilnType.
+TEST(ModuleTest, ReaderRefusesUnknownAccessorTypes) {
+  KernelModuleDesc m = SampleModule();
+  m.globals[3].accessed_as = {static_cast<KilnType>(30)};  // within the enum's value range (no UB)
+  EXPECT_NE(ReadError(Write(m)).find("accessed as unknown element type 30"), std::string::npos);
+}
+
 TEST(ModuleTest, ReaderRefusesUnknownPointerGlobals) {
   const struct {
     const char* what;

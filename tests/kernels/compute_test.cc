@@ -384,6 +384,36 @@ class BindingLifetime : public Compute, public ::testing::WithParamInterface<std
   }
 };
 
+// A tensor whose type differs from what the script reads through the global (gTable's rsGetElementAt_float,
+// gWeights' float*) is bound with a warning naming both types; a tensor of the read type binds silently.
+TEST_P(BindingLifetime, BindingAnotherElementTypeWarns) {
+  KilnScript* script = Script("bound_table");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  KilnTensor* floats = Floats({1, 2, 3, 4});
+  KilnTensor* ints = Indices(4);  // uint32
+  ASSERT_TRUE(floats && ints);
+  messages_.lines.clear();
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gTable", floats), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gWeights", floats), kKilnOk) << messages_.All();
+  EXPECT_EQ(messages_.All(), "");
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gTable", ints), kKilnOk) << messages_.All();
+  EXPECT_NE(messages_.All().find("bound_table.kmod: warning: 'gTable' is read and written as float32 (its "
+                                 "rsGetElementAt_/rsSetElementAt_ accessors), but the tensor bound to it holds "
+                                 "uint32: its bytes will be taken as float32"),
+            std::string::npos)
+      << messages_.All();
+  messages_.lines.clear();
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gWeights", ints), kKilnOk) << messages_.All();
+  EXPECT_NE(messages_.All().find("warning: 'gWeights' is read and written as float32 (its pointee type), but the "
+                                 "tensor bound to it holds uint32"),
+            std::string::npos)
+      << messages_.All();
+  KilnScriptBindAllocation(script, "gTable", nullptr);
+  KilnScriptBindAllocation(script, "gWeights", nullptr);
+  DeleteTensor(floats);
+  DeleteTensor(ints);
+}
+
 TEST_P(BindingLifetime, DeletedTensorLeavesItsGlobalsUnbound) {
   KilnScript* script = Script("bound_table");
   ASSERT_NE(script, nullptr) << messages_.All();
