@@ -15,76 +15,65 @@
 // rs_fp_relaxed are accepted within 1 in 255 per channel (the rounding of a contracted weighted sum); the
 // ones whose arithmetic is exact (convolution with dyadic coefficients) must match exactly.
 //
-// Coverage (file: kernels -> features):
-//   scalar_types.rs      mix_char..mix_ulong, is_multiple_of_3   char, uchar, short, ushort, int, uint, long,
-//   ulong, bool float_double.rs      rational_float, square_exact, rational_double, narrow    float and
-//   double elements half_types.rs        half_add, to_half2, from_half4, half_twice              half, half2,
-//   half4 (convert_half2) vectors.rs           swizzle_float4/3/2, swizzle_int4, swizzle_uchar3,
-//   swizzle_short2, swizzle_ulong3,
-//                        rgba_to_bgra                         2/3/4-lane vectors, xyzw/rgba/sN swizzles,
-//                        swizzle stores
-//   multi_input.rs       in1..in8                             RS_KERNEL with 1..8 inputs by value,
-//   noio_kernels.rs      squares, grid                        RS_KERNEL with neither input nor output, over a
-//                        launch-option range (1D, 2D)
-//   broadcasting void_kernels.rs      scatter_reversed, count_even         void kernels, rsSetElementAt_int,
-//   rsAtomicInc/Max/Min coords.rs            coord_x, coord_xy, coord_xyz, coord_int   uint32_t x, y, z (and
-//   int x, y); no-input kernel kernel_context.rs    launch_dims, mirror_x                rs_kernel_context,
-//   rsGetDimX/Y/Z root_usrdata.rs      root                                 old root(const T*, U*, const
-//   void* usrData, x, y) root_plain.rs        root                                 old root(const T*, U*)
-//   old_style_named.rs   scale, scale_at, coords_only         old-style kernels named other than root
-//   globals.rs           apply_gain, apply_offsets, apply_tone, setBias   non-static globals set from the API
-//   (scalar,
-//                        vector, array, struct), const globals (not settable), static globals (invisible)
-//   pointer_globals.rs   weighted, tally                      pointer globals bound to allocations (read,
-//   atomic write) allocations.rs       transpose, lookup, volume_add, store_swapped, quad_neighbours, extents
-//                        rs_allocation globals, rsGetElementAt_<T>/rsSetElementAt_<T> in 1/2/3D,
-//                        rsAllocationGetDimX/Y/Z
-//   object_info.rs       ask                                  rsElementGet*, rsElementGetSubElement*,
-//                        rsCreateVectorElement, rsCreateType (full form), rsAllocationGetDim*
-//   init_invoke.rs       init, setParams, accumulate, reset, apply, tint   init(), invokables with arguments
-//   foreach_invokable.rs add_bias, square, pipeline, square_range    rsForEach / rsForEachWithOptions from an
-//   invokable reduce_sum.rs        sum_long, dot_int, mean, wrapping_sum     reductions:
-//   initializer/accumulator/combiner/
-//                        outconverter, two inputs, accumulator as combiner
-//   reduce_minmax.rs     minmax_index, max_uchar              min/max with index (x, y), uchar max
-//   reduce_histogram.rs  histogram, mode                      array accumulator (histogram), outconverter
-//   (mode) math_trig.rs         k_sin..k_atanh, k_atan2, k_atan2pi, k_sincos, k_atan4   trig, hyperbolic, pi
-//   forms (rs_fp_full) math_explog.rs       k_exp..k_cbrt, k_pow, k_powr, k_pown, k_rootn, k_hypot, k_exp3,
-//   k_pow2
-//                                                             exp/log families, pow/pown/powr/rootn,
-//                                                             sqrt/rsqrt/cbrt, hypot
-//   math_exact.rs        k_fabs, k_floor, k_ceil, k_round, k_trunc, k_rint, k_fract, k_rsFrac, k_fmin,
-//   k_fmax,
-//                        k_fmod, k_copysign, k_fdim, k_fract_floor, k_floor4      exact functions, rsFrac
-//   math_common.rs       k_clamp, k_mix, k_mix4, k_step, k_step4, k_smoothstep, k_sign, k_mad, k_minmax,
-//   k_degrees,
-//                        k_radians, k_int_minmax, k_abs, k_uchar_clamp, k_short_minmax, k_clz_*, k_long_clamp
-//                                                             clamp/mix/step/smoothstep/sign/mad, min/max/abs
-//                                                             (float, int)
-//   geometry.rs          k_dot4, k_dot3, k_cross3, k_cross4, k_length3, k_length2, k_distance4, k_normalize4,
-//                        k_normalize3, k_native_length3, k_fast_normalize3
-//                        dot/cross/length/distance/normalize
-//   math_native.rs       k_native_exp..k_native_atan2, k_native_exp4     native_* forms
-//   math_half.rs         k_half_exp..k_half_powr              half_* forms
-//   math_relaxed.rs      relaxed_sin, relaxed_exp, relaxed_log, relaxed_atan2, relaxed_pow, relaxed_poly
-//                                                             #pragma rs_fp_relaxed (math + contraction)
-//   conversions.rs       float4_to_int4 .. int3_to_long3      convert_<T><N>
-//   colors.rs            unpack, pack4, pack3, pack_rgba, roundtrip   rsUnpackColor8888, rsPackColorTo8888
-//   clamp_frac.rs        clamp_char..clamp_uint, frac          rsClamp, rsFrac
-//   random.rs            rand_below, rand_between, rand_unit, rand_range   rsRand (ranges and statistics)
-//   matrix.rs            mul4, mul3, mul2, build              rs_matrix2x2/3x3/4x4 globals, rsMatrix*
-//   functions messages.rs          report, flag_negative                rsDebug -> error reporter,
-//   rsSendToClient(Blocking) ->
-//                                                             KilnContextOptionsSetMessageHandler
-//   image_grey.rs        grey                                 RS app: greyscale over uchar4 (rs_fp_relaxed)
-//   image_levels.rs      setLevels, levels                    RS app: levels (matrix, gamma via pow),
-//   invokable image_color_matrix.rs color_matrix                        RS app: 4x4 color matrix + offset
-//   image_convolve.rs    convolve                             RS app: 3x3 convolution via
-//   rsGetElementAt_uchar4, x, y image_blur.rs        init, setRadius, blur, horizontal, vertical   RS app:
-//   separable Gaussian blur; a script with
-//                                                             init() and invokables that rsForEach its two
-//                                                             passes
-//   image_vignette.rs    vignette                             RS app: a kernel using x, y
+// Coverage, one file per line: the file, its kernels, then the features they cover.
+// clang-format off
+//   scalar_types.rs       mix_char..mix_ulong, is_multiple_of_3: char, uchar, short, ushort, int, uint, long, ulong,
+//                         bool
+//   float_double.rs       rational_float, square_exact, rational_double, narrow: float and double elements
+//   half_types.rs         half_add, to_half2, from_half4, half_twice: half, half2, half4 (convert_half2)
+//   vectors.rs            swizzle_float4/3/2, swizzle_int4, swizzle_uchar3, swizzle_short2, swizzle_ulong3,
+//                         rgba_to_bgra: 2/3/4-lane vectors, xyzw/rgba/sN swizzles, swizzle stores
+//   multi_input.rs        in1..in8: RS_KERNEL with 1..8 inputs by value, broadcasting
+//   noio_kernels.rs       squares, grid: RS_KERNEL with neither input nor output, over a launch-option range (1D, 2D)
+//   void_kernels.rs       scatter_reversed, count_even: void kernels, rsSetElementAt_int, rsAtomicInc/Max/Min
+//   coords.rs             coord_x, coord_xy, coord_xyz, coord_int: uint32_t x, y, z (and int x, y); a no-input kernel
+//   kernel_context.rs     launch_dims, mirror_x: rs_kernel_context, rsGetDimX/Y/Z
+//   root_usrdata.rs       root: old root(const T*, U*, const void* usrData, x, y)
+//   root_plain.rs         root: old root(const T*, U*)
+//   old_style_named.rs    scale, scale_at, coords_only: old-style kernels named other than root
+//   globals.rs            apply_gain, apply_offsets, apply_tone, setBias: non-static globals set from the API (scalar,
+//                         vector, array, struct), const globals (not settable), static globals (invisible)
+//   pointer_globals.rs    weighted, tally: pointer globals bound to allocations (read, atomic write)
+//   allocations.rs        transpose, lookup, volume_add, store_swapped, quad_neighbours, extents: rs_allocation
+//                         globals, rsGetElementAt_<T>/rsSetElementAt_<T> in 1/2/3D, rsAllocationGetDimX/Y/Z
+//   object_info.rs        ask, plus_extent: rsElementGet*, rsElementGetSubElement*, rsCreateVectorElement,
+//                         rsCreateType (full form), rsAllocationGetDim*
+//   init_invoke.rs        init, setParams, accumulate, reset, apply, tint: init(), invokables with arguments
+//   foreach_invokable.rs  add_bias, square, pipeline, square_range: rsForEach / rsForEachWithOptions from an invokable
+//   reduce_sum.rs         sum_long, dot_int, mean, wrapping_sum: reductions (initializer/accumulator/combiner/
+//                         outconverter, two inputs, accumulator as combiner)
+//   reduce_minmax.rs      minmax_index, max_uchar: min/max with index (x, y), uchar max
+//   reduce_histogram.rs   histogram, mode: array accumulator (histogram), outconverter (mode)
+//   math_trig.rs          k_sin..k_atanh, k_atan2, k_atan2pi, k_sincos, k_atan4: trig, hyperbolic, pi forms
+//                         (rs_fp_full)
+//   math_explog.rs        k_exp..k_cbrt, k_pow, k_powr, k_pown, k_rootn, k_hypot, k_exp3, k_pow2: exp/log families,
+//                         pow/pown/powr/rootn, sqrt/rsqrt/cbrt, hypot
+//   math_exact.rs         k_fabs, k_floor, k_ceil, k_round, k_trunc, k_rint, k_fract, k_rsFrac, k_fmin, k_fmax, k_fmod,
+//                         k_copysign, k_fdim, k_fract_floor, k_floor4: exact functions, rsFrac
+//   math_common.rs        k_clamp, k_mix, k_mix4, k_step, k_step4, k_smoothstep, k_sign, k_mad, k_minmax, k_degrees,
+//                         k_radians, k_int_minmax, k_abs, k_uchar_clamp, k_short_minmax, k_clz_*, k_long_clamp:
+//                         clamp/mix/step/smoothstep/sign/mad, min/max/abs (float, int), clz (8/16/32 bits, vectors)
+//   geometry.rs           k_dot4, k_dot3, k_cross3, k_cross4, k_length3, k_length2, k_distance4, k_normalize4,
+//                         k_normalize3, k_native_length3, k_fast_normalize3: dot/cross/length/distance/normalize
+//   math_native.rs        k_native_exp..k_native_atan2, k_native_exp4: native_* forms
+//   math_half.rs          k_half_exp..k_half_powr: half_* forms
+//   math_relaxed.rs       relaxed_sin, relaxed_exp, relaxed_log, relaxed_atan2, relaxed_pow, relaxed_poly:
+//                         #pragma rs_fp_relaxed (math + contraction)
+//   conversions.rs        float4_to_int4 .. int3_to_long3: convert_<T><N>
+//   colors.rs             unpack, pack4, pack3, pack_rgba, roundtrip: rsUnpackColor8888, rsPackColorTo8888
+//   clamp_frac.rs         clamp_char..clamp_uint, frac: rsClamp, rsFrac
+//   random.rs             rand_below, rand_between, rand_unit, rand_range: rsRand (ranges and statistics)
+//   matrix.rs             mul4, mul3, mul2, build: rs_matrix2x2/3x3/4x4 globals, rsMatrix* functions
+//   messages.rs           report, flag_negative: rsDebug -> error reporter, rsSendToClient(Blocking) ->
+//                         KilnContextOptionsSetMessageHandler
+//   image_grey.rs         grey: RS app, greyscale over uchar4 (rs_fp_relaxed)
+//   image_levels.rs       setLevels, levels: RS app, levels (matrix, gamma via pow), invokable
+//   image_color_matrix.rs color_matrix: RS app, 4x4 color matrix + offset
+//   image_convolve.rs     convolve: RS app, 3x3 convolution via rsGetElementAt_uchar4, x, y
+//   image_blur.rs         init, setRadius, blur, horizontal, vertical: RS app, separable Gaussian blur; a script with
+//                         init() and invokables that rsForEach its two passes
+//   image_vignette.rs     vignette: RS app, a kernel using x, y
+// clang-format on
 //
 // The tests are split by feature area: kernel_corpus_test.cc (types, vectors, kernel signatures),
 // kernel_corpus_script_test.cc (globals, allocations, invokables, reductions), kernel_corpus_math_test.cc
