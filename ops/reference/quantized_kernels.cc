@@ -429,13 +429,16 @@ void PrepareLogSoftmaxInt8(float input_scale, LogSoftmaxInt8Params* params) {
   params->diff_min = -static_cast<int32_t>(std::floor(max_input_rescaled));
 }
 
-void LogSoftmaxInt8(const LogSoftmaxInt8Params& p, const int8_t* input, int8_t* output) {
+template <typename T>
+void LogSoftmaxQuantized(const LogSoftmaxInt8Params& p, const T* input, T* output) {
   constexpr int kInputBits = 5, kAccumulationBits = 12, kOutputBits = 4;
-  constexpr int32_t kOutputZeroPoint = 127;
+  // The output's zero point is the type's top (127, 255): log-probabilities are <= 0.
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  constexpr int32_t kOutputZeroPoint = hi;
   for (int64_t row = 0; row < p.outer; ++row) {
-    const int8_t* in = input + row * p.depth;
-    int8_t* out = output + row * p.depth;
-    int32_t max = -128;
+    const T* in = input + row * p.depth;
+    T* out = output + row * p.depth;
+    int32_t max = lo;
     for (int64_t j = 0; j < p.depth; ++j) max = std::max<int32_t>(max, in[j]);
     int32_t sum_of_exps = 0;  // Q12.19
     for (int64_t j = 0; j < p.depth; ++j) {
@@ -460,14 +463,17 @@ void LogSoftmaxInt8(const LogSoftmaxInt8Params& p, const int8_t* input, int8_t* 
         const int32_t delta =
             static_cast<int32_t>(static_cast<uint32_t>(diff_q5) - static_cast<uint32_t>(log_sum_q5));
         int32_t value = RoundingDivideByPOT(delta, 31 - kInputBits - kOutputBits) + kOutputZeroPoint;
-        value = std::min(std::max(value, int32_t{-128}), int32_t{127});
-        out[j] = static_cast<int8_t>(value);
+        value = std::min(std::max(value, lo), hi);
+        out[j] = static_cast<T>(value);
       } else {
-        out[j] = -128;
+        out[j] = static_cast<T>(lo);
       }
     }
   }
 }
+
+template void LogSoftmaxQuantized<int8_t>(const LogSoftmaxInt8Params&, const int8_t*, int8_t*);
+template void LogSoftmaxQuantized<uint8_t>(const LogSoftmaxInt8Params&, const uint8_t*, uint8_t*);
 
 void PrepareMeanHwInt8(float input_scale, float output_scale, MeanHwInt8Params* params) {
   const QuantizedMultiplier base =

@@ -166,7 +166,13 @@ struct LogSoftmaxInt8Params {
   Rounding rounding = Rounding::kDouble;  // of the two multipliers (measured: docs/ops.md)
 };
 void PrepareLogSoftmaxInt8(float input_scale, LogSoftmaxInt8Params* params);
-void LogSoftmaxInt8(const LogSoftmaxInt8Params& params, const int8_t* input, int8_t* output);
+// T: int8_t, or uint8_t (LiteRT's reference uint8 kernel: the same arithmetic, the output quantized as 16/256 with
+// zero point 255, values at or below the adjusted minimum 0).
+template <typename T>
+void LogSoftmaxQuantized(const LogSoftmaxInt8Params& params, const T* input, T* output);
+inline void LogSoftmaxInt8(const LogSoftmaxInt8Params& params, const int8_t* input, int8_t* output) {
+  LogSoftmaxQuantized<int8_t>(params, input, output);
+}
 
 // MEAN int8 over the height and width of an NHWC input (keep_dims, axes [1, 2]: LiteRT's integer kernel for
 // that case). The division by the count n = height * width is folded into the multiplier: with (q, e) =

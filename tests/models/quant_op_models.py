@@ -433,6 +433,15 @@ def main():
         options = S.SoftmaxOptionsT()
         options.beta = beta
         m.write("qu8_softmax_%d" % i, OPS.SOFTMAX, 1, [x], y, S.BuiltinOptions.SoftmaxOptions, options)
+    # LOG_SOFTMAX uint8: the output quantization LiteRT requires (16/256, 255); the int8 models' input scales and
+    # rows, zero points moved into [0, 255].
+    for i, (in_quant, shape) in enumerate([((0.1, 128), (4, 16, 16)), ((0.02, 0), (8, 128)), ((1.0 / 16, 255), (2, 1000)),
+                                           ((0.5, 133), (64, 16)), ((1e-3, 108), (32, 32)), ((0.25, 128), (100, 1)),
+                                           ((3.0, 128), (16, 64))]):
+        m = OneOpModel(out, U8)
+        x = m.tensor(shape, *in_quant, "x")
+        y = m.tensor(shape, 16.0 / 256, 255, "y", is_input=False)
+        m.write("qu8_log_softmax_%d" % i, OPS.LOG_SOFTMAX, 1, [x], y)
 
 
 if __name__ == "__main__":

@@ -613,7 +613,9 @@ TEST(QuantizedKernelsTest, SumFloatSumsReducedElements) {
 }
 
 // LOG_SOFTMAX int8 against the real log softmax of the dequantized inputs: within one output step (16/256),
-// -128 exactly where the result lies below the output range; and the multipliers from their definitions.
+// -128 exactly where the result lies below the output range; and the multipliers from their definitions. The
+// uint8 kernel on the inputs moved up by 128 gives the int8 outputs plus 128 (it sees only differences from the
+// row max; its output zero point is 255).
 TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
   std::mt19937 rng(31);
   for (float scale : {1e-3f, 0.02f, 0.1f, 1.0f / 16, 0.5f, 3.0f}) {
@@ -629,6 +631,10 @@ TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
       const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(3 * depth), rng);
       std::vector<int8_t> out(x.size());
       LogSoftmaxInt8(p, x.data(), out.data());
+      std::vector<uint8_t> xu(x.size()), outu(x.size());
+      for (size_t i = 0; i < x.size(); ++i) xu[i] = static_cast<uint8_t>(x[i] + 128);
+      LogSoftmaxQuantized<uint8_t>(p, xu.data(), outu.data());
+      for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(outu[i], out[i] + 128) << scale << " depth " << depth;
       for (int64_t row = 0; row < 3; ++row) {
         double max = -1e9, sum = 0;
         for (int64_t j = 0; j < depth; ++j)
