@@ -79,9 +79,22 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
       KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "weights", state->type, input, weights, bias, output,
                                                  /*quantized_dimension=*/0, num_units, activation, &state->quant));
     }
-    // One rounding with ties away from zero, int8 and uint8 alike (quantized.h; measured: half-up single
-    // rounding and double rounding each differ from the package on ties, docs/ops.md).
+    // LiteRT's reference kernels apply the real multiplier in double, rounding half away from zero
+    // (quantized_kernels.h; the fixed-point form with single rounding, ties away, agrees below sums of about
+    // 2^24 and is kept for the fast path's bound). The 16x8 per-channel kernel keeps its int64 multiply.
     state->quant.rounding = reference::Rounding::kSingleAway;
+    state->quant.real_multipliers.clear();
+    if (state->type != kKilnInt16 || !state->quant.wide_multiply) {
+      std::vector<float> input_scales, weight_scales, output_scales;
+      std::vector<int32_t> zero_points;
+      int dim = 0;
+      if (GetQuantization(input, &input_scales, &zero_points, &dim) &&
+          GetQuantization(weights, &weight_scales, &zero_points, &dim) &&
+          GetQuantization(output, &output_scales, &zero_points, &dim)) {
+        state->quant.real_multipliers =
+            reference::RealMultipliers(input_scales[0], weight_scales, output_scales[0], num_units);
+      }
+    }
   } else if (bias != nullptr) {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "bias", bias));
     const Dims bias_dims = TensorDims(bias);

@@ -11,8 +11,21 @@
 namespace kiln::ops::reference {
 namespace {
 
+// round(acc * real) half away from zero, in double (exact for an int32 acc but for the product's one rounding),
+// saturated to int32.
+int32_t ApplyRealMultiplier(int32_t acc, double real) {
+  const double scaled = std::round(static_cast<double>(acc) * real);
+  if (!(scaled > -2147483648.0)) return std::numeric_limits<int32_t>::min();  // NaN too (not reached: finite)
+  if (scaled >= 2147483647.0) return std::numeric_limits<int32_t>::max();
+  return static_cast<int32_t>(scaled);
+}
+
 int32_t Finish(const WeightedQuantParams& q, int64_t channel, int32_t acc) {
-  acc = MultiplyByQuantizedMultiplier(acc, q.multipliers[static_cast<size_t>(channel)], q.rounding);
+  if (!q.real_multipliers.empty()) {
+    acc = ApplyRealMultiplier(acc, q.real_multipliers[static_cast<size_t>(channel)]);
+  } else {
+    acc = MultiplyByQuantizedMultiplier(acc, q.multipliers[static_cast<size_t>(channel)], q.rounding);
+  }
   acc = WrapAdd(acc, q.output_zero_point);
   acc = std::max(acc, q.activation_min);
   acc = std::min(acc, q.activation_max);
@@ -47,6 +60,17 @@ template <typename B>
 using AccumulatorFor = std::conditional_t<std::is_same_v<B, int64_t>, int64_t, int32_t>;
 
 }  // namespace
+
+std::vector<double> RealMultipliers(float input_scale, const std::vector<float>& filter_scales, float output_scale,
+                                    int64_t channels) {
+  std::vector<double> result(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    const float filter_scale = filter_scales.size() == 1 ? filter_scales[0] : filter_scales[static_cast<size_t>(c)];
+    result[static_cast<size_t>(c)] =
+        static_cast<double>(input_scale) * static_cast<double>(filter_scale) / static_cast<double>(output_scale);
+  }
+  return result;
+}
 
 template <typename T, typename W, typename B>
 void FullyConnectedQuantized(const FullyConnectedParams& p, const WeightedQuantParams& q, const T* input,

@@ -37,7 +37,20 @@ struct WeightedQuantParams {
   // convolutions, and FULLY_CONNECTED with per-channel weights); false narrows the sum to int32 and applies
   // `rounding` (FULLY_CONNECTED with per-tensor weights: measured, the int64 multiply differs on 8 of 21).
   bool wide_multiply = true;
+  // FULLY_CONNECTED (int8, uint8, and 16x8 with per-tensor weights): LiteRT's reference kernels apply the real
+  // multiplier itself, not its fixed-point form: out = round(double(acc) * m[c]) (half away from zero), with
+  // m[c] = double(input_scale) * double(filter_scale[c]) / double(output_scale) from the float scales
+  // (RealMultipliers). The two agree except next to a rounding boundary, where the fixed-point significand's
+  // 2^-31 relative error times a large sum (above about 2^24) moves the result one step. When set, it replaces
+  // `multipliers` and `rounding` (the 16x8 int64 multiply, `wide_multiply`, takes precedence). A product beyond
+  // int32 saturates (LiteRT's conversion is undefined there).
+  std::vector<double> real_multipliers;
 };
+
+// One real multiplier per output channel: double(input_scale) * double(filter_scale[c]) / double(output_scale)
+// (a single filter scale applies to all `channels`).
+std::vector<double> RealMultipliers(float input_scale, const std::vector<float>& filter_scales, float output_scale,
+                                    int64_t channels);
 
 // input [batch, input_size], weights [num_units, input_size], bias [num_units] or null. The activation field of
 // `shape` is ignored (the clamp is in `quant`).

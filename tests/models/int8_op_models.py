@@ -204,8 +204,30 @@ def main():
     y = m.tensor((256, 16), 16.0, 0, "y", is_input=False)
     m.write("q8_fc_ties", OPS.FULLY_CONNECTED, 4, [x, w], y, S.BuiltinOptions.FullyConnectedOptions,
             S.FullyConnectedOptionsT())
+    fc_large_sum_ops(out)
     transpose_conv_ops(out)
     resize_ops(out, np.int8, "q8")
+
+
+def fc_large_sum_ops(out):
+    """FULLY_CONNECTED with sums above 2^27 (weights 0, so that each output is its bias alone), the biases where
+    LiteRT's reference arithmetic (the sum times the real multiplier in double, rounded half away from zero) and
+    the fixed-point multiplier part: per tensor, and per channel with two filter scales in turn."""
+    from quant_op_models import large_sum_biases  # noqa: E402 (quant_op_models imports this module)
+    in_q, out_q = (0.0219, -7), (28.470489501953125, -128)
+    for name, scales in (("q8_fc_large_sums", [0.00073]), ("q8_fc_large_sums_pc", [0.00073, 0.0004011022])):
+        per_scale = [large_sum_biases(in_q[0], s, *out_q, 8, lo=-128, hi=127) for s in scales]
+        bias = np.asarray([per_scale[c % len(scales)][c // len(scales)] for c in range(8 * len(scales))],
+                          dtype=np.int32)
+        units = len(bias)
+        m = OneOpModel(out)
+        x = m.tensor((2, 3), *in_q, "x")
+        w_scale = scales[0] if len(scales) == 1 else [scales[c % len(scales)] for c in range(units)]
+        w = m.tensor((units, 3), w_scale, 0, "w", data=np.zeros((units, 3)))
+        b = m.tensor((units,), None, 0, "b", data=bias, dtype=np.int32)
+        y = m.tensor((2, units), *out_q, "y", is_input=False)
+        m.write(name, OPS.FULLY_CONNECTED, 4, [x, w, b], y, S.BuiltinOptions.FullyConnectedOptions,
+                S.FullyConnectedOptionsT())
 
 
 def reduce_ops(out, dtype=np.int8, prefix="q8"):

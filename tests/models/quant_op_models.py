@@ -239,6 +239,56 @@ def uint8_multiplier_ops(out):
         m.write("qu8_multiplier_%s" % kind, code, 1, [x, w, b], y, options_type, options)
 
 
+def large_sum_biases(in_scale, w_scale, out_scale, out_zp, count, lo=0, hi=255):
+    """Biases above 2^27 whose outputs tell apart LiteRT's FULLY_CONNECTED reference arithmetic (the sum times the
+    real multiplier in double, rounded half away from zero) from the fixed-point multiplier (31-bit significand,
+    one rounding, ties away): next to a rounding boundary the significand's 2^-31 relative error, times a sum this
+    large, moves the output one step. Each bias gives outputs in [lo, hi] that differ between the two."""
+    f32 = np.float32
+    real = float(f32(in_scale)) * float(f32(w_scale)) / float(f32(out_scale))
+    fixed = quantize_multiplier(real)
+
+    def in_double(acc):
+        v = math.floor(abs(acc * real) + 0.5)
+        return v if acc >= 0 else -v
+
+    biases = []
+    for k in range(lo - out_zp, hi - out_zp):
+        edge = int((k + 0.5) / real)
+        for acc in range(edge - 3, edge + 4):
+            a, b = in_double(acc), apply_single_rounding_away(acc, fixed)
+            if a != b and lo <= a + out_zp <= hi and lo <= b + out_zp <= hi and abs(acc) > 2 ** 27:
+                biases.append(acc)
+    assert len(biases) >= count, "only %d biases part the two" % len(biases)
+    picks = np.linspace(0, len(biases) - 1, count).round().astype(int)
+    return [biases[i] for i in picks]
+
+
+def uint8_large_sum_ops(out):
+    """FULLY_CONNECTED uint8 with sums above 2^27 (biases 1.3e8 to 4.5e8, weights equal to their zero point so that
+    each output is its bias alone): every output of qu8_fc_large_sums lies where the double arithmetic of LiteRT's
+    reference kernel and the fixed-point multiplier part; qu8_fc_large_sums_1 adds random weights."""
+    # Output scale 28.4704895: a multiplier near 5.6e-7 whose significand is 3.9e-10 (relative) off, about the
+    # most a 31-bit significand can be, so that many boundaries part the two.
+    in_q, w_q, out_q = (0.0219, 128), (0.00073, 131), (28.470489501953125, 0)
+    bias = np.asarray(large_sum_biases(in_q[0], w_q[0], *out_q, 16), dtype=np.int32)
+    m = OneOpModel(out, U8)
+    x = m.tensor((2, 3), *in_q, "x")
+    w = m.tensor((16, 3), *w_q, "w", data=np.full((16, 3), w_q[1]))
+    b = m.tensor((16,), None, 0, "b", data=bias, dtype=np.int32)
+    y = m.tensor((2, 16), *out_q, "y", is_input=False)
+    m.write("qu8_fc_large_sums", OPS.FULLY_CONNECTED, 1, [x, w, b], y, S.BuiltinOptions.FullyConnectedOptions,
+            S.FullyConnectedOptionsT())
+    rng = np.random.default_rng(41)
+    m = OneOpModel(out, U8)
+    x = m.tensor((64, 40), *in_q, "x")
+    w = m.tensor((16, 40), *w_q, "w", data=rng.integers(0, 256, size=(16, 40)))
+    b = m.tensor((16,), None, 0, "b", data=rng.integers(300_000_000, 400_000_000, size=16), dtype=np.int32)
+    y = m.tensor((64, 16), *out_q, "y", is_input=False)
+    m.write("qu8_fc_large_sums_1", OPS.FULLY_CONNECTED, 1, [x, w, b], y, S.BuiltinOptions.FullyConnectedOptions,
+            S.FullyConnectedOptionsT())
+
+
 def uint8_moving_ops(out):
     """PAD (filled with the zero point) and TRANSPOSE on uint8, the output quantized as the input."""
     pads = [((2, 3, 4, 5), [[0, 1], [2, 0], [1, 1], [0, 2]], (0.1, 137)), ((1, 5, 5, 3), [[0, 0], [1, 1], [2, 2], [0, 0]],
@@ -418,6 +468,7 @@ def main():
     uint8_ops(out)
     uint8_weighted_ops(out)
     uint8_multiplier_ops(out)
+    uint8_large_sum_ops(out)
     uint8_moving_ops(out)
     uint8_activation_ops(out)
     uint8_transpose_conv_ops(out)

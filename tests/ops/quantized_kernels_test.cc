@@ -96,6 +96,81 @@ TEST(QuantizedKernelsTest, FullyConnectedMatchesPlainFormula) {
   }
 }
 
+// FULLY_CONNECTED as LiteRT's reference kernels compute it: the int32 sum times the real multiplier (the scales'
+// product in double) rounded half away from zero, int8 and uint8; against the sum written out in int64 and
+// rounded here. Biases above 2^27 put the sums where the fixed-point multiplier's 31-bit significand would move
+// outputs one step: the kernel must not take it. A product beyond int32 saturates.
+TEST(QuantizedKernelsTest, FullyConnectedAppliesTheRealMultiplier) {
+  std::mt19937 rng(43);
+  const float input_scale = 0.0219f, output_scale = 28.470489501953125f;
+  const std::vector<float> filter_scales = {0.00073f, 0.0004011022f, 0.02f};
+  for (int64_t units : {1, 3, 8}) {
+    FullyConnectedParams p;
+    p.batch = 2;
+    p.input_size = 5;
+    p.num_units = units;
+    WeightedQuantParams q;
+    q.input_zero_point = 3;
+    q.output_zero_point = -100;
+    std::vector<float> channel_scales(static_cast<size_t>(units));
+    for (int64_t c = 0; c < units; ++c) channel_scales[static_cast<size_t>(c)] = filter_scales[static_cast<size_t>(c % 3)];
+    q.real_multipliers = RealMultipliers(input_scale, channel_scales, output_scale, units);
+    q.multipliers = PerChannelMultipliers(input_scale, {filter_scales[0]}, output_scale, units);
+    std::uniform_int_distribution<int32_t> big(150000000, 420000000);
+    std::vector<int32_t> bias(static_cast<size_t>(units));
+    for (int32_t& b : bias) b = big(rng);
+    const std::vector<int8_t> x = RandomInt8(10, rng);
+    const std::vector<int8_t> w = RandomInt8(static_cast<size_t>(units * 5), rng);
+    std::vector<int8_t> out(static_cast<size_t>(2 * units));
+    FullyConnectedInt8(p, q, x.data(), w.data(), bias.data(), out.data());
+    for (int64_t b = 0; b < 2; ++b) {
+      for (int64_t u = 0; u < units; ++u) {
+        int64_t acc = bias[static_cast<size_t>(u)];
+        for (int64_t i = 0; i < 5; ++i) acc += (x[b * 5 + i] - int64_t{3}) * w[u * 5 + i];
+        const float fs = filter_scales[static_cast<size_t>(u % 3)];
+        const double m = double{input_scale} * double{fs} / double{output_scale};
+        const double expect = std::round(static_cast<double>(acc) * m) - 100;
+        ASSERT_EQ(out[b * units + u], static_cast<int8_t>(std::min(std::max(expect, -128.0), 127.0))) << u;
+      }
+    }
+  }
+  // A sum above 2^27 where the two forms part (as the biases of qu8_fc_large_sums): the kernel gives the
+  // double one, and the fixed-point form only when no real multiplier is set.
+  const double m = double{input_scale} * double{0.00073f} / double{output_scale};
+  const QuantizedMultiplier fixed = QuantizeMultiplier(m);
+  int32_t parted = 0;
+  for (int32_t acc = 1 << 27; acc < (1 << 27) + 20000000 && parted == 0; ++acc) {
+    const double in_double = std::round(static_cast<double>(acc) * m);
+    if (in_double != MultiplyByQuantizedMultiplier(acc, fixed, Rounding::kSingleAway) && in_double < 200) parted = acc;
+  }
+  ASSERT_NE(parted, 0);
+  FullyConnectedParams one;
+  one.batch = one.input_size = one.num_units = 1;
+  WeightedQuantParams q;
+  q.input_zero_point = 0;
+  q.filter_zero_point = 7;
+  q.output_zero_point = 0;
+  q.activation_min = 0;
+  q.activation_max = 255;
+  q.multipliers = {fixed};
+  q.real_multipliers = {m};
+  const uint8_t ux = 200, uw = 7;  // the weight equals its zero point: the sum is the bias alone
+  uint8_t uout = 0;
+  FullyConnectedQuantized<uint8_t>(one, q, &ux, &uw, &parted, &uout);
+  EXPECT_EQ(uout, static_cast<uint8_t>(std::round(static_cast<double>(parted) * m)));
+  q.real_multipliers.clear();
+  FullyConnectedQuantized<uint8_t>(one, q, &ux, &uw, &parted, &uout);
+  EXPECT_EQ(uout, MultiplyByQuantizedMultiplier(parted, fixed, Rounding::kSingleAway));
+  // Saturation: a multiplier of 1e6 on a sum of 1e9 leaves int32; the output clamps, with no undefined conversion.
+  q.real_multipliers = {1e6};
+  q.output_zero_point = 0;
+  const int32_t huge = 1000000000, negative_huge = -1000000000;
+  FullyConnectedQuantized<uint8_t>(one, q, &ux, &uw, &huge, &uout);
+  EXPECT_EQ(uout, 255);
+  FullyConnectedQuantized<uint8_t>(one, q, &ux, &uw, &negative_huge, &uout);
+  EXPECT_EQ(uout, 0);
+}
+
 // A crafted model can push the int32 sums past their range (a huge bias, a multiplier that lands next to
 // INT32_MIN before the zero point is added). LiteRT's int32 arithmetic wraps there; Kiln's must give the same
 // answer and not be undefined behaviour (the interpreter fuzzer found the second case under UBSan).
