@@ -367,7 +367,7 @@ def uint8_transpose_conv_ops(out):
 
 def int16_ops(out):
     """The int16 kernels (16-bit activations, symmetric: zero point 0): ADD and SUB on LiteRT's general path
-    (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, the pools
+    (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, LEAKY_RELU, the pools
     and QUANTIZE float -> int16, int16 -> int16, int8 <-> int16."""
     I16 = np.int16
     s4 = (2, 3, 4, 5)
@@ -392,6 +392,14 @@ def int16_ops(out):
     for i, (in_quant, out_quant) in enumerate([((0.001, 0), (0.001, 0)), ((0.001, 0), (0.0004, 0)), ((1e-4, 0), (3e-4, 0))]):
         unary(out, "q16_relu_%d" % i, OPS.RELU, 3, in_quant, out_quant, dtype=I16)
         unary(out, "q16_relu6_%d" % i, OPS.RELU6, 3, in_quant, out_quant, dtype=I16)
+    # LEAKY_RELU int16 (symmetric, as LiteRT requires): alphas below and above 1 and negative.
+    for i, (in_quant, out_quant) in enumerate([((0.001, 0), (0.001, 0)), ((0.001, 0), (0.0004, 0)),
+                                               ((1e-4, 0), (3e-4, 0)), ((0.02, 0), (1e-3, 0))]):
+        for j, alpha in enumerate([0.2, -0.5, 1.7]):
+            options = S.LeakyReluOptionsT()
+            options.alpha = alpha
+            unary(out, "q16_leakyrelu_%d_%d" % (i, j), OPS.LEAKY_RELU, 2, in_quant, out_quant,
+                  S.BuiltinOptions.LeakyReluOptions, options, dtype=I16)
     for i, (kind, code, padding) in enumerate([("avg", OPS.AVERAGE_POOL_2D, S.Padding.SAME),
                                               ("avg", OPS.AVERAGE_POOL_2D, S.Padding.VALID),
                                               ("max", OPS.MAX_POOL_2D, S.Padding.SAME)]):
