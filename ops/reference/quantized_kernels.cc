@@ -201,6 +201,21 @@ template void TransposeConvQuantized<int8_t>(const TransposeConvParams&, const W
 template void TransposeConvQuantized<uint8_t>(const TransposeConvParams&, const WeightedQuantParams&, const uint8_t*,
                                               const uint8_t*, const int32_t*, uint8_t*);
 
+void TransposeConv16x8(const TransposeConvParams& p, const WeightedQuantParams& q, const int16_t* input,
+                       const int8_t* filter, const int64_t* bias, int16_t* output) {
+  const int64_t count = p.batch * p.output_height * p.output_width * p.output_channels;
+  std::vector<int64_t> acc(static_cast<size_t>(count), 0);
+  ScatterTransposeConv(
+      p, input, filter, acc.data(), [](int16_t v) { return static_cast<int64_t>(v); },
+      [](int8_t v) { return static_cast<int64_t>(v); });
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t channel = i % p.output_channels;
+    int64_t value = acc[static_cast<size_t>(i)];
+    if (bias != nullptr) value = WrapAdd(value, LoadBias(bias, channel));
+    output[i] = static_cast<int16_t>(Finish(q, channel, value));
+  }
+}
+
 void PrepareAddInt8(float a_scale, float b_scale, float output_scale, AddInt8Params* params) {
   // As LiteRT: the max of the float scales, doubled in double; the output's divisor 2^left_shift * scale in
   // float (exact: a power of two).

@@ -82,6 +82,11 @@ inline void ConvInt8(const ConvParams& shape, const WeightedQuantParams& quant, 
 template <typename T>
 void TransposeConvQuantized(const TransposeConvParams& shape, const WeightedQuantParams& quant, const T* input,
                             const T* filter, const int32_t* bias, T* output);
+// TRANSPOSE_CONV 16x8 (LiteRT's reference integer kernel for int16 input): symmetric int16 input and output,
+// symmetric int8 filter (per tensor or per channel along dimension 0), int64 bias or none; the scatter summed in
+// int64, then LiteRT's int64 multiply (`quant.wide_multiply`, MultiplyByQuantizedMultiplierInt64) and the clamp.
+void TransposeConv16x8(const TransposeConvParams& shape, const WeightedQuantParams& quant, const int16_t* input,
+                       const int8_t* filter, const int64_t* bias, int16_t* output);
 inline void TransposeConvInt8(const TransposeConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
                               const int8_t* filter, const int32_t* bias, int8_t* output) {
   TransposeConvQuantized<int8_t>(shape, quant, input, filter, bias, output);

@@ -468,6 +468,37 @@ def int16x8_ops(out):
             m.write("q16_%s_%d" % (kind, i), code, version, inputs, y, options_type, options)
 
 
+def int16x8_transpose_conv_ops(out):
+    """16x8 TRANSPOSE_CONV: int16 input and output (zero point 0), int8 filter per tensor or per channel, int64
+    bias or none, SAME and VALID, strides 1-3, fused RELU/RELU6 (the uint8 models' shapes)."""
+    rng = np.random.default_rng(43)
+    # input shape, filter (out_c, h, w), strides, padding, output h, w, bias, per channel, activation, scales
+    cases = [((1, 4, 4, 3), (5, 3, 3), (2, 2), "same", 8, 8, True, False, "none", (1e-3, 0.01, 4e-3)),
+             ((2, 3, 5, 2), (4, 2, 3), (1, 1), "valid", 4, 7, False, True, "none", (3e-4, 0.002, 1e-3)),
+             ((1, 5, 4, 4), (3, 3, 2), (3, 2), "valid", 15, 8, True, True, "relu", (2e-3, 0.05, 0.05)),
+             ((1, 2, 2, 8), (1, 4, 4), (2, 2), "same", 4, 4, True, False, "none", (0.01, 0.02, 0.02)),
+             ((1, 6, 6, 2), (2, 5, 5), (2, 2), "same", 11, 12, True, True, "relu6", (1e-5, 0.03, 2e-4))]
+    for i, (in_shape, (oc, fh, fw), (sh, sw), padding, oh, ow, with_bias, per_channel, activation, (si, sw_, so)) in \
+            enumerate(cases):
+        m = OneOpModel(out, np.int16)
+        shape = m.int32_constant([in_shape[0], oh, ow, oc], "output_shape")
+        fshape = (oc, fh, fw, in_shape[3])
+        scales = rng.uniform(0.5 * sw_, 1.5 * sw_, size=oc) if per_channel else sw_
+        w = m.tensor(fshape, scales, 0, "filter", data=rng.integers(-127, 128, size=fshape), dtype=np.int8)
+        x = m.tensor(in_shape, si, 0, "x")
+        inputs = [shape, w, x]
+        if with_bias:
+            inputs.append(m.tensor((oc,), None, 0, "bias", data=rng.integers(-40000, 40000, size=oc), dtype=np.int64))
+        y = m.tensor((in_shape[0], oh, ow, oc), so, 0, "y", is_input=False)
+        options = S.TransposeConvOptionsT()
+        options.padding = S.Padding.SAME if padding == "same" else S.Padding.VALID
+        options.strideH, options.strideW = sh, sw
+        options.fusedActivationFunction = ACTIVATIONS[activation]
+        version = 4 if activation != "none" else 3
+        m.write("q16_transpose_conv_%d" % i, OPS.TRANSPOSE_CONV, version, inputs, y,
+                S.BuiltinOptions.TransposeConvOptions, options)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -483,6 +514,7 @@ def main():
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
     int16x8_ops(out)
+    int16x8_transpose_conv_ops(out)
     # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.
     for i, (in_quant, shape, beta) in enumerate([((0.1, 128), (4, 16, 16), 1.0), ((0.02, 0), (8, 128), 1.0),
                                                  ((1.0 / 16, 255), (2, 1000), 0.5), ((0.5, 133), (64, 16), 1.0)]):

@@ -588,6 +588,68 @@ TEST(QuantizedKernelsTest, TransposeConvMatchesPlainGather) {
   }
 }
 
+// TRANSPOSE_CONV 16x8: int16 input, int8 filter per channel, int64 bias (bias and sums beyond int32), against
+// the plain gather with the sum in int64 and LiteRT's int64 multiply written out (the multiplier cut to its top 16
+// bits, one rounding half up).
+TEST(QuantizedKernelsTest, TransposeConv16x8MatchesPlainGather) {
+  std::mt19937 rng(53);
+  const auto int64_multiply = [](int64_t acc, const QuantizedMultiplier& m) {
+    const int64_t reduced = m.multiplier < 0x7FFF0000 ? (int64_t{m.multiplier} + 32768) / 65536 : 0x7FFF;
+    return static_cast<int64_t>(std::floor(std::ldexp(static_cast<long double>(acc) * reduced, m.shift - 15) + 0.5L));
+  };
+  for (int64_t stride : {1, 2, 3}) {
+    for (int64_t kernel : {1, 3}) {
+      for (bool with_bias : {true, false}) {
+        TransposeConvParams p;
+        p.batch = 1;
+        p.input_height = 3;
+        p.input_width = 4;
+        p.input_channels = 2;
+        p.output_channels = 3;
+        p.filter_height = p.filter_width = kernel;
+        p.stride_height = p.stride_width = stride;
+        p.pad_top = p.pad_left = kernel / 2;
+        p.output_height = 3 * stride + kernel - 1 - 2 * p.pad_top;
+        p.output_width = 4 * stride + kernel - 1 - 2 * p.pad_left;
+        WeightedQuantParams q;
+        q.activation_min = stride == 2 ? 0 : -32768;
+        q.activation_max = 32767;
+        q.multipliers = PerChannelMultipliers(stride == 3 ? 3e-4f : 1e-3f, {0.01f, 0.002f, 0.03f},
+                                              with_bias ? 4e-3f : 0.5f, 3);
+        std::vector<int16_t> x(24);
+        for (int16_t& v : x) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
+        const std::vector<int8_t> f = RandomInt8(static_cast<size_t>(3 * kernel * kernel * 2), rng);
+        std::vector<int64_t> bias(3);
+        for (int64_t& b : bias) b = static_cast<int64_t>(rng() % 20000000001) - 10000000000;
+        std::vector<int16_t> out(static_cast<size_t>(p.output_height * p.output_width * 3));
+        TransposeConv16x8(p, q, x.data(), f.data(), with_bias ? bias.data() : nullptr, out.data());
+        size_t k = 0;
+        for (int64_t oy = 0; oy < p.output_height; ++oy) {
+          for (int64_t ox = 0; ox < p.output_width; ++ox) {
+            for (int64_t co = 0; co < 3; ++co) {
+              int64_t acc = with_bias ? bias[static_cast<size_t>(co)] : 0;
+              for (int64_t y = 0; y < 3; ++y) {
+                for (int64_t xx = 0; xx < 4; ++xx) {
+                  const int64_t fy = oy - (y * stride - p.pad_top), fx = ox - (xx * stride - p.pad_left);
+                  if (fy < 0 || fy >= kernel || fx < 0 || fx >= kernel) continue;
+                  for (int64_t ci = 0; ci < 2; ++ci) {
+                    acc += int64_t{x[static_cast<size_t>((y * 4 + xx) * 2 + ci)]} *
+                           f[static_cast<size_t>(((co * kernel + fy) * kernel + fx) * 2 + ci)];
+                  }
+                }
+              }
+              const int64_t want = std::min<int64_t>(
+                  std::max<int64_t>(int64_multiply(acc, q.multipliers[static_cast<size_t>(co)]), q.activation_min),
+                  q.activation_max);
+              ASSERT_EQ(out[k++], want) << "stride " << stride << " kernel " << kernel;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // MEAN and SUM int8 over any axes (keep_dims or not): each output recomputed from the unravelled input
 // indices, the MEAN through the folded multiplier (double rounding), the SUM through LiteRT's float formula.
 TEST(QuantizedKernelsTest, ReduceInt8MatchesPlainFormula) {
