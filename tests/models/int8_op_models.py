@@ -134,10 +134,12 @@ def main():
         unary(out, "q8_logistic_%d" % i, OPS.LOGISTIC, 2, quant, (1.0 / 256, -128))
         unary(out, "q8_tanh_%d" % i, OPS.TANH, 2, quant, (1.0 / 128, 0))
     unary(out, "q8_tanh_5", OPS.TANH, 2, (0.05, 0), (0.01, -7))  # TANH takes any output quantization
-    # LOG_SOFTMAX: the output quantization LiteRT requires; input scales from fine to coarse, rows of 1 to 1000.
+    # LOG_SOFTMAX: the output quantization LiteRT requires; input scales from fine to coarse (1e-5 to 31: from 16 up
+    # the input multiplier's exponent is 31), rows of 1 to 1000.
     for i, (in_quant, shape) in enumerate([((0.1, 0), (4, 16, 16)), ((0.02, -128), (8, 128)), ((1.0 / 16, 127), (2, 1000)),
                                            ((0.5, 5), (64, 16)), ((1e-3, -20), (32, 32)), ((0.25, 0), (100, 1)),
-                                           ((3.0, 0), (16, 64))]):
+                                           ((3.0, 0), (16, 64)), ((1e-5, -128), (8, 64)), ((16.0, 127), (16, 64)),
+                                           ((31.0, -100), (8, 64))]):
         m = OneOpModel(out)
         x = m.tensor(shape, *in_quant, "x")
         y = m.tensor(shape, 16.0 / 256, 127, "y", is_input=False)
