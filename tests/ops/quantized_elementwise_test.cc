@@ -272,8 +272,7 @@ TEST(QuantizedElementwiseTest, LeakyReluOverEveryInput) {
         const QuantizedMultiplier slope = QuantizeMultiplier(std::fabs(static_cast<double>(alpha_real)));
         for (size_t i = 0; i < x16.size(); ++i) {
           const int64_t v = x16[i];
-          const int64_t scaled =
-              v >= 0 ? ApplyDouble(v, identity) : (alpha_real < 0 ? -1 : 1) * ApplyDouble(v, slope);
+          const int64_t scaled = v >= 0 ? ApplyDouble(v, identity) : (alpha_real < 0 ? -1 : 1) * ApplyDouble(v, slope);
           ASSERT_EQ(out[i], std::min<int64_t>(std::max<int64_t>(scaled, -32768), 32767))
               << si << " " << so << " " << alpha << " " << v;
         }

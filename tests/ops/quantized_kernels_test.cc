@@ -113,7 +113,8 @@ TEST(QuantizedKernelsTest, FullyConnectedAppliesTheRealMultiplier) {
     q.input_zero_point = 3;
     q.output_zero_point = -100;
     std::vector<float> channel_scales(static_cast<size_t>(units));
-    for (int64_t c = 0; c < units; ++c) channel_scales[static_cast<size_t>(c)] = filter_scales[static_cast<size_t>(c % 3)];
+    for (int64_t c = 0; c < units; ++c)
+      channel_scales[static_cast<size_t>(c)] = filter_scales[static_cast<size_t>(c % 3)];
     q.real_multipliers = RealMultipliers(input_scale, channel_scales, output_scale, units);
     q.multipliers = PerChannelMultipliers(input_scale, {filter_scales[0]}, output_scale, units);
     std::uniform_int_distribution<int32_t> big(150000000, 420000000);
@@ -614,8 +615,8 @@ TEST(QuantizedKernelsTest, TransposeConv16x8MatchesPlainGather) {
         WeightedQuantParams q;
         q.activation_min = stride == 2 ? 0 : -32768;
         q.activation_max = 32767;
-        q.multipliers = PerChannelMultipliers(stride == 3 ? 3e-4f : 1e-3f, {0.01f, 0.002f, 0.03f},
-                                              with_bias ? 4e-3f : 0.5f, 3);
+        q.multipliers =
+            PerChannelMultipliers(stride == 3 ? 3e-4f : 1e-3f, {0.01f, 0.002f, 0.03f}, with_bias ? 4e-3f : 0.5f, 3);
         std::vector<int16_t> x(24);
         for (int16_t& v : x) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
         const std::vector<int8_t> f = RandomInt8(static_cast<size_t>(3 * kernel * kernel * 2), rng);
