@@ -270,14 +270,14 @@ KilnStatus DepthwiseConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
 struct TransposeConvState {
   reference::TransposeConvParams params;
   FloatWeights filter;
-  KilnType type = kKilnFloat32;  // or int8, uint8
+  KilnType type = kKilnFloat32;  // or int8, uint8, int16 (16x8)
   reference::WeightedQuantParams quant;
 };
 
 // TRANSPOSE_CONV: inputs output_shape (a constant int32 [4]), filter [out_c, h, w, in_c], input [n, h, w, in_c],
 // optional bias [out_c]. float32 (filter float32 or constant int8, dequantized), int8 input and output with a
 // symmetric int8 filter (per tensor or per channel along dimension 0), or uint8 input, output and filter (per
-// tensor, with a zero point); int32 bias.
+// tensor, with a zero point); int32 bias. 16x8: symmetric int16 input and output, the int8 filter, int64 bias.
 KilnStatus TransposeConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TRANSPOSE_CONV";
   KILN_OPS_GET_STATE(TransposeConvState, state, context, node, op);
@@ -291,8 +291,10 @@ KilnStatus TransposeConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 3);
   const KilnType type = KilnOpaqueTensorType(input);
   state->type = type;
-  if (type != kKilnInt8 && type != kKilnUInt8 && type != kKilnFloat32) {
-    KilnOpaqueContextReportError(context, "%s: input %s has type %s; TRANSPOSE_CONV supports float32, int8 and uint8",
+  if (type != kKilnInt8 && type != kKilnUInt8 && type != kKilnInt16 && type != kKilnFloat32) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: input %s has type %s; TRANSPOSE_CONV supports float32, int8, uint8 and int16 "
+                                 "(16x8)",
                                  op, TensorLabel(input).c_str(), KilnTypeGetName(type));
     return kKilnError;
   }
@@ -337,7 +339,12 @@ KilnStatus TransposeConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
                                  TensorLabel(filter).c_str(), options->stride_height, options->stride_width);
     return kKilnError;
   }
-  if (type != kKilnFloat32) {
+  if (type == kKilnInt16) {
+    // 16x8: the int64 sums through LiteRT's int64 multiply, as the 16x8 convolutions.
+    KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted16x8(context, op, "filter", input, filter, bias, output,
+                                                  /*quantized_dimension=*/0, p.output_channels, activation,
+                                                  &state->quant));
+  } else if (type != kKilnFloat32) {
     // uint8: LiteRT's scalar multiplier with the float scale product, as the uint8 convolutions.
     KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "filter", type, input, filter, bias, output,
                                                /*quantized_dimension=*/0, p.output_channels, activation, &state->quant,
@@ -363,6 +370,18 @@ KilnStatus TransposeConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
   const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 3);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
   const int64_t filter_count = reference::NumElements(TensorDims(filter));
+  if (state->type == kKilnInt16) {
+    const int16_t* in;
+    const int8_t* w;
+    const int64_t* b;
+    int16_t* out;
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, input_count, &in));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "filter", filter, filter_count, &w));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", bias, p.output_channels, &b));
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, output_count, &out));
+    reference::TransposeConv16x8(p, state->quant, in, w, b, out);
+    return kKilnOk;
+  }
   if (state->type != kKilnFloat32) {
     const auto run = [&](auto type_tag) {
       using T = decltype(type_tag);
@@ -399,7 +418,7 @@ void AddConvOps(std::vector<BuiltinOp>* table) {
       {kKilnBuiltinDepthwiseConv2d, 1, 7,
        MakeOperator<ConvState>(kKilnBuiltinDepthwiseConv2d, 7, &DepthwiseConvPrepare, &DepthwiseConvInvoke)});
   // TRANSPOSE_CONV: LiteRT registers v1-v5 (v2 integer types, v3 the bias input, v4 16x8, v5 fused
-  // activations); Prepare reads the types and options at every version and refuses what it lacks (int16).
+  // activations); Prepare reads the types and options at every version.
   table->push_back({kKilnBuiltinTransposeConv, 1, 5,
                     MakeOperator<TransposeConvState>(kKilnBuiltinTransposeConv, 5, &TransposeConvPrepare,
                                                      &TransposeConvInvoke)});

@@ -275,7 +275,7 @@ constexpr const char* UnaryName(UnaryOp op) {
 // table (LOGISTIC, TANH, ELU) or HARD_SWISH's fixed-point arithmetic.
 struct UnaryState {
   // A quantized path: int8, or `type` (uint8: the RELUs, LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU; int16: the
-  // RELUs).
+  // RELUs and LEAKY_RELU).
   bool is_int8 = false;
   KilnType type = kKilnFloat32;
   reference::RequantizeClampInt8Params relu;
@@ -457,11 +457,12 @@ KilnStatus LeakyReluPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                               &output_scale, &output_zero_point, &output,
                                               /*allow_uint8=*/true, &state->type));
   if (state->type == kKilnInt16) {
-    KilnOpaqueContextReportError(context, "%s: int16 input %s: Kiln has no int16 %s kernel", op,
-                                 TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str(), op);
-    return kKilnError;
+    // LiteRT's int16 kernel needs both tensors symmetric (zero point 0).
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt16Quantization(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), &input_scale));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
   }
-  if (state->is_int8) {  // int8 or uint8: LiteRT's QuantizeLeakyRelu<T>, one arithmetic
+  if (state->is_int8) {  // int8, uint8 or int16: LiteRT's QuantizeLeakyRelu<T>, one arithmetic
     const auto* options = static_cast<const KilnLeakyReluParams*>(KilnOpaqueNodeGetBuiltinData(node));
     state->leaky_relu.input_zero_point = input_zero_point;
     state->leaky_relu.output_zero_point = output_zero_point;
@@ -488,6 +489,7 @@ KilnStatus LeakyReluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       reference::LeakyReluQuantized<T>(state->leaky_relu, count, input, output);
       return kKilnOk;
     };
+    if (state->type == kKilnInt16) return run(int16_t{});
     return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;

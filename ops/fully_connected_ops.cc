@@ -79,9 +79,22 @@ KilnStatus FullyConnectedPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
       KILN_OPAQUE_ENSURE_STATUS(PrepareWeighted8(context, op, "weights", state->type, input, weights, bias, output,
                                                  /*quantized_dimension=*/0, num_units, activation, &state->quant));
     }
-    // One rounding with ties away from zero, int8 and uint8 alike (quantized.h; measured: half-up single
-    // rounding and double rounding each differ from the package on ties, docs/ops.md).
+    // LiteRT's reference kernels apply the real multiplier in double, rounding half away from zero
+    // (quantized_kernels.h; the fixed-point form with single rounding, ties away, agrees below sums of about
+    // 2^24 and is kept for the fast path's bound). The 16x8 per-channel kernel keeps its int64 multiply.
     state->quant.rounding = reference::Rounding::kSingleAway;
+    state->quant.real_multipliers.clear();
+    if (state->type != kKilnInt16 || !state->quant.wide_multiply) {
+      std::vector<float> input_scales, weight_scales, output_scales;
+      std::vector<int32_t> zero_points;
+      int dim = 0;
+      if (GetQuantization(input, &input_scales, &zero_points, &dim) &&
+          GetQuantization(weights, &weight_scales, &zero_points, &dim) &&
+          GetQuantization(output, &output_scales, &zero_points, &dim)) {
+        state->quant.real_multipliers =
+            reference::RealMultipliers(input_scales[0], weight_scales, output_scales[0], num_units);
+      }
+    }
   } else if (bias != nullptr) {
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "bias", bias));
     const Dims bias_dims = TensorDims(bias);
@@ -228,17 +241,20 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 struct LogSoftmaxState {
   reference::SoftmaxParams params;
-  bool is_int8 = false;
+  bool is_int8 = false;  // a quantized path: int8, or uint8 (`type`)
+  KilnType type = kKilnFloat32;
   reference::LogSoftmaxInt8Params int8;
 };
 
-// LOG_SOFTMAX over the last axis: float32, or int8 with the output quantized as LiteRT requires (16/256, 127).
+// LOG_SOFTMAX over the last axis: float32, or int8 / uint8 with the output quantized as LiteRT requires (16/256,
+// zero point 127 for int8, 255 for uint8).
 KilnStatus LogSoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "LOG_SOFTMAX";
   KILN_OPS_GET_STATE(LogSoftmaxState, state, context, node, op);
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  state->is_int8 = IsInt8Input(context, node);
+  state->type = Quantized8InputType(context, node);
+  state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
     KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
@@ -254,15 +270,18 @@ KilnStatus LogSoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   if (state->is_int8) {
     float input_scale, output_scale;
     int32_t input_zero_point, output_zero_point;
-    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &input_zero_point));
     KILN_OPAQUE_ENSURE_STATUS(
-        GetInt8Quantization(context, op, "output", output, &output_scale, &output_zero_point));
-    if (output_scale != 16.0f / 256 || output_zero_point != 127) {
+        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "output", output, state->type, &output_scale, &output_zero_point));
+    const int32_t required_zero_point = TypeMax(state->type);
+    if (output_scale != 16.0f / 256 || output_zero_point != required_zero_point) {
       KilnOpaqueContextReportError(context,
-                                   "%s: int8 output %s has scale %g and zero point %d; LOG_SOFTMAX needs 16/256 "
-                                   "and 127 (as LiteRT)",
-                                   op, TensorLabel(output).c_str(), static_cast<double>(output_scale),
-                                   static_cast<int>(output_zero_point));
+                                   "%s: %s output %s has scale %g and zero point %d; LOG_SOFTMAX needs 16/256 "
+                                   "and %d (as LiteRT)",
+                                   op, KilnTypeGetName(state->type), TensorLabel(output).c_str(),
+                                   static_cast<double>(output_scale), static_cast<int>(output_zero_point),
+                                   static_cast<int>(required_zero_point));
       return kKilnError;
     }
     state->int8.outer = p.outer;
@@ -279,14 +298,18 @@ KilnStatus LogSoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t count = p.outer * p.depth;
   if (count == 0) return kKilnOk;
   if (state->is_int8) {
-    const int8_t* input;
-    int8_t* output;
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
-    reference::LogSoftmaxInt8(state->int8, input, output);
-    return kKilnOk;
+    const auto run = [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const T* input;
+      T* output;
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      reference::LogSoftmaxQuantized<T>(state->int8, input, output);
+      return kKilnOk;
+    };
+    return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
   float* output;
@@ -306,7 +329,7 @@ void AddFullyConnectedOps(std::vector<BuiltinOp>* table) {
                                                       &FullyConnectedInvoke)});
   table->push_back({kKilnBuiltinSoftmax, 1, 3,
                     MakeOperator<SoftmaxState>(kKilnBuiltinSoftmax, 3, &SoftmaxPrepare, &SoftmaxInvoke)});
-  // LOG_SOFTMAX: LiteRT registers v1-v2 (v2 int8).
+  // LOG_SOFTMAX: LiteRT registers v1-v2 (v2 int8; uint8 at v1).
   table->push_back({kKilnBuiltinLogSoftmax, 1, 2,
                     MakeOperator<LogSoftmaxState>(kKilnBuiltinLogSoftmax, 2, &LogSoftmaxPrepare,
                                                   &LogSoftmaxInvoke)});

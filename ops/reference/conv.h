@@ -90,8 +90,8 @@ void TransposeConvFloat(const TransposeConvParams& params, const float* input, c
 // The scatter loop that TRANSPOSE_CONV's float and quantized kernels share: adds input_value(input element) *
 // filter_value(filter element) into `acc` (zeroed by the caller) in LiteRT's order. Integer sums wrap as
 // LiteRT's int32 ones do (WrapAdd: a crafted model can overflow them; plain += would be undefined behaviour).
-template <typename In, typename Acc, typename InputValue, typename FilterValue>
-void ScatterTransposeConv(const TransposeConvParams& p, const In* input, const In* filter, Acc* acc,
+template <typename In, typename F, typename Acc, typename InputValue, typename FilterValue>
+void ScatterTransposeConv(const TransposeConvParams& p, const In* input, const F* filter, Acc* acc,
                           InputValue input_value, FilterValue filter_value) {
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t y = 0; y < p.input_height; ++y) {

@@ -11,7 +11,9 @@
 // The published ai-edge-litert package's reference kernels do not all round alike, so each Kiln kernel uses
 // the one measured to equal them (docs/ops.md): single rounding with ties away from zero (kSingleAway) for
 // FULLY_CONNECTED (single rounding matches on mt_ad01_fc_int8 and double does not; a model full of ties,
-// q8_fc_ties, shows the ties go away from zero); double rounding for CONV_2D, DEPTHWISE_CONV_2D and MEAN
+// q8_fc_ties, shows the ties go away from zero; the reference FULLY_CONNECTED itself applies the real multiplier
+// in double, which this form equals below sums of about 2^24: quantized_kernels.h's real_multipliers); double
+// rounding for CONV_2D, DEPTHWISE_CONV_2D and MEAN
 // (measured layer by layer on real models) and for ADD, SUB, MUL, PRELU, the RELUs, LEAKY_RELU and QUANTIZE's
 // int8 requantize (single rounding differs from the package on single-op models of each, double rounding on
 // none). Both are here and tested.

@@ -266,5 +266,6 @@ void HardSwishQuantized(const HardSwishInt8Params& p, int64_t count, const T* in
 KILN_INSTANTIATE_ACTIVATIONS(int8_t)
 KILN_INSTANTIATE_ACTIVATIONS(uint8_t)
 #undef KILN_INSTANTIATE_ACTIVATIONS
+template void LeakyReluQuantized<int16_t>(const LeakyReluInt8Params&, int64_t, const int16_t*, int16_t*);
 
 }  // namespace kiln::ops::reference

@@ -98,7 +98,7 @@ struct LeakyReluInt8Params {
   bool alpha_negative = false;
 };
 void PrepareLeakyReluInt8(float input_scale, float alpha, float output_scale, LeakyReluInt8Params* params);
-// T: int8_t or uint8_t (LiteRT's QuantizeLeakyRelu serves both; the clamp is the type's range).
+// T: int8_t, uint8_t or int16_t (LiteRT's QuantizeLeakyRelu serves all three; the clamp is the type's range).
 template <typename T>
 void LeakyReluQuantized(const LeakyReluInt8Params& params, int64_t count, const T* input, T* output);
 inline void LeakyReluInt8(const LeakyReluInt8Params& params, int64_t count, const int8_t* input, int8_t* output) {

@@ -11,8 +11,21 @@
 namespace kiln::ops::reference {
 namespace {
 
+// round(acc * real) half away from zero, in double (exact for an int32 acc but for the product's one rounding),
+// saturated to int32.
+int32_t ApplyRealMultiplier(int32_t acc, double real) {
+  const double scaled = std::round(static_cast<double>(acc) * real);
+  if (!(scaled > -2147483648.0)) return std::numeric_limits<int32_t>::min();  // NaN too (not reached: finite)
+  if (scaled >= 2147483647.0) return std::numeric_limits<int32_t>::max();
+  return static_cast<int32_t>(scaled);
+}
+
 int32_t Finish(const WeightedQuantParams& q, int64_t channel, int32_t acc) {
-  acc = MultiplyByQuantizedMultiplier(acc, q.multipliers[static_cast<size_t>(channel)], q.rounding);
+  if (!q.real_multipliers.empty()) {
+    acc = ApplyRealMultiplier(acc, q.real_multipliers[static_cast<size_t>(channel)]);
+  } else {
+    acc = MultiplyByQuantizedMultiplier(acc, q.multipliers[static_cast<size_t>(channel)], q.rounding);
+  }
   acc = WrapAdd(acc, q.output_zero_point);
   acc = std::max(acc, q.activation_min);
   acc = std::min(acc, q.activation_max);
@@ -47,6 +60,17 @@ template <typename B>
 using AccumulatorFor = std::conditional_t<std::is_same_v<B, int64_t>, int64_t, int32_t>;
 
 }  // namespace
+
+std::vector<double> RealMultipliers(float input_scale, const std::vector<float>& filter_scales, float output_scale,
+                                    int64_t channels) {
+  std::vector<double> result(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    const float filter_scale = filter_scales.size() == 1 ? filter_scales[0] : filter_scales[static_cast<size_t>(c)];
+    result[static_cast<size_t>(c)] =
+        static_cast<double>(input_scale) * static_cast<double>(filter_scale) / static_cast<double>(output_scale);
+  }
+  return result;
+}
 
 template <typename T, typename W, typename B>
 void FullyConnectedQuantized(const FullyConnectedParams& p, const WeightedQuantParams& q, const T* input,
@@ -176,6 +200,21 @@ template void TransposeConvQuantized<int8_t>(const TransposeConvParams&, const W
                                              const int8_t*, const int32_t*, int8_t*);
 template void TransposeConvQuantized<uint8_t>(const TransposeConvParams&, const WeightedQuantParams&, const uint8_t*,
                                               const uint8_t*, const int32_t*, uint8_t*);
+
+void TransposeConv16x8(const TransposeConvParams& p, const WeightedQuantParams& q, const int16_t* input,
+                       const int8_t* filter, const int64_t* bias, int16_t* output) {
+  const int64_t count = p.batch * p.output_height * p.output_width * p.output_channels;
+  std::vector<int64_t> acc(static_cast<size_t>(count), 0);
+  ScatterTransposeConv(
+      p, input, filter, acc.data(), [](int16_t v) { return static_cast<int64_t>(v); },
+      [](int8_t v) { return static_cast<int64_t>(v); });
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t channel = i % p.output_channels;
+    int64_t value = acc[static_cast<size_t>(i)];
+    if (bias != nullptr) value = WrapAdd(value, LoadBias(bias, channel));
+    output[i] = static_cast<int16_t>(Finish(q, channel, value));
+  }
+}
 
 void PrepareAddInt8(float a_scale, float b_scale, float output_scale, AddInt8Params* params) {
   // As LiteRT: the max of the float scales, doubled in double; the output's divisor 2^left_shift * scale in
@@ -429,13 +468,16 @@ void PrepareLogSoftmaxInt8(float input_scale, LogSoftmaxInt8Params* params) {
   params->diff_min = -static_cast<int32_t>(std::floor(max_input_rescaled));
 }
 
-void LogSoftmaxInt8(const LogSoftmaxInt8Params& p, const int8_t* input, int8_t* output) {
+template <typename T>
+void LogSoftmaxQuantized(const LogSoftmaxInt8Params& p, const T* input, T* output) {
   constexpr int kInputBits = 5, kAccumulationBits = 12, kOutputBits = 4;
-  constexpr int32_t kOutputZeroPoint = 127;
+  // The output's zero point is the type's top (127, 255): log-probabilities are <= 0.
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  constexpr int32_t kOutputZeroPoint = hi;
   for (int64_t row = 0; row < p.outer; ++row) {
-    const int8_t* in = input + row * p.depth;
-    int8_t* out = output + row * p.depth;
-    int32_t max = -128;
+    const T* in = input + row * p.depth;
+    T* out = output + row * p.depth;
+    int32_t max = lo;
     for (int64_t j = 0; j < p.depth; ++j) max = std::max<int32_t>(max, in[j]);
     int32_t sum_of_exps = 0;  // Q12.19
     for (int64_t j = 0; j < p.depth; ++j) {
@@ -460,14 +502,17 @@ void LogSoftmaxInt8(const LogSoftmaxInt8Params& p, const int8_t* input, int8_t* 
         const int32_t delta =
             static_cast<int32_t>(static_cast<uint32_t>(diff_q5) - static_cast<uint32_t>(log_sum_q5));
         int32_t value = RoundingDivideByPOT(delta, 31 - kInputBits - kOutputBits) + kOutputZeroPoint;
-        value = std::min(std::max(value, int32_t{-128}), int32_t{127});
-        out[j] = static_cast<int8_t>(value);
+        value = std::min(std::max(value, lo), hi);
+        out[j] = static_cast<T>(value);
       } else {
-        out[j] = -128;
+        out[j] = static_cast<T>(lo);
       }
     }
   }
 }
+
+template void LogSoftmaxQuantized<int8_t>(const LogSoftmaxInt8Params&, const int8_t*, int8_t*);
+template void LogSoftmaxQuantized<uint8_t>(const LogSoftmaxInt8Params&, const uint8_t*, uint8_t*);
 
 void PrepareMeanHwInt8(float input_scale, float output_scale, MeanHwInt8Params* params) {
   const QuantizedMultiplier base =

@@ -37,7 +37,20 @@ struct WeightedQuantParams {
   // convolutions, and FULLY_CONNECTED with per-channel weights); false narrows the sum to int32 and applies
   // `rounding` (FULLY_CONNECTED with per-tensor weights: measured, the int64 multiply differs on 8 of 21).
   bool wide_multiply = true;
+  // FULLY_CONNECTED (int8, uint8, and 16x8 with per-tensor weights): LiteRT's reference kernels apply the real
+  // multiplier itself, not its fixed-point form: out = round(double(acc) * m[c]) (half away from zero), with
+  // m[c] = double(input_scale) * double(filter_scale[c]) / double(output_scale) from the float scales
+  // (RealMultipliers). The two agree except next to a rounding boundary, where the fixed-point significand's
+  // 2^-31 relative error times a large sum (above about 2^24) moves the result one step. When set, it replaces
+  // `multipliers` and `rounding` (the 16x8 int64 multiply, `wide_multiply`, takes precedence). A product beyond
+  // int32 saturates (LiteRT's conversion is undefined there).
+  std::vector<double> real_multipliers;
 };
+
+// One real multiplier per output channel: double(input_scale) * double(filter_scale[c]) / double(output_scale)
+// (a single filter scale applies to all `channels`).
+std::vector<double> RealMultipliers(float input_scale, const std::vector<float>& filter_scales, float output_scale,
+                                    int64_t channels);
 
 // input [batch, input_size], weights [num_units, input_size], bias [num_units] or null. The activation field of
 // `shape` is ignored (the clamp is in `quant`).
@@ -69,6 +82,11 @@ inline void ConvInt8(const ConvParams& shape, const WeightedQuantParams& quant, 
 template <typename T>
 void TransposeConvQuantized(const TransposeConvParams& shape, const WeightedQuantParams& quant, const T* input,
                             const T* filter, const int32_t* bias, T* output);
+// TRANSPOSE_CONV 16x8 (LiteRT's reference integer kernel for int16 input): symmetric int16 input and output,
+// symmetric int8 filter (per tensor or per channel along dimension 0), int64 bias or none; the scatter summed in
+// int64, then LiteRT's int64 multiply (`quant.wide_multiply`, MultiplyByQuantizedMultiplierInt64) and the clamp.
+void TransposeConv16x8(const TransposeConvParams& shape, const WeightedQuantParams& quant, const int16_t* input,
+                       const int8_t* filter, const int64_t* bias, int16_t* output);
 inline void TransposeConvInt8(const TransposeConvParams& shape, const WeightedQuantParams& quant, const int8_t* input,
                               const int8_t* filter, const int32_t* bias, int8_t* output) {
   TransposeConvQuantized<int8_t>(shape, quant, input, filter, bias, output);
@@ -166,7 +184,13 @@ struct LogSoftmaxInt8Params {
   Rounding rounding = Rounding::kDouble;  // of the two multipliers (measured: docs/ops.md)
 };
 void PrepareLogSoftmaxInt8(float input_scale, LogSoftmaxInt8Params* params);
-void LogSoftmaxInt8(const LogSoftmaxInt8Params& params, const int8_t* input, int8_t* output);
+// T: int8_t, or uint8_t (LiteRT's reference uint8 kernel: the same arithmetic, the output quantized as 16/256 with
+// zero point 255, values at or below the adjusted minimum 0).
+template <typename T>
+void LogSoftmaxQuantized(const LogSoftmaxInt8Params& params, const T* input, T* output);
+inline void LogSoftmaxInt8(const LogSoftmaxInt8Params& params, const int8_t* input, int8_t* output) {
+  LogSoftmaxQuantized<int8_t>(params, input, output);
+}
 
 // MEAN int8 over the height and width of an NHWC input (keep_dims, axes [1, 2]: LiteRT's integer kernel for
 // that case). The division by the count n = height * width is folded into the multiplier: with (q, e) =

@@ -134,10 +134,12 @@ def main():
         unary(out, "q8_logistic_%d" % i, OPS.LOGISTIC, 2, quant, (1.0 / 256, -128))
         unary(out, "q8_tanh_%d" % i, OPS.TANH, 2, quant, (1.0 / 128, 0))
     unary(out, "q8_tanh_5", OPS.TANH, 2, (0.05, 0), (0.01, -7))  # TANH takes any output quantization
-    # LOG_SOFTMAX: the output quantization LiteRT requires; input scales from fine to coarse, rows of 1 to 1000.
+    # LOG_SOFTMAX: the output quantization LiteRT requires; input scales from fine to coarse (1e-5 to 31: from 16 up
+    # the input multiplier's exponent is 31), rows of 1 to 1000.
     for i, (in_quant, shape) in enumerate([((0.1, 0), (4, 16, 16)), ((0.02, -128), (8, 128)), ((1.0 / 16, 127), (2, 1000)),
                                            ((0.5, 5), (64, 16)), ((1e-3, -20), (32, 32)), ((0.25, 0), (100, 1)),
-                                           ((3.0, 0), (16, 64))]):
+                                           ((3.0, 0), (16, 64)), ((1e-5, -128), (8, 64)), ((16.0, 127), (16, 64)),
+                                           ((31.0, -100), (8, 64))]):
         m = OneOpModel(out)
         x = m.tensor(shape, *in_quant, "x")
         y = m.tensor(shape, 16.0 / 256, 127, "y", is_input=False)
@@ -204,8 +206,30 @@ def main():
     y = m.tensor((256, 16), 16.0, 0, "y", is_input=False)
     m.write("q8_fc_ties", OPS.FULLY_CONNECTED, 4, [x, w], y, S.BuiltinOptions.FullyConnectedOptions,
             S.FullyConnectedOptionsT())
+    fc_large_sum_ops(out)
     transpose_conv_ops(out)
     resize_ops(out, np.int8, "q8")
+
+
+def fc_large_sum_ops(out):
+    """FULLY_CONNECTED with sums above 2^27 (weights 0, so that each output is its bias alone), the biases where
+    LiteRT's reference arithmetic (the sum times the real multiplier in double, rounded half away from zero) and
+    the fixed-point multiplier part: per tensor, and per channel with two filter scales in turn."""
+    from quant_op_models import large_sum_biases  # noqa: E402 (quant_op_models imports this module)
+    in_q, out_q = (0.0219, -7), (28.470489501953125, -128)
+    for name, scales in (("q8_fc_large_sums", [0.00073]), ("q8_fc_large_sums_pc", [0.00073, 0.0004011022])):
+        per_scale = [large_sum_biases(in_q[0], s, *out_q, 8, lo=-128, hi=127) for s in scales]
+        bias = np.asarray([per_scale[c % len(scales)][c // len(scales)] for c in range(8 * len(scales))],
+                          dtype=np.int32)
+        units = len(bias)
+        m = OneOpModel(out)
+        x = m.tensor((2, 3), *in_q, "x")
+        w_scale = scales[0] if len(scales) == 1 else [scales[c % len(scales)] for c in range(units)]
+        w = m.tensor((units, 3), w_scale, 0, "w", data=np.zeros((units, 3)))
+        b = m.tensor((units,), None, 0, "b", data=bias, dtype=np.int32)
+        y = m.tensor((2, units), *out_q, "y", is_input=False)
+        m.write(name, OPS.FULLY_CONNECTED, 4, [x, w, b], y, S.BuiltinOptions.FullyConnectedOptions,
+                S.FullyConnectedOptionsT())
 
 
 def reduce_ops(out, dtype=np.int8, prefix="q8"):

@@ -239,6 +239,56 @@ def uint8_multiplier_ops(out):
         m.write("qu8_multiplier_%s" % kind, code, 1, [x, w, b], y, options_type, options)
 
 
+def large_sum_biases(in_scale, w_scale, out_scale, out_zp, count, lo=0, hi=255):
+    """Biases above 2^27 whose outputs tell apart LiteRT's FULLY_CONNECTED reference arithmetic (the sum times the
+    real multiplier in double, rounded half away from zero) from the fixed-point multiplier (31-bit significand,
+    one rounding, ties away): next to a rounding boundary the significand's 2^-31 relative error, times a sum this
+    large, moves the output one step. Each bias gives outputs in [lo, hi] that differ between the two."""
+    f32 = np.float32
+    real = float(f32(in_scale)) * float(f32(w_scale)) / float(f32(out_scale))
+    fixed = quantize_multiplier(real)
+
+    def in_double(acc):
+        v = math.floor(abs(acc * real) + 0.5)
+        return v if acc >= 0 else -v
+
+    biases = []
+    for k in range(lo - out_zp, hi - out_zp):
+        edge = int((k + 0.5) / real)
+        for acc in range(edge - 3, edge + 4):
+            a, b = in_double(acc), apply_single_rounding_away(acc, fixed)
+            if a != b and lo <= a + out_zp <= hi and lo <= b + out_zp <= hi and abs(acc) > 2 ** 27:
+                biases.append(acc)
+    assert len(biases) >= count, "only %d biases part the two" % len(biases)
+    picks = np.linspace(0, len(biases) - 1, count).round().astype(int)
+    return [biases[i] for i in picks]
+
+
+def uint8_large_sum_ops(out):
+    """FULLY_CONNECTED uint8 with sums above 2^27 (biases 1.3e8 to 4.5e8, weights equal to their zero point so that
+    each output is its bias alone): every output of qu8_fc_large_sums lies where the double arithmetic of LiteRT's
+    reference kernel and the fixed-point multiplier part; qu8_fc_large_sums_1 adds random weights."""
+    # Output scale 28.4704895: a multiplier near 5.6e-7 whose significand is 3.9e-10 (relative) off, about the
+    # most a 31-bit significand can be, so that many boundaries part the two.
+    in_q, w_q, out_q = (0.0219, 128), (0.00073, 131), (28.470489501953125, 0)
+    bias = np.asarray(large_sum_biases(in_q[0], w_q[0], *out_q, 16), dtype=np.int32)
+    m = OneOpModel(out, U8)
+    x = m.tensor((2, 3), *in_q, "x")
+    w = m.tensor((16, 3), *w_q, "w", data=np.full((16, 3), w_q[1]))
+    b = m.tensor((16,), None, 0, "b", data=bias, dtype=np.int32)
+    y = m.tensor((2, 16), *out_q, "y", is_input=False)
+    m.write("qu8_fc_large_sums", OPS.FULLY_CONNECTED, 1, [x, w, b], y, S.BuiltinOptions.FullyConnectedOptions,
+            S.FullyConnectedOptionsT())
+    rng = np.random.default_rng(41)
+    m = OneOpModel(out, U8)
+    x = m.tensor((64, 40), *in_q, "x")
+    w = m.tensor((16, 40), *w_q, "w", data=rng.integers(0, 256, size=(16, 40)))
+    b = m.tensor((16,), None, 0, "b", data=rng.integers(300_000_000, 400_000_000, size=16), dtype=np.int32)
+    y = m.tensor((64, 16), *out_q, "y", is_input=False)
+    m.write("qu8_fc_large_sums_1", OPS.FULLY_CONNECTED, 1, [x, w, b], y, S.BuiltinOptions.FullyConnectedOptions,
+            S.FullyConnectedOptionsT())
+
+
 def uint8_moving_ops(out):
     """PAD (filled with the zero point) and TRANSPOSE on uint8, the output quantized as the input."""
     pads = [((2, 3, 4, 5), [[0, 1], [2, 0], [1, 1], [0, 2]], (0.1, 137)), ((1, 5, 5, 3), [[0, 0], [1, 1], [2, 2], [0, 0]],
@@ -317,7 +367,7 @@ def uint8_transpose_conv_ops(out):
 
 def int16_ops(out):
     """The int16 kernels (16-bit activations, symmetric: zero point 0): ADD and SUB on LiteRT's general path
-    (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, the pools
+    (pot_scale_int16 false, or scales that are not powers of two), MUL, MAXIMUM, MINIMUM, the RELUs, LEAKY_RELU, the pools
     and QUANTIZE float -> int16, int16 -> int16, int8 <-> int16."""
     I16 = np.int16
     s4 = (2, 3, 4, 5)
@@ -342,6 +392,14 @@ def int16_ops(out):
     for i, (in_quant, out_quant) in enumerate([((0.001, 0), (0.001, 0)), ((0.001, 0), (0.0004, 0)), ((1e-4, 0), (3e-4, 0))]):
         unary(out, "q16_relu_%d" % i, OPS.RELU, 3, in_quant, out_quant, dtype=I16)
         unary(out, "q16_relu6_%d" % i, OPS.RELU6, 3, in_quant, out_quant, dtype=I16)
+    # LEAKY_RELU int16 (symmetric, as LiteRT requires): alphas below and above 1 and negative.
+    for i, (in_quant, out_quant) in enumerate([((0.001, 0), (0.001, 0)), ((0.001, 0), (0.0004, 0)),
+                                               ((1e-4, 0), (3e-4, 0)), ((0.02, 0), (1e-3, 0))]):
+        for j, alpha in enumerate([0.2, -0.5, 1.7]):
+            options = S.LeakyReluOptionsT()
+            options.alpha = alpha
+            unary(out, "q16_leakyrelu_%d_%d" % (i, j), OPS.LEAKY_RELU, 2, in_quant, out_quant,
+                  S.BuiltinOptions.LeakyReluOptions, options, dtype=I16)
     for i, (kind, code, padding) in enumerate([("avg", OPS.AVERAGE_POOL_2D, S.Padding.SAME),
                                               ("avg", OPS.AVERAGE_POOL_2D, S.Padding.VALID),
                                               ("max", OPS.MAX_POOL_2D, S.Padding.SAME)]):
@@ -410,6 +468,37 @@ def int16x8_ops(out):
             m.write("q16_%s_%d" % (kind, i), code, version, inputs, y, options_type, options)
 
 
+def int16x8_transpose_conv_ops(out):
+    """16x8 TRANSPOSE_CONV: int16 input and output (zero point 0), int8 filter per tensor or per channel, int64
+    bias or none, SAME and VALID, strides 1-3, fused RELU/RELU6 (the uint8 models' shapes)."""
+    rng = np.random.default_rng(43)
+    # input shape, filter (out_c, h, w), strides, padding, output h, w, bias, per channel, activation, scales
+    cases = [((1, 4, 4, 3), (5, 3, 3), (2, 2), "same", 8, 8, True, False, "none", (1e-3, 0.01, 4e-3)),
+             ((2, 3, 5, 2), (4, 2, 3), (1, 1), "valid", 4, 7, False, True, "none", (3e-4, 0.002, 1e-3)),
+             ((1, 5, 4, 4), (3, 3, 2), (3, 2), "valid", 15, 8, True, True, "relu", (2e-3, 0.05, 0.05)),
+             ((1, 2, 2, 8), (1, 4, 4), (2, 2), "same", 4, 4, True, False, "none", (0.01, 0.02, 0.02)),
+             ((1, 6, 6, 2), (2, 5, 5), (2, 2), "same", 11, 12, True, True, "relu6", (1e-5, 0.03, 2e-4))]
+    for i, (in_shape, (oc, fh, fw), (sh, sw), padding, oh, ow, with_bias, per_channel, activation, (si, sw_, so)) in \
+            enumerate(cases):
+        m = OneOpModel(out, np.int16)
+        shape = m.int32_constant([in_shape[0], oh, ow, oc], "output_shape")
+        fshape = (oc, fh, fw, in_shape[3])
+        scales = rng.uniform(0.5 * sw_, 1.5 * sw_, size=oc) if per_channel else sw_
+        w = m.tensor(fshape, scales, 0, "filter", data=rng.integers(-127, 128, size=fshape), dtype=np.int8)
+        x = m.tensor(in_shape, si, 0, "x")
+        inputs = [shape, w, x]
+        if with_bias:
+            inputs.append(m.tensor((oc,), None, 0, "bias", data=rng.integers(-40000, 40000, size=oc), dtype=np.int64))
+        y = m.tensor((in_shape[0], oh, ow, oc), so, 0, "y", is_input=False)
+        options = S.TransposeConvOptionsT()
+        options.padding = S.Padding.SAME if padding == "same" else S.Padding.VALID
+        options.strideH, options.strideW = sh, sw
+        options.fusedActivationFunction = ACTIVATIONS[activation]
+        version = 4 if activation != "none" else 3
+        m.write("q16_transpose_conv_%d" % i, OPS.TRANSPOSE_CONV, version, inputs, y,
+                S.BuiltinOptions.TransposeConvOptions, options)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -418,12 +507,14 @@ def main():
     uint8_ops(out)
     uint8_weighted_ops(out)
     uint8_multiplier_ops(out)
+    uint8_large_sum_ops(out)
     uint8_moving_ops(out)
     uint8_activation_ops(out)
     uint8_transpose_conv_ops(out)
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
     int16x8_ops(out)
+    int16x8_transpose_conv_ops(out)
     # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.
     for i, (in_quant, shape, beta) in enumerate([((0.1, 128), (4, 16, 16), 1.0), ((0.02, 0), (8, 128), 1.0),
                                                  ((1.0 / 16, 255), (2, 1000), 0.5), ((0.5, 133), (64, 16), 1.0)]):
@@ -433,6 +524,16 @@ def main():
         options = S.SoftmaxOptionsT()
         options.beta = beta
         m.write("qu8_softmax_%d" % i, OPS.SOFTMAX, 1, [x], y, S.BuiltinOptions.SoftmaxOptions, options)
+    # LOG_SOFTMAX uint8: the output quantization LiteRT requires (16/256, 255); the int8 models' input scales and
+    # rows, zero points moved into [0, 255].
+    for i, (in_quant, shape) in enumerate([((0.1, 128), (4, 16, 16)), ((0.02, 0), (8, 128)), ((1.0 / 16, 255), (2, 1000)),
+                                           ((0.5, 133), (64, 16)), ((1e-3, 108), (32, 32)), ((0.25, 128), (100, 1)),
+                                           ((3.0, 128), (16, 64)), ((1e-5, 0), (8, 64)), ((16.0, 255), (16, 64)),
+                                           ((31.0, 28), (8, 64))]):
+        m = OneOpModel(out, U8)
+        x = m.tensor(shape, *in_quant, "x")
+        y = m.tensor(shape, 16.0 / 256, 255, "y", is_input=False)
+        m.write("qu8_log_softmax_%d" % i, OPS.LOG_SOFTMAX, 1, [x], y)
 
 
 if __name__ == "__main__":

@@ -794,11 +794,24 @@ TEST(OpWrapperTest, UnsupportedQuantizedTypesFailNamingOpTensorAndType) {
   unary(kKilnBuiltinLogistic, kKilnInt16, {"LOGISTIC", "q_in", "int16"});
   unary(kKilnBuiltinTanh, kKilnInt16, {"TANH", "q_in", "int16"});
   unary(kKilnBuiltinHardSwish, kKilnInt16, {"HARD_SWISH", "q_in", "int16"});
-  unary(kKilnBuiltinLeakyRelu, kKilnInt16, {"LEAKY_RELU", "q_in", "int16"});
   unary(kKilnBuiltinElu, kKilnInt16, {"ELU", "q_in", "int16"});
+  {
+    // int16 LEAKY_RELU runs, on symmetric tensors only (LiteRT's requirement).
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt16, {4}, "l16_in");
+    const int y = w.AddTensor(kKilnInt16, {4}, "l16_out");
+    w.SetQuantization(x, {0.001f}, {0});
+    w.SetQuantization(y, {0.001f}, {7});
+    w.AddOp(kKilnBuiltinLeakyRelu, {x}, {y}, KilnLeakyReluParams{0.2f});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"LEAKY_RELU", "l16_out", "zero point 7"});
+  }
   unary(kKilnBuiltinElu, kKilnUInt8, {"ELU", "q_in", "uint8"});
   unary(kKilnBuiltinExp, kKilnUInt8, {"EXP", "q_in", "uint8"});
-  unary(kKilnBuiltinLogSoftmax, kKilnUInt8, {"LOG_SOFTMAX", "q_in", "uint8"});
+  // uint8 LOG_SOFTMAX runs, with the output quantization LiteRT requires (16/256, 255).
+  unary(kKilnBuiltinLogSoftmax, kKilnUInt8, {"LOG_SOFTMAX", "q_out", "uint8", "255"});
   {
     // int16 tensors must be symmetric.
     ModelWriter w;

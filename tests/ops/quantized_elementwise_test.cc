@@ -256,6 +256,29 @@ TEST(QuantizedElementwiseTest, LeakyReluOverEveryInput) {
       }
     }
   }
+  // int16 (symmetric, as LiteRT's int16 kernel requires) over every input: the same arithmetic, clamped to
+  // int16.
+  std::vector<int16_t> x16(65536);
+  for (size_t i = 0; i < x16.size(); ++i) x16[i] = static_cast<int16_t>(static_cast<int32_t>(i) - 32768);
+  for (float si : {1e-3f, 3e-5f, 0.5f}) {
+    for (float so : {1e-3f, 4e-4f, 2e-2f}) {
+      for (float alpha : {0.2f, -0.5f, 1.7f}) {
+        LeakyReluInt8Params p;
+        PrepareLeakyReluInt8(si, alpha, so, &p);
+        std::vector<int16_t> out(x16.size());
+        LeakyReluQuantized<int16_t>(p, static_cast<int64_t>(x16.size()), x16.data(), out.data());
+        const QuantizedMultiplier identity = QuantizeMultiplier(static_cast<double>(si / so));
+        const float alpha_real = si * alpha / so;
+        const QuantizedMultiplier slope = QuantizeMultiplier(std::fabs(static_cast<double>(alpha_real)));
+        for (size_t i = 0; i < x16.size(); ++i) {
+          const int64_t v = x16[i];
+          const int64_t scaled = v >= 0 ? ApplyDouble(v, identity) : (alpha_real < 0 ? -1 : 1) * ApplyDouble(v, slope);
+          ASSERT_EQ(out[i], std::min<int64_t>(std::max<int64_t>(scaled, -32768), 32767))
+              << si << " " << so << " " << alpha << " " << v;
+        }
+      }
+    }
+  }
 }
 
 float Logistic(float x) { return 1.0f / (1.0f + std::exp(-x)); }

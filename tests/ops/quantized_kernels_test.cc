@@ -96,6 +96,82 @@ TEST(QuantizedKernelsTest, FullyConnectedMatchesPlainFormula) {
   }
 }
 
+// FULLY_CONNECTED as LiteRT's reference kernels compute it: the int32 sum times the real multiplier (the scales'
+// product in double) rounded half away from zero, int8 and uint8; against the sum written out in int64 and
+// rounded here. Biases above 2^27 put the sums where the fixed-point multiplier's 31-bit significand would move
+// outputs one step: the kernel must not take it. A product beyond int32 saturates.
+TEST(QuantizedKernelsTest, FullyConnectedAppliesTheRealMultiplier) {
+  std::mt19937 rng(43);
+  const float input_scale = 0.0219f, output_scale = 28.470489501953125f;
+  const std::vector<float> filter_scales = {0.00073f, 0.0004011022f, 0.02f};
+  for (int64_t units : {1, 3, 8}) {
+    FullyConnectedParams p;
+    p.batch = 2;
+    p.input_size = 5;
+    p.num_units = units;
+    WeightedQuantParams q;
+    q.input_zero_point = 3;
+    q.output_zero_point = -100;
+    std::vector<float> channel_scales(static_cast<size_t>(units));
+    for (int64_t c = 0; c < units; ++c)
+      channel_scales[static_cast<size_t>(c)] = filter_scales[static_cast<size_t>(c % 3)];
+    q.real_multipliers = RealMultipliers(input_scale, channel_scales, output_scale, units);
+    q.multipliers = PerChannelMultipliers(input_scale, {filter_scales[0]}, output_scale, units);
+    std::uniform_int_distribution<int32_t> big(150000000, 420000000);
+    std::vector<int32_t> bias(static_cast<size_t>(units));
+    for (int32_t& b : bias) b = big(rng);
+    const std::vector<int8_t> x = RandomInt8(10, rng);
+    const std::vector<int8_t> w = RandomInt8(static_cast<size_t>(units * 5), rng);
+    std::vector<int8_t> out(static_cast<size_t>(2 * units));
+    FullyConnectedInt8(p, q, x.data(), w.data(), bias.data(), out.data());
+    for (int64_t b = 0; b < 2; ++b) {
+      for (int64_t u = 0; u < units; ++u) {
+        int64_t acc = bias[static_cast<size_t>(u)];
+        for (int64_t i = 0; i < 5; ++i) acc += (x[b * 5 + i] - int64_t{3}) * w[u * 5 + i];
+        const float fs = filter_scales[static_cast<size_t>(u % 3)];
+        const double m = double{input_scale} * double{fs} / double{output_scale};
+        const double expect = std::round(static_cast<double>(acc) * m) - 100;
+        ASSERT_EQ(out[b * units + u], static_cast<int8_t>(std::min(std::max(expect, -128.0), 127.0))) << u;
+      }
+    }
+  }
+  // A sum above 2^27 where the two forms part (as the biases of qu8_fc_large_sums): the kernel gives the
+  // double one, and the fixed-point form only when no real multiplier is set.
+  const double m = double{input_scale} * double{0.00073f} / double{output_scale};
+  const QuantizedMultiplier fixed = QuantizeMultiplier(m);
+  int32_t parted = 0;
+  for (int32_t acc = 1 << 27; acc < (1 << 27) + 20000000 && parted == 0; ++acc) {
+    const double in_double = std::round(static_cast<double>(acc) * m);
+    if (in_double != MultiplyByQuantizedMultiplier(acc, fixed, Rounding::kSingleAway) && in_double < 200) parted = acc;
+  }
+  ASSERT_NE(parted, 0);
+  FullyConnectedParams one;
+  one.batch = one.input_size = one.num_units = 1;
+  WeightedQuantParams q;
+  q.input_zero_point = 0;
+  q.filter_zero_point = 7;
+  q.output_zero_point = 0;
+  q.activation_min = 0;
+  q.activation_max = 255;
+  q.multipliers = {fixed};
+  q.real_multipliers = {m};
+  const uint8_t ux = 200, uw = 7;  // the weight equals its zero point: the sum is the bias alone
+  uint8_t uout = 0;
+  FullyConnectedQuantized<uint8_t>(one, q, &ux, &uw, &parted, &uout);
+  EXPECT_EQ(uout, static_cast<uint8_t>(std::round(static_cast<double>(parted) * m)));
+  q.real_multipliers.clear();
+  FullyConnectedQuantized<uint8_t>(one, q, &ux, &uw, &parted, &uout);
+  EXPECT_EQ(uout, MultiplyByQuantizedMultiplier(parted, fixed, Rounding::kSingleAway));
+  // Saturation: a multiplier of 1e6 on a sum of 1e9 leaves int32; the output clamps, with no undefined conversion.
+  q.real_multipliers = {1e6};
+  q.output_zero_point = 0;
+  const int32_t huge = 1000000000, negative_huge = -1000000000;
+  FullyConnectedQuantized<uint8_t>(one, q, &ux, &uw, &huge, &uout);
+  EXPECT_EQ(uout, 255);
+  FullyConnectedQuantized<uint8_t>(one, q, &ux, &uw, &negative_huge, &uout);
+  EXPECT_EQ(uout, 0);
+}
+
 // A crafted model can push the int32 sums past their range (a huge bias, a multiplier that lands next to
 // INT32_MIN before the zero point is added). LiteRT's int32 arithmetic wraps there; Kiln's must give the same
 // answer and not be undefined behaviour (the interpreter fuzzer found the second case under UBSan).
@@ -513,6 +589,68 @@ TEST(QuantizedKernelsTest, TransposeConvMatchesPlainGather) {
   }
 }
 
+// TRANSPOSE_CONV 16x8: int16 input, int8 filter per channel, int64 bias (bias and sums beyond int32), against
+// the plain gather with the sum in int64 and LiteRT's int64 multiply written out (the multiplier cut to its top 16
+// bits, one rounding half up).
+TEST(QuantizedKernelsTest, TransposeConv16x8MatchesPlainGather) {
+  std::mt19937 rng(53);
+  const auto int64_multiply = [](int64_t acc, const QuantizedMultiplier& m) {
+    const int64_t reduced = m.multiplier < 0x7FFF0000 ? (int64_t{m.multiplier} + 32768) / 65536 : 0x7FFF;
+    return static_cast<int64_t>(std::floor(std::ldexp(static_cast<long double>(acc) * reduced, m.shift - 15) + 0.5L));
+  };
+  for (int64_t stride : {1, 2, 3}) {
+    for (int64_t kernel : {1, 3}) {
+      for (bool with_bias : {true, false}) {
+        TransposeConvParams p;
+        p.batch = 1;
+        p.input_height = 3;
+        p.input_width = 4;
+        p.input_channels = 2;
+        p.output_channels = 3;
+        p.filter_height = p.filter_width = kernel;
+        p.stride_height = p.stride_width = stride;
+        p.pad_top = p.pad_left = kernel / 2;
+        p.output_height = 3 * stride + kernel - 1 - 2 * p.pad_top;
+        p.output_width = 4 * stride + kernel - 1 - 2 * p.pad_left;
+        WeightedQuantParams q;
+        q.activation_min = stride == 2 ? 0 : -32768;
+        q.activation_max = 32767;
+        q.multipliers =
+            PerChannelMultipliers(stride == 3 ? 3e-4f : 1e-3f, {0.01f, 0.002f, 0.03f}, with_bias ? 4e-3f : 0.5f, 3);
+        std::vector<int16_t> x(24);
+        for (int16_t& v : x) v = static_cast<int16_t>(static_cast<int>(rng() % 65536) - 32768);
+        const std::vector<int8_t> f = RandomInt8(static_cast<size_t>(3 * kernel * kernel * 2), rng);
+        std::vector<int64_t> bias(3);
+        for (int64_t& b : bias) b = static_cast<int64_t>(rng() % 20000000001) - 10000000000;
+        std::vector<int16_t> out(static_cast<size_t>(p.output_height * p.output_width * 3));
+        TransposeConv16x8(p, q, x.data(), f.data(), with_bias ? bias.data() : nullptr, out.data());
+        size_t k = 0;
+        for (int64_t oy = 0; oy < p.output_height; ++oy) {
+          for (int64_t ox = 0; ox < p.output_width; ++ox) {
+            for (int64_t co = 0; co < 3; ++co) {
+              int64_t acc = with_bias ? bias[static_cast<size_t>(co)] : 0;
+              for (int64_t y = 0; y < 3; ++y) {
+                for (int64_t xx = 0; xx < 4; ++xx) {
+                  const int64_t fy = oy - (y * stride - p.pad_top), fx = ox - (xx * stride - p.pad_left);
+                  if (fy < 0 || fy >= kernel || fx < 0 || fx >= kernel) continue;
+                  for (int64_t ci = 0; ci < 2; ++ci) {
+                    acc += int64_t{x[static_cast<size_t>((y * 4 + xx) * 2 + ci)]} *
+                           f[static_cast<size_t>(((co * kernel + fy) * kernel + fx) * 2 + ci)];
+                  }
+                }
+              }
+              const int64_t want = std::min<int64_t>(
+                  std::max<int64_t>(int64_multiply(acc, q.multipliers[static_cast<size_t>(co)]), q.activation_min),
+                  q.activation_max);
+              ASSERT_EQ(out[k++], want) << "stride " << stride << " kernel " << kernel;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // MEAN and SUM int8 over any axes (keep_dims or not): each output recomputed from the unravelled input
 // indices, the MEAN through the folded multiplier (double rounding), the SUM through LiteRT's float formula.
 TEST(QuantizedKernelsTest, ReduceInt8MatchesPlainFormula) {
@@ -613,7 +751,9 @@ TEST(QuantizedKernelsTest, SumFloatSumsReducedElements) {
 }
 
 // LOG_SOFTMAX int8 against the real log softmax of the dequantized inputs: within one output step (16/256),
-// -128 exactly where the result lies below the output range; and the multipliers from their definitions.
+// -128 exactly where the result lies below the output range; and the multipliers from their definitions. The
+// uint8 kernel on the inputs moved up by 128 gives the int8 outputs plus 128 (it sees only differences from the
+// row max; its output zero point is 255).
 TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
   std::mt19937 rng(31);
   for (float scale : {1e-3f, 0.02f, 0.1f, 1.0f / 16, 0.5f, 3.0f}) {
@@ -629,6 +769,10 @@ TEST(QuantizedKernelsTest, LogSoftmaxNearRealValues) {
       const std::vector<int8_t> x = RandomInt8(static_cast<size_t>(3 * depth), rng);
       std::vector<int8_t> out(x.size());
       LogSoftmaxInt8(p, x.data(), out.data());
+      std::vector<uint8_t> xu(x.size()), outu(x.size());
+      for (size_t i = 0; i < x.size(); ++i) xu[i] = static_cast<uint8_t>(x[i] + 128);
+      LogSoftmaxQuantized<uint8_t>(p, xu.data(), outu.data());
+      for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(outu[i], out[i] + 128) << scale << " depth " << depth;
       for (int64_t row = 0; row < 3; ++row) {
         double max = -1e9, sum = 0;
         for (int64_t j = 0; j < depth; ++j)
