@@ -133,14 +133,32 @@ void KernelScript::ForgetTensor(const KilnTensor* tensor) {
 }
 
 KilnStatus KernelScript::NoteForgotten(KilnStatus status) {
-  if (status == kKilnOk || forgotten_.empty()) return status;
-  std::string names;
-  for (const std::string& name : forgotten_) names += (names.empty() ? "'" : ", '") + name + "'";
-  const bool one = forgotten_.size() == 1;
-  reporter()->ReportError("%s: note: global%s %s %s no tensor bound: %s tensor was deleted (KilnTensorDelete) while "
-                          "bound, and nothing was bound since",
-                          module_->name().c_str(), one ? "" : "s", names.c_str(), one ? "has" : "have",
-                          one ? "its" : "their");
+  if (status == kKilnOk) return status;
+  if (!forgotten_.empty()) {
+    std::string names;
+    for (const std::string& name : forgotten_) names += (names.empty() ? "'" : ", '") + name + "'";
+    const bool one = forgotten_.size() == 1;
+    reporter()->ReportError("%s: note: global%s %s %s no tensor bound: %s tensor was deleted (KilnTensorDelete) "
+                            "while bound, and nothing was bound since",
+                            module_->name().c_str(), one ? "" : "s", names.c_str(), one ? "has" : "have",
+                            one ? "its" : "their");
+  }
+  // rs_allocation globals the script reads or writes through typed accessors that never had a tensor: the
+  // failed access (an element access through a NULL allocation) is most likely through one of them.
+  std::string never;
+  int count = 0;
+  for (const GlobalDesc& g : module_->desc().globals) {
+    if (!g.is_allocation || g.is_pointer() || g.accessed_as.empty()) continue;
+    if (bindings_.count(g.name) || forgotten_.count(g.name)) continue;
+    never += (never.empty() ? "'" : ", '") + g.name + "'";
+    ++count;
+  }
+  if (count > 0) {
+    reporter()->ReportError("%s: note: rs_allocation global%s %s, which the script reads or writes, %s never had a "
+                            "tensor bound (bind one with KilnScriptBindAllocation)",
+                            module_->name().c_str(), count == 1 ? "" : "s", never.c_str(),
+                            count == 1 ? "has" : "have");
+  }
   return status;
 }
 

@@ -81,8 +81,9 @@ class KernelScript {
   KilnStatus Sync(Instance* instance);
   void ReadBack(Instance* instance);
   KilnStatus ApplyBindings(Instance* instance);
-  // After a failed launch or invokable: names the globals that lost their tensor to KilnTensorDelete, the
-  // likely cause (the drivers' messages cannot name an unbound allocation's global). Passes `status` on.
+  // After a failed launch or invokable: names the rs_allocation globals left without a tensor (deleted while
+  // bound by KilnTensorDelete, or never bound though the script accesses them), the likely cause: the drivers'
+  // messages cannot name an unbound allocation's global. Passes `status` on.
   KilnStatus NoteForgotten(KilnStatus status);
   // Refuses a launch of `what` `name` (reported, kKilnInvalidArgument) when one of the pointer globals its
   // code may use has no tensor bound.

@@ -329,6 +329,13 @@ class BindingLifetime : public Compute, public ::testing::WithParamInterface<std
     ASSERT_NE(never_bound, nullptr) << messages_.All();
     messages_.lines.clear();
     EXPECT_EQ(status, Run(never_bound, "lookup", n, &reference)) << messages << messages_.All();
+    if (status != kKilnOk) {
+      EXPECT_NE(messages_.All().find("bound_table.kmod: note: rs_allocation global 'gTable', which the script reads "
+                                     "or writes, has never had a tensor bound (bind one with "
+                                     "KilnScriptBindAllocation)"),
+                std::string::npos)
+          << messages_.All();
+    }
     EXPECT_EQ(got, reference) << "after the delete, lookup read " << ::testing::PrintToString(got);
   }
   // Runs weigh, the weight_sum reduction and the read_weight invokable on `script`, whose gWeights has no
