@@ -494,10 +494,14 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
   if (name == "rsGetDimX") return "kiln.dim.x";
   if (name == "rsGetDimY") return "kiln.dim.y";
   if (name == "rsGetDimZ") return "kiln.dim.z";
-  if (name == "rsGetLod" || name == "rsGetArray0" || name == "rsAllocationGetDimLOD" ||
-      name == "rsAllocationGetDimFaces") {
-    return "0u";
-  }
+  // Launches and allocations without levels of detail, cube faces or array dimensions (as on the CPU).
+  static const std::set<std::string> kAbsentDims = {
+      "rsGetLod",       "rsGetArray0",    "rsGetArray1",    "rsGetArray2",           "rsGetArray3",
+      "rsGetDimLod",    "rsGetDimArray0", "rsGetDimArray1", "rsGetDimArray2",        "rsGetDimArray3",
+      "rsAllocationGetDimLOD", "rsAllocationGetDimFaces"};
+  if (kAbsentDims.count(name)) return "0u";
+  if (name == "rsGetFace") return "0";  // RS_ALLOCATION_CUBEMAP_FACE_POSITIVE_X (an enum: int)
+  if (name == "rsGetDimHasFaces") return "false";
   // Runtime functions that need the CPU driver (kiln/kernel_abi.h services, script state, pointers).
   static const std::pair<const char*, const char*> kCpuOnly[] = {
       {"rsAtomic", "atomics"},

@@ -287,8 +287,30 @@ KILN_RS_OVERLOAD rs_allocation rsCreateAllocation(rs_type type) {
 KILN_RS_INLINE uint32_t rsGetDimX(rs_kernel_context context) { return context->dim_x; }
 KILN_RS_INLINE uint32_t rsGetDimY(rs_kernel_context context) { return context->dim_y; }
 KILN_RS_INLINE uint32_t rsGetDimZ(rs_kernel_context context) { return context->dim_z; }
+/* Kiln launches have no level of detail, cube faces or array dimensions (its allocations have none): the
+ * queries give what RenderScript gives for a launch without them. */
+typedef enum {
+  RS_ALLOCATION_CUBEMAP_FACE_POSITIVE_X = 0,
+  RS_ALLOCATION_CUBEMAP_FACE_NEGATIVE_X = 1,
+  RS_ALLOCATION_CUBEMAP_FACE_POSITIVE_Y = 2,
+  RS_ALLOCATION_CUBEMAP_FACE_NEGATIVE_Y = 3,
+  RS_ALLOCATION_CUBEMAP_FACE_POSITIVE_Z = 4,
+  RS_ALLOCATION_CUBEMAP_FACE_NEGATIVE_Z = 5
+} rs_allocation_cubemap_face;
 KILN_RS_INLINE uint32_t rsGetLod(rs_kernel_context context) { return 0u; }
+KILN_RS_INLINE rs_allocation_cubemap_face rsGetFace(rs_kernel_context context) {
+  return RS_ALLOCATION_CUBEMAP_FACE_POSITIVE_X;
+}
 KILN_RS_INLINE uint32_t rsGetArray0(rs_kernel_context context) { return 0u; }
+KILN_RS_INLINE uint32_t rsGetArray1(rs_kernel_context context) { return 0u; }
+KILN_RS_INLINE uint32_t rsGetArray2(rs_kernel_context context) { return 0u; }
+KILN_RS_INLINE uint32_t rsGetArray3(rs_kernel_context context) { return 0u; }
+KILN_RS_INLINE uint32_t rsGetDimLod(rs_kernel_context context) { return 0u; }
+KILN_RS_INLINE bool rsGetDimHasFaces(rs_kernel_context context) { return false; }
+KILN_RS_INLINE uint32_t rsGetDimArray0(rs_kernel_context context) { return 0u; }
+KILN_RS_INLINE uint32_t rsGetDimArray1(rs_kernel_context context) { return 0u; }
+KILN_RS_INLINE uint32_t rsGetDimArray2(rs_kernel_context context) { return 0u; }
+KILN_RS_INLINE uint32_t rsGetDimArray3(rs_kernel_context context) { return 0u; }
 
 /* ---- Element access ---- */
 

@@ -27,7 +27,8 @@
 //   noio_kernels.rs       squares, grid: RS_KERNEL with neither input nor output, over a launch-option range (1D, 2D)
 //   void_kernels.rs       scatter_reversed, count_even: void kernels, rsSetElementAt_int, rsAtomicInc/Max/Min
 //   coords.rs             coord_x, coord_xy, coord_xyz, coord_int: uint32_t x, y, z (and int x, y); a no-input kernel
-//   kernel_context.rs     launch_dims, mirror_x: rs_kernel_context, rsGetDimX/Y/Z
+//   kernel_context.rs     launch_dims, mirror_x, absent_dims: rs_kernel_context, rsGetDimX/Y/Z, rsGetLod/Face/Array0-3,
+//                         rsGetDimLod/HasFaces/Array0-3
 //   root_usrdata.rs       root: old root(const T*, U*, const void* usrData, x, y)
 //   root_plain.rs         root: old root(const T*, U*)
 //   old_style_named.rs    scale, scale_at, coords_only: old-style kernels named other than root
@@ -477,6 +478,10 @@ TEST_F(Corpus, KernelContextDims) {
     EXPECT_EQ(bad.count(), 0) << bad.Report();
     Release();
   }
+  // Levels of detail, cube faces and array dimensions: a Kiln launch has none, so each query adds 0.
+  ExpectExact1<uint8_t, uint32_t>(s, "absent_dims", 1, 4, 4, FullRange<uint8_t>(), [](const uint8_t* in, uint32_t* out) {
+    for (int l = 0; l < 4; ++l) out[l] = *in;
+  });
 }
 
 TEST_F(Corpus, OldStyleRoot) {
