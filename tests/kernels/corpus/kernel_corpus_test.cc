@@ -479,9 +479,8 @@ TEST_F(Corpus, KernelContextDims) {
     Release();
   }
   // Levels of detail, cube faces and array dimensions: a Kiln launch has none, so each query adds 0.
-  ExpectExact1<uint8_t, uint32_t>(s, "absent_dims", 1, 4, 4, FullRange<uint8_t>(), [](const uint8_t* in, uint32_t* out) {
-    for (int l = 0; l < 4; ++l) out[l] = *in;
-  });
+  ExpectExact1<uint8_t, uint32_t>(s, "absent_dims", 1, 4, 4, FullRange<uint8_t>(),
+                                  [](const uint8_t* in, uint32_t* out) { std::fill(out, out + 4, *in); });
 }
 
 TEST_F(Corpus, OldStyleRoot) {
