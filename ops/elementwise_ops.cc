@@ -519,6 +519,78 @@ void AddUnary(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_v
                     MakeOperator<UnaryState>(code, max_version, &UnaryPrepare<kOp>, &UnaryInvoke<kOp>)});
 }
 
+// ---- Float32 math of one input (LiteRT's float kernels): ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR,
+// CEIL, ROUND. Other input types are refused at Prepare, naming the tensor.
+
+enum class MathOp { kAbs, kNeg, kSqrt, kRsqrt, kSquare, kLog, kSin, kCos, kFloor, kCeil, kRound };
+
+constexpr const char* MathName(MathOp op) {
+  switch (op) {
+    case MathOp::kAbs: return "ABS";
+    case MathOp::kNeg: return "NEG";
+    case MathOp::kSqrt: return "SQRT";
+    case MathOp::kRsqrt: return "RSQRT";
+    case MathOp::kSquare: return "SQUARE";
+    case MathOp::kLog: return "LOG";
+    case MathOp::kSin: return "SIN";
+    case MathOp::kCos: return "COS";
+    case MathOp::kFloor: return "FLOOR";
+    case MathOp::kCeil: return "CEIL";
+    case MathOp::kRound: return "ROUND";
+  }
+  return "?";
+}
+
+template <MathOp kOp>
+float ApplyMath(float x) {
+  switch (kOp) {
+    case MathOp::kAbs: return std::fabs(x);
+    case MathOp::kNeg: return -x;
+    case MathOp::kSqrt: return std::sqrt(x);
+    case MathOp::kRsqrt: return 1.0f / std::sqrt(x);
+    case MathOp::kSquare: return x * x;
+    case MathOp::kLog: return std::log(x);
+    case MathOp::kSin: return std::sin(x);
+    case MathOp::kCos: return std::cos(x);
+    case MathOp::kFloor: return std::floor(x);
+    case MathOp::kCeil: return std::ceil(x);
+    case MathOp::kRound: return std::nearbyint(x);  // half to even, as LiteRT's ROUND (the default rounding mode)
+  }
+  return x;
+}
+
+struct MathState {};
+
+template <MathOp kOp>
+KilnStatus MathPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = MathName(kOp);
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 1, 1, &input, &output));
+  return ResizeOutput(context, op, output, TensorDims(input));
+}
+
+template <MathOp kOp>
+KilnStatus MathInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = MathName(kOp);
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const int64_t count = reference::NumElements(TensorDims(input));
+  if (count == 0) return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));
+  const float* in = FloatData(input);
+  float* out = FloatData(output);
+  for (int64_t i = 0; i < count; ++i) out[i] = ApplyMath<kOp>(in[i]);
+  return kKilnOk;
+}
+
+template <MathOp kOp>
+void AddMath(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int min_version, int max_version) {
+  table->push_back({code, min_version, max_version,
+                    MakeOperator<MathState>(code, max_version, &MathPrepare<kOp>, &MathInvoke<kOp>)});
+}
+
 }  // namespace
 
 void AddElementwiseOps(std::vector<BuiltinOp>* table) {
@@ -542,6 +614,18 @@ void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   AddUnary<UnaryOp::kExp>(table, kKilnBuiltinExp, 1, 2);
   table->push_back({kKilnBuiltinLeakyRelu, 1, 2,
                     MakeOperator<UnaryState>(kKilnBuiltinLeakyRelu, 2, &LeakyReluPrepare, &LeakyReluInvoke)});
+  // Float32 only; the versions LiteRT registers (the later ones add quantized types, refused at Prepare).
+  AddMath<MathOp::kAbs>(table, kKilnBuiltinAbs, 1, 5);
+  AddMath<MathOp::kNeg>(table, kKilnBuiltinNeg, 1, 2);
+  AddMath<MathOp::kSqrt>(table, kKilnBuiltinSqrt, 1, 1);
+  AddMath<MathOp::kRsqrt>(table, kKilnBuiltinRsqrt, 1, 3);
+  AddMath<MathOp::kSquare>(table, kKilnBuiltinSquare, 1, 1);
+  AddMath<MathOp::kLog>(table, kKilnBuiltinLog, 1, 2);
+  AddMath<MathOp::kSin>(table, kKilnBuiltinSin, 1, 1);
+  AddMath<MathOp::kCos>(table, kKilnBuiltinCos, 1, 1);
+  AddMath<MathOp::kFloor>(table, kKilnBuiltinFloor, 1, 1);
+  AddMath<MathOp::kCeil>(table, kKilnBuiltinCeil, 1, 1);
+  AddMath<MathOp::kRound>(table, kKilnBuiltinRound, 1, 1);
 }
 
 }  // namespace kiln::ops

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes single-op .tflite models of the data-moving and index ops (STRIDED_SLICE, SLICE, EXPAND_DIMS, GATHER,
-SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN, CAST) for litert_compare.py --generate,
+SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN, CAST, and the float32 math of one input:
+ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -183,6 +184,14 @@ def main():
     o = S.CastOptionsT()
     o.inDataType, o.outDataType = S.TensorType.FLOAT32, S.TensorType.INT32
     m.write(out_dir, "cast_float_to_int", OPS.CAST, 1, [x], [y], S.BuiltinOptions.CastOptions, o)
+    # The float32 math of one input (no options).
+    for name, code in [("abs", OPS.ABS), ("neg", OPS.NEG), ("sqrt", OPS.SQRT), ("rsqrt", OPS.RSQRT),
+                       ("square", OPS.SQUARE), ("log", OPS.LOG), ("sin", OPS.SIN), ("cos", OPS.COS),
+                       ("floor", OPS.FLOOR), ("ceil", OPS.CEIL), ("round", OPS.ROUND)]:
+        m = Model()
+        x = m.tensor([3, 5, 7], np.float32, "x")
+        y = m.output([3, 5, 7], np.float32, "y")
+        m.write(out_dir, name, code, 1, [x], [y])
 
 
 if __name__ == "__main__":

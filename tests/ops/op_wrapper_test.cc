@@ -4,8 +4,11 @@
 // from hand computation.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdarg>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,7 +53,13 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinPack,          kKilnBuiltinUnpack,
                                   kKilnBuiltinTile,          kKilnBuiltinBroadcastTo,
                                   kKilnBuiltinShape,         kKilnBuiltinArgMax,
-                                  kKilnBuiltinArgMin,        kKilnBuiltinCast};
+                                  kKilnBuiltinArgMin,        kKilnBuiltinCast,
+                                  kKilnBuiltinAbs,           kKilnBuiltinNeg,
+                                  kKilnBuiltinSqrt,          kKilnBuiltinRsqrt,
+                                  kKilnBuiltinSquare,        kKilnBuiltinLog,
+                                  kKilnBuiltinSin,           kKilnBuiltinCos,
+                                  kKilnBuiltinFloor,         kKilnBuiltinCeil,
+                                  kKilnBuiltinRound};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
@@ -77,6 +86,64 @@ TEST(OpWrapperTest, AddBroadcastsWithActivation) {
   ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
   EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 1, 3}));
   EXPECT_EQ(r.Output(), (std::vector<float>{2, 0, 3, 0, 0, 0}));
+}
+
+// The float32 math ops, each against the C library written out here over ordinary values and the edges (signed
+// zeros, infinities, NaN, ROUND's ties to even); an int8 input is refused naming the op and the tensor.
+TEST(OpWrapperTest, FloatMathOps) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> in = {-2.5f, -1.5f, -0.5f, -0.0f, 0.0f, 0.5f, 1.5f, 2.5f, 0.3f, -7.25f, 100.0f, inf, -inf,
+                                 nan};
+  // Ties to even, the long way: LiteRT's ROUND.
+  const auto round_half_even = [](float x) {
+    float r = std::floor(x);
+    const float d = x - r;
+    if (d > 0.5f || (d == 0.5f && std::fmod(r, 2.0f) != 0.0f)) r += 1.0f;
+    return r;
+  };
+  const std::vector<std::pair<KilnBuiltinOperator, std::function<float(float)>>> cases = {
+      {kKilnBuiltinAbs, [](float x) { return x < 0 ? -x : x == 0 ? 0.0f : x; }},
+      {kKilnBuiltinNeg, [](float x) { return -x; }},
+      {kKilnBuiltinSqrt, [](float x) { return std::sqrt(x); }},
+      {kKilnBuiltinRsqrt, [](float x) { return 1.0f / std::sqrt(x); }},
+      {kKilnBuiltinSquare, [](float x) { return x * x; }},
+      {kKilnBuiltinLog, [](float x) { return std::log(x); }},
+      {kKilnBuiltinSin, [](float x) { return std::sin(x); }},
+      {kKilnBuiltinCos, [](float x) { return std::cos(x); }},
+      {kKilnBuiltinFloor, [](float x) { return std::floor(x); }},
+      {kKilnBuiltinCeil, [](float x) { return std::ceil(x); }},
+      {kKilnBuiltinRound, round_half_even},
+  };
+  for (const auto& [code, ref] : cases) {
+    SCOPED_TRACE(KilnBuiltinOperatorGetName(code));
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, static_cast<int>(in.size()) / 2}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {2, static_cast<int>(in.size()) / 2}, "y");
+    w.AddOp(code, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    r.SetInput(0, in.data(), in.size() * sizeof(float));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    const std::vector<float> got = r.Output();
+    ASSERT_EQ(got.size(), in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const float want = ref(in[i]);
+      EXPECT_TRUE(got[i] == want || (std::isnan(got[i]) && std::isnan(want)))
+          << "x = " << in[i] << ": got " << got[i] << ", want " << want;
+    }
+  }
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnInt8, {4}, "q_in");
+  const int y = w.AddTensor(kKilnInt8, {4}, "y");
+  w.SetQuantization(x, {0.5f}, {0});
+  w.SetQuantization(y, {0.5f}, {0});
+  w.AddOp(kKilnBuiltinAbs, {x}, {y});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"ABS", "q_in", "int8"});
 }
 
 TEST(OpWrapperTest, RejectsNonFloatInputNamingOpAndTensor) {
