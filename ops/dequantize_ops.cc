@@ -145,10 +145,7 @@ KilnStatus QuantizeInvokeTyped(KilnOpaqueContext* context, KilnOpaqueNode* node,
   constexpr const char* op = "QUANTIZE";
   const In* in;
   Out* out;
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), state.count, &in));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), state.count, &out));
+  KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, state.count, state.count, &in, &out));
   if constexpr (std::is_same_v<In, float>) {
     if constexpr (std::is_same_v<Out, int8_t>) {
       reference::QuantizeFloatToInt8(state.count, state.scale, state.output_zero_point, in, out);

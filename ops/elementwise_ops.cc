@@ -407,10 +407,7 @@ KilnStatus InvokeUnaryQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node
                                 const UnaryState& state, int64_t count) {
   const T* input;
   T* output;
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+  KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
   if constexpr (kOp == UnaryOp::kRelu || kOp == UnaryOp::kRelu6 || kOp == UnaryOp::kReluN1To1) {
     reference::RequantizeClampQuantized<T>(state.relu, count, input, output);
   } else if constexpr (std::is_same_v<T, int16_t>) {
@@ -482,10 +479,7 @@ KilnStatus LeakyReluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       using T = decltype(type_tag);
       const T* input;
       T* output;
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
       reference::LeakyReluQuantized<T>(state->leaky_relu, count, input, output);
       return kKilnOk;
     };
@@ -573,14 +567,11 @@ KilnStatus MathPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 template <MathOp kOp>
 KilnStatus MathInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = MathName(kOp);
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  const int64_t count = reference::NumElements(TensorDims(input));
+  const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
   if (count == 0) return kKilnOk;
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, 4));
-  const float* in = FloatData(input);
-  float* out = FloatData(output);
+  const float* in;
+  float* out;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &in, &out));
   for (int64_t i = 0; i < count; ++i) out[i] = ApplyMath<kOp>(in[i]);
   return kKilnOk;
 }

@@ -223,10 +223,7 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       using T = decltype(type_tag);
       const T* input;
       T* output;
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
       reference::SoftmaxQuantized<T>(state->int8, input, output);
       return kKilnOk;
     };
@@ -302,10 +299,7 @@ KilnStatus LogSoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       using T = decltype(type_tag);
       const T* input;
       T* output;
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
       reference::LogSoftmaxQuantized<T>(state->int8, input, output);
       return kKilnOk;
     };

@@ -166,13 +166,7 @@ KilnStatus CheckData(KilnOpaqueContext* context, const char* op, const char* rol
 KilnStatus GetFloatInvokeData(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
                               int64_t input_count, int64_t output_count, const float** input,
                               float** output) {
-  const KilnOpaqueTensor* in = KilnOpaqueNodeGetInput(context, node, 0);
-  KilnOpaqueTensor* out = KilnOpaqueNodeGetOutput(context, node, 0);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", in, input_count, 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", out, output_count, 4));
-  *input = FloatData(in);
-  *output = FloatData(out);
-  return kKilnOk;
+  return GetInvokeData(context, node, op, input_count, output_count, input, output);
 }
 
 KilnStatus GetFloatWeightData(KilnOpaqueContext* context, const char* op, const char* role,

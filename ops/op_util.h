@@ -265,6 +265,20 @@ KilnStatus GetTypedData(KilnOpaqueContext* context, const char* op, const char* 
   return kKilnOk;
 }
 
+// Invoke's input 0 and output 0 of element types In and Out (const for the input), checked to hold
+// `input_count` and `output_count` elements; GetFloatInvokeData is this for float32.
+template <typename In, typename Out>
+KilnStatus GetInvokeData(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
+                         int64_t input_count, int64_t output_count, const In** input, Out** output) {
+  const KilnOpaqueTensor* in = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* out = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", in, input_count, sizeof(In)));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", out, output_count, sizeof(Out)));
+  *input = static_cast<const In*>(KilnOpaqueTensorData(in));
+  *output = static_cast<Out*>(KilnOpaqueTensorData(out));
+  return kKilnOk;
+}
+
 }  // namespace kiln::ops
 
 #endif  // KILN_OPS_OP_UTIL_H_

@@ -386,10 +386,7 @@ KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       using T = decltype(type_tag);
       const T* input;
       T* output;
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
-      KILN_OPAQUE_ENSURE_STATUS(
-          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+      KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
       reference::TransposeQuantized<T>(state->params, input, output);
       return kKilnOk;
     };
