@@ -75,6 +75,19 @@ def uint8_ops(out):
         m.write("qu8_concat_%d" % i, OPS.CONCATENATION, 1, inputs, y, S.BuiltinOptions.ConcatenationOptions, options)
 
 
+def conv_options(kind, padding, stride, depth_multiplier):
+    """CONV_2D ("conv") or DEPTHWISE_CONV_2D options with a padding and stride: (options, code, options type)."""
+    if kind == "conv":
+        options = S.Conv2DOptionsT()
+        code, options_type = OPS.CONV_2D, S.BuiltinOptions.Conv2DOptions
+    else:
+        options = S.DepthwiseConv2DOptionsT()
+        options.depthMultiplier = depth_multiplier
+        code, options_type = OPS.DEPTHWISE_CONV_2D, S.BuiltinOptions.DepthwiseConv2DOptions
+    options.padding, options.strideH, options.strideW = padding, stride, stride
+    return options, code, options_type
+
+
 def uint8_weighted_ops(out):
     """FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D on uint8: asymmetric uint8 weights (zero points 0 to 255),
     int32 bias or none, fused activations, strides, paddings and dilation."""
@@ -121,14 +134,7 @@ def uint8_weighted_ops(out):
             # LiteRT's uint8 convolutions need the bias (CONV_2D refuses, DEPTHWISE_CONV_2D crashes without).
             inputs = [x, w, m.tensor((oc,), None, 0, "b", data=rng.integers(-5000, 5000, size=oc), dtype=np.int32)]
             y = m.tensor((1, oh, ow, oc), *out_q, "y", is_input=False)
-            if kind == "conv":
-                options = S.Conv2DOptionsT()
-                code, options_type = OPS.CONV_2D, S.BuiltinOptions.Conv2DOptions
-            else:
-                options = S.DepthwiseConv2DOptionsT()
-                options.depthMultiplier = 2
-                code, options_type = OPS.DEPTHWISE_CONV_2D, S.BuiltinOptions.DepthwiseConv2DOptions
-            options.padding, options.strideH, options.strideW = padding, stride, stride
+            options, code, options_type = conv_options(kind, padding, stride, 2)
             options.dilationHFactor, options.dilationWFactor = dilation, dilation
             options.fusedActivationFunction = act[a]
             m.write("qu8_%s_%d" % (kind, i), code, 1 if dilation == 1 else 2, inputs, y, options_type, options)
@@ -228,14 +234,7 @@ def uint8_multiplier_ops(out):
         w = m.tensor(fshape, *w_q, "w", data=np.full(fshape, w_q[1]))
         b = m.tensor((48,), None, 0, "b", data=bias, dtype=np.int32)
         y = m.tensor((1, 1, 1, 48), *out_q, "y", is_input=False)
-        if kind == "conv":
-            options = S.Conv2DOptionsT()
-            code, options_type = OPS.CONV_2D, S.BuiltinOptions.Conv2DOptions
-        else:
-            options = S.DepthwiseConv2DOptionsT()
-            options.depthMultiplier = 48
-            code, options_type = OPS.DEPTHWISE_CONV_2D, S.BuiltinOptions.DepthwiseConv2DOptions
-        options.padding, options.strideH, options.strideW = S.Padding.VALID, 1, 1
+        options, code, options_type = conv_options(kind, S.Padding.VALID, 1, 48)
         m.write("qu8_multiplier_%s" % kind, code, 1, [x, w, b], y, options_type, options)
 
 
@@ -456,14 +455,9 @@ def int16x8_ops(out):
             if kind == "fc":
                 options = S.FullyConnectedOptionsT()
                 code, version, options_type = OPS.FULLY_CONNECTED, 7, S.BuiltinOptions.FullyConnectedOptions
-            elif kind == "conv":
-                options = S.Conv2DOptionsT()
-                options.padding, options.strideH, options.strideW = S.Padding.SAME, 1, 1
-                code, version, options_type = OPS.CONV_2D, 4, S.BuiltinOptions.Conv2DOptions
             else:
-                options = S.DepthwiseConv2DOptionsT()
-                options.padding, options.strideH, options.strideW, options.depthMultiplier = S.Padding.SAME, 1, 1, 2
-                code, version, options_type = OPS.DEPTHWISE_CONV_2D, 5, S.BuiltinOptions.DepthwiseConv2DOptions
+                options, code, options_type = conv_options(kind, S.Padding.SAME, 1, 2)
+                version = 4 if kind == "conv" else 5
             options.fusedActivationFunction = act[a]
             m.write("q16_%s_%d" % (kind, i), code, version, inputs, y, options_type, options)
 
