@@ -520,6 +520,104 @@ KilnStatus SumInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return ReduceInvoke(context, node, "SUM", true);
 }
 
+
+// ---- REDUCE_MAX, REDUCE_MIN, REDUCE_PROD (the stored values: an int8, uint8 or int16 output keeps the input's
+// quantization), REDUCE_ANY and REDUCE_ALL (bool). Axes and keep_dims as MEAN.
+
+using reference::ReduceKind;
+
+constexpr const char* ReduceName(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kMax: return "REDUCE_MAX";
+    case ReduceKind::kMin: return "REDUCE_MIN";
+    case ReduceKind::kProd: return "REDUCE_PROD";
+    case ReduceKind::kAny: return "REDUCE_ANY";
+    case ReduceKind::kAll: return "REDUCE_ALL";
+  }
+  return "?";
+}
+
+// The input types each reduction takes, as LiteRT 2.3.0's kernels do (its quantized REDUCE_PROD, which rescales
+// the product, is not here: int8 and int16 products are refused naming the tensor).
+const std::vector<KilnType>& ReduceTypes(ReduceKind kind) {
+  static const std::vector<KilnType> extremes = {kKilnFloat32, kKilnInt32, kKilnInt64,
+                                                 kKilnInt8,    kKilnUInt8, kKilnInt16};
+  static const std::vector<KilnType> products = {kKilnFloat32, kKilnInt32, kKilnInt64};
+  static const std::vector<KilnType> logical = {kKilnBool};
+  if (kind == ReduceKind::kProd) return products;
+  return kind == ReduceKind::kMax || kind == ReduceKind::kMin ? extremes : logical;
+}
+
+struct ReduceElementsState {
+  reference::MeanParams params;
+  int64_t output_count = 0;
+  KilnType type = kKilnFloat32;
+};
+
+template <ReduceKind kKind>
+KilnStatus ReduceElementsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = ReduceName(kKind);
+  KILN_OPS_GET_STATE(ReduceElementsState, state, context, node, op);
+  const KilnOpaqueTensor* input;
+  const KilnOpaqueTensor* axes;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axes", &axes));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  size_t element_size = 0;
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReduceTypes(kKind), &element_size));
+  state->type = KilnOpaqueTensorType(input);
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axes", axes, 0, 1));
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axes", axes, true, &values));
+  const auto* options = static_cast<const KilnReducerParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const bool keep_dims = options != nullptr && options->keep_dims;
+  Dims output_dims;
+  std::string error;
+  if (!reference::MakeMeanParams(TensorDims(input), values, keep_dims, &state->params, &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: axes %s: %s", op, TensorLabel(axes).c_str(), error.c_str());
+    return kKilnError;
+  }
+  state->output_count = reference::NumElements(output_dims);
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+template <ReduceKind kKind>
+KilnStatus ReduceElementsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = ReduceName(kKind);
+  KILN_OPS_GET_STATE(ReduceElementsState, state, context, node, op);
+  if (state->output_count == 0) return kKilnOk;
+  const int64_t input_count = reference::NumElements(state->params.input_dims);
+  const auto run = [&](auto type_tag) {
+    using T = decltype(type_tag);
+    const T* input;
+    T* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, input_count, state->output_count, &input, &output));
+    reference::ReduceElements<T>(kKind, state->params, input, output);
+    return kKilnOk;
+  };
+  switch (state->type) {
+    case kKilnFloat32: return run(float{});
+    case kKilnInt32: return run(int32_t{});
+    case kKilnInt64: return run(int64_t{});
+    case kKilnInt8: return run(int8_t{});
+    case kKilnUInt8: return run(uint8_t{});
+    case kKilnInt16: return run(int16_t{});
+    case kKilnBool: return run(bool{});
+    default: break;
+  }
+  KilnOpaqueContextReportError(context, "%s: input type %s was not prepared", op, KilnTypeGetName(state->type));
+  return kKilnError;
+}
+
+template <ReduceKind kKind>
+void AddReduceElements(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int max_version) {
+  table->push_back({code, 1, max_version,
+                    MakeOperator<ReduceElementsState>(code, max_version, &ReduceElementsPrepare<kKind>,
+                                                      &ReduceElementsInvoke<kKind>)});
+}
+
 }  // namespace
 
 void AddTensorOps(std::vector<BuiltinOp>* table) {
@@ -541,6 +639,12 @@ void AddTensorOps(std::vector<BuiltinOp>* table) {
   // SUM: LiteRT registers v1-v2 (v2 adds int8).
   table->push_back(
       {kKilnBuiltinSum, 1, 2, MakeOperator<MeanState>(kKilnBuiltinSum, 2, &SumPrepare, &SumInvoke)});
+  // LiteRT: REDUCE_MAX and REDUCE_MIN v1-3 (v2 int8, v3 int16), REDUCE_PROD v1-2, REDUCE_ANY and REDUCE_ALL v1.
+  AddReduceElements<ReduceKind::kMax>(table, kKilnBuiltinReduceMax, 3);
+  AddReduceElements<ReduceKind::kMin>(table, kKilnBuiltinReduceMin, 3);
+  AddReduceElements<ReduceKind::kProd>(table, kKilnBuiltinReduceProd, 2);
+  AddReduceElements<ReduceKind::kAny>(table, kKilnBuiltinReduceAny, 1);
+  AddReduceElements<ReduceKind::kAll>(table, kKilnBuiltinReduceAll, 1);
 }
 
 }  // namespace kiln::ops

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace kiln::ops::reference {
 
@@ -301,9 +302,10 @@ bool MakeMeanParams(const Dims& input, const std::vector<int32_t>& axes, bool ke
 
 namespace {
 
-// Adds every input element into its output element (zeroed first), visiting the input in row-major order.
-template <typename In, typename Acc>
-void ReduceSum(const MeanParams& params, const In* input, Acc* output) {
+// Folds every input element into its output element (each set to `init` first) with `combine(acc, in)`,
+// visiting the input in row-major order.
+template <typename In, typename Acc, typename Combine>
+void ReduceInto(const MeanParams& params, const In* input, Acc* output, Acc init, Combine combine) {
   const Dims& dims = params.input_dims;
   // The output, with or without kept 1s, is laid out as the input with reduced dimensions set to 1.
   Dims output_dims = dims;
@@ -311,7 +313,7 @@ void ReduceSum(const MeanParams& params, const In* input, Acc* output) {
     if (params.reduced[d]) output_dims[d] = 1;
   }
   const int64_t output_count = NumElements(output_dims);
-  for (int64_t o = 0; o < output_count; ++o) output[o] = Acc{0};
+  for (int64_t o = 0; o < output_count; ++o) output[o] = init;
   if (output_count == 0 || NumElements(dims) == 0) return;
   const Dims output_strides = Strides(output_dims);
   Dims index(dims.size(), 0);
@@ -321,8 +323,13 @@ void ReduceSum(const MeanParams& params, const In* input, Acc* output) {
     for (size_t d = 0; d < dims.size(); ++d) {
       if (!params.reduced[d]) offset += index[d] * output_strides[d];
     }
-    output[offset] += static_cast<Acc>(input[i++]);
+    output[offset] = combine(output[offset], input[i++]);
   } while (Next(dims, &index));
+}
+
+template <typename In, typename Acc>
+void ReduceSum(const MeanParams& params, const In* input, Acc* output) {
+  ReduceInto(params, input, output, Acc{0}, [](Acc acc, In x) { return acc + static_cast<Acc>(x); });
 }
 
 int64_t OutputCount(const MeanParams& params) {
@@ -359,5 +366,47 @@ void SumFloat(const MeanParams& params, const float* input, float* output) { Red
 void SumInt8(const MeanParams& params, const int8_t* input, int64_t* sums) { ReduceSum(params, input, sums); }
 
 void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums) { ReduceSum(params, input, sums); }
+
+}  // namespace kiln::ops::reference
+
+namespace kiln::ops::reference {
+
+template <typename T>
+void ReduceElements(ReduceKind kind, const MeanParams& params, const T* input, T* output) {
+  switch (kind) {
+    case ReduceKind::kMax:
+      // A NaN never replaces the running value (LiteRT's `in > current`), and an empty reduction gives lowest().
+      ReduceInto(params, input, output, std::numeric_limits<T>::lowest(),
+                 [](T acc, T x) { return x > acc ? x : acc; });
+      return;
+    case ReduceKind::kMin:
+      ReduceInto(params, input, output, std::numeric_limits<T>::max(), [](T acc, T x) { return x < acc ? x : acc; });
+      return;
+    case ReduceKind::kProd:
+      if constexpr (std::is_floating_point_v<T>) {
+        ReduceInto(params, input, output, T{1}, [](T acc, T x) { return acc * x; });
+      } else if constexpr (!std::is_same_v<T, bool>) {
+        // Wrapping, in an unsigned type at least as wide as unsigned int (narrower ones would promote to int).
+        using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+        ReduceInto(params, input, output, T{1},
+                   [](T acc, T x) { return static_cast<T>(static_cast<U>(acc) * static_cast<U>(x)); });
+      }
+      return;
+    case ReduceKind::kAny:
+      if constexpr (std::is_same_v<T, bool>) ReduceInto(params, input, output, false, [](bool a, bool x) { return a || x; });
+      return;
+    case ReduceKind::kAll:
+      if constexpr (std::is_same_v<T, bool>) ReduceInto(params, input, output, true, [](bool a, bool x) { return a && x; });
+      return;
+  }
+}
+
+template void ReduceElements<float>(ReduceKind, const MeanParams&, const float*, float*);
+template void ReduceElements<int8_t>(ReduceKind, const MeanParams&, const int8_t*, int8_t*);
+template void ReduceElements<uint8_t>(ReduceKind, const MeanParams&, const uint8_t*, uint8_t*);
+template void ReduceElements<int16_t>(ReduceKind, const MeanParams&, const int16_t*, int16_t*);
+template void ReduceElements<int32_t>(ReduceKind, const MeanParams&, const int32_t*, int32_t*);
+template void ReduceElements<int64_t>(ReduceKind, const MeanParams&, const int64_t*, int64_t*);
+template void ReduceElements<bool>(ReduceKind, const MeanParams&, const bool*, bool*);
 
 }  // namespace kiln::ops::reference

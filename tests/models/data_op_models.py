@@ -17,7 +17,8 @@ from ai_edge_litert import schema_py_generated as S
 
 OPS = S.BuiltinOperator
 TYPES = {np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32, np.int64: S.TensorType.INT64,
-         np.int8: S.TensorType.INT8, np.bool_: S.TensorType.BOOL}
+         np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
+         np.bool_: S.TensorType.BOOL}
 
 
 class Model:
@@ -81,9 +82,40 @@ def strided_slice(out_dir, name, shape, begin, end, strides, out_shape, masks=(0
     m.write(out_dir, name, OPS.STRIDED_SLICE, 4, [x, b, e, s], [y], S.BuiltinOptions.StridedSliceOptions, o)
 
 
+def reductions(out_dir):
+    """REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, REDUCE_ANY and REDUCE_ALL over several axes and types."""
+    cases = [  # name, op, version, dtype, quantization, shape, axes, keep_dims, output shape
+        ("reduce_max", OPS.REDUCE_MAX, 1, np.float32, None, [3, 4, 5], [1], False, [3, 5]),
+        ("reduce_max_keep_neg", OPS.REDUCE_MAX, 1, np.float32, None, [2, 3, 4, 5], [-1, 1], True, [2, 1, 4, 1]),
+        ("reduce_max_all", OPS.REDUCE_MAX, 1, np.float32, None, [4, 6], [0, 1], False, []),
+        ("reduce_max_int8", OPS.REDUCE_MAX, 2, np.int8, (0.05, -3), [2, 6, 7], [1, 2], True, [2, 1, 1]),
+        ("reduce_max_uint8", OPS.REDUCE_MAX, 1, np.uint8, (0.02, 128), [5, 8], [0], False, [8]),
+        ("reduce_max_int16", OPS.REDUCE_MAX, 3, np.int16, (0.001, 0), [3, 9], [1], False, [3]),
+        ("reduce_max_int32", OPS.REDUCE_MAX, 1, np.int32, None, [4, 3, 2], [0, 2], False, [3]),
+        ("reduce_min", OPS.REDUCE_MIN, 1, np.float32, None, [3, 4, 5], [2, 0], False, [4]),
+        ("reduce_min_int8", OPS.REDUCE_MIN, 2, np.int8, (0.05, 7), [2, 5, 5, 3], [1, 2], True, [2, 1, 1, 3]),
+        ("reduce_min_int64", OPS.REDUCE_MIN, 1, np.int64, None, [6, 4], [1], True, [6, 1]),
+        ("reduce_prod", OPS.REDUCE_PROD, 1, np.float32, None, [3, 4, 5], [1], False, [3, 5]),
+        ("reduce_prod_int32", OPS.REDUCE_PROD, 1, np.int32, None, [5, 3], [0], False, [3]),
+        ("reduce_prod_int64", OPS.REDUCE_PROD, 1, np.int64, None, [2, 3, 4], [-1], True, [2, 3, 1]),
+        ("reduce_any", OPS.REDUCE_ANY, 1, np.bool_, None, [4, 3, 2], [0, 2], False, [3]),
+        ("reduce_any_keep", OPS.REDUCE_ANY, 1, np.bool_, None, [3, 5], [1], True, [3, 1]),
+        ("reduce_all", OPS.REDUCE_ALL, 1, np.bool_, None, [2, 3, 2], [2], False, [2, 3]),
+    ]
+    for name, code, version, dtype, quant, shape, axes, keep_dims, out_shape in cases:
+        m = Model()
+        x = m.tensor(shape, dtype, "x", quant=quant)
+        a = m.tensor([len(axes)], np.int32, "axes", axes)
+        y = m.output(out_shape, dtype, "y", quant=quant)
+        o = S.ReducerOptionsT()
+        o.keepDims = keep_dims
+        m.write(out_dir, name, code, version, [x, a], [y], S.BuiltinOptions.ReducerOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    reductions(out_dir)
     # STRIDED_SLICE: masks, negative strides and indices, ellipsis, new axis, shrink.
     strided_slice(out_dir, "strided_slice_masks_reverse", [2, 3, 4], [0, 1, 0], [0, 0, 0], [1, 1, -2], [2, 2, 2],
                   (0b101, 0b111, 0, 0, 0))

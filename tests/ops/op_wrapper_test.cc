@@ -59,7 +59,9 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSquare,        kKilnBuiltinLog,
                                   kKilnBuiltinSin,           kKilnBuiltinCos,
                                   kKilnBuiltinFloor,         kKilnBuiltinCeil,
-                                  kKilnBuiltinRound};
+                                  kKilnBuiltinRound,         kKilnBuiltinReduceMax,
+                                  kKilnBuiltinReduceMin,     kKilnBuiltinReduceProd,
+                                  kKilnBuiltinReduceAny,     kKilnBuiltinReduceAll};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
@@ -688,6 +690,108 @@ TEST(OpWrapperTest, SumAndInt8ReductionsRun) {
     ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
     // Real values (x - 1) / 2: rows {0, 1, 2} and {-5, -5.5, -10.5}; mean 1 and -7, sum 3 and -21.
     EXPECT_EQ(Int8Output(r), code == kKilnBuiltinMean ? (std::vector<int>{3, -13}) : (std::vector<int>{7, -41}));
+  }
+}
+
+// REDUCE_MAX/MIN on int8 keep the stored values and the quantization; PROD over int32; ANY/ALL over bool; a
+// quantized PROD, a changed quantization, runtime axes and an axis out of range fail Prepare naming the tensor.
+TEST(OpWrapperTest, ElementReductionsRunAndRefuseClearly) {
+  for (KilnBuiltinOperator code : {kKilnBuiltinReduceMax, kKilnBuiltinReduceMin}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 3}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {-1});
+    const int y = w.AddTensor(kKilnInt8, {2, 1}, "y");
+    w.SetQuantization(x, {0.5f}, {1});
+    w.SetQuantization(y, {0.5f}, {1});
+    w.AddOp(code, {x, axes}, {y}, KilnReducerParams{true});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t in[] = {1, 3, -5, -128, 127, 0};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 1}));
+    EXPECT_EQ(Int8Output(r), code == kKilnBuiltinReduceMax ? (std::vector<int>{3, 127}) : (std::vector<int>{-5, -128}));
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt32, {2, 3}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {0});
+    const int y = w.AddTensor(kKilnInt32, {3}, "y");
+    w.AddOp(kKilnBuiltinReduceProd, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t in[] = {2, -3, 65536, 5, 7, 65536};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int32_t>(), (std::vector<int32_t>{10, -21, 0}));
+  }
+  for (KilnBuiltinOperator code : {kKilnBuiltinReduceAny, kKilnBuiltinReduceAll}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnBool, {2, 2}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {1});
+    const int y = w.AddTensor(kKilnBool, {2}, "y");
+    w.AddOp(code, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const bool in[] = {true, false, true, true};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    const auto out = r.OutputAs<uint8_t>();
+    EXPECT_EQ(out, code == kKilnBuiltinReduceAny ? (std::vector<uint8_t>{1, 1}) : (std::vector<uint8_t>{0, 1}));
+  }
+  {  // int8 PROD: LiteRT rescales the product; Kiln refuses it.
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 3}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {1});
+    const int y = w.AddTensor(kKilnInt8, {2}, "y");
+    w.SetQuantization(x, {0.5f}, {1});
+    w.SetQuantization(y, {0.5f}, {1});
+    w.AddOp(kKilnBuiltinReduceProd, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"REDUCE_PROD", "input 'x' has type int8", "expected one of float32, int32, int64"});
+  }
+  {  // MAX with a different output quantization (LiteRT fails Invoke on the scale)
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 3}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {1});
+    const int y = w.AddTensor(kKilnInt8, {2}, "y");
+    w.SetQuantization(x, {0.5f}, {1});
+    w.SetQuantization(y, {0.25f}, {1});
+    w.AddOp(kKilnBuiltinReduceMax, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"REDUCE_MAX", "output 'y'", "must have the quantization of input 'x'"});
+  }
+  {  // axes computed at run time, and an axis out of range
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int axes = w.AddTensor(kKilnInt32, {1}, "axes");
+    const int y = w.AddTensor(kKilnFloat32, {2}, "y");
+    w.AddOp(kKilnBuiltinReduceMin, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x, axes});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"REDUCE_MIN", "axes", "'axes'"});
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {-3});
+    const int y = w.AddTensor(kKilnFloat32, {2}, "y");
+    w.AddOp(kKilnBuiltinReduceMax, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"REDUCE_MAX", "axes 'axes'", "axis -3 is out of range for rank 2"});
   }
 }
 

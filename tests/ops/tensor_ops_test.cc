@@ -1,10 +1,14 @@
-// Reshape, concatenation, pad, transpose and mean (ops/reference/tensor_ops.h).
+// Reshape, concatenation, pad, transpose, mean and the element reductions (ops/reference/tensor_ops.h).
 
 #include "ops/reference/tensor_ops.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
 #include <numeric>
 #include <string>
 
@@ -298,6 +302,161 @@ TEST(MeanTest, MatchesNaiveOverAxisSets) {
       ExpectAllNear(out, sums, "mean mask " + std::to_string(mask));
     }
   }
+}
+
+// REDUCE_MAX/MIN/PROD/ANY/ALL against a plain fold over every axis set of a 4-D input (negative axes mixed in).
+template <typename T, typename Fold>
+void CheckReduceOverAxisSets(ReduceKind kind, const std::vector<T>& input, T init, Fold fold,
+                             const std::string& what) {
+  const Dims dims = {2, 3, 4, 5};
+  ASSERT_EQ(NumElements(dims), static_cast<int64_t>(input.size()));
+  for (int mask = 0; mask < 16; ++mask) {
+    for (bool keep : {false, true}) {
+      std::vector<int32_t> axes;
+      for (int d = 0; d < 4; ++d) {
+        if (mask & (1 << d)) axes.push_back(d % 2 ? d - 4 : d);
+      }
+      MeanParams params;
+      Dims out_dims;
+      std::string error;
+      ASSERT_TRUE(MakeMeanParams(dims, axes, keep, &params, &out_dims, &error)) << error;
+      Dims kept_dims;
+      for (int d = 0; d < 4; ++d) kept_dims.push_back((mask & (1 << d)) ? 1 : dims[d]);
+      std::vector<T> want(NumElements(kept_dims), init);
+      for (int64_t i = 0; i < NumElements(dims); ++i) {
+        int64_t rem = i, flat = 0, stride = 1;
+        for (int d = 3; d >= 0; --d) {
+          const int64_t c = rem % dims[d];
+          rem /= dims[d];
+          if (!(mask & (1 << d))) flat += c * stride;
+          stride *= kept_dims[d];
+        }
+        want[flat] = fold(want[flat], input[i]);
+      }
+      ASSERT_EQ(NumElements(out_dims), static_cast<int64_t>(want.size()));
+      std::vector<T> got(want.size());
+      ReduceElements<T>(kind, params, input.data(), got.data());
+      for (size_t k = 0; k < want.size(); ++k) {
+        EXPECT_EQ(got[k], want[k]) << what << " mask " << mask << " keep " << keep << " output " << k;
+      }
+    }
+  }
+}
+
+TEST(ReduceElementsTest, MatchesPlainFoldsOverAxisSets) {
+  const auto floats = RandomFloats(120, 43, -4, 4);
+  CheckReduceOverAxisSets<float>(ReduceKind::kMax, floats, std::numeric_limits<float>::lowest(),
+                                 [](float a, float x) { return std::max(a, x); }, "max");
+  CheckReduceOverAxisSets<float>(ReduceKind::kMin, floats, std::numeric_limits<float>::max(),
+                                 [](float a, float x) { return std::min(a, x); }, "min");
+  std::vector<int8_t> bytes(120);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<int8_t>((i * 37 + 11) % 256 - 128);
+  CheckReduceOverAxisSets<int8_t>(ReduceKind::kMax, bytes, int8_t{-128},
+                                  [](int8_t a, int8_t x) { return std::max(a, x); }, "int8 max");
+  std::vector<uint8_t> ubytes(120);
+  for (size_t i = 0; i < ubytes.size(); ++i) ubytes[i] = static_cast<uint8_t>((i * 53 + 7) % 256);
+  CheckReduceOverAxisSets<uint8_t>(ReduceKind::kMin, ubytes, uint8_t{255},
+                                   [](uint8_t a, uint8_t x) { return std::min(a, x); }, "uint8 min");
+  // Products in int64 of values in [-3, 3]: up to 3^120 overflows, so the fold wraps as the kernel must.
+  std::vector<int64_t> longs(120);
+  for (size_t i = 0; i < longs.size(); ++i) longs[i] = static_cast<int64_t>(i % 7) - 3;
+  CheckReduceOverAxisSets<int64_t>(
+      ReduceKind::kProd, longs, int64_t{1},
+      [](int64_t a, int64_t x) {
+        return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(x));
+      },
+      "int64 prod");
+  std::vector<float> small(120);
+  for (size_t i = 0; i < small.size(); ++i) small[i] = 0.5f + 0.01f * static_cast<float>(i % 13);
+  CheckReduceOverAxisSets<float>(ReduceKind::kProd, small, 1.0f, [](float a, float x) { return a * x; },
+                                 "float prod");
+  std::vector<bool> flags(120);
+  for (size_t i = 0; i < flags.size(); ++i) flags[i] = (i * 7) % 11 == 0;
+  // std::vector<bool> has no data(): copy into a plain array.
+  std::unique_ptr<bool[]> plain(new bool[120]);
+  for (size_t i = 0; i < 120; ++i) plain[i] = flags[i];
+  for (ReduceKind kind : {ReduceKind::kAny, ReduceKind::kAll}) {
+    const Dims dims = {2, 3, 4, 5};
+    for (int axis = -4; axis < 4; ++axis) {
+      MeanParams params;
+      Dims out_dims;
+      std::string error;
+      ASSERT_TRUE(MakeMeanParams(dims, {axis}, false, &params, &out_dims, &error)) << error;
+      std::unique_ptr<bool[]> got(new bool[NumElements(out_dims)]);
+      ReduceElements<bool>(kind, params, plain.get(), got.get());
+      // Plain: output o collects the inputs whose coordinates off `axis` equal o's.
+      const int a = axis < 0 ? axis + 4 : axis;
+      int64_t inner = 1;
+      for (int d = a + 1; d < 4; ++d) inner *= dims[d];
+      for (int64_t o = 0; o < NumElements(out_dims); ++o) {
+        const int64_t outer_index = o / inner, inner_index = o % inner;
+        bool want = kind == ReduceKind::kAll;
+        for (int64_t k = 0; k < dims[a]; ++k) {
+          const bool x = plain[(outer_index * dims[a] + k) * inner + inner_index];
+          want = kind == ReduceKind::kAll ? (want && x) : (want || x);
+        }
+        EXPECT_EQ(got[o], want) << "axis " << axis << " output " << o;
+      }
+    }
+  }
+}
+
+// Zero elements reduce to each fold's start; a NaN never wins MAX or MIN; int32 products wrap; rank 0 and 6.
+TEST(ReduceElementsTest, EdgesEmptyNaNWrapAndRanks) {
+  MeanParams params;
+  Dims out_dims;
+  std::string error;
+  ASSERT_TRUE(MakeMeanParams({3, 0}, {1}, false, &params, &out_dims, &error));
+  EXPECT_EQ(out_dims, (Dims{3}));
+  std::vector<float> out(3);
+  ReduceElements<float>(ReduceKind::kMax, params, nullptr, out.data());
+  EXPECT_EQ(out, std::vector<float>(3, std::numeric_limits<float>::lowest()));
+  ReduceElements<float>(ReduceKind::kMin, params, nullptr, out.data());
+  EXPECT_EQ(out, std::vector<float>(3, std::numeric_limits<float>::max()));
+  ReduceElements<float>(ReduceKind::kProd, params, nullptr, out.data());
+  EXPECT_EQ(out, std::vector<float>(3, 1.0f));
+  bool flags[3] = {true, true, true};
+  ReduceElements<bool>(ReduceKind::kAny, params, nullptr, flags);
+  EXPECT_FALSE(flags[0] || flags[1] || flags[2]);
+  ReduceElements<bool>(ReduceKind::kAll, params, nullptr, flags);
+  EXPECT_TRUE(flags[0] && flags[1] && flags[2]);
+
+  ASSERT_TRUE(MakeMeanParams({4}, {0}, false, &params, &out_dims, &error));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float with_nan[] = {1, nan, 3, 2};
+  float one = 0;
+  ReduceElements<float>(ReduceKind::kMax, params, with_nan, &one);
+  EXPECT_EQ(one, 3.0f);
+  ReduceElements<float>(ReduceKind::kMin, params, with_nan, &one);
+  EXPECT_EQ(one, 1.0f);
+
+  const int32_t big[] = {65536, 65536, 3, -1};
+  int32_t product = 0;
+  ReduceElements<int32_t>(ReduceKind::kProd, params, big, &product);
+  EXPECT_EQ(product, 0);  // 2^32 wraps to 0
+  const int16_t shorts[] = {-32768, -32768, 1, 1};
+  int16_t short_product = 7;
+  ReduceElements<int16_t>(ReduceKind::kProd, params, shorts, &short_product);  // 2^30: wraps to 0, no UB
+  EXPECT_EQ(short_product, 0);
+
+  // Rank 0: no axes, the value itself.
+  ASSERT_TRUE(MakeMeanParams({}, {}, false, &params, &out_dims, &error));
+  EXPECT_TRUE(out_dims.empty());
+  const int64_t scalar = -5;
+  int64_t scalar_out = 0;
+  ReduceElements<int64_t>(ReduceKind::kMin, params, &scalar, &scalar_out);
+  EXPECT_EQ(scalar_out, -5);
+  // Rank 6 over the first and last axes.
+  const Dims six = {2, 1, 2, 1, 1, 3};
+  ASSERT_TRUE(MakeMeanParams(six, {0, -1}, true, &params, &out_dims, &error));
+  EXPECT_EQ(out_dims, (Dims{1, 1, 2, 1, 1, 1}));
+  const float values[] = {1, 9, 2, 3, 4, 5, 6, 0, 7, 8, -1, -2};
+  float maxima[2];
+  ReduceElements<float>(ReduceKind::kMax, params, values, maxima);
+  EXPECT_EQ(maxima[0], 9.0f);  // {1, 9, 2} and {6, 0, 7}
+  EXPECT_EQ(maxima[1], 8.0f);  // {3, 4, 5} and {8, -1, -2}
+  EXPECT_FALSE(MakeMeanParams(six, {6}, false, &params, &out_dims, &error));
+  EXPECT_NE(error.find("axis 6 is out of range for rank 6"), std::string::npos) << error;
 }
 
 }  // namespace
