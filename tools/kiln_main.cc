@@ -7,6 +7,7 @@
 //   kiln inspect MODEL
 //   kiln inspect MODULE.kmod [--device ...] [--driver PATH]   (reflection, GPU forms, placement)
 //   kiln inspect --devices [--device ...] [--driver PATH]
+//   kiln ops [--missing]     (the builtin ops Kiln serves, with versions; or the schema's ops it does not)
 //
 // `run` prints each output's shape and first values and writes outputs as .npy in the model's own types;
 // inputs not given are filled with seeded random values. `--dequantize-outputs` also prints, and writes as
@@ -67,6 +68,8 @@ void Usage(FILE* out) {
       "      --explain print which driver and device runs each node, and why\n"
       "  kiln inspect MODEL | MODULE.kmod [--device ...] [--driver PATH]\n"
       "  kiln inspect --devices [--device ...] [--driver PATH]\n"
+      "  kiln ops [--missing]  the builtin ops Kiln serves and their versions, one per line; with\n"
+      "                        --missing, the .tflite schema's builtin ops it does not serve\n"
       "  kiln --version\n");
 }
 
@@ -405,6 +408,48 @@ done:
   return rc;
 }
 
+// `kiln ops`: every builtin op the schema names, with the version range Kiln's table serves ("CONV_2D 1-8"), or
+// with --missing the names of those it does not serve. CUSTOM (custom ops are the application's), DELEGATE (a
+// delegate's stand-in, not an op) and the schema's placeholder are neither. docs/ops.md is checked against this.
+int ListOps(int argc, char** argv) {
+  bool missing = false;
+  for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[i]) == "--missing") {
+      missing = true;
+    } else {
+      std::fprintf(stderr, "kiln ops: unknown option '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  // The schema's codes are dense from 0; a generous bound covers schemas newer than this list's reader.
+  constexpr int kMaxCode = 1024;
+  constexpr int kMaxVersion = 64;
+  for (int code = 0; code < kMaxCode; ++code) {
+    const auto builtin = static_cast<KilnBuiltinOperator>(code);
+    const std::string name = KilnBuiltinOperatorGetName(builtin);
+    if (name == "UNKNOWN" || builtin == kKilnBuiltinCustom || builtin == kKilnBuiltinDelegate ||
+        name.rfind("PLACEHOLDER", 0) == 0) {
+      continue;
+    }
+    int first = 0, last = 0;
+    for (int version = 1; version <= kMaxVersion; ++version) {
+      if (!KilnBuiltinOpIsSupported(builtin, version)) continue;
+      if (first == 0) first = version;
+      last = version;
+    }
+    if (missing) {
+      if (first == 0) std::printf("%s\n", name.c_str());
+    } else if (first != 0) {
+      if (first == last) {
+        std::printf("%s %d\n", name.c_str(), first);
+      } else {
+        std::printf("%s %d-%d\n", name.c_str(), first, last);
+      }
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -422,6 +467,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "benchmark") return kiln::cli::Benchmark(argc - 1, argv + 1);
+  if (command == "ops") return ListOps(argc, argv);
   if (command != "run" && command != "inspect") {
     std::fprintf(stderr, "kiln: unknown command '%s'\n", command.c_str());
     Usage(stderr);
