@@ -20,6 +20,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddSliceOps(all);
     AddSplitPackOps(all);
     AddArgCastOps(all);
+    AddNormalizationOps(all);
     return all;
   }();
   return *table;

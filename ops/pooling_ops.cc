@@ -1,4 +1,4 @@
-// AVERAGE_POOL_2D and MAX_POOL_2D (NHWC, float32).
+// AVERAGE_POOL_2D and MAX_POOL_2D (NHWC: float32, int8, uint8, int16) and L2_POOL_2D (float32).
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
@@ -17,9 +17,15 @@ struct PoolState {
   int32_t activation_min = -128, activation_max = 127;  // int8/uint8: the fused activation as a clamp
 };
 
-template <bool kMax>
+enum class PoolKind { kAverage, kMax, kL2 };
+
+constexpr const char* PoolName(PoolKind kind) {
+  return kind == PoolKind::kMax ? "MAX_POOL_2D" : kind == PoolKind::kL2 ? "L2_POOL_2D" : "AVERAGE_POOL_2D";
+}
+
+template <PoolKind kKind>
 KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  constexpr const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  constexpr const char* op = PoolName(kKind);
   KILN_OPS_GET_STATE(PoolState, state, context, node, op);
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
@@ -28,6 +34,7 @@ KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       KilnOpaqueTensorType(KilnOpaqueNodeGetInput(context, node, 0)) == kKilnInt16) {
     state->type = kKilnInt16;  // LiteRT's int16 pools: the int8 arithmetic on int16
   }
+  if (kKind == PoolKind::kL2) state->type = kKilnNoType;  // LiteRT's L2_POOL_2D is float32 only
   state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
@@ -89,10 +96,10 @@ KilnStatus PoolPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 // Invoke on 8-bit storage type T.
-template <bool kMax, typename T>
+template <PoolKind kKind, typename T>
 KilnStatus PoolInvokeQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node, const PoolState& state,
                                int64_t output_count) {
-  constexpr const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  constexpr const char* op = PoolName(kKind);
   const reference::PoolParams& p = state.params;
   const T* input;
   T* output;
@@ -100,7 +107,7 @@ KilnStatus PoolInvokeQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node,
                                          p.batch * p.input_height * p.input_width * p.channels, &input));
   KILN_OPAQUE_ENSURE_STATUS(
       GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), output_count, &output));
-  if (kMax) {
+  if (kKind == PoolKind::kMax) {
     reference::MaxPoolQuantized<T>(p, state.activation_min, state.activation_max, input, output);
   } else {
     reference::AveragePoolQuantized<T>(p, state.activation_min, state.activation_max, input, output);
@@ -108,25 +115,27 @@ KilnStatus PoolInvokeQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node,
   return kKilnOk;
 }
 
-template <bool kMax>
+template <PoolKind kKind>
 KilnStatus PoolInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  constexpr const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  constexpr const char* op = PoolName(kKind);
   KILN_OPS_GET_STATE(PoolState, state, context, node, op);
   const reference::PoolParams& p = state->params;
   const int64_t output_count = p.batch * p.output_height * p.output_width * p.channels;
   if (output_count == 0) return kKilnOk;
   if (state->is_int8) {
-    if (state->type == kKilnUInt8) return PoolInvokeQuantized<kMax, uint8_t>(context, node, *state, output_count);
-    if (state->type == kKilnInt16) return PoolInvokeQuantized<kMax, int16_t>(context, node, *state, output_count);
-    return PoolInvokeQuantized<kMax, int8_t>(context, node, *state, output_count);
+    if (state->type == kKilnUInt8) return PoolInvokeQuantized<kKind, uint8_t>(context, node, *state, output_count);
+    if (state->type == kKilnInt16) return PoolInvokeQuantized<kKind, int16_t>(context, node, *state, output_count);
+    return PoolInvokeQuantized<kKind, int8_t>(context, node, *state, output_count);
   }
   const float* input;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op,
                                                p.batch * p.input_height * p.input_width * p.channels,
                                                output_count, &input, &output));
-  if (kMax) {
+  if (kKind == PoolKind::kMax) {
     reference::MaxPoolFloat(p, input, output);
+  } else if (kKind == PoolKind::kL2) {
+    reference::L2PoolFloat(p, input, output);
   } else {
     reference::AveragePoolFloat(p, input, output);
   }
@@ -139,10 +148,15 @@ void AddPoolingOps(std::vector<BuiltinOp>* table) {
   // v2 adds int8, v3 int16.
   table->push_back(
       {kKilnBuiltinAveragePool2d, 1, 3,
-       MakeOperator<PoolState>(kKilnBuiltinAveragePool2d, 3, &PoolPrepare<false>, &PoolInvoke<false>)});
-  table->push_back(
-      {kKilnBuiltinMaxPool2d, 1, 3,
-       MakeOperator<PoolState>(kKilnBuiltinMaxPool2d, 3, &PoolPrepare<true>, &PoolInvoke<true>)});
+       MakeOperator<PoolState>(kKilnBuiltinAveragePool2d, 3, &PoolPrepare<PoolKind::kAverage>,
+                               &PoolInvoke<PoolKind::kAverage>)});
+  table->push_back({kKilnBuiltinMaxPool2d, 1, 3,
+                    MakeOperator<PoolState>(kKilnBuiltinMaxPool2d, 3, &PoolPrepare<PoolKind::kMax>,
+                                            &PoolInvoke<PoolKind::kMax>)});
+  // L2_POOL_2D: float32, version 1 only (as LiteRT).
+  table->push_back({kKilnBuiltinL2Pool2d, 1, 1,
+                    MakeOperator<PoolState>(kKilnBuiltinL2Pool2d, 1, &PoolPrepare<PoolKind::kL2>,
+                                            &PoolInvoke<PoolKind::kL2>)});
 }
 
 }  // namespace kiln::ops

@@ -611,6 +611,65 @@ KilnStatus ReduceElementsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
   return kKilnError;
 }
 
+// ---- CUMSUM: float32, int32 or int64 along a constant axis (int32 scalar or one-element tensor).
+
+struct CumsumState {
+  reference::CumsumParams params;
+  KilnType type = kKilnFloat32;
+};
+
+KilnStatus CumsumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "CUMSUM";
+  KILN_OPS_GET_STATE(CumsumState, state, context, node, op);
+  const KilnOpaqueTensor* input;
+  const KilnOpaqueTensor* axis;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axis", &axis));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  size_t element_size = 0;
+  KILN_OPAQUE_ENSURE_STATUS(
+      CheckMovedTypes(context, op, input, output, {kKilnFloat32, kKilnInt32, kKilnInt64}, &element_size));
+  state->type = KilnOpaqueTensorType(input);
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "axis", axis, kKilnInt32));
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axis", axis, false, &values));
+  const Dims dims = TensorDims(input);
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (values.size() != 1 || values[0] < -rank || values[0] >= rank) {
+    KilnOpaqueContextReportError(context, "%s: axis %s must be one value in [%lld, %lld) for input %s of rank %lld",
+                                 op, TensorLabel(axis).c_str(), static_cast<long long>(-rank),
+                                 static_cast<long long>(rank), TensorLabel(input).c_str(),
+                                 static_cast<long long>(rank));
+    return kKilnError;
+  }
+  const auto* options = static_cast<const KilnCumsumParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  state->params.dims = dims;
+  state->params.axis = static_cast<int>(values[0] < 0 ? values[0] + rank : values[0]);
+  state->params.exclusive = options != nullptr && options->exclusive;
+  state->params.reverse = options != nullptr && options->reverse;
+  return ResizeOutput(context, op, output, dims);
+}
+
+KilnStatus CumsumInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "CUMSUM";
+  KILN_OPS_GET_STATE(CumsumState, state, context, node, op);
+  const int64_t count = reference::NumElements(state->params.dims);
+  if (count == 0) return kKilnOk;
+  const auto run = [&](auto type_tag) {
+    using T = decltype(type_tag);
+    const T* input;
+    T* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
+    reference::Cumsum<T>(state->params, input, output);
+    return kKilnOk;
+  };
+  if (state->type == kKilnInt32) return run(int32_t{});
+  if (state->type == kKilnInt64) return run(int64_t{});
+  return run(float{});
+}
+
 template <ReduceKind kKind>
 void AddReduceElements(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int max_version) {
   table->push_back({code, 1, max_version,
@@ -645,6 +704,8 @@ void AddTensorOps(std::vector<BuiltinOp>* table) {
   AddReduceElements<ReduceKind::kProd>(table, kKilnBuiltinReduceProd, 2);
   AddReduceElements<ReduceKind::kAny>(table, kKilnBuiltinReduceAny, 1);
   AddReduceElements<ReduceKind::kAll>(table, kKilnBuiltinReduceAll, 1);
+  table->push_back(
+      {kKilnBuiltinCumsum, 1, 1, MakeOperator<CumsumState>(kKilnBuiltinCumsum, 1, &CumsumPrepare, &CumsumInvoke)});
 }
 
 }  // namespace kiln::ops

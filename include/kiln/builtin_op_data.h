@@ -129,6 +129,26 @@ typedef struct KilnLeakyReluParams {
   float alpha;
 } KilnLeakyReluParams;
 
+/* L2_NORMALIZATION: x / max(sqrt(sum of x^2 over the last axis), 1e-6). */
+typedef struct KilnL2NormParams {
+  KilnFusedActivation activation;
+} KilnL2NormParams;
+
+/* LOCAL_RESPONSE_NORMALIZATION over the channels of an NHWC input: x / (bias + alpha * sum of x^2 over the
+ * channels within `radius`)^beta. */
+typedef struct KilnLocalResponseNormParams {
+  int radius;
+  float bias;
+  float alpha;
+  float beta;
+} KilnLocalResponseNormParams;
+
+/* CUMSUM: the running sum along the axis input. */
+typedef struct KilnCumsumParams {
+  bool exclusive; /* each output leaves its own element out (the first is 0) */
+  bool reverse;   /* sums run from the end of the axis */
+} KilnCumsumParams;
+
 /* RESIZE_BILINEAR. The output size comes from the second input, a constant int32 [height, width]. */
 typedef struct KilnResizeBilinearParams {
   bool align_corners;      /* corner pixels of input and output coincide */

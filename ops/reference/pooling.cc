@@ -1,8 +1,9 @@
-// AVERAGE_POOL_2D and MAX_POOL_2D over NHWC tensors (pooling.h).
+// AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D over NHWC tensors (pooling.h).
 
 #include "ops/reference/pooling.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace kiln::ops::reference {
@@ -66,6 +67,21 @@ void MaxPoolFloat(const PoolParams& params, const float* input, float* output) {
       for (int64_t x = w.x_begin; x < w.x_end; ++x) max = std::max(max, at(y, x));
     }
     return max;
+  });
+}
+
+void L2PoolFloat(const PoolParams& params, const float* input, float* output) {
+  Pool(params, input, output, [](const Window& w, auto at) {
+    float sum_squares = 0.0f;
+    int64_t count = 0;
+    for (int64_t y = w.y_begin; y < w.y_end; ++y) {
+      for (int64_t x = w.x_begin; x < w.x_end; ++x) {
+        const float v = at(y, x);
+        sum_squares += v * v;
+        ++count;
+      }
+    }
+    return count == 0 ? 0.0f : std::sqrt(sum_squares / static_cast<float>(count));
   });
 }
 

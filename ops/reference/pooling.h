@@ -1,4 +1,4 @@
-// AVERAGE_POOL_2D and MAX_POOL_2D over NHWC tensors. Windows are clipped to the input: padding cells are
+// AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D over NHWC tensors. Windows are clipped to the input: padding cells are
 // neither averaged (the divisor counts only cells inside the input, as TFLite does) nor maxed.
 #ifndef KILN_OPS_REFERENCE_POOLING_H_
 #define KILN_OPS_REFERENCE_POOLING_H_
@@ -23,6 +23,9 @@ struct PoolParams {
 void AveragePoolFloat(const PoolParams& params, const float* input, float* output);
 // A window with no cell inside the input yields the lowest float, as TFLite's reference does.
 void MaxPoolFloat(const PoolParams& params, const float* input, float* output);
+// sqrt(mean of x^2) over the window's cells inside the input, as TFLite's reference L2Pool (0 for a window
+// with none, where TFLite would divide by zero).
+void L2PoolFloat(const PoolParams& params, const float* input, float* output);
 
 }  // namespace kiln::ops::reference
 

@@ -371,6 +371,44 @@ void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums) { R
 
 namespace kiln::ops::reference {
 
+// The type a running sum is kept in: the float itself, or the unsigned twin of an integer type (sums wrap).
+template <typename T, bool = std::is_floating_point_v<T>>
+struct RunningSum {
+  using type = T;
+};
+template <typename T>
+struct RunningSum<T, false> {
+  using type = std::make_unsigned_t<T>;
+};
+
+template <typename T>
+void Cumsum(const CumsumParams& params, const T* input, T* output) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < params.axis; ++d) outer *= params.dims[d];
+  for (size_t d = params.axis + 1; d < params.dims.size(); ++d) inner *= params.dims[d];
+  const int64_t length = params.dims[params.axis];
+  using Sum = typename RunningSum<T>::type;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      Sum sum = 0;
+      for (int64_t k = 0; k < length; ++k) {
+        const int64_t at = (o * length + (params.reverse ? length - 1 - k : k)) * inner + i;
+        if (params.exclusive) {
+          output[at] = static_cast<T>(sum);
+          sum += static_cast<Sum>(input[at]);
+        } else {
+          sum += static_cast<Sum>(input[at]);
+          output[at] = static_cast<T>(sum);
+        }
+      }
+    }
+  }
+}
+
+template void Cumsum<float>(const CumsumParams&, const float*, float*);
+template void Cumsum<int32_t>(const CumsumParams&, const int32_t*, int32_t*);
+template void Cumsum<int64_t>(const CumsumParams&, const int64_t*, int64_t*);
+
 template <typename T>
 void ReduceElements(ReduceKind kind, const MeanParams& params, const T* input, T* output) {
   switch (kind) {

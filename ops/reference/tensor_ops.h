@@ -99,6 +99,17 @@ void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums);
 // lowest() (MAX), max() (MIN), 1 (PROD), false (ANY) or true (ALL), so a reduction over zero elements gives that
 // value. MAX and MIN keep the running value unless the next is strictly greater (smaller): a NaN never wins.
 // Integer products wrap (two's complement), as LiteRT's compiled arithmetic does.
+// CUMSUM along `axis` of a tensor of `dims`: the running sum from the start of the axis (from its end with
+// `reverse`), each output including its own element unless `exclusive` (then the first is 0). Float sums run in
+// order along the axis; integer sums wrap.
+struct CumsumParams {
+  Dims dims;
+  int axis = 0;
+  bool exclusive = false, reverse = false;
+};
+template <typename T>
+void Cumsum(const CumsumParams& params, const T* input, T* output);
+
 enum class ReduceKind { kMax, kMin, kProd, kAny, kAll };
 template <typename T>
 void ReduceElements(ReduceKind kind, const MeanParams& params, const T* input, T* output);

@@ -921,6 +921,30 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->beta = options->beta();
       return true;
     }
+    case kKilnBuiltinL2Normalization: {
+      KILN_GET_OPTIONS(L2NormOptions, options);
+      KilnL2NormParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      return activation(options->fused_activation_function(), &params->activation);
+    }
+    case kKilnBuiltinLocalResponseNormalization: {
+      KILN_GET_OPTIONS(LocalResponseNormalizationOptions, options);
+      KilnLocalResponseNormParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->radius = options->radius();
+      params->bias = options->bias();
+      params->alpha = options->alpha();
+      params->beta = options->beta();
+      return true;
+    }
+    case kKilnBuiltinCumsum: {
+      KILN_GET_OPTIONS(CumsumOptions, options);
+      KilnCumsumParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->exclusive = options->exclusive();
+      params->reverse = options->reverse();
+      return true;
+    }
     case kKilnBuiltinLeakyRelu: {
       KILN_GET_OPTIONS(LeakyReluOptions, options);
       KilnLeakyReluParams* params;

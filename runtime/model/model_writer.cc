@@ -363,6 +363,15 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kSqueeze:
         matches = code == kKilnBuiltinSqueeze;
         break;
+      case OptionsKind::kL2Norm:
+        matches = code == kKilnBuiltinL2Normalization;
+        break;
+      case OptionsKind::kLocalResponseNorm:
+        matches = code == kKilnBuiltinLocalResponseNormalization;
+        break;
+      case OptionsKind::kCumsum:
+        matches = code == kKilnBuiltinCumsum;
+        break;
       case OptionsKind::kLeakyRelu:
         matches = code == kKilnBuiltinLeakyRelu;
         break;
@@ -448,6 +457,9 @@ KILN_ADD_OP_WITH(KilnConcatenationParams, kConcatenation)
 KILN_ADD_OP_WITH(KilnReshapeParams, kReshape)
 KILN_ADD_OP_WITH(KilnSqueezeParams, kSqueeze)
 KILN_ADD_OP_WITH(KilnReducerParams, kReducer)
+KILN_ADD_OP_WITH(KilnL2NormParams, kL2Norm)
+KILN_ADD_OP_WITH(KilnLocalResponseNormParams, kLocalResponseNorm)
+KILN_ADD_OP_WITH(KilnCumsumParams, kCumsum)
 KILN_ADD_OP_WITH(KilnLeakyReluParams, kLeakyRelu)
 KILN_ADD_OP_WITH(KilnResizeBilinearParams, kResizeBilinear)
 KILN_ADD_OP_WITH(KilnStridedSliceParams, kStridedSlice)
@@ -784,6 +796,27 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::ReducerOptions;
           options = fb::CreateReducerOptions(b, p.keep_dims).Union();
+          break;
+        }
+        case OptionsKind::kL2Norm: {
+          KilnL2NormParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::L2NormOptions;
+          options = fb::CreateL2NormOptions(b, ToFileActivation(p.activation)).Union();
+          break;
+        }
+        case OptionsKind::kLocalResponseNorm: {
+          KilnLocalResponseNormParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::LocalResponseNormalizationOptions;
+          options = fb::CreateLocalResponseNormalizationOptions(b, p.radius, p.bias, p.alpha, p.beta).Union();
+          break;
+        }
+        case OptionsKind::kCumsum: {
+          KilnCumsumParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::CumsumOptions;
+          options = fb::CreateCumsumOptions(b, p.exclusive, p.reverse).Union();
           break;
         }
         case OptionsKind::kLeakyRelu: {

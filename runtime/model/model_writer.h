@@ -101,6 +101,12 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnReducerParams& params);  // MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, ...
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnL2NormParams& params);  // L2_NORMALIZATION
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnLocalResponseNormParams& params);  // LOCAL_RESPONSE_NORMALIZATION
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnCumsumParams& params);  // CUMSUM
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnLeakyReluParams& params);  // LEAKY_RELU
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnResizeBilinearParams& params);  // RESIZE_BILINEAR
@@ -195,6 +201,9 @@ class ModelWriter {
     kReshape,
     kSqueeze,
     kReducer,
+    kL2Norm,
+    kLocalResponseNorm,
+    kCumsum,
     kLeakyRelu,
     kResizeBilinear,
     kStridedSlice,

@@ -105,6 +105,12 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnReducerParams(const struct KilnReducerP
 size_t kiln_abi_probe_KilnReducerParams(const struct KilnReducerParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnLeakyReluParams(const struct KilnLeakyReluParams* value);
 size_t kiln_abi_probe_KilnLeakyReluParams(const struct KilnLeakyReluParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnL2NormParams(const struct KilnL2NormParams* value);
+size_t kiln_abi_probe_KilnL2NormParams(const struct KilnL2NormParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnLocalResponseNormParams(const struct KilnLocalResponseNormParams* value);
+size_t kiln_abi_probe_KilnLocalResponseNormParams(const struct KilnLocalResponseNormParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnCumsumParams(const struct KilnCumsumParams* value);
+size_t kiln_abi_probe_KilnCumsumParams(const struct KilnCumsumParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnResizeBilinearParams(const struct KilnResizeBilinearParams* value);
 size_t kiln_abi_probe_KilnResizeBilinearParams(const struct KilnResizeBilinearParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnResizeNearestNeighborParams(const struct KilnResizeNearestNeighborParams* value);

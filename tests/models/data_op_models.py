@@ -112,10 +112,52 @@ def reductions(out_dir):
         m.write(out_dir, name, code, version, [x, a], [y], S.BuiltinOptions.ReducerOptions, o)
 
 
+
+def normalization_and_scans(out_dir):
+    """L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION and CUMSUM (float32; CUMSUM also int32/int64)."""
+    for name, shape, filt, stride, padding, out_shape in [
+            ("l2_pool_valid", [1, 6, 7, 3], (2, 3), (2, 2), S.Padding.VALID, [1, 3, 3, 3]),
+            ("l2_pool_same", [2, 5, 5, 4], (3, 3), (2, 1), S.Padding.SAME, [2, 3, 5, 4])]:
+        m = Model()
+        x = m.tensor(shape, np.float32, "x")
+        y = m.output(out_shape, np.float32, "y")
+        o = S.Pool2DOptionsT()
+        o.filterHeight, o.filterWidth = filt
+        o.strideH, o.strideW = stride
+        o.padding = padding
+        m.write(out_dir, name, OPS.L2_POOL_2D, 1, [x], [y], S.BuiltinOptions.Pool2DOptions, o)
+    for name, shape in [("l2_norm", [3, 8]), ("l2_norm_4d", [2, 3, 4, 5]), ("l2_norm_1d", [7])]:
+        m = Model()
+        x = m.tensor(shape, np.float32, "x")
+        y = m.output(shape, np.float32, "y")
+        m.write(out_dir, name, OPS.L2_NORMALIZATION, 1, [x], [y], S.BuiltinOptions.L2NormOptions, S.L2NormOptionsT())
+    for name, radius, bias, alpha, beta in [("lrn", 2, 1.0, 0.5, 0.75), ("lrn_wide", 5, 2.0, 0.1, 0.5)]:
+        m = Model()
+        x = m.tensor([2, 3, 3, 9], np.float32, "x")
+        y = m.output([2, 3, 3, 9], np.float32, "y")
+        o = S.LocalResponseNormalizationOptionsT()
+        o.radius, o.bias, o.alpha, o.beta = radius, bias, alpha, beta
+        m.write(out_dir, name, OPS.LOCAL_RESPONSE_NORMALIZATION, 1, [x], [y],
+                S.BuiltinOptions.LocalResponseNormalizationOptions, o)
+    for name, dtype, shape, axis, exclusive, reverse in [
+            ("cumsum", np.float32, [4, 6], 1, False, False),
+            ("cumsum_exclusive_reverse", np.float32, [3, 5, 2], -2, True, True),
+            ("cumsum_int32", np.int32, [5, 4], 0, False, True),
+            ("cumsum_int64_exclusive", np.int64, [2, 3, 4], 2, True, False)]:
+        m = Model()
+        x = m.tensor(shape, dtype, "x")
+        a = m.tensor([], np.int32, "axis", [axis])
+        y = m.output(shape, dtype, "y")
+        o = S.CumsumOptionsT()
+        o.exclusive, o.reverse = exclusive, reverse
+        m.write(out_dir, name, OPS.CUMSUM, 1, [x, a], [y], S.BuiltinOptions.CumsumOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     reductions(out_dir)
+    normalization_and_scans(out_dir)
     # STRIDED_SLICE: masks, negative strides and indices, ellipsis, new axis, shrink.
     strided_slice(out_dir, "strided_slice_masks_reverse", [2, 3, 4], [0, 1, 0], [0, 0, 0], [1, 1, -2], [2, 2, 2],
                   (0b101, 0b111, 0, 0, 0))

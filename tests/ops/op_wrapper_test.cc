@@ -61,7 +61,9 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinFloor,         kKilnBuiltinCeil,
                                   kKilnBuiltinRound,         kKilnBuiltinReduceMax,
                                   kKilnBuiltinReduceMin,     kKilnBuiltinReduceProd,
-                                  kKilnBuiltinReduceAny,     kKilnBuiltinReduceAll};
+                                  kKilnBuiltinReduceAny,     kKilnBuiltinReduceAll,
+                                  kKilnBuiltinL2Pool2d,      kKilnBuiltinL2Normalization,
+                                  kKilnBuiltinLocalResponseNormalization, kKilnBuiltinCumsum};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
@@ -792,6 +794,137 @@ TEST(OpWrapperTest, ElementReductionsRunAndRefuseClearly) {
     w.SetOutputs({y});
     Runner r(w);
     ExpectErrorMentions(r, {"REDUCE_MAX", "axes 'axes'", "axis -3 is out of range for rank 2"});
+  }
+}
+
+// L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION and CUMSUM through the interpreter, and their
+// refusals: a fused activation on L2_NORMALIZATION, int8 input, a negative LRN radius, LRN off rank 4, a CUMSUM
+// axis out of range or computed at run time.
+TEST(OpWrapperTest, NormalizationAndCumsumRunAndRefuseClearly) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 2}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {2, 2}, "y");
+    w.AddOp(kKilnBuiltinL2Normalization, {x}, {y}, KilnL2NormParams{kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {3, 4, 0, 0};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{0.6f, 0.8f, 0, 0}));
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 1, 1, 3}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {1, 1, 1, 3}, "y");
+    w.AddOp(kKilnBuiltinLocalResponseNormalization, {x}, {y}, KilnLocalResponseNormParams{1, 1.0f, 1.0f, 1.0f});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {1, 2, 3};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    // x / (1 + sum of squares within 1 channel): 1/6, 2/15, 3/14.
+    const auto out = r.Output();
+    EXPECT_FLOAT_EQ(out[0], 1.0f / 6);
+    EXPECT_FLOAT_EQ(out[1], 2.0f / 15);
+    EXPECT_FLOAT_EQ(out[2], 3.0f / 14);
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 2, 2, 1}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {1, 1, 1, 1}, "y");
+    w.AddOp(kKilnBuiltinL2Pool2d, {x}, {y}, KilnPoolParams{kKilnPaddingValid, 2, 2, 2, 2, kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {1, 1, 1, 1};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{1}));
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt32, {2, 3}, "x");
+    const int axis = w.AddConstTensor<int32_t>(kKilnInt32, {}, "axis", {-1});
+    const int y = w.AddTensor(kKilnInt32, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinCumsum, {x, axis}, {y}, KilnCumsumParams{true, true});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t in[] = {1, 2, 3, 10, 20, 30};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int32_t>(), (std::vector<int32_t>{5, 3, 0, 50, 30, 0}));
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 2}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {2, 2}, "y");
+    w.AddOp(kKilnBuiltinL2Normalization, {x}, {y}, KilnL2NormParams{kKilnActRelu});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"L2_NORMALIZATION", "fused activation", "only NONE"});
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 2}, "x");
+    const int y = w.AddTensor(kKilnInt8, {2, 2}, "y");
+    w.SetQuantization(x, {0.5f}, {0});
+    w.SetQuantization(y, {1.0f / 128}, {0});
+    w.AddOp(kKilnBuiltinL2Normalization, {x}, {y}, KilnL2NormParams{kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"L2_NORMALIZATION", "'x'"});
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 2, 2, 3}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {1, 2, 2, 3}, "y");
+    w.AddOp(kKilnBuiltinLocalResponseNormalization, {x}, {y}, KilnLocalResponseNormParams{-1, 1.0f, 1.0f, 0.5f});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"LOCAL_RESPONSE_NORMALIZATION", "radius -1 is negative"});
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinLocalResponseNormalization, {x}, {y}, KilnLocalResponseNormParams{1, 1.0f, 1.0f, 0.5f});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"LOCAL_RESPONSE_NORMALIZATION", "'x'", "rank"});
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int axis = w.AddConstTensor<int32_t>(kKilnInt32, {}, "axis", {2});
+    const int y = w.AddTensor(kKilnFloat32, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinCumsum, {x, axis}, {y}, KilnCumsumParams{false, false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"CUMSUM", "axis 'axis' must be one value in [-2, 2)", "'x' of rank 2"});
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int axis = w.AddTensor(kKilnInt32, {}, "axis");
+    const int y = w.AddTensor(kKilnFloat32, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinCumsum, {x, axis}, {y}, KilnCumsumParams{false, false});
+    w.SetInputs({x, axis});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"CUMSUM", "'axis'"});
   }
 }
 
