@@ -604,7 +604,7 @@ KilnStatus ReduceElementsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
     case kKilnInt8: return run(int8_t{});
     case kKilnUInt8: return run(uint8_t{});
     case kKilnInt16: return run(int16_t{});
-    case kKilnBool: return run(bool{});
+    case kKilnBool: return run(uint8_t{});  // as bytes (reference::ReduceElements)
     default: break;
   }
   KilnOpaqueContextReportError(context, "%s: input type %s was not prepared", op, KilnTypeGetName(state->type));

@@ -423,7 +423,7 @@ void ReduceElements(ReduceKind kind, const MeanParams& params, const T* input, T
     case ReduceKind::kProd:
       if constexpr (std::is_floating_point_v<T>) {
         ReduceInto(params, input, output, T{1}, [](T acc, T x) { return acc * x; });
-      } else if constexpr (!std::is_same_v<T, bool>) {
+      } else {
         // Wrapping, in an unsigned type at least as wide as unsigned int (narrower ones would promote to int).
         using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
         ReduceInto(params, input, output, T{1},
@@ -431,10 +431,15 @@ void ReduceElements(ReduceKind kind, const MeanParams& params, const T* input, T
       }
       return;
     case ReduceKind::kAny:
-      if constexpr (std::is_same_v<T, bool>) ReduceInto(params, input, output, false, [](bool a, bool x) { return a || x; });
+      // Bools as their bytes: any non-zero byte is true (a byte other than 0 or 1 is no valid bool to load).
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        ReduceInto(params, input, output, uint8_t{0}, [](uint8_t a, uint8_t x) { return uint8_t{a || x != 0}; });
+      }
       return;
     case ReduceKind::kAll:
-      if constexpr (std::is_same_v<T, bool>) ReduceInto(params, input, output, true, [](bool a, bool x) { return a && x; });
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        ReduceInto(params, input, output, uint8_t{1}, [](uint8_t a, uint8_t x) { return uint8_t{a && x != 0}; });
+      }
       return;
   }
 }
@@ -445,6 +450,5 @@ template void ReduceElements<uint8_t>(ReduceKind, const MeanParams&, const uint8
 template void ReduceElements<int16_t>(ReduceKind, const MeanParams&, const int16_t*, int16_t*);
 template void ReduceElements<int32_t>(ReduceKind, const MeanParams&, const int32_t*, int32_t*);
 template void ReduceElements<int64_t>(ReduceKind, const MeanParams&, const int64_t*, int64_t*);
-template void ReduceElements<bool>(ReduceKind, const MeanParams&, const bool*, bool*);
 
 }  // namespace kiln::ops::reference

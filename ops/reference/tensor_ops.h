@@ -95,7 +95,7 @@ void SumInt8(const MeanParams& params, const int8_t* input, int64_t* sums);
 void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums);
 
 // REDUCE_MAX, REDUCE_MIN and REDUCE_PROD (stored values, no arithmetic on quantization), REDUCE_ANY and REDUCE_ALL
-// (bool) over the same axes, as LiteRT's reference reduce folds them: in input (row-major) order from
+// (bool, taken as its bytes: T = uint8_t, any non-zero byte true, outputs 0 or 1) over the same axes, as LiteRT's reference reduce folds them: in input (row-major) order from
 // lowest() (MAX), max() (MIN), 1 (PROD), false (ANY) or true (ALL), so a reduction over zero elements gives that
 // value. MAX and MIN keep the running value unless the next is strictly greater (smaller): a NaN never wins.
 // Integer products wrap (two's complement), as LiteRT's compiled arithmetic does.

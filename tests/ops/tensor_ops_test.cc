@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <numeric>
 #include <string>
 
@@ -370,11 +369,9 @@ TEST(ReduceElementsTest, MatchesPlainFoldsOverAxisSets) {
   for (size_t i = 0; i < small.size(); ++i) small[i] = 0.5f + 0.01f * static_cast<float>(i % 13);
   CheckReduceOverAxisSets<float>(ReduceKind::kProd, small, 1.0f, [](float a, float x) { return a * x; },
                                  "float prod");
-  std::vector<bool> flags(120);
-  for (size_t i = 0; i < flags.size(); ++i) flags[i] = (i * 7) % 11 == 0;
-  // std::vector<bool> has no data(): copy into a plain array.
-  std::unique_ptr<bool[]> plain(new bool[120]);
-  for (size_t i = 0; i < 120; ++i) plain[i] = flags[i];
+  // Bools as bytes: any non-zero byte is true (2, 8 and 255 included), and the outputs are 0 or 1.
+  std::vector<uint8_t> plain(120);
+  for (size_t i = 0; i < plain.size(); ++i) plain[i] = (i * 7) % 11 == 0 ? static_cast<uint8_t>(1 + i % 255) : 0;
   for (ReduceKind kind : {ReduceKind::kAny, ReduceKind::kAll}) {
     const Dims dims = {2, 3, 4, 5};
     for (int axis = -4; axis < 4; ++axis) {
@@ -382,8 +379,8 @@ TEST(ReduceElementsTest, MatchesPlainFoldsOverAxisSets) {
       Dims out_dims;
       std::string error;
       ASSERT_TRUE(MakeMeanParams(dims, {axis}, false, &params, &out_dims, &error)) << error;
-      std::unique_ptr<bool[]> got(new bool[NumElements(out_dims)]);
-      ReduceElements<bool>(kind, params, plain.get(), got.get());
+      std::vector<uint8_t> got(NumElements(out_dims));
+      ReduceElements<uint8_t>(kind, params, plain.data(), got.data());
       // Plain: output o collects the inputs whose coordinates off `axis` equal o's.
       const int a = axis < 0 ? axis + 4 : axis;
       int64_t inner = 1;
@@ -392,10 +389,10 @@ TEST(ReduceElementsTest, MatchesPlainFoldsOverAxisSets) {
         const int64_t outer_index = o / inner, inner_index = o % inner;
         bool want = kind == ReduceKind::kAll;
         for (int64_t k = 0; k < dims[a]; ++k) {
-          const bool x = plain[(outer_index * dims[a] + k) * inner + inner_index];
+          const bool x = plain[(outer_index * dims[a] + k) * inner + inner_index] != 0;
           want = kind == ReduceKind::kAll ? (want && x) : (want || x);
         }
-        EXPECT_EQ(got[o], want) << "axis " << axis << " output " << o;
+        EXPECT_EQ(got[o], want ? 1 : 0) << "axis " << axis << " output " << o;
       }
     }
   }
@@ -415,11 +412,11 @@ TEST(ReduceElementsTest, EdgesEmptyNaNWrapAndRanks) {
   EXPECT_EQ(out, std::vector<float>(3, std::numeric_limits<float>::max()));
   ReduceElements<float>(ReduceKind::kProd, params, nullptr, out.data());
   EXPECT_EQ(out, std::vector<float>(3, 1.0f));
-  bool flags[3] = {true, true, true};
-  ReduceElements<bool>(ReduceKind::kAny, params, nullptr, flags);
-  EXPECT_FALSE(flags[0] || flags[1] || flags[2]);
-  ReduceElements<bool>(ReduceKind::kAll, params, nullptr, flags);
-  EXPECT_TRUE(flags[0] && flags[1] && flags[2]);
+  uint8_t flags[3] = {7, 7, 7};
+  ReduceElements<uint8_t>(ReduceKind::kAny, params, nullptr, flags);
+  EXPECT_EQ(std::vector<uint8_t>(flags, flags + 3), std::vector<uint8_t>(3, 0));
+  ReduceElements<uint8_t>(ReduceKind::kAll, params, nullptr, flags);
+  EXPECT_EQ(std::vector<uint8_t>(flags, flags + 3), std::vector<uint8_t>(3, 1));
 
   ASSERT_TRUE(MakeMeanParams({4}, {0}, false, &params, &out_dims, &error));
   const float nan = std::numeric_limits<float>::quiet_NaN();

@@ -1,0 +1,106 @@
+// Writes seed models for interpreter_fuzzer at build time: one small single-op model per builtin op that the
+// shared models do not use (reductions, scans, normalisations, the float math ops), so that each smoke run
+// prepares and invokes those kernels and mutates around their options and constant inputs. Needs no shared data.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kiln/builtin_op_data.h"
+#include "kiln/builtin_ops.h"
+#include "runtime/model/model_writer.h"
+
+namespace {
+
+using kiln::ModelWriter;
+
+// x (float32 [2, 3, 4]) -> op(x[, axes]) -> y, its output shape left for Prepare to set.
+template <typename Params>
+ModelWriter UnaryWithAxes(KilnBuiltinOperator code, KilnType type, std::vector<int32_t> axes, const Params& params) {
+  ModelWriter w;
+  const int x = w.AddTensor(type, {2, 3, 4}, "x");
+  std::vector<int> inputs = {x};
+  if (!axes.empty()) {
+    inputs.push_back(w.AddConstTensor<int32_t>(kKilnInt32, {static_cast<int>(axes.size())}, "axes", axes));
+  }
+  const int y = w.AddTensor(type, {2, 3, 4}, "y");
+  w.AddOp(code, inputs, {y}, params);
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  return w;
+}
+
+ModelWriter Plain(KilnBuiltinOperator code) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
+  const int y = w.AddTensor(kKilnFloat32, {2, 3, 4}, "y");
+  w.AddOp(code, {x}, {y});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  return w;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUT_DIR\n", argv[0]);
+    return 2;
+  }
+  struct Seed {
+    const char* name;
+    ModelWriter writer;
+  };
+  std::vector<Seed> seeds;
+  seeds.push_back({"reduce_max", UnaryWithAxes(kKilnBuiltinReduceMax, kKilnFloat32, {1, -1}, KilnReducerParams{true})});
+  seeds.push_back({"reduce_min", UnaryWithAxes(kKilnBuiltinReduceMin, kKilnInt32, {0}, KilnReducerParams{false})});
+  seeds.push_back({"reduce_prod", UnaryWithAxes(kKilnBuiltinReduceProd, kKilnInt64, {2}, KilnReducerParams{false})});
+  seeds.push_back({"reduce_any", UnaryWithAxes(kKilnBuiltinReduceAny, kKilnBool, {0, 2}, KilnReducerParams{true})});
+  seeds.push_back({"reduce_all", UnaryWithAxes(kKilnBuiltinReduceAll, kKilnBool, {1}, KilnReducerParams{false})});
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
+    const int axis = w.AddConstTensor<int32_t>(kKilnInt32, {}, "axis", {1});
+    const int y = w.AddTensor(kKilnFloat32, {2, 3, 4}, "y");
+    w.AddOp(kKilnBuiltinCumsum, {x, axis}, {y}, KilnCumsumParams{true, true});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    seeds.push_back({"cumsum", std::move(w)});
+  }
+  seeds.push_back({"l2_normalization", UnaryWithAxes(kKilnBuiltinL2Normalization, kKilnFloat32, {},
+                                                     KilnL2NormParams{kKilnActNone})});
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 3, 4, 5}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {1, 3, 4, 5}, "y");
+    w.AddOp(kKilnBuiltinLocalResponseNormalization, {x}, {y}, KilnLocalResponseNormParams{2, 1.0f, 0.5f, 0.75f});
+    const int z = w.AddTensor(kKilnFloat32, {1, 2, 2, 5}, "z");
+    w.AddOp(kKilnBuiltinL2Pool2d, {y}, {z}, KilnPoolParams{kKilnPaddingValid, 2, 2, 2, 2, kKilnActRelu});
+    w.SetInputs({x});
+    w.SetOutputs({z});
+    seeds.push_back({"lrn_l2_pool", std::move(w)});
+  }
+  const struct {
+    const char* name;
+    KilnBuiltinOperator code;
+  } math[] = {{"abs", kKilnBuiltinAbs},     {"neg", kKilnBuiltinNeg},     {"sqrt", kKilnBuiltinSqrt},
+              {"rsqrt", kKilnBuiltinRsqrt}, {"square", kKilnBuiltinSquare}, {"log", kKilnBuiltinLog},
+              {"sin", kKilnBuiltinSin},     {"cos", kKilnBuiltinCos},     {"floor", kKilnBuiltinFloor},
+              {"ceil", kKilnBuiltinCeil},   {"round", kKilnBuiltinRound}};
+  for (const auto& m : math) seeds.push_back({m.name, Plain(m.code)});
+
+  for (Seed& seed : seeds) {
+    const std::vector<uint8_t> bytes = seed.writer.Finish();
+    if (bytes.empty()) {
+      std::fprintf(stderr, "op_seeds: %s: %s\n", seed.name, seed.writer.error().c_str());
+      return 1;
+    }
+    const std::string path = std::string(argv[1]) + "/op_" + seed.name + ".tflite";
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0) {
+      std::fprintf(stderr, "op_seeds: cannot write %s\n", path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
