@@ -494,6 +494,63 @@ KilnStatus LeakyReluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+// GELU: float32, or int8/uint8 through LiteRT's table of the same float function (either form, the option
+// `approximate`).
+KilnStatus GeluPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "GELU";
+  KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
+  KilnOpaqueTensor* output;
+  float input_scale = 0.0f, output_scale = 0.0f;
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale, &input_zero_point,
+                                              &output_scale, &output_zero_point, &output,
+                                              /*allow_uint8=*/true, &state->type));
+  if (state->type == kKilnInt16) {
+    KilnOpaqueContextReportError(context, "%s: int16 input %s: LiteRT has no int16 GELU kernel, nor has Kiln", op,
+                                 TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str());
+    return kKilnError;
+  }
+  if (!state->is_int8) return kKilnOk;
+  const auto* options = static_cast<const KilnGeluParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const auto function = options != nullptr && options->approximate ? reference::LookupFunction::kGeluApproximate
+                                                                    : reference::LookupFunction::kGelu;
+  if (state->type == kKilnUInt8) {
+    reference::PrepareLookupTable(function, input_scale, input_zero_point, output_scale, output_zero_point,
+                                  &state->table_uint8);
+  } else {
+    reference::PrepareLookupTableInt8(function, input_scale, input_zero_point, output_scale, output_zero_point,
+                                      &state->table);
+  }
+  return kKilnOk;
+}
+
+KilnStatus GeluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "GELU";
+  KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
+  const int64_t count = reference::NumElements(TensorDims(KilnOpaqueNodeGetInput(context, node, 0)));
+  if (count == 0) return kKilnOk;
+  if (state->type == kKilnUInt8) {
+    const uint8_t* input;
+    uint8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
+    reference::Lookup<uint8_t>(state->table_uint8, count, input, output);
+    return kKilnOk;
+  }
+  if (state->is_int8) {
+    const int8_t* input;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
+    reference::LookupInt8(state->table, count, input, output);
+    return kKilnOk;
+  }
+  const float* input;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, count, count, &input, &output));
+  const auto* options = static_cast<const KilnGeluParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  reference::GeluFloat(options != nullptr && options->approximate, count, input, output);
+  return kKilnOk;
+}
+
 // LiteRT's ADD, SUB, DIV and SQUARED_DIFFERENCE set their output's type to input 1's in Prepare.
 constexpr bool OutputTakesInputType(BinaryOp op) {
   return op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kDiv ||
@@ -605,6 +662,8 @@ void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   AddUnary<UnaryOp::kExp>(table, kKilnBuiltinExp, 1, 2);
   table->push_back({kKilnBuiltinLeakyRelu, 1, 2,
                     MakeOperator<UnaryState>(kKilnBuiltinLeakyRelu, 2, &LeakyReluPrepare, &LeakyReluInvoke)});
+  // LiteRT: GELU v1-2 (v2 adds int8 and uint8).
+  table->push_back({kKilnBuiltinGelu, 1, 2, MakeOperator<UnaryState>(kKilnBuiltinGelu, 2, &GeluPrepare, &GeluInvoke)});
   // Float32 only; the versions LiteRT registers (the later ones add quantized types, refused at Prepare).
   AddMath<MathOp::kAbs>(table, kKilnBuiltinAbs, 1, 5);
   AddMath<MathOp::kNeg>(table, kKilnBuiltinNeg, 1, 2);

@@ -143,6 +143,12 @@ typedef struct KilnLocalResponseNormParams {
   float beta;
 } KilnLocalResponseNormParams;
 
+/* GELU: x * Phi(x), Phi the standard normal CDF: 0.5 * x * (1 + erf(x / sqrt(2))), or with `approximate` the
+ * tanh form 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))). */
+typedef struct KilnGeluParams {
+  bool approximate;
+} KilnGeluParams;
+
 /* CUMSUM: the running sum along the axis input. */
 typedef struct KilnCumsumParams {
   bool exclusive; /* each output leaves its own element out (the first is 0) */

@@ -122,4 +122,17 @@ void LeakyReluFloat(float alpha, int64_t count, const float* in, float* out) {
   for (int64_t i = 0; i < count; ++i) out[i] = in[i] >= 0.0f ? in[i] : alpha * in[i];
 }
 
+float Gelu(bool approximate, float x) {
+  if (approximate) {
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+  }
+  constexpr float kSqrtHalf = 0.7071067811865476f;
+  return 0.5f * x * (1.0f + std::erf(x * kSqrtHalf));
+}
+
+void GeluFloat(bool approximate, int64_t count, const float* in, float* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = Gelu(approximate, in[i]);
+}
+
 }  // namespace kiln::ops::reference

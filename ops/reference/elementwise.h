@@ -65,6 +65,11 @@ enum class UnaryOp { kLogistic, kTanh, kRelu, kRelu6, kReluN1To1, kHardSwish, kE
 
 void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out);
 
+// GELU of one value, in float: 0.5 * x * (1 + erf(x / sqrt(2))), or with `approximate`
+// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), as LiteRT's kernel computes them.
+float Gelu(bool approximate, float x);
+void GeluFloat(bool approximate, int64_t count, const float* in, float* out);
+
 // LEAKY_RELU: x for x >= 0, else alpha * x.
 void LeakyReluFloat(float alpha, int64_t count, const float* in, float* out);
 

@@ -19,7 +19,10 @@ struct LocalResponseNormParams {
 };
 
 // Over the last axis (channels) of `outer` rows of `depth`: x * (bias + alpha * sum of x_j^2)^-beta, the sum over
-// channels j in [c - radius, c + radius] inside the row.
+// channels j in [c - radius, c + radius] inside the row. Up to kLocalResponseNormDirectRadius each window is
+// summed afresh in float, in channel order, as LiteRT does; beyond it (no real model has such windows, a crafted
+// one would cost depth^2) one window is slid along the row in double, so the cost stays linear in depth.
+constexpr int64_t kLocalResponseNormDirectRadius = 32;
 void LocalResponseNormFloat(const LocalResponseNormParams& params, int64_t outer, int64_t depth, const float* input,
                             float* output);
 

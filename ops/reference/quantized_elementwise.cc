@@ -1,4 +1,5 @@
 // The int8 reference kernels of the elementwise ops (quantized_elementwise.h).
+#include "ops/reference/elementwise.h"
 #include "ops/reference/quantized_elementwise.h"
 
 #include <algorithm>
@@ -191,6 +192,10 @@ void PrepareLookupTable(LookupFunction function, float input_scale, int32_t inpu
         break;
       case LookupFunction::kExp:
         y = std::exp(x);  // +inf beyond float's range: clamped below
+        break;
+      case LookupFunction::kGelu:
+      case LookupFunction::kGeluApproximate:
+        y = Gelu(function == LookupFunction::kGeluApproximate, x);
         break;
     }
     const float rounded = std::round(y * inverse_scale) + static_cast<float>(output_zero_point);

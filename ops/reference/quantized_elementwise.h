@@ -105,11 +105,11 @@ inline void LeakyReluInt8(const LeakyReluInt8Params& params, int64_t count, cons
   LeakyReluQuantized<int8_t>(params, count, input, output);
 }
 
-// LOGISTIC, TANH, ELU, EXP: LiteRT's 256-entry table, built from the float function: for every int8 value v,
+// LOGISTIC, TANH, ELU, EXP, GELU (either form, GeluFloat's): LiteRT's 256-entry table, built from the float function: for every int8 value v,
 // table[v] = clamp(round(f(input_scale * (v - input_zp)) * (1 / output_scale)) + output_zp), all in float
 // (round half away from zero), then out = table[in].
 // T: int8_t or uint8_t (the table then covers [0, 255] and clamps there).
-enum class LookupFunction { kLogistic, kTanh, kElu, kExp };
+enum class LookupFunction { kLogistic, kTanh, kElu, kExp, kGelu, kGeluApproximate };
 template <typename T>
 struct LookupTable {
   T table[256] = {};  // indexed by value - the type's minimum

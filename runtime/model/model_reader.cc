@@ -937,6 +937,13 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->beta = options->beta();
       return true;
     }
+    case kKilnBuiltinGelu: {
+      KILN_GET_OPTIONS(GeluOptions, options);
+      KilnGeluParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->approximate = options->approximate();
+      return true;
+    }
     case kKilnBuiltinCumsum: {
       KILN_GET_OPTIONS(CumsumOptions, options);
       KilnCumsumParams* params;

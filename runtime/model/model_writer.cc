@@ -372,6 +372,9 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kCumsum:
         matches = code == kKilnBuiltinCumsum;
         break;
+      case OptionsKind::kGelu:
+        matches = code == kKilnBuiltinGelu;
+        break;
       case OptionsKind::kLeakyRelu:
         matches = code == kKilnBuiltinLeakyRelu;
         break;
@@ -460,6 +463,7 @@ KILN_ADD_OP_WITH(KilnReducerParams, kReducer)
 KILN_ADD_OP_WITH(KilnL2NormParams, kL2Norm)
 KILN_ADD_OP_WITH(KilnLocalResponseNormParams, kLocalResponseNorm)
 KILN_ADD_OP_WITH(KilnCumsumParams, kCumsum)
+KILN_ADD_OP_WITH(KilnGeluParams, kGelu)
 KILN_ADD_OP_WITH(KilnLeakyReluParams, kLeakyRelu)
 KILN_ADD_OP_WITH(KilnResizeBilinearParams, kResizeBilinear)
 KILN_ADD_OP_WITH(KilnStridedSliceParams, kStridedSlice)
@@ -817,6 +821,13 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::CumsumOptions;
           options = fb::CreateCumsumOptions(b, p.exclusive, p.reverse).Union();
+          break;
+        }
+        case OptionsKind::kGelu: {
+          KilnGeluParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::GeluOptions;
+          options = fb::CreateGeluOptions(b, p.approximate).Union();
           break;
         }
         case OptionsKind::kLeakyRelu: {

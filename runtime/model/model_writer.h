@@ -107,6 +107,8 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnCumsumParams& params);  // CUMSUM
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnGeluParams& params);  // GELU
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnLeakyReluParams& params);  // LEAKY_RELU
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnResizeBilinearParams& params);  // RESIZE_BILINEAR
@@ -204,6 +206,7 @@ class ModelWriter {
     kL2Norm,
     kLocalResponseNorm,
     kCumsum,
+    kGelu,
     kLeakyRelu,
     kResizeBilinear,
     kStridedSlice,

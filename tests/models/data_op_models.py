@@ -153,11 +153,28 @@ def normalization_and_scans(out_dir):
         m.write(out_dir, name, OPS.CUMSUM, 1, [x, a], [y], S.BuiltinOptions.CumsumOptions, o)
 
 
+
+def gelu(out_dir):
+    """GELU, exact and tanh-approximate: float32, and int8/uint8 through LiteRT's table."""
+    for name, dtype, in_q, out_q in [("gelu", np.float32, None, None),
+                                     ("gelu_int8", np.int8, (0.05, -4), (0.03, -100)),
+                                     ("gelu_uint8", np.uint8, (0.04, 120), (0.025, 20))]:
+        for approximate in (False, True):
+            m = Model()
+            x = m.tensor([3, 5, 7], dtype, "x", quant=in_q)
+            y = m.output([3, 5, 7], dtype, "y", quant=out_q)
+            o = S.GeluOptionsT()
+            o.approximate = approximate
+            m.write(out_dir, name + ("_approximate" if approximate else ""), OPS.GELU, 1 if dtype == np.float32 else 2,
+                    [x], [y], S.BuiltinOptions.GeluOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     reductions(out_dir)
     normalization_and_scans(out_dir)
+    gelu(out_dir)
     # STRIDED_SLICE: masks, negative strides and indices, ellipsis, new axis, shrink.
     strided_slice(out_dir, "strided_slice_masks_reverse", [2, 3, 4], [0, 1, 0], [0, 0, 0], [1, 1, -2], [2, 2, 2],
                   (0b101, 0b111, 0, 0, 0))

@@ -249,5 +249,29 @@ TEST(BinaryFloatTest, MaximumMinimumSquaredDifferenceHandComputed) {
   EXPECT_EQ(out, (std::vector<float>{1, -0.5f, 3.5f, 0}));
 }
 
+// GELU in both forms against the formulas in double, and GELU(0) = 0, GELU(+inf) = +inf, NaN stays NaN, and
+// GELU(-inf) is NaN (-inf * 0), as LiteRT's formula also gives it.
+TEST(GeluTest, MatchesFormulasInDouble) {
+  const auto input = RandomFloats(2000, 17, -6, 6);
+  for (bool approximate : {false, true}) {
+    std::vector<double> want(input.size());
+    for (size_t i = 0; i < input.size(); ++i) {
+      const double x = input[i];
+      want[i] = approximate ? 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)))
+                            : 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    }
+    std::vector<float> got(input.size());
+    GeluFloat(approximate, static_cast<int64_t>(input.size()), input.data(), got.data());
+    ExpectAllNear(got, want, approximate ? "approximate" : "exact");
+  }
+  for (bool approximate : {false, true}) {
+    EXPECT_EQ(Gelu(approximate, 0.0f), 0.0f);
+    EXPECT_TRUE(std::isnan(Gelu(approximate, -INFINITY)));
+    EXPECT_EQ(Gelu(approximate, INFINITY), INFINITY);
+    EXPECT_TRUE(std::isnan(Gelu(approximate, NAN)));
+    EXPECT_NEAR(Gelu(approximate, 1.0f), 0.8413, 2e-4);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference

@@ -46,9 +46,11 @@ TEST(L2NormalizationTest, MatchesPlainOverShapes) {
 }
 
 TEST(LocalResponseNormTest, MatchesPlainOverRadii) {
-  const int64_t outer = 6, depth = 11;
+  const int64_t outer = 3, depth = 150;
   const auto input = RandomFloats(outer * depth, 5, -2, 2);
-  for (int64_t radius : {0, 1, 2, 5, 20}) {
+  // Narrow windows summed directly, wide ones slid (kLocalResponseNormDirectRadius); both within the bound.
+  for (int64_t radius : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{5}, int64_t{20}, kLocalResponseNormDirectRadius, kLocalResponseNormDirectRadius + 1,
+                         int64_t{1} << 40}) {
     LocalResponseNormParams p;
     p.radius = radius;
     p.bias = 1.5f;
@@ -58,8 +60,8 @@ TEST(LocalResponseNormTest, MatchesPlainOverRadii) {
     for (int64_t i = 0; i < outer; ++i) {
       for (int64_t c = 0; c < depth; ++c) {
         double squares = 0;
-        for (int64_t j = c - radius; j <= c + radius; ++j) {
-          if (j >= 0 && j < depth) squares += double{input[i * depth + j]} * input[i * depth + j];
+        for (int64_t j = std::max<int64_t>(0, c - radius); j <= std::min(depth - 1, c + radius); ++j) {
+          squares += double{input[i * depth + j]} * input[i * depth + j];
         }
         want[i * depth + c] = input[i * depth + c] * std::pow(p.bias + p.alpha * squares, -double{p.beta});
       }

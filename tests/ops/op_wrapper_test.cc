@@ -63,7 +63,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinReduceMin,     kKilnBuiltinReduceProd,
                                   kKilnBuiltinReduceAny,     kKilnBuiltinReduceAll,
                                   kKilnBuiltinL2Pool2d,      kKilnBuiltinL2Normalization,
-                                  kKilnBuiltinLocalResponseNormalization, kKilnBuiltinCumsum};
+                                  kKilnBuiltinLocalResponseNormalization, kKilnBuiltinCumsum,
+                                  kKilnBuiltinGelu};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
@@ -926,6 +927,39 @@ TEST(OpWrapperTest, NormalizationAndCumsumRunAndRefuseClearly) {
     Runner r(w);
     ExpectErrorMentions(r, {"CUMSUM", "'axis'"});
   }
+}
+
+// GELU reads its `approximate` option (the two forms differ at x = -2), and int16 is refused naming the tensor.
+TEST(OpWrapperTest, GeluFormsAndInt16Refused) {
+  std::vector<float> results;
+  for (bool approximate : {false, true}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {2}, "y");
+    w.AddOp(kKilnBuiltinGelu, {x}, {y}, KilnGeluParams{approximate});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {-2, 1};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    const auto out = r.Output();
+    EXPECT_NEAR(out[1], 0.8413, 2e-4);
+    results.push_back(out[0]);
+  }
+  EXPECT_NEAR(results[0], -0.045500, 1e-5);  // exact: -2 * Phi(-2)
+  EXPECT_NEAR(results[1], -0.045402, 1e-5);  // tanh form
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnInt16, {2}, "x");
+  const int y = w.AddTensor(kKilnInt16, {2}, "y");
+  w.SetQuantization(x, {0.001f}, {0});
+  w.SetQuantization(y, {0.001f}, {0});
+  w.AddOp(kKilnBuiltinGelu, {x}, {y}, KilnGeluParams{false});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"GELU", "int16 input 'x'"});
 }
 
 TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
