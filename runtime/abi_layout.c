@@ -412,6 +412,8 @@ KILN_ABI_OFFSET(struct KilnLocalResponseNormParams, radius, 0);
 KILN_ABI_OFFSET(struct KilnLocalResponseNormParams, bias, 4);
 KILN_ABI_OFFSET(struct KilnLocalResponseNormParams, alpha, 8);
 KILN_ABI_OFFSET(struct KilnLocalResponseNormParams, beta, 12);
+KILN_ABI_SIZE(struct KilnGeluParams, 1, 1);
+KILN_ABI_OFFSET(struct KilnGeluParams, approximate, 0);
 KILN_ABI_SIZE(struct KilnCumsumParams, 2, 1);
 KILN_ABI_OFFSET(struct KilnCumsumParams, exclusive, 0);
 KILN_ABI_OFFSET(struct KilnCumsumParams, reverse, 1);

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
     w.SetOutputs({z});
     seeds.push_back({"lrn_l2_pool", std::move(w)});
   }
+  seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;
     KilnBuiltinOperator code;
