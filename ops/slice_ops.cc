@@ -318,20 +318,21 @@ KilnStatus GatherPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return ResizeOutput(context, op, output, output_dims);
 }
 
-KilnStatus GatherInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  constexpr const char* op = "GATHER";
-  KILN_OPS_GET_STATE(GatherState, state, context, node, op);
-  const reference::GatherParams& p = state->params;
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 1);
+// GATHER's copy (and EMBEDDING_LOOKUP's): input `input_index` gathered by the int32/int64 indices of input
+// `indices_index` as `state` was prepared; `input_role` and `indices_role` name them in messages.
+KilnStatus RunGather(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const GatherState& state,
+                     int input_index, const char* input_role, int indices_index, const char* indices_role) {
+  const reference::GatherParams& p = state.params;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, input_index);
+  const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, indices_index);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
   const int64_t index_count = p.batch * p.num_indices;
   const int64_t in_count = p.batch * p.outer * p.axis_size * p.inner;
   const int64_t out_count = p.batch * p.outer * p.num_indices * p.inner;
   const bool is_int64 = KilnOpaqueTensorType(indices) == kKilnInt64;
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "indices", indices, index_count, is_int64 ? 8 : 4));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, in_count, state->element_size));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, indices_role, indices, index_count, is_int64 ? 8 : 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, input_role, input, in_count, state.element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state.element_size));
   if (index_count == 0) return kKilnOk;
   // Index data may sit at any offset in a model file: read it unaligned-safe by copying into aligned memory
   // when it is not aligned.
@@ -355,18 +356,121 @@ KilnStatus GatherInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   int64_t bad = -1;
   const bool ok =
       is_int64
-          ? reference::GatherCopy(p, state->element_size, in, static_cast<const int64_t*>(raw), out, &bad)
-          : reference::GatherCopy(p, state->element_size, in, static_cast<const int32_t*>(raw), out, &bad);
+          ? reference::GatherCopy(p, state.element_size, in, static_cast<const int64_t*>(raw), out, &bad)
+          : reference::GatherCopy(p, state.element_size, in, static_cast<const int32_t*>(raw), out, &bad);
   if (!ok) {
     const long long value = is_int64 ? static_cast<long long>(static_cast<const int64_t*>(raw)[bad])
                                      : static_cast<long long>(static_cast<const int32_t*>(raw)[bad]);
     KilnOpaqueContextReportError(
         context,
-        "%s: index %lld at position %lld of indices %s is out of range [0, %lld) for "
-        "axis %d of input %s",
-        op, value, static_cast<long long>(bad), TensorLabel(indices).c_str(),
-        static_cast<long long>(p.axis_size), state->axis, TensorLabel(input).c_str());
+        "%s: index %lld at position %lld of %s %s is out of range [0, %lld) for "
+        "axis %d of %s %s",
+        op, value, static_cast<long long>(bad), indices_role, TensorLabel(indices).c_str(),
+        static_cast<long long>(p.axis_size), state.axis, input_role, TensorLabel(input).c_str());
     return kKilnError;
+  }
+  return kKilnOk;
+}
+
+KilnStatus GatherInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  KILN_OPS_GET_STATE(GatherState, state, context, node, "GATHER");
+  return RunGather(context, node, "GATHER", *state, 0, "input", 1, "indices");
+}
+
+// EMBEDDING_LOOKUP: rows of `value` (input 1) picked by the int32 ids of `lookup` (input 0, rank 1): GATHER along
+// axis 0 where the output has the value's type; with an int8/uint8 value and a float32 output (hybrid), each row
+// dequantized as LiteRT does: its bytes read as int8 (uint8 tables too) times the value's scale (one per tensor, or
+// one per row), zero points 0.
+struct EmbeddingLookupState : GatherState {
+  bool hybrid = false;
+  KilnType value_type = kKilnFloat32;
+  std::vector<float> scales;  // hybrid: one, or one per row
+  std::vector<int32_t> zero_points;  // all 0 (checked in Prepare)
+};
+
+KilnStatus EmbeddingLookupPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "EMBEDDING_LOOKUP";
+  KILN_OPS_GET_STATE(EmbeddingLookupState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor *lookup, *value;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "lookup", &lookup));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "value", &value));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "lookup", lookup, kKilnInt32));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "lookup", lookup, 1, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "value", value, 2, 8));
+  state->value_type = KilnOpaqueTensorType(value);
+  state->hybrid = (state->value_type == kKilnInt8 || state->value_type == kKilnUInt8) &&
+                  KilnOpaqueTensorType(output) == kKilnFloat32;
+  if (state->hybrid) {
+    int dimension = 0;
+    if (!GetQuantization(value, &state->scales, &state->zero_points, &dimension) ||
+        (state->scales.size() != 1 &&
+         (dimension != 0 || static_cast<int64_t>(state->scales.size()) != TensorDims(value)[0]))) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: %s value %s needs one scale, or one per row along dimension 0, to give "
+                                   "float32 output %s",
+                                   op, KilnTypeGetName(state->value_type), TensorLabel(value).c_str(),
+                                   TensorLabel(output).c_str());
+      return kKilnError;
+    }
+    for (int32_t zero_point : state->zero_points) {
+      if (zero_point != 0) {  // LiteRT's hybrid lookup is symmetric and refuses the model too
+        KilnOpaqueContextReportError(context, "%s: %s value %s has zero point %d; a table giving float32 output %s "
+                                     "must be symmetric (zero point 0)",
+                                     op, KilnTypeGetName(state->value_type), TensorLabel(value).c_str(), zero_point,
+                                     TensorLabel(output).c_str());
+        return kKilnError;
+      }
+    }
+    state->element_size = 4;
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, value, output, MovedTypes(), &state->element_size));
+  }
+  Dims output_dims;
+  std::string error;
+  if (!reference::MakeGatherParams(TensorDims(value), TensorDims(lookup), 0, 0, &state->params, &output_dims,
+                                   &error)) {
+    KilnOpaqueContextReportError(context, "%s: value %s, lookup %s: %s", op, TensorLabel(value).c_str(),
+                                 TensorLabel(lookup).c_str(), error.c_str());
+    return kKilnError;
+  }
+  state->axis = 0;
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus EmbeddingLookupInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "EMBEDDING_LOOKUP";
+  KILN_OPS_GET_STATE(EmbeddingLookupState, state, context, node, op);
+  if (!state->hybrid) return RunGather(context, node, op, *state, 1, "value", 0, "lookup");
+  const reference::GatherParams& p = state->params;
+  const KilnOpaqueTensor* lookup = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* value = KilnOpaqueNodeGetInput(context, node, 1);
+  const int32_t* ids;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "lookup", lookup, p.num_indices, &ids));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), p.num_indices * p.inner, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "value", value, p.axis_size * p.inner, 1));
+  const auto* bytes = static_cast<const uint8_t*>(KilnOpaqueTensorData(value));
+  for (int64_t i = 0; i < p.num_indices; ++i) {
+    int32_t id;
+    std::memcpy(&id, ids + i, sizeof(id));
+    if (id < 0 || id >= p.axis_size) {
+      KilnOpaqueContextReportError(context, "%s: id %d at position %lld of lookup %s is out of range [0, %lld) for "
+                                   "the rows of value %s",
+                                   op, id, static_cast<long long>(i), TensorLabel(lookup).c_str(),
+                                   static_cast<long long>(p.axis_size), TensorLabel(value).c_str());
+      return kKilnError;
+    }
+    const size_t channel = state->scales.size() == 1 ? 0 : static_cast<size_t>(id);
+    const float scale = state->scales[channel];
+    const uint8_t* row = bytes + id * p.inner;
+    for (int64_t k = 0; k < p.inner; ++k) {
+      const int32_t q = static_cast<int8_t>(row[k]);  // uint8 tables too: LiteRT reads their bytes as int8
+      output[i * p.inner + k] = scale * static_cast<float>(q);
+    }
   }
   return kKilnOk;
 }
@@ -385,6 +489,10 @@ void AddSliceOps(std::vector<BuiltinOp>* table) {
                     MakeOperator<NoState>(kKilnBuiltinExpandDims, 1, &ExpandDimsPrepare, &ExpandDimsInvoke)});
   table->push_back({kKilnBuiltinGather, 1, 6,
                     MakeOperator<GatherState>(kKilnBuiltinGather, 6, &GatherPrepare, &GatherInvoke)});
+  // EMBEDDING_LOOKUP: LiteRT's v1-v3 (float32 and the uint8/int8 hybrid tables; v4's int4 tables are not here).
+  table->push_back({kKilnBuiltinEmbeddingLookup, 1, 3,
+                    MakeOperator<EmbeddingLookupState>(kKilnBuiltinEmbeddingLookup, 3, &EmbeddingLookupPrepare,
+                                                       &EmbeddingLookupInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -169,12 +169,34 @@ def gelu(out_dir):
                     [x], [y], S.BuiltinOptions.GeluOptions, o)
 
 
+
+def embedding_lookup(out_dir):
+    """EMBEDDING_LOOKUP: float32 rows, int8 rows copied, and int8/uint8 tables giving float32 (hybrid)."""
+    rng = np.random.default_rng(7)
+    cases = [("embedding_lookup", np.float32, None, np.float32, [0, 4, 2, 2, 5]),
+             ("embedding_lookup_int8", np.int8, (0.05, 3), np.int8, [1, 0, 5]),
+             ("embedding_lookup_hybrid_int8", np.int8, (0.02, 0), np.float32, [3, 3, 0, 1]),
+             ("embedding_lookup_hybrid_uint8", np.uint8, (0.03, 0), np.float32, [2, 5, 4])]
+    for name, dtype, quant, out_dtype, ids in cases:
+        m = Model()
+        lookup = m.tensor([len(ids)], np.int32, "lookup", ids)
+        if dtype == np.float32:
+            table = rng.uniform(-1, 1, size=(6, 3, 2)).astype(np.float32)
+        else:
+            info = np.iinfo(dtype)
+            table = rng.integers(info.min, info.max, size=(6, 3, 2), endpoint=True).astype(dtype)
+        value = m.tensor([6, 3, 2], dtype, "value", table, quant=quant)
+        y = m.output([len(ids), 3, 2], out_dtype, "y", quant=quant if out_dtype == dtype else None)
+        m.write(out_dir, name, OPS.EMBEDDING_LOOKUP, 1 if dtype == np.float32 else 3, [lookup, value], [y])
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)
+    embedding_lookup(out_dir)
     # STRIDED_SLICE: masks, negative strides and indices, ellipsis, new axis, shrink.
     strided_slice(out_dir, "strided_slice_masks_reverse", [2, 3, 4], [0, 1, 0], [0, 0, 0], [1, 1, -2], [2, 2, 2],
                   (0b101, 0b111, 0, 0, 0))

@@ -64,7 +64,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinReduceAny,     kKilnBuiltinReduceAll,
                                   kKilnBuiltinL2Pool2d,      kKilnBuiltinL2Normalization,
                                   kKilnBuiltinLocalResponseNormalization, kKilnBuiltinCumsum,
-                                  kKilnBuiltinGelu};
+                                  kKilnBuiltinGelu,          kKilnBuiltinEmbeddingLookup};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
@@ -960,6 +960,73 @@ TEST(OpWrapperTest, GeluFormsAndInt16Refused) {
   w.SetOutputs({y});
   Runner r(w);
   ExpectErrorMentions(r, {"GELU", "int16 input 'x'"});
+}
+
+// EMBEDDING_LOOKUP: rows copied (ids computed at run time), per-row scales of an int8 table giving float32, and the
+// refusals: an id out of range at Invoke (naming it and its position), a non-zero zero point, int64 ids.
+TEST(OpWrapperTest, EmbeddingLookupRowsHybridAndRefusals) {
+  {
+    ModelWriter w;
+    const int ids = w.AddTensor(kKilnInt32, {3}, "ids");
+    const int table = w.AddConstTensor<float>(kKilnFloat32, {3, 2}, "table", {1, 2, 3, 4, 5, 6});
+    const int y = w.AddTensor(kKilnFloat32, {3, 2}, "y");
+    w.AddOp(kKilnBuiltinEmbeddingLookup, {ids, table}, {y});
+    w.SetInputs({ids});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t in[] = {2, 0, 2};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{5, 6, 1, 2, 5, 6}));
+    const int32_t bad[] = {1, 3, 0};
+    r.SetInput(0, bad, sizeof(bad));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("index 3 at position 1 of lookup 'ids' is out of range [0, 3)"), std::string::npos)
+        << r.errors();
+  }
+  {
+    ModelWriter w;
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "ids", {1, 0});
+    const int table = w.AddConstTensor<int8_t>(kKilnInt8, {2, 2}, "table", {10, -20, 30, -128});
+    w.SetQuantization(table, {0.5f, 0.25f}, {0, 0}, 0);
+    const int x = w.AddTensor(kKilnFloat32, {2, 2}, "x");
+    const int rows = w.AddTensor(kKilnFloat32, {2, 2}, "rows");
+    const int y = w.AddTensor(kKilnFloat32, {2, 2}, "y");
+    w.AddOp(kKilnBuiltinEmbeddingLookup, {ids, table}, {rows});
+    w.AddOp(kKilnBuiltinAdd, {rows, x}, {y}, KilnAddParams{kKilnActNone, false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float zeros[] = {0, 0, 0, 0};
+    r.SetInput(0, zeros, sizeof(zeros));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{7.5f, -32, 5, -10}));  // row 1 by 0.25, row 0 by 0.5
+  }
+  {
+    ModelWriter w;
+    const int ids = w.AddTensor(kKilnInt32, {2}, "ids");
+    const int table = w.AddConstTensor<uint8_t>(kKilnUInt8, {2, 2}, "table", {1, 2, 3, 4});
+    w.SetQuantization(table, {0.5f}, {128});
+    const int y = w.AddTensor(kKilnFloat32, {2, 2}, "y");
+    w.AddOp(kKilnBuiltinEmbeddingLookup, {ids, table}, {y});
+    w.SetInputs({ids});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"EMBEDDING_LOOKUP", "value 'table' has zero point 128", "symmetric"});
+  }
+  {
+    ModelWriter w;
+    const int ids = w.AddTensor(kKilnInt64, {2}, "ids");
+    const int table = w.AddConstTensor<float>(kKilnFloat32, {2, 1}, "table", {1, 2});
+    const int y = w.AddTensor(kKilnFloat32, {2, 1}, "y");
+    w.AddOp(kKilnBuiltinEmbeddingLookup, {ids, table}, {y});
+    w.SetInputs({ids});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"EMBEDDING_LOOKUP", "lookup", "'ids'"});
+  }
 }
 
 TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
