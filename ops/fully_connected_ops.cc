@@ -1,4 +1,7 @@
-// FULLY_CONNECTED (float32 weights, or constant int8 weights dequantized once: hybrid models) and SOFTMAX.
+// FULLY_CONNECTED (float32 weights, or constant int8 weights dequantized once: hybrid models), SOFTMAX and
+// BATCH_MATMUL.
+#include <algorithm>
+
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
@@ -314,6 +317,101 @@ KilnStatus LogSoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 }  // namespace
 
+namespace {
+
+// ---- BATCH_MATMUL (float32): lhs [..., r, k] x rhs [..., k, c] (adj_x / adj_y: stored transposed), rank 2-5,
+// batch dimensions broadcast (numpy rules, aligned at the back).
+constexpr int kMaxBatchMatMulRank = 5;
+
+struct BatchMatMulState {
+  reference::BatchMatMulParams params;
+  int64_t lhs_count = 0, rhs_count = 0, output_count = 0;
+};
+
+KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "BATCH_MATMUL";
+  KILN_OPS_GET_STATE(BatchMatMulState, state, context, node, op);
+  const KilnOpaqueTensor *lhs, *rhs;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &lhs, &output, "rhs", &rhs));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "rhs", rhs));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "lhs", lhs, 2, kMaxBatchMatMulRank));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "rhs", rhs, 2, kMaxBatchMatMulRank));
+  const auto* options = static_cast<const KilnBatchMatMulParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  reference::BatchMatMulParams& p = state->params;
+  p.adj_x = options != nullptr && options->adj_x;
+  p.adj_y = options != nullptr && options->adj_y;
+  const Dims a = TensorDims(lhs), b = TensorDims(rhs);
+  const size_t ra = a.size(), rb = b.size();
+  p.rows = p.adj_x ? a[ra - 1] : a[ra - 2];
+  p.depth = p.adj_x ? a[ra - 2] : a[ra - 1];
+  const int64_t rhs_depth = p.adj_y ? b[rb - 1] : b[rb - 2];
+  p.cols = p.adj_y ? b[rb - 2] : b[rb - 1];
+  if (p.depth != rhs_depth) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: lhs %s %s and rhs %s %s (adj_x %d, adj_y %d) disagree on the summed dimension: "
+                                 "%lld and %lld",
+                                 op, TensorLabel(lhs).c_str(), DimsToString(a).c_str(), TensorLabel(rhs).c_str(),
+                                 DimsToString(b).c_str(), p.adj_x ? 1 : 0, p.adj_y ? 1 : 0,
+                                 static_cast<long long>(p.depth), static_cast<long long>(rhs_depth));
+    return kKilnError;
+  }
+  // The batch dimensions, broadcast: each output batch index maps to one matrix of each operand.
+  const size_t batch_rank = std::max(ra, rb) - 2;
+  Dims batch(batch_rank), a_batch(batch_rank, 1), b_batch(batch_rank, 1);
+  for (size_t d = 0; d < batch_rank; ++d) {
+    const size_t from_back = batch_rank - d;  // 1 = the last batch dimension
+    if (from_back <= ra - 2) a_batch[d] = a[ra - 2 - from_back];
+    if (from_back <= rb - 2) b_batch[d] = b[rb - 2 - from_back];
+    if (a_batch[d] != b_batch[d] && a_batch[d] != 1 && b_batch[d] != 1) {
+      KilnOpaqueContextReportError(context, "%s: the batch dimensions of lhs %s %s and rhs %s %s do not broadcast",
+                                   op, TensorLabel(lhs).c_str(), DimsToString(a).c_str(), TensorLabel(rhs).c_str(),
+                                   DimsToString(b).c_str());
+      return kKilnError;
+    }
+    batch[d] = a_batch[d] == 1 ? b_batch[d] : a_batch[d];
+  }
+  const int64_t batches = reference::NumElements(batch);
+  p.lhs_batch.assign(static_cast<size_t>(batches), 0);
+  p.rhs_batch.assign(static_cast<size_t>(batches), 0);
+  for (int64_t n = 0; n < batches; ++n) {
+    int64_t rest = n, ia = 0, ib = 0, stride_a = 1, stride_b = 1;
+    for (size_t d = batch_rank; d-- > 0;) {
+      const int64_t coord = rest % batch[d];
+      rest /= batch[d];
+      ia += (a_batch[d] == 1 ? 0 : coord) * stride_a;
+      ib += (b_batch[d] == 1 ? 0 : coord) * stride_b;
+      stride_a *= a_batch[d];
+      stride_b *= b_batch[d];
+    }
+    p.lhs_batch[n] = ia;
+    p.rhs_batch[n] = ib;
+  }
+  Dims out = batch;
+  out.push_back(p.rows);
+  out.push_back(p.cols);
+  state->lhs_count = reference::NumElements(a);
+  state->rhs_count = reference::NumElements(b);
+  state->output_count = reference::NumElements(out);
+  return ResizeOutput(context, op, output, out);
+}
+
+KilnStatus BatchMatMulInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "BATCH_MATMUL";
+  KILN_OPS_GET_STATE(BatchMatMulState, state, context, node, op);
+  if (state->output_count == 0) return kKilnOk;
+  const float *lhs, *rhs;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatInvokeData(context, node, op, state->lhs_count, state->output_count, &lhs, &output));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1), state->rhs_count, &rhs));
+  reference::BatchMatMulFloat(state->params, lhs, rhs, output);
+  return kKilnOk;
+}
+
+}  // namespace
+
 void AddFullyConnectedOps(std::vector<BuiltinOp>* table) {
   // FULLY_CONNECTED: v3/v9/v12 are hybrid (int8 weights; v12 per channel), v5 keep_num_dims, v6 no bias; the
   // rest add integer types or sparse weights (v8, which this kernel rejects: the weights' data would not
@@ -327,6 +425,10 @@ void AddFullyConnectedOps(std::vector<BuiltinOp>* table) {
   table->push_back({kKilnBuiltinLogSoftmax, 1, 2,
                     MakeOperator<LogSoftmaxState>(kKilnBuiltinLogSoftmax, 2, &LogSoftmaxPrepare,
                                                   &LogSoftmaxInvoke)});
+  // BATCH_MATMUL: LiteRT's v1-v4 (v2+ add int8/int16 and hybrid weights: refused at Prepare as non-float32).
+  table->push_back({kKilnBuiltinBatchMatmul, 1, 4,
+                    MakeOperator<BatchMatMulState>(kKilnBuiltinBatchMatmul, 4, &BatchMatMulPrepare,
+                                                   &BatchMatMulInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -143,6 +143,13 @@ typedef struct KilnLocalResponseNormParams {
   float beta;
 } KilnLocalResponseNormParams;
 
+/* BATCH_MATMUL: lhs [..., r, k] times rhs [..., k, c], batch dimensions broadcast. */
+typedef struct KilnBatchMatMulParams {
+  bool adj_x;                      /* lhs is given transposed ([..., k, r]) */
+  bool adj_y;                      /* rhs is given transposed ([..., c, k]) */
+  bool asymmetric_quantize_inputs; /* hybrid kernels: quantize the float input asymmetrically */
+} KilnBatchMatMulParams;
+
 /* GELU: x * Phi(x), Phi the standard normal CDF: 0.5 * x * (1 + erf(x / sqrt(2))), or with `approximate` the
  * tanh form 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))). */
 typedef struct KilnGeluParams {

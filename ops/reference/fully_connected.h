@@ -3,6 +3,7 @@
 #define KILN_OPS_REFERENCE_FULLY_CONNECTED_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/reference/common.h"
 
@@ -34,6 +35,16 @@ void SoftmaxFloat(const SoftmaxParams& params, const float* input, float* output
 // LOG_SOFTMAX over the innermost dimension (LiteRT's float kernel): x - max - log(sum exp(x - max)), the sum in
 // float in order. `beta` is not used (LOG_SOFTMAX has none).
 void LogSoftmaxFloat(const SoftmaxParams& params, const float* input, float* output);
+
+// BATCH_MATMUL: out[b, i, j] = sum over k, in order, of lhs[b, i, k] * rhs[b, k, j] in float. The operands are
+// given as `batch` matrices each, batch b reading matrix lhs_batch[b] and rhs_batch[b] (broadcast batch
+// dimensions repeat a matrix); adj_x / adj_y mean the operand is stored transposed.
+struct BatchMatMulParams {
+  int64_t rows = 0, depth = 0, cols = 0;
+  bool adj_x = false, adj_y = false;
+  std::vector<int64_t> lhs_batch, rhs_batch;  // per output batch: the operand's matrix index
+};
+void BatchMatMulFloat(const BatchMatMulParams& params, const float* lhs, const float* rhs, float* output);
 
 }  // namespace kiln::ops::reference
 

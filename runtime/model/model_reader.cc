@@ -937,6 +937,15 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->beta = options->beta();
       return true;
     }
+    case kKilnBuiltinBatchMatmul: {
+      KILN_GET_OPTIONS(BatchMatMulOptions, options);
+      KilnBatchMatMulParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->adj_x = options->adj_x();
+      params->adj_y = options->adj_y();
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      return true;
+    }
     case kKilnBuiltinGelu: {
       KILN_GET_OPTIONS(GeluOptions, options);
       KilnGeluParams* params;

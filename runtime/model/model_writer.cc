@@ -375,6 +375,9 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kGelu:
         matches = code == kKilnBuiltinGelu;
         break;
+      case OptionsKind::kBatchMatMul:
+        matches = code == kKilnBuiltinBatchMatmul;
+        break;
       case OptionsKind::kLeakyRelu:
         matches = code == kKilnBuiltinLeakyRelu;
         break;
@@ -464,6 +467,7 @@ KILN_ADD_OP_WITH(KilnL2NormParams, kL2Norm)
 KILN_ADD_OP_WITH(KilnLocalResponseNormParams, kLocalResponseNorm)
 KILN_ADD_OP_WITH(KilnCumsumParams, kCumsum)
 KILN_ADD_OP_WITH(KilnGeluParams, kGelu)
+KILN_ADD_OP_WITH(KilnBatchMatMulParams, kBatchMatMul)
 KILN_ADD_OP_WITH(KilnLeakyReluParams, kLeakyRelu)
 KILN_ADD_OP_WITH(KilnResizeBilinearParams, kResizeBilinear)
 KILN_ADD_OP_WITH(KilnStridedSliceParams, kStridedSlice)
@@ -821,6 +825,13 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::CumsumOptions;
           options = fb::CreateCumsumOptions(b, p.exclusive, p.reverse).Union();
+          break;
+        }
+        case OptionsKind::kBatchMatMul: {
+          KilnBatchMatMulParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::BatchMatMulOptions;
+          options = fb::CreateBatchMatMulOptions(b, p.adj_x, p.adj_y, p.asymmetric_quantize_inputs).Union();
           break;
         }
         case OptionsKind::kGelu: {

@@ -109,6 +109,8 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnGeluParams& params);  // GELU
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnBatchMatMulParams& params);  // BATCH_MATMUL
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnLeakyReluParams& params);  // LEAKY_RELU
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnResizeBilinearParams& params);  // RESIZE_BILINEAR
@@ -207,6 +209,7 @@ class ModelWriter {
     kLocalResponseNorm,
     kCumsum,
     kGelu,
+    kBatchMatMul,
     kLeakyRelu,
     kResizeBilinear,
     kStridedSlice,

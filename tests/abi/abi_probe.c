@@ -109,6 +109,8 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnL2NormParams(const struct KilnL2NormPar
 size_t kiln_abi_probe_KilnL2NormParams(const struct KilnL2NormParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnLocalResponseNormParams(const struct KilnLocalResponseNormParams* value);
 size_t kiln_abi_probe_KilnLocalResponseNormParams(const struct KilnLocalResponseNormParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnBatchMatMulParams(const struct KilnBatchMatMulParams* value);
+size_t kiln_abi_probe_KilnBatchMatMulParams(const struct KilnBatchMatMulParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnGeluParams(const struct KilnGeluParams* value);
 size_t kiln_abi_probe_KilnGeluParams(const struct KilnGeluParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnCumsumParams(const struct KilnCumsumParams* value);

@@ -80,6 +80,19 @@ int main(int argc, char** argv) {
     w.SetOutputs({z});
     seeds.push_back({"lrn_l2_pool", std::move(w)});
   }
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnFloat32, {2, 3, 4}, "a");
+    const int b = w.AddConstTensor<float>(kKilnFloat32, {4, 2}, "b", {1, 2, 3, 4, 5, 6, 7, 8});
+    const int y = w.AddTensor(kKilnFloat32, {2, 3, 2}, "y");
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "ids", {1, 0});
+    const int rows = w.AddTensor(kKilnFloat32, {2, 3, 2}, "rows");
+    w.AddOp(kKilnBuiltinEmbeddingLookup, {ids, y}, {rows});
+    w.SetInputs({a});
+    w.SetOutputs({rows});
+    seeds.push_back({"batch_matmul_embedding", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

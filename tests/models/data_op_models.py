@@ -190,6 +190,24 @@ def embedding_lookup(out_dir):
         m.write(out_dir, name, OPS.EMBEDDING_LOOKUP, 1 if dtype == np.float32 else 3, [lookup, value], [y])
 
 
+
+def batch_matmul(out_dir):
+    """BATCH_MATMUL (float32): plain, transposed operands, broadcast batch dimensions, a constant rhs."""
+    for name, lhs_shape, rhs_shape, adj_x, adj_y, out_shape, const_rhs in [
+            ("batch_matmul", [2, 3, 4], [2, 4, 5], False, False, [2, 3, 5], False),
+            ("batch_matmul_adj", [2, 4, 3], [2, 5, 4], True, True, [2, 3, 5], False),
+            ("batch_matmul_broadcast", [3, 1, 2, 6], [4, 6, 3], False, False, [3, 4, 2, 3], False),
+            ("batch_matmul_const_rhs", [5, 7], [7, 2], False, False, [5, 2], True)]:
+        m = Model()
+        a = m.tensor(lhs_shape, np.float32, "lhs")
+        data = np.random.default_rng(3).uniform(-1, 1, size=rhs_shape).astype(np.float32) if const_rhs else None
+        b = m.tensor(rhs_shape, np.float32, "rhs", data)
+        y = m.output(out_shape, np.float32, "y")
+        o = S.BatchMatMulOptionsT()
+        o.adjX, o.adjY = adj_x, adj_y
+        m.write(out_dir, name, OPS.BATCH_MATMUL, 1, [a, b], [y], S.BuiltinOptions.BatchMatMulOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
@@ -197,6 +215,7 @@ def main():
     normalization_and_scans(out_dir)
     gelu(out_dir)
     embedding_lookup(out_dir)
+    batch_matmul(out_dir)
     # STRIDED_SLICE: masks, negative strides and indices, ellipsis, new axis, shrink.
     strided_slice(out_dir, "strided_slice_masks_reverse", [2, 3, 4], [0, 1, 0], [0, 0, 0], [1, 1, -2], [2, 2, 2],
                   (0b101, 0b111, 0, 0, 0))

@@ -98,5 +98,41 @@ TEST(SoftmaxTest, MatchesNaiveRows) {
       }
 }
 
+// BATCH_MATMUL against a plain triple loop in double over transposed operands and repeated (broadcast) matrices.
+TEST(BatchMatMulTest, MatchesPlainOverAdjointsAndBatchMaps) {
+  for (bool adj_x : {false, true}) {
+    for (bool adj_y : {false, true}) {
+      BatchMatMulParams p;
+      p.rows = 3;
+      p.depth = 5;
+      p.cols = 4;
+      p.adj_x = adj_x;
+      p.adj_y = adj_y;
+      p.lhs_batch = {0, 1, 0, 1};  // lhs has 2 matrices, rhs 1, 4 output batches
+      p.rhs_batch = {0, 0, 0, 0};
+      const auto lhs = RandomFloats(2 * 3 * 5, adj_x ? 3 : 4);
+      const auto rhs = RandomFloats(5 * 4, adj_y ? 5 : 6);
+      std::vector<double> want;
+      for (size_t b = 0; b < p.lhs_batch.size(); ++b) {
+        for (int64_t i = 0; i < 3; ++i) {
+          for (int64_t j = 0; j < 4; ++j) {
+            double sum = 0;
+            for (int64_t d = 0; d < 5; ++d) {
+              const float* a = lhs.data() + p.lhs_batch[b] * 15;
+              const double x = adj_x ? a[d * 3 + i] : a[i * 5 + d];
+              const double y = adj_y ? rhs[j * 5 + d] : rhs[d * 4 + j];
+              sum += x * y;
+            }
+            want.push_back(sum);
+          }
+        }
+      }
+      std::vector<float> got(want.size());
+      BatchMatMulFloat(p, lhs.data(), rhs.data(), got.data());
+      ExpectAllNear(got, want, std::string("adj_x ") + (adj_x ? "1" : "0") + " adj_y " + (adj_y ? "1" : "0"));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference

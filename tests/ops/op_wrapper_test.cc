@@ -64,7 +64,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinReduceAny,     kKilnBuiltinReduceAll,
                                   kKilnBuiltinL2Pool2d,      kKilnBuiltinL2Normalization,
                                   kKilnBuiltinLocalResponseNormalization, kKilnBuiltinCumsum,
-                                  kKilnBuiltinGelu,          kKilnBuiltinEmbeddingLookup};
+                                  kKilnBuiltinGelu,          kKilnBuiltinEmbeddingLookup,
+                                  kKilnBuiltinBatchMatmul};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
@@ -1027,6 +1028,47 @@ TEST(OpWrapperTest, EmbeddingLookupRowsHybridAndRefusals) {
     Runner r(w);
     ExpectErrorMentions(r, {"EMBEDDING_LOOKUP", "lookup", "'ids'"});
   }
+}
+
+// BATCH_MATMUL broadcasts batch dimensions (lhs [2, 1, 1, 2] x rhs [3, 2, 1] -> [2, 3, 1, 1]) and refuses a summed
+// dimension that differs, batch dimensions that do not broadcast, int8 and rank 6, naming the tensors.
+TEST(OpWrapperTest, BatchMatMulBroadcastsAndRefusesClearly) {
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnFloat32, {2, 1, 1, 2}, "a");
+    const int b = w.AddConstTensor<float>(kKilnFloat32, {3, 2, 1}, "b", {1, 0, 0, 1, 1, 1});
+    const int y = w.AddTensor(kKilnFloat32, {2, 3, 1, 1}, "y");
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {2, 3, 5, 7};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 3, 1, 1}));
+    EXPECT_EQ(r.Output(), (std::vector<float>{2, 3, 5, 5, 7, 12}));
+  }
+  const auto refused = [](std::vector<int> a_dims, std::vector<int> b_dims, KilnType type, bool adj_y,
+                          const std::vector<std::string>& words) {
+    ModelWriter w;
+    const int a = w.AddTensor(type, a_dims, "a");
+    const int b = w.AddTensor(type, b_dims, "b");
+    const int y = w.AddTensor(type, {1}, "y");
+    if (type == kKilnInt8) {
+      for (int t : {a, b, y}) w.SetQuantization(t, {0.5f}, {0});
+    }
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, adj_y, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, words);
+  };
+  refused({2, 3}, {4, 5}, kKilnFloat32, false, {"BATCH_MATMUL", "lhs 'a' [2, 3]", "disagree on the summed", "3 and 4"});
+  refused({2, 3}, {4, 3}, kKilnFloat32, false, {"disagree on the summed dimension"});
+  refused({2, 3, 4}, {3, 4, 5}, kKilnFloat32, false, {"batch dimensions", "do not broadcast"});
+  refused({2, 3}, {3, 2}, kKilnInt8, false, {"BATCH_MATMUL", "'a'", "float32"});
+  refused({1, 1, 1, 1, 2, 3}, {3, 2}, kKilnFloat32, false, {"BATCH_MATMUL", "'a'", "rank"});
 }
 
 TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
