@@ -119,6 +119,17 @@ typedef struct KilnSqueezeParams {
   int num_squeeze_dims;
 } KilnSqueezeParams;
 
+/* DEPTH_TO_SPACE: moves blocks of block_size x block_size channel groups of an NHWC input into height and width
+   (depth-column-row order, as LiteRT). block_size must be at least 1 and the channels a multiple of its square. */
+typedef struct KilnDepthToSpaceParams {
+  int block_size;
+} KilnDepthToSpaceParams;
+
+/* SPACE_TO_DEPTH: the inverse of DEPTH_TO_SPACE; block_size must be at least 1 and divide height and width. */
+typedef struct KilnSpaceToDepthParams {
+  int block_size;
+} KilnSpaceToDepthParams;
+
 /* MEAN, SUM and the other reductions */
 typedef struct KilnReducerParams {
   bool keep_dims;

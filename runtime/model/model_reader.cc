@@ -969,6 +969,20 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       return int_list("squeeze_dims", "entries", options->squeeze_dims(), &params->num_squeeze_dims,
                       params->squeeze_dims);
     }
+    case kKilnBuiltinDepthToSpace: {
+      KILN_GET_OPTIONS(DepthToSpaceOptions, options);
+      KilnDepthToSpaceParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->block_size = options->block_size();
+      return true;
+    }
+    case kKilnBuiltinSpaceToDepth: {
+      KILN_GET_OPTIONS(SpaceToDepthOptions, options);
+      KilnSpaceToDepthParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->block_size = options->block_size();
+      return true;
+    }
     case kKilnBuiltinStridedSlice: {
       KILN_GET_OPTIONS(StridedSliceOptions, options);
       KilnStridedSliceParams* params;

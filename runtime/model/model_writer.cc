@@ -363,6 +363,12 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kSqueeze:
         matches = code == kKilnBuiltinSqueeze;
         break;
+      case OptionsKind::kDepthToSpace:
+        matches = code == kKilnBuiltinDepthToSpace;
+        break;
+      case OptionsKind::kSpaceToDepth:
+        matches = code == kKilnBuiltinSpaceToDepth;
+        break;
       case OptionsKind::kLeakyRelu:
         matches = code == kKilnBuiltinLeakyRelu;
         break;
@@ -447,6 +453,8 @@ KILN_ADD_OP_WITH(KilnSoftmaxParams, kSoftmax)
 KILN_ADD_OP_WITH(KilnConcatenationParams, kConcatenation)
 KILN_ADD_OP_WITH(KilnReshapeParams, kReshape)
 KILN_ADD_OP_WITH(KilnSqueezeParams, kSqueeze)
+KILN_ADD_OP_WITH(KilnDepthToSpaceParams, kDepthToSpace)
+KILN_ADD_OP_WITH(KilnSpaceToDepthParams, kSpaceToDepth)
 KILN_ADD_OP_WITH(KilnReducerParams, kReducer)
 KILN_ADD_OP_WITH(KilnLeakyReluParams, kLeakyRelu)
 KILN_ADD_OP_WITH(KilnResizeBilinearParams, kResizeBilinear)
@@ -777,6 +785,20 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           if (count > 0) dims = b.CreateVector(p.squeeze_dims, static_cast<size_t>(count));
           options_type = fb::BuiltinOptions::SqueezeOptions;
           options = fb::CreateSqueezeOptions(b, dims).Union();
+          break;
+        }
+        case OptionsKind::kDepthToSpace: {
+          KilnDepthToSpaceParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::DepthToSpaceOptions;
+          options = fb::CreateDepthToSpaceOptions(b, p.block_size).Union();
+          break;
+        }
+        case OptionsKind::kSpaceToDepth: {
+          KilnSpaceToDepthParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::SpaceToDepthOptions;
+          options = fb::CreateSpaceToDepthOptions(b, p.block_size).Union();
           break;
         }
         case OptionsKind::kReducer: {

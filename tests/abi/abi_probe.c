@@ -101,6 +101,10 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnReshapeParams(const struct KilnReshapeP
 size_t kiln_abi_probe_KilnReshapeParams(const struct KilnReshapeParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnSqueezeParams(const struct KilnSqueezeParams* value);
 size_t kiln_abi_probe_KilnSqueezeParams(const struct KilnSqueezeParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnDepthToSpaceParams(const struct KilnDepthToSpaceParams* value);
+size_t kiln_abi_probe_KilnDepthToSpaceParams(const struct KilnDepthToSpaceParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnSpaceToDepthParams(const struct KilnSpaceToDepthParams* value);
+size_t kiln_abi_probe_KilnSpaceToDepthParams(const struct KilnSpaceToDepthParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnReducerParams(const struct KilnReducerParams* value);
 size_t kiln_abi_probe_KilnReducerParams(const struct KilnReducerParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnLeakyReluParams(const struct KilnLeakyReluParams* value);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes single-op .tflite models of the data-moving and index ops (STRIDED_SLICE, SLICE, EXPAND_DIMS, GATHER,
-SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN, CAST, and the float32 math of one input:
+SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN, CAST, DEPTH_TO_SPACE, SPACE_TO_DEPTH
+(each type LiteRT takes), and the float32 math of one input:
 ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
@@ -192,6 +193,44 @@ def main():
         x = m.tensor([3, 5, 7], np.float32, "x")
         y = m.output([3, 5, 7], np.float32, "y")
         m.write(out_dir, name, code, 1, [x], [y])
+    space_models(out_dir)
+
+
+# Quantization each quantized type gets in the space ops' models (input and output alike).
+SPACE_QUANT = {np.int8: (0.05, -3), np.uint8: (0.04, 120)}
+SPACE_DTYPES = [np.float32, np.int8, np.uint8, np.int32, np.int64]
+TYPES.setdefault(np.uint8, S.TensorType.UINT8)
+
+
+def space_models(out_dir):
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH: several shapes and block sizes, each type LiteRT takes."""
+    for dtype in SPACE_DTYPES:
+        suffix = np.dtype(dtype).name
+        quant = SPACE_QUANT.get(dtype)
+        for name, shape, block, out_shape in [
+                ("depth_to_space_b2", [1, 2, 3, 8], 2, [1, 4, 6, 2]),
+                ("depth_to_space_b3", [2, 2, 1, 9], 3, [2, 6, 3, 1]),
+                ("depth_to_space_b1", [1, 3, 2, 5], 1, [1, 3, 2, 5])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            y = m.output(out_shape, dtype, "y", quant=quant)
+            o = S.DepthToSpaceOptionsT()
+            o.blockSize = block
+            # Version 1 even for int8: LiteRT's reference resolver registers DEPTH_TO_SPACE v1 only (its default
+            # one v1-v2, as Kiln), and its kernel takes int8 at either.
+            m.write(out_dir, "%s_%s" % (name, suffix), OPS.DEPTH_TO_SPACE, 1, [x], [y],
+                    S.BuiltinOptions.DepthToSpaceOptions, o)
+        for name, shape, block, out_shape in [
+                ("space_to_depth_b2", [1, 4, 6, 3], 2, [1, 2, 3, 12]),
+                ("space_to_depth_b3", [2, 3, 6, 1], 3, [2, 1, 2, 9]),
+                ("space_to_depth_b1", [1, 2, 3, 4], 1, [1, 2, 3, 4])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            y = m.output(out_shape, dtype, "y", quant=quant)
+            o = S.SpaceToDepthOptionsT()
+            o.blockSize = block
+            m.write(out_dir, "%s_%s" % (name, suffix), OPS.SPACE_TO_DEPTH, 2 if dtype == np.int8 else 1, [x], [y],
+                    S.BuiltinOptions.SpaceToDepthOptions, o)
 
 
 if __name__ == "__main__":

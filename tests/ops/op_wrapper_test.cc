@@ -59,7 +59,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSquare,        kKilnBuiltinLog,
                                   kKilnBuiltinSin,           kKilnBuiltinCos,
                                   kKilnBuiltinFloor,         kKilnBuiltinCeil,
-                                  kKilnBuiltinRound};
+                                  kKilnBuiltinRound,
+                                  kKilnBuiltinDepthToSpace,  kKilnBuiltinSpaceToDepth};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

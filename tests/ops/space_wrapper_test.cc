@@ -1,0 +1,161 @@
+// DEPTH_TO_SPACE and SPACE_TO_DEPTH through the interpreter, on single-op ModelWriter models: options, element
+// types, quantization and the errors with their messages.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/c_api.h"
+#include "runtime/model/model_writer.h"
+#include "tests/ops/wrapper_runner.h"
+
+namespace kiln::ops {
+namespace {
+
+using wrapper_testing::ExpectErrorMentions;
+using wrapper_testing::Runner;
+
+// A one-op model from `in_shape` to `out_shape` of `type`; `params` the op's options.
+template <typename Params>
+ModelWriter SpaceModel(KilnBuiltinOperator code, KilnType type, const std::vector<int>& in_shape,
+                       const std::vector<int>& out_shape, const Params& params, bool with_options = true) {
+  ModelWriter w;
+  const int x = w.AddTensor(type, in_shape, "x");
+  const int y = w.AddTensor(type, out_shape, "y");
+  if (with_options) {
+    w.AddOp(code, {x}, {y}, params);
+  } else {
+    w.AddOp(code, {x}, {y});
+  }
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  return w;
+}
+
+TEST(SpaceOpsTest, DepthToSpaceFloatDcrOrder) {
+  ModelWriter w =
+      SpaceModel(kKilnBuiltinDepthToSpace, kKilnFloat32, {1, 1, 2, 4}, {1, 2, 4, 1}, KilnDepthToSpaceParams{2});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {0, 1, 2, 3, 10, 11, 12, 13};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{1, 2, 4, 1}));
+  EXPECT_EQ(r.Output(), (std::vector<float>{0, 1, 10, 11, 2, 3, 12, 13}));
+}
+
+TEST(SpaceOpsTest, SpaceToDepthInt64AndInt8) {
+  {
+    ModelWriter w =
+        SpaceModel(kKilnBuiltinSpaceToDepth, kKilnInt64, {1, 2, 4, 1}, {1, 1, 2, 4}, KilnSpaceToDepthParams{2});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int64_t big = int64_t{1} << 40;
+    const int64_t in[] = {0, 1, 10, 11, 2, 3, 12, big};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{1, 1, 2, 4}));
+    EXPECT_EQ(r.OutputAs<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 10, 11, 12, big}));
+  }
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnInt8, {1, 2, 2, 1}, "x");
+  const int y = w.AddTensor(kKilnInt8, {1, 1, 1, 4}, "y");
+  for (int t : {x, y}) w.SetQuantization(t, {0.5f}, {-3});
+  w.AddOp(kKilnBuiltinSpaceToDepth, {x}, {y}, KilnSpaceToDepthParams{2});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const int8_t in[] = {-128, 5, 0, 127};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputAs<int8_t>(), (std::vector<int8_t>{-128, 5, 0, 127}));
+}
+
+TEST(SpaceOpsTest, EmptyInputRuns) {
+  ModelWriter w =
+      SpaceModel(kKilnBuiltinDepthToSpace, kKilnUInt8, {0, 2, 2, 4}, {0, 4, 4, 1}, KilnDepthToSpaceParams{2});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{0, 4, 4, 1}));
+}
+
+TEST(SpaceOpsTest, ShapeAndBlockErrors) {
+  {
+    ModelWriter w =
+        SpaceModel(kKilnBuiltinDepthToSpace, kKilnFloat32, {1, 2, 2, 6}, {1, 4, 4, 1}, KilnDepthToSpaceParams{2});
+    Runner r(w);
+    ExpectErrorMentions(r, {"DEPTH_TO_SPACE", "input 'x'", "depth 6 is not a multiple of block_size squared (4)"});
+  }
+  {
+    ModelWriter w =
+        SpaceModel(kKilnBuiltinDepthToSpace, kKilnFloat32, {1, 2, 2, 4}, {1, 2, 2, 4}, KilnDepthToSpaceParams{0});
+    Runner r(w);
+    ExpectErrorMentions(r, {"DEPTH_TO_SPACE", "input 'x'", "block_size 0 must be at least 1"});
+  }
+  {
+    ModelWriter w =
+        SpaceModel(kKilnBuiltinSpaceToDepth, kKilnFloat32, {1, 3, 4, 1}, {1, 1, 2, 4}, KilnSpaceToDepthParams{2});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SPACE_TO_DEPTH", "input 'x'", "height 3 and width 4 must be multiples of block_size 2"});
+  }
+  {
+    ModelWriter w =
+        SpaceModel(kKilnBuiltinSpaceToDepth, kKilnFloat32, {1, 4, 4, 1}, {1, 4, 4, 1}, KilnSpaceToDepthParams{-1});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SPACE_TO_DEPTH", "block_size -1 must be at least 1"});
+  }
+  {
+    ModelWriter w = SpaceModel(kKilnBuiltinSpaceToDepth, kKilnFloat32, {4, 4, 1}, {2, 2, 4}, KilnSpaceToDepthParams{2});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SPACE_TO_DEPTH", "input 'x'"});
+  }
+  {
+    ModelWriter w = SpaceModel(kKilnBuiltinDepthToSpace, kKilnFloat32, {1, 1, 1, 4}, {1, 2, 2, 1},
+                               KilnDepthToSpaceParams{2}, /*with_options=*/false);
+    Runner r(w);
+    // No options table: block_size reads as 0, which LiteRT refuses too.
+    ExpectErrorMentions(r, {"DEPTH_TO_SPACE", "block_size 0 must be at least 1"});
+  }
+}
+
+TEST(SpaceOpsTest, TypeAndQuantizationErrors) {
+  {
+    // int16 and bool: LiteRT's kernels take neither.
+    ModelWriter w =
+        SpaceModel(kKilnBuiltinDepthToSpace, kKilnInt16, {1, 1, 1, 4}, {1, 2, 2, 1}, KilnDepthToSpaceParams{2});
+    Runner r(w);
+    ExpectErrorMentions(r, {"DEPTH_TO_SPACE", "input 'x' has type", "expected one of"});
+  }
+  {
+    ModelWriter w =
+        SpaceModel(kKilnBuiltinSpaceToDepth, kKilnBool, {1, 2, 2, 1}, {1, 1, 1, 4}, KilnSpaceToDepthParams{2});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SPACE_TO_DEPTH", "input 'x' has type"});
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 1, 1, 4}, "x");
+    const int y = w.AddTensor(kKilnInt32, {1, 2, 2, 1}, "y");
+    w.AddOp(kKilnBuiltinDepthToSpace, {x}, {y}, KilnDepthToSpaceParams{2});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"DEPTH_TO_SPACE", "output 'y'"});
+  }
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnUInt8, {1, 1, 1, 4}, "x");
+  const int y = w.AddTensor(kKilnUInt8, {1, 2, 2, 1}, "y");
+  w.SetQuantization(x, {0.5f}, {128});
+  w.SetQuantization(y, {0.25f}, {128});
+  w.AddOp(kKilnBuiltinDepthToSpace, {x}, {y}, KilnDepthToSpaceParams{2});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"DEPTH_TO_SPACE", "'y'"});
+}
+
+}  // namespace
+}  // namespace kiln::ops
