@@ -1,6 +1,7 @@
-// DEPTH_TO_SPACE and SPACE_TO_DEPTH: operators that move the elements of an NHWC tensor between its height and
-// width and its depth, for the types LiteRT's kernels take (float32, uint8, int8, int32, int64), the output
-// quantized as the input.
+// DEPTH_TO_SPACE and SPACE_TO_DEPTH (elements of an NHWC tensor moved between its height and width and its depth;
+// float32, uint8, int8, int32, int64), SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (blocks of the spatial dimensions
+// moved into and out of the batch; those types and int16): the types LiteRT's kernels take, the output quantized
+// as the input.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -79,6 +80,131 @@ KilnStatus SpaceToDepthInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) 
   return SpaceDepthInvoke(context, node, "SPACE_TO_DEPTH", &reference::SpaceToDepth);
 }
 
+// The element types LiteRT's SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND kernels take.
+const std::vector<KilnType>& BatchSpaceTypes() {
+  static const std::vector<KilnType> types = {kKilnFloat32, kKilnUInt8, kKilnInt8, kKilnInt16, kKilnInt32, kKilnInt64};
+  return types;
+}
+
+struct BatchSpaceState {
+  reference::BatchSpaceParams params;
+  size_t element_size = 0;
+  int64_t pad = 0;  // SPACE_TO_BATCH_ND's fill: 0, or the output's zero point for a quantized type
+};
+
+// SPACE_TO_BATCH_ND (`to_batch`) and BATCH_TO_SPACE_ND: input, a constant int32 block_shape [rank - 2] and constant
+// int32 paddings or crops [rank - 2, 2], read here.
+KilnStatus BatchSpacePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool to_batch) {
+  KILN_OPS_GET_STATE(BatchSpaceState, state, context, node, op);
+  const char* pads_role = to_batch ? "paddings" : "crops";
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 3, 3, 1));
+  const KilnOpaqueTensor *input, *block, *pads;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "block_shape", &block));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, pads_role, &pads));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, BatchSpaceTypes(), &state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 3, 4));
+  const KilnType type = KilnOpaqueTensorType(input);
+  state->pad = 0;
+  if (type == kKilnInt8 || type == kKilnUInt8 || type == kKilnInt16) {
+    std::vector<float> scales;
+    std::vector<int32_t> zero_points;
+    int dim = 0;
+    if (GetQuantization(output, &scales, &zero_points, &dim) && !zero_points.empty()) state->pad = zero_points[0];
+    // As LiteRT: int16 is symmetric.
+    if (type == kKilnInt16 && state->pad != 0) {
+      KilnOpaqueContextReportError(context, "%s: int16 output %s has zero point %lld; int16 must have zero point 0", op,
+                                   TensorLabel(output).c_str(), static_cast<long long>(state->pad));
+      return kKilnError;
+    }
+    if (state->pad < TypeMin(type) || state->pad > TypeMax(type)) {
+      KilnOpaqueContextReportError(context, "%s: output %s has zero point %lld, outside %s's range", op,
+                                   TensorLabel(output).c_str(), static_cast<long long>(state->pad),
+                                   KilnTypeGetName(type));
+      return kKilnError;
+    }
+  }
+  const Dims input_dims = TensorDims(input);
+  const int64_t spatial = static_cast<int64_t>(input_dims.size()) - 2;
+  const Dims block_dims = TensorDims(block);
+  const Dims pads_dims = TensorDims(pads);
+  if (block_dims != Dims{spatial} || pads_dims != Dims{spatial, 2}) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: block_shape %s has shape %s and %s %s %s; expected [%lld] and [%lld, 2] "
+                                 "for input %s",
+                                 op, TensorLabel(block).c_str(), DimsToString(block_dims).c_str(), pads_role,
+                                 TensorLabel(pads).c_str(), DimsToString(pads_dims).c_str(),
+                                 static_cast<long long>(spatial), static_cast<long long>(spatial),
+                                 TensorLabel(input).c_str());
+    return kKilnError;
+  }
+  // LiteRT reads both as int32.
+  std::vector<int32_t> block_values, pad_values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "block_shape", block, false, &block_values));
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, pads_role, pads, false, &pad_values));
+  const std::vector<int64_t> block64(block_values.begin(), block_values.end());
+  const std::vector<int64_t> pads64(pad_values.begin(), pad_values.end());
+  Dims output_dims;
+  std::string error;
+  const bool ok = to_batch
+                      ? reference::MakeSpaceToBatch(input_dims, block64, pads64, &state->params, &output_dims, &error)
+                      : reference::MakeBatchToSpace(input_dims, block64, pads64, &state->params, &output_dims, &error);
+  if (!ok) {
+    KilnOpaqueContextReportError(context, "%s: input %s %s: %s", op, TensorLabel(input).c_str(),
+                                 DimsToString(input_dims).c_str(), error.c_str());
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus BatchSpaceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool to_batch) {
+  KILN_OPS_GET_STATE(BatchSpaceState, state, context, node, op);
+  const reference::BatchSpaceParams& p = state->params;
+  const int64_t in_count = reference::NumElements(p.input);
+  const int64_t out_count = reference::NumElements(p.output);
+  if (out_count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, in_count, state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state->element_size));
+  if (!to_batch) {
+    reference::BatchToSpace(p, state->element_size, KilnOpaqueTensorData(input), KilnOpaqueTensorData(output));
+    return kKilnOk;
+  }
+  // The fill value in the element's own type (its bytes).
+  union {
+    float f;
+    uint8_t u8;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+  } pad{};
+  switch (KilnOpaqueTensorType(input)) {
+    case kKilnUInt8: pad.u8 = static_cast<uint8_t>(state->pad); break;
+    case kKilnInt8: pad.i8 = static_cast<int8_t>(state->pad); break;
+    case kKilnInt16: pad.i16 = static_cast<int16_t>(state->pad); break;
+    default: pad.i64 = 0; break;  // float32 0.0, int32 0, int64 0: all bytes zero
+  }
+  reference::SpaceToBatch(p, state->element_size, &pad, KilnOpaqueTensorData(input), KilnOpaqueTensorData(output));
+  return kKilnOk;
+}
+
+KilnStatus SpaceToBatchPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return BatchSpacePrepare(context, node, "SPACE_TO_BATCH_ND", true);
+}
+KilnStatus SpaceToBatchInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return BatchSpaceInvoke(context, node, "SPACE_TO_BATCH_ND", true);
+}
+KilnStatus BatchToSpacePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return BatchSpacePrepare(context, node, "BATCH_TO_SPACE_ND", false);
+}
+KilnStatus BatchToSpaceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return BatchSpaceInvoke(context, node, "BATCH_TO_SPACE_ND", false);
+}
+
 }  // namespace
 
 void AddSpaceOps(std::vector<BuiltinOp>* table) {
@@ -89,6 +215,13 @@ void AddSpaceOps(std::vector<BuiltinOp>* table) {
   table->push_back(
       {kKilnBuiltinSpaceToDepth, 1, 2,
        MakeOperator<SpaceDepthState>(kKilnBuiltinSpaceToDepth, 2, &SpaceToDepthPrepare, &SpaceToDepthInvoke)});
+  // SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND: LiteRT registers v1-v4 (its reference resolver v1-v3).
+  table->push_back(
+      {kKilnBuiltinSpaceToBatchNd, 1, 4,
+       MakeOperator<BatchSpaceState>(kKilnBuiltinSpaceToBatchNd, 4, &SpaceToBatchPrepare, &SpaceToBatchInvoke)});
+  table->push_back(
+      {kKilnBuiltinBatchToSpaceNd, 1, 4,
+       MakeOperator<BatchSpaceState>(kKilnBuiltinBatchToSpaceNd, 4, &BatchToSpacePrepare, &BatchToSpaceInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -84,4 +84,149 @@ void SpaceToDepth(const Dims& input, int64_t block_size, size_t element_size, co
   }
 }
 
+namespace {
+
+// The checks both ops share: rank 3 or 4, `block` and `pads` sized for rank - 2 spatial dimensions, blocks >= 1
+// and pads >= 0 (`pad_name`: paddings or crops). Fills the rank-4 view of the input and the blocks and pads.
+bool CheckBatchSpace(const Dims& input, const std::vector<int64_t>& block, const std::vector<int64_t>& pads,
+                     const char* pad_name, BatchSpaceParams* p, std::string* error) {
+  if (input.size() != 3 && input.size() != 4) {
+    *error = "input must have rank 3 or 4, not " + std::to_string(input.size());
+    return false;
+  }
+  const size_t spatial = input.size() - 2;
+  if (block.size() != spatial || pads.size() != 2 * spatial) {
+    *error = "block_shape has " + std::to_string(block.size()) + " entries and " + pad_name + " " +
+             std::to_string(pads.size()) + "; expected " + std::to_string(spatial) + " and " +
+             std::to_string(2 * spatial) + " for a rank-" + std::to_string(input.size()) + " input";
+    return false;
+  }
+  *p = BatchSpaceParams();
+  p->input = input;
+  if (input.size() == 3) p->input.insert(p->input.begin() + 2, 1);
+  for (size_t d = 0; d < spatial; ++d) {
+    if (block[d] < 1) {
+      *error = "block_shape[" + std::to_string(d) + "] is " + std::to_string(block[d]) + "; it must be at least 1";
+      return false;
+    }
+    if (pads[2 * d] < 0 || pads[2 * d + 1] < 0) {
+      *error = std::string(pad_name) + " for spatial dimension " + std::to_string(d) + " are (" +
+               std::to_string(pads[2 * d]) + ", " + std::to_string(pads[2 * d + 1]) + "); they must be >= 0";
+      return false;
+    }
+    p->block[d] = block[d];
+    p->before[d] = pads[2 * d];
+  }
+  return true;
+}
+
+// The output in the input's rank (rank 3: without the width of 1).
+Dims InInputRank(const Dims& rank4, size_t rank) {
+  Dims out = rank4;
+  if (rank == 3) out.erase(out.begin() + 2);
+  return out;
+}
+
+constexpr int64_t kMaxDim = 2147483647;
+
+}  // namespace
+
+bool MakeSpaceToBatch(const Dims& input, const std::vector<int64_t>& block, const std::vector<int64_t>& paddings,
+                      BatchSpaceParams* p, Dims* output, std::string* error) {
+  if (!CheckBatchSpace(input, block, paddings, "paddings", p, error)) return false;
+  p->output = p->input;
+  int64_t batch = p->input[0];
+  for (size_t d = 0; d < input.size() - 2; ++d) {
+    // Dimensions and paddings are within int32, so the sum fits.
+    const int64_t padded = p->input[1 + d] + paddings[2 * d] + paddings[2 * d + 1];
+    if (padded % block[d] != 0) {
+      *error = "padded spatial dimension " + std::to_string(d) + " (" + std::to_string(padded) +
+               ") is not a multiple of block_shape[" + std::to_string(d) + "] " + std::to_string(block[d]);
+      return false;
+    }
+    p->output[1 + d] = padded / block[d];
+    if (batch > kMaxDim / block[d]) {
+      *error = "the output batch (input batch times the blocks) is too large";
+      return false;
+    }
+    batch *= block[d];
+  }
+  p->output[0] = batch;
+  *output = InInputRank(p->output, input.size());
+  return true;
+}
+
+bool MakeBatchToSpace(const Dims& input, const std::vector<int64_t>& block, const std::vector<int64_t>& crops,
+                      BatchSpaceParams* p, Dims* output, std::string* error) {
+  if (!CheckBatchSpace(input, block, crops, "crops", p, error)) return false;
+  p->output = p->input;
+  int64_t batch = p->input[0];
+  for (size_t d = 0; d < input.size() - 2; ++d) {
+    if (batch % block[d] != 0) {
+      *error = "input batch " + std::to_string(p->input[0]) + " is not a multiple of the product of block_shape";
+      return false;
+    }
+    batch /= block[d];
+    // Both factors are within int32, so the product fits int64.
+    const int64_t size = p->input[1 + d] * block[d] - crops[2 * d] - crops[2 * d + 1];
+    if (size < 0) {
+      *error = "crops for spatial dimension " + std::to_string(d) + " (" + std::to_string(crops[2 * d]) + ", " +
+               std::to_string(crops[2 * d + 1]) + ") exceed its size " + std::to_string(p->input[1 + d] * block[d]) +
+               " after the blocks";
+      return false;
+    }
+    p->output[1 + d] = size;
+  }
+  p->output[0] = batch;
+  *output = InInputRank(p->output, input.size());
+  return true;
+}
+
+void SpaceToBatch(const BatchSpaceParams& p, size_t element_size, const void* pad, const void* in, void* out) {
+  const int64_t in_batch = p.input[0], in_height = p.input[1], in_width = p.input[2];
+  const int64_t out_batch = p.output[0], out_height = p.output[1], out_width = p.output[2];
+  const size_t run = static_cast<size_t>(p.input[3]) * element_size;
+  if (run == 0) return;
+  const auto* src = static_cast<const uint8_t*>(in);
+  auto* dst = static_cast<uint8_t*>(out);
+  for (int64_t ob = 0; ob < out_batch; ++ob) {
+    const int64_t n = ob % in_batch;
+    const int64_t offset = ob / in_batch;
+    const int64_t sh = offset / p.block[1], sw = offset % p.block[1];
+    for (int64_t oh = 0; oh < out_height; ++oh) {
+      const int64_t h = oh * p.block[0] + sh - p.before[0];
+      for (int64_t ow = 0; ow < out_width; ++ow) {
+        const int64_t w = ow * p.block[1] + sw - p.before[1];
+        if (h < 0 || h >= in_height || w < 0 || w >= in_width) {
+          for (size_t i = 0; i < run; i += element_size) std::memcpy(dst + i, pad, element_size);
+        } else {
+          std::memcpy(dst, src + static_cast<size_t>((n * in_height + h) * in_width + w) * run, run);
+        }
+        dst += run;
+      }
+    }
+  }
+}
+
+void BatchToSpace(const BatchSpaceParams& p, size_t element_size, const void* in, void* out) {
+  const int64_t in_height = p.input[1], in_width = p.input[2];
+  const int64_t out_batch = p.output[0], out_height = p.output[1], out_width = p.output[2];
+  const size_t run = static_cast<size_t>(p.input[3]) * element_size;
+  if (run == 0) return;
+  const auto* src = static_cast<const uint8_t*>(in);
+  auto* dst = static_cast<uint8_t*>(out);
+  for (int64_t n = 0; n < out_batch; ++n) {
+    for (int64_t h = 0; h < out_height; ++h) {
+      const int64_t ph = h + p.before[0];
+      for (int64_t w = 0; w < out_width; ++w) {
+        const int64_t pw = w + p.before[1];
+        const int64_t ib = ((ph % p.block[0]) * p.block[1] + pw % p.block[1]) * out_batch + n;
+        std::memcpy(
+            dst, src + static_cast<size_t>((ib * in_height + ph / p.block[0]) * in_width + pw / p.block[1]) * run, run);
+        dst += run;
+      }
+    }
+  }
+}
+
 }  // namespace kiln::ops::reference

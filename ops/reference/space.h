@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ops/reference/common.h"
 
@@ -22,6 +23,32 @@ bool SpaceToDepthShape(const Dims& input, int64_t block_size, Dims* output, std:
 void DepthToSpace(const Dims& input, int64_t block_size, size_t element_size, const void* in, void* out);
 // SPACE_TO_DEPTH, the inverse: output[n, h, w, (dh * b + dw) * C + c] = input[n, h * b + dh, w * b + dw, c].
 void SpaceToDepth(const Dims& input, int64_t block_size, size_t element_size, const void* in, void* out);
+
+// SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND on a rank-3 ([N, H, C]) or rank-4 ([N, H, W, C]) input, seen as rank
+// 4 (a rank-3 input gets W = 1, block 1 and no padding there).
+struct BatchSpaceParams {
+  Dims input;   // rank 4
+  Dims output;  // rank 4
+  int64_t block[2] = {1, 1};
+  int64_t before[2] = {0, 0};  // SPACE_TO_BATCH_ND: leading padding; BATCH_TO_SPACE_ND: leading crop
+};
+
+// SPACE_TO_BATCH_ND: `block` (>= 1, one per spatial dimension: rank - 2 of them) and `paddings` ([before, after]
+// per spatial dimension, >= 0); each padded spatial dimension must be a multiple of its block. The output is
+// [N * prod(block), padded / block..., C] (`output` in the input's rank). False with a reason otherwise.
+bool MakeSpaceToBatch(const Dims& input, const std::vector<int64_t>& block, const std::vector<int64_t>& paddings,
+                      BatchSpaceParams* params, Dims* output, std::string* error);
+// BATCH_TO_SPACE_ND: `block` (>= 1) and `crops` (>= 0); N must be a multiple of prod(block) and the crops leave
+// each spatial dimension (dim * block - before - after) at least 0.
+bool MakeBatchToSpace(const Dims& input, const std::vector<int64_t>& block, const std::vector<int64_t>& crops,
+                      BatchSpaceParams* params, Dims* output, std::string* error);
+
+// output[(sh * bw + sw) * N + n, h, w, c] = input[n, h * bh + sh - top, w * bw + sw - left, c], or the
+// `pad` element (`element_size` bytes) where that falls in the padding.
+void SpaceToBatch(const BatchSpaceParams& p, size_t element_size, const void* pad, const void* in, void* out);
+// The inverse: output[n, h, w, c] = input[((h + top) % bh * bw + (w + left) % bw) * N + n, (h + top) / bh,
+// (w + left) / bw, c].
+void BatchToSpace(const BatchSpaceParams& p, size_t element_size, const void* in, void* out);
 
 }  // namespace kiln::ops::reference
 

@@ -200,6 +200,7 @@ def main():
 SPACE_QUANT = {np.int8: (0.05, -3), np.uint8: (0.04, 120)}
 SPACE_DTYPES = [np.float32, np.int8, np.uint8, np.int32, np.int64]
 TYPES.setdefault(np.uint8, S.TensorType.UINT8)
+TYPES.setdefault(np.int16, S.TensorType.INT16)
 
 
 def space_models(out_dir):
@@ -231,6 +232,34 @@ def space_models(out_dir):
             o.blockSize = block
             m.write(out_dir, "%s_%s" % (name, suffix), OPS.SPACE_TO_DEPTH, 2 if dtype == np.int8 else 1, [x], [y],
                     S.BuiltinOptions.SpaceToDepthOptions, o)
+
+    # SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND: rank 4 and rank 3, padding and crops, each type LiteRT takes (int16
+    # too, symmetric). Version 1 throughout: LiteRT's kernels do not read it and its reference resolver stops at 3.
+    quants = dict(SPACE_QUANT)
+    quants[np.int16] = (0.001, 0)
+    for dtype in SPACE_DTYPES + [np.int16]:
+        suffix = np.dtype(dtype).name
+        quant = quants.get(dtype)
+        for name, code, shape, block, pads, out_shape in [
+                ("space_to_batch_nd_pad", OPS.SPACE_TO_BATCH_ND, [2, 3, 5, 2], [2, 3], [[1, 0], [0, 1]], [12, 2, 2, 2]),
+                ("space_to_batch_nd_plain", OPS.SPACE_TO_BATCH_ND, [1, 4, 4, 3], [2, 2], [[0, 0], [0, 0]],
+                 [4, 2, 2, 3]),
+                ("space_to_batch_nd_rank3", OPS.SPACE_TO_BATCH_ND, [2, 5, 3], [3], [[2, 2]], [6, 3, 3]),
+                ("batch_to_space_nd_crop", OPS.BATCH_TO_SPACE_ND, [12, 2, 2, 2], [2, 3], [[1, 0], [0, 1]],
+                 [2, 3, 5, 2]),
+                ("batch_to_space_nd_plain", OPS.BATCH_TO_SPACE_ND, [4, 2, 3, 1], [2, 2], [[0, 0], [0, 0]],
+                 [1, 4, 6, 1]),
+                ("batch_to_space_nd_rank3", OPS.BATCH_TO_SPACE_ND, [6, 3, 3], [3], [[1, 2]], [2, 6, 3])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            b = m.tensor([len(block)], np.int32, "block_shape", block)
+            p = m.tensor([len(pads), 2], np.int32, "paddings" if code == OPS.SPACE_TO_BATCH_ND else "crops", pads)
+            y = m.output(out_shape, dtype, "y", quant=quant)
+            if code == OPS.SPACE_TO_BATCH_ND:
+                opt, o = S.BuiltinOptions.SpaceToBatchNDOptions, S.SpaceToBatchNDOptionsT()
+            else:
+                opt, o = S.BuiltinOptions.BatchToSpaceNDOptions, S.BatchToSpaceNDOptionsT()
+            m.write(out_dir, "%s_%s" % (name, suffix), code, 1, [x, b, p], [y], opt, o)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSin,           kKilnBuiltinCos,
                                   kKilnBuiltinFloor,         kKilnBuiltinCeil,
                                   kKilnBuiltinRound,
-                                  kKilnBuiltinDepthToSpace,  kKilnBuiltinSpaceToDepth};
+                                  kKilnBuiltinDepthToSpace,  kKilnBuiltinSpaceToDepth,
+                                  kKilnBuiltinSpaceToBatchNd, kKilnBuiltinBatchToSpaceNd};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

@@ -130,5 +130,96 @@ TEST(SpaceTest, ShapeErrors) {
   EXPECT_FALSE(DepthToSpaceShape({1, 1, 1, 4}, 2147483647, &out, &error));
 }
 
+// SPACE_TO_BATCH_ND from its definition on a rank-4 input: pad, then output batch (sh * bw + sw) * N + n holds the
+// padded elements at (oh * bh + sh, ow * bw + sw).
+void CheckSpaceToBatch(const Dims& in, int64_t bh, int64_t bw, int64_t top, int64_t bottom, int64_t left,
+                       int64_t right) {
+  BatchSpaceParams p;
+  Dims out;
+  std::string error;
+  ASSERT_TRUE(MakeSpaceToBatch(in, {bh, bw}, {top, bottom, left, right}, &p, &out, &error)) << error;
+  const int64_t ph = in[1] + top + bottom, pw = in[2] + left + right;
+  ASSERT_EQ(out, (Dims{in[0] * bh * bw, ph / bh, pw / bw, in[3]}));
+  const std::vector<int16_t> x = Values<int16_t>(NumElements(in));
+  std::vector<int16_t> y(static_cast<size_t>(NumElements(out)), 99);
+  const int16_t pad = -5;
+  SpaceToBatch(p, sizeof(int16_t), &pad, x.data(), y.data());
+  for (int64_t ob = 0; ob < out[0]; ++ob)
+    for (int64_t oh = 0; oh < out[1]; ++oh)
+      for (int64_t ow = 0; ow < out[2]; ++ow)
+        for (int64_t c = 0; c < out[3]; ++c) {
+          const int64_t n = ob % in[0], sh = (ob / in[0]) / bw, sw = (ob / in[0]) % bw;
+          const int64_t h = oh * bh + sh - top, w = ow * bw + sw - left;
+          const bool inside = h >= 0 && h < in[1] && w >= 0 && w < in[2];
+          ASSERT_EQ(y[At(out, ob, oh, ow, c)], inside ? x[At(in, n, h, w, c)] : pad)
+              << ob << "," << oh << "," << ow << "," << c;
+        }
+  // BATCH_TO_SPACE_ND with the paddings as crops undoes it.
+  BatchSpaceParams back;
+  Dims restored;
+  ASSERT_TRUE(MakeBatchToSpace(out, {bh, bw}, {top, bottom, left, right}, &back, &restored, &error)) << error;
+  ASSERT_EQ(restored, in);
+  std::vector<int16_t> z(x.size(), 99);
+  BatchToSpace(back, sizeof(int16_t), y.data(), z.data());
+  EXPECT_EQ(z, x);
+}
+
+TEST(SpaceTest, SpaceToBatchMatchesDefinitionAndBatchToSpaceInverts) {
+  CheckSpaceToBatch({1, 4, 4, 1}, 2, 2, 0, 0, 0, 0);
+  CheckSpaceToBatch({2, 3, 5, 2}, 2, 3, 1, 0, 0, 1);
+  CheckSpaceToBatch({3, 1, 1, 3}, 3, 2, 1, 1, 0, 1);
+  CheckSpaceToBatch({1, 2, 6, 1}, 1, 3, 0, 0, 2, 1);
+  CheckSpaceToBatch({2, 5, 2, 1}, 4, 1, 2, 1, 0, 0);
+}
+
+TEST(SpaceTest, BatchSpaceRank3AndEmpty) {
+  BatchSpaceParams p;
+  Dims out;
+  std::string error;
+  ASSERT_TRUE(MakeSpaceToBatch({2, 5, 3}, {3}, {2, 2}, &p, &out, &error)) << error;
+  EXPECT_EQ(out, (Dims{6, 3, 3}));
+  ASSERT_TRUE(MakeBatchToSpace({6, 3, 3}, {3}, {1, 2}, &p, &out, &error)) << error;
+  EXPECT_EQ(out, (Dims{2, 6, 3}));
+  // Rank 3 data: [2, 2, 1] by block 2, no padding: batch b*2 + n.
+  ASSERT_TRUE(MakeSpaceToBatch({2, 2, 1}, {2}, {0, 0}, &p, &out, &error)) << error;
+  const float x[] = {1, 2, 3, 4};
+  float y[4] = {};
+  const float zero = 0;
+  SpaceToBatch(p, sizeof(float), &zero, x, y);
+  EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{1, 3, 2, 4}));
+  ASSERT_TRUE(MakeSpaceToBatch({0, 2, 2, 1}, {2, 2}, {0, 0, 0, 0}, &p, &out, &error)) << error;
+  EXPECT_EQ(out, (Dims{0, 1, 1, 1}));
+  ASSERT_TRUE(MakeBatchToSpace({4, 1, 1, 0}, {2, 2}, {0, 0, 0, 0}, &p, &out, &error)) << error;
+  EXPECT_EQ(out, (Dims{1, 2, 2, 0}));
+  BatchToSpace(p, 4, nullptr, nullptr);  // nothing to move
+  ASSERT_TRUE(MakeBatchToSpace({4, 1, 1, 1}, {2, 2}, {1, 1, 2, 0}, &p, &out, &error)) << error;
+  EXPECT_EQ(out, (Dims{1, 0, 0, 1}));
+}
+
+TEST(SpaceTest, BatchSpaceErrors) {
+  BatchSpaceParams p;
+  Dims out;
+  std::string error;
+  EXPECT_FALSE(MakeSpaceToBatch({1, 3, 4, 1}, {2, 2}, {0, 0, 0, 0}, &p, &out, &error));
+  EXPECT_NE(error.find("padded spatial dimension 0 (3) is not a multiple of block_shape[0] 2"), std::string::npos)
+      << error;
+  EXPECT_FALSE(MakeSpaceToBatch({1, 4, 4, 1}, {0, 2}, {0, 0, 0, 0}, &p, &out, &error));
+  EXPECT_NE(error.find("block_shape[0] is 0; it must be at least 1"), std::string::npos) << error;
+  EXPECT_FALSE(MakeSpaceToBatch({1, 4, 4, 1}, {2, 2}, {0, -2, 0, 0}, &p, &out, &error));
+  EXPECT_NE(error.find("paddings for spatial dimension 0 are (0, -2)"), std::string::npos) << error;
+  EXPECT_FALSE(MakeSpaceToBatch({1, 4, 4, 1}, {2}, {0, 0}, &p, &out, &error));
+  EXPECT_NE(error.find("block_shape has 1 entries and paddings 2; expected 2 and 4"), std::string::npos) << error;
+  EXPECT_FALSE(MakeSpaceToBatch({4, 4}, {2}, {0, 0}, &p, &out, &error));
+  EXPECT_NE(error.find("rank 3 or 4"), std::string::npos) << error;
+  EXPECT_FALSE(MakeSpaceToBatch({65536, 65536, 1}, {65536}, {0, 0}, &p, &out, &error));
+  EXPECT_NE(error.find("too large"), std::string::npos) << error;
+  EXPECT_FALSE(MakeBatchToSpace({3, 2, 2, 1}, {2, 2}, {0, 0, 0, 0}, &p, &out, &error));
+  EXPECT_NE(error.find("input batch 3 is not a multiple"), std::string::npos) << error;
+  EXPECT_FALSE(MakeBatchToSpace({4, 1, 1, 1}, {2, 2}, {2, 1, 0, 0}, &p, &out, &error));
+  EXPECT_NE(error.find("crops for spatial dimension 0 (2, 1) exceed its size 2"), std::string::npos) << error;
+  EXPECT_FALSE(MakeBatchToSpace({4, 1, 1, 1}, {2, 2}, {0, 0, -1, 0}, &p, &out, &error));
+  EXPECT_NE(error.find("crops for spatial dimension 1 are (-1, 0)"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference

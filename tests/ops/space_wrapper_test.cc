@@ -157,5 +157,138 @@ TEST(SpaceOpsTest, TypeAndQuantizationErrors) {
   ExpectErrorMentions(r, {"DEPTH_TO_SPACE", "'y'"});
 }
 
+TEST(SpaceOpsTest, SpaceToBatchPadsWithZeroPoint) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnUInt8, {1, 1, 2, 1}, "x");
+  const int block = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "block", {1, 2});
+  const int pads = w.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "pads", {0, 0, 1, 1});
+  const int y = w.AddTensor(kKilnUInt8, {2, 1, 2, 1}, "y");
+  for (int t : {x, y}) w.SetQuantization(t, {0.5f}, {100});
+  w.AddOp(kKilnBuiltinSpaceToBatchNd, {x, block, pads}, {y});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const uint8_t in[] = {7, 9};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 1, 2, 1}));
+  // Padded row: [100, 7, 9, 100]; batch 0 takes the even columns, batch 1 the odd ones.
+  EXPECT_EQ(r.OutputAs<uint8_t>(), (std::vector<uint8_t>{100, 9, 7, 100}));
+}
+
+TEST(SpaceOpsTest, BatchToSpaceRank3Float) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 2, 1}, "x");
+  const int block = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "block", {2});
+  const int crops = w.AddConstTensor<int32_t>(kKilnInt32, {1, 2}, "crops", {1, 0});
+  const int y = w.AddTensor(kKilnFloat32, {1, 3, 1}, "y");
+  w.AddOp(kKilnBuiltinBatchToSpaceNd, {x, block, crops}, {y});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {1, 3, 2, 4};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{1, 3, 1}));
+  EXPECT_EQ(r.Output(), (std::vector<float>{2, 3, 4}));
+}
+
+TEST(SpaceOpsTest, BatchSpaceErrors) {
+  struct Case {
+    KilnBuiltinOperator code;
+    KilnType type;
+    std::vector<int> shape;
+    std::vector<int32_t> block, pads;
+    bool block_constant;
+    int64_t zero_point;
+    std::vector<std::string> words;
+  };
+  const std::vector<Case> cases = {
+      {kKilnBuiltinSpaceToBatchNd,
+       kKilnFloat32,
+       {1, 3, 4, 1},
+       {2, 2},
+       {0, 0, 0, 0},
+       true,
+       0,
+       {"SPACE_TO_BATCH_ND", "input 'x'", "padded spatial dimension 0 (3) is not a multiple of block_shape[0] 2"}},
+      {kKilnBuiltinSpaceToBatchNd,
+       kKilnFloat32,
+       {1, 4, 4, 1},
+       {2, 2},
+       {0, 0, 0, 0},
+       false,
+       0,
+       {"SPACE_TO_BATCH_ND", "block_shape 'block'", "constant"}},
+      {kKilnBuiltinSpaceToBatchNd,
+       kKilnBool,
+       {1, 4, 4, 1},
+       {2, 2},
+       {0, 0, 0, 0},
+       true,
+       0,
+       {"SPACE_TO_BATCH_ND", "input 'x' has type"}},
+      {kKilnBuiltinSpaceToBatchNd,
+       kKilnInt16,
+       {1, 4, 4, 1},
+       {2, 2},
+       {0, 0, 0, 0},
+       true,
+       3,
+       {"SPACE_TO_BATCH_ND", "int16 output 'y' has zero point 3"}},
+      {kKilnBuiltinBatchToSpaceNd,
+       kKilnFloat32,
+       {3, 2, 2, 1},
+       {2, 2},
+       {0, 0, 0, 0},
+       true,
+       0,
+       {"BATCH_TO_SPACE_ND", "input 'x'", "input batch 3 is not a multiple"}},
+      {kKilnBuiltinBatchToSpaceNd,
+       kKilnFloat32,
+       {4, 2, 2, 1},
+       {0, 2},
+       {0, 0, 0, 0},
+       true,
+       0,
+       {"BATCH_TO_SPACE_ND", "block_shape[0] is 0"}},
+      {kKilnBuiltinBatchToSpaceNd,
+       kKilnFloat32,
+       {4, 2, 2, 1},
+       {2},
+       {0, 0},
+       true,
+       0,
+       {"BATCH_TO_SPACE_ND", "block_shape 'block' has shape [1]", "expected [2] and [2, 2]"}},
+      {kKilnBuiltinBatchToSpaceNd,
+       kKilnFloat32,
+       {4, 2, 2, 2, 1},
+       {2, 2, 1},
+       {0, 0, 0, 0, 0, 0},
+       true,
+       0,
+       {"BATCH_TO_SPACE_ND", "input 'x'"}},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.type, c.shape, "x");
+    const int n = static_cast<int>(c.block.size());
+    const int block = c.block_constant ? w.AddConstTensor<int32_t>(kKilnInt32, {n}, "block", c.block)
+                                       : w.AddTensor(kKilnInt32, {n}, "block");
+    const int pads = w.AddConstTensor<int32_t>(kKilnInt32, {static_cast<int>(c.pads.size()) / 2, 2}, "pads", c.pads);
+    const int y = w.AddTensor(c.type, {1, 1, 1, 1}, "y");
+    if (c.type == kKilnInt16) {
+      for (int t : {x, y}) w.SetQuantization(t, {0.5f}, {c.zero_point});
+    }
+    w.AddOp(c.code, {x, block, pads}, {y});
+    w.SetInputs(c.block_constant ? std::vector<int>{x} : std::vector<int>{x, block});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, c.words);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops
