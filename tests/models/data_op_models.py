@@ -261,6 +261,22 @@ def space_models(out_dir):
                 opt, o = S.BuiltinOptions.BatchToSpaceNDOptions, S.BatchToSpaceNDOptionsT()
             m.write(out_dir, "%s_%s" % (name, suffix), code, 1, [x, b, p], [y], opt, o)
 
+    # PADV2: a constant fill value (float32, int8 and uint8 quantized as the output), one fill given at run time,
+    # and none (pads with 0 / the zero point).
+    for dtype, value, value_const in [(np.float32, 2.5, True), (np.int8, 17, True), (np.uint8, 3, True),
+                                      (np.float32, None, True), (np.int8, None, True), (np.float32, 0.0, False)]:
+        suffix = np.dtype(dtype).name + ("" if value is not None else "_no_value") + ("" if value_const else "_runtime")
+        quant = SPACE_QUANT.get(dtype)
+        m = Model()
+        x = m.tensor([2, 3, 2], dtype, "x", quant=quant)
+        p = m.tensor([3, 2], np.int32, "paddings", [[1, 0], [0, 2], [1, 1]])
+        inputs = [x, p]
+        if value is not None:
+            inputs.append(m.tensor([], dtype, "constant_values", [value] if value_const else None, quant=quant))
+        y = m.output([3, 5, 4], dtype, "y", quant=quant)
+        m.write(out_dir, "padv2_%s" % suffix, OPS.PADV2, 1, inputs, [y], S.BuiltinOptions.PadV2Options,
+                S.PadV2OptionsT())
+
 
 if __name__ == "__main__":
     main()
