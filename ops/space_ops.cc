@@ -1,7 +1,7 @@
 // DEPTH_TO_SPACE and SPACE_TO_DEPTH (elements of an NHWC tensor moved between its height and width and its depth;
 // float32, uint8, int8, int32, int64), SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (blocks of the spatial dimensions
-// moved into and out of the batch; those types and int16): the types LiteRT's kernels take, the output quantized
-// as the input.
+// moved into and out of the batch; those types and int16) and MIRROR_PAD (the SPACE_TO_BATCH_ND types): the types
+// LiteRT's kernels take, the output quantized as the input.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -205,6 +205,82 @@ KilnStatus BatchToSpaceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) 
   return BatchSpaceInvoke(context, node, "BATCH_TO_SPACE_ND", false);
 }
 
+// The element types LiteRT's MIRROR_PAD kernel takes.
+const std::vector<KilnType>& MirrorPadTypes() {
+  static const std::vector<KilnType> types = {kKilnFloat32, kKilnUInt8, kKilnInt8, kKilnInt16, kKilnInt32, kKilnInt64};
+  return types;
+}
+
+struct MirrorPadState {
+  Dims input_dims;
+  std::vector<int64_t> before, after;
+  bool reflect = true;
+  size_t element_size = 0;
+};
+
+KilnStatus MirrorPadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "MIRROR_PAD";
+  KILN_OPS_GET_STATE(MirrorPadState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor *input, *paddings;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "paddings", &paddings));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, MirrorPadTypes(), &state->element_size));
+  const KilnMirrorPadParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  if (options->mode != kKilnMirrorPadReflect && options->mode != kKilnMirrorPadSymmetric) {
+    KilnOpaqueContextReportError(context, "%s: mode %d is neither REFLECT (0) nor SYMMETRIC (1)", op,
+                                 static_cast<int>(options->mode));
+    return kKilnError;
+  }
+  state->reflect = options->mode == kKilnMirrorPadReflect;
+  state->input_dims = TensorDims(input);
+  const int64_t rank = static_cast<int64_t>(state->input_dims.size());
+  const Dims padding_dims = TensorDims(paddings);
+  if (padding_dims != Dims{rank, 2}) {
+    KilnOpaqueContextReportError(context, "%s: paddings %s has shape %s; expected [%lld, 2] for input %s", op,
+                                 TensorLabel(paddings).c_str(), DimsToString(padding_dims).c_str(),
+                                 static_cast<long long>(rank), TensorLabel(input).c_str());
+    return kKilnError;
+  }
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "paddings", paddings, true, &values));
+  state->before.assign(static_cast<size_t>(rank), 0);
+  state->after.assign(static_cast<size_t>(rank), 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    state->before[d] = values[2 * d];
+    state->after[d] = values[2 * d + 1];
+  }
+  Dims output_dims;
+  std::string error;
+  if (!reference::MirrorPadShape(state->input_dims, state->before, state->after, state->reflect, &output_dims,
+                                 &error)) {
+    KilnOpaqueContextReportError(context, "%s: input %s %s: %s", op, TensorLabel(input).c_str(),
+                                 DimsToString(state->input_dims).c_str(), error.c_str());
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, output_dims);
+}
+
+KilnStatus MirrorPadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "MIRROR_PAD";
+  KILN_OPS_GET_STATE(MirrorPadState, state, context, node, op);
+  Dims output_dims = state->input_dims;
+  for (size_t d = 0; d < output_dims.size(); ++d) output_dims[d] += state->before[d] + state->after[d];
+  const int64_t out_count = reference::NumElements(output_dims);
+  if (out_count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(
+      CheckData(context, op, "input", input, reference::NumElements(state->input_dims), state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state->element_size));
+  reference::MirrorPad(state->input_dims, state->before, state->after, state->reflect, state->element_size,
+                       KilnOpaqueTensorData(input), KilnOpaqueTensorData(output));
+  return kKilnOk;
+}
+
 }  // namespace
 
 void AddSpaceOps(std::vector<BuiltinOp>* table) {
@@ -222,6 +298,9 @@ void AddSpaceOps(std::vector<BuiltinOp>* table) {
   table->push_back(
       {kKilnBuiltinBatchToSpaceNd, 1, 4,
        MakeOperator<BatchSpaceState>(kKilnBuiltinBatchToSpaceNd, 4, &BatchToSpacePrepare, &BatchToSpaceInvoke)});
+  // MIRROR_PAD: LiteRT registers v1-v3.
+  table->push_back({kKilnBuiltinMirrorPad, 1, 3,
+                    MakeOperator<MirrorPadState>(kKilnBuiltinMirrorPad, 3, &MirrorPadPrepare, &MirrorPadInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -130,6 +130,18 @@ typedef struct KilnSpaceToDepthParams {
   int block_size;
 } KilnSpaceToDepthParams;
 
+/* MIRROR_PAD's mode: REFLECT leaves the edge out of the mirror image ([1 2 3] padded by 2 either side:
+   3 2 | 1 2 3 | 2 1), SYMMETRIC repeats it (2 1 | 1 2 3 | 3 2). The values are the model format's. */
+typedef enum KilnMirrorPadMode {
+  kKilnMirrorPadReflect = 0,
+  kKilnMirrorPadSymmetric = 1,
+} KilnMirrorPadMode;
+
+/* MIRROR_PAD. A model with a mode the format does not know fails to load. */
+typedef struct KilnMirrorPadParams {
+  KilnMirrorPadMode mode;
+} KilnMirrorPadParams;
+
 /* MEAN, SUM and the other reductions */
 typedef struct KilnReducerParams {
   bool keep_dims;

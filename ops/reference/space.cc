@@ -229,4 +229,50 @@ void BatchToSpace(const BatchSpaceParams& p, size_t element_size, const void* in
   }
 }
 
+bool MirrorPadShape(const Dims& input, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
+                    bool reflect, Dims* output, std::string* error) {
+  if (before.size() != input.size() || after.size() != input.size()) {
+    *error = "paddings has " + std::to_string(before.size()) + " rows; expected one per input dimension (" +
+             std::to_string(input.size()) + ")";
+    return false;
+  }
+  *output = input;
+  for (size_t d = 0; d < input.size(); ++d) {
+    const int64_t limit = reflect ? input[d] - 1 : input[d];
+    if (before[d] < 0 || after[d] < 0 || before[d] > limit || after[d] > limit) {
+      *error = "paddings (" + std::to_string(before[d]) + ", " + std::to_string(after[d]) + ") for dimension " +
+               std::to_string(d) + " of size " + std::to_string(input[d]) + " must be in [0, " +
+               std::to_string(limit < 0 ? 0 : limit) + "] (" + (reflect ? "REFLECT: dim - 1" : "SYMMETRIC: dim") + ")";
+      return false;
+    }
+    (*output)[d] = input[d] + before[d] + after[d];
+  }
+  return true;
+}
+
+void MirrorPad(const Dims& input, const std::vector<int64_t>& before, const std::vector<int64_t>& after, bool reflect,
+               size_t element_size, const void* in, void* out) {
+  const size_t rank = input.size();
+  Dims output(rank);
+  for (size_t d = 0; d < rank; ++d) output[d] = input[d] + before[d] + after[d];
+  const int64_t count = NumElements(output);
+  if (count == 0) return;
+  // Input strides, and the output coordinate walked in order.
+  std::vector<int64_t> stride(rank, 1);
+  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * input[d];
+  std::vector<int64_t> coord(rank, 0);
+  const auto* src = static_cast<const uint8_t*>(in);
+  auto* dst = static_cast<uint8_t*>(out);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset += MirrorIndex(coord[d], input[d], before[d], reflect) * stride[d];
+    std::memcpy(dst, src + static_cast<size_t>(offset) * element_size, element_size);
+    dst += element_size;
+    for (size_t d = rank; d-- > 0;) {
+      if (++coord[d] < output[d]) break;
+      coord[d] = 0;
+    }
+  }
+}
+
 }  // namespace kiln::ops::reference

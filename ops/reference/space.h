@@ -50,6 +50,20 @@ void SpaceToBatch(const BatchSpaceParams& p, size_t element_size, const void* pa
 // (w + left) / bw, c].
 void BatchToSpace(const BatchSpaceParams& p, size_t element_size, const void* in, void* out);
 
+// MIRROR_PAD: each dimension d padded by before[d] and after[d] (>= 0) with its mirror image, leaving the edge out
+// (`reflect`: padding at most dim - 1) or repeating it (symmetric: at most dim). Output dim + before + after.
+bool MirrorPadShape(const Dims& input, const std::vector<int64_t>& before, const std::vector<int64_t>& after,
+                    bool reflect, Dims* output, std::string* error);
+// The input index an output index `i` of a dimension of size `dim` padded by `before` reads.
+inline int64_t MirrorIndex(int64_t i, int64_t dim, int64_t before, bool reflect) {
+  const int64_t j = i - before;
+  if (j < 0) return reflect ? -j : -j - 1;
+  if (j >= dim) return reflect ? 2 * dim - 2 - j : 2 * dim - 1 - j;
+  return j;
+}
+void MirrorPad(const Dims& input, const std::vector<int64_t>& before, const std::vector<int64_t>& after, bool reflect,
+               size_t element_size, const void* in, void* out);
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_SPACE_H_

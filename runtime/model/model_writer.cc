@@ -369,6 +369,9 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kSpaceToDepth:
         matches = code == kKilnBuiltinSpaceToDepth;
         break;
+      case OptionsKind::kMirrorPad:
+        matches = code == kKilnBuiltinMirrorPad;
+        break;
       case OptionsKind::kLeakyRelu:
         matches = code == kKilnBuiltinLeakyRelu;
         break;
@@ -455,6 +458,7 @@ KILN_ADD_OP_WITH(KilnReshapeParams, kReshape)
 KILN_ADD_OP_WITH(KilnSqueezeParams, kSqueeze)
 KILN_ADD_OP_WITH(KilnDepthToSpaceParams, kDepthToSpace)
 KILN_ADD_OP_WITH(KilnSpaceToDepthParams, kSpaceToDepth)
+KILN_ADD_OP_WITH(KilnMirrorPadParams, kMirrorPad)
 KILN_ADD_OP_WITH(KilnReducerParams, kReducer)
 KILN_ADD_OP_WITH(KilnLeakyReluParams, kLeakyRelu)
 KILN_ADD_OP_WITH(KilnResizeBilinearParams, kResizeBilinear)
@@ -799,6 +803,13 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::SpaceToDepthOptions;
           options = fb::CreateSpaceToDepthOptions(b, p.block_size).Union();
+          break;
+        }
+        case OptionsKind::kMirrorPad: {
+          KilnMirrorPadParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::MirrorPadOptions;
+          options = fb::CreateMirrorPadOptions(b, static_cast<fb::MirrorPadMode>(static_cast<int8_t>(p.mode))).Union();
           break;
         }
         case OptionsKind::kReducer: {

@@ -103,6 +103,8 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSpaceToDepthParams& params);  // SPACE_TO_DEPTH
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnMirrorPadParams& params);  // MIRROR_PAD
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnReducerParams& params);  // MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, ...
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnLeakyReluParams& params);  // LEAKY_RELU
@@ -200,6 +202,7 @@ class ModelWriter {
     kSqueeze,
     kDepthToSpace,
     kSpaceToDepth,
+    kMirrorPad,
     kReducer,
     kLeakyRelu,
     kResizeBilinear,

@@ -105,6 +105,8 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnDepthToSpaceParams(const struct KilnDep
 size_t kiln_abi_probe_KilnDepthToSpaceParams(const struct KilnDepthToSpaceParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnSpaceToDepthParams(const struct KilnSpaceToDepthParams* value);
 size_t kiln_abi_probe_KilnSpaceToDepthParams(const struct KilnSpaceToDepthParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnMirrorPadParams(const struct KilnMirrorPadParams* value);
+size_t kiln_abi_probe_KilnMirrorPadParams(const struct KilnMirrorPadParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnReducerParams(const struct KilnReducerParams* value);
 size_t kiln_abi_probe_KilnReducerParams(const struct KilnReducerParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnLeakyReluParams(const struct KilnLeakyReluParams* value);
@@ -159,3 +161,5 @@ KILN_ABI_PROBE int kiln_abi_probe_KilnFusedActivation(enum KilnFusedActivation v
 int kiln_abi_probe_KilnFusedActivation(enum KilnFusedActivation value) { return (int)value; }
 KILN_ABI_PROBE int kiln_abi_probe_KilnFullyConnectedWeightsFormat(enum KilnFullyConnectedWeightsFormat value);
 int kiln_abi_probe_KilnFullyConnectedWeightsFormat(enum KilnFullyConnectedWeightsFormat value) { return (int)value; }
+KILN_ABI_PROBE int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value);
+int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value) { return (int)value; }

@@ -277,6 +277,26 @@ def space_models(out_dir):
         m.write(out_dir, "padv2_%s" % suffix, OPS.PADV2, 1, inputs, [y], S.BuiltinOptions.PadV2Options,
                 S.PadV2OptionsT())
 
+    # MIRROR_PAD: REFLECT and SYMMETRIC at their limits (dim - 1, dim), rank 1 to 4, each type LiteRT takes, int32
+    # and int64 paddings.
+    for dtype in SPACE_DTYPES + [np.int16]:
+        suffix = np.dtype(dtype).name
+        quant = quants.get(dtype)
+        for name, mode, shape, pads, pad_type in [
+                ("reflect", S.MirrorPadMode.REFLECT, [3, 4], [[2, 1], [3, 0]], np.int32),
+                ("symmetric", S.MirrorPadMode.SYMMETRIC, [3, 4], [[3, 1], [0, 4]], np.int64),
+                ("reflect_rank4", S.MirrorPadMode.REFLECT, [1, 3, 3, 2], [[0, 0], [1, 2], [2, 1], [0, 1]], np.int32),
+                ("symmetric_rank1", S.MirrorPadMode.SYMMETRIC, [5], [[2, 5]], np.int32)]:
+            out_shape = [d + a + b for d, (a, b) in zip(shape, pads)]
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            p = m.tensor([len(pads), 2], pad_type, "paddings", pads)
+            y = m.output(out_shape, dtype, "y", quant=quant)
+            o = S.MirrorPadOptionsT()
+            o.mode = mode
+            m.write(out_dir, "mirror_pad_%s_%s" % (name, suffix), OPS.MIRROR_PAD, 1, [x, p], [y],
+                    S.BuiltinOptions.MirrorPadOptions, o)
+
 
 if __name__ == "__main__":
     main()

@@ -61,7 +61,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinFloor,         kKilnBuiltinCeil,
                                   kKilnBuiltinRound,
                                   kKilnBuiltinDepthToSpace,  kKilnBuiltinSpaceToDepth,
-                                  kKilnBuiltinSpaceToBatchNd, kKilnBuiltinBatchToSpaceNd};
+                                  kKilnBuiltinSpaceToBatchNd, kKilnBuiltinBatchToSpaceNd,
+                                  kKilnBuiltinMirrorPad};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

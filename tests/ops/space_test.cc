@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -219,6 +220,78 @@ TEST(SpaceTest, BatchSpaceErrors) {
   EXPECT_NE(error.find("crops for spatial dimension 0 (2, 1) exceed its size 2"), std::string::npos) << error;
   EXPECT_FALSE(MakeBatchToSpace({4, 1, 1, 1}, {2, 2}, {0, 0, -1, 0}, &p, &out, &error));
   EXPECT_NE(error.find("crops for spatial dimension 1 are (-1, 0)"), std::string::npos) << error;
+}
+
+// MIRROR_PAD against a per-coordinate mirror written out for one dimension: REFLECT skips the edge.
+int64_t Mirror(int64_t i, int64_t dim, int64_t before, bool reflect) {
+  int64_t j = i - before;
+  while (j < 0 || j >= dim) {
+    if (j < 0) j = reflect ? -j : -1 - j;
+    if (j >= dim) j = reflect ? 2 * (dim - 1) - j : 2 * dim - 1 - j;
+  }
+  return j;
+}
+
+TEST(SpaceTest, MirrorPadMatchesDefinition) {
+  for (bool reflect : {true, false}) {
+    const int64_t slack = reflect ? 1 : 0;
+    for (const Dims& in : {Dims{5}, Dims{3, 4}, Dims{2, 3, 4}, Dims{1, 2, 3, 2}, Dims{2, 1, 2, 1, 3, 2}}) {
+      std::vector<int64_t> before(in.size()), after(in.size());
+      for (size_t d = 0; d < in.size(); ++d) {
+        before[d] = (in[d] - slack) * (d % 2 == 0 ? 1 : 0);  // the limit, or none
+        after[d] = std::min<int64_t>(in[d] - slack, 1);
+      }
+      Dims out;
+      std::string error;
+      ASSERT_TRUE(MirrorPadShape(in, before, after, reflect, &out, &error)) << error;
+      const std::vector<int64_t> x = Values<int64_t>(NumElements(in));
+      std::vector<int64_t> y(static_cast<size_t>(NumElements(out)), 99);
+      MirrorPad(in, before, after, reflect, sizeof(int64_t), x.data(), y.data());
+      for (int64_t k = 0; k < NumElements(out); ++k) {
+        int64_t rest = k, offset = 0, stride = 1;
+        for (size_t d = in.size(); d-- > 0;) {
+          const int64_t c = rest % out[d];
+          rest /= out[d];
+          offset += Mirror(c, in[d], before[d], reflect) * stride;
+          stride *= in[d];
+        }
+        ASSERT_EQ(y[k], x[offset]) << "element " << k << (reflect ? " reflect" : " symmetric");
+      }
+    }
+  }
+  // [1 2 3] by 2 each side.
+  const float x[] = {1, 2, 3};
+  float y[7];
+  MirrorPad({3}, {2}, {2}, true, sizeof(float), x, y);
+  EXPECT_EQ(std::vector<float>(y, y + 7), (std::vector<float>{3, 2, 1, 2, 3, 2, 1}));
+  MirrorPad({3}, {2}, {2}, false, sizeof(float), x, y);
+  EXPECT_EQ(std::vector<float>(y, y + 7), (std::vector<float>{2, 1, 1, 2, 3, 3, 2}));
+}
+
+TEST(SpaceTest, MirrorPadLimitsAndEmpty) {
+  Dims out;
+  std::string error;
+  EXPECT_FALSE(MirrorPadShape({3}, {3}, {0}, true, &out, &error));
+  EXPECT_NE(error.find("paddings (3, 0) for dimension 0 of size 3 must be in [0, 2] (REFLECT: dim - 1)"),
+            std::string::npos)
+      << error;
+  EXPECT_TRUE(MirrorPadShape({3}, {3}, {0}, false, &out, &error)) << error;
+  EXPECT_FALSE(MirrorPadShape({3}, {0}, {4}, false, &out, &error));
+  EXPECT_NE(error.find("must be in [0, 3] (SYMMETRIC: dim)"), std::string::npos) << error;
+  EXPECT_FALSE(MirrorPadShape({3}, {-1}, {0}, false, &out, &error));
+  EXPECT_FALSE(MirrorPadShape({3, 2}, {0}, {0}, false, &out, &error));
+  EXPECT_NE(error.find("one per input dimension (2)"), std::string::npos) << error;
+  // An empty dimension takes no padding, in either mode; other dimensions may still pad.
+  EXPECT_FALSE(MirrorPadShape({0, 2}, {1, 0}, {0, 0}, false, &out, &error));
+  ASSERT_TRUE(MirrorPadShape({0, 2}, {0, 1}, {0, 1}, false, &out, &error)) << error;
+  EXPECT_EQ(out, (Dims{0, 4}));
+  MirrorPad({0, 2}, {0, 1}, {0, 1}, false, 4, nullptr, nullptr);
+  // Rank 0: nothing to pad, one element copied.
+  ASSERT_TRUE(MirrorPadShape({}, {}, {}, true, &out, &error)) << error;
+  const int32_t one = 42;
+  int32_t got = 0;
+  MirrorPad({}, {}, {}, true, sizeof(int32_t), &one, &got);
+  EXPECT_EQ(got, 42);
 }
 
 }  // namespace

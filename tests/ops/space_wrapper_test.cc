@@ -290,5 +290,59 @@ TEST(SpaceOpsTest, BatchSpaceErrors) {
   }
 }
 
+TEST(SpaceOpsTest, MirrorPadModesTypesAndErrors) {
+  for (KilnMirrorPadMode mode : {kKilnMirrorPadReflect, kKilnMirrorPadSymmetric}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt16, {3}, "x");
+    const int pads = w.AddConstTensor<int64_t>(kKilnInt64, {1, 2}, "pads", {2, 1});
+    const int y = w.AddTensor(kKilnInt16, {6}, "y");
+    for (int t : {x, y}) w.SetQuantization(t, {0.5f}, {0});
+    w.AddOp(kKilnBuiltinMirrorPad, {x, pads}, {y}, KilnMirrorPadParams{mode});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int16_t in[] = {1, 2, -32768};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int16_t>(), mode == kKilnMirrorPadReflect
+                                         ? (std::vector<int16_t>{-32768, 2, 1, 2, -32768, 2})
+                                         : (std::vector<int16_t>{2, 1, 1, 2, -32768, -32768}));
+  }
+  struct Case {
+    KilnType type;
+    std::vector<int> shape;
+    std::vector<int32_t> pads;
+    int mode;
+    bool constant;
+    std::vector<std::string> words;
+  };
+  const std::vector<Case> cases = {
+      {kKilnFloat32,
+       {3},
+       {3, 0},
+       0,
+       true,
+       {"MIRROR_PAD", "input 'x'", "paddings (3, 0) for dimension 0 of size 3 must be in [0, 2]"}},
+      {kKilnFloat32, {3}, {0, 4}, 1, true, {"MIRROR_PAD", "must be in [0, 3] (SYMMETRIC: dim)"}},
+      {kKilnFloat32, {3, 2}, {1, 1}, 1, true, {"MIRROR_PAD", "paddings 'pads' has shape [1, 2]; expected [2, 2]"}},
+      {kKilnFloat32, {3}, {1, 1}, 1, false, {"MIRROR_PAD", "paddings 'pads'", "constant"}},
+      {kKilnBool, {3}, {1, 1}, 1, true, {"MIRROR_PAD", "input 'x' has type"}},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.type, c.shape, "x");
+    const std::vector<int> pad_shape = {static_cast<int>(c.pads.size()) / 2, 2};
+    const int pads = c.constant ? w.AddConstTensor<int32_t>(kKilnInt32, pad_shape, "pads", c.pads)
+                                : w.AddTensor(kKilnInt32, pad_shape, "pads");
+    const int y = w.AddTensor(c.type, {8}, "y");
+    w.AddOp(kKilnBuiltinMirrorPad, {x, pads}, {y}, KilnMirrorPadParams{static_cast<KilnMirrorPadMode>(c.mode)});
+    w.SetInputs(c.constant ? std::vector<int>{x} : std::vector<int>{x, pads});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, c.words);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops
