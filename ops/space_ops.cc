@@ -1,7 +1,8 @@
 // DEPTH_TO_SPACE and SPACE_TO_DEPTH (elements of an NHWC tensor moved between its height and width and its depth;
 // float32, uint8, int8, int32, int64), SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (blocks of the spatial dimensions
-// moved into and out of the batch; those types and int16) and MIRROR_PAD (the SPACE_TO_BATCH_ND types): the types
-// LiteRT's kernels take, the output quantized as the input.
+// moved into and out of the batch; those types and int16), MIRROR_PAD (the SPACE_TO_BATCH_ND types) and REVERSE_V2
+// (those and bool): the types LiteRT's kernels take, the output quantized as the input.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -281,6 +282,84 @@ KilnStatus MirrorPadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+// The element types LiteRT's REVERSE_V2 kernel takes.
+const std::vector<KilnType>& ReverseTypes() {
+  static const std::vector<KilnType> types = {kKilnFloat32, kKilnUInt8, kKilnInt8, kKilnInt16,
+                                              kKilnInt32,   kKilnInt64, kKilnBool};
+  return types;
+}
+
+constexpr int kMaxReverseRank = 8;
+
+struct ReverseState {
+  Dims input_dims;
+  int64_t first = 0, last = -1;  // the reversed axes, consecutive; none where first > last
+  size_t element_size = 0;
+};
+
+KilnStatus ReversePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "REVERSE_V2";
+  KILN_OPS_GET_STATE(ReverseState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor *input, *axis;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axis", &axis));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReverseTypes(), &state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxReverseRank));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axis", axis, 1, 1));
+  // As LiteRT: int32 axes.
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axis", axis, false, &values));
+  state->input_dims = TensorDims(input);
+  const int64_t rank = static_cast<int64_t>(state->input_dims.size());
+  if (static_cast<int64_t>(values.size()) > rank) {
+    KilnOpaqueContextReportError(context, "%s: axis %s has %zu entries, more than input %s has dimensions (%lld)", op,
+                                 TensorLabel(axis).c_str(), values.size(), TensorLabel(input).c_str(),
+                                 static_cast<long long>(rank));
+    return kKilnError;
+  }
+  std::vector<int64_t> axes;
+  for (int32_t v : values) {
+    if (v < -rank || v >= rank) {
+      KilnOpaqueContextReportError(context, "%s: axis %s holds %d, outside [%lld, %lld) for input %s", op,
+                                   TensorLabel(axis).c_str(), v, static_cast<long long>(-rank),
+                                   static_cast<long long>(rank), TensorLabel(input).c_str());
+      return kKilnError;
+    }
+    axes.push_back(v < 0 ? v + rank : v);
+  }
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 1; i < axes.size(); ++i) {
+    if (axes[i] != axes[i - 1] + 1) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: axis %s names dimensions %lld and %lld; Kiln reverses one axis or "
+                                   "consecutive distinct axes only",
+                                   op, TensorLabel(axis).c_str(), static_cast<long long>(axes[i - 1]),
+                                   static_cast<long long>(axes[i]));
+      return kKilnError;
+    }
+  }
+  state->first = axes.empty() ? 0 : axes.front();
+  state->last = axes.empty() ? -1 : axes.back();
+  return ResizeOutput(context, op, output, state->input_dims);
+}
+
+KilnStatus ReverseInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "REVERSE_V2";
+  KILN_OPS_GET_STATE(ReverseState, state, context, node, op);
+  const int64_t count = reference::NumElements(state->input_dims);
+  if (count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, state->element_size));
+  reference::Reverse(state->input_dims, state->first, state->last, state->element_size, KilnOpaqueTensorData(input),
+                     KilnOpaqueTensorData(output));
+  return kKilnOk;
+}
+
 }  // namespace
 
 void AddSpaceOps(std::vector<BuiltinOp>* table) {
@@ -298,6 +377,9 @@ void AddSpaceOps(std::vector<BuiltinOp>* table) {
   table->push_back(
       {kKilnBuiltinBatchToSpaceNd, 1, 4,
        MakeOperator<BatchSpaceState>(kKilnBuiltinBatchToSpaceNd, 4, &BatchToSpacePrepare, &BatchToSpaceInvoke)});
+  // REVERSE_V2: LiteRT registers v1-v3 (its reference resolver v1-v2).
+  table->push_back({kKilnBuiltinReverseV2, 1, 3,
+                    MakeOperator<ReverseState>(kKilnBuiltinReverseV2, 3, &ReversePrepare, &ReverseInvoke)});
   // MIRROR_PAD: LiteRT registers v1-v3.
   table->push_back({kKilnBuiltinMirrorPad, 1, 3,
                     MakeOperator<MirrorPadState>(kKilnBuiltinMirrorPad, 3, &MirrorPadPrepare, &MirrorPadInvoke)});

@@ -275,4 +275,28 @@ void MirrorPad(const Dims& input, const std::vector<int64_t>& before, const std:
   }
 }
 
+void Reverse(const Dims& input, int64_t first, int64_t last, size_t element_size, const void* in, void* out) {
+  const int64_t rank = static_cast<int64_t>(input.size());
+  int64_t outer = 1, block = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (first <= last && d < first) {
+      outer *= input[d];
+    } else if (first <= last && d <= last) {
+      block *= input[d];
+    } else {
+      inner *= input[d];
+    }
+  }
+  const size_t run = static_cast<size_t>(inner) * element_size;
+  if (run == 0 || outer == 0 || block == 0) return;
+  const auto* src = static_cast<const uint8_t*>(in);
+  auto* dst = static_cast<uint8_t*>(out);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t m = 0; m < block; ++m) {
+      std::memcpy(dst, src + static_cast<size_t>(o * block + (block - 1 - m)) * run, run);
+      dst += run;
+    }
+  }
+}
+
 }  // namespace kiln::ops::reference

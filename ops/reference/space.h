@@ -64,6 +64,10 @@ inline int64_t MirrorIndex(int64_t i, int64_t dim, int64_t before, bool reflect)
 void MirrorPad(const Dims& input, const std::vector<int64_t>& before, const std::vector<int64_t>& after, bool reflect,
                size_t element_size, const void* in, void* out);
 
+// REVERSE_V2 over the consecutive axes [first, last] (0 <= first <= last < rank; first > last: none, a copy):
+// reversing each of them is reversing their flattened block, so the tensor is seen as [outer, block, inner].
+void Reverse(const Dims& input, int64_t first, int64_t last, size_t element_size, const void* in, void* out);
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_SPACE_H_

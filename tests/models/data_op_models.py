@@ -297,6 +297,19 @@ def space_models(out_dir):
             m.write(out_dir, "mirror_pad_%s_%s" % (name, suffix), OPS.MIRROR_PAD, 1, [x, p], [y],
                     S.BuiltinOptions.MirrorPadOptions, o)
 
+    # REVERSE_V2: one axis, a negative one, two consecutive ones, none; each type LiteRT takes (bool too).
+    for dtype in SPACE_DTYPES + [np.int16, np.bool_]:
+        suffix = np.dtype(dtype).name
+        quant = quants.get(dtype)
+        for name, shape, axes in [("axis1", [2, 3, 4], [1]), ("negative", [3, 5], [-1]),
+                                  ("two_axes", [2, 3, 4, 2], [2, 1]), ("rank1", [7], [0])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            a = m.tensor([len(axes)], np.int32, "axis", axes)
+            y = m.output(shape, dtype, "y", quant=quant)
+            m.write(out_dir, "reverse_v2_%s_%s" % (name, suffix), OPS.REVERSE_V2, 1, [x, a], [y],
+                    S.BuiltinOptions.ReverseV2Options, S.ReverseV2OptionsT())
+
 
 if __name__ == "__main__":
     main()

@@ -62,7 +62,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinRound,
                                   kKilnBuiltinDepthToSpace,  kKilnBuiltinSpaceToDepth,
                                   kKilnBuiltinSpaceToBatchNd, kKilnBuiltinBatchToSpaceNd,
-                                  kKilnBuiltinMirrorPad};
+                                  kKilnBuiltinMirrorPad,     kKilnBuiltinReverseV2};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

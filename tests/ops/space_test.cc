@@ -294,5 +294,36 @@ TEST(SpaceTest, MirrorPadLimitsAndEmpty) {
   EXPECT_EQ(got, 42);
 }
 
+// REVERSE_V2 against a per-coordinate flip of each axis in [first, last].
+TEST(SpaceTest, ReverseMatchesDefinition) {
+  for (const Dims& in : {Dims{7}, Dims{2, 3}, Dims{2, 3, 4}, Dims{3, 1, 2, 2}, Dims{2, 2, 1, 3, 2, 2}}) {
+    const int64_t rank = static_cast<int64_t>(in.size());
+    for (int64_t first = 0; first < rank; ++first) {
+      for (int64_t last = first - 1; last < rank; ++last) {
+        const std::vector<int32_t> x = Values<int32_t>(NumElements(in));
+        std::vector<int32_t> y(x.size(), 99);
+        Reverse(in, first, last, sizeof(int32_t), x.data(), y.data());
+        for (int64_t k = 0; k < NumElements(in); ++k) {
+          int64_t rest = k, offset = 0, stride = 1;
+          for (int64_t d = rank; d-- > 0;) {
+            int64_t c = rest % in[d];
+            rest /= in[d];
+            if (d >= first && d <= last) c = in[d] - 1 - c;
+            offset += c * stride;
+            stride *= in[d];
+          }
+          ASSERT_EQ(y[k], x[offset]) << "element " << k << " axes " << first << ".." << last;
+        }
+      }
+    }
+  }
+  // Empty and rank 0.
+  Reverse({2, 0, 3}, 1, 1, 4, nullptr, nullptr);
+  const int64_t one = 5;
+  int64_t got = 0;
+  Reverse({}, 0, -1, sizeof(int64_t), &one, &got);
+  EXPECT_EQ(got, 5);
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference

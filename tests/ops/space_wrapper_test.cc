@@ -344,5 +344,65 @@ TEST(SpaceOpsTest, MirrorPadModesTypesAndErrors) {
   }
 }
 
+TEST(SpaceOpsTest, ReverseV2AxesAndErrors) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnBool, {2, 3}, "x");
+    const int axis = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axis", {-1});
+    const int y = w.AddTensor(kKilnBool, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinReverseV2, {x, axis}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const uint8_t in[] = {1, 0, 0, 0, 1, 1};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<uint8_t>(), (std::vector<uint8_t>{0, 0, 1, 1, 1, 0}));
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 2, 2}, "x");
+    const int axis = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "axis", {2, 1});
+    const int y = w.AddTensor(kKilnFloat32, {2, 2, 2}, "y");
+    w.AddOp(kKilnBuiltinReverseV2, {x, axis}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{3, 2, 1, 0, 7, 6, 5, 4}));
+  }
+  struct Case {
+    KilnType type;
+    std::vector<int32_t> axes;
+    bool constant;
+    std::vector<std::string> words;
+  };
+  const std::vector<Case> cases = {
+      {kKilnFloat32, {3}, true, {"REVERSE_V2", "axis 'axis' holds 3, outside [-3, 3) for input 'x'"}},
+      {kKilnFloat32, {0, 2}, true, {"REVERSE_V2", "names dimensions 0 and 2", "consecutive"}},
+      {kKilnFloat32, {1, 1}, true, {"REVERSE_V2", "names dimensions 1 and 1"}},
+      {kKilnFloat32, {0, 1, 2, 0}, true, {"REVERSE_V2", "has 4 entries, more than input 'x' has dimensions (3)"}},
+      {kKilnFloat32, {0}, false, {"REVERSE_V2", "axis 'axis'", "constant"}},
+      {kKilnFloat16, {0}, true, {"REVERSE_V2", "input 'x' has type"}},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.type, {2, 3, 4}, "x");
+    const int n = static_cast<int>(c.axes.size());
+    const int axis =
+        c.constant ? w.AddConstTensor<int32_t>(kKilnInt32, {n}, "axis", c.axes) : w.AddTensor(kKilnInt32, {n}, "axis");
+    const int y = w.AddTensor(c.type, {2, 3, 4}, "y");
+    w.AddOp(kKilnBuiltinReverseV2, {x, axis}, {y});
+    w.SetInputs(c.constant ? std::vector<int>{x} : std::vector<int>{x, axis});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, c.words);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops
