@@ -334,8 +334,8 @@ KilnStatus ReversePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   for (size_t i = 1; i < axes.size(); ++i) {
     if (axes[i] != axes[i - 1] + 1) {
       KilnOpaqueContextReportError(context,
-                                   "%s: axis %s names dimensions %lld and %lld; Kiln reverses one axis or "
-                                   "consecutive distinct axes only",
+                                   "%s: axis %s names dimensions %lld and %lld; REVERSE_V2 reverses one axis or "
+                                   "consecutive distinct axes only (LiteRT refuses the others too)",
                                    op, TensorLabel(axis).c_str(), static_cast<long long>(axes[i - 1]),
                                    static_cast<long long>(axes[i]));
       return kKilnError;
@@ -377,9 +377,9 @@ void AddSpaceOps(std::vector<BuiltinOp>* table) {
   table->push_back(
       {kKilnBuiltinBatchToSpaceNd, 1, 4,
        MakeOperator<BatchSpaceState>(kKilnBuiltinBatchToSpaceNd, 4, &BatchToSpacePrepare, &BatchToSpaceInvoke)});
-  // REVERSE_V2: LiteRT registers v1-v3 (its reference resolver v1-v2).
-  table->push_back({kKilnBuiltinReverseV2, 1, 3,
-                    MakeOperator<ReverseState>(kKilnBuiltinReverseV2, 3, &ReversePrepare, &ReverseInvoke)});
+  // REVERSE_V2: LiteRT 2.3.0's default resolver loads v1-v4 (its reference resolver v1-v2).
+  table->push_back({kKilnBuiltinReverseV2, 1, 4,
+                    MakeOperator<ReverseState>(kKilnBuiltinReverseV2, 4, &ReversePrepare, &ReverseInvoke)});
   // MIRROR_PAD: LiteRT registers v1-v3.
   table->push_back({kKilnBuiltinMirrorPad, 1, 3,
                     MakeOperator<MirrorPadState>(kKilnBuiltinMirrorPad, 3, &MirrorPadPrepare, &MirrorPadInvoke)});

@@ -589,9 +589,9 @@ void AddTensorOps(std::vector<BuiltinOp>* table) {
   table->push_back({kKilnBuiltinConcatenation, 1, 4,
                     MakeOperator<ConcatState>(kKilnBuiltinConcatenation, 4, &ConcatPrepare, &ConcatInvoke)});
   table->push_back({kKilnBuiltinPad, 1, 4, MakeOperator<PadState>(kKilnBuiltinPad, 4, &PadPrepare, &PadInvoke)});
-  // PADV2: LiteRT registers v1-v4, as PAD.
+  // PADV2: LiteRT 2.3.0's default resolver loads v1-v6 (the types are checked in Prepare whatever the version).
   table->push_back(
-      {kKilnBuiltinPadv2, 1, 4, MakeOperator<PadState>(kKilnBuiltinPadv2, 4, &PadV2Prepare, &PadV2Invoke)});
+      {kKilnBuiltinPadv2, 1, 6, MakeOperator<PadState>(kKilnBuiltinPadv2, 6, &PadV2Prepare, &PadV2Invoke)});
   table->push_back({kKilnBuiltinTranspose, 1, 6,
                     MakeOperator<TransposeState>(kKilnBuiltinTranspose, 6, &TransposePrepare, &TransposeInvoke)});
   table->push_back({kKilnBuiltinMean, 1, 3, MakeOperator<MeanState>(kKilnBuiltinMean, 3, &MeanPrepare, &MeanInvoke)});
