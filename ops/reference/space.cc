@@ -38,7 +38,13 @@ bool SpaceToDepthShape(const Dims& input, int64_t block_size, Dims* output, std:
              " must be multiples of block_size " + std::to_string(block_size);
     return false;
   }
-  *output = {input[0], input[1] / block_size, input[2] / block_size, input[3] * block_size * block_size};
+  // block_size divides height, so it fits an int and its square fits int64; the depth times it may not.
+  const int64_t block_area = block_size * block_size;
+  if (input[3] > 2147483647 / block_area) {
+    *error = "output depth " + std::to_string(input[3]) + " * " + std::to_string(block_area) + " is too large";
+    return false;
+  }
+  *output = {input[0], input[1] / block_size, input[2] / block_size, input[3] * block_area};
   return true;
 }
 

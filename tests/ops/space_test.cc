@@ -127,6 +127,9 @@ TEST(SpaceTest, ShapeErrors) {
   EXPECT_FALSE(SpaceToDepthShape({1, 4, 4, 1}, 0, &out, &error));
   EXPECT_NE(error.find("block_size 0 must be at least 1"), std::string::npos) << error;
   EXPECT_FALSE(SpaceToDepthShape({1, 4, 4, 1, 1}, 2, &out, &error));
+  // An empty batch with huge dimensions: the output depth would not fit.
+  EXPECT_FALSE(SpaceToDepthShape({0, 2147483647, 2147483647, 2147483647}, 2147483647, &out, &error));
+  EXPECT_NE(error.find("too large"), std::string::npos) << error;
   // The largest block size: its square does not overflow.
   EXPECT_FALSE(DepthToSpaceShape({1, 1, 1, 4}, 2147483647, &out, &error));
 }
