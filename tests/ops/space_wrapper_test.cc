@@ -404,5 +404,22 @@ TEST(SpaceOpsTest, ReverseV2AxesAndErrors) {
   }
 }
 
+TEST(SpaceOpsTest, MirrorPadUnknownModeFailsToLoad) {
+  for (int mode : {1, 7}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {3}, "x");
+    const int pads = w.AddConstTensor<int32_t>(kKilnInt32, {1, 2}, "pads", {1, 1});
+    const int y = w.AddTensor(kKilnFloat32, {5}, "y");
+    w.AddOp(kKilnBuiltinMirrorPad, {x, pads}, {y}, KilnMirrorPadParams{static_cast<KilnMirrorPadMode>(mode)});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    const std::vector<uint8_t> bytes = w.Finish();
+    ASSERT_FALSE(bytes.empty()) << w.error();
+    KilnModel* model = KilnModelCreate(bytes.data(), bytes.size());
+    EXPECT_EQ(model != nullptr, mode == 1) << "mode " << mode;
+    KilnModelDelete(model);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops
