@@ -21,6 +21,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddSplitPackOps(all);
     AddArgCastOps(all);
     AddNormalizationOps(all);
+    AddSpaceOps(all);
     return all;
   }();
   return *table;

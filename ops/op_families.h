@@ -19,6 +19,7 @@ void AddSliceOps(std::vector<BuiltinOp>* table);           // slice_ops.cc
 void AddSplitPackOps(std::vector<BuiltinOp>* table);       // split_pack_ops.cc
 void AddArgCastOps(std::vector<BuiltinOp>* table);         // arg_cast_ops.cc
 void AddNormalizationOps(std::vector<BuiltinOp>* table);   // normalization_ops.cc
+void AddSpaceOps(std::vector<BuiltinOp>* table);           // space_ops.cc
 
 }  // namespace kiln::ops
 

@@ -1,5 +1,5 @@
-// RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, TRANSPOSE (float32, int8 or uint8),
-// MEAN and SUM (float32 or int8).
+// RESHAPE, SQUEEZE (any element type: they only copy bytes), CONCATENATION, PAD, PADV2, TRANSPOSE (float32, int8
+// or uint8), MEAN and SUM (float32 or int8).
 #include "ops/reference/tensor_ops.h"
 
 #include <cstring>
@@ -40,9 +40,9 @@ KilnStatus CopyInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const ch
   const void* src = KilnOpaqueTensorData(input);
   void* dst = KilnOpaqueTensorData(output);
   if (src == nullptr || dst == nullptr || KilnOpaqueTensorByteSize(output) != bytes) {
-    KilnOpaqueContextReportError(
-        context, "%s: input %s (%zu bytes) and output %s (%zu bytes) cannot be copied", op,
-        TensorLabel(input).c_str(), bytes, TensorLabel(output).c_str(), KilnOpaqueTensorByteSize(output));
+    KilnOpaqueContextReportError(context, "%s: input %s (%zu bytes) and output %s (%zu bytes) cannot be copied", op,
+                                 TensorLabel(input).c_str(), bytes, TensorLabel(output).c_str(),
+                                 KilnOpaqueTensorByteSize(output));
     return kKilnError;
   }
   if (src != dst) std::memmove(dst, src, bytes);
@@ -187,12 +187,13 @@ KilnStatus ConcatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   int axis = options != nullptr ? options->axis : 0;
   if (axis < 0) axis += rank;
   reference::Activation activation = reference::Activation::kNone;
-  if (options != nullptr)
-    KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
+  if (options != nullptr) KILN_OPAQUE_ENSURE_STATUS(ToActivation(context, op, options->activation, &activation));
   if (state->is_int8 && activation != reference::Activation::kNone) {
     // LiteRT's int8 kernel ignores the option; Kiln refuses rather than guess which answer the model means.
-    KilnOpaqueContextReportError(context, "%s: int8 output %s: a fused activation on int8 CONCATENATION is not "
-                                 "supported", op, TensorLabel(output).c_str());
+    KilnOpaqueContextReportError(context,
+                                 "%s: int8 output %s: a fused activation on int8 CONCATENATION is not "
+                                 "supported",
+                                 op, TensorLabel(output).c_str());
     return kKilnError;
   }
   Dims output_dims;
@@ -243,17 +244,18 @@ KilnStatus ConcatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 // The start of Prepare for an op that moves values without arithmetic (PAD, TRANSPOSE): float32, or int8 or
-// uint8 (`type`) with the output quantized as the input (its zero point returned: PAD's fill value).
+// uint8 (`type`) with the output quantized as the input (its zero point returned: PAD's fill value). PADV2 takes
+// a third input (`max_inputs` 3).
 KilnStatus GetMovingInputOutput(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op,
                                 const char* second_role, const KilnOpaqueTensor** input,
                                 const KilnOpaqueTensor** second, KilnOpaqueTensor** output, KilnType* type,
-                                int32_t* zero_point) {
+                                int32_t* zero_point, int max_inputs = 2) {
   *type = Quantized8InputType(context, node);
   if (*type == kKilnNoType) {
     *type = kKilnFloat32;
-    return GetFloatInputOutput(context, node, op, 2, 2, input, output, second_role, second);
+    return GetFloatInputOutput(context, node, op, 2, max_inputs, input, output, second_role, second);
   }
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, max_inputs, 1));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", input));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, second_role, second));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, output));
@@ -278,16 +280,50 @@ struct PadState {
   reference::PadParams params;
   KilnType type = kKilnFloat32;  // or int8, uint8
   int32_t zero_point = 0;
+  bool has_value = false;  // PADV2 with constant_values: the fill value is read from it in Invoke
 };
 
-KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  constexpr const char* op = "PAD";
+// PADV2's optional constant_values: one element of the input's type (int8, uint8: quantized as the output, so
+// that its stored value is the fill, as LiteRT requires).
+KilnStatus CheckPadValue(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* value,
+                         const KilnOpaqueTensor* output, KilnType type) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "constant_values", value, type));
+  const int64_t count = reference::NumElements(TensorDims(value));
+  if (count != 1) {
+    KilnOpaqueContextReportError(context, "%s: constant_values %s has %lld elements; expected 1", op,
+                                 TensorLabel(value).c_str(), static_cast<long long>(count));
+    return kKilnError;
+  }
+  if (type == kKilnFloat32) return kKilnOk;
+  float value_scale, output_scale;
+  int32_t value_zero_point, output_zero_point;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetQuantization8(context, op, "constant_values", value, type, &value_scale, &value_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "output", output, type, &output_scale, &output_zero_point));
+  if (value_scale != output_scale || value_zero_point != output_zero_point) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: %s constant_values %s (scale %g, zero point %d) must have the quantization of "
+                                 "output %s (scale %g, zero point %d)",
+                                 op, KilnTypeGetName(type), TensorLabel(value).c_str(),
+                                 static_cast<double>(value_scale), static_cast<int>(value_zero_point),
+                                 TensorLabel(output).c_str(), static_cast<double>(output_scale),
+                                 static_cast<int>(output_zero_point));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+// PAD, and PADV2 (`v2`: an optional third input gives the fill value).
+KilnStatus PadPrepareImpl(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool v2) {
   KILN_OPS_GET_STATE(PadState, state, context, node, op);
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* paddings;
   KilnOpaqueTensor* output;
   KILN_OPAQUE_ENSURE_STATUS(GetMovingInputOutput(context, node, op, "paddings", &input, &paddings, &output,
-                                                 &state->type, &state->zero_point));
+                                                 &state->type, &state->zero_point, v2 ? 3 : 2));
+  const KilnOpaqueTensor* value = v2 ? GetOptionalInput(context, node, 2) : nullptr;
+  state->has_value = value != nullptr;
+  if (value != nullptr) KILN_OPAQUE_ENSURE_STATUS(CheckPadValue(context, op, value, output, state->type));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxPadRank));
   const Dims input_dims = TensorDims(input);
   const Dims padding_dims = TensorDims(paddings);
@@ -306,9 +342,9 @@ KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   p.after.assign(rank, 0);
   for (int64_t d = 0; d < rank; ++d) {
     if (values[2 * d] < 0 || values[2 * d + 1] < 0) {
-      KilnOpaqueContextReportError(
-          context, "%s: paddings %s has negative padding (%d, %d) for dimension %lld", op,
-          TensorLabel(paddings).c_str(), values[2 * d], values[2 * d + 1], static_cast<long long>(d));
+      KilnOpaqueContextReportError(context, "%s: paddings %s has negative padding (%d, %d) for dimension %lld", op,
+                                   TensorLabel(paddings).c_str(), values[2 * d], values[2 * d + 1],
+                                   static_cast<long long>(d));
       return kKilnError;
     }
     p.before[d] = values[2 * d];
@@ -318,12 +354,24 @@ KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return ResizeOutput(context, op, output, reference::PadOutputShape(p));
 }
 
-KilnStatus PadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  constexpr const char* op = "PAD";
+KilnStatus PadInvokeImpl(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op) {
   KILN_OPS_GET_STATE(PadState, state, context, node, op);
-  const reference::PadParams& p = state->params;
+  reference::PadParams& p = state->params;
   const int64_t output_count = reference::NumElements(reference::PadOutputShape(p));
   if (output_count == 0) return kKilnOk;
+  // PADV2's fill value, read now (constant_values may be computed at run time).
+  int32_t fill = state->zero_point;
+  if (state->has_value) {
+    const KilnOpaqueTensor* value = KilnOpaqueNodeGetInput(context, node, 2);
+    const size_t size = state->type == kKilnFloat32 ? 4 : 1;
+    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "constant_values", value, 1, size));
+    const void* data = KilnOpaqueTensorData(value);
+    if (state->type == kKilnFloat32) {
+      std::memcpy(&p.value, data, sizeof(float));
+    } else {
+      fill = state->type == kKilnUInt8 ? *static_cast<const uint8_t*>(data) : *static_cast<const int8_t*>(data);
+    }
+  }
   if (state->type != kKilnFloat32) {
     const auto run = [&](auto type_tag) {
       using T = decltype(type_tag);
@@ -333,17 +381,28 @@ KilnStatus PadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                              reference::NumElements(p.input_dims), &input));
       KILN_OPAQUE_ENSURE_STATUS(
           GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), output_count, &output));
-      reference::PadQuantized<T>(p, static_cast<T>(state->zero_point), input, output);
+      reference::PadQuantized<T>(p, static_cast<T>(fill), input, output);
       return kKilnOk;
     };
     return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
   float* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, reference::NumElements(p.input_dims),
-                                               output_count, &input, &output));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatInvokeData(context, node, op, reference::NumElements(p.input_dims), output_count, &input, &output));
   reference::PadFloat(p, input, output);
   return kKilnOk;
+}
+
+KilnStatus PadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return PadPrepareImpl(context, node, "PAD", false);
+}
+KilnStatus PadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) { return PadInvokeImpl(context, node, "PAD"); }
+KilnStatus PadV2Prepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return PadPrepareImpl(context, node, "PADV2", true);
+}
+KilnStatus PadV2Invoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  return PadInvokeImpl(context, node, "PADV2");
 }
 
 struct TransposeState {
@@ -432,8 +491,7 @@ KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
   const bool keep_dims = options != nullptr && options->keep_dims;
   Dims output_dims;
   std::string error;
-  if (!reference::MakeMeanParams(TensorDims(input), values, keep_dims, &state->params, &output_dims,
-                                 &error)) {
+  if (!reference::MakeMeanParams(TensorDims(input), values, keep_dims, &state->params, &output_dims, &error)) {
     KilnOpaqueContextReportError(context, "%s: axes %s: %s", op, TensorLabel(axes).c_str(), error.c_str());
     return kKilnError;
   }
@@ -482,8 +540,8 @@ KilnStatus ReduceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const 
       T* output;
       KILN_OPAQUE_ENSURE_STATUS(
           GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), input_count, &input));
-      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
-                                             state->output_count, &output));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), state->output_count, &output));
       if constexpr (std::is_same_v<T, int8_t>) {
         if (state->hw) {
           reference::MeanHwInt8(state->int8, input, output);
@@ -497,8 +555,7 @@ KilnStatus ReduceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const 
   }
   const float* input;
   float* output;
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatInvokeData(context, node, op, input_count, state->output_count, &input, &output));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatInvokeData(context, node, op, input_count, state->output_count, &input, &output));
   if (is_sum) {
     reference::SumFloat(state->params, input, output);
   } else {
@@ -682,19 +739,19 @@ void AddReduceElements(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, 
 void AddTensorOps(std::vector<BuiltinOp>* table) {
   // LiteRT registers RESHAPE at version 1 only; SQUEEZE v2, CONCATENATION v2-v4, PAD v2-v4, TRANSPOSE v2-v6
   // (v4/v6 raise the rank limit, here already 6) and MEAN v2-v3 add integer types and ranks.
-  table->push_back({kKilnBuiltinReshape, 1, 1,
-                    MakeOperator<NoState>(kKilnBuiltinReshape, 1, &ReshapePrepare, &ReshapeInvoke)});
-  table->push_back({kKilnBuiltinSqueeze, 1, 2,
-                    MakeOperator<NoState>(kKilnBuiltinSqueeze, 2, &SqueezePrepare, &SqueezeInvoke)});
+  table->push_back(
+      {kKilnBuiltinReshape, 1, 1, MakeOperator<NoState>(kKilnBuiltinReshape, 1, &ReshapePrepare, &ReshapeInvoke)});
+  table->push_back(
+      {kKilnBuiltinSqueeze, 1, 2, MakeOperator<NoState>(kKilnBuiltinSqueeze, 2, &SqueezePrepare, &SqueezeInvoke)});
   table->push_back({kKilnBuiltinConcatenation, 1, 4,
                     MakeOperator<ConcatState>(kKilnBuiltinConcatenation, 4, &ConcatPrepare, &ConcatInvoke)});
+  table->push_back({kKilnBuiltinPad, 1, 4, MakeOperator<PadState>(kKilnBuiltinPad, 4, &PadPrepare, &PadInvoke)});
+  // PADV2: LiteRT 2.3.0's default resolver loads v1-v6 (the types are checked in Prepare whatever the version).
   table->push_back(
-      {kKilnBuiltinPad, 1, 4, MakeOperator<PadState>(kKilnBuiltinPad, 4, &PadPrepare, &PadInvoke)});
-  table->push_back(
-      {kKilnBuiltinTranspose, 1, 6,
-       MakeOperator<TransposeState>(kKilnBuiltinTranspose, 6, &TransposePrepare, &TransposeInvoke)});
-  table->push_back(
-      {kKilnBuiltinMean, 1, 3, MakeOperator<MeanState>(kKilnBuiltinMean, 3, &MeanPrepare, &MeanInvoke)});
+      {kKilnBuiltinPadv2, 1, 6, MakeOperator<PadState>(kKilnBuiltinPadv2, 6, &PadV2Prepare, &PadV2Invoke)});
+  table->push_back({kKilnBuiltinTranspose, 1, 6,
+                    MakeOperator<TransposeState>(kKilnBuiltinTranspose, 6, &TransposePrepare, &TransposeInvoke)});
+  table->push_back({kKilnBuiltinMean, 1, 3, MakeOperator<MeanState>(kKilnBuiltinMean, 3, &MeanPrepare, &MeanInvoke)});
   // SUM: LiteRT registers v1-v2 (v2 adds int8).
   table->push_back(
       {kKilnBuiltinSum, 1, 2, MakeOperator<MeanState>(kKilnBuiltinSum, 2, &SumPrepare, &SumInvoke)});

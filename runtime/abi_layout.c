@@ -401,6 +401,12 @@ KILN_ABI_OFFSET(struct KilnReshapeParams, num_dimensions, 32);
 KILN_ABI_SIZE(struct KilnSqueezeParams, 36, 4);
 KILN_ABI_OFFSET(struct KilnSqueezeParams, squeeze_dims, 0);
 KILN_ABI_OFFSET(struct KilnSqueezeParams, num_squeeze_dims, 32);
+KILN_ABI_SIZE(struct KilnDepthToSpaceParams, 4, 4);
+KILN_ABI_OFFSET(struct KilnDepthToSpaceParams, block_size, 0);
+KILN_ABI_SIZE(struct KilnSpaceToDepthParams, 4, 4);
+KILN_ABI_OFFSET(struct KilnSpaceToDepthParams, block_size, 0);
+KILN_ABI_SIZE(struct KilnMirrorPadParams, 4, 4);
+KILN_ABI_OFFSET(struct KilnMirrorPadParams, mode, 0);
 KILN_ABI_SIZE(struct KilnReducerParams, 1, 1);
 KILN_ABI_OFFSET(struct KilnReducerParams, keep_dims, 0);
 KILN_ABI_SIZE(struct KilnLeakyReluParams, 4, 4);
@@ -468,6 +474,7 @@ KILN_ABI_ENUM(enum KilnFlexValueKind, 4); /* kiln/flex.h */
 KILN_ABI_ENUM(enum KilnPadding, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnFusedActivation, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnFullyConnectedWeightsFormat, 4); /* kiln/builtin_op_data.h */
+KILN_ABI_ENUM(enum KilnMirrorPadMode, 4); /* kiln/builtin_op_data.h */
 
 #else
 /* Not LP64: the layout is not promised here (docs/hal.md). */

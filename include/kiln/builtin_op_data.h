@@ -119,6 +119,29 @@ typedef struct KilnSqueezeParams {
   int num_squeeze_dims;
 } KilnSqueezeParams;
 
+/* DEPTH_TO_SPACE: moves blocks of block_size x block_size channel groups of an NHWC input into height and width
+   (depth-column-row order, as LiteRT). block_size must be at least 1 and the channels a multiple of its square. */
+typedef struct KilnDepthToSpaceParams {
+  int block_size;
+} KilnDepthToSpaceParams;
+
+/* SPACE_TO_DEPTH: the inverse of DEPTH_TO_SPACE; block_size must be at least 1 and divide height and width. */
+typedef struct KilnSpaceToDepthParams {
+  int block_size;
+} KilnSpaceToDepthParams;
+
+/* MIRROR_PAD's mode: REFLECT leaves the edge out of the mirror image ([1 2 3] padded by 2 either side:
+   3 2 | 1 2 3 | 2 1), SYMMETRIC repeats it (2 1 | 1 2 3 | 3 2). The values are the model format's. */
+typedef enum KilnMirrorPadMode {
+  kKilnMirrorPadReflect = 0,
+  kKilnMirrorPadSymmetric = 1,
+} KilnMirrorPadMode;
+
+/* MIRROR_PAD. A model with a mode the format does not know fails to load. */
+typedef struct KilnMirrorPadParams {
+  KilnMirrorPadMode mode;
+} KilnMirrorPadParams;
+
 /* MEAN, SUM and the other reductions */
 typedef struct KilnReducerParams {
   bool keep_dims;

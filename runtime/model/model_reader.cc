@@ -1009,6 +1009,36 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       return int_list("squeeze_dims", "entries", options->squeeze_dims(), &params->num_squeeze_dims,
                       params->squeeze_dims);
     }
+    case kKilnBuiltinDepthToSpace: {
+      KILN_GET_OPTIONS(DepthToSpaceOptions, options);
+      KilnDepthToSpaceParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->block_size = options->block_size();
+      return true;
+    }
+    case kKilnBuiltinSpaceToDepth: {
+      KILN_GET_OPTIONS(SpaceToDepthOptions, options);
+      KilnSpaceToDepthParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->block_size = options->block_size();
+      return true;
+    }
+    case kKilnBuiltinMirrorPad: {
+      KILN_GET_OPTIONS(MirrorPadOptions, options);
+      KilnMirrorPadParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      switch (options->mode()) {
+        case fb::MirrorPadMode::REFLECT:
+          params->mode = kKilnMirrorPadReflect;
+          break;
+        case fb::MirrorPadMode::SYMMETRIC:
+          params->mode = kKilnMirrorPadSymmetric;
+          break;
+        default:
+          return Fail(Format("%s: unknown mirror pad mode %d", where.c_str(), static_cast<int>(options->mode())));
+      }
+      return true;
+    }
     case kKilnBuiltinStridedSlice: {
       KILN_GET_OPTIONS(StridedSliceOptions, options);
       KilnStridedSliceParams* params;

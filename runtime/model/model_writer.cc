@@ -378,6 +378,15 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kBatchMatMul:
         matches = code == kKilnBuiltinBatchMatmul;
         break;
+      case OptionsKind::kDepthToSpace:
+        matches = code == kKilnBuiltinDepthToSpace;
+        break;
+      case OptionsKind::kSpaceToDepth:
+        matches = code == kKilnBuiltinSpaceToDepth;
+        break;
+      case OptionsKind::kMirrorPad:
+        matches = code == kKilnBuiltinMirrorPad;
+        break;
       case OptionsKind::kLeakyRelu:
         matches = code == kKilnBuiltinLeakyRelu;
         break;
@@ -462,6 +471,9 @@ KILN_ADD_OP_WITH(KilnSoftmaxParams, kSoftmax)
 KILN_ADD_OP_WITH(KilnConcatenationParams, kConcatenation)
 KILN_ADD_OP_WITH(KilnReshapeParams, kReshape)
 KILN_ADD_OP_WITH(KilnSqueezeParams, kSqueeze)
+KILN_ADD_OP_WITH(KilnDepthToSpaceParams, kDepthToSpace)
+KILN_ADD_OP_WITH(KilnSpaceToDepthParams, kSpaceToDepth)
+KILN_ADD_OP_WITH(KilnMirrorPadParams, kMirrorPad)
 KILN_ADD_OP_WITH(KilnReducerParams, kReducer)
 KILN_ADD_OP_WITH(KilnL2NormParams, kL2Norm)
 KILN_ADD_OP_WITH(KilnLocalResponseNormParams, kLocalResponseNorm)
@@ -797,6 +809,27 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           if (count > 0) dims = b.CreateVector(p.squeeze_dims, static_cast<size_t>(count));
           options_type = fb::BuiltinOptions::SqueezeOptions;
           options = fb::CreateSqueezeOptions(b, dims).Union();
+          break;
+        }
+        case OptionsKind::kDepthToSpace: {
+          KilnDepthToSpaceParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::DepthToSpaceOptions;
+          options = fb::CreateDepthToSpaceOptions(b, p.block_size).Union();
+          break;
+        }
+        case OptionsKind::kSpaceToDepth: {
+          KilnSpaceToDepthParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::SpaceToDepthOptions;
+          options = fb::CreateSpaceToDepthOptions(b, p.block_size).Union();
+          break;
+        }
+        case OptionsKind::kMirrorPad: {
+          KilnMirrorPadParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::MirrorPadOptions;
+          options = fb::CreateMirrorPadOptions(b, static_cast<fb::MirrorPadMode>(static_cast<int8_t>(p.mode))).Union();
           break;
         }
         case OptionsKind::kReducer: {

@@ -99,6 +99,12 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSqueezeParams& params);  // SQUEEZE
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnDepthToSpaceParams& params);  // DEPTH_TO_SPACE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnSpaceToDepthParams& params);  // SPACE_TO_DEPTH
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnMirrorPadParams& params);  // MIRROR_PAD
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnReducerParams& params);  // MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, ...
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnL2NormParams& params);  // L2_NORMALIZATION
@@ -204,6 +210,9 @@ class ModelWriter {
     kConcatenation,
     kReshape,
     kSqueeze,
+    kDepthToSpace,
+    kSpaceToDepth,
+    kMirrorPad,
     kReducer,
     kL2Norm,
     kLocalResponseNorm,

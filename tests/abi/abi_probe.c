@@ -101,6 +101,12 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnReshapeParams(const struct KilnReshapeP
 size_t kiln_abi_probe_KilnReshapeParams(const struct KilnReshapeParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnSqueezeParams(const struct KilnSqueezeParams* value);
 size_t kiln_abi_probe_KilnSqueezeParams(const struct KilnSqueezeParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnDepthToSpaceParams(const struct KilnDepthToSpaceParams* value);
+size_t kiln_abi_probe_KilnDepthToSpaceParams(const struct KilnDepthToSpaceParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnSpaceToDepthParams(const struct KilnSpaceToDepthParams* value);
+size_t kiln_abi_probe_KilnSpaceToDepthParams(const struct KilnSpaceToDepthParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnMirrorPadParams(const struct KilnMirrorPadParams* value);
+size_t kiln_abi_probe_KilnMirrorPadParams(const struct KilnMirrorPadParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnReducerParams(const struct KilnReducerParams* value);
 size_t kiln_abi_probe_KilnReducerParams(const struct KilnReducerParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnLeakyReluParams(const struct KilnLeakyReluParams* value);
@@ -165,3 +171,5 @@ KILN_ABI_PROBE int kiln_abi_probe_KilnFusedActivation(enum KilnFusedActivation v
 int kiln_abi_probe_KilnFusedActivation(enum KilnFusedActivation value) { return (int)value; }
 KILN_ABI_PROBE int kiln_abi_probe_KilnFullyConnectedWeightsFormat(enum KilnFullyConnectedWeightsFormat value);
 int kiln_abi_probe_KilnFullyConnectedWeightsFormat(enum KilnFullyConnectedWeightsFormat value) { return (int)value; }
+KILN_ABI_PROBE int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value);
+int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value) { return (int)value; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes single-op .tflite models of the data-moving and index ops (STRIDED_SLICE, SLICE, EXPAND_DIMS, GATHER,
-SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN, CAST, and the float32 math of one input:
+SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN, CAST, DEPTH_TO_SPACE, SPACE_TO_DEPTH
+(each type LiteRT takes), and the float32 math of one input:
 ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
@@ -324,6 +325,122 @@ def main():
         x = m.tensor([3, 5, 7], np.float32, "x")
         y = m.output([3, 5, 7], np.float32, "y")
         m.write(out_dir, name, code, 1, [x], [y])
+    space_models(out_dir)
+
+
+# Quantization each quantized type gets in the space ops' models (input and output alike).
+SPACE_QUANT = {np.int8: (0.05, -3), np.uint8: (0.04, 120)}
+SPACE_DTYPES = [np.float32, np.int8, np.uint8, np.int32, np.int64]
+TYPES.setdefault(np.uint8, S.TensorType.UINT8)
+TYPES.setdefault(np.int16, S.TensorType.INT16)
+
+
+def space_models(out_dir):
+    """DEPTH_TO_SPACE and SPACE_TO_DEPTH: several shapes and block sizes, each type LiteRT takes."""
+    for dtype in SPACE_DTYPES:
+        suffix = np.dtype(dtype).name
+        quant = SPACE_QUANT.get(dtype)
+        for name, shape, block, out_shape in [
+                ("depth_to_space_b2", [1, 2, 3, 8], 2, [1, 4, 6, 2]),
+                ("depth_to_space_b3", [2, 2, 1, 9], 3, [2, 6, 3, 1]),
+                ("depth_to_space_b1", [1, 3, 2, 5], 1, [1, 3, 2, 5])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            y = m.output(out_shape, dtype, "y", quant=quant)
+            o = S.DepthToSpaceOptionsT()
+            o.blockSize = block
+            # Version 1 even for int8: LiteRT's reference resolver registers DEPTH_TO_SPACE v1 only (its default
+            # one v1-v2, as Kiln), and its kernel takes int8 at either.
+            m.write(out_dir, "%s_%s" % (name, suffix), OPS.DEPTH_TO_SPACE, 1, [x], [y],
+                    S.BuiltinOptions.DepthToSpaceOptions, o)
+        for name, shape, block, out_shape in [
+                ("space_to_depth_b2", [1, 4, 6, 3], 2, [1, 2, 3, 12]),
+                ("space_to_depth_b3", [2, 3, 6, 1], 3, [2, 1, 2, 9]),
+                ("space_to_depth_b1", [1, 2, 3, 4], 1, [1, 2, 3, 4])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            y = m.output(out_shape, dtype, "y", quant=quant)
+            o = S.SpaceToDepthOptionsT()
+            o.blockSize = block
+            m.write(out_dir, "%s_%s" % (name, suffix), OPS.SPACE_TO_DEPTH, 2 if dtype == np.int8 else 1, [x], [y],
+                    S.BuiltinOptions.SpaceToDepthOptions, o)
+
+    # SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND: rank 4 and rank 3, padding and crops, each type LiteRT takes (int16
+    # too, symmetric). Version 1 throughout: LiteRT's kernels do not read it and its reference resolver stops at 3.
+    quants = dict(SPACE_QUANT)
+    quants[np.int16] = (0.001, 0)
+    for dtype in SPACE_DTYPES + [np.int16]:
+        suffix = np.dtype(dtype).name
+        quant = quants.get(dtype)
+        for name, code, shape, block, pads, out_shape in [
+                ("space_to_batch_nd_pad", OPS.SPACE_TO_BATCH_ND, [2, 3, 5, 2], [2, 3], [[1, 0], [0, 1]], [12, 2, 2, 2]),
+                ("space_to_batch_nd_plain", OPS.SPACE_TO_BATCH_ND, [1, 4, 4, 3], [2, 2], [[0, 0], [0, 0]],
+                 [4, 2, 2, 3]),
+                ("space_to_batch_nd_rank3", OPS.SPACE_TO_BATCH_ND, [2, 5, 3], [3], [[2, 2]], [6, 3, 3]),
+                ("batch_to_space_nd_crop", OPS.BATCH_TO_SPACE_ND, [12, 2, 2, 2], [2, 3], [[1, 0], [0, 1]],
+                 [2, 3, 5, 2]),
+                ("batch_to_space_nd_plain", OPS.BATCH_TO_SPACE_ND, [4, 2, 3, 1], [2, 2], [[0, 0], [0, 0]],
+                 [1, 4, 6, 1]),
+                ("batch_to_space_nd_rank3", OPS.BATCH_TO_SPACE_ND, [6, 3, 3], [3], [[1, 2]], [2, 6, 3])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            b = m.tensor([len(block)], np.int32, "block_shape", block)
+            p = m.tensor([len(pads), 2], np.int32, "paddings" if code == OPS.SPACE_TO_BATCH_ND else "crops", pads)
+            y = m.output(out_shape, dtype, "y", quant=quant)
+            if code == OPS.SPACE_TO_BATCH_ND:
+                opt, o = S.BuiltinOptions.SpaceToBatchNDOptions, S.SpaceToBatchNDOptionsT()
+            else:
+                opt, o = S.BuiltinOptions.BatchToSpaceNDOptions, S.BatchToSpaceNDOptionsT()
+            m.write(out_dir, "%s_%s" % (name, suffix), code, 1, [x, b, p], [y], opt, o)
+
+    # PADV2: a constant fill value (float32, int8 and uint8 quantized as the output), one fill given at run time,
+    # and none (pads with 0 / the zero point).
+    for dtype, value, value_const in [(np.float32, 2.5, True), (np.int8, 17, True), (np.uint8, 3, True),
+                                      (np.float32, None, True), (np.int8, None, True), (np.float32, 0.0, False)]:
+        suffix = np.dtype(dtype).name + ("" if value is not None else "_no_value") + ("" if value_const else "_runtime")
+        quant = SPACE_QUANT.get(dtype)
+        m = Model()
+        x = m.tensor([2, 3, 2], dtype, "x", quant=quant)
+        p = m.tensor([3, 2], np.int32, "paddings", [[1, 0], [0, 2], [1, 1]])
+        inputs = [x, p]
+        if value is not None:
+            inputs.append(m.tensor([], dtype, "constant_values", [value] if value_const else None, quant=quant))
+        y = m.output([3, 5, 4], dtype, "y", quant=quant)
+        m.write(out_dir, "padv2_%s" % suffix, OPS.PADV2, 1, inputs, [y], S.BuiltinOptions.PadV2Options,
+                S.PadV2OptionsT())
+
+    # MIRROR_PAD: REFLECT and SYMMETRIC at their limits (dim - 1, dim), rank 1 to 4, each type LiteRT takes, int32
+    # and int64 paddings.
+    for dtype in SPACE_DTYPES + [np.int16]:
+        suffix = np.dtype(dtype).name
+        quant = quants.get(dtype)
+        for name, mode, shape, pads, pad_type in [
+                ("reflect", S.MirrorPadMode.REFLECT, [3, 4], [[2, 1], [3, 0]], np.int32),
+                ("symmetric", S.MirrorPadMode.SYMMETRIC, [3, 4], [[3, 1], [0, 4]], np.int64),
+                ("reflect_rank4", S.MirrorPadMode.REFLECT, [1, 3, 3, 2], [[0, 0], [1, 2], [2, 1], [0, 1]], np.int32),
+                ("symmetric_rank1", S.MirrorPadMode.SYMMETRIC, [5], [[2, 5]], np.int32)]:
+            out_shape = [d + a + b for d, (a, b) in zip(shape, pads)]
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            p = m.tensor([len(pads), 2], pad_type, "paddings", pads)
+            y = m.output(out_shape, dtype, "y", quant=quant)
+            o = S.MirrorPadOptionsT()
+            o.mode = mode
+            m.write(out_dir, "mirror_pad_%s_%s" % (name, suffix), OPS.MIRROR_PAD, 1, [x, p], [y],
+                    S.BuiltinOptions.MirrorPadOptions, o)
+
+    # REVERSE_V2: one axis, a negative one, two consecutive ones, none; each type LiteRT takes (bool too).
+    for dtype in SPACE_DTYPES + [np.int16, np.bool_]:
+        suffix = np.dtype(dtype).name
+        quant = quants.get(dtype)
+        for name, shape, axes in [("axis1", [2, 3, 4], [1]), ("negative", [3, 5], [-1]),
+                                  ("two_axes", [2, 3, 4, 2], [2, 1]), ("rank1", [7], [0])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            a = m.tensor([len(axes)], np.int32, "axis", axes)
+            y = m.output(shape, dtype, "y", quant=quant)
+            m.write(out_dir, "reverse_v2_%s_%s" % (name, suffix), OPS.REVERSE_V2, 1, [x, a], [y],
+                    S.BuiltinOptions.ReverseV2Options, S.ReverseV2OptionsT())
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinTanh,          kKilnBuiltinRelu,
                                   kKilnBuiltinRelu6,         kKilnBuiltinReluN1To1,
                                   kKilnBuiltinConcatenation, kKilnBuiltinMean, kKilnBuiltinSum,
-                                  kKilnBuiltinPad,           kKilnBuiltinTranspose,
+                                  kKilnBuiltinPad,           kKilnBuiltinPadv2,        kKilnBuiltinTranspose,
                                   kKilnBuiltinDequantize,    kKilnBuiltinQuantize,
                                   kKilnBuiltinMaximum,
                                   kKilnBuiltinMinimum,       kKilnBuiltinSquaredDifference,
@@ -65,7 +65,10 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinL2Pool2d,      kKilnBuiltinL2Normalization,
                                   kKilnBuiltinLocalResponseNormalization, kKilnBuiltinCumsum,
                                   kKilnBuiltinGelu,          kKilnBuiltinEmbeddingLookup,
-                                  kKilnBuiltinBatchMatmul};
+                                  kKilnBuiltinBatchMatmul,
+                                  kKilnBuiltinDepthToSpace,  kKilnBuiltinSpaceToDepth,
+                                  kKilnBuiltinSpaceToBatchNd, kKilnBuiltinBatchToSpaceNd,
+                                  kKilnBuiltinMirrorPad,     kKilnBuiltinReverseV2};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
@@ -1101,6 +1104,75 @@ TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
     w.SetOutputs({y});
     Runner r(w);
     ExpectErrorMentions(r, {"PAD", "runtime_pads", "constant"});
+  }
+}
+
+TEST(OpWrapperTest, PadV2FillValues) {
+  // float32: a constant fill, a fill given at run time, and none (0).
+  for (int mode : {0, 1, 2}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 2}, "x");
+    const int pads = w.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "pads", {1, 0, 0, 1});
+    std::vector<int> inputs = {x, pads};
+    if (mode == 0) inputs.push_back(w.AddConstTensor<float>(kKilnFloat32, {}, "value", {-1.5f}));
+    if (mode == 1) inputs.push_back(w.AddTensor(kKilnFloat32, {1}, "value"));
+    const int y = w.AddTensor(kKilnFloat32, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinPadv2, inputs, {y});
+    w.SetInputs(mode == 1 ? std::vector<int>{x, inputs[2]} : std::vector<int>{x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {1, 2};
+    r.SetInput(0, in, sizeof(in));
+    const float fill = mode == 2 ? 0.0f : mode == 0 ? -1.5f : 7.0f;
+    if (mode == 1) r.SetInput(1, &fill, sizeof(fill));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{fill, fill, fill, 1, 2, fill}));
+  }
+  // int8: the fill's stored value, quantized as the output.
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2}, "x");
+    const int pads = w.AddConstTensor<int32_t>(kKilnInt32, {1, 2}, "pads", {1, 1});
+    const int value = w.AddConstTensor<int8_t>(kKilnInt8, {}, "value", {-100});
+    const int y = w.AddTensor(kKilnInt8, {4}, "y");
+    for (int t : {x, value, y}) w.SetQuantization(t, {0.5f}, {3});
+    w.AddOp(kKilnBuiltinPadv2, {x, pads, value}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t in[] = {5, -6};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int8_t>(), (std::vector<int8_t>{-100, 5, -6, -100}));
+  }
+  // Errors: the fill quantized differently, of another type, or of more than one element.
+  for (int bad : {0, 1, 2}) {
+    ModelWriter w;
+    const KilnType type = bad == 0 ? kKilnUInt8 : kKilnFloat32;
+    const int x = w.AddTensor(type, {2}, "x");
+    const int pads = w.AddConstTensor<int32_t>(kKilnInt32, {1, 2}, "pads", {1, 1});
+    int value;
+    if (bad == 0) {
+      value = w.AddConstTensor<uint8_t>(kKilnUInt8, {}, "value", {9});
+      w.SetQuantization(value, {0.25f}, {128});
+    } else if (bad == 1) {
+      value = w.AddConstTensor<int32_t>(kKilnInt32, {}, "value", {9});
+    } else {
+      value = w.AddConstTensor<float>(kKilnFloat32, {2}, "value", {1, 2});
+    }
+    const int y = w.AddTensor(type, {4}, "y");
+    if (bad == 0) {
+      for (int t : {x, y}) w.SetQuantization(t, {0.5f}, {128});
+    }
+    w.AddOp(kKilnBuiltinPadv2, {x, pads, value}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    if (bad == 0) ExpectErrorMentions(r, {"PADV2", "constant_values 'value'", "must have the quantization of output"});
+    if (bad == 1) ExpectErrorMentions(r, {"PADV2", "constant_values", "'value'"});
+    if (bad == 2) ExpectErrorMentions(r, {"PADV2", "constant_values 'value' has 2 elements; expected 1"});
   }
 }
 
