@@ -20,6 +20,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddSliceOps(all);
     AddSplitPackOps(all);
     AddArgCastOps(all);
+    AddCompareLogicOps(all);
     return all;
   }();
   return *table;

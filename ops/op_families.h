@@ -18,6 +18,7 @@ void AddImageOps(std::vector<BuiltinOp>* table);           // image_ops.cc
 void AddSliceOps(std::vector<BuiltinOp>* table);           // slice_ops.cc
 void AddSplitPackOps(std::vector<BuiltinOp>* table);       // split_pack_ops.cc
 void AddArgCastOps(std::vector<BuiltinOp>* table);         // arg_cast_ops.cc
+void AddCompareLogicOps(std::vector<BuiltinOp>* table);    // compare_logic_ops.cc
 
 }  // namespace kiln::ops
 

@@ -59,7 +59,16 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSquare,        kKilnBuiltinLog,
                                   kKilnBuiltinSin,           kKilnBuiltinCos,
                                   kKilnBuiltinFloor,         kKilnBuiltinCeil,
-                                  kKilnBuiltinRound};
+                                  kKilnBuiltinRound,
+                                  kKilnBuiltinEqual,         kKilnBuiltinNotEqual,
+                                  kKilnBuiltinLess,          kKilnBuiltinLessEqual,
+                                  kKilnBuiltinGreater,       kKilnBuiltinGreaterEqual,
+                                  kKilnBuiltinLogicalAnd,    kKilnBuiltinLogicalOr,
+                                  kKilnBuiltinLogicalNot,    kKilnBuiltinSelect,
+                                  kKilnBuiltinSelectV2,      kKilnBuiltinZerosLike,
+                                  kKilnBuiltinFill,          kKilnBuiltinFloorDiv,
+                                  kKilnBuiltinFloorMod,      kKilnBuiltinPow,
+                                  kKilnBuiltinSign};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
