@@ -13,13 +13,15 @@
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
 #include "ops/op_util.h"
+#include "ops/reference/compare_logic.h"
 #include "ops/reference/elementwise.h"
-#include "ops/reference/quantized.h"
 
 namespace kiln::ops {
 namespace {
 
 using reference::BinaryParams;
+using reference::CompareOp;
+using reference::CompareScaling;
 using reference::ForEachBroadcast;
 using reference::kMaxBroadcastRank;
 
@@ -73,8 +75,8 @@ KilnStatus PrepareBroadcast(KilnOpaqueContext* context, KilnOpaqueNode* node, co
 
 // Invoke's data of a broadcasting binary op: inputs of In, output of Out.
 template <typename In, typename Out>
-KilnStatus GetBinaryData(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, int64_t count,
-                         const In** a, const In** b, Out** out) {
+KilnStatus GetBinaryData(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, int64_t count, const In** a,
+                         const In** b, Out** out) {
   const KilnOpaqueTensor* ta = KilnOpaqueNodeGetInput(context, node, 0);
   const KilnOpaqueTensor* tb = KilnOpaqueNodeGetInput(context, node, 1);
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input 0", ta, Count(ta), a));
@@ -88,8 +90,6 @@ KilnStatus CheckBoolOutput(KilnOpaqueContext* context, const char* op, const Kil
 
 // ---- Comparisons.
 
-enum class CompareOp { kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual };
-
 constexpr const char* CompareName(CompareOp op) {
   switch (op) {
     case CompareOp::kEqual: return "EQUAL";
@@ -100,33 +100,6 @@ constexpr const char* CompareName(CompareOp op) {
     case CompareOp::kGreaterEqual: return "GREATER_EQUAL";
   }
   return "?";
-}
-
-template <CompareOp kOp, typename T>
-bool Compare(T a, T b) {
-  switch (kOp) {
-    case CompareOp::kEqual: return a == b;
-    case CompareOp::kNotEqual: return a != b;
-    case CompareOp::kLess: return a < b;
-    case CompareOp::kLessEqual: return a <= b;
-    case CompareOp::kGreater: return a > b;
-    case CompareOp::kGreaterEqual: return a >= b;
-  }
-  return false;
-}
-
-// LiteRT compares 8-bit quantized inputs after bringing both to one fixed-point form: ((q - zero_point) * 2^8)
-// times the input's scale as a multiplier below one (gemmlowp's double rounding), so two inputs with different
-// quantizations compare by real value, and values closer than the rounding compare equal.
-struct CompareScaling {
-  int32_t offset = 0;  // -zero_point
-  reference::QuantizedMultiplier multiplier;
-};
-constexpr int kCompareLeftShift = 8;
-
-inline int32_t ScaleForCompare(int32_t q, const CompareScaling& s) {
-  return reference::MultiplyByQuantizedMultiplierDoubleRounding((q + s.offset) * (1 << kCompareLeftShift),
-                                                                s.multiplier.multiplier, s.multiplier.shift);
 }
 
 struct CompareState {
@@ -140,11 +113,8 @@ KilnStatus PrepareCompareScaling(KilnOpaqueContext* context, const char* op, con
   float scale;
   int32_t zero_point;
   KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, role, tensor, type, &scale, &zero_point));
-  scaling->offset = -zero_point;
-  scaling->multiplier = reference::QuantizeMultiplier(static_cast<double>(scale));
-  if (scaling->multiplier.shift > 0) {
-    // LiteRT takes the scale as a multiplier below one (QuantizeMultiplierSmallerThanOneExp) and aborts on
-    // another.
+  if (!reference::MakeCompareScaling(scale, zero_point, scaling)) {
+    // LiteRT's rescaling takes the scale as a multiplier below one; with another it aborts or gives garbage.
     KilnOpaqueContextReportError(context, "%s: %s %s has scale %g; quantized comparisons need a scale below 1", op,
                                  role, TensorLabel(tensor).c_str(), static_cast<double>(scale));
     return kKilnError;
@@ -184,10 +154,12 @@ KilnStatus RunCompare(KilnOpaqueContext* context, KilnOpaqueNode* node, const Co
   KILN_OPAQUE_ENSURE_STATUS(GetBinaryData(context, node, CompareName(kOp), count, &a, &b, &out));
   if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
     ForEachBroadcast(state.params, [&](int64_t i, int64_t ia, int64_t ib) {
-      out[i] = Compare<kOp, int32_t>(ScaleForCompare(a[ia], state.a_scaling), ScaleForCompare(b[ib], state.b_scaling));
+      out[i] = reference::Compare<int32_t>(kOp, reference::ScaleForCompare(a[ia], state.a_scaling),
+                                           reference::ScaleForCompare(b[ib], state.b_scaling));
     });
   } else {
-    ForEachBroadcast(state.params, [&](int64_t i, int64_t ia, int64_t ib) { out[i] = Compare<kOp, T>(a[ia], b[ib]); });
+    ForEachBroadcast(state.params,
+                     [&](int64_t i, int64_t ia, int64_t ib) { out[i] = reference::Compare<T>(kOp, a[ia], b[ib]); });
   }
   return kKilnOk;
 }
@@ -236,9 +208,8 @@ KilnStatus LogicalInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const bool *a, *b;
   bool* out;
   KILN_OPAQUE_ENSURE_STATUS(GetBinaryData(context, node, op, count, &a, &b, &out));
-  ForEachBroadcast(state->params, [&](int64_t i, int64_t ia, int64_t ib) {
-    out[i] = kAnd ? (a[ia] && b[ib]) : (a[ia] || b[ib]);
-  });
+  ForEachBroadcast(state->params,
+                   [&](int64_t i, int64_t ia, int64_t ib) { out[i] = kAnd ? (a[ia] && b[ib]) : (a[ia] || b[ib]); });
   return kKilnOk;
 }
 
@@ -309,9 +280,8 @@ KilnStatus SelectPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "y", &y));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "condition", c, kKilnBool));
-  KILN_OPAQUE_ENSURE_STATUS(CheckTypeIn(context, op, "x", x,
-                                        {kKilnFloat32, kKilnInt8, kKilnUInt8, kKilnInt16, kKilnInt32, kKilnInt64,
-                                         kKilnBool}));
+  KILN_OPAQUE_ENSURE_STATUS(CheckTypeIn(
+      context, op, "x", x, {kKilnFloat32, kKilnInt8, kKilnUInt8, kKilnInt16, kKilnInt32, kKilnInt64, kKilnBool}));
   KILN_OPAQUE_ENSURE_STATUS(CheckSameType(context, op, "y", y, "x", x));
   KILN_OPAQUE_ENSURE_STATUS(CheckSameType(context, op, "output", output, "x", x));
   state->element_size = SelectElementSize(KilnOpaqueTensorType(x));
@@ -349,10 +319,9 @@ KilnStatus SelectPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "y", y, 0, kMaxBroadcastRank));
   Dims cx, out;
   if (!reference::BroadcastShape(c_dims, x_dims, &cx) || !reference::BroadcastShape(cx, y_dims, &out)) {
-    KilnOpaqueContextReportError(context, "%s: shapes %s (condition %s), %s (x %s) and %s (y %s) do not broadcast",
-                                 op, DimsToString(c_dims).c_str(), TensorLabel(c).c_str(),
-                                 DimsToString(x_dims).c_str(), TensorLabel(x).c_str(), DimsToString(y_dims).c_str(),
-                                 TensorLabel(y).c_str());
+    KilnOpaqueContextReportError(context, "%s: shapes %s (condition %s), %s (x %s) and %s (y %s) do not broadcast", op,
+                                 DimsToString(c_dims).c_str(), TensorLabel(c).c_str(), DimsToString(x_dims).c_str(),
+                                 TensorLabel(x).c_str(), DimsToString(y_dims).c_str(), TensorLabel(y).c_str());
     return kKilnError;
   }
   state->c_strides = reference::BroadcastStrides(c_dims, out);
@@ -388,28 +357,11 @@ KilnStatus SelectInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     }
     return kKilnOk;
   }
-  // A three-operand odometer over the output (ForEachBroadcast's walk, with the condition's stride added).
-  const size_t rank = state->output_dims.size();
-  std::vector<int64_t> index(rank, 0);
-  int64_t ic = 0, ix = 0, iy = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    if (cond[ic]) {
-      std::memcpy(out + i * size, xd + ix * size, size);
-    } else {
-      std::memcpy(out + i * size, yd + iy * size, size);
-    }
-    for (size_t d = rank; d-- > 0;) {
-      ++index[d];
-      ic += state->c_strides[d];
-      ix += state->x_strides[d];
-      iy += state->y_strides[d];
-      if (index[d] < state->output_dims[d]) break;
-      ic -= state->c_strides[d] * index[d];
-      ix -= state->x_strides[d] * index[d];
-      iy -= state->y_strides[d] * index[d];
-      index[d] = 0;
-    }
-  }
+  reference::ForEachBroadcast3(state->output_dims, state->c_strides, state->x_strides, state->y_strides,
+                               [&](int64_t i, int64_t ic, int64_t ix, int64_t iy) {
+                                 const char* from = cond[ic] ? xd + ix * size : yd + iy * size;
+                                 std::memcpy(out + i * size, from, size);
+                               });
   return kKilnOk;
 }
 
@@ -491,42 +443,16 @@ constexpr const char* ArithName(ArithOp op) {
   return "?";
 }
 
-// Integer floor division and modulo, exact; b != 0 (checked before). The one overflowing case, the type's
-// minimum divided by -1, wraps (quotient: the minimum; remainder: 0) rather than being undefined.
-template <typename T>
-T FloorDivInt(T a, T b) {
-  if (b == -1) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(0) - static_cast<std::make_unsigned_t<T>>(a));
-  T q = a / b;
-  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-template <typename T>
-T FloorModInt(T a, T b) {
-  if (b == -1) return 0;
-  const T r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
-}
-// a^b for b >= 0 as LiteRT computes it: in double, converted to int32; a result outside int32 gives INT32_MIN
-// (what LiteRT's conversion gives on x86, here defined rather than undefined). Exact below 2^53.
-inline int32_t IntPow(int32_t a, int32_t b) {
-  const double r = std::pow(static_cast<double>(a), static_cast<double>(b));
-  if (!(r >= -2147483648.0 && r <= 2147483647.0)) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(r);
-}
-
 template <ArithOp kOp, typename T>
 T Arith(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     if constexpr (kOp == ArithOp::kFloorDiv) return std::floor(a / b);  // b != 0 (checked before)
-    if constexpr (kOp == ArithOp::kFloorMod) {
-      const T r = std::fmod(a, b);
-      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-    }
+    if constexpr (kOp == ArithOp::kFloorMod) return reference::FloorModFloat(a, b);
     return std::pow(a, b);
   } else {
-    if constexpr (kOp == ArithOp::kFloorDiv) return FloorDivInt(a, b);
-    if constexpr (kOp == ArithOp::kFloorMod) return FloorModInt(a, b);
-    if constexpr (std::is_same_v<T, int32_t>) return IntPow(a, b);
+    if constexpr (kOp == ArithOp::kFloorDiv) return reference::FloorDivInt(a, b);
+    if constexpr (kOp == ArithOp::kFloorMod) return reference::FloorModInt(a, b);
+    if constexpr (std::is_same_v<T, int32_t>) return reference::PowInt32(a, b);
     return T{0};  // POW has no other integer type (refused at Prepare)
   }
 }
@@ -547,7 +473,8 @@ KilnStatus ArithPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   if (kOp == ArithOp::kPow) {
     KILN_OPAQUE_ENSURE_STATUS(CheckTypeIn(context, op, "input 0", a, {kKilnFloat32, kKilnInt32}));
   } else if (kOp == ArithOp::kFloorDiv) {
-    KILN_OPAQUE_ENSURE_STATUS(CheckTypeIn(context, op, "input 0", a, {kKilnFloat32, kKilnInt32, kKilnInt8, kKilnInt16}));
+    KILN_OPAQUE_ENSURE_STATUS(
+        CheckTypeIn(context, op, "input 0", a, {kKilnFloat32, kKilnInt32, kKilnInt8, kKilnInt16}));
   } else {
     KILN_OPAQUE_ENSURE_STATUS(
         CheckTypeIn(context, op, "input 0", a, {kKilnFloat32, kKilnInt32, kKilnInt64, kKilnInt8, kKilnInt16}));
@@ -568,8 +495,7 @@ KilnStatus RunArith(KilnOpaqueContext* context, KilnOpaqueNode* node, const Arit
   const int64_t b_count = Count(divisor);
   // As LiteRT, Kiln fails FLOOR_DIV on a zero divisor (float32 too), integer FLOOR_MOD on a zero divisor (float32
   // FLOOR_MOD by zero gives NaN) and integer POW on a negative exponent, before writing anything.
-  constexpr bool kCheckZero =
-      kOp == ArithOp::kFloorDiv || (kOp == ArithOp::kFloorMod && !std::is_floating_point_v<T>);
+  constexpr bool kCheckZero = kOp == ArithOp::kFloorDiv || (kOp == ArithOp::kFloorMod && !std::is_floating_point_v<T>);
   if constexpr (kCheckZero || (kOp == ArithOp::kPow && !std::is_floating_point_v<T>)) {
     for (int64_t i = 0; i < b_count; ++i) {
       if (kCheckZero && b[i] == 0) {
@@ -620,11 +546,7 @@ KilnStatus SignInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     const T* in;
     T* out;
     KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &in, &out));
-    // -1, 0 or 1; NaN stays NaN (as LiteRT).
-    for (int64_t i = 0; i < count; ++i) {
-      const T x = in[i];
-      out[i] = x != x ? x : static_cast<T>((T(0) < x) - (x < T(0)));
-    }
+    for (int64_t i = 0; i < count; ++i) out[i] = reference::Sign(in[i]);
     return kKilnOk;
   };
   return KilnOpaqueTensorType(input) == kKilnInt32 ? run(int32_t{}) : run(float{});

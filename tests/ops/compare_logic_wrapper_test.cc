@@ -56,9 +56,8 @@ std::vector<int> BroadcastDims(std::vector<int> a, std::vector<int> b) {
 // A binary op with both operands model inputs; returns the runner after Invoke.
 template <typename In>
 std::vector<uint8_t> RunBinary(KilnBuiltinOperator code, KilnType type, KilnType out_type,
-                               const std::vector<int>& a_dims, const std::vector<int>& b_dims,
-                               const std::vector<In>& a, const std::vector<In>& b, std::vector<int>* out_dims,
-                               std::string* errors = nullptr) {
+                               const std::vector<int>& a_dims, const std::vector<int>& b_dims, const std::vector<In>& a,
+                               const std::vector<In>& b, std::vector<int>* out_dims, std::string* errors = nullptr) {
   ModelWriter w;
   const int ta = w.AddTensor(type, a_dims, "a");
   const int tb = w.AddTensor(type, b_dims, "b");
@@ -90,13 +89,12 @@ struct CompareCase {
   std::function<bool(double, double)> fn;
 };
 const std::vector<CompareCase>& Comparisons() {
-  static const std::vector<CompareCase> cases = {
-      {kKilnBuiltinEqual, [](double a, double b) { return a == b; }},
-      {kKilnBuiltinNotEqual, [](double a, double b) { return a != b; }},
-      {kKilnBuiltinLess, [](double a, double b) { return a < b; }},
-      {kKilnBuiltinLessEqual, [](double a, double b) { return a <= b; }},
-      {kKilnBuiltinGreater, [](double a, double b) { return a > b; }},
-      {kKilnBuiltinGreaterEqual, [](double a, double b) { return a >= b; }}};
+  static const std::vector<CompareCase> cases = {{kKilnBuiltinEqual, [](double a, double b) { return a == b; }},
+                                                 {kKilnBuiltinNotEqual, [](double a, double b) { return a != b; }},
+                                                 {kKilnBuiltinLess, [](double a, double b) { return a < b; }},
+                                                 {kKilnBuiltinLessEqual, [](double a, double b) { return a <= b; }},
+                                                 {kKilnBuiltinGreater, [](double a, double b) { return a > b; }},
+                                                 {kKilnBuiltinGreaterEqual, [](double a, double b) { return a >= b; }}};
   return cases;
 }
 
@@ -120,9 +118,13 @@ void CheckComparisons(KilnType type, const std::vector<int>& a_dims, const std::
 }
 
 TEST(CompareOpsTest, BroadcastShapesAndTypes) {
-  const std::vector<std::pair<std::vector<int>, std::vector<int>>> shapes = {
-      {{2, 3, 4}, {4}},     {{3, 1, 5}, {1, 4, 1}}, {{}, {}},         {{}, {2, 3}},
-      {{7}, {1}},           {{1, 2, 1, 3, 1, 2}, {2, 1, 3, 1, 2, 1}}, {{2, 1, 3, 1, 1, 2}, {1}}};
+  const std::vector<std::pair<std::vector<int>, std::vector<int>>> shapes = {{{2, 3, 4}, {4}},
+                                                                             {{3, 1, 5}, {1, 4, 1}},
+                                                                             {{}, {}},
+                                                                             {{}, {2, 3}},
+                                                                             {{7}, {1}},
+                                                                             {{1, 2, 1, 3, 1, 2}, {2, 1, 3, 1, 2, 1}},
+                                                                             {{2, 1, 3, 1, 1, 2}, {1}}};
   for (const auto& [a, b] : shapes) {
     CheckComparisons<float>(kKilnFloat32, a, b);
     CheckComparisons<int32_t>(kKilnInt32, a, b);
@@ -150,8 +152,8 @@ TEST(CompareOpsTest, BoolEquality) {
 // A quantized comparison: a and b model inputs with their own quantizations.
 template <typename T>
 std::vector<uint8_t> RunQuantizedCompare(KilnBuiltinOperator code, KilnType type, float a_scale, int a_zero,
-                                         float b_scale, int b_zero, const std::vector<T>& a,
-                                         const std::vector<T>& b, std::string* errors = nullptr) {
+                                         float b_scale, int b_zero, const std::vector<T>& a, const std::vector<T>& b,
+                                         std::string* errors = nullptr) {
   ModelWriter w;
   const int n = static_cast<int>(a.size());
   const int ta = w.AddTensor(type, {n}, "qa");
@@ -295,8 +297,8 @@ TEST(LogicalOpsTest, Errors) {
 // SELECT / SELECT_V2 on float32 x and y (model inputs) with a constant condition.
 std::vector<float> RunSelect(KilnBuiltinOperator code, const std::vector<int>& c_dims, const std::vector<uint8_t>& c,
                              const std::vector<int>& x_dims, const std::vector<int>& y_dims,
-                             const std::vector<int>& out_dims, const std::vector<float>& x,
-                             const std::vector<float>& y, std::string* errors = nullptr) {
+                             const std::vector<int>& out_dims, const std::vector<float>& x, const std::vector<float>& y,
+                             std::string* errors = nullptr) {
   ModelWriter w;
   const int tc = w.AddConstTensor<uint8_t>(kKilnBool, c_dims, "cond", c);
   const int tx = w.AddTensor(kKilnFloat32, x_dims, "x");
@@ -325,20 +327,18 @@ TEST(SelectOpsTest, SelectShapes) {
   EXPECT_EQ(RunSelect(kKilnBuiltinSelect, {}, {1}, {}, {}, {}, {5}, {7}), (std::vector<float>{5}));
   std::string errors;
   RunSelect(kKilnBuiltinSelect, {1, 3}, {1, 0, 1}, {2, 3}, {2, 3}, {2, 3}, x, y, &errors);
-  EXPECT_NE(errors.find("SELECT: condition 'cond' has shape [1, 3]; it must have x's shape [2, 3]"),
-            std::string::npos)
+  EXPECT_NE(errors.find("SELECT: condition 'cond' has shape [1, 3]; it must have x's shape [2, 3]"), std::string::npos)
       << errors;
   RunSelect(kKilnBuiltinSelect, {2, 3}, {1, 0, 1, 0, 0, 1}, {2, 3}, {3, 2}, {2, 3}, x, y, &errors);
   EXPECT_NE(errors.find("SELECT: x 'x' has shape [2, 3] but y 'y' has shape [3, 2]"), std::string::npos) << errors;
 }
 
 TEST(SelectOpsTest, SelectV2Broadcasts) {
-  const std::vector<std::vector<std::vector<int>>> cases = {
-      {{3, 1}, {1, 4}, {1}},
-      {{}, {2, 3}, {2, 3}},
-      {{1, 2, 1, 3, 1, 2}, {2, 1, 1, 3, 2, 1}, {2}},
-      {{2, 2}, {2, 2}, {2, 2}},
-      {{2, 1, 1}, {1, 0}, {1}}};
+  const std::vector<std::vector<std::vector<int>>> cases = {{{3, 1}, {1, 4}, {1}},
+                                                            {{}, {2, 3}, {2, 3}},
+                                                            {{1, 2, 1, 3, 1, 2}, {2, 1, 1, 3, 2, 1}, {2}},
+                                                            {{2, 2}, {2, 2}, {2, 2}},
+                                                            {{2, 1, 1}, {1, 0}, {1}}};
   for (const auto& shapes : cases) {
     const std::vector<int> out = BroadcastDims(BroadcastDims(shapes[0], shapes[1]), shapes[2]);
     std::vector<uint8_t> c(Product(shapes[0]));
@@ -348,8 +348,8 @@ TEST(SelectOpsTest, SelectV2Broadcasts) {
     const std::vector<float> got = RunSelect(kKilnBuiltinSelectV2, shapes[0], c, shapes[1], shapes[2], out, x, y);
     ASSERT_EQ(static_cast<int64_t>(got.size()), Product(out));
     for (int64_t i = 0; i < Product(out); ++i) {
-      const float want = c[SourceIndex(shapes[0], out, i)] ? x[SourceIndex(shapes[1], out, i)]
-                                                           : y[SourceIndex(shapes[2], out, i)];
+      const float want =
+          c[SourceIndex(shapes[0], out, i)] ? x[SourceIndex(shapes[1], out, i)] : y[SourceIndex(shapes[2], out, i)];
       EXPECT_EQ(got[i], want) << i;
     }
   }
@@ -580,22 +580,19 @@ TEST(ArithOpsTest, FloorDivAndFloorMod) {
 TEST(ArithOpsTest, DivisionByZeroFailsInvoke) {
   std::vector<int> dims;
   std::string errors;
-  EXPECT_TRUE(RunBinary<int32_t>(kKilnBuiltinFloorDiv, kKilnInt32, kKilnInt32, {3}, {3}, {1, 2, 3}, {1, 0, 2},
-                                 &dims, &errors)
-                  .empty());
-  EXPECT_NE(errors.find("FLOOR_DIV: input 1 'b' holds 0 at element 1: division by zero"), std::string::npos)
-      << errors;
-  EXPECT_TRUE(RunBinary<float>(kKilnBuiltinFloorDiv, kKilnFloat32, kKilnFloat32, {2}, {1}, {1, 2}, {-0.0f}, &dims,
-                               &errors)
-                  .empty());
+  EXPECT_TRUE(
+      RunBinary<int32_t>(kKilnBuiltinFloorDiv, kKilnInt32, kKilnInt32, {3}, {3}, {1, 2, 3}, {1, 0, 2}, &dims, &errors)
+          .empty());
+  EXPECT_NE(errors.find("FLOOR_DIV: input 1 'b' holds 0 at element 1: division by zero"), std::string::npos) << errors;
+  EXPECT_TRUE(
+      RunBinary<float>(kKilnBuiltinFloorDiv, kKilnFloat32, kKilnFloat32, {2}, {1}, {1, 2}, {-0.0f}, &dims, &errors)
+          .empty());
   EXPECT_NE(errors.find("FLOOR_DIV: input 1 'b' holds 0 at element 0"), std::string::npos) << errors;
-  EXPECT_TRUE(RunBinary<int64_t>(kKilnBuiltinFloorMod, kKilnInt64, kKilnInt64, {2}, {2}, {1, 2}, {3, 0}, &dims,
-                                 &errors)
+  EXPECT_TRUE(RunBinary<int64_t>(kKilnBuiltinFloorMod, kKilnInt64, kKilnInt64, {2}, {2}, {1, 2}, {3, 0}, &dims, &errors)
                   .empty());
-  EXPECT_NE(errors.find("FLOOR_MOD: input 1 'b' holds 0 at element 1: division by zero"), std::string::npos)
-      << errors;
-  EXPECT_TRUE(RunBinary<int32_t>(kKilnBuiltinPow, kKilnInt32, kKilnInt32, {2}, {2}, {2, 2}, {1, -2}, &dims, &errors)
-                  .empty());
+  EXPECT_NE(errors.find("FLOOR_MOD: input 1 'b' holds 0 at element 1: division by zero"), std::string::npos) << errors;
+  EXPECT_TRUE(
+      RunBinary<int32_t>(kKilnBuiltinPow, kKilnInt32, kKilnInt32, {2}, {2}, {2, 2}, {1, -2}, &dims, &errors).empty());
   EXPECT_NE(errors.find("POW: input 1 'b' holds -2 at element 1: integers to negative powers are not allowed"),
             std::string::npos)
       << errors;
@@ -603,8 +600,8 @@ TEST(ArithOpsTest, DivisionByZeroFailsInvoke) {
 
 TEST(ArithOpsTest, PowAndTypeErrors) {
   std::vector<int> dims;
-  const std::vector<uint8_t> p = RunBinary<int32_t>(kKilnBuiltinPow, kKilnInt32, kKilnInt32, {2, 3}, {3},
-                                                    {2, -3, 7, 3, -2, 0}, {0, 3, 2}, &dims);
+  const std::vector<uint8_t> p =
+      RunBinary<int32_t>(kKilnBuiltinPow, kKilnInt32, kKilnInt32, {2, 3}, {3}, {2, -3, 7, 3, -2, 0}, {0, 3, 2}, &dims);
   std::vector<int32_t> pi(6);
   std::memcpy(pi.data(), p.data(), 24);
   EXPECT_EQ(pi, (std::vector<int32_t>{1, -27, 49, 1, -8, 0}));
