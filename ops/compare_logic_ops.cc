@@ -105,14 +105,40 @@ constexpr const char* CompareName(CompareOp op) {
 struct CompareState {
   BinaryParams params;
   KilnType type = kKilnFloat32;
+  bool rescale = false;  // int8, uint8 and quantized int16: compare the rescaled values
   CompareScaling a_scaling, b_scaling;
 };
 
+// An int16 input's quantization: none (false in *quantized), or one scale with a zero point in int16's range.
+KilnStatus GetInt16CompareQuantization(KilnOpaqueContext* context, const char* op, const char* role,
+                                       const KilnOpaqueTensor* tensor, bool* quantized, float* scale,
+                                       int32_t* zero_point) {
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+  int dimension = 0;
+  *quantized = GetQuantization(tensor, &scales, &zero_points, &dimension);
+  if (!*quantized) return kKilnOk;
+  if (scales.size() != 1 || zero_points[0] < -32768 || zero_points[0] > 32767) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: int16 %s %s must be quantized per tensor with a zero point in [-32768, 32767]",
+                                 op, role, TensorLabel(tensor).c_str());
+    return kKilnError;
+  }
+  *scale = scales[0];
+  *zero_point = zero_points[0];
+  return kKilnOk;
+}
+
 KilnStatus PrepareCompareScaling(KilnOpaqueContext* context, const char* op, const char* role,
                                  const KilnOpaqueTensor* tensor, KilnType type, CompareScaling* scaling) {
-  float scale;
-  int32_t zero_point;
-  KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, role, tensor, type, &scale, &zero_point));
+  float scale = 0.0f;
+  int32_t zero_point = 0;
+  if (type == kKilnInt16) {
+    bool quantized = false;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16CompareQuantization(context, op, role, tensor, &quantized, &scale, &zero_point));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, role, tensor, type, &scale, &zero_point));
+  }
   if (!reference::MakeCompareScaling(scale, zero_point, scaling)) {
     // LiteRT's rescaling takes the scale as a multiplier below one; with another it aborts or gives garbage.
     KilnOpaqueContextReportError(context, "%s: %s %s has scale %g; quantized comparisons need a scale below 1", op,
@@ -130,17 +156,42 @@ KilnStatus ComparePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const KilnOpaqueTensor *a, *b;
   KilnOpaqueTensor* output;
   KILN_OPAQUE_ENSURE_STATUS(PrepareBroadcast(context, node, op, &a, &b, &output, &state->params));
-  if (kEquality) {
+  if (kOp == CompareOp::kEqual) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        CheckTypeIn(context, op, "input 0", a,
+                    {kKilnFloat32, kKilnInt32, kKilnInt64, kKilnInt8, kKilnUInt8, kKilnInt16, kKilnBool}));
+  } else if (kEquality) {
+    // No int16: LiteRT's NOT_EQUAL on int16 gives results not matched here (all false on unquantized inputs,
+    // measured).
     KILN_OPAQUE_ENSURE_STATUS(CheckTypeIn(context, op, "input 0", a,
                                           {kKilnFloat32, kKilnInt32, kKilnInt64, kKilnInt8, kKilnUInt8, kKilnBool}));
   } else {
-    KILN_OPAQUE_ENSURE_STATUS(
-        CheckTypeIn(context, op, "input 0", a, {kKilnFloat32, kKilnInt32, kKilnInt64, kKilnInt8, kKilnUInt8}));
+    KILN_OPAQUE_ENSURE_STATUS(CheckTypeIn(context, op, "input 0", a,
+                                          {kKilnFloat32, kKilnInt32, kKilnInt64, kKilnInt8, kKilnUInt8, kKilnInt16}));
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckSameType(context, op, "input 1", b, "input 0", a));
   KILN_OPAQUE_ENSURE_STATUS(CheckBoolOutput(context, op, output));
   state->type = KilnOpaqueTensorType(a);
-  if (state->type == kKilnInt8 || state->type == kKilnUInt8) {
+  state->rescale = state->type == kKilnInt8 || state->type == kKilnUInt8;
+  if (state->type == kKilnInt16 && kEquality) {
+    // LiteRT's EQUAL rescales quantized int16 inputs as 8-bit ones and compares unquantized int16 as stored; its
+    // ordering comparisons compare int16 as stored, quantized or not (both measured).
+    bool a_quantized = false, b_quantized = false;
+    float scale;
+    int32_t zero_point;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt16CompareQuantization(context, op, "input 0", a, &a_quantized, &scale, &zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt16CompareQuantization(context, op, "input 1", b, &b_quantized, &scale, &zero_point));
+    if (a_quantized != b_quantized) {
+      KilnOpaqueContextReportError(context, "%s: int16 input 0 %s is %squantized but input 1 %s is %squantized", op,
+                                   TensorLabel(a).c_str(), a_quantized ? "" : "not ", TensorLabel(b).c_str(),
+                                   b_quantized ? "" : "not ");
+      return kKilnError;
+    }
+    state->rescale = a_quantized;
+  }
+  if (state->rescale) {
     KILN_OPAQUE_ENSURE_STATUS(PrepareCompareScaling(context, op, "input 0", a, state->type, &state->a_scaling));
     KILN_OPAQUE_ENSURE_STATUS(PrepareCompareScaling(context, op, "input 1", b, state->type, &state->b_scaling));
   }
@@ -152,7 +203,12 @@ KilnStatus RunCompare(KilnOpaqueContext* context, KilnOpaqueNode* node, const Co
   const T *a, *b;
   bool* out;
   KILN_OPAQUE_ENSURE_STATUS(GetBinaryData(context, node, CompareName(kOp), count, &a, &b, &out));
-  if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+  if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t>) {
+    if (!state.rescale) {
+      ForEachBroadcast(state.params,
+                       [&](int64_t i, int64_t ia, int64_t ib) { out[i] = reference::Compare<T>(kOp, a[ia], b[ib]); });
+      return kKilnOk;
+    }
     ForEachBroadcast(state.params, [&](int64_t i, int64_t ia, int64_t ib) {
       out[i] = reference::Compare<int32_t>(kOp, reference::ScaleForCompare(a[ia], state.a_scaling),
                                            reference::ScaleForCompare(b[ib], state.b_scaling));
@@ -175,6 +231,7 @@ KilnStatus CompareInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     case kKilnInt64: return RunCompare<kOp, int64_t>(context, node, *state, count);
     case kKilnInt8: return RunCompare<kOp, int8_t>(context, node, *state, count);
     case kKilnUInt8: return RunCompare<kOp, uint8_t>(context, node, *state, count);
+    case kKilnInt16: return RunCompare<kOp, int16_t>(context, node, *state, count);
     case kKilnBool: return RunCompare<kOp, bool>(context, node, *state, count);
     default: return RunCompare<kOp, float>(context, node, *state, count);
   }

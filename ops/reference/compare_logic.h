@@ -30,7 +30,7 @@ bool Compare(CompareOp op, T a, T b) {
   return false;
 }
 
-// LiteRT compares 8-bit quantized inputs after bringing each to one fixed-point form: ((q - zero_point) * 2^8)
+// LiteRT compares 8-bit (and quantized int16) inputs after bringing each to one fixed-point form: ((q - zero_point) * 2^8)
 // times the input's scale as a multiplier below one (gemmlowp's double rounding). Inputs of different
 // quantizations so compare by real value, and values closer than the rounding compare equal.
 struct CompareScaling {
@@ -42,7 +42,7 @@ constexpr int kCompareLeftShift = 8;
 // False where `scale` is not below 1 (LiteRT's kernel has no defined result then) or not finite and positive.
 bool MakeCompareScaling(float scale, int32_t zero_point, CompareScaling* scaling);
 
-// q's fixed-point form; q in an 8-bit range (|q + offset| <= 255).
+// q's fixed-point form; |q + offset| <= 65535 (8-bit and int16 values with a zero point of their type).
 int32_t ScaleForCompare(int32_t q, const CompareScaling& scaling);
 
 // Integer floor division and modulo (the remainder has b's sign), exact; b != 0. The one overflowing case, the

@@ -230,6 +230,12 @@ def compare_logic_models(out_dir):
                a_quant=(0.0007, 0), b_quant=(0.0009, 3))
         binary(out_dir, name + "_int8_coarse", code, 2, [3, 5], [1, 5], [3, 5], np.int8, np.bool_,
                a_quant=(0.5, -1), b_quant=(0.75, 4))
+        if code != OPS.NOT_EQUAL:  # int16, quantized and not (NOT_EQUAL int16 is refused)
+            v = 2 if code in (OPS.GREATER, OPS.LESS_EQUAL) else 3
+            binary(out_dir, name + "_int16_diff_q", code, v, [4, 8], [8], [4, 8], np.int16, np.bool_,
+                   a_quant=(0.001, 0), b_quant=(0.0007, 5), b_data=rng.integers(-32767, 32768, size=8))
+            binary(out_dir, name + "_int16_raw", code, v, [4, 8], [8], [4, 8], np.int16, np.bool_,
+                   b_data=rng.integers(-32767, 32768, size=8))
         binary(out_dir, name + "_uint8_diff_q", code, 2, [2, 3, 4], [3, 1], [2, 3, 4], np.uint8, np.bool_,
                a_quant=(0.02, 128), b_quant=(0.03, 100), b_data=[90, 100, 150])
     for name, code in comparisons[:2]:

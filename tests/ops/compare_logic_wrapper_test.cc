@@ -192,6 +192,23 @@ TEST(CompareOpsTest, QuantizedComparesRealValues) {
             (std::vector<uint8_t>{0, 1, 0, 0}));
 }
 
+TEST(CompareOpsTest, Int16QuantizedOrNot) {
+  // Quantized: rescaled as the 8-bit types (2 * 256 * 0.0007 rounds to 0, 3 * 256 * 0.0007 to 1; 100 * 0.5 and
+  // 200 * 0.25 are both 50).
+  const std::vector<int16_t> qa = {2, 3, 100, -30000}, qb = {0, 0, 200, 30000};
+  EXPECT_EQ(RunQuantizedCompare<int16_t>(kKilnBuiltinEqual, kKilnInt16, 0.0007f, 0, 0.0007f, 0, qa, qb),
+            (std::vector<uint8_t>{1, 0, 0, 0}));
+  // The ordering comparisons compare int16 as stored even when quantized (LiteRT, measured).
+  EXPECT_EQ(RunQuantizedCompare<int16_t>(kKilnBuiltinLess, kKilnInt16, 0.5f, 0, 0.25f, 0, {100, 300}, {200, 201}),
+            (std::vector<uint8_t>{1, 0}));
+  EXPECT_EQ(RunQuantizedCompare<int16_t>(kKilnBuiltinEqual, kKilnInt16, 0.5f, 0, 0.25f, 0, {100, 100}, {200, 201}),
+            (std::vector<uint8_t>{1, 0}));
+  // Not quantized: the stored values.
+  std::vector<int> dims;
+  EXPECT_EQ(RunBinary<int16_t>(kKilnBuiltinGreater, kKilnInt16, kKilnBool, {3}, {1}, {2, 3, -4}, {2}, &dims),
+            (std::vector<uint8_t>{0, 1, 0}));
+}
+
 TEST(CompareOpsTest, Errors) {
   std::string errors;
   RunQuantizedCompare<int8_t>(kKilnBuiltinEqual, kKilnInt8, 1.5f, 0, 0.5f, 0, {1}, {1}, &errors);
@@ -235,9 +252,16 @@ TEST(CompareOpsTest, Errors) {
     ExpectErrorMentions(r, {"LESS_EQUAL", "input 0 'a'"});
   }
   {
+    // int16: both quantized (rescaled) or neither (compared as stored).
     auto w = build(kKilnBuiltinEqual, kKilnInt16, kKilnInt16, kKilnBool, {2}, {2}, {2});
+    w->SetQuantization(0, {0.5f}, {0});
     Runner r(*w);
-    ExpectErrorMentions(r, {"EQUAL: input 0 'a' has type int16"});
+    ExpectErrorMentions(r, {"EQUAL: int16 input 0 'a' is quantized but input 1 'b' is not quantized"});
+  }
+  {
+    auto w = build(kKilnBuiltinNotEqual, kKilnInt16, kKilnInt16, kKilnBool, {2}, {2}, {2});
+    Runner r(*w);
+    ExpectErrorMentions(r, {"NOT_EQUAL: input 0 'a' has type int16"});
   }
 }
 
