@@ -291,6 +291,12 @@ def compare_logic_models(out_dir):
         y = m.output([2, 3, 4], dtype, "y")
         m.write(out_dir, "fill_%s_dims_%s" % (np.dtype(dtype).name, np.dtype(dims_type).name), OPS.FILL, 1, [d, v],
                 [y])
+    for dtype, quant in [(np.int8, (0.05, -3)), (np.uint8, (0.02, 128)), (np.int16, (0.001, 0))]:
+        m = Model()
+        d = m.tensor([2], np.int32, "dims", [3, 5])
+        v = m.tensor([], dtype, "value", quant=quant)
+        y = m.output([3, 5], dtype, "y", quant=quant)
+        m.write(out_dir, "fill_" + np.dtype(dtype).name, OPS.FILL, 3, [d, v], [y])
     # FLOOR_DIV, FLOOR_MOD: divisors constant and nonzero (negative ones too); POW; SIGN.
     for name, code in [("floor_div", OPS.FLOOR_DIV), ("floor_mod", OPS.FLOOR_MOD)]:
         binary(out_dir, name + "_float", code, 1, [3, 4], [4], [3, 4], np.float32, np.float32,
