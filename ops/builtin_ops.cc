@@ -22,6 +22,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddArgCastOps(all);
     AddNormalizationOps(all);
     AddSpaceOps(all);
+    AddCompareLogicOps(all);
     return all;
   }();
   return *table;

@@ -16,10 +16,8 @@ namespace kiln::ops {
 namespace {
 
 using reference::BinaryOp;
+using reference::kMaxBroadcastRank;
 using reference::UnaryOp;
-
-// TFLite's broadcasting kernels go up to 6 dimensions.
-constexpr int kMaxBroadcastRank = 6;
 
 constexpr const char* BinaryName(BinaryOp op) {
   switch (op) {

@@ -26,9 +26,6 @@ bool BroadcastShape(const Dims& a, const Dims& b, Dims* out) {
   return true;
 }
 
-namespace {
-
-// Element strides of `dims` seen through the broadcast to `output_dims`: 0 along broadcast dimensions.
 Dims BroadcastStrides(const Dims& dims, const Dims& output_dims) {
   const size_t rank = output_dims.size();
   const size_t offset = rank - dims.size();
@@ -41,6 +38,8 @@ Dims BroadcastStrides(const Dims& dims, const Dims& output_dims) {
   }
   return strides;
 }
+
+namespace {
 
 float Apply(BinaryOp op, float a, float b) {
   switch (op) {

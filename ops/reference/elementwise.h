@@ -14,9 +14,16 @@ namespace kiln::ops::reference {
 // PRELU is x for x >= 0, else x * alpha (a is x, b is alpha, broadcast like any operand).
 enum class BinaryOp { kAdd, kSub, kMul, kDiv, kAtan2, kMaximum, kMinimum, kSquaredDifference, kPrelu };
 
+// TFLite's broadcasting kernels go up to 6 dimensions (shared by every broadcasting op).
+constexpr int kMaxBroadcastRank = 6;
+
 // The numpy broadcast of two shapes: trailing dimensions are aligned, and each pair must be equal or contain
 // a 1. Returns false if the shapes are incompatible.
 bool BroadcastShape(const Dims& a, const Dims& b, Dims* out);
+
+// Element strides of `dims` seen through the broadcast to `output_dims` (which `dims` broadcasts to): 0 along
+// broadcast dimensions.
+Dims BroadcastStrides(const Dims& dims, const Dims& output_dims);
 
 struct BinaryParams {
   BinaryOp op = BinaryOp::kAdd;
@@ -31,6 +38,12 @@ struct BinaryParams {
 // Fills `params` for `a op b`. Returns false if the shapes do not broadcast.
 bool MakeBinaryParams(BinaryOp op, Activation activation, const Dims& a_dims, const Dims& b_dims,
                       BinaryParams* params);
+
+// The broadcast walk of two operands for any binary op (comparisons, logical ops, ...): `op` and `activation` of
+// the params stay at their defaults. Returns false if the shapes do not broadcast.
+inline bool MakeBroadcastParams(const Dims& a_dims, const Dims& b_dims, BinaryParams* params) {
+  return MakeBinaryParams(BinaryOp::kAdd, Activation::kNone, a_dims, b_dims, params);
+}
 
 // Calls visit(output_index, a_offset, b_offset) for every output element in row-major order, with the offsets
 // of the operands' elements it is computed from (the walk every broadcasting kernel shares).

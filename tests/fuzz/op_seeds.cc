@@ -93,6 +93,40 @@ int main(int argc, char** argv) {
     w.SetOutputs({rows});
     seeds.push_back({"batch_matmul_embedding", std::move(w)});
   }
+  {  // bools from the fuzzer's bytes: a comparison, LOGICAL_AND/NOT and SELECT_V2 on them
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnFloat32, {2, 3}, "a");
+    const int b = w.AddConstTensor<float>(kKilnFloat32, {3}, "b", {0, 0.5f, -1});
+    const int flags = w.AddTensor(kKilnBool, {2, 3}, "flags");
+    const int less = w.AddTensor(kKilnBool, {2, 3}, "less");
+    w.AddOp(kKilnBuiltinLess, {a, b}, {less});
+    const int both = w.AddTensor(kKilnBool, {2, 3}, "both");
+    w.AddOp(kKilnBuiltinLogicalAnd, {less, flags}, {both});
+    const int neither = w.AddTensor(kKilnBool, {2, 3}, "neither");
+    w.AddOp(kKilnBuiltinLogicalNot, {both}, {neither});
+    const int picked = w.AddTensor(kKilnFloat32, {2, 3}, "picked");
+    w.AddOp(kKilnBuiltinSelectV2, {flags, a, b}, {picked});
+    const int same = w.AddTensor(kKilnBool, {2, 3}, "same");
+    w.AddOp(kKilnBuiltinEqual, {flags, neither}, {same});
+    w.SetInputs({a, flags});
+    w.SetOutputs({picked, same});
+    seeds.push_back({"compare_logic_select", std::move(w)});
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 4, 4, 2}, "x");
+    const int d = w.AddTensor(kKilnFloat32, {1, 2, 2, 8}, "d");
+    w.AddOp(kKilnBuiltinSpaceToDepth, {x}, {d}, KilnSpaceToDepthParams{2});
+    const int axis = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axis", {-1});
+    const int r = w.AddTensor(kKilnFloat32, {1, 2, 2, 8}, "r");
+    w.AddOp(kKilnBuiltinReverseV2, {d, axis}, {r});
+    const int pads = w.AddConstTensor<int32_t>(kKilnInt32, {4, 2}, "pads", {0, 0, 1, 1, 1, 0, 0, 0});
+    const int m = w.AddTensor(kKilnFloat32, {1, 4, 3, 8}, "m");
+    w.AddOp(kKilnBuiltinMirrorPad, {r, pads}, {m}, KilnMirrorPadParams{kKilnMirrorPadReflect});
+    w.SetInputs({x});
+    w.SetOutputs({m});
+    seeds.push_back({"space_reverse_mirror", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

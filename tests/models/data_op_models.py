@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Writes single-op .tflite models of the data-moving and index ops (STRIDED_SLICE, SLICE, EXPAND_DIMS, GATHER,
-SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN, CAST, DEPTH_TO_SPACE, SPACE_TO_DEPTH
-(each type LiteRT takes), and the float32 math of one input:
-ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND) for litert_compare.py --generate,
+"""Writes single-op .tflite models of the ops beyond the conv/pool/elementwise core (STRIDED_SLICE, SLICE,
+EXPAND_DIMS, GATHER, EMBEDDING_LOOKUP, SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN,
+CAST; DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, PADV2, MIRROR_PAD, REVERSE_V2 in each
+type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND;
+the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; the
+reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
+and BATCH_MATMUL) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -441,6 +444,130 @@ def space_models(out_dir):
             y = m.output(shape, dtype, "y", quant=quant)
             m.write(out_dir, "reverse_v2_%s_%s" % (name, suffix), OPS.REVERSE_V2, 1, [x, a], [y],
                     S.BuiltinOptions.ReverseV2Options, S.ReverseV2OptionsT())
+
+    compare_logic_models(out_dir)
+
+
+def binary(out_dir, name, code, version, a_shape, b_shape, out_shape, dtype, out_dtype, a_quant=None, b_quant=None,
+           b_data=None, a_data=None):
+    m = Model()
+    a = m.tensor(a_shape, dtype, "a", a_data, quant=a_quant)
+    b = m.tensor(b_shape, dtype, "b", b_data, quant=b_quant)
+    y = m.output(out_shape, out_dtype, "y")
+    m.write(out_dir, name, code, version, [a, b], [y])
+
+
+def compare_logic_models(out_dir):
+    """The comparison, logical, select, fill and integer-aware arithmetic ops (ops/compare_logic_ops.cc)."""
+    rng = np.random.default_rng(7)
+    comparisons = [("equal", OPS.EQUAL), ("not_equal", OPS.NOT_EQUAL), ("less", OPS.LESS),
+                   ("less_equal", OPS.LESS_EQUAL), ("greater", OPS.GREATER), ("greater_equal", OPS.GREATER_EQUAL)]
+    for name, code in comparisons:
+        # float32 broadcast (rank 3 against rank 1), against a constant holding some of the drawn values' kind.
+        binary(out_dir, name + "_float_bcast", code, 1, [2, 3, 4], [4], [2, 3, 4], np.float32, np.bool_,
+               b_data=[-0.5, 0.0, 0.25, 1.0])
+        binary(out_dir, name + "_float_both", code, 1, [3, 1, 5], [1, 4, 1], [3, 4, 5], np.float32, np.bool_)
+        # int32 / int64 with small values (equalities happen), 6-D broadcast and a scalar.
+        binary(out_dir, name + "_int32_6d", code, 2, [2, 1, 3, 1, 2, 2], [1, 2, 1, 2, 1, 2], [2, 2, 3, 2, 2, 2],
+               np.int32, np.bool_, b_data=rng.integers(-128, 128, size=8))
+        binary(out_dir, name + "_int64_scalar", code, 2, [4, 5], [], [4, 5], np.int64, np.bool_, b_data=[3])
+        # int8 and uint8 quantized: the same and different quantizations (LiteRT rescales both).
+        binary(out_dir, name + "_int8_same_q", code, 2, [3, 6], [6], [3, 6], np.int8, np.bool_,
+               a_quant=(0.05, -3), b_quant=(0.05, -3), b_data=rng.integers(-128, 128, size=6))
+        binary(out_dir, name + "_int8_diff_q", code, 2, [4, 8], [4, 8], [4, 8], np.int8, np.bool_,
+               a_quant=(0.05, 10), b_quant=(0.1, -7))
+        binary(out_dir, name + "_int8_tiny_scale", code, 2, [4, 8], [4, 8], [4, 8], np.int8, np.bool_,
+               a_quant=(0.0007, 0), b_quant=(0.0009, 3))
+        binary(out_dir, name + "_int8_coarse", code, 2, [3, 5], [1, 5], [3, 5], np.int8, np.bool_,
+               a_quant=(0.5, -1), b_quant=(0.75, 4))
+        if code != OPS.NOT_EQUAL:  # int16, quantized and not (NOT_EQUAL int16 is refused)
+            v = 2 if code in (OPS.GREATER, OPS.LESS_EQUAL) else 3
+            binary(out_dir, name + "_int16_diff_q", code, v, [4, 8], [8], [4, 8], np.int16, np.bool_,
+                   a_quant=(0.001, 0), b_quant=(0.0007, 5), b_data=rng.integers(-32767, 32768, size=8))
+            binary(out_dir, name + "_int16_raw", code, v, [4, 8], [8], [4, 8], np.int16, np.bool_,
+                   b_data=rng.integers(-32767, 32768, size=8))
+        binary(out_dir, name + "_uint8_diff_q", code, 2, [2, 3, 4], [3, 1], [2, 3, 4], np.uint8, np.bool_,
+               a_quant=(0.02, 128), b_quant=(0.03, 100), b_data=[90, 100, 150])
+    for name, code in comparisons[:2]:
+        binary(out_dir, name + "_bool", code, 3, [3, 4], [4], [3, 4], np.bool_, np.bool_,
+               b_data=[True, False, True, False])
+    # LOGICAL_AND / LOGICAL_OR (broadcast), LOGICAL_NOT.
+    for name, code in [("logical_and", OPS.LOGICAL_AND), ("logical_or", OPS.LOGICAL_OR)]:
+        binary(out_dir, name, code, 1, [2, 3, 4], [3, 1], [2, 3, 4], np.bool_, np.bool_)
+        binary(out_dir, name + "_scalar", code, 1, [5], [], [5], np.bool_, np.bool_, b_data=[True])
+    m = Model()
+    x = m.tensor([3, 4, 2], np.bool_, "x")
+    y = m.output([3, 4, 2], np.bool_, "y")
+    m.write(out_dir, "logical_not", OPS.LOGICAL_NOT, 1, [x], [y])
+    # SELECT: same shapes, rank-1 and scalar condition; SELECT_V2: broadcasting all three.
+    select_types = [np.float32, np.int8, np.uint8, np.int16, np.int32, np.int64, np.bool_]
+    for dtype in select_types:
+        t = np.dtype(dtype).name
+        quant = (0.1, 2) if dtype in (np.int8, np.uint8) else None
+        for name, code, version, c_shape, x_shape, y_shape, out_shape in [
+                ("select_same_" + t, OPS.SELECT, 1, [3, 4], [3, 4], [3, 4], [3, 4]),
+                ("select_v2_bcast_" + t, OPS.SELECT_V2, 1, [3, 1, 4], [2, 1, 1, 4], [5, 1], [2, 3, 5, 4])]:
+            m = Model()
+            c = m.tensor(c_shape, np.bool_, "cond")
+            xx = m.tensor(x_shape, dtype, "x", quant=quant)
+            yy = m.tensor(y_shape, dtype, "y", quant=quant)
+            out = m.output(out_shape, dtype, "out", quant=quant)
+            m.write(out_dir, name, code, version, [c, xx, yy], [out])
+    for name, c_shape in [("select_rank1_cond", [3]), ("select_scalar_cond", [])]:
+        m = Model()
+        c = m.tensor(c_shape, np.bool_, "cond")
+        xx = m.tensor([3, 2, 4], np.float32, "x")
+        yy = m.tensor([3, 2, 4], np.float32, "y")
+        out = m.output([3, 2, 4], np.float32, "out")
+        m.write(out_dir, name, OPS.SELECT, 1, [c, xx, yy], [out])
+    m = Model()
+    c = m.tensor([1, 2, 1, 3, 1, 2], np.bool_, "cond")
+    xx = m.tensor([2, 1, 1, 3, 2, 1], np.float32, "x")
+    yy = m.tensor([2], np.float32, "y")
+    out = m.output([2, 2, 1, 3, 2, 2], np.float32, "out")
+    m.write(out_dir, "select_v2_6d", OPS.SELECT_V2, 1, [c, xx, yy], [out])
+    # ZEROS_LIKE.
+    for dtype in (np.float32, np.int32, np.int64):
+        m = Model()
+        x = m.tensor([2, 3, 5], dtype, "x")
+        y = m.output([2, 3, 5], dtype, "y")
+        m.write(out_dir, "zeros_like_" + np.dtype(dtype).name, OPS.ZEROS_LIKE, 1, [x], [y])
+    # FILL: constant dims (int32, int64), a scalar value of each type (a model input: random).
+    for dtype, dims_type in [(np.float32, np.int32), (np.int32, np.int64), (np.int64, np.int32),
+                             (np.bool_, np.int32)]:
+        m = Model()
+        d = m.tensor([3], dims_type, "dims", [2, 3, 4])
+        v = m.tensor([], dtype, "value")
+        y = m.output([2, 3, 4], dtype, "y")
+        m.write(out_dir, "fill_%s_dims_%s" % (np.dtype(dtype).name, np.dtype(dims_type).name), OPS.FILL, 1, [d, v],
+                [y])
+    for dtype, quant in [(np.int8, (0.05, -3)), (np.uint8, (0.02, 128)), (np.int16, (0.001, 0))]:
+        m = Model()
+        d = m.tensor([2], np.int32, "dims", [3, 5])
+        v = m.tensor([], dtype, "value", quant=quant)
+        y = m.output([3, 5], dtype, "y", quant=quant)
+        m.write(out_dir, "fill_" + np.dtype(dtype).name, OPS.FILL, 3, [d, v], [y])
+    # FLOOR_DIV, FLOOR_MOD: divisors constant and nonzero (negative ones too); POW; SIGN.
+    for name, code in [("floor_div", OPS.FLOOR_DIV), ("floor_mod", OPS.FLOOR_MOD)]:
+        binary(out_dir, name + "_float", code, 1, [3, 4], [4], [3, 4], np.float32, np.float32,
+               b_data=[0.3, -0.7, 2.5, -0.1])
+        binary(out_dir, name + "_int32", code, 1, [2, 3, 4], [3, 1], [2, 3, 4], np.int32, np.int32,
+               b_data=[7, -3, 1])
+        binary(out_dir, name + "_int8", code, 2, [4, 5], [5], [4, 5], np.int8, np.int8,
+               b_data=[5, -2, 9, -128, 127])
+        binary(out_dir, name + "_int16", code, 2, [2, 5], [2, 1], [2, 5], np.int16, np.int16, b_data=[-300, 7])
+    binary(out_dir, "floor_mod_int64", OPS.FLOOR_MOD, 2, [4, 5], [5], [4, 5], np.int64, np.int64,
+           b_data=[5, -2, 9, -128, 127])
+    binary(out_dir, "pow_float", OPS.POW, 1, [3, 4], [4], [3, 4], np.float32, np.float32,
+           b_data=[2.0, 0.5, 3.0, -1.0])
+    binary(out_dir, "pow_float_bcast", OPS.POW, 1, [2, 1, 3], [1, 4, 1], [2, 4, 3], np.float32, np.float32,
+           a_data=rng.uniform(0.1, 2.0, size=6))
+    binary(out_dir, "pow_int32", OPS.POW, 1, [3, 4], [4], [3, 4], np.int32, np.int32, b_data=[0, 1, 2, 3])
+    for dtype in (np.float32, np.int32):
+        m = Model()
+        x = m.tensor([3, 5], dtype, "x")
+        y = m.output([3, 5], dtype, "y")
+        m.write(out_dir, "sign_" + np.dtype(dtype).name, OPS.SIGN, 1, [x], [y])
 
 
 if __name__ == "__main__":

@@ -68,7 +68,17 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinBatchMatmul,
                                   kKilnBuiltinDepthToSpace,  kKilnBuiltinSpaceToDepth,
                                   kKilnBuiltinSpaceToBatchNd, kKilnBuiltinBatchToSpaceNd,
-                                  kKilnBuiltinMirrorPad,     kKilnBuiltinReverseV2};
+                                  kKilnBuiltinMirrorPad,     kKilnBuiltinReverseV2,
+
+                                  kKilnBuiltinEqual,         kKilnBuiltinNotEqual,
+                                  kKilnBuiltinLess,          kKilnBuiltinLessEqual,
+                                  kKilnBuiltinGreater,       kKilnBuiltinGreaterEqual,
+                                  kKilnBuiltinLogicalAnd,    kKilnBuiltinLogicalOr,
+                                  kKilnBuiltinLogicalNot,    kKilnBuiltinSelect,
+                                  kKilnBuiltinSelectV2,      kKilnBuiltinZerosLike,
+                                  kKilnBuiltinFill,          kKilnBuiltinFloorDiv,
+                                  kKilnBuiltinFloorMod,      kKilnBuiltinPow,
+                                  kKilnBuiltinSign};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
