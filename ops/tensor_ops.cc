@@ -737,7 +737,7 @@ void AddReduceElements(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, 
 }  // namespace
 
 void AddTensorOps(std::vector<BuiltinOp>* table) {
-  // LiteRT registers RESHAPE at version 1 only; SQUEEZE v2, CONCATENATION v2-v4, PAD v2-v4, TRANSPOSE v2-v6
+  // LiteRT registers RESHAPE at version 1 only; SQUEEZE v2, CONCATENATION v2-v4, PAD v2-v6 (LiteRT 2.3.0 loads PAD up to v6; the types are checked in Prepare), TRANSPOSE v2-v6
   // (v4/v6 raise the rank limit, here already 6) and MEAN v2-v3 add integer types and ranks.
   table->push_back(
       {kKilnBuiltinReshape, 1, 1, MakeOperator<NoState>(kKilnBuiltinReshape, 1, &ReshapePrepare, &ReshapeInvoke)});
@@ -745,7 +745,7 @@ void AddTensorOps(std::vector<BuiltinOp>* table) {
       {kKilnBuiltinSqueeze, 1, 2, MakeOperator<NoState>(kKilnBuiltinSqueeze, 2, &SqueezePrepare, &SqueezeInvoke)});
   table->push_back({kKilnBuiltinConcatenation, 1, 4,
                     MakeOperator<ConcatState>(kKilnBuiltinConcatenation, 4, &ConcatPrepare, &ConcatInvoke)});
-  table->push_back({kKilnBuiltinPad, 1, 4, MakeOperator<PadState>(kKilnBuiltinPad, 4, &PadPrepare, &PadInvoke)});
+  table->push_back({kKilnBuiltinPad, 1, 6, MakeOperator<PadState>(kKilnBuiltinPad, 6, &PadPrepare, &PadInvoke)});
   // PADV2: LiteRT 2.3.0's default resolver loads v1-v6 (the types are checked in Prepare whatever the version).
   table->push_back(
       {kKilnBuiltinPadv2, 1, 6, MakeOperator<PadState>(kKilnBuiltinPadv2, 6, &PadV2Prepare, &PadV2Invoke)});
