@@ -737,8 +737,9 @@ void AddReduceElements(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, 
 }  // namespace
 
 void AddTensorOps(std::vector<BuiltinOp>* table) {
-  // LiteRT registers RESHAPE at version 1 only; SQUEEZE v2, CONCATENATION v2-v4, PAD v2-v6 (LiteRT 2.3.0 loads PAD up to v6; the types are checked in Prepare), TRANSPOSE v2-v6
-  // (v4/v6 raise the rank limit, here already 6) and MEAN v2-v3 add integer types and ranks.
+  // LiteRT registers RESHAPE at version 1 only; SQUEEZE v2, CONCATENATION v2-v4, PAD v2-v6 (LiteRT 2.3.0 loads
+  // PAD up to v6; types are checked in Prepare), TRANSPOSE v2-v6 (v4/v6 raise the rank limit, here already 6) and
+  // MEAN v2-v3 add integer types and ranks.
   table->push_back(
       {kKilnBuiltinReshape, 1, 1, MakeOperator<NoState>(kKilnBuiltinReshape, 1, &ReshapePrepare, &ReshapeInvoke)});
   table->push_back(
