@@ -405,9 +405,15 @@ void Interpreter::PlanHostPartitions() {
       if (n >= start && n <= end) continue;
       for (int t : nodes_[n].inputs) produced.erase(t);
     }
+    // Internal to the run: produced and read inside it only. A tensor nothing reads (a crafted model's dead
+    // output) stays in the arena: an engine may drop a value without readers and leave its producer no memory.
+    std::set<int> read_inside;
+    for (size_t n = start; n <= end; ++n) read_inside.insert(nodes_[n].inputs.begin(), nodes_[n].inputs.end());
     std::vector<int> internal;
     for (int t : produced) {
-      if (t >= 0 && !graph_outputs.count(t) && tensors_[t]->allocation == kKilnArenaRw) internal.push_back(t);
+      if (t >= 0 && read_inside.count(t) && !graph_outputs.count(t) && tensors_[t]->allocation == kKilnArenaRw) {
+        internal.push_back(t);
+      }
     }
     std::string error;
     std::unique_ptr<HostRun> run =

@@ -208,6 +208,18 @@ bool CheckTensors(const Interpreter& interpreter, const Node& node, size_t data_
     }
   }
   for (int index : node.outputs) {
+    // A node that writes one of its own inputs or one of the model's (crafted models; the reference kernels
+    // compute them in place) has no form in an XNNPACK subgraph, whose values each have one producer before their
+    // readers and whose external inputs are only read.
+    if (std::find(node.inputs.begin(), node.inputs.end(), index) != node.inputs.end()) {
+      *reason = "output tensor " + std::to_string(index) + " is also one of the node's inputs";
+      return false;
+    }
+    const std::vector<int>& model_inputs = interpreter.inputs();
+    if (std::find(model_inputs.begin(), model_inputs.end(), index) != model_inputs.end()) {
+      *reason = "output tensor " + std::to_string(index) + " is also an input of the model";
+      return false;
+    }
     const KilnTensor* t = TensorAt(interpreter, index);
     if ((int8 ? !PerTensorInt8(t) : t->type != kKilnFloat32) || t->allocation != kKilnArenaRw) {
       *reason = "output is " + std::string(KilnTypeGetName(t->type)) +
