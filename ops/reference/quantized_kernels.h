@@ -96,6 +96,18 @@ inline void DepthwiseConvInt8(const DepthwiseConvParams& shape, const WeightedQu
   DepthwiseConvQuantized<int8_t>(shape, quant, input, filter, bias, output);
 }
 
+// BATCH_MATMUL int8 (LiteRT's reference integer kernel): per-tensor int8 lhs, rhs and output;
+// acc = sum (lhs - lhs_zero_point) * (rhs - rhs_zero_point) in int32 (wrapping), then
+// out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier, rounding) + output_zero_point, -128, 127).
+// The shapes, adj_x / adj_y and the batch broadcast as BatchMatMulFloat.
+struct BatchMatMulInt8Params {
+  int32_t lhs_zero_point = 0, rhs_zero_point = 0, output_zero_point = 0;
+  QuantizedMultiplier multiplier;
+  Rounding rounding = Rounding::kDouble;
+};
+void BatchMatMulInt8(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int8_t* lhs,
+                     const int8_t* rhs, int8_t* output);
+
 // ADD, LiteRT's scheme: each input, less its zero point, is shifted left by `left_shift` (20) and scaled by its
 // multiplier (scale / (2 * max input scale)); the sum is scaled by the output multiplier
 // (2 * max input scale / (2^left_shift * output scale)), the output zero point added and the result clamped.

@@ -209,6 +209,34 @@ def main():
     fc_large_sum_ops(out)
     transpose_conv_ops(out)
     resize_ops(out, np.int8, "q8")
+    batch_matmul_ops(out)
+
+
+def batch_matmul_ops(out):
+    """BATCH_MATMUL int8: batch broadcast both ways, adj_x / adj_y, a constant rhs, zero points at both ends of
+    int8, a long summed dimension, and a multiplier of exactly 2^-8 (0.5 * 0.5 / 64) where ties are frequent."""
+    # lhs shape, rhs shape, adj_x, adj_y, (lhs scale, zp), (rhs scale, zp), (output scale, zp), constant rhs
+    cases = [((2, 3, 4), (2, 4, 5), False, False, (0.05, 3), (0.02, -7), (0.1, 0), False),
+             ((3, 4), (2, 4, 5), False, False, (0.5, -128), (0.0039215, 127), (0.3, -5), False),
+             ((2, 1, 3, 4), (1, 3, 4, 5), False, False, (0.01, 0), (0.02, 10), (0.005, 127), False),
+             ((2, 4, 3), (2, 5, 4), True, True, (0.1, -20), (0.07, 5), (0.9, 12), False),
+             ((1, 2, 6, 7), (7, 3), False, False, (0.013, 9), (0.011, -3), (0.02, -128), True),
+             ((2, 3, 2, 5), (3, 3, 5), False, True, (1e-3, 0), (2.0, 0), (0.05, 0), False),
+             ((4, 256), (256, 3), False, False, (0.02, -1), (0.03, 2), (1.7, 1), False),
+             ((64, 2), (2, 16), False, False, (0.5, 0), (0.5, 0), (64.0, 0), False)]
+    for i, (a_shape, b_shape, adj_x, adj_y, a_q, b_q, y_q, const_rhs) in enumerate(cases):
+        m = OneOpModel(out)
+        a = m.tensor(a_shape, *a_q, "lhs")
+        data = np.random.default_rng(20 + i).integers(-128, 128, size=b_shape) if const_rhs else None
+        b = m.tensor(b_shape, *b_q, "rhs", data=data)
+        rows = a_shape[-1] if adj_x else a_shape[-2]
+        cols = b_shape[-2] if adj_y else b_shape[-1]
+        batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+        y = m.tensor(tuple(batch) + (rows, cols), *y_q, "y", is_input=False)
+        options = S.BatchMatMulOptionsT()
+        options.adjX, options.adjY = adj_x, adj_y
+        m.write("q8_batch_matmul_%d" % i, OPS.BATCH_MATMUL, 2, [a, b], y, S.BuiltinOptions.BatchMatMulOptions,
+                options)
 
 
 def fc_large_sum_ops(out):

@@ -1080,8 +1080,55 @@ TEST(OpWrapperTest, BatchMatMulBroadcastsAndRefusesClearly) {
   refused({2, 3}, {4, 5}, kKilnFloat32, false, {"BATCH_MATMUL", "lhs 'a' [2, 3]", "disagree on the summed", "3 and 4"});
   refused({2, 3}, {4, 3}, kKilnFloat32, false, {"disagree on the summed dimension"});
   refused({2, 3, 4}, {3, 4, 5}, kKilnFloat32, false, {"batch dimensions", "do not broadcast"});
-  refused({2, 3}, {3, 2}, kKilnInt8, false, {"BATCH_MATMUL", "'a'", "float32"});
+  refused({2, 3}, {3, 2}, kKilnInt16, false, {"BATCH_MATMUL", "'a'", "float32"});
   refused({1, 1, 1, 1, 2, 3}, {3, 2}, kKilnFloat32, false, {"BATCH_MATMUL", "'a'", "rank"});
+}
+
+// BATCH_MATMUL int8: per-tensor quantized operands with zero points, a broadcast batch, and the refusals of a
+// mixed-type rhs, a per-channel rhs and an unquantized output, each naming the tensor.
+TEST(OpWrapperTest, BatchMatMulInt8RunsAndRefusesClearly) {
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {2, 1, 2}, "a");
+    const int b = w.AddConstTensor<int8_t>(kKilnInt8, {2, 1}, "b", {3, 1});
+    const int y = w.AddTensor(kKilnInt8, {2, 1, 1}, "y");
+    w.SetQuantization(a, {0.5f}, {1});
+    w.SetQuantization(b, {0.25f}, {-1});
+    w.SetQuantization(y, {0.125f}, {-3});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t in[] = {3, 5, -1, 120};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 1, 1}));
+    // multiplier 0.5 * 0.25 / 0.125 = 1: (3-1)*(3+1) + (5-1)*(1+1) = 16 -> 13; (-2)*4 + 119*2 = 230 -> 227 -> 127.
+    EXPECT_EQ(r.OutputAs<int8_t>(), (std::vector<int8_t>{13, 127}));
+  }
+  const auto refused = [](KilnType rhs_type, bool per_channel, bool quantized_output,
+                          const std::vector<std::string>& words) {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {2, 3}, "a");
+    const int b = w.AddTensor(rhs_type, {3, 2}, "b");
+    const int y = w.AddTensor(kKilnInt8, {2, 2}, "y");
+    w.SetQuantization(a, {0.5f}, {0});
+    if (per_channel) {
+      w.SetQuantization(b, {0.5f, 0.25f}, {0, 0}, 1);
+    } else {
+      w.SetQuantization(b, {0.5f}, {0});
+    }
+    if (quantized_output) w.SetQuantization(y, {0.5f}, {0});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, words);
+  };
+  refused(kKilnUInt8, false, true, {"BATCH_MATMUL", "rhs", "'b'", "int8"});
+  refused(kKilnInt8, true, true, {"BATCH_MATMUL", "rhs", "'b'", "2 scales"});
+  refused(kKilnInt8, false, false, {"BATCH_MATMUL", "output", "'y'", "no quantization"});
 }
 
 TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {

@@ -310,6 +310,59 @@ TEST(QuantizedKernelsTest, ConvAndDepthwiseMatchPlainFormula) {
   }
 }
 
+// BATCH_MATMUL int8 against the sum of (lhs - zp) * (rhs - zp) written out in int64 over transposed operands and
+// repeated (broadcast) matrices, then gemmlowp's double rounding (ApplyDouble), the output zero point and the
+// int8 clamp; zero points at both ends of int8 and a multiplier above 1.
+TEST(QuantizedKernelsTest, BatchMatMulMatchesPlainFormula) {
+  std::mt19937 rng(7);
+  const std::vector<std::array<int32_t, 3>> zero_points = {{0, 0, 0}, {-128, 127, 5}, {127, -128, -128}, {3, -7, 127}};
+  const std::vector<double> multipliers = {0.0037, 1.0 / 256, 0.25, 1.7};
+  int variant = 0;
+  for (bool adj_x : {false, true}) {
+    for (bool adj_y : {false, true}) {
+      for (int64_t depth : {1, 5, 300}) {
+        for (size_t v = 0; v < zero_points.size(); ++v, ++variant) {
+          BatchMatMulParams p;
+          p.rows = 3;
+          p.depth = depth;
+          p.cols = 4;
+          p.adj_x = adj_x;
+          p.adj_y = adj_y;
+          p.lhs_batch = {0, 1, 0, 1};  // lhs has 2 matrices, rhs 2, 4 output batches
+          p.rhs_batch = {0, 0, 1, 1};
+          BatchMatMulInt8Params q;
+          q.lhs_zero_point = zero_points[v][0];
+          q.rhs_zero_point = zero_points[v][1];
+          q.output_zero_point = zero_points[v][2];
+          q.multiplier = QuantizeMultiplier(multipliers[v]);
+          q.rounding = Rounding::kDouble;
+          const std::vector<int8_t> lhs = RandomInt8(static_cast<size_t>(2 * 3 * depth), rng);
+          const std::vector<int8_t> rhs = RandomInt8(static_cast<size_t>(2 * depth * 4), rng);
+          std::vector<int8_t> got(4 * 3 * 4);
+          BatchMatMulInt8(p, q, lhs.data(), rhs.data(), got.data());
+          size_t at = 0;
+          for (size_t b = 0; b < 4; ++b) {
+            const int8_t* a = lhs.data() + p.lhs_batch[b] * 3 * depth;
+            const int8_t* m = rhs.data() + p.rhs_batch[b] * depth * 4;
+            for (int64_t i = 0; i < 3; ++i) {
+              for (int64_t j = 0; j < 4; ++j, ++at) {
+                int64_t acc = 0;
+                for (int64_t d = 0; d < depth; ++d) {
+                  const int64_t x = adj_x ? a[d * 3 + i] : a[i * depth + d];
+                  const int64_t y = adj_y ? m[j * depth + d] : m[d * 4 + j];
+                  acc += (x - q.lhs_zero_point) * (y - q.rhs_zero_point);
+                }
+                ASSERT_EQ(got[at], Clamp(ApplyDouble(acc, q.multiplier) + q.output_zero_point))
+                    << "variant " << variant << " at " << at;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(QuantizedKernelsTest, AddMatchesPlainFormulaWithBroadcast) {
   std::mt19937 rng(3);
   const float scales[] = {0.5f, 0.0039215f, 1e-5f, 0.1f, 2.0f};
