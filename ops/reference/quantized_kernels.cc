@@ -610,4 +610,35 @@ void BatchMatMulInt8(const BatchMatMulParams& shape, const BatchMatMulInt8Params
   }
 }
 
+template <typename T>
+void L2NormalizationQuantized(int64_t outer, int64_t depth, int32_t input_zero_point, int32_t output_zero_point,
+                              Rounding rounding, const T* input, T* output) {
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  for (int64_t row = 0; row < outer; ++row) {
+    const T* in = input + row * depth;
+    T* out = output + row * depth;
+    int32_t sum = 0;
+    for (int64_t c = 0; c < depth; ++c) {
+      const int32_t diff = in[c] - input_zero_point;
+      sum = WrapAdd(sum, diff * diff);  // |diff| <= 255
+    }
+    QuantizedMultiplier m;
+    int right_shift = 0;
+    fixed_point::InvSqrtMultiplier(sum, &m.multiplier, &right_shift);
+    // uint8: 128 * diff times the multiplier; int8: diff times the multiplier with the 2^7 folded into the shift,
+    // which rounds differently once the shift is a right one.
+    const bool fold = std::is_same_v<T, int8_t>;
+    m.shift = fold ? 7 - right_shift : -right_shift;
+    for (int64_t c = 0; c < depth; ++c) {
+      const int32_t diff = in[c] - input_zero_point;
+      const int32_t scaled = MultiplyByQuantizedMultiplier(fold ? diff : 128 * diff, m, rounding);
+      out[c] = static_cast<T>(std::clamp<int32_t>(WrapAdd(scaled, output_zero_point), lo, hi));
+    }
+  }
+}
+template void L2NormalizationQuantized<int8_t>(int64_t, int64_t, int32_t, int32_t, Rounding, const int8_t*,
+                                               int8_t*);
+template void L2NormalizationQuantized<uint8_t>(int64_t, int64_t, int32_t, int32_t, Rounding, const uint8_t*,
+                                                uint8_t*);
+
 }  // namespace kiln::ops::reference

@@ -106,6 +106,17 @@ int main(int argc, char** argv) {
     w.SetOutputs({y});
     seeds.push_back({"batch_matmul_int8", std::move(w)});
   }
+  {  // int8 L2_NORMALIZATION (output 1/128, zero point 0)
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 3, 5}, "x");
+    const int y = w.AddTensor(kKilnInt8, {2, 3, 5}, "y");
+    w.SetQuantization(x, {0.05f}, {-3});
+    w.SetQuantization(y, {1.0f / 128}, {0});
+    w.AddOp(kKilnBuiltinL2Normalization, {x}, {y}, KilnL2NormParams{kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    seeds.push_back({"l2_normalization_int8", std::move(w)});
+  }
   {  // bools from the fuzzer's bytes: a comparison, LOGICAL_AND/NOT and SELECT_V2 on them
     ModelWriter w;
     const int a = w.AddTensor(kKilnFloat32, {2, 3}, "a");

@@ -210,6 +210,24 @@ def main():
     transpose_conv_ops(out)
     resize_ops(out, np.int8, "q8")
     batch_matmul_ops(out)
+    l2_norm_ops(out, np.int8, "q8")
+
+
+def l2_norm_ops(out, dtype, prefix):
+    """L2_NORMALIZATION int8 / uint8 (output 1/128, zero point 0 or 128, as LiteRT requires): rows of 1 to 300,
+    input zero points at both ends of the type, ranks 1 to 4."""
+    lo = -128 if dtype == np.int8 else 0
+    out_zp = 0 if dtype == np.int8 else 128
+    # shape, input scale, input zero point (offset from the type's minimum)
+    cases = [((2, 3, 8), 0.05, 128), ((4, 16), 0.5, 0), ((1, 2, 3, 100), 0.01, 178), ((5, 1), 1.0, 128),
+             ((3, 7), 2.0, 255), ((6, 300), 0.003, 120), ((37,), 0.1, 100)]
+    for i, (shape, scale, zp) in enumerate(cases):
+        m = OneOpModel(out, dtype)
+        x = m.tensor(shape, scale, lo + zp, "x")
+        y = m.tensor(shape, 1.0 / 128, out_zp, "y", is_input=False)
+        options = S.L2NormOptionsT()
+        m.write("%s_l2_norm_%d" % (prefix, i), OPS.L2_NORMALIZATION, 2 if dtype == np.int8 else 1, [x], y,
+                S.BuiltinOptions.L2NormOptions, options)
 
 
 def batch_matmul_ops(out):

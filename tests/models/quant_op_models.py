@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from int8_op_models import ACTIVATIONS, OPS, S, OneOpModel, binary, reduce_ops, resize_ops, unary  # noqa: E402
+from int8_op_models import ACTIVATIONS, OPS, S, OneOpModel, binary, l2_norm_ops, reduce_ops, resize_ops, unary  # noqa: E402
 
 U8 = np.uint8
 
@@ -497,6 +497,7 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     resize_ops(out, np.uint8, "qu8")
+    l2_norm_ops(out, np.uint8, "qu8")
     resize_ops(out, np.int16, "q16")
     uint8_ops(out)
     uint8_weighted_ops(out)

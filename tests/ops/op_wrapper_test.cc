@@ -813,7 +813,8 @@ TEST(OpWrapperTest, ElementReductionsRunAndRefuseClearly) {
 }
 
 // L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION and CUMSUM through the interpreter, and their
-// refusals: a fused activation on L2_NORMALIZATION, int8 input, a negative LRN radius, LRN off rank 4, a CUMSUM
+// refusals: a fused activation on L2_NORMALIZATION, its int8/uint8 output quantized other than LiteRT requires,
+// rank 5, int16 input, a negative LRN radius, LRN off rank 4, a CUMSUM
 // axis out of range or computed at run time.
 TEST(OpWrapperTest, NormalizationAndCumsumRunAndRefuseClearly) {
   {
@@ -887,18 +888,48 @@ TEST(OpWrapperTest, NormalizationAndCumsumRunAndRefuseClearly) {
     Runner r(w);
     ExpectErrorMentions(r, {"L2_NORMALIZATION", "fused activation", "only NONE"});
   }
-  {
+  // int8 and uint8: rows (3, 4) and all zero point; out = 128 * x / 5 (76.8, 102.4) plus the output zero point.
+  for (KilnType type : {kKilnInt8, kKilnUInt8}) {
     ModelWriter w;
-    const int x = w.AddTensor(kKilnInt8, {2, 2}, "x");
-    const int y = w.AddTensor(kKilnInt8, {2, 2}, "y");
-    w.SetQuantization(x, {0.5f}, {0});
-    w.SetQuantization(y, {1.0f / 128}, {0});
+    const int x = w.AddTensor(type, {2, 2}, "x");
+    const int y = w.AddTensor(type, {2, 2}, "y");
+    const int zp = type == kKilnInt8 ? -7 : 10, out_zp = type == kKilnInt8 ? 0 : 128;
+    w.SetQuantization(x, {0.5f}, {zp});
+    w.SetQuantization(y, {1.0f / 128}, {out_zp});
     w.AddOp(kKilnBuiltinL2Normalization, {x}, {y}, KilnL2NormParams{kKilnActNone});
     w.SetInputs({x});
     w.SetOutputs({y});
     Runner r(w);
-    ExpectErrorMentions(r, {"L2_NORMALIZATION", "'x'"});
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const uint8_t in[] = {static_cast<uint8_t>(zp + 3), static_cast<uint8_t>(zp + 4), static_cast<uint8_t>(zp),
+                          static_cast<uint8_t>(zp)};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    const auto out = r.OutputAs<uint8_t>();
+    const std::vector<int> want = {out_zp + 77, out_zp + 102, out_zp, out_zp};
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(type == kKilnInt8 ? static_cast<int>(static_cast<int8_t>(out[i])) : static_cast<int>(out[i]),
+                want[i])
+          << KilnTypeGetName(type) << " " << i;
+    }
   }
+  const auto refused = [](KilnType type, std::vector<int> dims, float out_scale, int out_zp,
+                          const std::vector<std::string>& words) {
+    ModelWriter w;
+    const int x = w.AddTensor(type, dims, "x");
+    const int y = w.AddTensor(type, dims, "y");
+    w.SetQuantization(x, {0.5f}, {0});
+    w.SetQuantization(y, {out_scale}, {out_zp});
+    w.AddOp(kKilnBuiltinL2Normalization, {x}, {y}, KilnL2NormParams{kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, words);
+  };
+  refused(kKilnInt8, {2, 2}, 1.0f / 64, 0, {"L2_NORMALIZATION", "output 'y'", "1/128", "and 0"});
+  refused(kKilnUInt8, {2, 2}, 1.0f / 128, 0, {"L2_NORMALIZATION", "uint8 output 'y'", "zero point 0", "and 128"});
+  refused(kKilnInt8, {1, 1, 1, 1, 2}, 1.0f / 128, 0, {"L2_NORMALIZATION", "'x'", "rank"});
+  refused(kKilnInt16, {2, 2}, 1.0f / 128, 0, {"L2_NORMALIZATION", "'x'", "float32"});
   {
     ModelWriter w;
     const int x = w.AddTensor(kKilnFloat32, {1, 2, 2, 3}, "x");

@@ -363,6 +363,72 @@ TEST(QuantizedKernelsTest, BatchMatMulMatchesPlainFormula) {
   }
 }
 
+// The inverse square root multiplier: x * 2^-(31 + shift) close to 1 / sqrt(x) over the int32 range, and x <= 1
+// as 1 (INT32_MAX, shift 0).
+TEST(QuantizedKernelsTest, InvSqrtMultiplierApproximatesInverseSqrt) {
+  for (int32_t x : {-5, 0, 1}) {
+    int32_t m = 0;
+    int shift = -1;
+    fixed_point::InvSqrtMultiplier(x, &m, &shift);
+    EXPECT_EQ(m, std::numeric_limits<int32_t>::max());
+    EXPECT_EQ(shift, 0);
+  }
+  std::mt19937 rng(3);
+  std::vector<int32_t> xs = {2, 3, 4, 5, 127, 128, 16129, 65025, (1 << 27) - 1, 1 << 27, (1 << 29) + 3,
+                             std::numeric_limits<int32_t>::max()};
+  for (int i = 0; i < 2000; ++i) xs.push_back(static_cast<int32_t>(rng() >> (1 + rng() % 31)) | 2);
+  for (int32_t x : xs) {
+    int32_t m = 0;
+    int shift = -1;
+    fixed_point::InvSqrtMultiplier(x, &m, &shift);
+    ASSERT_GE(shift, 0) << x;
+    const double got = std::ldexp(static_cast<double>(m), -31 - shift);
+    const double want = 1.0 / std::sqrt(static_cast<double>(x));
+    ASSERT_NEAR(got / want, 1.0, 2e-6) << "x " << x << " m " << m << " shift " << shift;
+  }
+}
+
+// L2_NORMALIZATION int8 and uint8 against the sum of squares written out here, the multiplier applied with
+// gemmlowp's double rounding (ApplyDouble): uint8 to 128 * diff with the right shift, int8 to diff with 7 less.
+TEST(QuantizedKernelsTest, L2NormalizationMatchesPlainFormula) {
+  std::mt19937 rng(11);
+  for (int64_t depth : {1, 2, 7, 300, 2000}) {
+    for (int32_t zp_offset : {0, 1, 128, 200, 255}) {
+      const int64_t outer = 3;
+      const size_t n = static_cast<size_t>(outer * depth);
+      const std::vector<int8_t> in8 = RandomInt8(n, rng);
+      std::vector<uint8_t> inu(n);
+      for (size_t i = 0; i < n; ++i) inu[i] = static_cast<uint8_t>(in8[i] + 128);
+      std::vector<int8_t> out8(n);
+      std::vector<uint8_t> outu(n);
+      L2NormalizationQuantized<int8_t>(outer, depth, zp_offset - 128, 0, Rounding::kDouble, in8.data(), out8.data());
+      L2NormalizationQuantized<uint8_t>(outer, depth, zp_offset, 128, Rounding::kDouble, inu.data(), outu.data());
+      for (int64_t r = 0; r < outer; ++r) {
+        int64_t sum8 = 0, sumu = 0;
+        for (int64_t c = 0; c < depth; ++c) {
+          const int64_t d8 = in8[r * depth + c] - (zp_offset - 128), du = inu[r * depth + c] - zp_offset;
+          sum8 += d8 * d8;
+          sumu += du * du;
+        }
+        QuantizedMultiplier m8, mu;
+        int r8 = 0, ru = 0;
+        fixed_point::InvSqrtMultiplier(static_cast<int32_t>(sum8), &m8.multiplier, &r8);
+        fixed_point::InvSqrtMultiplier(static_cast<int32_t>(sumu), &mu.multiplier, &ru);
+        m8.shift = 7 - r8;
+        mu.shift = -ru;
+        for (int64_t c = 0; c < depth; ++c) {
+          const size_t at = static_cast<size_t>(r * depth + c);
+          const int64_t d8 = in8[at] - (zp_offset - 128), du = inu[at] - zp_offset;
+          ASSERT_EQ(out8[at], Clamp(ApplyDouble(d8, m8))) << depth << " " << zp_offset << " at " << at;
+          ASSERT_EQ(outu[at], static_cast<uint8_t>(std::min<int64_t>(
+                                  std::max<int64_t>(128 + ApplyDouble(128 * du, mu), 0), 255)))
+              << depth << " " << zp_offset << " at " << at;
+        }
+      }
+    }
+  }
+}
+
 TEST(QuantizedKernelsTest, AddMatchesPlainFormulaWithBroadcast) {
   std::mt19937 rng(3);
   const float scales[] = {0.5f, 0.0039215f, 1e-5f, 0.1f, 2.0f};
