@@ -326,7 +326,7 @@ constexpr int kMaxBatchMatMulRank = 5;
 struct BatchMatMulState {
   reference::BatchMatMulParams params;
   int64_t lhs_count = 0, rhs_count = 0, output_count = 0;
-  bool is_int8 = false;
+  bool is_int8 = false, is_int16 = false;
   reference::BatchMatMulInt8Params int8;
 };
 
@@ -336,6 +336,7 @@ KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) 
   const KilnOpaqueTensor *lhs, *rhs;
   KilnOpaqueTensor* output;
   state->is_int8 = IsInt8Input(context, node);
+  state->is_int16 = IsInt16Input(context, node);
   if (state->is_int8) {
     // int8 (LiteRT's v2+): per-tensor int8 lhs, rhs and output, each with its own zero point; the multiplier
     // lhs_scale * rhs_scale / output_scale, the scales' product taken in float as LiteRT's
@@ -353,6 +354,22 @@ KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) 
     q.multiplier = reference::QuantizedConvolutionMultiplier(lhs_scale, rhs_scale, output_scale,
                                                              reference::ScaleProduct::kFloat);
     q.rounding = reference::Rounding::kDouble;  // measured: single rounding differs on q8_batch_matmul_2 and _7
+  } else if (state->is_int16) {
+    // int16 (LiteRT's v3+): symmetric int16 lhs, rhs and output (zero points 0, as LiteRT requires).
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "lhs", &lhs));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "rhs", &rhs));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+    float lhs_scale, rhs_scale, output_scale;
+    reference::BatchMatMulInt8Params& q = state->int8;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "lhs", lhs, &lhs_scale));
+    KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "rhs", rhs, kKilnInt16));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "rhs", rhs, &rhs_scale));
+    KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, kKilnInt16));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+    q.multiplier = reference::QuantizedConvolutionMultiplier(lhs_scale, rhs_scale, output_scale,
+                                                             reference::ScaleProduct::kFloat);
+    q.wide_multiply = true;  // measured: the sum narrowed to int32 with double rounding differs (docs/ops.md)
   } else {
     KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &lhs, &output, "rhs", &rhs));
     KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "rhs", rhs));
@@ -430,6 +447,16 @@ KilnStatus BatchMatMulInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     KILN_OPAQUE_ENSURE_STATUS(
         GetTypedData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1), state->rhs_count, &rhs));
     reference::BatchMatMulInt8(state->params, state->int8, lhs, rhs, output);
+    return kKilnOk;
+  }
+  if (state->is_int16) {
+    const int16_t *lhs, *rhs;
+    int16_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInvokeData(context, node, op, state->lhs_count, state->output_count, &lhs, &output));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1), state->rhs_count, &rhs));
+    reference::BatchMatMul16(state->params, state->int8, lhs, rhs, output);
     return kKilnOk;
   }
   const float *lhs, *rhs;

@@ -100,13 +100,19 @@ inline void DepthwiseConvInt8(const DepthwiseConvParams& shape, const WeightedQu
 // acc = sum (lhs - lhs_zero_point) * (rhs - rhs_zero_point) in int32 (wrapping), then
 // out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier, rounding) + output_zero_point, -128, 127).
 // The shapes, adj_x / adj_y and the batch broadcast as BatchMatMulFloat.
+// int16 (BatchMatMul16): symmetric int16 lhs, rhs and output (zero points 0), the sum in int64, then LiteRT's
+// int64 multiply (MultiplyByQuantizedMultiplierInt64) when `wide_multiply`, else the sum narrowed to int32
+// (wrapping) and `rounding`; clamped to int16.
 struct BatchMatMulInt8Params {
   int32_t lhs_zero_point = 0, rhs_zero_point = 0, output_zero_point = 0;
   QuantizedMultiplier multiplier;
   Rounding rounding = Rounding::kDouble;
+  bool wide_multiply = true;  // int16 only
 };
 void BatchMatMulInt8(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int8_t* lhs,
                      const int8_t* rhs, int8_t* output);
+void BatchMatMul16(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int16_t* lhs,
+                   const int16_t* rhs, int16_t* output);
 
 // L2_NORMALIZATION int8 / uint8 (LiteRT's reference integer kernels) over `outer` rows of `depth`: the int32 sum
 // of squared (x - input_zero_point) (wrapping), its inverse square root as a multiplier and right shift r

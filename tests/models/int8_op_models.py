@@ -213,6 +213,30 @@ def main():
     l2_norm_ops(out, np.int8, "q8")
 
 
+def batch_matmul16_ops(out):
+    """BATCH_MATMUL int16 (zero points 0): batch broadcast, adj_x / adj_y, a constant rhs, sums past int32 (k = 64
+    and 256 over the whole int16 range)."""
+    cases = [((2, 3, 4), (2, 4, 5), False, False, 0.001, 0.002, 0.01, False),
+             ((3, 4), (2, 4, 5), False, False, 0.05, 0.0001, 0.001, False),
+             ((2, 1, 4, 3), (1, 3, 5, 4), True, True, 0.0003, 0.0007, 0.002, False),
+             ((1, 2, 6, 7), (7, 3), False, False, 0.013, 0.011, 4.0, True),
+             ((4, 64), (64, 3), False, False, 0.002, 0.003, 0.5, False),
+             ((2, 256), (256, 2), False, False, 0.5, 0.5, 2.0 ** 14, False)]
+    for i, (a_shape, b_shape, adj_x, adj_y, a_s, b_s, y_s, const_rhs) in enumerate(cases):
+        m = OneOpModel(out, np.int16)
+        a = m.tensor(a_shape, a_s, 0, "lhs")
+        data = np.random.default_rng(40 + i).integers(-32768, 32768, size=b_shape) if const_rhs else None
+        b = m.tensor(b_shape, b_s, 0, "rhs", data=data)
+        rows = a_shape[-1] if adj_x else a_shape[-2]
+        cols = b_shape[-2] if adj_y else b_shape[-1]
+        batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+        y = m.tensor(tuple(batch) + (rows, cols), y_s, 0, "y", is_input=False)
+        options = S.BatchMatMulOptionsT()
+        options.adjX, options.adjY = adj_x, adj_y
+        m.write("q16_batch_matmul_%d" % i, OPS.BATCH_MATMUL, 3, [a, b], y, S.BuiltinOptions.BatchMatMulOptions,
+                options)
+
+
 def l2_norm_ops(out, dtype, prefix):
     """L2_NORMALIZATION int8 / uint8 (output 1/128, zero point 0 or 128, as LiteRT requires): rows of 1 to 300,
     input zero points at both ends of the type, ranks 1 to 4."""

@@ -1099,7 +1099,7 @@ TEST(OpWrapperTest, BatchMatMulBroadcastsAndRefusesClearly) {
     const int a = w.AddTensor(type, a_dims, "a");
     const int b = w.AddTensor(type, b_dims, "b");
     const int y = w.AddTensor(type, {1}, "y");
-    if (type == kKilnInt8) {
+    if (type == kKilnUInt8) {
       for (int t : {a, b, y}) w.SetQuantization(t, {0.5f}, {0});
     }
     w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, adj_y, false});
@@ -1111,7 +1111,7 @@ TEST(OpWrapperTest, BatchMatMulBroadcastsAndRefusesClearly) {
   refused({2, 3}, {4, 5}, kKilnFloat32, false, {"BATCH_MATMUL", "lhs 'a' [2, 3]", "disagree on the summed", "3 and 4"});
   refused({2, 3}, {4, 3}, kKilnFloat32, false, {"disagree on the summed dimension"});
   refused({2, 3, 4}, {3, 4, 5}, kKilnFloat32, false, {"batch dimensions", "do not broadcast"});
-  refused({2, 3}, {3, 2}, kKilnInt16, false, {"BATCH_MATMUL", "'a'", "float32"});
+  refused({2, 3}, {3, 2}, kKilnUInt8, false, {"BATCH_MATMUL", "'a'", "float32"});
   refused({1, 1, 1, 1, 2, 3}, {3, 2}, kKilnFloat32, false, {"BATCH_MATMUL", "'a'", "rank"});
 }
 
@@ -1160,6 +1160,41 @@ TEST(OpWrapperTest, BatchMatMulInt8RunsAndRefusesClearly) {
   refused(kKilnUInt8, false, true, {"BATCH_MATMUL", "rhs", "'b'", "int8"});
   refused(kKilnInt8, true, true, {"BATCH_MATMUL", "rhs", "'b'", "2 scales"});
   refused(kKilnInt8, false, false, {"BATCH_MATMUL", "output", "'y'", "no quantization"});
+  // int16: symmetric, the multiplier 0.5 * 0.25 / 0.125 = 1; rows (2, 4) and (-3, 5) times the columns (1, -1) and
+  // (-32768, 32767), the second past int16 to show the clamp.
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt16, {2, 2}, "a");
+    const int b = w.AddConstTensor<int16_t>(kKilnInt16, {2, 2}, "b", {1, -32768, -1, 32767});
+    const int y = w.AddTensor(kKilnInt16, {2, 2}, "y");
+    w.SetQuantization(a, {0.5f}, {0});
+    w.SetQuantization(b, {0.25f}, {0});
+    w.SetQuantization(y, {0.125f}, {0});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int16_t in[] = {2, 4, -3, 5};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    // (2 - 4, 2 * -32768 + 4 * 32767 = 65532 -> 32767), (-3 - 5, 98304 + 163835 -> 32767).
+    EXPECT_EQ(r.OutputAs<int16_t>(), (std::vector<int16_t>{-2, 32767, -8, 32767}));
+  }
+  {  // an int16 zero point is refused (LiteRT's int16 kernel needs symmetric tensors)
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt16, {2, 2}, "a");
+    const int b = w.AddTensor(kKilnInt16, {2, 2}, "b");
+    const int y = w.AddTensor(kKilnInt16, {2, 2}, "y");
+    w.SetQuantization(a, {0.5f}, {0});
+    w.SetQuantization(b, {0.5f}, {3});
+    w.SetQuantization(y, {0.5f}, {0});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"BATCH_MATMUL", "rhs", "'b'", "zero point"});
+  }
 }
 
 TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {

@@ -363,6 +363,50 @@ TEST(QuantizedKernelsTest, BatchMatMulMatchesPlainFormula) {
   }
 }
 
+// BATCH_MATMUL int16: the int64 sum of products (past int32 at depth 300 over the whole int16 range), then the
+// int64 multiply (against its own tested helper) or, narrowed to int32, double rounding; clamped to int16.
+TEST(QuantizedKernelsTest, BatchMatMul16MatchesPlainFormula) {
+  std::mt19937 rng(9);
+  for (bool wide : {true, false}) {
+    for (int64_t depth : {1, 7, 300}) {
+      for (double real : {1e-4, 0.01, 3.0}) {
+        BatchMatMulParams p;
+        p.rows = 2;
+        p.depth = depth;
+        p.cols = 3;
+        p.adj_y = depth == 7;
+        p.lhs_batch = {0, 0};
+        p.rhs_batch = {0, 1};
+        BatchMatMulInt8Params q;
+        q.multiplier = QuantizeMultiplier(real);
+        q.wide_multiply = wide;
+        q.rounding = Rounding::kDouble;
+        std::vector<int16_t> lhs(static_cast<size_t>(2 * depth)), rhs(static_cast<size_t>(2 * depth * 3));
+        for (int16_t& v : lhs) v = static_cast<int16_t>(static_cast<int32_t>(rng() % 65536) - 32768);
+        for (int16_t& v : rhs) v = static_cast<int16_t>(static_cast<int32_t>(rng() % 65536) - 32768);
+        std::vector<int16_t> got(2 * 2 * 3);
+        BatchMatMul16(p, q, lhs.data(), rhs.data(), got.data());
+        size_t at = 0;
+        for (size_t b = 0; b < 2; ++b) {
+          const int16_t* m = rhs.data() + p.rhs_batch[b] * depth * 3;
+          for (int64_t i = 0; i < 2; ++i) {
+            for (int64_t j = 0; j < 3; ++j, ++at) {
+              int64_t acc = 0;
+              for (int64_t d = 0; d < depth; ++d)
+                acc += int64_t{lhs[i * depth + d]} * (p.adj_y ? m[j * depth + d] : m[d * 3 + j]);
+              const int64_t scaled =
+                  wide ? MultiplyByQuantizedMultiplierInt64(acc, q.multiplier.multiplier, q.multiplier.shift)
+                       : ApplyDouble(static_cast<int32_t>(static_cast<uint64_t>(acc)), q.multiplier);
+              ASSERT_EQ(got[at], std::clamp<int64_t>(scaled, -32768, 32767))
+                  << "wide " << wide << " depth " << depth << " real " << real << " at " << at;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // The inverse square root multiplier: x * 2^-(31 + shift) close to 1 / sqrt(x) over the int32 range, and x <= 1
 // as 1 (INT32_MAX, shift 0).
 TEST(QuantizedKernelsTest, InvSqrtMultiplierApproximatesInverseSqrt) {
