@@ -1138,6 +1138,24 @@ TEST(OpWrapperTest, BatchMatMulInt8RunsAndRefusesClearly) {
     // multiplier 0.5 * 0.25 / 0.125 = 1: (3-1)*(3+1) + (5-1)*(1+1) = 16 -> 13; (-2)*4 + 119*2 = 230 -> 227 -> 127.
     EXPECT_EQ(r.OutputAs<int8_t>(), (std::vector<int8_t>{13, 127}));
   }
+  // Empty operands: a summed dimension of 0 gives the output zero point everywhere; no rows gives an empty output.
+  for (int rows : {2, 0}) {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {rows, rows == 0 ? 4 : 0}, "a");
+    const int b = w.AddTensor(kKilnInt8, {rows == 0 ? 4 : 0, 3}, "b");
+    const int y = w.AddTensor(kKilnInt8, {rows, 3}, "y");
+    w.SetQuantization(a, {0.5f}, {4});
+    w.SetQuantization(b, {0.5f}, {-4});
+    w.SetQuantization(y, {0.5f}, {-9});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{rows, 3}));
+    EXPECT_EQ(r.OutputAs<int8_t>(), std::vector<int8_t>(static_cast<size_t>(rows * 3), int8_t{-9}));
+  }
   const auto refused = [](KilnType rhs_type, bool per_channel, bool quantized_output,
                           const std::vector<std::string>& words) {
     ModelWriter w;
