@@ -326,6 +326,8 @@ constexpr int kMaxBatchMatMulRank = 5;
 struct BatchMatMulState {
   reference::BatchMatMulParams params;
   int64_t lhs_count = 0, rhs_count = 0, output_count = 0;
+  bool is_int8 = false, is_int16 = false;
+  reference::BatchMatMulInt8Params int8;
 };
 
 KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -333,8 +335,45 @@ KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) 
   KILN_OPS_GET_STATE(BatchMatMulState, state, context, node, op);
   const KilnOpaqueTensor *lhs, *rhs;
   KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &lhs, &output, "rhs", &rhs));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "rhs", rhs));
+  state->is_int8 = IsInt8Input(context, node);
+  state->is_int16 = IsInt16Input(context, node);
+  if (state->is_int8) {
+    // int8 (LiteRT's v2+): per-tensor int8 lhs, rhs and output, each with its own zero point; the multiplier
+    // lhs_scale * rhs_scale / output_scale, the scales' product taken in float as LiteRT's
+    // GetQuantizedConvolutionMultipler.
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "lhs", &lhs));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "rhs", &rhs));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+    float lhs_scale, rhs_scale, output_scale;
+    reference::BatchMatMulInt8Params& q = state->int8;
+    KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "lhs", lhs, kKilnInt8, &lhs_scale, &q.lhs_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(GetQuantization8(context, op, "rhs", rhs, kKilnInt8, &rhs_scale, &q.rhs_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "output", output, kKilnInt8, &output_scale, &q.output_zero_point));
+    q.multiplier = reference::QuantizedConvolutionMultiplier(lhs_scale, rhs_scale, output_scale,
+                                                             reference::ScaleProduct::kFloat);
+    q.rounding = reference::Rounding::kDouble;  // measured: single rounding differs on q8_batch_matmul_2 and _7
+  } else if (state->is_int16) {
+    // int16 (LiteRT's v3+): symmetric int16 lhs, rhs and output (zero points 0, as LiteRT requires).
+    KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "lhs", &lhs));
+    KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "rhs", &rhs));
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+    float lhs_scale, rhs_scale, output_scale;
+    reference::BatchMatMulInt8Params& q = state->int8;
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "lhs", lhs, &lhs_scale));
+    KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "rhs", rhs, kKilnInt16));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "rhs", rhs, &rhs_scale));
+    KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, kKilnInt16));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+    q.multiplier = reference::QuantizedConvolutionMultiplier(lhs_scale, rhs_scale, output_scale,
+                                                             reference::ScaleProduct::kFloat);
+    q.wide_multiply = true;  // measured: the sum narrowed to int32 with double rounding differs (docs/ops.md)
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &lhs, &output, "rhs", &rhs));
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "rhs", rhs));
+  }
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "lhs", lhs, 2, kMaxBatchMatMulRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "rhs", rhs, 2, kMaxBatchMatMulRank));
   const auto* options = static_cast<const KilnBatchMatMulParams*>(KilnOpaqueNodeGetBuiltinData(node));
@@ -400,6 +439,26 @@ KilnStatus BatchMatMulInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "BATCH_MATMUL";
   KILN_OPS_GET_STATE(BatchMatMulState, state, context, node, op);
   if (state->output_count == 0) return kKilnOk;
+  if (state->is_int8) {
+    const int8_t *lhs, *rhs;
+    int8_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInvokeData(context, node, op, state->lhs_count, state->output_count, &lhs, &output));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1), state->rhs_count, &rhs));
+    reference::BatchMatMulInt8(state->params, state->int8, lhs, rhs, output);
+    return kKilnOk;
+  }
+  if (state->is_int16) {
+    const int16_t *lhs, *rhs;
+    int16_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInvokeData(context, node, op, state->lhs_count, state->output_count, &lhs, &output));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1), state->rhs_count, &rhs));
+    reference::BatchMatMul16(state->params, state->int8, lhs, rhs, output);
+    return kKilnOk;
+  }
   const float *lhs, *rhs;
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(

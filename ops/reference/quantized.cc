@@ -244,6 +244,40 @@ int32_t LogXForXGreaterThanOrEqualTo1(int32_t x, int input_bits, int output_bits
   return Rescale(Add(Mul(z_pow_2_adj, kLog2), Mul(num_scaled, recip_denom)), accum_bits, output_bits);
 }
 
+void InvSqrtMultiplier(int32_t x, int32_t* multiplier, int* right_shift) {
+  if (x <= 1) {
+    *multiplier = std::numeric_limits<int32_t>::max();
+    *right_shift = 0;
+    return;
+  }
+  int shift = 11;
+  while (x >= (int32_t{1} << 29)) {
+    x /= 4;
+    ++shift;
+  }
+  // Up by pairs of bits until x is in [2^27, 2^29).
+  const int pairs = (CountLeadingZeros(static_cast<uint32_t>(x)) - 1) / 2 - 1;
+  shift -= pairs;
+  x = static_cast<int32_t>(static_cast<uint32_t>(x) << (2 * pairs));
+  constexpr int32_t kOne = int32_t{1} << 28;                            // 1 in Q3.28
+  constexpr int32_t kThreeHalves = (int32_t{1} << 28) + (int32_t{1} << 27);  // 1.5 in Q3.28
+  constexpr int32_t kHalfSqrt2 = 1518500250;                            // sqrt(2) / 2 in Q0.31
+  const int32_t value = x >> 1;                                          // Q3.28
+  const int32_t half_value = SaturatingRoundingMultiplyByPOT(value, -1);
+  int32_t y = kOne;
+  for (int step = 0; step < 5; ++step) {
+    const int32_t y3 = Rescale(Mul(Mul(y, y), y), 9, 3);                 // Q9 -> Q3
+    y = Rescale(Sub(Mul(kThreeHalves, y), Mul(half_value, y3)), 6, 3);  // Q6 -> Q3
+  }
+  int32_t m = Mul(y, kHalfSqrt2);  // Q3 * Q0 -> Q3
+  if (shift < 0) {
+    m = static_cast<int32_t>(static_cast<uint32_t>(m) << -shift);
+    shift = 0;
+  }
+  *multiplier = m;
+  *right_shift = shift;
+}
+
 }  // namespace fixed_point
 
 }  // namespace kiln::ops::reference

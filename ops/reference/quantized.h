@@ -144,6 +144,14 @@ int32_t OneOverOnePlusX(int32_t a);
 // approximation around sqrt(sqrt(1/2))).
 int32_t LogXForXGreaterThanOrEqualTo1(int32_t x, int input_bits, int output_bits);
 
+// 1 / sqrt(x) for an int32 x as a multiplier and right shift, as LiteRT's GetInvSqrtQuantizedMultiplierExp:
+// x <= 1 gives INT32_MAX and 0; otherwise x is scaled by powers of 4 into [2^27, 2^29) (the shift counting
+// them from 11), read as Q3.28 of x / 2^29 (its half), five Newton-Raphson steps y = 1.5 y - (x / 2) y^3 from
+// y = 1 in Q3.28 (each product a rounding doubling high multiply, rescaled with saturation), times sqrt(2) / 2
+// (Q0.31); a negative shift is moved into the multiplier. x * multiplier * 2^-(31 + right_shift) ~=
+// 1 / sqrt(x).
+void InvSqrtMultiplier(int32_t x, int32_t* multiplier, int* right_shift);
+
 }  // namespace fixed_point
 
 }  // namespace kiln::ops::reference

@@ -587,4 +587,85 @@ void ReduceQuantized(const ReduceInt8Params& p, const T* input, T* output) {
 template void ReduceQuantized<int8_t>(const ReduceInt8Params&, const int8_t*, int8_t*);
 template void ReduceQuantized<uint8_t>(const ReduceInt8Params&, const uint8_t*, uint8_t*);
 
+void BatchMatMulInt8(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int8_t* lhs,
+                     const int8_t* rhs, int8_t* output) {
+  const int64_t r = shape.rows, k = shape.depth, c = shape.cols;
+  for (size_t b = 0; b < shape.lhs_batch.size(); ++b) {
+    const int8_t* a = lhs + shape.lhs_batch[b] * r * k;
+    const int8_t* m = rhs + shape.rhs_batch[b] * k * c;
+    int8_t* out = output + static_cast<int64_t>(b) * r * c;
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t j = 0; j < c; ++j) {
+        int32_t acc = 0;
+        for (int64_t d = 0; d < k; ++d) {
+          const int32_t x = (shape.adj_x ? a[d * r + i] : a[i * k + d]) - quant.lhs_zero_point;
+          const int32_t y = (shape.adj_y ? m[j * k + d] : m[d * c + j]) - quant.rhs_zero_point;
+          acc = WrapAdd(acc, x * y);  // |x * y| <= 255 * 255
+        }
+        const int32_t scaled =
+            WrapAdd(MultiplyByQuantizedMultiplier(acc, quant.multiplier, quant.rounding), quant.output_zero_point);
+        out[i * c + j] = static_cast<int8_t>(std::clamp<int32_t>(scaled, -128, 127));
+      }
+    }
+  }
+}
+
+void BatchMatMul16(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int16_t* lhs,
+                   const int16_t* rhs, int16_t* output) {
+  const int64_t r = shape.rows, k = shape.depth, c = shape.cols;
+  for (size_t b = 0; b < shape.lhs_batch.size(); ++b) {
+    const int16_t* a = lhs + shape.lhs_batch[b] * r * k;
+    const int16_t* m = rhs + shape.rhs_batch[b] * k * c;
+    int16_t* out = output + static_cast<int64_t>(b) * r * c;
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t j = 0; j < c; ++j) {
+        int64_t acc = 0;
+        for (int64_t d = 0; d < k; ++d) {
+          const int64_t x = shape.adj_x ? a[d * r + i] : a[i * k + d];
+          const int64_t y = shape.adj_y ? m[j * k + d] : m[d * c + j];
+          acc = WrapAdd(acc, x * y);
+        }
+        const int32_t scaled =
+            quant.wide_multiply
+                ? MultiplyByQuantizedMultiplierInt64(acc, quant.multiplier.multiplier, quant.multiplier.shift)
+                : MultiplyByQuantizedMultiplier(static_cast<int32_t>(static_cast<uint64_t>(acc)), quant.multiplier,
+                                                quant.rounding);
+        out[i * c + j] = static_cast<int16_t>(std::clamp<int32_t>(WrapAdd(scaled, quant.output_zero_point),
+                                                                  -32768, 32767));
+      }
+    }
+  }
+}
+
+template <typename T>
+void L2NormalizationQuantized(int64_t outer, int64_t depth, int32_t input_zero_point, int32_t output_zero_point,
+                              Rounding rounding, const T* input, T* output) {
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  for (int64_t row = 0; row < outer; ++row) {
+    const T* in = input + row * depth;
+    T* out = output + row * depth;
+    int32_t sum = 0;
+    for (int64_t c = 0; c < depth; ++c) {
+      const int32_t diff = in[c] - input_zero_point;
+      sum = WrapAdd(sum, diff * diff);  // |diff| <= 255
+    }
+    QuantizedMultiplier m;
+    int right_shift = 0;
+    fixed_point::InvSqrtMultiplier(sum, &m.multiplier, &right_shift);
+    // uint8: 128 * diff times the multiplier; int8: diff times the multiplier with the 2^7 folded into the shift,
+    // which rounds differently once the shift is a right one.
+    const bool fold = std::is_same_v<T, int8_t>;
+    m.shift = fold ? 7 - right_shift : -right_shift;
+    for (int64_t c = 0; c < depth; ++c) {
+      const int32_t diff = in[c] - input_zero_point;
+      const int32_t scaled = MultiplyByQuantizedMultiplier(fold ? diff : 128 * diff, m, rounding);
+      out[c] = static_cast<T>(std::clamp<int32_t>(WrapAdd(scaled, output_zero_point), lo, hi));
+    }
+  }
+}
+template void L2NormalizationQuantized<int8_t>(int64_t, int64_t, int32_t, int32_t, Rounding, const int8_t*,
+                                               int8_t*);
+template void L2NormalizationQuantized<uint8_t>(int64_t, int64_t, int32_t, int32_t, Rounding, const uint8_t*,
+                                                uint8_t*);
+
 }  // namespace kiln::ops::reference

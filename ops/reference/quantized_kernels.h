@@ -96,6 +96,35 @@ inline void DepthwiseConvInt8(const DepthwiseConvParams& shape, const WeightedQu
   DepthwiseConvQuantized<int8_t>(shape, quant, input, filter, bias, output);
 }
 
+// BATCH_MATMUL int8 (LiteRT's reference integer kernel): per-tensor int8 lhs, rhs and output;
+// acc = sum (lhs - lhs_zero_point) * (rhs - rhs_zero_point) in int32 (wrapping), then
+// out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier, rounding) + output_zero_point, -128, 127).
+// The shapes, adj_x / adj_y and the batch broadcast as BatchMatMulFloat.
+// int16 (BatchMatMul16): symmetric int16 lhs, rhs and output (zero points 0), the sum in int64, then LiteRT's
+// int64 multiply (MultiplyByQuantizedMultiplierInt64) when `wide_multiply`, else the sum narrowed to int32
+// (wrapping) and `rounding`; clamped to int16.
+struct BatchMatMulInt8Params {
+  int32_t lhs_zero_point = 0, rhs_zero_point = 0, output_zero_point = 0;
+  QuantizedMultiplier multiplier;
+  Rounding rounding = Rounding::kDouble;
+  bool wide_multiply = true;  // int16 only
+};
+void BatchMatMulInt8(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int8_t* lhs,
+                     const int8_t* rhs, int8_t* output);
+void BatchMatMul16(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int16_t* lhs,
+                   const int16_t* rhs, int16_t* output);
+
+// L2_NORMALIZATION int8 / uint8 (LiteRT's reference integer kernels) over `outer` rows of `depth`: the int32 sum
+// of squared (x - input_zero_point) (wrapping), its inverse square root as a multiplier and right shift r
+// (fixed_point::InvSqrtMultiplier), then each out = clamp(output_zero_point + that multiplier applied with
+// `rounding`), in the type's range: uint8 to 128 * (x - input_zero_point) with shift -r (LiteRT's reference_ops),
+// int8 to x - input_zero_point with shift 7 - r (LiteRT's integer_ops fold the 128 into the shift; the two round
+// differently). The output is quantized 1/128 with zero point 0 (int8)
+// or 128 (uint8), as LiteRT requires.
+template <typename T>
+void L2NormalizationQuantized(int64_t outer, int64_t depth, int32_t input_zero_point, int32_t output_zero_point,
+                              Rounding rounding, const T* input, T* output);
+
 // ADD, LiteRT's scheme: each input, less its zero point, is shifted left by `left_shift` (20) and scaled by its
 // multiplier (scale / (2 * max input scale)); the sum is scaled by the output multiplier
 // (2 * max input scale / (2^left_shift * output scale)), the output zero point added and the result clamped.

@@ -93,6 +93,30 @@ int main(int argc, char** argv) {
     w.SetOutputs({rows});
     seeds.push_back({"batch_matmul_embedding", std::move(w)});
   }
+  {  // int8 BATCH_MATMUL with zero points and a broadcast batch
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {2, 3, 4}, "a");
+    const int b = w.AddTensor(kKilnInt8, {4, 2}, "b");
+    const int y = w.AddTensor(kKilnInt8, {2, 3, 2}, "y");
+    w.SetQuantization(a, {0.05f}, {3});
+    w.SetQuantization(b, {0.02f}, {-7});
+    w.SetQuantization(y, {0.1f}, {-1});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    seeds.push_back({"batch_matmul_int8", std::move(w)});
+  }
+  {  // int8 L2_NORMALIZATION (output 1/128, zero point 0)
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 3, 5}, "x");
+    const int y = w.AddTensor(kKilnInt8, {2, 3, 5}, "y");
+    w.SetQuantization(x, {0.05f}, {-3});
+    w.SetQuantization(y, {1.0f / 128}, {0});
+    w.AddOp(kKilnBuiltinL2Normalization, {x}, {y}, KilnL2NormParams{kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    seeds.push_back({"l2_normalization_int8", std::move(w)});
+  }
   {  // bools from the fuzzer's bytes: a comparison, LOGICAL_AND/NOT and SELECT_V2 on them
     ModelWriter w;
     const int a = w.AddTensor(kKilnFloat32, {2, 3}, "a");

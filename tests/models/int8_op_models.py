@@ -209,6 +209,76 @@ def main():
     fc_large_sum_ops(out)
     transpose_conv_ops(out)
     resize_ops(out, np.int8, "q8")
+    batch_matmul_ops(out)
+    l2_norm_ops(out, np.int8, "q8")
+
+
+def batch_matmul16_ops(out):
+    """BATCH_MATMUL int16 (zero points 0): batch broadcast, adj_x / adj_y, a constant rhs, sums past int32 (k = 64
+    and 256 over the whole int16 range)."""
+    cases = [((2, 3, 4), (2, 4, 5), False, False, 0.001, 0.002, 0.01, False),
+             ((3, 4), (2, 4, 5), False, False, 0.05, 0.0001, 0.001, False),
+             ((2, 1, 4, 3), (1, 3, 5, 4), True, True, 0.0003, 0.0007, 0.002, False),
+             ((1, 2, 6, 7), (7, 3), False, False, 0.013, 0.011, 4.0, True),
+             ((4, 64), (64, 3), False, False, 0.002, 0.003, 0.5, False),
+             ((2, 256), (256, 2), False, False, 0.5, 0.5, 2.0 ** 14, False)]
+    for i, (a_shape, b_shape, adj_x, adj_y, a_s, b_s, y_s, const_rhs) in enumerate(cases):
+        m = OneOpModel(out, np.int16)
+        a = m.tensor(a_shape, a_s, 0, "lhs")
+        data = np.random.default_rng(40 + i).integers(-32768, 32768, size=b_shape) if const_rhs else None
+        b = m.tensor(b_shape, b_s, 0, "rhs", data=data)
+        rows = a_shape[-1] if adj_x else a_shape[-2]
+        cols = b_shape[-2] if adj_y else b_shape[-1]
+        batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+        y = m.tensor(tuple(batch) + (rows, cols), y_s, 0, "y", is_input=False)
+        options = S.BatchMatMulOptionsT()
+        options.adjX, options.adjY = adj_x, adj_y
+        m.write("q16_batch_matmul_%d" % i, OPS.BATCH_MATMUL, 3, [a, b], y, S.BuiltinOptions.BatchMatMulOptions,
+                options)
+
+
+def l2_norm_ops(out, dtype, prefix):
+    """L2_NORMALIZATION int8 / uint8 (output 1/128, zero point 0 or 128, as LiteRT requires): rows of 1 to 300,
+    input zero points at both ends of the type, ranks 1 to 4."""
+    lo = -128 if dtype == np.int8 else 0
+    out_zp = 0 if dtype == np.int8 else 128
+    # shape, input scale, input zero point (offset from the type's minimum)
+    cases = [((2, 3, 8), 0.05, 128), ((4, 16), 0.5, 0), ((1, 2, 3, 100), 0.01, 178), ((5, 1), 1.0, 128),
+             ((3, 7), 2.0, 255), ((6, 300), 0.003, 120), ((37,), 0.1, 100)]
+    for i, (shape, scale, zp) in enumerate(cases):
+        m = OneOpModel(out, dtype)
+        x = m.tensor(shape, scale, lo + zp, "x")
+        y = m.tensor(shape, 1.0 / 128, out_zp, "y", is_input=False)
+        options = S.L2NormOptionsT()
+        m.write("%s_l2_norm_%d" % (prefix, i), OPS.L2_NORMALIZATION, 2 if dtype == np.int8 else 1, [x], y,
+                S.BuiltinOptions.L2NormOptions, options)
+
+
+def batch_matmul_ops(out):
+    """BATCH_MATMUL int8: batch broadcast both ways, adj_x / adj_y, a constant rhs, zero points at both ends of
+    int8, a long summed dimension, and a multiplier of exactly 2^-8 (0.5 * 0.5 / 64) where ties are frequent."""
+    # lhs shape, rhs shape, adj_x, adj_y, (lhs scale, zp), (rhs scale, zp), (output scale, zp), constant rhs
+    cases = [((2, 3, 4), (2, 4, 5), False, False, (0.05, 3), (0.02, -7), (0.1, 0), False),
+             ((3, 4), (2, 4, 5), False, False, (0.5, -128), (0.0039215, 127), (0.3, -5), False),
+             ((2, 1, 3, 4), (1, 3, 4, 5), False, False, (0.01, 0), (0.02, 10), (0.005, 127), False),
+             ((2, 4, 3), (2, 5, 4), True, True, (0.1, -20), (0.07, 5), (0.9, 12), False),
+             ((1, 2, 6, 7), (7, 3), False, False, (0.013, 9), (0.011, -3), (0.02, -128), True),
+             ((2, 3, 2, 5), (3, 3, 5), False, True, (1e-3, 0), (2.0, 0), (0.05, 0), False),
+             ((4, 256), (256, 3), False, False, (0.02, -1), (0.03, 2), (1.7, 1), False),
+             ((64, 2), (2, 16), False, False, (0.5, 0), (0.5, 0), (64.0, 0), False)]
+    for i, (a_shape, b_shape, adj_x, adj_y, a_q, b_q, y_q, const_rhs) in enumerate(cases):
+        m = OneOpModel(out)
+        a = m.tensor(a_shape, *a_q, "lhs")
+        data = np.random.default_rng(20 + i).integers(-128, 128, size=b_shape) if const_rhs else None
+        b = m.tensor(b_shape, *b_q, "rhs", data=data)
+        rows = a_shape[-1] if adj_x else a_shape[-2]
+        cols = b_shape[-2] if adj_y else b_shape[-1]
+        batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+        y = m.tensor(tuple(batch) + (rows, cols), *y_q, "y", is_input=False)
+        options = S.BatchMatMulOptionsT()
+        options.adjX, options.adjY = adj_x, adj_y
+        m.write("q8_batch_matmul_%d" % i, OPS.BATCH_MATMUL, 2, [a, b], y, S.BuiltinOptions.BatchMatMulOptions,
+                options)
 
 
 def fc_large_sum_ops(out):

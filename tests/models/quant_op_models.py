@@ -12,7 +12,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from int8_op_models import ACTIVATIONS, OPS, S, OneOpModel, binary, reduce_ops, resize_ops, unary  # noqa: E402
+from int8_op_models import (ACTIVATIONS, OPS, S, OneOpModel, batch_matmul16_ops, binary, l2_norm_ops,  # noqa: E402
+                            reduce_ops, resize_ops, unary)
 
 U8 = np.uint8
 
@@ -497,6 +498,8 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     resize_ops(out, np.uint8, "qu8")
+    l2_norm_ops(out, np.uint8, "qu8")
+    batch_matmul16_ops(out)
     resize_ops(out, np.int16, "q16")
     uint8_ops(out)
     uint8_weighted_ops(out)

@@ -813,7 +813,8 @@ TEST(OpWrapperTest, ElementReductionsRunAndRefuseClearly) {
 }
 
 // L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION and CUMSUM through the interpreter, and their
-// refusals: a fused activation on L2_NORMALIZATION, int8 input, a negative LRN radius, LRN off rank 4, a CUMSUM
+// refusals: a fused activation on L2_NORMALIZATION, its int8/uint8 output quantized other than LiteRT requires,
+// rank 5, int16 input, a negative LRN radius, LRN off rank 4, a CUMSUM
 // axis out of range or computed at run time.
 TEST(OpWrapperTest, NormalizationAndCumsumRunAndRefuseClearly) {
   {
@@ -887,18 +888,48 @@ TEST(OpWrapperTest, NormalizationAndCumsumRunAndRefuseClearly) {
     Runner r(w);
     ExpectErrorMentions(r, {"L2_NORMALIZATION", "fused activation", "only NONE"});
   }
-  {
+  // int8 and uint8: rows (3, 4) and all zero point; out = 128 * x / 5 (76.8, 102.4) plus the output zero point.
+  for (KilnType type : {kKilnInt8, kKilnUInt8}) {
     ModelWriter w;
-    const int x = w.AddTensor(kKilnInt8, {2, 2}, "x");
-    const int y = w.AddTensor(kKilnInt8, {2, 2}, "y");
-    w.SetQuantization(x, {0.5f}, {0});
-    w.SetQuantization(y, {1.0f / 128}, {0});
+    const int x = w.AddTensor(type, {2, 2}, "x");
+    const int y = w.AddTensor(type, {2, 2}, "y");
+    const int zp = type == kKilnInt8 ? -7 : 10, out_zp = type == kKilnInt8 ? 0 : 128;
+    w.SetQuantization(x, {0.5f}, {zp});
+    w.SetQuantization(y, {1.0f / 128}, {out_zp});
     w.AddOp(kKilnBuiltinL2Normalization, {x}, {y}, KilnL2NormParams{kKilnActNone});
     w.SetInputs({x});
     w.SetOutputs({y});
     Runner r(w);
-    ExpectErrorMentions(r, {"L2_NORMALIZATION", "'x'"});
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const uint8_t in[] = {static_cast<uint8_t>(zp + 3), static_cast<uint8_t>(zp + 4), static_cast<uint8_t>(zp),
+                          static_cast<uint8_t>(zp)};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    const auto out = r.OutputAs<uint8_t>();
+    const std::vector<int> want = {out_zp + 77, out_zp + 102, out_zp, out_zp};
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(type == kKilnInt8 ? static_cast<int>(static_cast<int8_t>(out[i])) : static_cast<int>(out[i]),
+                want[i])
+          << KilnTypeGetName(type) << " " << i;
+    }
   }
+  const auto refused = [](KilnType type, std::vector<int> dims, float out_scale, int out_zp,
+                          const std::vector<std::string>& words) {
+    ModelWriter w;
+    const int x = w.AddTensor(type, dims, "x");
+    const int y = w.AddTensor(type, dims, "y");
+    w.SetQuantization(x, {0.5f}, {0});
+    w.SetQuantization(y, {out_scale}, {out_zp});
+    w.AddOp(kKilnBuiltinL2Normalization, {x}, {y}, KilnL2NormParams{kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, words);
+  };
+  refused(kKilnInt8, {2, 2}, 1.0f / 64, 0, {"L2_NORMALIZATION", "output 'y'", "1/128", "and 0"});
+  refused(kKilnUInt8, {2, 2}, 1.0f / 128, 0, {"L2_NORMALIZATION", "uint8 output 'y'", "zero point 0", "and 128"});
+  refused(kKilnInt8, {1, 1, 1, 1, 2}, 1.0f / 128, 0, {"L2_NORMALIZATION", "'x'", "rank"});
+  refused(kKilnInt16, {2, 2}, 1.0f / 128, 0, {"L2_NORMALIZATION", "'x'", "float32"});
   {
     ModelWriter w;
     const int x = w.AddTensor(kKilnFloat32, {1, 2, 2, 3}, "x");
@@ -1068,7 +1099,7 @@ TEST(OpWrapperTest, BatchMatMulBroadcastsAndRefusesClearly) {
     const int a = w.AddTensor(type, a_dims, "a");
     const int b = w.AddTensor(type, b_dims, "b");
     const int y = w.AddTensor(type, {1}, "y");
-    if (type == kKilnInt8) {
+    if (type == kKilnUInt8) {
       for (int t : {a, b, y}) w.SetQuantization(t, {0.5f}, {0});
     }
     w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, adj_y, false});
@@ -1080,8 +1111,108 @@ TEST(OpWrapperTest, BatchMatMulBroadcastsAndRefusesClearly) {
   refused({2, 3}, {4, 5}, kKilnFloat32, false, {"BATCH_MATMUL", "lhs 'a' [2, 3]", "disagree on the summed", "3 and 4"});
   refused({2, 3}, {4, 3}, kKilnFloat32, false, {"disagree on the summed dimension"});
   refused({2, 3, 4}, {3, 4, 5}, kKilnFloat32, false, {"batch dimensions", "do not broadcast"});
-  refused({2, 3}, {3, 2}, kKilnInt8, false, {"BATCH_MATMUL", "'a'", "float32"});
+  refused({2, 3}, {3, 2}, kKilnUInt8, false, {"BATCH_MATMUL", "'a'", "float32"});
   refused({1, 1, 1, 1, 2, 3}, {3, 2}, kKilnFloat32, false, {"BATCH_MATMUL", "'a'", "rank"});
+}
+
+// BATCH_MATMUL int8: per-tensor quantized operands with zero points, a broadcast batch, and the refusals of a
+// mixed-type rhs, a per-channel rhs and an unquantized output, each naming the tensor.
+TEST(OpWrapperTest, BatchMatMulInt8RunsAndRefusesClearly) {
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {2, 1, 2}, "a");
+    const int b = w.AddConstTensor<int8_t>(kKilnInt8, {2, 1}, "b", {3, 1});
+    const int y = w.AddTensor(kKilnInt8, {2, 1, 1}, "y");
+    w.SetQuantization(a, {0.5f}, {1});
+    w.SetQuantization(b, {0.25f}, {-1});
+    w.SetQuantization(y, {0.125f}, {-3});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t in[] = {3, 5, -1, 120};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 1, 1}));
+    // multiplier 0.5 * 0.25 / 0.125 = 1: (3-1)*(3+1) + (5-1)*(1+1) = 16 -> 13; (-2)*4 + 119*2 = 230 -> 227 -> 127.
+    EXPECT_EQ(r.OutputAs<int8_t>(), (std::vector<int8_t>{13, 127}));
+  }
+  // Empty operands: a summed dimension of 0 gives the output zero point everywhere; no rows gives an empty output.
+  for (int rows : {2, 0}) {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {rows, rows == 0 ? 4 : 0}, "a");
+    const int b = w.AddTensor(kKilnInt8, {rows == 0 ? 4 : 0, 3}, "b");
+    const int y = w.AddTensor(kKilnInt8, {rows, 3}, "y");
+    w.SetQuantization(a, {0.5f}, {4});
+    w.SetQuantization(b, {0.5f}, {-4});
+    w.SetQuantization(y, {0.5f}, {-9});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{rows, 3}));
+    EXPECT_EQ(r.OutputAs<int8_t>(), std::vector<int8_t>(static_cast<size_t>(rows * 3), int8_t{-9}));
+  }
+  const auto refused = [](KilnType rhs_type, bool per_channel, bool quantized_output,
+                          const std::vector<std::string>& words) {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt8, {2, 3}, "a");
+    const int b = w.AddTensor(rhs_type, {3, 2}, "b");
+    const int y = w.AddTensor(kKilnInt8, {2, 2}, "y");
+    w.SetQuantization(a, {0.5f}, {0});
+    if (per_channel) {
+      w.SetQuantization(b, {0.5f, 0.25f}, {0, 0}, 1);
+    } else {
+      w.SetQuantization(b, {0.5f}, {0});
+    }
+    if (quantized_output) w.SetQuantization(y, {0.5f}, {0});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, words);
+  };
+  refused(kKilnUInt8, false, true, {"BATCH_MATMUL", "rhs", "'b'", "int8"});
+  refused(kKilnInt8, true, true, {"BATCH_MATMUL", "rhs", "'b'", "2 scales"});
+  refused(kKilnInt8, false, false, {"BATCH_MATMUL", "output", "'y'", "no quantization"});
+  // int16: symmetric, the multiplier 0.5 * 0.25 / 0.125 = 1; rows (2, 4) and (-3, 5) times the columns (1, -1) and
+  // (-32768, 32767), the second past int16 to show the clamp.
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt16, {2, 2}, "a");
+    const int b = w.AddConstTensor<int16_t>(kKilnInt16, {2, 2}, "b", {1, -32768, -1, 32767});
+    const int y = w.AddTensor(kKilnInt16, {2, 2}, "y");
+    w.SetQuantization(a, {0.5f}, {0});
+    w.SetQuantization(b, {0.25f}, {0});
+    w.SetQuantization(y, {0.125f}, {0});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int16_t in[] = {2, 4, -3, 5};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    // (2 - 4, 2 * -32768 + 4 * 32767 = 65532 -> 32767), (-3 - 5, 98304 + 163835 -> 32767).
+    EXPECT_EQ(r.OutputAs<int16_t>(), (std::vector<int16_t>{-2, 32767, -8, 32767}));
+  }
+  {  // an int16 zero point is refused (LiteRT's int16 kernel needs symmetric tensors)
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt16, {2, 2}, "a");
+    const int b = w.AddTensor(kKilnInt16, {2, 2}, "b");
+    const int y = w.AddTensor(kKilnInt16, {2, 2}, "y");
+    w.SetQuantization(a, {0.5f}, {0});
+    w.SetQuantization(b, {0.5f}, {3});
+    w.SetQuantization(y, {0.5f}, {0});
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"BATCH_MATMUL", "rhs", "'b'", "zero point"});
+  }
 }
 
 TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {

@@ -310,6 +310,169 @@ TEST(QuantizedKernelsTest, ConvAndDepthwiseMatchPlainFormula) {
   }
 }
 
+// BATCH_MATMUL int8 against the sum of (lhs - zp) * (rhs - zp) written out in int64 over transposed operands and
+// repeated (broadcast) matrices, then gemmlowp's double rounding (ApplyDouble), the output zero point and the
+// int8 clamp; zero points at both ends of int8 and a multiplier above 1.
+TEST(QuantizedKernelsTest, BatchMatMulMatchesPlainFormula) {
+  std::mt19937 rng(7);
+  const std::vector<std::array<int32_t, 3>> zero_points = {{0, 0, 0}, {-128, 127, 5}, {127, -128, -128}, {3, -7, 127}};
+  const std::vector<double> multipliers = {0.0037, 1.0 / 256, 0.25, 1.7};
+  int variant = 0;
+  for (bool adj_x : {false, true}) {
+    for (bool adj_y : {false, true}) {
+      for (int64_t depth : {1, 5, 300}) {
+        for (size_t v = 0; v < zero_points.size(); ++v, ++variant) {
+          BatchMatMulParams p;
+          p.rows = 3;
+          p.depth = depth;
+          p.cols = 4;
+          p.adj_x = adj_x;
+          p.adj_y = adj_y;
+          p.lhs_batch = {0, 1, 0, 1};  // lhs has 2 matrices, rhs 2, 4 output batches
+          p.rhs_batch = {0, 0, 1, 1};
+          BatchMatMulInt8Params q;
+          q.lhs_zero_point = zero_points[v][0];
+          q.rhs_zero_point = zero_points[v][1];
+          q.output_zero_point = zero_points[v][2];
+          q.multiplier = QuantizeMultiplier(multipliers[v]);
+          q.rounding = Rounding::kDouble;
+          const std::vector<int8_t> lhs = RandomInt8(static_cast<size_t>(2 * 3 * depth), rng);
+          const std::vector<int8_t> rhs = RandomInt8(static_cast<size_t>(2 * depth * 4), rng);
+          std::vector<int8_t> got(4 * 3 * 4);
+          BatchMatMulInt8(p, q, lhs.data(), rhs.data(), got.data());
+          size_t at = 0;
+          for (size_t b = 0; b < 4; ++b) {
+            const int8_t* a = lhs.data() + p.lhs_batch[b] * 3 * depth;
+            const int8_t* m = rhs.data() + p.rhs_batch[b] * depth * 4;
+            for (int64_t i = 0; i < 3; ++i) {
+              for (int64_t j = 0; j < 4; ++j, ++at) {
+                int64_t acc = 0;
+                for (int64_t d = 0; d < depth; ++d) {
+                  const int64_t x = adj_x ? a[d * 3 + i] : a[i * depth + d];
+                  const int64_t y = adj_y ? m[j * depth + d] : m[d * 4 + j];
+                  acc += (x - q.lhs_zero_point) * (y - q.rhs_zero_point);
+                }
+                ASSERT_EQ(got[at], Clamp(ApplyDouble(acc, q.multiplier) + q.output_zero_point))
+                    << "variant " << variant << " at " << at;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// BATCH_MATMUL int16: the int64 sum of products (past int32 at depth 300 over the whole int16 range), then the
+// int64 multiply (against its own tested helper) or, narrowed to int32, double rounding; clamped to int16.
+TEST(QuantizedKernelsTest, BatchMatMul16MatchesPlainFormula) {
+  std::mt19937 rng(9);
+  for (bool wide : {true, false}) {
+    for (int64_t depth : {1, 7, 300}) {
+      for (double real : {1e-4, 0.01, 3.0}) {
+        BatchMatMulParams p;
+        p.rows = 2;
+        p.depth = depth;
+        p.cols = 3;
+        p.adj_y = depth == 7;
+        p.lhs_batch = {0, 0};
+        p.rhs_batch = {0, 1};
+        BatchMatMulInt8Params q;
+        q.multiplier = QuantizeMultiplier(real);
+        q.wide_multiply = wide;
+        q.rounding = Rounding::kDouble;
+        std::vector<int16_t> lhs(static_cast<size_t>(2 * depth)), rhs(static_cast<size_t>(2 * depth * 3));
+        for (int16_t& v : lhs) v = static_cast<int16_t>(static_cast<int32_t>(rng() % 65536) - 32768);
+        for (int16_t& v : rhs) v = static_cast<int16_t>(static_cast<int32_t>(rng() % 65536) - 32768);
+        std::vector<int16_t> got(2 * 2 * 3);
+        BatchMatMul16(p, q, lhs.data(), rhs.data(), got.data());
+        size_t at = 0;
+        for (size_t b = 0; b < 2; ++b) {
+          const int16_t* m = rhs.data() + p.rhs_batch[b] * depth * 3;
+          for (int64_t i = 0; i < 2; ++i) {
+            for (int64_t j = 0; j < 3; ++j, ++at) {
+              int64_t acc = 0;
+              for (int64_t d = 0; d < depth; ++d)
+                acc += int64_t{lhs[i * depth + d]} * (p.adj_y ? m[j * depth + d] : m[d * 3 + j]);
+              const int64_t scaled =
+                  wide ? MultiplyByQuantizedMultiplierInt64(acc, q.multiplier.multiplier, q.multiplier.shift)
+                       : ApplyDouble(static_cast<int32_t>(static_cast<uint64_t>(acc)), q.multiplier);
+              ASSERT_EQ(got[at], std::clamp<int64_t>(scaled, -32768, 32767))
+                  << "wide " << wide << " depth " << depth << " real " << real << " at " << at;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The inverse square root multiplier: x * 2^-(31 + shift) close to 1 / sqrt(x) over the int32 range, and x <= 1
+// as 1 (INT32_MAX, shift 0).
+TEST(QuantizedKernelsTest, InvSqrtMultiplierApproximatesInverseSqrt) {
+  for (int32_t x : {-5, 0, 1}) {
+    int32_t m = 0;
+    int shift = -1;
+    fixed_point::InvSqrtMultiplier(x, &m, &shift);
+    EXPECT_EQ(m, std::numeric_limits<int32_t>::max());
+    EXPECT_EQ(shift, 0);
+  }
+  std::mt19937 rng(3);
+  std::vector<int32_t> xs = {2, 3, 4, 5, 127, 128, 16129, 65025, (1 << 27) - 1, 1 << 27, (1 << 29) + 3,
+                             std::numeric_limits<int32_t>::max()};
+  for (int i = 0; i < 2000; ++i) xs.push_back(static_cast<int32_t>(rng() >> (1 + rng() % 31)) | 2);
+  for (int32_t x : xs) {
+    int32_t m = 0;
+    int shift = -1;
+    fixed_point::InvSqrtMultiplier(x, &m, &shift);
+    ASSERT_GE(shift, 0) << x;
+    const double got = std::ldexp(static_cast<double>(m), -31 - shift);
+    const double want = 1.0 / std::sqrt(static_cast<double>(x));
+    ASSERT_NEAR(got / want, 1.0, 2e-6) << "x " << x << " m " << m << " shift " << shift;
+  }
+}
+
+// L2_NORMALIZATION int8 and uint8 against the sum of squares written out here, the multiplier applied with
+// gemmlowp's double rounding (ApplyDouble): uint8 to 128 * diff with the right shift, int8 to diff with 7 less.
+TEST(QuantizedKernelsTest, L2NormalizationMatchesPlainFormula) {
+  std::mt19937 rng(11);
+  for (int64_t depth : {1, 2, 7, 300, 2000}) {
+    for (int32_t zp_offset : {0, 1, 128, 200, 255}) {
+      const int64_t outer = 3;
+      const size_t n = static_cast<size_t>(outer * depth);
+      const std::vector<int8_t> in8 = RandomInt8(n, rng);
+      std::vector<uint8_t> inu(n);
+      for (size_t i = 0; i < n; ++i) inu[i] = static_cast<uint8_t>(in8[i] + 128);
+      std::vector<int8_t> out8(n);
+      std::vector<uint8_t> outu(n);
+      L2NormalizationQuantized<int8_t>(outer, depth, zp_offset - 128, 0, Rounding::kDouble, in8.data(), out8.data());
+      L2NormalizationQuantized<uint8_t>(outer, depth, zp_offset, 128, Rounding::kDouble, inu.data(), outu.data());
+      for (int64_t r = 0; r < outer; ++r) {
+        int64_t sum8 = 0, sumu = 0;
+        for (int64_t c = 0; c < depth; ++c) {
+          const int64_t d8 = in8[r * depth + c] - (zp_offset - 128), du = inu[r * depth + c] - zp_offset;
+          sum8 += d8 * d8;
+          sumu += du * du;
+        }
+        QuantizedMultiplier m8, mu;
+        int r8 = 0, ru = 0;
+        fixed_point::InvSqrtMultiplier(static_cast<int32_t>(sum8), &m8.multiplier, &r8);
+        fixed_point::InvSqrtMultiplier(static_cast<int32_t>(sumu), &mu.multiplier, &ru);
+        m8.shift = 7 - r8;
+        mu.shift = -ru;
+        for (int64_t c = 0; c < depth; ++c) {
+          const size_t at = static_cast<size_t>(r * depth + c);
+          const int64_t d8 = in8[at] - (zp_offset - 128), du = inu[at] - zp_offset;
+          ASSERT_EQ(out8[at], Clamp(ApplyDouble(d8, m8))) << depth << " " << zp_offset << " at " << at;
+          ASSERT_EQ(outu[at], static_cast<uint8_t>(std::min<int64_t>(
+                                  std::max<int64_t>(128 + ApplyDouble(128 * du, mu), 0), 255)))
+              << depth << " " << zp_offset << " at " << at;
+        }
+      }
+    }
+  }
+}
+
 TEST(QuantizedKernelsTest, AddMatchesPlainFormulaWithBroadcast) {
   std::mt19937 rng(3);
   const float scales[] = {0.5f, 0.0039215f, 1e-5f, 0.1f, 2.0f};
