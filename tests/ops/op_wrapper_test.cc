@@ -78,7 +78,9 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSelectV2,      kKilnBuiltinZerosLike,
                                   kKilnBuiltinFill,          kKilnBuiltinFloorDiv,
                                   kKilnBuiltinFloorMod,      kKilnBuiltinPow,
-                                  kKilnBuiltinSign};
+                                  kKilnBuiltinSign,          kKilnBuiltinOneHot,
+                                  kKilnBuiltinGatherNd,      kKilnBuiltinScatterNd,
+                                  kKilnBuiltinAddN};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
