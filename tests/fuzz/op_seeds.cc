@@ -127,6 +127,26 @@ int main(int argc, char** argv) {
     w.SetOutputs({m});
     seeds.push_back({"space_reverse_mirror", std::move(w)});
   }
+  {  // run-time indices from the fuzzer's bytes (mostly out of range): ONE_HOT, GATHER_ND, SCATTER_ND, ADD_N
+    ModelWriter w;
+    const int indices = w.AddTensor(kKilnInt32, {3, 1}, "indices");
+    const int params = w.AddTensor(kKilnFloat32, {4, 2}, "params");
+    const int depth = w.AddConstTensor<int32_t>(kKilnInt32, {}, "depth", {4});
+    const int on = w.AddConstTensor<float>(kKilnFloat32, {}, "on", {1});
+    const int off = w.AddConstTensor<float>(kKilnFloat32, {}, "off", {0});
+    const int hot = w.AddTensor(kKilnFloat32, {3, 1, 4}, "hot");
+    w.AddOp(kKilnBuiltinOneHot, {indices, depth, on, off}, {hot}, KilnOneHotParams{-1});
+    const int picked = w.AddTensor(kKilnFloat32, {3, 2}, "picked");
+    w.AddOp(kKilnBuiltinGatherNd, {params, indices}, {picked});
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {4, 2});
+    const int scattered = w.AddTensor(kKilnFloat32, {4, 2}, "scattered");
+    w.AddOp(kKilnBuiltinScatterNd, {indices, picked, shape}, {scattered});
+    const int sum = w.AddTensor(kKilnFloat32, {4, 2}, "sum");
+    w.AddOp(kKilnBuiltinAddN, {scattered, params, params}, {sum});
+    w.SetInputs({indices, params});
+    w.SetOutputs({hot, sum});
+    seeds.push_back({"index_ops", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;
