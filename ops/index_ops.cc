@@ -1,9 +1,11 @@
-// ONE_HOT, GATHER_ND, SCATTER_ND and ADD_N: operators that build or read tensors by index (and ADD_N's plain sum).
+// ONE_HOT, GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N: operators that build or read tensors by index (and
+// ADD_N's plain sum).
 // Index inputs are int32 or int64 and are read as int64; an index out of range fails Invoke naming it and its
 // position, never reads or writes out of bounds.
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/builtin_op_data.h"
@@ -403,6 +405,178 @@ KilnStatus AddNInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return RunAddN<int32_t>(context, node, op, count);
 }
 
+// ---- RANGE ----
+
+struct RangeState {
+  int64_t count = 0;
+  int64_t int_start = 0, int_delta = 0;
+  float float_start = 0, float_delta = 0;
+};
+
+template <typename T>
+KilnStatus PrepareRangeCount(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* const* inputs,
+                             RangeState* state) {
+  T values[3];
+  for (int k = 0; k < 3; ++k) std::memcpy(&values[k], KilnOpaqueTensorData(inputs[k]), sizeof(T));
+  std::string error;
+  if (!reference::RangeCount<T>(values[0], values[1], values[2], &state->count, &error)) {
+    KilnOpaqueContextReportError(context, "%s: start %s, limit %s, delta %s: %s", op, TensorLabel(inputs[0]).c_str(),
+                                 TensorLabel(inputs[1]).c_str(), TensorLabel(inputs[2]).c_str(), error.c_str());
+    return kKilnError;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    state->float_start = values[0];
+    state->float_delta = values[2];
+  } else {
+    state->int_start = values[0];
+    state->int_delta = values[2];
+  }
+  return kKilnOk;
+}
+
+KilnStatus RangePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "RANGE";
+  KILN_OPS_GET_STATE(RangeState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 3, 3, 1));
+  const KilnOpaqueTensor* inputs[3];
+  static constexpr const char* kRoles[3] = {"start", "limit", "delta"};
+  for (int k = 0; k < 3; ++k) KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, k, kRoles[k], &inputs[k]));
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  const KilnType type = KilnOpaqueTensorType(inputs[0]);
+  if (type != kKilnInt32 && type != kKilnInt64 && type != kKilnFloat32) {
+    KilnOpaqueContextReportError(context, "%s: start %s has type %s; expected int32, int64 or float32", op,
+                                 TensorLabel(inputs[0]).c_str(), KilnTypeGetName(type));
+    return kKilnError;
+  }
+  for (int k = 0; k < 3; ++k) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, kRoles[k], inputs[k], type));
+    KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, kRoles[k], inputs[k], 0, 0));  // scalars, as LiteRT
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, type));
+  for (int k = 0; k < 3; ++k) {
+    if (!IsConstant(inputs[k])) return RefuseRuntimeInput(context, op, kRoles[k], inputs[k]);
+    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, kRoles[k], inputs[k], 1, ElementSize(type)));
+  }
+  if (type == kKilnInt32) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareRangeCount<int32_t>(context, op, inputs, state));
+  } else if (type == kKilnInt64) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareRangeCount<int64_t>(context, op, inputs, state));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareRangeCount<float>(context, op, inputs, state));
+  }
+  return ResizeOutput(context, op, output, Dims{state->count});
+}
+
+KilnStatus RangeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "RANGE";
+  KILN_OPS_GET_STATE(RangeState, state, context, node, op);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  if (state->count == 0) return kKilnOk;
+  switch (KilnOpaqueTensorType(output)) {
+    case kKilnInt32: {
+      int32_t* out;
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, state->count, &out));
+      reference::Range<int32_t>(static_cast<int32_t>(state->int_start), static_cast<int32_t>(state->int_delta),
+                                state->count, out);
+      return kKilnOk;
+    }
+    case kKilnInt64: {
+      int64_t* out;
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, state->count, &out));
+      reference::Range<int64_t>(state->int_start, state->int_delta, state->count, out);
+      return kKilnOk;
+    }
+    default: {
+      float* out;
+      KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, state->count, &out));
+      reference::Range<float>(state->float_start, state->float_delta, state->count, out);
+      return kKilnOk;
+    }
+  }
+}
+
+// ---- TOPK_V2 ----
+
+struct TopKState {
+  int64_t rows = 0, n = 0, k = 0;
+};
+
+KilnStatus TopKPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "TOPK_V2";
+  KILN_OPS_GET_STATE(TopKState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 2));
+  const KilnOpaqueTensor *input, *k;
+  KilnOpaqueTensor *values, *indices;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "k", &k));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &values));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 1, &indices));
+  const KilnType type = KilnOpaqueTensorType(input);
+  if (type != kKilnFloat32 && type != kKilnInt8 && type != kKilnUInt8 && type != kKilnInt16 && type != kKilnInt32 &&
+      type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: input %s has type %s; expected float32, int8, uint8, int16, int32 or "
+                                 "int64", op, TensorLabel(input).c_str(), KilnTypeGetName(type));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "values output", values, type));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "indices output", indices, kKilnInt32));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "k", k, kKilnInt32));
+  KILN_OPAQUE_ENSURE_STATUS(CheckSingleValue(context, op, "k", k));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 1, 8));
+  if (!IsConstant(k)) return RefuseRuntimeInput(context, op, "k", k);
+  std::vector<int64_t> k_value;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "k", k, &k_value));
+  Dims dims = TensorDims(input);
+  state->n = dims.back();
+  if (k_value[0] < 0 || k_value[0] > state->n) {
+    KilnOpaqueContextReportError(context, "%s: k %s is %lld; input %s has %lld values along its last dimension", op,
+                                 TensorLabel(k).c_str(), static_cast<long long>(k_value[0]),
+                                 TensorLabel(input).c_str(), static_cast<long long>(state->n));
+    return kKilnError;
+  }
+  state->k = k_value[0];
+  state->rows = reference::NumElements(Dims(dims.begin(), dims.end() - 1));
+  dims.back() = state->k;
+  KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, values, dims));
+  return ResizeOutput(context, op, indices, dims);
+}
+
+template <typename T>
+KilnStatus RunTopK(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const TopKState& s) {
+  const T* input;
+  T* values;
+  int32_t* indices;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), s.rows * s.n, &input));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "values output", KilnOpaqueNodeGetOutput(context, node, 0), s.rows * s.k, &values));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "indices output", KilnOpaqueNodeGetOutput(context, node, 1),
+                                         s.rows * s.k, &indices));
+  reference::TopK(input, s.rows, s.n, s.k, values, indices);
+  return kKilnOk;
+}
+
+KilnStatus TopKInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "TOPK_V2";
+  KILN_OPS_GET_STATE(TopKState, state, context, node, op);
+  if (state->rows * state->k == 0) return kKilnOk;
+  switch (KilnOpaqueTensorType(KilnOpaqueNodeGetInput(context, node, 0))) {
+    case kKilnFloat32:
+      return RunTopK<float>(context, node, op, *state);
+    case kKilnInt8:
+      return RunTopK<int8_t>(context, node, op, *state);
+    case kKilnUInt8:
+      return RunTopK<uint8_t>(context, node, op, *state);
+    case kKilnInt16:
+      return RunTopK<int16_t>(context, node, op, *state);
+    case kKilnInt32:
+      return RunTopK<int32_t>(context, node, op, *state);
+    default:
+      return RunTopK<int64_t>(context, node, op, *state);
+  }
+}
+
 }  // namespace
 
 void AddIndexOps(std::vector<BuiltinOp>* table) {
@@ -414,6 +588,11 @@ void AddIndexOps(std::vector<BuiltinOp>* table) {
                     MakeOperator<GatherNdState>(kKilnBuiltinGatherNd, 6, &GatherNdPrepare, &GatherNdInvoke)});
   table->push_back({kKilnBuiltinScatterNd, 1, 1,
                     MakeOperator<ScatterNdState>(kKilnBuiltinScatterNd, 1, &ScatterNdPrepare, &ScatterNdInvoke)});
+  // RANGE v1-v2, TOPK_V2 v1-v3 (v3's int16 indices output is not here).
+  table->push_back(
+      {kKilnBuiltinRange, 1, 2, MakeOperator<RangeState>(kKilnBuiltinRange, 2, &RangePrepare, &RangeInvoke)});
+  table->push_back(
+      {kKilnBuiltinTopkV2, 1, 3, MakeOperator<TopKState>(kKilnBuiltinTopkV2, 3, &TopKPrepare, &TopKInvoke)});
   table->push_back({kKilnBuiltinAddN, 1, 1, MakeOperator<NoState>(kKilnBuiltinAddN, 1, &AddNPrepare, &AddNInvoke)});
 }
 

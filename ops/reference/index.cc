@@ -1,6 +1,10 @@
 #include "ops/reference/index.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <numeric>
 #include <type_traits>
 
 namespace kiln::ops::reference {
@@ -185,5 +189,108 @@ void AddN(const std::vector<const int32_t*>& inputs, int64_t count, int32_t* out
     output[i] = static_cast<int32_t>(sum);
   }
 }
+
+namespace {
+
+template <typename T>
+std::string RangeText(T start, T limit, T delta) {
+  return "start " + std::to_string(start) + ", limit " + std::to_string(limit) + ", delta " + std::to_string(delta);
+}
+
+}  // namespace
+
+template <typename T>
+bool RangeCount(T start, T limit, T delta, int64_t* count, std::string* error) {
+  constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+      *error = RangeText(start, limit, delta) + ": every value must be finite";
+      return false;
+    }
+  }
+  if (delta == 0) {
+    *error = RangeText(start, limit, delta) + ": delta must not be zero";
+    return false;
+  }
+  if ((start < limit && delta < 0) || (start > limit && delta > 0)) {
+    *error = RangeText(start, limit, delta) + ": delta's sign points away from limit";
+    return false;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    const T n = std::ceil(std::abs((limit - start) / delta));  // in T, as LiteRT sizes it
+    if (!(n <= static_cast<T>(kMaxCount))) {
+      *error = RangeText(start, limit, delta) + ": more than 2^31 - 1 values";
+      return false;
+    }
+    *count = static_cast<int64_t>(n);
+  } else {
+    // |limit - start| and |delta| in unsigned arithmetic: no signed overflow for any values.
+    using U = std::make_unsigned_t<T>;
+    const U span = start < limit ? static_cast<U>(static_cast<U>(limit) - static_cast<U>(start))
+                                 : static_cast<U>(static_cast<U>(start) - static_cast<U>(limit));
+    const U step = delta < 0 ? static_cast<U>(U(0) - static_cast<U>(delta)) : static_cast<U>(delta);
+    const U n = span / step + (span % step != 0 ? 1 : 0);
+    if (n > static_cast<U>(kMaxCount)) {
+      *error = RangeText(start, limit, delta) + ": more than 2^31 - 1 values";
+      return false;
+    }
+    *count = static_cast<int64_t>(n);
+  }
+  return true;
+}
+
+template <typename T>
+void Range(T start, T delta, int64_t count, T* output) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T value = start;
+    for (int64_t i = 0; i < count; ++i) {
+      output[i] = value;
+      value += delta;
+    }
+  } else {  // start + i * delta stays between start and limit; unsigned arithmetic keeps the steps defined
+    using U = std::make_unsigned_t<T>;
+    for (int64_t i = 0; i < count; ++i) {
+      output[i] = static_cast<T>(static_cast<U>(static_cast<U>(start) + static_cast<U>(i) * static_cast<U>(delta)));
+    }
+  }
+}
+
+template bool RangeCount<int32_t>(int32_t, int32_t, int32_t, int64_t*, std::string*);
+template bool RangeCount<int64_t>(int64_t, int64_t, int64_t, int64_t*, std::string*);
+template bool RangeCount<float>(float, float, float, int64_t*, std::string*);
+template void Range<int32_t>(int32_t, int32_t, int64_t, int32_t*);
+template void Range<int64_t>(int64_t, int64_t, int64_t, int64_t*);
+template void Range<float>(float, float, int64_t, float*);
+
+template <typename T>
+void TopK(const T* input, int64_t rows, int64_t n, int64_t k, T* values, int32_t* indices) {
+  std::vector<int32_t> order(static_cast<size_t>(n));
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = input + r * n;
+    std::iota(order.begin(), order.end(), 0);
+    // A strict weak order for every input: NaN below every number, equal values by index.
+    auto before = [row](int32_t a, int32_t b) {
+      const T x = row[a], y = row[b];
+      if constexpr (std::is_floating_point_v<T>) {
+        const bool nx = std::isnan(x), ny = std::isnan(y);
+        if (nx || ny) return nx == ny ? a < b : ny;
+      }
+      if (x != y) return x > y;
+      return a < b;
+    };
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+    for (int64_t i = 0; i < k; ++i) {
+      values[r * k + i] = row[order[static_cast<size_t>(i)]];
+      indices[r * k + i] = order[static_cast<size_t>(i)];
+    }
+  }
+}
+
+template void TopK<float>(const float*, int64_t, int64_t, int64_t, float*, int32_t*);
+template void TopK<int8_t>(const int8_t*, int64_t, int64_t, int64_t, int8_t*, int32_t*);
+template void TopK<uint8_t>(const uint8_t*, int64_t, int64_t, int64_t, uint8_t*, int32_t*);
+template void TopK<int16_t>(const int16_t*, int64_t, int64_t, int64_t, int16_t*, int32_t*);
+template void TopK<int32_t>(const int32_t*, int64_t, int64_t, int64_t, int32_t*, int32_t*);
+template void TopK<int64_t>(const int64_t*, int64_t, int64_t, int64_t, int64_t*, int32_t*);
 
 }  // namespace kiln::ops::reference

@@ -57,6 +57,21 @@ bool ScatterNdBool(const GatherNdParams& p, const int64_t* indices, const uint8_
 void AddN(const std::vector<const float*>& inputs, int64_t count, float* output);
 void AddN(const std::vector<const int32_t*>& inputs, int64_t count, int32_t* output);
 
+// RANGE: the number of values start, start + delta, ... before limit (int32, int64, float32). Fails (with a
+// reason) for a zero delta, a delta whose sign points away from limit, a non-finite float, or more than
+// 2^31 - 1 values.
+template <typename T>
+bool RangeCount(T start, T limit, T delta, int64_t* count, std::string* error);
+// Writes `count` values: integers start + i * delta, floats accumulated (value += delta) as LiteRT does.
+template <typename T>
+void Range(T start, T delta, int64_t count, T* output);
+
+// TOPK_V2 along the last dimension: per row of `n` values the `k` largest, largest first, equal values in the
+// order of their indices (the lower index first); `indices` their positions in the row. Float NaN ranks below
+// every number.
+template <typename T>
+void TopK(const T* input, int64_t rows, int64_t n, int64_t k, T* values, int32_t* indices);
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_INDEX_H_

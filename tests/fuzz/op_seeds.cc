@@ -127,7 +127,8 @@ int main(int argc, char** argv) {
     w.SetOutputs({m});
     seeds.push_back({"space_reverse_mirror", std::move(w)});
   }
-  {  // run-time indices from the fuzzer's bytes (mostly out of range): ONE_HOT, GATHER_ND, SCATTER_ND, ADD_N
+  {  // run-time indices from the fuzzer's bytes (mostly out of range): ONE_HOT, GATHER_ND, SCATTER_ND, ADD_N,
+     // TOPK_V2 (NaN and ties from the bytes), RANGE
     ModelWriter w;
     const int indices = w.AddTensor(kKilnInt32, {3, 1}, "indices");
     const int params = w.AddTensor(kKilnFloat32, {4, 2}, "params");
@@ -143,8 +144,17 @@ int main(int argc, char** argv) {
     w.AddOp(kKilnBuiltinScatterNd, {indices, picked, shape}, {scattered});
     const int sum = w.AddTensor(kKilnFloat32, {4, 2}, "sum");
     w.AddOp(kKilnBuiltinAddN, {scattered, params, params}, {sum});
+    const int k = w.AddConstTensor<int32_t>(kKilnInt32, {}, "k", {2});
+    const int top = w.AddTensor(kKilnFloat32, {4, 2}, "top");
+    const int top_indices = w.AddTensor(kKilnInt32, {4, 2}, "top_indices");
+    w.AddOp(kKilnBuiltinTopkV2, {sum, k}, {top, top_indices});
+    const int start = w.AddConstTensor<float>(kKilnFloat32, {}, "start", {0});
+    const int limit = w.AddConstTensor<float>(kKilnFloat32, {}, "limit", {1});
+    const int delta = w.AddConstTensor<float>(kKilnFloat32, {}, "delta", {0.25f});
+    const int steps = w.AddTensor(kKilnFloat32, {4}, "steps");
+    w.AddOp(kKilnBuiltinRange, {start, limit, delta}, {steps});
     w.SetInputs({indices, params});
-    w.SetOutputs({hot, sum});
+    w.SetOutputs({hot, top, top_indices, steps});
     seeds.push_back({"index_ops", std::move(w)});
   }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});

@@ -3,7 +3,8 @@
 EXPAND_DIMS, GATHER, EMBEDDING_LOOKUP, SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN,
 CAST; DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, PADV2, MIRROR_PAD, REVERSE_V2 in each
 type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND;
-the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; the
+the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
+GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
 and BATCH_MATMUL) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
@@ -196,7 +197,7 @@ def embedding_lookup(out_dir):
 
 
 def index_models(out_dir):
-    """ONE_HOT, GATHER_ND, SCATTER_ND and ADD_N in each type LiteRT takes; indices constant (some out of range for
+    """ONE_HOT, GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N in each type LiteRT takes; indices constant (some out of range for
     ONE_HOT, whose rows are then all off), duplicates for SCATTER_ND (which adds them)."""
     rng = np.random.default_rng(11)
 
@@ -277,6 +278,48 @@ def index_models(out_dir):
         s = m.tensor([len(shape)], np.int32, "shape", shape)
         y = m.output(shape, dtype, "y")
         m.write(out_dir, name, OPS.SCATTER_ND, 1, [i, u, s], [y])
+
+    # RANGE: constant start, limit and delta (int32, int64, float32); counting down, a fractional float delta.
+    for name, dtype, start, limit, delta, version in [("range_int32", np.int32, 3, 18, 4, 1),
+                                                       ("range_int32_down", np.int32, 5, -7, -3, 1),
+                                                       ("range_int64", np.int64, -(1 << 40), -(1 << 40) + 10, 3, 2),
+                                                       ("range_float", np.float32, 0.0, 3.0, 0.1, 1),
+                                                       ("range_float_down", np.float32, 2.5, -1.0, -0.75, 1)]:
+        n = len(np.arange(start, limit, delta, dtype=np.float64 if dtype == np.float32 else dtype))
+        if dtype == np.float32:
+            n = int(np.ceil(np.abs((np.float32(limit) - np.float32(start)) / np.float32(delta))))
+        m = Model()
+        a = m.tensor([], dtype, "start", start)
+        b = m.tensor([], dtype, "limit", limit)
+        c = m.tensor([], dtype, "delta", delta)
+        y = m.output([n], dtype, "y")
+        m.write(out_dir, name, OPS.RANGE, version, [a, b, c], [y])
+
+    # TOP_K_V2: a constant k; the input a constant with ties (lower index first) or a model input.
+    for name, dtype, shape, k, const in [("topk_float", np.float32, [3, 8], 3, False),
+                                         ("topk_float_ties", np.float32, [2, 6], 4, True),
+                                         ("topk_float_rank3_all", np.float32, [2, 2, 5], 5, False),
+                                         ("topk_int8", np.int8, [4, 6], 2, True),
+                                         ("topk_uint8", np.uint8, [2, 7], 3, True),
+                                         ("topk_int32", np.int32, [3, 5], 5, True),
+                                         ("topk_int64", np.int64, [6], 1, True),
+                                         ("topk_int16", np.int16, [2, 4], 2, True)]:
+        m = Model()
+        if const:
+            data = values(dtype, shape)
+            if name == "topk_float_ties":
+                data = np.array([[1, 3, 3, 0, 3, 1], [2, 2, 2, 2, 2, 2]], np.float32)
+            elif dtype != np.int64:
+                data.reshape(-1)[1::3] = data.reshape(-1)[0]  # repeated values: ties
+            x = m.tensor(shape, dtype, "x", data)
+        else:
+            x = m.tensor(shape, dtype, "x")
+        kk = m.tensor([], np.int32, "k", k)
+        out_shape = shape[:-1] + [k]
+        v = m.output(out_shape, dtype, "values")
+        i = m.output(out_shape, np.int32, "indices")
+        m.write(out_dir, name, OPS.TOPK_V2, 1 if dtype in (np.float32, np.uint8, np.int32, np.int64) else 2,
+                [x, kk], [v, i])
 
     # ADD_N: two to four inputs of one shape (float32, int32), a scalar, one constant input.
     for name, dtype, shape, n, const in [("add_n_float", np.float32, [3, 4], 2, False),

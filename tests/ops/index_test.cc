@@ -212,5 +212,82 @@ TEST(AddNTest, SumsAndWraps) {
   AddN(std::vector<const int32_t*>{x.data(), y.data()}, 0, o.data());  // empty: nothing read
 }
 
+TEST(RangeTest, CountsValuesAndRefuses) {
+  struct Case {
+    int64_t start, limit, delta, count;
+  };
+  for (const Case& c : std::vector<Case>{{0, 10, 3, 4}, {10, 0, -3, 4}, {5, 5, 1, 0}, {5, 5, -2, 0}, {-3, 4, 7, 1},
+                                         {0, 9, 3, 3}}) {
+    int64_t n = -1;
+    std::string error;
+    ASSERT_TRUE(RangeCount<int32_t>(static_cast<int32_t>(c.start), static_cast<int32_t>(c.limit),
+                                    static_cast<int32_t>(c.delta), &n, &error))
+        << error;
+    ASSERT_EQ(n, c.count);
+    std::vector<int32_t> out(static_cast<size_t>(n));
+    Range<int32_t>(static_cast<int32_t>(c.start), static_cast<int32_t>(c.delta), n, out.data());
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[static_cast<size_t>(i)], c.start + i * c.delta);
+  }
+  int64_t n = 0;
+  std::string error;
+  EXPECT_FALSE(RangeCount<int32_t>(0, 3, 0, &n, &error));
+  EXPECT_NE(error.find("start 0, limit 3, delta 0: delta must not be zero"), std::string::npos) << error;
+  EXPECT_FALSE(RangeCount<int64_t>(0, 3, -1, &n, &error));
+  EXPECT_NE(error.find("sign points away from limit"), std::string::npos) << error;
+  // The extremes: no signed overflow in the count; too many values refused.
+  ASSERT_TRUE(RangeCount<int32_t>(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
+                                  std::numeric_limits<int32_t>::max(), &n, &error));
+  EXPECT_EQ(n, 3);  // (2^32 - 1) / (2^31 - 1) rounded up
+  std::vector<int32_t> three(3);
+  Range<int32_t>(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), 3, three.data());
+  EXPECT_EQ(three, (std::vector<int32_t>{std::numeric_limits<int32_t>::min(), -1, 2147483646}));
+  EXPECT_FALSE(RangeCount<int64_t>(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), 1, &n,
+                                   &error));
+  EXPECT_NE(error.find("more than 2^31 - 1 values"), std::string::npos) << error;
+  EXPECT_FALSE(RangeCount<float>(0, 1e9f, 1e-3f, &n, &error));
+  EXPECT_FALSE(RangeCount<float>(0, std::numeric_limits<float>::infinity(), 1, &n, &error));
+  EXPECT_NE(error.find("must be finite"), std::string::npos) << error;
+  ASSERT_TRUE(RangeCount<float>(0, 1, 0.3f, &n, &error));
+  EXPECT_EQ(n, 4);
+  std::vector<float> f(4);
+  Range<float>(0, 0.3f, 4, f.data());
+  float acc = 0;  // accumulated, as LiteRT
+  for (int i = 0; i < 4; ++i, acc += 0.3f) EXPECT_EQ(f[static_cast<size_t>(i)], acc);
+}
+
+// TOPK_V2 against a full sort by (value descending, index ascending) written here.
+TEST(TopKTest, LargestFirstTiesByIndex) {
+  std::mt19937 gen(13);
+  for (int64_t n : {1, 2, 5, 9}) {
+    for (int64_t k = 0; k <= n; ++k) {
+      const int64_t rows = 3;
+      std::vector<int32_t> input(static_cast<size_t>(rows * n));
+      for (auto& v : input) v = static_cast<int32_t>(gen() % 4);  // many ties
+      std::vector<int32_t> values(static_cast<size_t>(rows * k)), indices(static_cast<size_t>(rows * k));
+      TopK<int32_t>(input.data(), rows, n, k, values.data(), indices.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<int32_t> taken(static_cast<size_t>(n), 0);
+        for (int64_t i = 0; i < k; ++i) {
+          // The i-th pick: the largest value not taken yet, the lowest index among equals.
+          int64_t best = -1;
+          for (int64_t j = 0; j < n; ++j) {
+            if (taken[static_cast<size_t>(j)]) continue;
+            if (best < 0 || input[static_cast<size_t>(r * n + j)] > input[static_cast<size_t>(r * n + best)]) best = j;
+          }
+          taken[static_cast<size_t>(best)] = 1;
+          ASSERT_EQ(indices[static_cast<size_t>(r * k + i)], best) << "n " << n << " k " << k << " row " << r;
+          ASSERT_EQ(values[static_cast<size_t>(r * k + i)], input[static_cast<size_t>(r * n + best)]);
+        }
+      }
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {1, nan, 3, nan, -1};
+  std::vector<float> v(5);
+  std::vector<int32_t> i(5);
+  TopK<float>(x.data(), 1, 5, 5, v.data(), i.data());
+  EXPECT_EQ(i, (std::vector<int32_t>{2, 0, 4, 1, 3}));  // NaN last, as LiteRT
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference

@@ -319,5 +319,128 @@ TEST(AddNWrapperTest, SumsAndErrors) {
   }
 }
 
+template <typename T>
+void BuildRange(ModelWriter& w, KilnType type, T start, T limit, T delta, bool constant = true) {
+  const int a = w.AddConstTensor(type, {}, "start", std::vector<T>{start});
+  const int b = constant ? w.AddConstTensor(type, {}, "limit", std::vector<T>{limit}) : w.AddTensor(type, {}, "limit");
+  const int c = w.AddConstTensor(type, {}, "delta", std::vector<T>{delta});
+  const int y = w.AddTensor(type, {1}, "y");
+  w.AddOp(kKilnBuiltinRange, {a, b, c}, {y});
+  w.SetInputs(constant ? std::vector<int>{} : std::vector<int>{b});
+  w.SetOutputs({y});
+}
+
+TEST(RangeWrapperTest, ValuesAndErrors) {
+  {
+    ModelWriter w;
+    BuildRange<int64_t>(w, kKilnInt64, 7, -2, -3);
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{3}));
+    EXPECT_EQ(r.OutputAs<int64_t>(), (std::vector<int64_t>{7, 4, 1}));
+  }
+  {
+    ModelWriter w;
+    BuildRange<float>(w, kKilnFloat32, 0.5f, 2.0f, 0.5f);
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{0.5f, 1.0f, 1.5f}));
+  }
+  {
+    ModelWriter w;  // an empty range
+    BuildRange<int32_t>(w, kKilnInt32, 3, 3, 1);
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{0}));
+  }
+  {
+    ModelWriter w;
+    BuildRange<int32_t>(w, kKilnInt32, 0, 5, 0);
+    Runner r(w);
+    ExpectErrorMentions(r, {"RANGE: start 'start', limit 'limit', delta 'delta': start 0, limit 5, delta 0: delta "
+                            "must not be zero"});
+  }
+  {
+    ModelWriter w;
+    BuildRange<int32_t>(w, kKilnInt32, 0, 5, -1);
+    Runner r(w);
+    ExpectErrorMentions(r, {"RANGE", "delta's sign points away from limit"});
+  }
+  {
+    ModelWriter w;
+    BuildRange<int32_t>(w, kKilnInt32, 0, 5, 1, false);
+    Runner r(w);
+    ExpectErrorMentions(r, {"RANGE: limit 'limit' is computed at run time"});
+  }
+  {
+    ModelWriter w;
+    BuildRange<int16_t>(w, kKilnInt16, 0, 5, 1);
+    Runner r(w);
+    ExpectErrorMentions(r, {"RANGE: start 'start' has type int16; expected int32, int64 or float32"});
+  }
+  {
+    ModelWriter w;
+    const int a = w.AddConstTensor(kKilnInt32, {1}, "start", std::vector<int32_t>{0});
+    const int b = w.AddConstTensor(kKilnInt32, {}, "limit", std::vector<int32_t>{3});
+    const int c = w.AddConstTensor(kKilnInt32, {}, "delta", std::vector<int32_t>{1});
+    const int y = w.AddTensor(kKilnInt32, {3}, "y");
+    w.AddOp(kKilnBuiltinRange, {a, b, c}, {y});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"RANGE", "start 'start'"});
+  }
+}
+
+TEST(TopKWrapperTest, ValuesIndicesAndErrors) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 4}, "x");
+    const int k = w.AddConstTensor(kKilnInt32, {1}, "k", std::vector<int32_t>{2});
+    const int v = w.AddTensor(kKilnInt8, {2, 2}, "values");
+    const int i = w.AddTensor(kKilnInt32, {2, 2}, "indices");
+    w.AddOp(kKilnBuiltinTopkV2, {x, k}, {v, i});
+    w.SetInputs({x});
+    w.SetOutputs({v, i});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const std::vector<int8_t> in = {1, 5, 5, -3, -128, -1, -1, -2};
+    r.SetInput(0, in.data(), in.size());
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int8_t>(0), (std::vector<int8_t>{5, 5, -1, -1}));
+    EXPECT_EQ(r.OutputAs<int32_t>(1), (std::vector<int32_t>{1, 2, 1, 2}));
+  }
+  struct Case {
+    KilnType input_type, k_type;
+    std::vector<int> dims;
+    int32_t k;
+    bool k_constant;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {kKilnFloat32, kKilnInt32, {2, 3}, 4, true,
+            "TOPK_V2: k 'k' is 4; input 'x' has 3 values along its last dimension"},
+           {kKilnFloat32, kKilnInt32, {2, 3}, -1, true, "TOPK_V2: k 'k' is -1"},
+           {kKilnFloat32, kKilnInt32, {2, 3}, 1, false, "TOPK_V2: k 'k' is computed at run time"},
+           {kKilnFloat32, kKilnInt64, {2, 3}, 1, true, "TOPK_V2: k 'k' has type int64"},
+           {kKilnBool, kKilnInt32, {2, 3}, 1, true, "TOPK_V2: input 'x' has type bool"},
+           {kKilnFloat32, kKilnInt32, {}, 1, true, "TOPK_V2: input 'x'"}}) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.input_type, c.dims, "x");
+    const int k = !c.k_constant ? w.AddTensor(c.k_type, {}, "k")
+                  : c.k_type == kKilnInt64 ? w.AddConstTensor(c.k_type, {}, "k", std::vector<int64_t>{c.k})
+                                           : w.AddConstTensor(c.k_type, {}, "k", std::vector<int32_t>{c.k});
+    const int v = w.AddTensor(c.input_type, {2, 1}, "values");
+    const int i = w.AddTensor(kKilnInt32, {2, 1}, "indices");
+    w.AddOp(kKilnBuiltinTopkV2, {x, k}, {v, i});
+    w.SetInputs(c.k_constant ? std::vector<int>{x} : std::vector<int>{x, k});
+    w.SetOutputs({v, i});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops

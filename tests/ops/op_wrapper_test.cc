@@ -80,7 +80,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinFloorMod,      kKilnBuiltinPow,
                                   kKilnBuiltinSign,          kKilnBuiltinOneHot,
                                   kKilnBuiltinGatherNd,      kKilnBuiltinScatterNd,
-                                  kKilnBuiltinAddN};
+                                  kKilnBuiltinAddN,          kKilnBuiltinRange,
+                                  kKilnBuiltinTopkV2};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
