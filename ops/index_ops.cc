@@ -544,11 +544,19 @@ KilnStatus TopKPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 template <typename T>
 KilnStatus RunTopK(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const TopKState& s) {
-  const T* input;
+  const KilnOpaqueTensor* tensor = KilnOpaqueNodeGetInput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", tensor, s.rows * s.n, sizeof(T)));
+  // A constant int64 input may sit only 4-byte aligned in the model file: read it from an aligned copy then.
+  const void* raw = KilnOpaqueTensorData(tensor);
+  std::vector<T> aligned;
+  if (reinterpret_cast<uintptr_t>(raw) % alignof(T) != 0) {
+    aligned.resize(static_cast<size_t>(s.rows * s.n));
+    std::memcpy(aligned.data(), raw, aligned.size() * sizeof(T));
+    raw = aligned.data();
+  }
+  const T* input = static_cast<const T*>(raw);
   T* values;
   int32_t* indices;
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), s.rows * s.n, &input));
   KILN_OPAQUE_ENSURE_STATUS(
       GetTypedData(context, op, "values output", KilnOpaqueNodeGetOutput(context, node, 0), s.rows * s.k, &values));
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "indices output", KilnOpaqueNodeGetOutput(context, node, 1),
