@@ -20,23 +20,18 @@ namespace {
 size_t ElementSize(KilnType type) {
   switch (type) {
     case kKilnFloat32:
-    case kKilnInt32:
-      return 4;
-    case kKilnInt64:
-      return 8;
-    case kKilnInt16:
-      return 2;
+    case kKilnInt32: return 4;
+    case kKilnInt64: return 8;
+    case kKilnInt16: return 2;
     case kKilnInt8:
     case kKilnUInt8:
-    case kKilnBool:
-      return 1;
-    default:
-      return 0;
+    case kKilnBool: return 1;
+    default: return 0;
   }
 }
 
-KilnStatus CheckIndexType(KilnOpaqueContext* context, const char* op, const char* role,
-                          const KilnOpaqueTensor* tensor, bool int64_ok) {
+KilnStatus CheckIndexType(KilnOpaqueContext* context, const char* op, const char* role, const KilnOpaqueTensor* tensor,
+                          bool int64_ok) {
   const KilnType type = KilnOpaqueTensorType(tensor);
   if (type == kKilnInt32 || (int64_ok && type == kKilnInt64)) return kKilnOk;
   KilnOpaqueContextReportError(context, "%s: %s %s has type %s; expected int32%s", op, role,
@@ -54,11 +49,10 @@ KilnStatus CheckSingleValue(KilnOpaqueContext* context, const char* op, const ch
 
 KilnStatus RefuseRuntimeInput(KilnOpaqueContext* context, const char* op, const char* role,
                               const KilnOpaqueTensor* tensor) {
-  KilnOpaqueContextReportError(
-      context,
-      "%s: %s %s is computed at run time, and the output's shape depends on its values; "
-      "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-      op, role, TensorLabel(tensor).c_str());
+  KilnOpaqueContextReportError(context,
+                               "%s: %s %s is computed at run time, and the output's shape depends on its values; "
+                               "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
+                               op, role, TensorLabel(tensor).c_str());
   return kKilnError;
 }
 
@@ -106,8 +100,8 @@ KilnStatus OneHotPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   state->element_size = ElementSize(type);
   if (state->element_size == 0 || type == kKilnInt16) {
     KilnOpaqueContextReportError(context,
-                                 "%s: output %s has type %s; expected float32, int32, int64, int8, uint8 or bool",
-                                 op, TensorLabel(output).c_str(), KilnTypeGetName(type));
+                                 "%s: output %s has type %s; expected float32, int32, int64, int8, uint8 or bool", op,
+                                 TensorLabel(output).c_str(), KilnTypeGetName(type));
     return kKilnError;
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "on_value", on, type));
@@ -185,8 +179,7 @@ KilnStatus GatherNdPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckIndexType(context, op, "indices", indices, true));
   Dims output_dims;
   std::string error;
-  if (!reference::MakeGatherNdParams(TensorDims(params), TensorDims(indices), &state->params, &output_dims,
-                                     &error)) {
+  if (!reference::MakeGatherNdParams(TensorDims(params), TensorDims(indices), &state->params, &output_dims, &error)) {
     KilnOpaqueContextReportError(context, "%s: params %s, indices %s: %s", op, TensorLabel(params).c_str(),
                                  TensorLabel(indices).c_str(), error.c_str());
     return kKilnError;
@@ -246,8 +239,8 @@ KilnStatus ScatterNdPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   if (type != kKilnFloat32 && type != kKilnInt32 && type != kKilnInt64 && type != kKilnInt8 && type != kKilnUInt8 &&
       type != kKilnBool) {
     KilnOpaqueContextReportError(context,
-                                 "%s: updates %s have type %s; expected float32, int32, int64, int8, uint8 or bool",
-                                 op, TensorLabel(updates).c_str(), KilnTypeGetName(type));
+                                 "%s: updates %s have type %s; expected float32, int32, int64, int8, uint8 or bool", op,
+                                 TensorLabel(updates).c_str(), KilnTypeGetName(type));
     return kKilnError;
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, type));
@@ -264,8 +257,7 @@ KilnStatus ScatterNdPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   const Dims output_dims(shape_values.begin(), shape_values.end());
   std::string error;
-  if (!reference::MakeScatterNdParams(output_dims, TensorDims(indices), TensorDims(updates), &state->params,
-                                      &error)) {
+  if (!reference::MakeScatterNdParams(output_dims, TensorDims(indices), TensorDims(updates), &state->params, &error)) {
     KilnOpaqueContextReportError(context, "%s: shape %s, indices %s, updates %s: %s", op, TensorLabel(shape).c_str(),
                                  TensorLabel(indices).c_str(), TensorLabel(updates).c_str(), error.c_str());
     return kKilnError;
@@ -277,8 +269,8 @@ KilnStatus ScatterNdPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 template <typename T>
 bool RunScatterNd(const reference::GatherNdParams& p, const std::vector<int64_t>& indices, const void* updates,
                   int64_t output_count, void* output, int64_t* bad) {
-  return reference::ScatterNd(p, indices.data(), static_cast<const T*>(updates), output_count,
-                              static_cast<T*>(output), bad);
+  return reference::ScatterNd(p, indices.data(), static_cast<const T*>(updates), output_count, static_cast<T*>(output),
+                              bad);
 }
 
 KilnStatus ScatterNdInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -316,21 +308,11 @@ KilnStatus ScatterNdInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   int64_t bad = -1;
   bool ok = true;
   switch (type) {
-    case kKilnFloat32:
-      ok = RunScatterNd<float>(p, index_values, in, state->output_count, out, &bad);
-      break;
-    case kKilnInt32:
-      ok = RunScatterNd<int32_t>(p, index_values, in, state->output_count, out, &bad);
-      break;
-    case kKilnInt64:
-      ok = RunScatterNd<int64_t>(p, index_values, in, state->output_count, out, &bad);
-      break;
-    case kKilnInt8:
-      ok = RunScatterNd<int8_t>(p, index_values, in, state->output_count, out, &bad);
-      break;
-    case kKilnUInt8:
-      ok = RunScatterNd<uint8_t>(p, index_values, in, state->output_count, out, &bad);
-      break;
+    case kKilnFloat32: ok = RunScatterNd<float>(p, index_values, in, state->output_count, out, &bad); break;
+    case kKilnInt32: ok = RunScatterNd<int32_t>(p, index_values, in, state->output_count, out, &bad); break;
+    case kKilnInt64: ok = RunScatterNd<int64_t>(p, index_values, in, state->output_count, out, &bad); break;
+    case kKilnInt8: ok = RunScatterNd<int8_t>(p, index_values, in, state->output_count, out, &bad); break;
+    case kKilnUInt8: ok = RunScatterNd<uint8_t>(p, index_values, in, state->output_count, out, &bad); break;
     default:  // bool (checked in Prepare)
       ok = reference::ScatterNdBool(p, index_values.data(), static_cast<const uint8_t*>(in), state->output_count,
                                     static_cast<uint8_t*>(out), &bad);
@@ -371,8 +353,8 @@ KilnStatus AddNPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       return kKilnError;
     }
     if (TensorDims(input) != dims) {
-      KilnOpaqueContextReportError(context, "%s: input %d %s has shape %s; input 0 %s has %s (no broadcasting)", op,
-                                   i, TensorLabel(input).c_str(), DimsToString(TensorDims(input)).c_str(),
+      KilnOpaqueContextReportError(context, "%s: input %d %s has shape %s; input 0 %s has %s (no broadcasting)", op, i,
+                                   TensorLabel(input).c_str(), DimsToString(TensorDims(input)).c_str(),
                                    TensorLabel(first).c_str(), DimsToString(dims).c_str());
       return kKilnError;
     }
@@ -390,8 +372,8 @@ KilnStatus RunAddN(KilnOpaqueContext* context, KilnOpaqueNode* node, const char*
         GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, i), count, &inputs[i]));
   }
   T* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count,
-                                         &output));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
   reference::AddN(inputs, count, output);
   return kKilnOk;
 }
@@ -515,8 +497,10 @@ KilnStatus TopKPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const KilnType type = KilnOpaqueTensorType(input);
   if (type != kKilnFloat32 && type != kKilnInt8 && type != kKilnUInt8 && type != kKilnInt16 && type != kKilnInt32 &&
       type != kKilnInt64) {
-    KilnOpaqueContextReportError(context, "%s: input %s has type %s; expected float32, int8, uint8, int16, int32 or "
-                                 "int64", op, TensorLabel(input).c_str(), KilnTypeGetName(type));
+    KilnOpaqueContextReportError(context,
+                                 "%s: input %s has type %s; expected float32, int8, uint8, int16, int32 or "
+                                 "int64",
+                                 op, TensorLabel(input).c_str(), KilnTypeGetName(type));
     return kKilnError;
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "values output", values, type));
@@ -531,8 +515,8 @@ KilnStatus TopKPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   state->n = dims.back();
   if (k_value[0] < 0 || k_value[0] > state->n) {
     KilnOpaqueContextReportError(context, "%s: k %s is %lld; input %s has %lld values along its last dimension", op,
-                                 TensorLabel(k).c_str(), static_cast<long long>(k_value[0]),
-                                 TensorLabel(input).c_str(), static_cast<long long>(state->n));
+                                 TensorLabel(k).c_str(), static_cast<long long>(k_value[0]), TensorLabel(input).c_str(),
+                                 static_cast<long long>(state->n));
     return kKilnError;
   }
   state->k = k_value[0];
@@ -559,8 +543,8 @@ KilnStatus RunTopK(KilnOpaqueContext* context, KilnOpaqueNode* node, const char*
   int32_t* indices;
   KILN_OPAQUE_ENSURE_STATUS(
       GetTypedData(context, op, "values output", KilnOpaqueNodeGetOutput(context, node, 0), s.rows * s.k, &values));
-  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "indices output", KilnOpaqueNodeGetOutput(context, node, 1),
-                                         s.rows * s.k, &indices));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "indices output", KilnOpaqueNodeGetOutput(context, node, 1), s.rows * s.k, &indices));
   reference::TopK(input, s.rows, s.n, s.k, values, indices);
   return kKilnOk;
 }
@@ -570,18 +554,12 @@ KilnStatus TopKInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(TopKState, state, context, node, op);
   if (state->rows * state->k == 0) return kKilnOk;
   switch (KilnOpaqueTensorType(KilnOpaqueNodeGetInput(context, node, 0))) {
-    case kKilnFloat32:
-      return RunTopK<float>(context, node, op, *state);
-    case kKilnInt8:
-      return RunTopK<int8_t>(context, node, op, *state);
-    case kKilnUInt8:
-      return RunTopK<uint8_t>(context, node, op, *state);
-    case kKilnInt16:
-      return RunTopK<int16_t>(context, node, op, *state);
-    case kKilnInt32:
-      return RunTopK<int32_t>(context, node, op, *state);
-    default:
-      return RunTopK<int64_t>(context, node, op, *state);
+    case kKilnFloat32: return RunTopK<float>(context, node, op, *state);
+    case kKilnInt8: return RunTopK<int8_t>(context, node, op, *state);
+    case kKilnUInt8: return RunTopK<uint8_t>(context, node, op, *state);
+    case kKilnInt16: return RunTopK<int16_t>(context, node, op, *state);
+    case kKilnInt32: return RunTopK<int32_t>(context, node, op, *state);
+    default: return RunTopK<int64_t>(context, node, op, *state);
   }
 }
 

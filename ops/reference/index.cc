@@ -40,8 +40,7 @@ void OneHot(const int64_t* indices, int64_t outer, int64_t depth, int64_t inner,
   }
 }
 
-bool MakeGatherNdParams(const Dims& params, const Dims& indices, GatherNdParams* p, Dims* output,
-                        std::string* error) {
+bool MakeGatherNdParams(const Dims& params, const Dims& indices, GatherNdParams* p, Dims* output, std::string* error) {
   if (params.empty()) {
     *error = "params must have rank 1 or more";
     return false;
@@ -103,8 +102,8 @@ bool GatherNdCopy(const GatherNdParams& p, size_t element_size, const void* para
   for (int64_t t = 0; t < p.count; ++t) {
     int64_t offset = 0;
     TupleOffset(p, indices, t, &offset, bad);
-    if (slice_bytes != 0) std::memcpy(out + t * slice_bytes, in + offset * static_cast<int64_t>(element_size),
-                                      slice_bytes);
+    if (slice_bytes != 0)
+      std::memcpy(out + t * slice_bytes, in + offset * static_cast<int64_t>(element_size), slice_bytes);
   }
   return true;
 }
@@ -149,13 +148,10 @@ bool ScatterNd(const GatherNdParams& p, const int64_t* indices, const T* updates
 }
 
 template bool ScatterNd<float>(const GatherNdParams&, const int64_t*, const float*, int64_t, float*, int64_t*);
-template bool ScatterNd<int32_t>(const GatherNdParams&, const int64_t*, const int32_t*, int64_t, int32_t*,
-                                 int64_t*);
-template bool ScatterNd<int64_t>(const GatherNdParams&, const int64_t*, const int64_t*, int64_t, int64_t*,
-                                 int64_t*);
+template bool ScatterNd<int32_t>(const GatherNdParams&, const int64_t*, const int32_t*, int64_t, int32_t*, int64_t*);
+template bool ScatterNd<int64_t>(const GatherNdParams&, const int64_t*, const int64_t*, int64_t, int64_t*, int64_t*);
 template bool ScatterNd<int8_t>(const GatherNdParams&, const int64_t*, const int8_t*, int64_t, int8_t*, int64_t*);
-template bool ScatterNd<uint8_t>(const GatherNdParams&, const int64_t*, const uint8_t*, int64_t, uint8_t*,
-                                 int64_t*);
+template bool ScatterNd<uint8_t>(const GatherNdParams&, const int64_t*, const uint8_t*, int64_t, uint8_t*, int64_t*);
 
 bool ScatterNdBool(const GatherNdParams& p, const int64_t* indices, const uint8_t* updates, int64_t output_count,
                    uint8_t* output, int64_t* bad) {

@@ -26,14 +26,13 @@ void OneHot(const int64_t* indices, int64_t outer, int64_t depth, int64_t inner,
 // GATHER_ND: `indices`' last dimension (the index depth, at most the params' rank) picks a slice of params; the
 // output is indices[:-1] + params[depth:].
 struct GatherNdParams {
-  int64_t count = 0;           // number of index tuples: product of indices[:-1]
-  int64_t depth = 0;           // entries per tuple
-  int64_t slice = 1;           // elements per picked slice: product of params[depth:]
-  std::vector<int64_t> dims;   // params[:depth]
+  int64_t count = 0;             // number of index tuples: product of indices[:-1]
+  int64_t depth = 0;             // entries per tuple
+  int64_t slice = 1;             // elements per picked slice: product of params[depth:]
+  std::vector<int64_t> dims;     // params[:depth]
   std::vector<int64_t> strides;  // elements between neighbours along params[:depth]
 };
-bool MakeGatherNdParams(const Dims& params, const Dims& indices, GatherNdParams* p, Dims* output,
-                        std::string* error);
+bool MakeGatherNdParams(const Dims& params, const Dims& indices, GatherNdParams* p, Dims* output, std::string* error);
 // Gathers; returns false, writing nothing, where an index entry lies outside [0, dim): `*bad` is its position in
 // `indices` (flat).
 bool GatherNdCopy(const GatherNdParams& p, size_t element_size, const void* params, const int64_t* indices,

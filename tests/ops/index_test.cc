@@ -1,6 +1,8 @@
 // The ONE_HOT, GATHER_ND, SCATTER_ND and ADD_N reference kernels against independent formulations written here
 // (each output element from its coordinates by div/mod, not the kernels' nested loops): every rank up to 6,
 // every axis, empty tensors, out-of-range indices and wrapping integer sums.
+#include "ops/reference/index.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,8 +12,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include "ops/reference/index.h"
 
 namespace kiln::ops::reference {
 namespace {
@@ -102,8 +102,8 @@ TEST(GatherNdTest, EveryDepthAgainstCoordinates) {
         ASSERT_TRUE(GatherNdCopy(p, sizeof(int32_t), input.data(), indices.data(), out.data(), &bad));
         for (int64_t i = 0; i < NumElements(out_dims); ++i) {
           const std::vector<int64_t> c = Coords(out_dims, i);
-          const int64_t t = Flat(Dims(index_dims.begin(), index_dims.end() - 1),
-                                 std::vector<int64_t>(c.begin(), c.begin() + prefix));
+          const int64_t t =
+              Flat(Dims(index_dims.begin(), index_dims.end() - 1), std::vector<int64_t>(c.begin(), c.begin() + prefix));
           std::vector<int64_t> src(indices.begin() + t * depth, indices.begin() + (t + 1) * depth);
           src.insert(src.end(), c.begin() + prefix, c.end());
           ASSERT_EQ(out[static_cast<size_t>(i)], input[static_cast<size_t>(Flat(params, src))]) << i;
@@ -119,14 +119,13 @@ TEST(GatherNdTest, OutOfRangeIndexWritesNothing) {
   std::string error;
   ASSERT_TRUE(MakeGatherNdParams({4, 3}, {3, 2}, &p, &out_dims, &error));
   const std::vector<float> input(12, 1.0f);
-  for (const std::vector<int64_t>& indices : {std::vector<int64_t>{0, 1, 3, 3, 1, 0},
-                                              std::vector<int64_t>{0, 1, -1, 0, 1, 0},
-                                              std::vector<int64_t>{0, 1, 1, 0, 4, 0}}) {
+  for (const std::vector<int64_t>& indices :
+       {std::vector<int64_t>{0, 1, 3, 3, 1, 0}, std::vector<int64_t>{0, 1, -1, 0, 1, 0},
+        std::vector<int64_t>{0, 1, 1, 0, 4, 0}}) {
     std::vector<float> out(3, 7.0f);
     int64_t bad = -1;
     EXPECT_FALSE(GatherNdCopy(p, sizeof(float), input.data(), indices.data(), out.data(), &bad));
-    EXPECT_EQ(indices[static_cast<size_t>(bad)] < 0 || indices[static_cast<size_t>(bad)] >= (bad % 2 ? 3 : 4),
-              true);
+    EXPECT_EQ(indices[static_cast<size_t>(bad)] < 0 || indices[static_cast<size_t>(bad)] >= (bad % 2 ? 3 : 4), true);
     EXPECT_EQ(out, std::vector<float>(3, 7.0f));
   }
   EXPECT_FALSE(MakeGatherNdParams({4, 3}, {2, 3}, &p, &out_dims, &error));
@@ -216,8 +215,8 @@ TEST(RangeTest, CountsValuesAndRefuses) {
   struct Case {
     int64_t start, limit, delta, count;
   };
-  for (const Case& c : std::vector<Case>{{0, 10, 3, 4}, {10, 0, -3, 4}, {5, 5, 1, 0}, {5, 5, -2, 0}, {-3, 4, 7, 1},
-                                         {0, 9, 3, 3}}) {
+  for (const Case& c :
+       std::vector<Case>{{0, 10, 3, 4}, {10, 0, -3, 4}, {5, 5, 1, 0}, {5, 5, -2, 0}, {-3, 4, 7, 1}, {0, 9, 3, 3}}) {
     int64_t n = -1;
     std::string error;
     ASSERT_TRUE(RangeCount<int32_t>(static_cast<int32_t>(c.start), static_cast<int32_t>(c.limit),
@@ -241,8 +240,8 @@ TEST(RangeTest, CountsValuesAndRefuses) {
   std::vector<int32_t> three(3);
   Range<int32_t>(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), 3, three.data());
   EXPECT_EQ(three, (std::vector<int32_t>{std::numeric_limits<int32_t>::min(), -1, 2147483646}));
-  EXPECT_FALSE(RangeCount<int64_t>(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), 1, &n,
-                                   &error));
+  EXPECT_FALSE(
+      RangeCount<int64_t>(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), 1, &n, &error));
   EXPECT_NE(error.find("more than 2^31 - 1 values"), std::string::npos) << error;
   EXPECT_FALSE(RangeCount<float>(0, 1e9f, 1e-3f, &n, &error));
   EXPECT_FALSE(RangeCount<float>(0, std::numeric_limits<float>::infinity(), 1, &n, &error));

@@ -247,7 +247,11 @@ TEST(ScatterNdWrapperTest, PrepareErrors) {
   for (const Case& c : std::vector<Case>{
            {kKilnInt64, kKilnFloat32, {2}, {4}, true, "SCATTER_ND: indices 'indices' has type int64; expected int32"},
            {kKilnInt32, kKilnInt16, {2}, {4}, true, "SCATTER_ND: updates 'updates' have type int16"},
-           {kKilnInt32, kKilnFloat32, {3}, {4}, true,
+           {kKilnInt32,
+            kKilnFloat32,
+            {3},
+            {4},
+            true,
             "SCATTER_ND: shape 'shape', indices 'indices', updates 'updates': updates have shape [3]; indices and "
             "shape need [2]"},
            {kKilnInt32, kKilnFloat32, {2}, {-4}, true, "SCATTER_ND: shape 'shape' holds -4 at 0"},
@@ -255,8 +259,8 @@ TEST(ScatterNdWrapperTest, PrepareErrors) {
     ModelWriter w;
     const int i = w.AddTensor(c.index_type, {2, 1}, "indices");
     const int u = w.AddTensor(c.update_type, c.update_dims, "updates");
-    const int s = c.shape_constant ? w.AddConstTensor(kKilnInt32, {1}, "shape", c.shape)
-                                   : w.AddTensor(kKilnInt32, {1}, "shape");
+    const int s =
+        c.shape_constant ? w.AddConstTensor(kKilnInt32, {1}, "shape", c.shape) : w.AddTensor(kKilnInt32, {1}, "shape");
     const int y = w.AddTensor(c.update_type, {4}, "y");
     w.AddOp(kKilnBuiltinScatterNd, {i, u, s}, {y});
     w.SetInputs(c.shape_constant ? std::vector<int>{i, u} : std::vector<int>{i, u, s});
@@ -419,17 +423,21 @@ TEST(TopKWrapperTest, ValuesIndicesAndErrors) {
     bool k_constant;
     std::string message;
   };
-  for (const Case& c : std::vector<Case>{
-           {kKilnFloat32, kKilnInt32, {2, 3}, 4, true,
-            "TOPK_V2: k 'k' is 4; input 'x' has 3 values along its last dimension"},
-           {kKilnFloat32, kKilnInt32, {2, 3}, -1, true, "TOPK_V2: k 'k' is -1"},
-           {kKilnFloat32, kKilnInt32, {2, 3}, 1, false, "TOPK_V2: k 'k' is computed at run time"},
-           {kKilnFloat32, kKilnInt64, {2, 3}, 1, true, "TOPK_V2: k 'k' has type int64"},
-           {kKilnBool, kKilnInt32, {2, 3}, 1, true, "TOPK_V2: input 'x' has type bool"},
-           {kKilnFloat32, kKilnInt32, {}, 1, true, "TOPK_V2: input 'x'"}}) {
+  for (const Case& c :
+       std::vector<Case>{{kKilnFloat32,
+                          kKilnInt32,
+                          {2, 3},
+                          4,
+                          true,
+                          "TOPK_V2: k 'k' is 4; input 'x' has 3 values along its last dimension"},
+                         {kKilnFloat32, kKilnInt32, {2, 3}, -1, true, "TOPK_V2: k 'k' is -1"},
+                         {kKilnFloat32, kKilnInt32, {2, 3}, 1, false, "TOPK_V2: k 'k' is computed at run time"},
+                         {kKilnFloat32, kKilnInt64, {2, 3}, 1, true, "TOPK_V2: k 'k' has type int64"},
+                         {kKilnBool, kKilnInt32, {2, 3}, 1, true, "TOPK_V2: input 'x' has type bool"},
+                         {kKilnFloat32, kKilnInt32, {}, 1, true, "TOPK_V2: input 'x'"}}) {
     ModelWriter w;
     const int x = w.AddTensor(c.input_type, c.dims, "x");
-    const int k = !c.k_constant ? w.AddTensor(c.k_type, {}, "k")
+    const int k = !c.k_constant            ? w.AddTensor(c.k_type, {}, "k")
                   : c.k_type == kKilnInt64 ? w.AddConstTensor(c.k_type, {}, "k", std::vector<int64_t>{c.k})
                                            : w.AddConstTensor(c.k_type, {}, "k", std::vector<int32_t>{c.k});
     const int v = w.AddTensor(c.input_type, {2, 1}, "values");
