@@ -23,6 +23,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddNormalizationOps(all);
     AddSpaceOps(all);
     AddCompareLogicOps(all);
+    AddIndexOps(all);
     return all;
   }();
   return *table;

@@ -21,6 +21,7 @@ void AddArgCastOps(std::vector<BuiltinOp>* table);         // arg_cast_ops.cc
 void AddNormalizationOps(std::vector<BuiltinOp>* table);   // normalization_ops.cc
 void AddSpaceOps(std::vector<BuiltinOp>* table);           // space_ops.cc
 void AddCompareLogicOps(std::vector<BuiltinOp>* table);    // compare_logic_ops.cc
+void AddIndexOps(std::vector<BuiltinOp>* table);           // index_ops.cc
 
 }  // namespace kiln::ops
 

@@ -443,6 +443,8 @@ KILN_ABI_OFFSET(struct KilnStridedSliceParams, offset, 20);
 KILN_ABI_SIZE(struct KilnGatherParams, 8, 4);
 KILN_ABI_OFFSET(struct KilnGatherParams, axis, 0);
 KILN_ABI_OFFSET(struct KilnGatherParams, batch_dims, 4);
+KILN_ABI_SIZE(struct KilnOneHotParams, 4, 4);
+KILN_ABI_OFFSET(struct KilnOneHotParams, axis, 0);
 KILN_ABI_SIZE(struct KilnSplitParams, 4, 4);
 KILN_ABI_OFFSET(struct KilnSplitParams, num_splits, 0);
 KILN_ABI_SIZE(struct KilnSplitVParams, 4, 4);

@@ -213,6 +213,11 @@ typedef struct KilnGatherParams {
   int batch_dims;
 } KilnGatherParams;
 
+/* ONE_HOT */
+typedef struct KilnOneHotParams {
+  int axis; /* where the new dimension of size depth goes; -1: last */
+} KilnOneHotParams;
+
 /* SPLIT */
 typedef struct KilnSplitParams {
   int num_splits;

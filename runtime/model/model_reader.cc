@@ -1059,6 +1059,13 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->batch_dims = options->batch_dims();
       return true;
     }
+    case kKilnBuiltinOneHot: {
+      KILN_GET_OPTIONS(OneHotOptions, options);
+      KilnOneHotParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->axis = options->axis();
+      return true;
+    }
     case kKilnBuiltinSplit: {
       KILN_GET_OPTIONS(SplitOptions, options);
       KilnSplitParams* params;

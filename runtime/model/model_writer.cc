@@ -399,6 +399,9 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kGather:
         matches = code == kKilnBuiltinGather;
         break;
+      case OptionsKind::kOneHot:
+        matches = code == kKilnBuiltinOneHot;
+        break;
       case OptionsKind::kSplit:
         matches = code == kKilnBuiltinSplit;
         break;
@@ -484,6 +487,7 @@ KILN_ADD_OP_WITH(KilnLeakyReluParams, kLeakyRelu)
 KILN_ADD_OP_WITH(KilnResizeBilinearParams, kResizeBilinear)
 KILN_ADD_OP_WITH(KilnStridedSliceParams, kStridedSlice)
 KILN_ADD_OP_WITH(KilnGatherParams, kGather)
+KILN_ADD_OP_WITH(KilnOneHotParams, kOneHot)
 KILN_ADD_OP_WITH(KilnSplitParams, kSplit)
 KILN_ADD_OP_WITH(KilnSplitVParams, kSplitV)
 KILN_ADD_OP_WITH(KilnPackParams, kPack)
@@ -902,6 +906,13 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::GatherOptions;
           options = fb::CreateGatherOptions(b, p.axis, p.batch_dims).Union();
+          break;
+        }
+        case OptionsKind::kOneHot: {
+          KilnOneHotParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::OneHotOptions;
+          options = fb::CreateOneHotOptions(b, p.axis).Union();
           break;
         }
         case OptionsKind::kSplit: {

@@ -125,6 +125,8 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnGatherParams& params);  // GATHER
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnOneHotParams& params);  // ONE_HOT
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitParams& params);  // SPLIT
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitVParams& params);  // SPLIT_V
@@ -223,6 +225,7 @@ class ModelWriter {
     kResizeBilinear,
     kStridedSlice,
     kGather,
+    kOneHot,
     kSplit,
     kSplitV,
     kPack,

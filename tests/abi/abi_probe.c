@@ -129,6 +129,8 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnStridedSliceParams(const struct KilnStr
 size_t kiln_abi_probe_KilnStridedSliceParams(const struct KilnStridedSliceParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnGatherParams(const struct KilnGatherParams* value);
 size_t kiln_abi_probe_KilnGatherParams(const struct KilnGatherParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnOneHotParams(const struct KilnOneHotParams* value);
+size_t kiln_abi_probe_KilnOneHotParams(const struct KilnOneHotParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnSplitParams(const struct KilnSplitParams* value);
 size_t kiln_abi_probe_KilnSplitParams(const struct KilnSplitParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnSplitVParams(const struct KilnSplitVParams* value);

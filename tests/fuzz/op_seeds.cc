@@ -151,6 +151,36 @@ int main(int argc, char** argv) {
     w.SetOutputs({m});
     seeds.push_back({"space_reverse_mirror", std::move(w)});
   }
+  {  // run-time indices from the fuzzer's bytes (mostly out of range): ONE_HOT, GATHER_ND, SCATTER_ND, ADD_N,
+     // TOPK_V2 (NaN and ties from the bytes), RANGE
+    ModelWriter w;
+    const int indices = w.AddTensor(kKilnInt32, {3, 1}, "indices");
+    const int params = w.AddTensor(kKilnFloat32, {4, 2}, "params");
+    const int depth = w.AddConstTensor<int32_t>(kKilnInt32, {}, "depth", {4});
+    const int on = w.AddConstTensor<float>(kKilnFloat32, {}, "on", {1});
+    const int off = w.AddConstTensor<float>(kKilnFloat32, {}, "off", {0});
+    const int hot = w.AddTensor(kKilnFloat32, {3, 1, 4}, "hot");
+    w.AddOp(kKilnBuiltinOneHot, {indices, depth, on, off}, {hot}, KilnOneHotParams{-1});
+    const int picked = w.AddTensor(kKilnFloat32, {3, 2}, "picked");
+    w.AddOp(kKilnBuiltinGatherNd, {params, indices}, {picked});
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {4, 2});
+    const int scattered = w.AddTensor(kKilnFloat32, {4, 2}, "scattered");
+    w.AddOp(kKilnBuiltinScatterNd, {indices, picked, shape}, {scattered});
+    const int sum = w.AddTensor(kKilnFloat32, {4, 2}, "sum");
+    w.AddOp(kKilnBuiltinAddN, {scattered, params, params}, {sum});
+    const int k = w.AddConstTensor<int32_t>(kKilnInt32, {}, "k", {2});
+    const int top = w.AddTensor(kKilnFloat32, {4, 2}, "top");
+    const int top_indices = w.AddTensor(kKilnInt32, {4, 2}, "top_indices");
+    w.AddOp(kKilnBuiltinTopkV2, {sum, k}, {top, top_indices});
+    const int start = w.AddConstTensor<float>(kKilnFloat32, {}, "start", {0});
+    const int limit = w.AddConstTensor<float>(kKilnFloat32, {}, "limit", {1});
+    const int delta = w.AddConstTensor<float>(kKilnFloat32, {}, "delta", {0.25f});
+    const int steps = w.AddTensor(kKilnFloat32, {4}, "steps");
+    w.AddOp(kKilnBuiltinRange, {start, limit, delta}, {steps});
+    w.SetInputs({indices, params});
+    w.SetOutputs({hot, top, top_indices, steps});
+    seeds.push_back({"index_ops", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

@@ -220,6 +220,9 @@ TEST(RoundTripTest, SlicingAndIndexOps) {
   ASSERT_NE(gather, nullptr);
   EXPECT_EQ(gather->axis, -1);
   EXPECT_EQ(gather->batch_dims, 2);
+  const KilnOneHotParams* one_hot = RoundTrip(kKilnBuiltinOneHot, KilnOneHotParams{-1}, &model, 1);
+  ASSERT_NE(one_hot, nullptr);
+  EXPECT_EQ(one_hot->axis, -1);
   const KilnSplitParams* split = RoundTrip(kKilnBuiltinSplit, KilnSplitParams{3}, &model, 1);
   ASSERT_NE(split, nullptr);
   EXPECT_EQ(split->num_splits, 3);

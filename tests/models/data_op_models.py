@@ -3,7 +3,8 @@
 EXPAND_DIMS, GATHER, EMBEDDING_LOOKUP, SPLIT, SPLIT_V, PACK, UNPACK, TILE, BROADCAST_TO, SHAPE, ARG_MAX, ARG_MIN,
 CAST; DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, PADV2, MIRROR_PAD, REVERSE_V2 in each
 type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND;
-the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; the
+the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
+GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
 and BATCH_MATMUL) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
@@ -195,6 +196,146 @@ def embedding_lookup(out_dir):
 
 
 
+def index_models(out_dir):
+    """ONE_HOT, GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N in each type LiteRT takes; indices constant (some out of range for
+    ONE_HOT, whose rows are then all off), duplicates for SCATTER_ND (which adds them)."""
+    rng = np.random.default_rng(11)
+
+    def values(dtype, shape):
+        if dtype == np.float32:
+            return rng.uniform(-2, 2, size=shape).astype(np.float32)
+        if dtype == np.bool_:
+            return rng.integers(0, 2, size=shape).astype(np.bool_)
+        info = np.iinfo(dtype)
+        return rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, endpoint=True).astype(dtype)
+
+    # ONE_HOT: indices, constant depth, on and off values; the new dimension at axis.
+    for name, index_shape, index_type, indices, depth, dtype, on, off, axis in [
+            ("one_hot_float", [6], np.int32, [0, 4, 2, -1, 5, 7], 5, np.float32, 1.5, -0.25, -1),
+            ("one_hot_float_axis0", [2, 3], np.int64, [0, 1, 2, 3, 3, 9], 4, np.float32, 1.0, 0.0, 0),
+            ("one_hot_int32_axis1", [2, 3], np.int32, [2, 0, 1, 1, -3, 2], 3, np.int32, 7, -2, 1),
+            ("one_hot_int64", [3, 2], np.int64, [1, 1, 0, 2, 3, 0], 4, np.int64, 1 << 40, -5, 2),
+            ("one_hot_int8", [5], np.int32, [0, 1, 2, 3, 4], 5, np.int8, 127, -128, -1),
+            ("one_hot_uint8", [2, 2], np.int32, [3, 0, 1, 2], 4, np.uint8, 255, 3, 1),
+            ("one_hot_bool", [2, 3], np.int32, [0, 1, 2, 2, 1, 0], 3, np.bool_, True, False, 0),
+            ("one_hot_scalar", [], np.int32, [2], 4, np.float32, 3.0, 1.0, -1),
+            ("one_hot_rank4", [2, 1, 2, 3], np.int32, list(range(12)), 6, np.float32, 1.0, 0.0, 2)]:
+        m = Model()
+        i = m.tensor(index_shape, index_type, "indices", np.asarray(indices).reshape(index_shape))
+        d = m.tensor([], np.int32, "depth", depth)
+        a = m.tensor([], dtype, "on_value", on)
+        b = m.tensor([], dtype, "off_value", off)
+        out_shape = list(index_shape)
+        out_shape.insert(len(index_shape) if axis == -1 else axis, depth)
+        y = m.output(out_shape, dtype, "y")
+        o = S.OneHotOptionsT()
+        o.axis = axis
+        m.write(out_dir, name, OPS.ONE_HOT, 1, [i, d, a, b], [y], S.BuiltinOptions.OneHotOptions, o)
+    # ONE_HOT with the indices a model input (random: mostly out of range, so rows of off).
+    m = Model()
+    i = m.tensor([4, 2], np.int32, "indices")
+    d = m.tensor([], np.int32, "depth", 3)
+    a = m.tensor([], np.float32, "on_value", 2.0)
+    b = m.tensor([], np.float32, "off_value", -1.0)
+    y = m.output([4, 2, 3], np.float32, "y")
+    m.write(out_dir, "one_hot_input_indices", OPS.ONE_HOT, 1, [i, d, a, b], [y])
+
+    # GATHER_ND: params (a model input), constant indices whose last dimension picks a slice.
+    for name, dtype, quant, version, params_shape, indices, index_type in [
+            ("gather_nd_float", np.float32, None, 1, [4, 3], [[0, 2], [3, 1], [1, 0]], np.int32),
+            ("gather_nd_float_slices", np.float32, None, 1, [4, 3, 2], [[3], [0], [3]], np.int64),
+            ("gather_nd_float_rank3_indices", np.float32, None, 1, [3, 4, 2], [[[0, 1], [2, 3]], [[1, 1], [2, 0]]],
+             np.int32),
+            ("gather_nd_full_depth", np.float32, None, 1, [2, 3, 4], [[1, 2, 3], [0, 0, 0]], np.int32),
+            ("gather_nd_int8", np.int8, (0.05, -2), 1, [3, 4], [[2], [1]], np.int32),
+            ("gather_nd_uint8", np.uint8, (0.1, 128), 1, [3, 4], [[2, 3], [0, 1]], np.int32),
+            ("gather_nd_int32", np.int32, None, 1, [5, 2], [[4], [4], [0]], np.int32),
+            ("gather_nd_int64", np.int64, None, 1, [2, 2, 2], [[1, 0]], np.int64),
+            ("gather_nd_int16", np.int16, None, 1, [3, 3], [[2, 2], [0, 1]], np.int32),
+            ("gather_nd_bool", np.bool_, None, 1, [4, 2], [[3], [1]], np.int32)]:
+        idx = np.asarray(indices)
+        m = Model()
+        p = m.tensor(params_shape, dtype, "params", quant=quant)
+        i = m.tensor(list(idx.shape), index_type, "indices", idx)
+        out_shape = list(idx.shape[:-1]) + list(params_shape[idx.shape[-1]:])
+        y = m.output(out_shape, dtype, "y", quant=quant)
+        m.write(out_dir, name, OPS.GATHER_ND, version, [p, i], [y])
+
+    # SCATTER_ND: constant indices and shape, updates a model input; duplicate indices add up.
+    for name, dtype, indices, updates_shape, shape in [
+            ("scatter_nd_float", np.float32, [[4], [3], [1], [7], [3]], [5], [8]),
+            ("scatter_nd_float_slices", np.float32, [[0], [2], [0]], [3, 4, 4], [4, 4, 4]),
+            ("scatter_nd_float_2d", np.float32, [[0, 1], [2, 2], [1, 0], [0, 1]], [4, 3], [3, 3, 3]),
+            ("scatter_nd_int32", np.int32, [[1, 1], [0, 2], [1, 1]], [3], [2, 3]),
+            ("scatter_nd_int64", np.int64, [[1], [0]], [2, 2], [3, 2]),
+            ("scatter_nd_int8", np.int8, [[2], [0]], [2, 3], [3, 3]),
+            ("scatter_nd_uint8", np.uint8, [[1], [1]], [2, 2], [2, 2]),
+            ("scatter_nd_bool", np.bool_, [[0, 1], [1, 0]], [2], [2, 2])]:
+        idx = np.asarray(indices)
+        m = Model()
+        i = m.tensor(list(idx.shape), np.int32, "indices", idx)
+        u = m.tensor(updates_shape, dtype, "updates")
+        s = m.tensor([len(shape)], np.int32, "shape", shape)
+        y = m.output(shape, dtype, "y")
+        m.write(out_dir, name, OPS.SCATTER_ND, 1, [i, u, s], [y])
+
+    # RANGE: constant start, limit and delta (int32, int64, float32); counting down, a fractional float delta.
+    for name, dtype, start, limit, delta, version in [("range_int32", np.int32, 3, 18, 4, 1),
+                                                       ("range_int32_down", np.int32, 5, -7, -3, 1),
+                                                       ("range_int64", np.int64, -(1 << 40), -(1 << 40) + 10, 3, 2),
+                                                       ("range_float", np.float32, 0.0, 3.0, 0.1, 1),
+                                                       ("range_float_down", np.float32, 2.5, -1.0, -0.75, 1)]:
+        n = len(np.arange(start, limit, delta, dtype=np.float64 if dtype == np.float32 else dtype))
+        if dtype == np.float32:
+            n = int(np.ceil(np.abs((np.float32(limit) - np.float32(start)) / np.float32(delta))))
+        m = Model()
+        a = m.tensor([], dtype, "start", start)
+        b = m.tensor([], dtype, "limit", limit)
+        c = m.tensor([], dtype, "delta", delta)
+        y = m.output([n], dtype, "y")
+        m.write(out_dir, name, OPS.RANGE, version, [a, b, c], [y])
+
+    # TOP_K_V2: a constant k; the input a constant with ties (lower index first) or a model input.
+    for name, dtype, shape, k, const in [("topk_float", np.float32, [3, 8], 3, False),
+                                         ("topk_float_ties", np.float32, [2, 6], 4, True),
+                                         ("topk_float_rank3_all", np.float32, [2, 2, 5], 5, False),
+                                         ("topk_int8", np.int8, [4, 6], 2, True),
+                                         ("topk_uint8", np.uint8, [2, 7], 3, True),
+                                         ("topk_int32", np.int32, [3, 5], 5, True),
+                                         ("topk_int64", np.int64, [6], 1, True),
+                                         ("topk_int16", np.int16, [2, 4], 2, True)]:
+        m = Model()
+        if const:
+            data = values(dtype, shape)
+            if name == "topk_float_ties":
+                data = np.array([[1, 3, 3, 0, 3, 1], [2, 2, 2, 2, 2, 2]], np.float32)
+            elif dtype != np.int64:
+                data.reshape(-1)[1::3] = data.reshape(-1)[0]  # repeated values: ties
+            x = m.tensor(shape, dtype, "x", data)
+        else:
+            x = m.tensor(shape, dtype, "x")
+        kk = m.tensor([], np.int32, "k", k)
+        out_shape = shape[:-1] + [k]
+        v = m.output(out_shape, dtype, "values")
+        i = m.output(out_shape, np.int32, "indices")
+        m.write(out_dir, name, OPS.TOPK_V2, 1 if dtype in (np.float32, np.uint8, np.int32, np.int64) else 2,
+                [x, kk], [v, i])
+
+    # ADD_N: two to four inputs of one shape (float32, int32), a scalar, one constant input.
+    for name, dtype, shape, n, const in [("add_n_float", np.float32, [3, 4], 2, False),
+                                         ("add_n_float_4", np.float32, [2, 3, 4], 4, False),
+                                         ("add_n_float_scalar", np.float32, [], 3, False),
+                                         ("add_n_float_const", np.float32, [5], 3, True),
+                                         ("add_n_int32", np.int32, [2, 5], 3, False),
+                                         ("add_n_int32_const", np.int32, [4], 2, True)]:
+        m = Model()
+        inputs = [m.tensor(shape, dtype, "x%d" % k) for k in range(n - 1 if const else n)]
+        if const:
+            inputs.append(m.tensor(shape, dtype, "c", values(dtype, shape)))
+        y = m.output(shape, dtype, "y")
+        m.write(out_dir, name, OPS.ADD_N, 1, inputs, [y])
+
+
 def batch_matmul(out_dir):
     """BATCH_MATMUL (float32): plain, transposed operands, broadcast batch dimensions, a constant rhs."""
     for name, lhs_shape, rhs_shape, adj_x, adj_y, out_shape, const_rhs in [
@@ -220,6 +361,7 @@ def main():
     gelu(out_dir)
     embedding_lookup(out_dir)
     batch_matmul(out_dir)
+    index_models(out_dir)
     # STRIDED_SLICE: masks, negative strides and indices, ellipsis, new axis, shrink.
     strided_slice(out_dir, "strided_slice_masks_reverse", [2, 3, 4], [0, 1, 0], [0, 0, 0], [1, 1, -2], [2, 2, 2],
                   (0b101, 0b111, 0, 0, 0))

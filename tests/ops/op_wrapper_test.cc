@@ -78,7 +78,10 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSelectV2,      kKilnBuiltinZerosLike,
                                   kKilnBuiltinFill,          kKilnBuiltinFloorDiv,
                                   kKilnBuiltinFloorMod,      kKilnBuiltinPow,
-                                  kKilnBuiltinSign};
+                                  kKilnBuiltinSign,          kKilnBuiltinOneHot,
+                                  kKilnBuiltinGatherNd,      kKilnBuiltinScatterNd,
+                                  kKilnBuiltinAddN,          kKilnBuiltinRange,
+                                  kKilnBuiltinTopkV2};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
