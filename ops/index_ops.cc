@@ -1,7 +1,9 @@
-// ONE_HOT, GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N: operators that build or read tensors by index (and
-// ADD_N's plain sum).
+// ONE_HOT, GATHER_ND, SCATTER_ND, RANGE, TOPK_V2, the UNSORTED_SEGMENT ops and ADD_N: operators that build or
+// read tensors by index (and ADD_N's plain sum).
 // Index inputs are int32 or int64 and are read as int64; an index out of range fails Invoke naming it and its
 // position, never reads or writes out of bounds.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -563,6 +565,107 @@ KilnStatus TopKInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
 }
 
+// ---- UNSORTED_SEGMENT_SUM, _PROD, _MAX, _MIN: data rows folded by segment id (reference::UnsortedSegment).
+
+using reference::SegmentOp;
+
+constexpr const char* SegmentName(SegmentOp op) {
+  switch (op) {
+    case SegmentOp::kSum: return "UNSORTED_SEGMENT_SUM";
+    case SegmentOp::kProd: return "UNSORTED_SEGMENT_PROD";
+    case SegmentOp::kMax: return "UNSORTED_SEGMENT_MAX";
+    case SegmentOp::kMin: return "UNSORTED_SEGMENT_MIN";
+  }
+  return "?";
+}
+
+struct SegmentState {
+  int64_t num_ids = 0, inner = 1, num_segments = 0;
+  KilnType type = kKilnFloat32;
+};
+
+template <SegmentOp kOp>
+KilnStatus SegmentPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = SegmentName(kOp);
+  KILN_OPS_GET_STATE(SegmentState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 3, 3, 1));
+  const KilnOpaqueTensor *data, *ids, *num;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "data", &data));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "segment_ids", &ids));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "num_segments", &num));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  state->type = KilnOpaqueTensorType(data);
+  if (state->type != kKilnFloat32 && state->type != kKilnInt32) {
+    KilnOpaqueContextReportError(context, "%s: data %s has type %s; expected float32 or int32", op,
+                                 TensorLabel(data).c_str(), KilnTypeGetName(state->type));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, state->type));
+  KILN_OPAQUE_ENSURE_STATUS(CheckIndexType(context, op, "segment_ids", ids, false));
+  KILN_OPAQUE_ENSURE_STATUS(CheckIndexType(context, op, "num_segments", num, false));
+  KILN_OPAQUE_ENSURE_STATUS(CheckSingleValue(context, op, "num_segments", num));
+  if (!IsConstant(num)) return RefuseRuntimeInput(context, op, "num_segments", num);
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "num_segments", num, false, &values));
+  if (values[0] < 0) {
+    KilnOpaqueContextReportError(context, "%s: num_segments %s is %d; expected >= 0", op, TensorLabel(num).c_str(),
+                                 values[0]);
+    return kKilnError;
+  }
+  // segment_ids' shape must begin data's: each id picks a row of the remaining dimensions.
+  const Dims data_dims = TensorDims(data), id_dims = TensorDims(ids);
+  if (id_dims.size() > data_dims.size() || !std::equal(id_dims.begin(), id_dims.end(), data_dims.begin())) {
+    KilnOpaqueContextReportError(context, "%s: segment_ids %s %s must be a leading part of data %s's shape %s", op,
+                                 TensorLabel(ids).c_str(), DimsToString(id_dims).c_str(), TensorLabel(data).c_str(),
+                                 DimsToString(data_dims).c_str());
+    return kKilnError;
+  }
+  state->num_ids = reference::NumElements(id_dims);
+  state->num_segments = values[0];
+  const Dims row(data_dims.begin() + static_cast<std::ptrdiff_t>(id_dims.size()), data_dims.end());
+  state->inner = reference::NumElements(row);
+  Dims out_dims = {state->num_segments};
+  out_dims.insert(out_dims.end(), row.begin(), row.end());
+  return ResizeOutput(context, op, output, out_dims);
+}
+
+template <SegmentOp kOp>
+KilnStatus SegmentInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = SegmentName(kOp);
+  KILN_OPS_GET_STATE(SegmentState, state, context, node, op);
+  const KilnOpaqueTensor* ids_tensor = KilnOpaqueNodeGetInput(context, node, 1);
+  const int32_t* raw_ids;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "segment_ids", ids_tensor, state->num_ids, &raw_ids));
+  std::vector<int32_t> ids(static_cast<size_t>(state->num_ids));  // aligned copy: model data may sit anywhere
+  if (!ids.empty()) std::memcpy(ids.data(), raw_ids, ids.size() * sizeof(int32_t));
+  const auto run = [&](auto type_tag) {
+    using T = decltype(type_tag);
+    const T* data;
+    T* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, state->num_ids * state->inner,
+                                            state->num_segments * state->inner, &data, &output));
+    int64_t bad = -1;
+    if (!reference::UnsortedSegment<T>(kOp, data, ids.data(), state->num_ids, state->inner, state->num_segments,
+                                       output, &bad)) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: segment id %d at position %lld of segment_ids %s is not below num_segments "
+                                   "%lld",
+                                   op, ids[static_cast<size_t>(bad)], static_cast<long long>(bad),
+                                   TensorLabel(ids_tensor).c_str(), static_cast<long long>(state->num_segments));
+      return kKilnError;
+    }
+    return kKilnOk;
+  };
+  return state->type == kKilnInt32 ? run(int32_t{}) : run(float{});
+}
+
+template <SegmentOp kOp>
+void AddSegmentOp(std::vector<BuiltinOp>* table, KilnBuiltinOperator code) {
+  table->push_back(
+      {code, 1, 1, MakeOperator<SegmentState>(code, 1, &SegmentPrepare<kOp>, &SegmentInvoke<kOp>)});
+}
+
 }  // namespace
 
 void AddIndexOps(std::vector<BuiltinOp>* table) {
@@ -580,6 +683,11 @@ void AddIndexOps(std::vector<BuiltinOp>* table) {
   table->push_back(
       {kKilnBuiltinTopkV2, 1, 3, MakeOperator<TopKState>(kKilnBuiltinTopkV2, 3, &TopKPrepare, &TopKInvoke)});
   table->push_back({kKilnBuiltinAddN, 1, 1, MakeOperator<NoState>(kKilnBuiltinAddN, 1, &AddNPrepare, &AddNInvoke)});
+  // The UNSORTED_SEGMENT ops: v1 only (measured: LiteRT 2.3.0 refuses v2), float32 and int32.
+  AddSegmentOp<SegmentOp::kSum>(table, kKilnBuiltinUnsortedSegmentSum);
+  AddSegmentOp<SegmentOp::kProd>(table, kKilnBuiltinUnsortedSegmentProd);
+  AddSegmentOp<SegmentOp::kMax>(table, kKilnBuiltinUnsortedSegmentMax);
+  AddSegmentOp<SegmentOp::kMin>(table, kKilnBuiltinUnsortedSegmentMin);
 }
 
 }  // namespace kiln::ops

@@ -289,4 +289,43 @@ template void TopK<int16_t>(const int16_t*, int64_t, int64_t, int64_t, int16_t*,
 template void TopK<int32_t>(const int32_t*, int64_t, int64_t, int64_t, int32_t*, int32_t*);
 template void TopK<int64_t>(const int64_t*, int64_t, int64_t, int64_t, int64_t*, int32_t*);
 
+template <typename T>
+bool UnsortedSegment(SegmentOp op, const T* data, const int32_t* ids, int64_t num_ids, int64_t inner,
+                     int64_t num_segments, T* output, int64_t* bad) {
+  for (int64_t i = 0; i < num_ids; ++i) {
+    if (ids[i] >= num_segments) {
+      *bad = i;
+      return false;
+    }
+  }
+  T identity{};
+  switch (op) {
+    case SegmentOp::kSum: identity = T{0}; break;
+    case SegmentOp::kProd: identity = T{1}; break;
+    case SegmentOp::kMax: identity = std::numeric_limits<T>::lowest(); break;
+    case SegmentOp::kMin: identity = std::numeric_limits<T>::max(); break;
+  }
+  std::fill(output, output + num_segments * inner, identity);
+  using Wide = std::conditional_t<std::is_integral_v<T>, uint32_t, T>;  // integer sums and products wrap
+  for (int64_t i = 0; i < num_ids; ++i) {
+    if (ids[i] < 0) continue;
+    T* out = output + ids[i] * inner;
+    const T* in = data + i * inner;
+    for (int64_t k = 0; k < inner; ++k) {
+      switch (op) {
+        case SegmentOp::kSum: out[k] = static_cast<T>(static_cast<Wide>(out[k]) + static_cast<Wide>(in[k])); break;
+        case SegmentOp::kProd: out[k] = static_cast<T>(static_cast<Wide>(out[k]) * static_cast<Wide>(in[k])); break;
+        case SegmentOp::kMax: out[k] = in[k] > out[k] ? in[k] : out[k]; break;
+        case SegmentOp::kMin: out[k] = in[k] < out[k] ? in[k] : out[k]; break;
+      }
+    }
+  }
+  return true;
+}
+
+template bool UnsortedSegment<float>(SegmentOp, const float*, const int32_t*, int64_t, int64_t, int64_t, float*,
+                                     int64_t*);
+template bool UnsortedSegment<int32_t>(SegmentOp, const int32_t*, const int32_t*, int64_t, int64_t, int64_t,
+                                       int32_t*, int64_t*);
+
 }  // namespace kiln::ops::reference

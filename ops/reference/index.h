@@ -53,6 +53,15 @@ bool ScatterNdBool(const GatherNdParams& p, const int64_t* indices, const uint8_
 
 // ADD_N: output = sum of `inputs` (each `count` elements); int32 sums wrap (two's complement) rather than
 // overflow.
+// UNSORTED_SEGMENT_SUM/PROD/MAX/MIN: row i of `data` (`inner` elements; `num_ids` rows) folds into output row
+// ids[i] of `num_segments`, each output row starting at the fold's identity (0, 1, lowest(), max()). A negative
+// id drops its row, as LiteRT does; an id >= num_segments returns false with *bad its position, nothing written
+// past the output. Integer sums and products wrap.
+enum class SegmentOp { kSum, kProd, kMax, kMin };
+template <typename T>
+bool UnsortedSegment(SegmentOp op, const T* data, const int32_t* ids, int64_t num_ids, int64_t inner,
+                     int64_t num_segments, T* output, int64_t* bad);
+
 void AddN(const std::vector<const float*>& inputs, int64_t count, float* output);
 void AddN(const std::vector<const int32_t*>& inputs, int64_t count, int32_t* output);
 

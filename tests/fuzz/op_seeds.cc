@@ -181,6 +181,21 @@ int main(int argc, char** argv) {
     w.SetOutputs({hot, top, top_indices, steps});
     seeds.push_back({"index_ops", std::move(w)});
   }
+  {
+    ModelWriter w;
+    const int data = w.AddTensor(kKilnFloat32, {4, 3}, "data");
+    const int ids = w.AddTensor(kKilnInt32, {4}, "ids");
+    const int num = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "num", {3});
+    const int y = w.AddTensor(kKilnFloat32, {3, 3}, "y");
+    w.AddOp(kKilnBuiltinUnsortedSegmentSum, {data, ids, num}, {y});
+    const int ids2 = w.AddConstTensor<int32_t>(kKilnInt32, {3}, "ids2", {1, -1, 0});
+    const int z = w.AddTensor(kKilnFloat32, {2, 3}, "z");
+    const int num2 = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "num2", {2});
+    w.AddOp(kKilnBuiltinUnsortedSegmentMax, {y, ids2, num2}, {z});
+    w.SetInputs({data, ids});
+    w.SetOutputs({z});
+    seeds.push_back({"unsorted_segment", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

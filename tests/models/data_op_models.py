@@ -353,6 +353,23 @@ def batch_matmul(out_dir):
         m.write(out_dir, name, OPS.BATCH_MATMUL, 1, [a, b], [y], S.BuiltinOptions.BatchMatMulOptions, o)
 
 
+
+def unsorted_segments(out_dir):
+    """UNSORTED_SEGMENT_SUM/PROD/MAX/MIN (float32, int32): constant ids, a dropped (negative) id, an empty segment."""
+    for op_name, code in [("sum", OPS.UNSORTED_SEGMENT_SUM), ("prod", OPS.UNSORTED_SEGMENT_PROD),
+                          ("max", OPS.UNSORTED_SEGMENT_MAX), ("min", OPS.UNSORTED_SEGMENT_MIN)]:
+        for dtype, shape, ids, ids_shape, num in [
+                (np.float32, [6, 3], [0, 2, 0, -1, 2, 4], [6], 5),
+                (np.int32, [2, 3, 4], [1, 0, 1, 1, 0, 3], [2, 3], 4)]:
+            m = Model()
+            x = m.tensor(shape, dtype, "data")
+            i = m.tensor(ids_shape, np.int32, "segment_ids", ids)
+            n = m.tensor([1], np.int32, "num_segments", [num])
+            y = m.output([num] + shape[len(ids_shape):], dtype, "y")
+            name = "unsorted_segment_%s_%s" % (op_name, "float" if dtype == np.float32 else "int32")
+            m.write(out_dir, name, code, 1, [x, i, n], [y])
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
@@ -361,6 +378,7 @@ def main():
     gelu(out_dir)
     embedding_lookup(out_dir)
     batch_matmul(out_dir)
+    unsorted_segments(out_dir)
     index_models(out_dir)
     # STRIDED_SLICE: masks, negative strides and indices, ellipsis, new axis, shrink.
     strided_slice(out_dir, "strided_slice_masks_reverse", [2, 3, 4], [0, 1, 0], [0, 0, 0], [1, 1, -2], [2, 2, 2],

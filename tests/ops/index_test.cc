@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -286,6 +287,56 @@ TEST(TopKTest, LargestFirstTiesByIndex) {
   std::vector<int32_t> i(5);
   TopK<float>(x.data(), 1, 5, 5, v.data(), i.data());
   EXPECT_EQ(i, (std::vector<int32_t>{2, 0, 4, 1, 3}));  // NaN last, as LiteRT
+}
+
+// UNSORTED_SEGMENT_*: against a plain map from segment to the rows that fold into it, over random ids (negative
+// ones dropped), empty segments at each fold's identity, wrapping int32 products, and an id past the segments.
+TEST(UnsortedSegmentTest, MatchesPlainFolds) {
+  std::mt19937 rng(9);
+  const int64_t num_ids = 40, inner = 3, segments = 7;
+  std::vector<int32_t> ids(num_ids);
+  for (int32_t& id : ids) id = static_cast<int32_t>(rng() % 9) - 2;  // [-2, 6]: some dropped
+  std::vector<int32_t> data(num_ids * inner);
+  for (int32_t& v : data) v = static_cast<int32_t>(rng() % 2001) - 1000;
+  const struct {
+    SegmentOp op;
+    int32_t identity;
+  } cases[] = {{SegmentOp::kSum, 0},
+               {SegmentOp::kProd, 1},
+               {SegmentOp::kMax, std::numeric_limits<int32_t>::lowest()},
+               {SegmentOp::kMin, std::numeric_limits<int32_t>::max()}};
+  for (const auto& c : cases) {
+    std::map<int64_t, std::vector<int64_t>> rows;  // segment -> its rows, in order
+    for (int64_t i = 0; i < num_ids; ++i) {
+      if (ids[i] >= 0) rows[ids[i]].push_back(i);
+    }
+    std::vector<int32_t> want(segments * inner, c.identity);
+    for (const auto& [segment, members] : rows) {
+      for (int64_t k = 0; k < inner; ++k) {
+        uint32_t acc = static_cast<uint32_t>(c.identity);
+        int32_t extreme = c.identity;
+        for (int64_t i : members) {
+          const int32_t v = data[i * inner + k];
+          if (c.op == SegmentOp::kSum) acc += static_cast<uint32_t>(v);
+          if (c.op == SegmentOp::kProd) acc *= static_cast<uint32_t>(v);
+          if (c.op == SegmentOp::kMax) extreme = std::max(extreme, v);
+          if (c.op == SegmentOp::kMin) extreme = std::min(extreme, v);
+        }
+        want[segment * inner + k] =
+            c.op == SegmentOp::kSum || c.op == SegmentOp::kProd ? static_cast<int32_t>(acc) : extreme;
+      }
+    }
+    std::vector<int32_t> got(segments * inner);
+    int64_t bad = -1;
+    ASSERT_TRUE(UnsortedSegment<int32_t>(c.op, data.data(), ids.data(), num_ids, inner, segments, got.data(), &bad));
+    EXPECT_EQ(got, want) << static_cast<int>(c.op);
+  }
+  const float values[] = {1, 2, 3};
+  const int32_t past[] = {0, 3, 1};
+  float out[6] = {9, 9, 9, 9, 9, 9};
+  int64_t bad = -1;
+  EXPECT_FALSE(UnsortedSegment<float>(SegmentOp::kSum, values, past, 3, 1, 3, out, &bad));
+  EXPECT_EQ(bad, 1);
 }
 
 }  // namespace

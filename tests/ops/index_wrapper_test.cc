@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -447,6 +448,60 @@ TEST(TopKWrapperTest, ValuesIndicesAndErrors) {
     w.SetOutputs({v, i});
     Runner r(w);
     ExpectErrorMentions(r, {c.message});
+  }
+}
+
+// UNSORTED_SEGMENT_MAX through the interpreter (ids at run time, a dropped id, an empty segment), and the
+// refusals: an id past num_segments at Invoke, a run-time num_segments, ids that do not begin data's shape.
+TEST(UnsortedSegmentWrapperTest, RunsAndRefusesClearly) {
+  {
+    ModelWriter w;
+    const int data = w.AddTensor(kKilnFloat32, {4, 2}, "data");
+    const int ids = w.AddTensor(kKilnInt32, {4}, "ids");
+    const int num = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "num", {3});
+    const int y = w.AddTensor(kKilnFloat32, {3, 2}, "y");
+    w.AddOp(kKilnBuiltinUnsortedSegmentMax, {data, ids, num}, {y});
+    w.SetInputs({data, ids});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float values[] = {1, 8, 5, 6, 3, 4, 7, 2};
+    const int32_t segment_ids[] = {0, -1, 0, 2};
+    r.SetInput(0, values, sizeof(values));
+    r.SetInput(1, segment_ids, sizeof(segment_ids));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    const float lowest = std::numeric_limits<float>::lowest();
+    EXPECT_EQ(r.Output(), (std::vector<float>{3, 8, lowest, lowest, 7, 2}));
+    const int32_t past[] = {0, 3, 0, 2};
+    r.SetInput(1, past, sizeof(past));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("segment id 3 at position 1 of segment_ids 'ids' is not below num_segments 3"),
+              std::string::npos)
+        << r.errors();
+  }
+  {
+    ModelWriter w;
+    const int data = w.AddTensor(kKilnFloat32, {4, 2}, "data");
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "ids", {0, 1, 0, 1});
+    const int num = w.AddTensor(kKilnInt32, {1}, "num");
+    const int y = w.AddTensor(kKilnFloat32, {2, 2}, "y");
+    w.AddOp(kKilnBuiltinUnsortedSegmentSum, {data, ids, num}, {y});
+    w.SetInputs({data, num});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"UNSORTED_SEGMENT_SUM", "num_segments 'num'", "constant"});
+  }
+  {
+    ModelWriter w;
+    const int data = w.AddTensor(kKilnInt32, {4, 2}, "data");
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "ids", {0, 1});
+    const int num = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "num", {2});
+    const int y = w.AddTensor(kKilnInt32, {2, 2}, "y");
+    w.AddOp(kKilnBuiltinUnsortedSegmentProd, {data, ids, num}, {y});
+    w.SetInputs({data});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"UNSORTED_SEGMENT_PROD", "segment_ids 'ids' [2]", "leading part of data 'data'"});
   }
 }
 

@@ -81,7 +81,9 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSign,          kKilnBuiltinOneHot,
                                   kKilnBuiltinGatherNd,      kKilnBuiltinScatterNd,
                                   kKilnBuiltinAddN,          kKilnBuiltinRange,
-                                  kKilnBuiltinTopkV2};
+                                  kKilnBuiltinTopkV2,        kKilnBuiltinUnsortedSegmentSum,
+                                  kKilnBuiltinUnsortedSegmentProd, kKilnBuiltinUnsortedSegmentMax,
+                                  kKilnBuiltinUnsortedSegmentMin};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
