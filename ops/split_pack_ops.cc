@@ -367,6 +367,27 @@ KilnStatus ShapeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+// RANK: the input's rank as an int32 scalar (any input type).
+KilnStatus RankPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "RANK";
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
+  const KilnOpaqueTensor* input;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, kKilnInt32));
+  return ResizeOutput(context, op, output, Dims{});
+}
+
+KilnStatus RankInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "RANK";
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, 1, 4));
+  const int32_t rank = KilnOpaqueTensorNumDims(KilnOpaqueNodeGetInput(context, node, 0));
+  std::memcpy(KilnOpaqueTensorData(output), &rank, sizeof(rank));
+  return kKilnOk;
+}
+
 }  // namespace
 
 void AddSplitPackOps(std::vector<BuiltinOp>* table) {
@@ -387,6 +408,7 @@ void AddSplitPackOps(std::vector<BuiltinOp>* table) {
        MakeOperator<RepeatState>(kKilnBuiltinBroadcastTo, 3, &BroadcastToPrepare, &RepeatInvoke)});
   table->push_back(
       {kKilnBuiltinShape, 1, 1, MakeOperator<NoState>(kKilnBuiltinShape, 1, &ShapePrepare, &ShapeInvoke)});
+  table->push_back({kKilnBuiltinRank, 1, 1, MakeOperator<NoState>(kKilnBuiltinRank, 1, &RankPrepare, &RankInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -368,6 +368,11 @@ def unsorted_segments(out_dir):
             y = m.output([num] + shape[len(ids_shape):], dtype, "y")
             name = "unsorted_segment_%s_%s" % (op_name, "float" if dtype == np.float32 else "int32")
             m.write(out_dir, name, code, 1, [x, i, n], [y])
+    for name, shape in [("rank", [2, 5, 3]), ("rank_scalar", [])]:
+        m = Model()
+        x = m.tensor(shape, np.float32, "x")
+        y = m.output([], np.int32, "y")
+        m.write(out_dir, name, OPS.RANK, 1, [x], [y], S.BuiltinOptions.RankOptions, S.RankOptionsT())
 
 
 def main():

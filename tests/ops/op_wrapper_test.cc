@@ -83,7 +83,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinAddN,          kKilnBuiltinRange,
                                   kKilnBuiltinTopkV2,        kKilnBuiltinUnsortedSegmentSum,
                                   kKilnBuiltinUnsortedSegmentProd, kKilnBuiltinUnsortedSegmentMax,
-                                  kKilnBuiltinUnsortedSegmentMin};
+                                  kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

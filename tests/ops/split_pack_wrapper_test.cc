@@ -181,5 +181,32 @@ TEST(SplitPackOpsTest, ShapeInt64AndOutTypeMismatch) {
   }
 }
 
+// RANK: an int32 scalar, for rank 0 to 6 (an empty tensor too); an output of another type is refused.
+TEST(SplitPackOpsTest, RankOfEveryRankAndOutputType) {
+  for (int rank = 0; rank <= 6; ++rank) {
+    ModelWriter w;
+    std::vector<int> dims(static_cast<size_t>(rank), 2);
+    if (rank == 3) dims[1] = 0;
+    const int x = w.AddTensor(kKilnFloat32, dims, "x");
+    const int y = w.AddTensor(kKilnInt32, {}, "y");
+    w.AddOp(kKilnBuiltinRank, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_TRUE(r.OutputDims().empty());
+    EXPECT_EQ(r.OutputAs<int32_t>(), (std::vector<int32_t>{rank}));
+  }
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2}, "x");
+  const int y = w.AddTensor(kKilnInt64, {}, "y");
+  w.AddOp(kKilnBuiltinRank, {x}, {y});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"RANK", "output 'y'", "int64"});
+}
+
 }  // namespace
 }  // namespace kiln::ops
