@@ -1,6 +1,7 @@
 // ADD, SUB, MUL, DIV, ATAN2, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, PRELU (numpy broadcasting up to 6-D, fused
 // activation where the op has one) and the unary activations LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1,
 // HARD_SWISH, ELU.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -259,6 +260,8 @@ constexpr const char* UnaryName(UnaryOp op) {
       return "RELU6";
     case UnaryOp::kReluN1To1:
       return "RELU_N1_TO_1";
+    case UnaryOp::kRelu0To1:
+      return "RELU_0_TO_1";
     case UnaryOp::kHardSwish:
       return "HARD_SWISH";
     case UnaryOp::kElu:
@@ -315,8 +318,8 @@ KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, c
 // The unary ops with a uint8 kernel (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage), and with an
 // int16 one (the RELUs: LiteRT's requantize-and-clamp on int16).
 constexpr bool HasUInt8Kernel(UnaryOp op) {
-  return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1 || op == UnaryOp::kLogistic ||
-         op == UnaryOp::kTanh || op == UnaryOp::kHardSwish;
+  return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1 || op == UnaryOp::kRelu0To1 ||
+         op == UnaryOp::kLogistic || op == UnaryOp::kTanh || op == UnaryOp::kHardSwish;
 }
 constexpr bool HasInt16Kernel(UnaryOp op) {
   return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1;
@@ -362,6 +365,13 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                  output_zero_point, &state->relu, type_min, type_max);
       return kKilnOk;
     }
+    case UnaryOp::kRelu0To1:
+      // LiteRT's QuantizedReluX(0, 1): RELU's requantize, clamped above at 1 quantized as the output.
+      reference::PrepareReluInt8(static_cast<int>(Activation::kRelu), input_scale, output_scale, input_zero_point,
+                                 output_zero_point, &state->relu, type_min, type_max);
+      state->relu.activation_max =
+          std::min(type_max, output_zero_point + static_cast<int32_t>(std::round(1.0f / output_scale)));
+      return kKilnOk;
     case UnaryOp::kLogistic:
       // LiteRT's int8 LOGISTIC requires this output scale exactly (the converter also sets zero point -128).
       if (output_scale != 1.0f / 256) {
@@ -406,7 +416,8 @@ KilnStatus InvokeUnaryQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node
   const T* input;
   T* output;
   KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
-  if constexpr (kOp == UnaryOp::kRelu || kOp == UnaryOp::kRelu6 || kOp == UnaryOp::kReluN1To1) {
+  if constexpr (kOp == UnaryOp::kRelu || kOp == UnaryOp::kRelu6 || kOp == UnaryOp::kReluN1To1 ||
+                kOp == UnaryOp::kRelu0To1) {
     reference::RequantizeClampQuantized<T>(state.relu, count, input, output);
   } else if constexpr (std::is_same_v<T, int16_t>) {
     // Only the RELUs have an int16 kernel: Prepare refuses the others.
@@ -651,6 +662,7 @@ void AddElementwiseOps(std::vector<BuiltinOp>* table) {
   AddUnary<UnaryOp::kRelu>(table, kKilnBuiltinRelu, 1, 3);
   AddUnary<UnaryOp::kRelu6>(table, kKilnBuiltinRelu6, 1, 3);
   AddUnary<UnaryOp::kReluN1To1>(table, kKilnBuiltinReluN1To1, 1, 1);
+  AddUnary<UnaryOp::kRelu0To1>(table, kKilnBuiltinRelu0To1, 1, 1);
   AddBinary<BinaryOp::kMaximum>(table, kKilnBuiltinMaximum, 1, 4);
   AddBinary<BinaryOp::kMinimum>(table, kKilnBuiltinMinimum, 1, 4);
   AddBinary<BinaryOp::kSquaredDifference>(table, kKilnBuiltinSquaredDifference, 1, 2);

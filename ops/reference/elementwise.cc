@@ -104,6 +104,9 @@ void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out) {
       case UnaryOp::kReluN1To1:
         out[i] = Activate(Activation::kReluN1To1, x);
         break;
+      case UnaryOp::kRelu0To1:
+        out[i] = std::min(std::max(x, 0.0f), 1.0f);
+        break;
       case UnaryOp::kHardSwish:
         out[i] = x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
         break;

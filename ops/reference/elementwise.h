@@ -74,7 +74,7 @@ void ForEachBroadcast(const BinaryParams& params, Visit&& visit) {
 void BinaryFloat(const BinaryParams& params, const float* a, const float* b, float* out);
 
 // HARD_SWISH is x * relu6(x + 3) / 6; ELU is x for x >= 0, else exp(x) - 1 (TFLite's ELU has alpha 1).
-enum class UnaryOp { kLogistic, kTanh, kRelu, kRelu6, kReluN1To1, kHardSwish, kElu, kExp };
+enum class UnaryOp { kLogistic, kTanh, kRelu, kRelu6, kReluN1To1, kRelu0To1, kHardSwish, kElu, kExp };
 
 void UnaryFloat(UnaryOp op, int64_t count, const float* in, float* out);
 

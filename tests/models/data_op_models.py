@@ -368,6 +368,13 @@ def unsorted_segments(out_dir):
             y = m.output([num] + shape[len(ids_shape):], dtype, "y")
             name = "unsorted_segment_%s_%s" % (op_name, "float" if dtype == np.float32 else "int32")
             m.write(out_dir, name, code, 1, [x, i, n], [y])
+    for name, dtype, in_q, out_q in [("relu_0_to_1", np.float32, None, None),
+                                     ("relu_0_to_1_int8", np.int8, (0.02, 5), (1 / 200.0, -100)),
+                                     ("relu_0_to_1_uint8", np.uint8, (0.03, 100), (1 / 250.0, 3))]:
+        m = Model()
+        x = m.tensor([4, 9], dtype, "x", quant=in_q)
+        y = m.output([4, 9], dtype, "y", quant=out_q)
+        m.write(out_dir, name, OPS.RELU_0_TO_1, 1, [x], [y])
     for name, shape in [("rank", [2, 5, 3]), ("rank_scalar", [])]:
         m = Model()
         x = m.tensor(shape, np.float32, "x")

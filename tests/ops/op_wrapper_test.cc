@@ -83,7 +83,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinAddN,          kKilnBuiltinRange,
                                   kKilnBuiltinTopkV2,        kKilnBuiltinUnsortedSegmentSum,
                                   kKilnBuiltinUnsortedSegmentProd, kKilnBuiltinUnsortedSegmentMax,
-                                  kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank};
+                                  kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank,
+                                  kKilnBuiltinRelu0To1};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
@@ -1218,6 +1219,50 @@ TEST(OpWrapperTest, BatchMatMulInt8RunsAndRefusesClearly) {
     Runner r(w);
     ExpectErrorMentions(r, {"BATCH_MATMUL", "rhs", "'b'", "zero point"});
   }
+}
+
+// RELU_0_TO_1: float clamps to [0, 1]; int8 requantizes and clamps at 1 quantized as the output; int16 refused.
+TEST(OpWrapperTest, Relu0To1FloatInt8AndInt16Refused) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {5}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {5}, "y");
+    w.AddOp(kKilnBuiltinRelu0To1, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {-2, 0, 0.25f, 1, 7};
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{0, 0, 0.25f, 1, 1}));
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {4}, "x");
+    const int y = w.AddTensor(kKilnInt8, {4}, "y");
+    w.SetQuantization(x, {0.02f}, {0});
+    w.SetQuantization(y, {0.01f}, {-100});
+    w.AddOp(kKilnBuiltinRelu0To1, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t in[] = {-10, 0, 25, 100};  // -0.2, 0, 0.5, 2.0
+    r.SetInput(0, in, sizeof(in));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(Int8Output(r), (std::vector<int>{-100, -100, -50, 0}));  // 0, 0, 0.5, 1 at scale 0.01, zp -100
+  }
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnInt16, {4}, "x");
+  const int y = w.AddTensor(kKilnInt16, {4}, "y");
+  w.SetQuantization(x, {0.01f}, {0});
+  w.SetQuantization(y, {0.01f}, {0});
+  w.AddOp(kKilnBuiltinRelu0To1, {x}, {y});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"RELU_0_TO_1", "int16 input 'x'"});
 }
 
 TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
