@@ -833,7 +833,11 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           KilnMirrorPadParams p;
           params(&p);
           options_type = fb::BuiltinOptions::MirrorPadOptions;
-          options = fb::CreateMirrorPadOptions(b, static_cast<fb::MirrorPadMode>(static_cast<int8_t>(p.mode))).Union();
+          // The mode's bytes as an int: tests write modes the format does not know, which the enum cannot hold.
+          int32_t mode = 0;
+          static_assert(sizeof(mode) == sizeof(p.mode), "KilnMirrorPadMode is an int-sized enum");
+          std::memcpy(&mode, &p.mode, sizeof(mode));
+          options = fb::CreateMirrorPadOptions(b, static_cast<fb::MirrorPadMode>(static_cast<int8_t>(mode))).Union();
           break;
         }
         case OptionsKind::kReducer: {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -410,7 +411,9 @@ TEST(SpaceOpsTest, MirrorPadUnknownModeFailsToLoad) {
     const int x = w.AddTensor(kKilnFloat32, {3}, "x");
     const int pads = w.AddConstTensor<int32_t>(kKilnInt32, {1, 2}, "pads", {1, 1});
     const int y = w.AddTensor(kKilnFloat32, {5}, "y");
-    w.AddOp(kKilnBuiltinMirrorPad, {x, pads}, {y}, KilnMirrorPadParams{static_cast<KilnMirrorPadMode>(mode)});
+    KilnMirrorPadParams params{};
+    std::memcpy(&params.mode, &mode, sizeof(mode));  // 7 is no KilnMirrorPadMode: set its bytes, never convert
+    w.AddOp(kKilnBuiltinMirrorPad, {x, pads}, {y}, params);
     w.SetInputs({x});
     w.SetOutputs({y});
     const std::vector<uint8_t> bytes = w.Finish();
