@@ -458,6 +458,23 @@ KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+// The axes of a reduction (MEAN, SUM, REDUCE_*): a constant int32/int64 scalar or 1-D tensor, read as written
+// into `values`, and with the keep_dims option the reduction's shape and output dimensions.
+KilnStatus PrepareReductionAxes(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op,
+                                const KilnOpaqueTensor* input, const KilnOpaqueTensor* axes,
+                                std::vector<int32_t>* values, reference::MeanParams* params, Dims* output_dims) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axes", axes, 0, 1));
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axes", axes, true, values));
+  const auto* options = static_cast<const KilnReducerParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const bool keep_dims = options != nullptr && options->keep_dims;
+  std::string error;
+  if (!reference::MakeMeanParams(TensorDims(input), *values, keep_dims, params, output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: axes %s: %s", op, TensorLabel(axes).c_str(), error.c_str());
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
 struct MeanState {
   reference::MeanParams params;
   int64_t output_count = 0;
@@ -484,17 +501,10 @@ KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
   } else {
     KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &input, &output, "axes", &axes));
   }
-  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axes", axes, 0, 1));
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axes", axes, true, &values));
-  const auto* options = static_cast<const KilnReducerParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  const bool keep_dims = options != nullptr && options->keep_dims;
+  std::vector<int32_t> values;  // as written (LiteRT's MEAN picks its kernel by them)
   Dims output_dims;
-  std::string error;
-  if (!reference::MakeMeanParams(TensorDims(input), values, keep_dims, &state->params, &output_dims, &error)) {
-    KilnOpaqueContextReportError(context, "%s: axes %s: %s", op, TensorLabel(axes).c_str(), error.c_str());
-    return kKilnError;
-  }
+  KILN_OPAQUE_ENSURE_STATUS(
+      PrepareReductionAxes(context, node, op, input, axes, &values, &state->params, &output_dims));
   state->output_count = reference::NumElements(output_dims);
   if (state->is_int8) {
     const Dims dims = TensorDims(input);
@@ -505,6 +515,8 @@ KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
     KILN_OPAQUE_ENSURE_STATUS(
         GetQuantization8(context, op, "output", output, state->type, &output_scale, &output_zero_point));
     // LiteRT's MEAN takes its integer height-and-width kernel only for these axes as written (not [-3, -2]).
+    const auto* options = static_cast<const KilnReducerParams*>(KilnOpaqueNodeGetBuiltinData(node));
+    const bool keep_dims = options != nullptr && options->keep_dims;
     state->hw = !is_sum && dims.size() == 4 && keep_dims && values.size() == 2 &&
                 ((values[0] == 1 && values[1] == 2) || (values[0] == 2 && values[1] == 1));
     // uint8 takes the general kernel for this case too: the same arithmetic (quantized_kernels.h).
@@ -625,17 +637,10 @@ KilnStatus ReduceElementsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   size_t element_size = 0;
   KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReduceTypes(kKind), &element_size));
   state->type = KilnOpaqueTensorType(input);
-  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axes", axes, 0, 1));
   std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axes", axes, true, &values));
-  const auto* options = static_cast<const KilnReducerParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  const bool keep_dims = options != nullptr && options->keep_dims;
   Dims output_dims;
-  std::string error;
-  if (!reference::MakeMeanParams(TensorDims(input), values, keep_dims, &state->params, &output_dims, &error)) {
-    KilnOpaqueContextReportError(context, "%s: axes %s: %s", op, TensorLabel(axes).c_str(), error.c_str());
-    return kKilnError;
-  }
+  KILN_OPAQUE_ENSURE_STATUS(
+      PrepareReductionAxes(context, node, op, input, axes, &values, &state->params, &output_dims));
   state->output_count = reference::NumElements(output_dims);
   return ResizeOutput(context, op, output, output_dims);
 }
