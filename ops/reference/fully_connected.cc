@@ -52,23 +52,11 @@ void LogSoftmaxFloat(const SoftmaxParams& p, const float* input, float* output) 
 }
 
 void BatchMatMulFloat(const BatchMatMulParams& params, const float* lhs, const float* rhs, float* output) {
-  const int64_t r = params.rows, k = params.depth, c = params.cols;
-  for (size_t b = 0; b < params.lhs_batch.size(); ++b) {
-    const float* a = lhs + params.lhs_batch[b] * r * k;
-    const float* m = rhs + params.rhs_batch[b] * k * c;
-    float* out = output + static_cast<int64_t>(b) * r * c;
-    for (int64_t i = 0; i < r; ++i) {
-      for (int64_t j = 0; j < c; ++j) {
-        float sum = 0.0f;
-        for (int64_t d = 0; d < k; ++d) {
-          const float x = params.adj_x ? a[d * r + i] : a[i * k + d];
-          const float y = params.adj_y ? m[j * k + d] : m[d * c + j];
-          sum += x * y;
-        }
-        out[i * c + j] = sum;
-      }
-    }
-  }
+  WalkBatchMatMul(params, lhs, rhs, output, [](const auto& x, const auto& y, int64_t depth) {
+    float sum = 0.0f;
+    for (int64_t d = 0; d < depth; ++d) sum += x(d) * y(d);
+    return sum;
+  });
 }
 
 }  // namespace kiln::ops::reference

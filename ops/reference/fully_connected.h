@@ -46,6 +46,27 @@ struct BatchMatMulParams {
 };
 void BatchMatMulFloat(const BatchMatMulParams& params, const float* lhs, const float* rhs, float* output);
 
+// The walk every BATCH_MATMUL kernel shares: for each output batch, row i and column j it calls
+// `cell(x, y, depth)`, where x(d) and y(d) read lhs[b, i, d] and rhs[b, d, j] through adj_x / adj_y and the batch
+// broadcast, and stores the returned value at out[b, i, j]. The cell owns the arithmetic (float sum, int32 or
+// int64 accumulator and requantization).
+template <typename In, typename Out, typename Cell>
+void WalkBatchMatMul(const BatchMatMulParams& params, const In* lhs, const In* rhs, Out* output, Cell cell) {
+  const int64_t r = params.rows, k = params.depth, c = params.cols;
+  for (size_t b = 0; b < params.lhs_batch.size(); ++b) {
+    const In* a = lhs + params.lhs_batch[b] * r * k;
+    const In* m = rhs + params.rhs_batch[b] * k * c;
+    Out* out = output + static_cast<int64_t>(b) * r * c;
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t j = 0; j < c; ++j) {
+        const auto x = [&](int64_t d) { return params.adj_x ? a[d * r + i] : a[i * k + d]; };
+        const auto y = [&](int64_t d) { return params.adj_y ? m[j * k + d] : m[d * c + j]; };
+        out[i * c + j] = cell(x, y, k);
+      }
+    }
+  }
+}
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_FULLY_CONNECTED_H_

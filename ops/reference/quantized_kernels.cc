@@ -589,52 +589,30 @@ template void ReduceQuantized<uint8_t>(const ReduceInt8Params&, const uint8_t*, 
 
 void BatchMatMulInt8(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int8_t* lhs,
                      const int8_t* rhs, int8_t* output) {
-  const int64_t r = shape.rows, k = shape.depth, c = shape.cols;
-  for (size_t b = 0; b < shape.lhs_batch.size(); ++b) {
-    const int8_t* a = lhs + shape.lhs_batch[b] * r * k;
-    const int8_t* m = rhs + shape.rhs_batch[b] * k * c;
-    int8_t* out = output + static_cast<int64_t>(b) * r * c;
-    for (int64_t i = 0; i < r; ++i) {
-      for (int64_t j = 0; j < c; ++j) {
-        int32_t acc = 0;
-        for (int64_t d = 0; d < k; ++d) {
-          const int32_t x = (shape.adj_x ? a[d * r + i] : a[i * k + d]) - quant.lhs_zero_point;
-          const int32_t y = (shape.adj_y ? m[j * k + d] : m[d * c + j]) - quant.rhs_zero_point;
-          acc = WrapAdd(acc, x * y);  // |x * y| <= 255 * 255
-        }
-        const int32_t scaled =
-            WrapAdd(MultiplyByQuantizedMultiplier(acc, quant.multiplier, quant.rounding), quant.output_zero_point);
-        out[i * c + j] = static_cast<int8_t>(std::clamp<int32_t>(scaled, -128, 127));
-      }
+  WalkBatchMatMul(shape, lhs, rhs, output, [&quant](const auto& x, const auto& y, int64_t depth) {
+    int32_t acc = 0;
+    for (int64_t d = 0; d < depth; ++d) {
+      // |(x - zp) * (y - zp)| <= 255 * 255
+      acc = WrapAdd(acc, (x(d) - quant.lhs_zero_point) * (y(d) - quant.rhs_zero_point));
     }
-  }
+    const int32_t scaled =
+        WrapAdd(MultiplyByQuantizedMultiplier(acc, quant.multiplier, quant.rounding), quant.output_zero_point);
+    return static_cast<int8_t>(std::clamp<int32_t>(scaled, -128, 127));
+  });
 }
 
 void BatchMatMul16(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int16_t* lhs,
                    const int16_t* rhs, int16_t* output) {
-  const int64_t r = shape.rows, k = shape.depth, c = shape.cols;
-  for (size_t b = 0; b < shape.lhs_batch.size(); ++b) {
-    const int16_t* a = lhs + shape.lhs_batch[b] * r * k;
-    const int16_t* m = rhs + shape.rhs_batch[b] * k * c;
-    int16_t* out = output + static_cast<int64_t>(b) * r * c;
-    for (int64_t i = 0; i < r; ++i) {
-      for (int64_t j = 0; j < c; ++j) {
-        int64_t acc = 0;
-        for (int64_t d = 0; d < k; ++d) {
-          const int64_t x = shape.adj_x ? a[d * r + i] : a[i * k + d];
-          const int64_t y = shape.adj_y ? m[j * k + d] : m[d * c + j];
-          acc = WrapAdd(acc, x * y);
-        }
-        const int32_t scaled =
-            quant.wide_multiply
-                ? MultiplyByQuantizedMultiplierInt64(acc, quant.multiplier.multiplier, quant.multiplier.shift)
-                : MultiplyByQuantizedMultiplier(static_cast<int32_t>(static_cast<uint64_t>(acc)), quant.multiplier,
-                                                quant.rounding);
-        out[i * c + j] = static_cast<int16_t>(std::clamp<int32_t>(WrapAdd(scaled, quant.output_zero_point),
-                                                                  -32768, 32767));
-      }
-    }
-  }
+  WalkBatchMatMul(shape, lhs, rhs, output, [&quant](const auto& x, const auto& y, int64_t depth) {
+    int64_t acc = 0;
+    for (int64_t d = 0; d < depth; ++d) acc = WrapAdd(acc, static_cast<int64_t>(x(d)) * y(d));
+    const int32_t scaled =
+        quant.wide_multiply
+            ? MultiplyByQuantizedMultiplierInt64(acc, quant.multiplier.multiplier, quant.multiplier.shift)
+            : MultiplyByQuantizedMultiplier(static_cast<int32_t>(static_cast<uint64_t>(acc)), quant.multiplier,
+                                            quant.rounding);
+    return static_cast<int16_t>(std::clamp<int32_t>(WrapAdd(scaled, quant.output_zero_point), -32768, 32767));
+  });
 }
 
 template <typename T>
