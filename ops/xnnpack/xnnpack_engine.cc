@@ -608,10 +608,13 @@ class SubgraphBuilder {
     const KilnTensor* t = interpreter_->tensor(index);
     std::vector<size_t> dims(t->dims.begin(), t->dims.end());
     const void* data = IsConstant(t) ? t->data : nullptr;
-    if (IsQuantizedWeights(t) && !int8_) {
+    // Hybrid weights of a float node become a float32 value; an int8 node's stay quantized.
+    const bool dequantized = IsQuantizedWeights(t) && !int8_;
+    if (dequantized) {
       weights_.push_back(DequantizeWeights(t));
       data = weights_.back().data();
     }
+    const bool quantized = t->type == kKilnInt8 && !dequantized;
     uint32_t external = XNN_INVALID_VALUE_ID;
     uint32_t flags = 0;
     if (data == nullptr && !internal_.count(index)) {
@@ -620,11 +623,11 @@ class SubgraphBuilder {
       externals_.push_back(index);
     }
     xnn_status status;
-    if (t->type == kKilnInt8 && t->scales.size() > 1) {  // a per-channel filter (SupportsNode checked it)
+    if (quantized && t->scales.size() > 1) {  // a per-channel filter (SupportsNode checked it)
       status = xnn_define_channelwise_quantized_tensor_value(subgraph_, xnn_datatype_qcint8, t->scales.data(),
                                                              dims.size(), t->quantized_dimension,
                                                              dims.data(), data, external, flags, id);
-    } else if (t->type == kKilnInt8) {
+    } else if (quantized) {
       status = xnn_define_quantized_tensor_value(subgraph_, xnn_datatype_qint8, ZeroPointOf(t), ScaleOf(t),
                                                  dims.size(), dims.data(), data, external, flags, id);
     } else {
