@@ -324,7 +324,8 @@ const char* KilnBuiltinOperatorGetName(KilnBuiltinOperator builtin_code) {
 
 bool KilnBuiltinOpIsSupported(KilnBuiltinOperator builtin_code, int32_t version) {
   for (const kiln::BuiltinOpRegistration& builtin : kiln::Builtins()) {
-    if (builtin.builtin_code == builtin_code &&
+    // The custom ops Kiln serves (TFLite_Detection_PostProcess) are no builtin op.
+    if (builtin.builtin_code == builtin_code && builtin_code != kKilnBuiltinCustom &&
         (version == 0 || (version >= builtin.min_version && version <= builtin.max_version))) {
       return true;
     }

@@ -196,6 +196,36 @@ int main(int argc, char** argv) {
     w.SetOutputs({z});
     seeds.push_back({"unsorted_segment", std::move(w)});
   }
+  {  // TFLite_Detection_PostProcess (served without registration): boxes and scores from the fuzzer's bytes (NaN,
+     // inf, ties), regular NMS; the fuzzer also mutates the flexbuffer options
+    ModelWriter w;
+    const int boxes = w.AddTensor(kKilnFloat32, {1, 4, 4}, "box_encodings");
+    const int scores = w.AddTensor(kKilnFloat32, {1, 4, 3}, "class_predictions");
+    const int anchors = w.AddConstTensor<float>(kKilnFloat32, {4, 4}, "anchors",
+                                                {0.2f, 0.2f, 0.3f, 0.3f, 0.3f, 0.2f, 0.3f, 0.3f, 0.7f, 0.7f, 0.2f, 0.2f,
+                                                 0.7f, 0.8f, 0.2f, 0.4f});
+    const int out_boxes = w.AddTensor(kKilnFloat32, {1, 3, 4}, "detection_boxes");
+    const int classes = w.AddTensor(kKilnFloat32, {1, 3}, "detection_classes");
+    const int out_scores = w.AddTensor(kKilnFloat32, {1, 3}, "detection_scores");
+    const int count = w.AddTensor(kKilnFloat32, {1}, "num_detections");
+    w.AddCustomOp("TFLite_Detection_PostProcess", {boxes, scores, anchors}, {out_boxes, classes, out_scores, count},
+                  kiln::FlexMap()
+                      .Int("max_detections", 3)
+                      .Int("max_classes_per_detection", 1)
+                      .Int("detections_per_class", 2)
+                      .Int("num_classes", 2)
+                      .Bool("use_regular_nms", true)
+                      .Float("nms_score_threshold", 0.0f)
+                      .Float("nms_iou_threshold", 0.5f)
+                      .Float("y_scale", 10.0f)
+                      .Float("x_scale", 10.0f)
+                      .Float("h_scale", 5.0f)
+                      .Float("w_scale", 5.0f)
+                      .Finish());
+    w.SetInputs({boxes, scores});
+    w.SetOutputs({out_boxes, classes, out_scores, count});
+    seeds.push_back({"detection_postprocess", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

@@ -54,12 +54,16 @@ class Model:
         self.inputs.pop()
         return index
 
-    def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None):
+    def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None, custom=None):
+        """custom: (custom op name, flexbuffer option bytes) for code OPS.CUSTOM."""
         opcode = S.OperatorCodeT()
         opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
         op = S.OperatorT()
         op.opcodeIndex, op.inputs, op.outputs = 0, inputs, outputs
         op.builtinOptionsType, op.builtinOptions = options_type, options
+        if custom is not None:
+            opcode.customCode = custom[0]
+            op.customOptions, op.customOptionsFormat = list(custom[1]), S.CustomOptionsFormat.FLEXBUFFERS
         graph = S.SubGraphT()
         graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, outputs, [op]
         graph.name = "main"
@@ -382,9 +386,88 @@ def unsorted_segments(out_dir):
         m.write(out_dir, name, OPS.RANK, 1, [x], [y], S.BuiltinOptions.RankOptions, S.RankOptionsT())
 
 
+def detection_postprocess(out_dir):
+    """TFLite_Detection_PostProcess (the custom op LiteRT's builtin resolver serves): fast and regular NMS, with and
+    without a background class, longer box codes, float32 and uint8 inputs. The anchors (constant) lie on a grid
+    with neighbours overlapping (IoU about 0.2 before decoding), so that NMS suppresses some boxes; the options make
+    LiteRT write every output slot (its fast NMS leaves slots past the detections unwritten). Regular NMS has at
+    most 2 classes here: LiteRT 2.3.0 runs its classes on a thread pool whose workers, after their first class,
+    move on with ++next_col from num_threads, which skips class num_threads (3 classes at 2 threads drop the third;
+    at 1 thread all are run, and Kiln agrees there too)."""
+    from flatbuffers import flexbuffers
+
+    def options(**kw):
+        fbb = flexbuffers.Builder()
+        with fbb.Map():
+            for key, value in sorted(kw.items()):
+                if isinstance(value, bool):
+                    fbb.Bool(key, value)
+                elif isinstance(value, int):
+                    fbb.Int(key, value)
+                else:
+                    fbb.Float(key, value)
+        return bytes(fbb.Finish())
+
+    def anchors(n):
+        side = int(np.ceil(np.sqrt(n)))
+        rows = [[0.1 + 0.1 * (i // side), 0.1 + 0.1 * (i % side), 0.15, 0.15] for i in range(n)]
+        return np.array(rows, dtype=np.float32)
+
+    cases = [  # name, boxes, code size, classes (with background), options, box dtype, score dtype
+        ("detection_fast", 24, 4, 4, dict(num_classes=3, max_detections=5, max_classes_per_detection=1,
+                                          nms_score_threshold=-0.5, nms_iou_threshold=0.15), np.float32, np.float32),
+        ("detection_fast_2_classes", 30, 4, 5, dict(num_classes=4, max_detections=6, max_classes_per_detection=2,
+                                                    nms_score_threshold=-0.9, nms_iou_threshold=0.25),
+         np.float32, np.float32),
+        ("detection_fast_no_background", 20, 6, 3, dict(num_classes=3, max_detections=4, max_classes_per_detection=3,
+                                                        nms_score_threshold=-1.0, nms_iou_threshold=0.6),
+         np.float32, np.float32),
+        ("detection_regular", 24, 4, 3, dict(num_classes=2, max_detections=6, max_classes_per_detection=1,
+                                             detections_per_class=4, use_regular_nms=True,
+                                             nms_score_threshold=0.0, nms_iou_threshold=0.15), np.float32, np.float32),
+        ("detection_regular_few", 16, 5, 2, dict(num_classes=2, max_detections=10, max_classes_per_detection=1,
+                                                 detections_per_class=2, use_regular_nms=True,
+                                                 nms_score_threshold=0.7, nms_iou_threshold=0.3),
+         np.float32, np.float32),
+        ("detection_regular_default_per_class", 12, 4, 2, dict(num_classes=2, max_detections=8,
+                                                               max_classes_per_detection=1, use_regular_nms=True,
+                                                               nms_score_threshold=-0.2, nms_iou_threshold=0.5),
+         np.float32, np.float32),
+        ("detection_fast_uint8", 24, 4, 4, dict(num_classes=3, max_detections=5, max_classes_per_detection=1,
+                                                nms_score_threshold=0.1, nms_iou_threshold=0.2), np.uint8, np.uint8),
+        ("detection_regular_uint8", 24, 4, 3, dict(num_classes=2, max_detections=7, max_classes_per_detection=1,
+                                                   detections_per_class=3, use_regular_nms=True,
+                                                   nms_score_threshold=0.5, nms_iou_threshold=0.2),
+         np.uint8, np.float32),
+    ]
+    for name, n, code, classes, opts, box_dtype, score_dtype in cases:
+        for key, value in (("y_scale", 10.0), ("x_scale", 10.0), ("h_scale", 5.0), ("w_scale", 5.0)):
+            opts.setdefault(key, value)
+        m = Model()
+        box_quant = (0.02, 128) if box_dtype == np.uint8 else None
+        score_quant = (1.0 / 255, 0) if score_dtype == np.uint8 else None
+        boxes = m.tensor([1, n, code], box_dtype, "box_encodings", quant=box_quant)
+        scores = m.tensor([1, n, classes], score_dtype, "class_predictions", quant=score_quant)
+        a = anchors(n)
+        if box_dtype == np.uint8:
+            anchor_quant = (1.0 / 256, 0)
+            a = np.clip(np.round(a * 256), 0, 255).astype(np.uint8)
+            anchor_tensor = m.tensor([n, 4], np.uint8, "anchors", a, quant=anchor_quant)
+        else:
+            anchor_tensor = m.tensor([n, 4], np.float32, "anchors", a)
+        slots = opts["max_detections"] * opts["max_classes_per_detection"]
+        outs = [m.output([1, slots, 4], np.float32, "detection_boxes"),
+                m.output([1, slots], np.float32, "detection_classes"),
+                m.output([1, slots], np.float32, "detection_scores"),
+                m.output([1], np.float32, "num_detections")]
+        m.write(out_dir, name, OPS.CUSTOM, 1, [boxes, scores, anchor_tensor], outs,
+                custom=(b"TFLite_Detection_PostProcess", options(**opts)))
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    detection_postprocess(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)
