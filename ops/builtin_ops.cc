@@ -25,6 +25,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddCompareLogicOps(all);
     AddIndexOps(all);
     AddDetectionOps(all);
+    AddDensifyOps(all);
     return all;
   }();
   return *table;

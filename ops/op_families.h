@@ -23,6 +23,7 @@ void AddSpaceOps(std::vector<BuiltinOp>* table);           // space_ops.cc
 void AddCompareLogicOps(std::vector<BuiltinOp>* table);    // compare_logic_ops.cc
 void AddIndexOps(std::vector<BuiltinOp>* table);           // index_ops.cc
 void AddDetectionOps(std::vector<BuiltinOp>* table);       // detection_ops.cc (custom: TFLite_Detection_PostProcess)
+void AddDensifyOps(std::vector<BuiltinOp>* table);         // densify_ops.cc
 
 }  // namespace kiln::ops
 

@@ -306,6 +306,16 @@ void ModelWriter::SetVariable(int tensor, bool is_variable) {
   if (Tensor* t = GetTensor(tensor, "SetVariable")) t->is_variable = is_variable;
 }
 
+void ModelWriter::SetSparsity(int tensor, const std::vector<int>& traversal_order, const std::vector<int>& block_map,
+                              const std::vector<SparseDimension>& dims) {
+  if (Tensor* t = GetTensor(tensor, "SetSparsity")) {
+    t->sparse = true;
+    t->traversal_order = traversal_order;
+    t->block_map = block_map;
+    t->sparse_dims = dims;
+  }
+}
+
 void ModelWriter::SetShapeSignature(int tensor, const std::vector<int>& shape_signature) {
   if (Tensor* t = GetTensor(tensor, "SetShapeSignature")) t->shape_signature = shape_signature;
 }
@@ -659,7 +669,37 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
       auto name = b.CreateString(t.name);
       flatbuffers::Offset<flatbuffers::Vector<int32_t>> signature = 0;
       if (!t.shape_signature.empty()) signature = b.CreateVector(t.shape_signature);
-      tensors.push_back(fb::CreateTensor(b, shape, type, buffer_index, name, quantization, t.is_variable, 0,
+      flatbuffers::Offset<fb::SparsityParameters> sparsity = 0;
+      if (t.sparse) {
+        auto index_vector = [&b](KilnType index_type, const std::vector<int32_t>& v,
+                                 fb::SparseIndexVector* kind) -> flatbuffers::Offset<void> {
+          if (index_type == kKilnUInt8) {
+            *kind = fb::SparseIndexVector::Uint8Vector;
+            return fb::CreateUint8Vector(b, b.CreateVector(std::vector<uint8_t>(v.begin(), v.end()))).Union();
+          }
+          if (index_type == kKilnUInt16) {
+            *kind = fb::SparseIndexVector::Uint16Vector;
+            return fb::CreateUint16Vector(b, b.CreateVector(std::vector<uint16_t>(v.begin(), v.end()))).Union();
+          }
+          *kind = fb::SparseIndexVector::Int32Vector;
+          return fb::CreateInt32Vector(b, b.CreateVector(v)).Union();
+        };
+        std::vector<flatbuffers::Offset<fb::DimensionMetadata>> dims;
+        for (const SparseDimension& d : t.sparse_dims) {
+          if (!d.csr) {
+            dims.push_back(fb::CreateDimensionMetadata(b, fb::DimensionType::DENSE, d.dense_size));
+            continue;
+          }
+          fb::SparseIndexVector segments_kind, indices_kind;
+          auto segments = index_vector(d.index_type, d.segments, &segments_kind);
+          auto indices = index_vector(d.index_type, d.indices, &indices_kind);
+          dims.push_back(fb::CreateDimensionMetadata(b, fb::DimensionType::SPARSE_CSR, 0, segments_kind, segments,
+                                                     indices_kind, indices));
+        }
+        sparsity = fb::CreateSparsityParameters(b, b.CreateVector(t.traversal_order), b.CreateVector(t.block_map),
+                                                b.CreateVector(dims));
+      }
+      tensors.push_back(fb::CreateTensor(b, shape, type, buffer_index, name, quantization, t.is_variable, sparsity,
                                          signature, /*has_rank=*/true));
     }
 

@@ -226,6 +226,33 @@ int main(int argc, char** argv) {
     w.SetOutputs({out_boxes, classes, out_scores, count});
     seeds.push_back({"detection_postprocess", std::move(w)});
   }
+  {  // sparse constants (the reader densifies them; the fuzzer mutates segments and indices): DENSIFY of a float32
+     // [4, 8] in 1x4 blocks with int32 indices, a FULLY_CONNECTED reading it directly, an int8 one with uint8 indices
+    using SparseDimension = kiln::ModelWriter::SparseDimension;
+    ModelWriter w;
+    const int k = w.AddSparseConstTensor<float>(
+        kKilnFloat32, {4, 8}, "sparse", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {0, 1, 2}, {1},
+        {SparseDimension{false, 4, {}, {}}, SparseDimension{true, 0, {0, 1, 1, 2, 3}, {1, 0, 1}},
+         SparseDimension{false, 4, {}, {}}});
+    const int x = w.AddTensor(kKilnFloat32, {4, 8}, "x");
+    const int dense = w.AddTensor(kKilnFloat32, {4, 8}, "dense");
+    w.AddOp(kKilnBuiltinDensify, {k}, {dense});
+    const int sum = w.AddTensor(kKilnFloat32, {4, 8}, "sum");
+    w.AddOp(kKilnBuiltinAdd, {x, dense}, {sum}, KilnAddParams{kKilnActNone, false});
+    const int fc = w.AddTensor(kKilnFloat32, {4, 4}, "fc");
+    w.AddOp(kKilnBuiltinFullyConnected, {sum, k, -1}, {fc},
+            KilnFullyConnectedParams{kKilnActNone, kKilnFullyConnectedWeightsFormatDefault, false, false});
+    const int q = w.AddSparseConstTensor<int8_t>(kKilnInt8, {3, 4}, "sparse_int8", {5, -7, 9}, {0, 1}, {},
+                                                 {SparseDimension{false, 3, {}, {}},
+                                                  SparseDimension{true, 0, {0, 2, 2, 3}, {0, 3, 2}, kKilnUInt8}});
+    w.SetQuantization(q, {0.5f}, {0});
+    const int dq = w.AddTensor(kKilnInt8, {3, 4}, "dense_int8");
+    w.SetQuantization(dq, {0.5f}, {0});
+    w.AddOp(kKilnBuiltinDensify, {q}, {dq});
+    w.SetInputs({x});
+    w.SetOutputs({fc, dq});
+    seeds.push_back({"densify_sparse", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;
