@@ -26,6 +26,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddIndexOps(all);
     AddDetectionOps(all);
     AddDensifyOps(all);
+    AddConv3DOps(all);
     return all;
   }();
   return *table;

@@ -24,6 +24,7 @@ void AddCompareLogicOps(std::vector<BuiltinOp>* table);    // compare_logic_ops.
 void AddIndexOps(std::vector<BuiltinOp>* table);           // index_ops.cc
 void AddDetectionOps(std::vector<BuiltinOp>* table);       // detection_ops.cc (custom: TFLite_Detection_PostProcess)
 void AddDensifyOps(std::vector<BuiltinOp>* table);         // densify_ops.cc
+void AddConv3DOps(std::vector<BuiltinOp>* table);          // conv3d_ops.cc
 
 }  // namespace kiln::ops
 

@@ -958,6 +958,17 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       desc->builtin_data = AllocateParams(&params);
       return window(options, params) && dilation(options, params);
     }
+    case kKilnBuiltinConv3d:
+    case kKilnBuiltinConv3dTranspose: {
+      KILN_GET_OPTIONS(Conv3DOptions, options);
+      KilnConv3DParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->stride_depth = options->stride_d();
+      params->dilation_depth_factor = options->dilation_d_factor();
+      return window(options, params) && dilation(options, params) &&
+             need_positive("stride_d", params->stride_depth) &&
+             need_positive("dilation_d_factor", params->dilation_depth_factor);
+    }
     case kKilnBuiltinTransposeConv: {
       KILN_GET_OPTIONS(TransposeConvOptions, options);
       KilnTransposeConvParams* params;

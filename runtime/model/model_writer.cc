@@ -351,6 +351,9 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kConv:
         matches = code == kKilnBuiltinConv2d;
         break;
+      case OptionsKind::kConv3D:
+        matches = code == kKilnBuiltinConv3d || code == kKilnBuiltinConv3dTranspose;
+        break;
       case OptionsKind::kDepthwise:
         matches = code == kKilnBuiltinDepthwiseConv2d;
         break;
@@ -477,6 +480,7 @@ int ModelWriter::AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs,
 KILN_ADD_OP_WITH(KilnAddParams, kAdd)
 KILN_ADD_OP_WITH(KilnMulParams, kMul)
 KILN_ADD_OP_WITH(KilnConvParams, kConv)
+KILN_ADD_OP_WITH(KilnConv3DParams, kConv3D)
 KILN_ADD_OP_WITH(KilnDepthwiseConvParams, kDepthwise)
 KILN_ADD_OP_WITH(KilnPoolParams, kPool)
 KILN_ADD_OP_WITH(KilnFullyConnectedParams, kFullyConnected)
@@ -787,6 +791,16 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           options = fb::CreateConv2DOptions(b, ToFilePadding(p.padding), p.stride_width, p.stride_height,
                                             ToFileActivation(p.activation), p.dilation_width_factor,
                                             p.dilation_height_factor)
+                        .Union();
+          break;
+        }
+        case OptionsKind::kConv3D: {
+          KilnConv3DParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::Conv3DOptions;
+          options = fb::CreateConv3DOptions(b, ToFilePadding(p.padding), p.stride_depth, p.stride_width,
+                                            p.stride_height, ToFileActivation(p.activation), p.dilation_depth_factor,
+                                            p.dilation_width_factor, p.dilation_height_factor)
                         .Union();
           break;
         }

@@ -162,6 +162,8 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnShapeParams& params);  // SHAPE
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnConv3DParams& params);  // CONV_3D, CONV_3D_TRANSPOSE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnArgMaxParams& params);  // ARG_MAX
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnArgMinParams& params);  // ARG_MIN
@@ -232,6 +234,7 @@ class ModelWriter {
     kMul,
     kDiv,
     kConv,
+    kConv3D,
     kDepthwise,
     kPool,
     kFullyConnected,

@@ -113,11 +113,14 @@ bool Densify(const std::vector<int>& shape, const SparsityDesc& s, const uint8_t
         *error = where + ": more positions than the dense tensor has elements";
         return false;
       }
+      // Non-decreasing from 0 to indices.size(), so that every segment lies within array_indices.
       for (size_t p = 0; p < offsets.size(); ++p) {
         if (seg[p + 1] < seg[p]) {
           *error = where + ": array_segments decreases at entry " + Str(static_cast<int64_t>(p + 1));
           return false;
         }
+      }
+      for (size_t p = 0; p < offsets.size(); ++p) {
         for (int64_t i = seg[p]; i < seg[p + 1]; ++i) {
           const int64_t index = d.indices[static_cast<size_t>(i)];
           if (index < 0 || index >= size[dim]) {

@@ -191,6 +191,9 @@ TEST(SparsityTest, InconsistenciesAreRefused) {
   s.dims[1].segments = {0, 3, 1, 3};
   s.dims[0].dense_size = 3;
   refuse(s, {3, 4}, 3, "decreases");
+  s = make();  // a later decrease must be found before the first segment runs past array_indices
+  s.dims[1].segments = {0, 5, 3};
+  refuse(s, {2, 4}, 3, "decreases at entry 2");
   s = make();
   s.dims[1].segments = {1, 2, 3};
   refuse(s, {2, 4}, 3, "from 0");

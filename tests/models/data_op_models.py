@@ -594,11 +594,45 @@ def densify_models(out_dir):
             S.BuiltinOptions.FullyConnectedOptions, o)
 
 
+def conv3d_models(out_dir):
+    """CONV_3D (float32): VALID and SAME padding, strides and dilations per dimension, with and without bias,
+    fused activations, batch 2."""
+    rng = np.random.default_rng(9)
+    A = S.ActivationFunctionType
+    cases = [  # name, input shape, filter shape, padding, strides (d, h, w), dilations (d, h, w), bias, activation
+        ("conv3d_valid", [1, 4, 5, 6, 2], [2, 3, 2, 2, 3], S.Padding.VALID, (1, 1, 1), (1, 1, 1), True, A.NONE),
+        ("conv3d_same_stride", [2, 5, 6, 7, 3], [3, 3, 3, 3, 4], S.Padding.SAME, (2, 1, 2), (1, 1, 1), True, A.RELU),
+        ("conv3d_dilated", [1, 6, 7, 5, 2], [2, 2, 3, 2, 2], S.Padding.SAME, (1, 2, 1), (2, 1, 2), False, A.RELU6),
+        ("conv3d_valid_dilated_stride", [1, 7, 6, 6, 1], [3, 2, 2, 1, 3], S.Padding.VALID, (2, 2, 3), (2, 3, 1),
+         True, A.RELU_N1_TO_1),
+    ]
+    for name, in_shape, f_shape, padding, strides, dilations, has_bias, act in cases:
+        m = Model()
+        x = m.tensor(in_shape, np.float32, "x")
+        f = m.tensor(f_shape, np.float32, "filter", rng.uniform(-1, 1, size=f_shape).astype(np.float32))
+        inputs = [x, f]
+        if has_bias:
+            inputs.append(m.tensor([f_shape[4]], np.float32, "bias",
+                                   rng.uniform(-1, 1, size=[f_shape[4]]).astype(np.float32)))
+        out = []
+        for axis in range(3):
+            size, k, st, dl = in_shape[1 + axis], f_shape[axis], strides[axis], dilations[axis]
+            eff = (k - 1) * dl + 1
+            out.append((size + st - 1) // st if padding == S.Padding.SAME else (size - eff + st) // st)
+        y = m.output([in_shape[0]] + out + [f_shape[4]], np.float32, "y")
+        o = S.Conv3DOptionsT()
+        o.padding, o.fusedActivationFunction = padding, act
+        o.strideD, o.strideH, o.strideW = strides
+        o.dilationDFactor, o.dilationHFactor, o.dilationWFactor = dilations
+        m.write(out_dir, name, OPS.CONV_3D, 1, inputs, [y], S.BuiltinOptions.Conv3DOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     detection_postprocess(out_dir)
     densify_models(out_dir)
+    conv3d_models(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)

@@ -86,7 +86,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank,
                                   kKilnBuiltinRelu0To1,
                                   // TFLite_Detection_PostProcess, served as LiteRT's resolver serves it
-                                  kKilnBuiltinCustom, kKilnBuiltinDensify};
+                                  kKilnBuiltinCustom, kKilnBuiltinDensify, kKilnBuiltinConv3d};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
