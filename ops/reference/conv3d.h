@@ -22,6 +22,13 @@ struct Conv3DShape {
 // input[n, z * sd - pad_d + kz * dd, ..., c] * filter[kz, ky, kx, c, o]); `bias` may be null.
 void Conv3D(const Conv3DShape& s, const float* input, const float* filter, const float* bias, float* output);
 
+// CONV_3D_TRANSPOSE: the gradient of Conv3D with respect to its input. The shape describes the forward
+// convolution from the output (in_* are the output's sizes) to the input (the windows' `output` sizes), with a
+// [D, H, W, out_c, in_c] filter (out_c = s.in_channels here, in_c = s.out_channels): every input element
+// input[n, z, y, x, c] adds input * filter[kz, ky, kx, o, c] to output[n, z * sd - pad_d + kz * dd, ..., o] where
+// that lies inside; then bias (may be null) and the activation.
+void Conv3DTranspose(const Conv3DShape& s, const float* input, const float* filter, const float* bias, float* output);
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_CONV3D_H_

@@ -77,6 +77,31 @@ bool Densify(const std::vector<int>& shape, const SparsityDesc& s, const uint8_t
     size[j] = shape[j] / d.dense_size;
     stride[j] = orig_stride[j] * d.dense_size;
   }
+  // First the number of positions of each level (DENSE multiplies it, SPARSE_CSR has as many as array_indices),
+  // so that the values are counted before anything is allocated: every count then stays within the file's arrays.
+  int64_t count = 1;
+  for (size_t level = 0; level < levels; ++level) {
+    const SparseDimensionDesc& d = s.dims[level];
+    const int64_t dim_size = size[static_cast<size_t>(s.traversal_order[level])];
+    if (d.csr) {
+      if (d.segments.size() != static_cast<size_t>(count) + 1) break;  // reported by the walk below
+      count = static_cast<int64_t>(d.indices.size());
+    } else if (d.dense_size != dim_size || (dim_size != 0 && count > total / dim_size)) {
+      break;  // reported by the walk below
+    } else {
+      count *= dim_size;
+    }
+    if (level + 1 == levels && value_bytes != static_cast<size_t>(count) * element_size) {
+      *error = "the buffer holds " + Str(static_cast<int64_t>(value_bytes / element_size)) + " values (" +
+               Str(static_cast<int64_t>(value_bytes)) + " bytes), but the sparsity stores " + Str(count);
+      return false;
+    }
+  }
+  if (static_cast<uint64_t>(total) * element_size > kMaxDenseBytes) {
+    *error = "its dense form needs " + Str(total * static_cast<int64_t>(element_size)) + " bytes, more than the " +
+             Str(static_cast<int64_t>(kMaxDenseBytes)) + " Kiln densifies";
+    return false;
+  }
   // Walk the levels in storage order: each position carries the dense offset its indices add up to.
   std::vector<int64_t> offsets = {0}, next;
   for (size_t level = 0; level < levels; ++level) {

@@ -29,6 +29,10 @@ struct SparsityDesc {
   std::vector<SparseDimensionDesc> dims;
 };
 
+// The largest dense form Kiln makes of a sparse tensor (1 GiB): a few bytes of sparsity can describe a huge
+// tensor, so the size is bounded before anything is allocated.
+constexpr uint64_t kMaxDenseBytes = uint64_t{1} << 30;
+
 // Writes the dense form of the `value_bytes` bytes of values (elements of `element_size` bytes) into `dense`
 // (product(shape) elements, zeros where nothing is stored). Every index and segment is checked: false with
 // `*error` saying what is inconsistent where the sparsity does not describe `shape` or the values.

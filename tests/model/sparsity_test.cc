@@ -218,10 +218,19 @@ TEST(SparsityTest, InconsistenciesAreRefused) {
   refuse(s, {2, 4}, 3, "size dividing dimension 1");
   s.block_map = {5};
   refuse(s, {2, 4}, 3, "block_map entry 0 is 5");
+  s = make();  // a few stored values cannot ask for more than kMaxDenseBytes of dense data
+  s.dims[0].dense_size = 1 << 20;
+  s.dims[1].segments.assign((1 << 20) + 1, 3);
+  s.dims[1].segments[0] = 0;
+  s.dims[1].segments[1] = 2;
+  refuse(s, {1 << 20, 1 << 10}, 3, "more than the 1073741824 Kiln densifies");
+  s = make();  // the values are counted before the positions are walked
+  s.dims[0].dense_size = 2;
+  refuse(make(), {2, 4}, 4, "the buffer holds 4 values");
   s = make();
   s.dims[1].segments = {0, 2, 9};
   s.dims[1].indices.assign(9, 0);
-  refuse(s, {2, 4}, 3, "more positions than the dense tensor has elements");
+  refuse(s, {2, 4}, 9, "more positions than the dense tensor has elements");  // fails before reading values
 }
 
 // The reader: a sparse constant read back dense, for each index vector type and the value types DENSIFY takes.

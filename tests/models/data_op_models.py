@@ -627,12 +627,44 @@ def conv3d_models(out_dir):
         m.write(out_dir, name, OPS.CONV_3D, 1, inputs, [y], S.BuiltinOptions.Conv3DOptions, o)
 
 
+def conv3d_transpose_models(out_dir):
+    """CONV_3D_TRANSPOSE (float32): a constant output shape, VALID and SAME, strides, dilation, bias, activation."""
+    rng = np.random.default_rng(10)
+    A = S.ActivationFunctionType
+    cases = [  # name, input shape, filter [D, H, W, out_c, in_c], output shape, padding, strides, dilations, bias, act
+        ("conv3d_transpose_valid", [1, 3, 4, 3, 2], [2, 2, 3, 3, 2], [1, 4, 5, 5, 3], S.Padding.VALID, (1, 1, 1),
+         (1, 1, 1), True, A.NONE),
+        ("conv3d_transpose_same_stride", [2, 2, 3, 3, 3], [3, 3, 2, 2, 3], [2, 4, 6, 5, 2], S.Padding.SAME,
+         (2, 2, 2), (1, 1, 1), True, A.RELU),
+        ("conv3d_transpose_valid_stride", [1, 2, 3, 2, 1], [2, 3, 2, 2, 1], [1, 5, 7, 5, 2], S.Padding.VALID,
+         (3, 2, 2), (1, 1, 1), False, A.RELU6),
+        ("conv3d_transpose_dilated", [1, 3, 2, 3, 2], [2, 2, 2, 2, 2], [1, 4, 4, 5, 2], S.Padding.VALID, (1, 1, 1),
+         (1, 2, 2), True, A.NONE),
+    ]
+    for name, in_shape, f_shape, out_shape, padding, strides, dilations, has_bias, act in cases:
+        m = Model()
+        shape = m.tensor([5], np.int32, "output_shape", out_shape)
+        f = m.tensor(f_shape, np.float32, "filter", rng.uniform(-1, 1, size=f_shape).astype(np.float32))
+        x = m.tensor(in_shape, np.float32, "x")
+        inputs = [shape, f, x]
+        if has_bias:
+            inputs.append(m.tensor([f_shape[3]], np.float32, "bias",
+                                   rng.uniform(-1, 1, size=[f_shape[3]]).astype(np.float32)))
+        y = m.output(out_shape, np.float32, "y")
+        o = S.Conv3DOptionsT()
+        o.padding, o.fusedActivationFunction = padding, act
+        o.strideD, o.strideH, o.strideW = strides
+        o.dilationDFactor, o.dilationHFactor, o.dilationWFactor = dilations
+        m.write(out_dir, name, OPS.CONV_3D_TRANSPOSE, 1, inputs, [y], S.BuiltinOptions.Conv3DOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     detection_postprocess(out_dir)
     densify_models(out_dir)
     conv3d_models(out_dir)
+    conv3d_transpose_models(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)

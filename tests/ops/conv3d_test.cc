@@ -102,5 +102,77 @@ TEST(Conv3DTest, HandCase) {
   EXPECT_EQ(out, 6.0f);
 }
 
+// CONV_3D_TRANSPOSE written from the output side: each output element gathers every (input position, tap) that
+// lands on it.
+std::vector<float> PlainTranspose(const Conv3DShape& s, const std::vector<float>& in, const std::vector<float>& f,
+                                  const float* bias) {
+  const int64_t OC = s.in_channels, IC = s.out_channels;
+  std::vector<float> out;
+  for (int64_t n = 0; n < s.batches; ++n)
+    for (int64_t oz = 0; oz < s.in_depth; ++oz)
+      for (int64_t oy = 0; oy < s.in_height; ++oy)
+        for (int64_t ox = 0; ox < s.in_width; ++ox)
+          for (int64_t o = 0; o < OC; ++o) {
+            double total = 0;
+            for (int64_t z = 0; z < s.depth.output; ++z)
+              for (int64_t kz = 0; kz < s.filter_depth; ++kz) {
+                if (z * s.stride_depth - s.depth.pad_before + kz * s.dilation_depth != oz) continue;
+                for (int64_t y = 0; y < s.rows.output; ++y)
+                  for (int64_t ky = 0; ky < s.filter_height; ++ky) {
+                    if (y * s.stride_height - s.rows.pad_before + ky * s.dilation_height != oy) continue;
+                    for (int64_t x = 0; x < s.cols.output; ++x)
+                      for (int64_t kx = 0; kx < s.filter_width; ++kx) {
+                        if (x * s.stride_width - s.cols.pad_before + kx * s.dilation_width != ox) continue;
+                        for (int64_t c = 0; c < IC; ++c) {
+                          total +=
+                              double(
+                                  in[(((n * s.depth.output + z) * s.rows.output + y) * s.cols.output + x) * IC + c]) *
+                              f[(((kz * s.filter_height + ky) * s.filter_width + kx) * OC + o) * IC + c];
+                        }
+                      }
+                  }
+              }
+            if (bias != nullptr) total += bias[o];
+            out.push_back(Activate(s.activation, static_cast<float>(total)));
+          }
+  return out;
+}
+
+TEST(Conv3DTransposeTest, RandomShapesAgainstPlainFormulation) {
+  std::mt19937 gen(23);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(gen() % static_cast<unsigned>(hi - lo + 1)); };
+  int run = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    Conv3DShape s;  // the forward convolution from the transpose's output to its input
+    s.batches = pick(1, 2);
+    s.in_depth = pick(1, 6), s.in_height = pick(1, 6), s.in_width = pick(1, 6);
+    s.in_channels = pick(1, 3), s.out_channels = pick(1, 3);
+    s.filter_depth = pick(1, 3), s.filter_height = pick(1, 3), s.filter_width = pick(1, 3);
+    s.stride_depth = pick(1, 3), s.stride_height = pick(1, 3), s.stride_width = pick(1, 3);
+    s.dilation_depth = pick(1, 2), s.dilation_height = pick(1, 2), s.dilation_width = pick(1, 2);
+    s.activation = trial % 2 ? Activation::kRelu : Activation::kNone;
+    const Padding padding = trial % 3 ? Padding::kSame : Padding::kValid;
+    if (!ComputeWindowSize(padding, s.in_depth, s.filter_depth, s.stride_depth, s.dilation_depth, &s.depth) ||
+        !ComputeWindowSize(padding, s.in_height, s.filter_height, s.stride_height, s.dilation_height, &s.rows) ||
+        !ComputeWindowSize(padding, s.in_width, s.filter_width, s.stride_width, s.dilation_width, &s.cols)) {
+      continue;
+    }
+    std::vector<float> in(s.batches * s.depth.output * s.rows.output * s.cols.output * s.out_channels);
+    std::vector<float> f(s.filter_depth * s.filter_height * s.filter_width * s.in_channels * s.out_channels);
+    std::vector<float> bias(s.in_channels);
+    for (float& v : in) v = value(gen);
+    for (float& v : f) v = value(gen);
+    for (float& v : bias) v = value(gen);
+    const float* b = trial % 4 ? bias.data() : nullptr;
+    const std::vector<float> want = PlainTranspose(s, in, f, b);
+    std::vector<float> got(want.size(), -99.0f);
+    Conv3DTranspose(s, in.data(), f.data(), b, got.data());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << "trial " << trial << " " << i;
+    ++run;
+  }
+  EXPECT_GT(run, 60);
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference

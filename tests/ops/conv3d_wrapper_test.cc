@@ -73,5 +73,59 @@ TEST(Conv3DWrapperTest, Errors) {
         {"depth", "dilation 2"});
 }
 
+TEST(Conv3DTransposeWrapperTest, ScatterWithStrideAndBias) {
+  // Input 1x1x1x2x1 (values 1, 2), filter 1x1x2x1x1 (3, 5), stride 2 along width, VALID: output width 4 =
+  // [1*3, 1*5, 2*3, 2*5] + bias 0.5.
+  ModelWriter w;
+  const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {5}, "output_shape", {1, 1, 1, 4, 1});
+  const int f = w.AddConstTensor<float>(kKilnFloat32, {1, 1, 2, 1, 1}, "filter", {3.0f, 5.0f});
+  const int x = w.AddTensor(kKilnFloat32, {1, 1, 1, 2, 1}, "x");
+  const int b = w.AddConstTensor<float>(kKilnFloat32, {1}, "bias", {0.5f});
+  const int y = w.AddTensor(kKilnFloat32, {1, 1, 1, 4, 1}, "y");
+  w.AddOp(kKilnBuiltinConv3dTranspose, {shape, f, x, b}, {y},
+          KilnConv3DParams{kKilnPaddingValid, 2, 1, 1, 1, 1, 1, kKilnActNone});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {1, 2};
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{1, 1, 1, 4, 1}));
+  EXPECT_EQ(r.Output(), (std::vector<float>{3.5f, 5.5f, 6.5f, 10.5f}));
+}
+
+TEST(Conv3DTransposeWrapperTest, Errors) {
+  const auto check = [](const std::vector<int32_t>& out_shape, const std::vector<int>& filter,
+                        const std::vector<int>& in, KilnType type, const std::vector<std::string>& words,
+                        bool shape_input = false) {
+    ModelWriter w;
+    const int shape = shape_input ? w.AddTensor(kKilnInt32, {5}, "output_shape")
+                                  : w.AddConstTensor<int32_t>(kKilnInt32, {static_cast<int>(out_shape.size())},
+                                                              "output_shape", out_shape);
+    size_t n = 1;
+    for (int d : filter) n *= static_cast<size_t>(d);
+    const int f = w.AddConstTensor<float>(kKilnFloat32, filter, "filter", std::vector<float>(n, 1.0f));
+    const int x = w.AddTensor(type, in, "x");
+    const int y = w.AddTensor(type, {1, 1, 1, 1, 1}, "y");
+    w.AddOp(kKilnBuiltinConv3dTranspose, {shape, f, x}, {y},
+            KilnConv3DParams{kKilnPaddingValid, 1, 1, 1, 1, 1, 1, kKilnActNone});
+    w.SetInputs(shape_input ? std::vector<int>{shape, x} : std::vector<int>{x});
+    w.SetOutputs({y});
+    Runner r(w);
+    std::vector<std::string> all = words;
+    all.push_back("CONV_3D_TRANSPOSE");
+    ExpectErrorMentions(r, all);
+  };
+  // Input 1x2x2x2x1 from output 1x3x3x3x1 with a 2x2x2 filter, VALID, stride 1 is consistent; each check breaks one.
+  check({1, 3, 3, 3, 1}, {2, 2, 2, 1, 1}, {1, 2, 2, 3, 1}, kKilnFloat32, {"'x'", "gives [2, 2, 2]"});
+  check({1, 3, 3, 3, 2}, {2, 2, 2, 1, 1}, {1, 2, 2, 2, 1}, kKilnFloat32, {"'filter'", "disagree"});
+  check({2, 3, 3, 3, 1}, {2, 2, 2, 1, 1}, {1, 2, 2, 2, 1}, kKilnFloat32, {"batches"});
+  check({1, 3, 3, 3}, {2, 2, 2, 1, 1}, {1, 2, 2, 2, 1}, kKilnFloat32, {"'output_shape'", "5 values"});
+  check({1, 3, 3, 3, 1}, {2, 2, 2, 1, 1}, {1, 2, 2, 2, 1}, kKilnInt8, {"'x'", "int8"});
+  check({1, 3, 3, 3, 1}, {2, 2, 2, 1, 1}, {1, 2, 2, 2, 1}, kKilnFloat32, {"'output_shape'", "constant"}, true);
+  check({1, -3, 3, 3, 1}, {2, 2, 2, 1, 1}, {1, 2, 2, 2, 1}, kKilnFloat32, {"negative"});
+}
+
 }  // namespace
 }  // namespace kiln::ops

@@ -86,7 +86,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank,
                                   kKilnBuiltinRelu0To1,
                                   // TFLite_Detection_PostProcess, served as LiteRT's resolver serves it
-                                  kKilnBuiltinCustom, kKilnBuiltinDensify, kKilnBuiltinConv3d};
+                                  kKilnBuiltinCustom, kKilnBuiltinDensify, kKilnBuiltinConv3d,
+                                  kKilnBuiltinConv3dTranspose};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
