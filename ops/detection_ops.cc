@@ -18,6 +18,7 @@ namespace kiln::ops {
 namespace {
 
 constexpr const char* kOp = "TFLite_Detection_PostProcess";
+constexpr int64_t kMaxSlots = int64_t{1} << 20;  // max_detections * max_classes_per_detection
 
 struct DetectionState {
   reference::DetectionParams params;
@@ -126,10 +127,15 @@ KilnStatus ReadOptions(KilnOpaqueContext* context, const KilnOpaqueNode* node, r
       return kKilnError;
     }
   }
+  // LiteRT only refuses an int32 overflow here; Kiln bounds the output slots far above any real model, so that a
+  // few option bytes cannot ask for gigabytes of output.
   const int64_t slots = static_cast<int64_t>(p->max_detections) * p->max_classes_per_detection;
-  if (slots * 4 > std::numeric_limits<int32_t>::max()) {
-    KilnOpaqueContextReportError(context, "%s: max_detections %d x max_classes_per_detection %d is too large", kOp,
-                                 p->max_detections, p->max_classes_per_detection);
+  if (slots > kMaxSlots) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: max_detections %d x max_classes_per_detection %d is too large (at most %lld "
+                                 "output slots)",
+                                 kOp, p->max_detections, p->max_classes_per_detection,
+                                 static_cast<long long>(kMaxSlots));
     return kKilnError;
   }
   return kKilnOk;

@@ -333,6 +333,18 @@ bool KilnBuiltinOpIsSupported(KilnBuiltinOperator builtin_code, int32_t version)
   return false;
 }
 
+bool KilnCustomOpIsSupported(const char* custom_name, int32_t version) {
+  if (custom_name == nullptr) return false;
+  for (const kiln::BuiltinOpRegistration& builtin : kiln::Builtins()) {
+    if (builtin.builtin_code == kKilnBuiltinCustom && builtin.op != nullptr &&
+        builtin.op->custom_name == custom_name &&
+        (version == 0 || (version >= builtin.min_version && version <= builtin.max_version))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 KilnInterpreter* KilnInterpreterCreateWithStatus(const KilnModel* model,
                                                  const KilnInterpreterOptions* options,
                                                  KilnStatus* out_status) {

@@ -253,6 +253,22 @@ int main(int argc, char** argv) {
     w.SetOutputs({fc, dq});
     seeds.push_back({"densify_sparse", std::move(w)});
   }
+  {  // CONV_3D then CONV_3D_TRANSPOSE back to the input's shape (SAME, stride 2, bias, activation)
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 4, 4, 4, 2}, "x");
+    const int f = w.AddConstTensor<float>(kKilnFloat32, {2, 2, 2, 2, 3}, "filter", std::vector<float>(48, 0.25f));
+    const int b = w.AddConstTensor<float>(kKilnFloat32, {3}, "bias", {0.5f, -0.5f, 1.0f});
+    const int y = w.AddTensor(kKilnFloat32, {1, 2, 2, 2, 3}, "y");
+    w.AddOp(kKilnBuiltinConv3d, {x, f, b}, {y}, KilnConv3DParams{kKilnPaddingSame, 2, 2, 2, 1, 1, 1, kKilnActRelu});
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {5}, "output_shape", {1, 4, 4, 4, 2});
+    const int g = w.AddConstTensor<float>(kKilnFloat32, {2, 2, 2, 2, 3}, "filter_t", std::vector<float>(48, -0.5f));
+    const int z = w.AddTensor(kKilnFloat32, {1, 4, 4, 4, 2}, "z");
+    w.AddOp(kKilnBuiltinConv3dTranspose, {shape, g, y}, {z},
+            KilnConv3DParams{kKilnPaddingSame, 2, 2, 2, 1, 1, 1, kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({z});
+    seeds.push_back({"conv3d", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

@@ -221,6 +221,7 @@ TEST(DetectionWrapperTest, BadOptionsFailPrepare) {
       {DefaultOptions().Float("h_scale", 0.0f), {"'h_scale' is 0"}},
       {DefaultOptions().Float("max_detections", 2.5f), {"'max_detections' is 2.5", "integer"}},
       {DefaultOptions().Int("max_detections", 1 << 20).Int("max_classes_per_detection", 1 << 20), {"too large"}},
+      {DefaultOptions().Int("max_detections", 150994947), {"too large", "at most 1048576"}},
       // num_classes 4 needs 4 or 5 score columns; the scores tensor has 3.
       {DefaultOptions().Int("num_classes", 4), {"class_predictions", "num_classes 4 needs 4 or 5"}},
       {DefaultOptions().Int("num_classes", 1), {"class_predictions", "num_classes 1 needs 1 or 2"}},
@@ -330,6 +331,15 @@ TEST(DetectionWrapperTest, AUsersOperatorOfTheSameNameWins) {
   KilnInterpreterDelete(interpreter);
   KilnModelDelete(model);
   KilnOperatorDelete(op);
+}
+
+TEST(DetectionWrapperTest, TheCApiSaysItIsServed) {
+  EXPECT_TRUE(KilnCustomOpIsSupported(kName, 1));
+  EXPECT_TRUE(KilnCustomOpIsSupported(kName, 0));
+  EXPECT_FALSE(KilnCustomOpIsSupported(kName, 2));
+  EXPECT_FALSE(KilnCustomOpIsSupported("Atan", 0));
+  EXPECT_FALSE(KilnCustomOpIsSupported(nullptr, 0));
+  EXPECT_FALSE(KilnBuiltinOpIsSupported(kKilnBuiltinCustom, 0));
 }
 
 TEST(DetectionWrapperTest, OnlyVersionOneIsServed) {
