@@ -6,7 +6,8 @@ type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE,
 the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
-and BATCH_MATMUL) for litert_compare.py --generate,
+and BATCH_MATMUL; TFLite_Detection_PostProcess, DENSIFY with sparse constants, a FULLY_CONNECTED reading sparse
+weights, CONV_3D and CONV_3D_TRANSPOSE) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
