@@ -24,6 +24,9 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddSpaceOps(all);
     AddCompareLogicOps(all);
     AddIndexOps(all);
+    AddDetectionOps(all);
+    AddDensifyOps(all);
+    AddConv3DOps(all);
     return all;
   }();
   return *table;

@@ -22,6 +22,9 @@ void AddNormalizationOps(std::vector<BuiltinOp>* table);   // normalization_ops.
 void AddSpaceOps(std::vector<BuiltinOp>* table);           // space_ops.cc
 void AddCompareLogicOps(std::vector<BuiltinOp>* table);    // compare_logic_ops.cc
 void AddIndexOps(std::vector<BuiltinOp>* table);           // index_ops.cc
+void AddDetectionOps(std::vector<BuiltinOp>* table);       // detection_ops.cc (custom: TFLite_Detection_PostProcess)
+void AddDensifyOps(std::vector<BuiltinOp>* table);         // densify_ops.cc
+void AddConv3DOps(std::vector<BuiltinOp>* table);          // conv3d_ops.cc
 
 }  // namespace kiln::ops
 

@@ -324,7 +324,20 @@ const char* KilnBuiltinOperatorGetName(KilnBuiltinOperator builtin_code) {
 
 bool KilnBuiltinOpIsSupported(KilnBuiltinOperator builtin_code, int32_t version) {
   for (const kiln::BuiltinOpRegistration& builtin : kiln::Builtins()) {
-    if (builtin.builtin_code == builtin_code &&
+    // The custom ops Kiln serves (TFLite_Detection_PostProcess) are no builtin op.
+    if (builtin.builtin_code == builtin_code && builtin_code != kKilnBuiltinCustom &&
+        (version == 0 || (version >= builtin.min_version && version <= builtin.max_version))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool KilnCustomOpIsSupported(const char* custom_name, int32_t version) {
+  if (custom_name == nullptr) return false;
+  for (const kiln::BuiltinOpRegistration& builtin : kiln::Builtins()) {
+    if (builtin.builtin_code == kKilnBuiltinCustom && builtin.op != nullptr &&
+        builtin.op->custom_name == custom_name &&
         (version == 0 || (version >= builtin.min_version && version <= builtin.max_version))) {
       return true;
     }

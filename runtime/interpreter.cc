@@ -157,10 +157,14 @@ const KilnOperator* Interpreter::FindOperator(const OperatorDesc& desc) const {
     if (desc.builtin_code == kKilnBuiltinCustom && op->custom_name != desc.custom_name) continue;
     return op;
   }
-  if (desc.builtin_code == kKilnBuiltinCustom) return nullptr;
   for (const BuiltinOpRegistration& builtin : *builtins_) {
     if (builtin.builtin_code == desc.builtin_code && desc.version >= builtin.min_version &&
         desc.version <= builtin.max_version) {
+      // The custom ops Kiln serves itself (as LiteRT's builtin resolver does), after the application's.
+      if (desc.builtin_code == kKilnBuiltinCustom &&
+          (builtin.op == nullptr || builtin.op->custom_name != desc.custom_name)) {
+        continue;
+      }
       return builtin.op;
     }
   }

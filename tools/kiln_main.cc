@@ -263,7 +263,10 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
     KilnModelGetOperator(model, i, &code, &custom_name, &version);
     std::string status;
     std::string name;
-    if (code == kKilnBuiltinCustom) {
+    if (code == kKilnBuiltinCustom && KilnCustomOpIsSupported(custom_name, version)) {
+      status = "custom, served by Kiln";
+      name = "CUSTOM:" + Printable(custom_name);
+    } else if (code == kKilnBuiltinCustom) {
       status = "custom: unresolved (kiln run --op NAME=MODULE.kmod:KERNEL, or KilnInterpreterOptionsAddOperator)";
       name = "CUSTOM:" + Printable(custom_name);
       ++unresolved;

@@ -54,6 +54,19 @@ typedef struct KilnConvParams {
   KilnFusedActivation activation;
 } KilnConvParams;
 
+/* CONV_3D (inputs: input [N, D, H, W, C], filter [D, H, W, C, out_c], optional bias) and CONV_3D_TRANSPOSE
+ * (inputs: output shape (a constant int32 [5]), filter [D, H, W, out_c, C], input, optional bias). */
+typedef struct KilnConv3DParams {
+  KilnPadding padding;
+  int stride_width;
+  int stride_height;
+  int stride_depth;
+  int dilation_width_factor;
+  int dilation_height_factor;
+  int dilation_depth_factor;
+  KilnFusedActivation activation;
+} KilnConv3DParams;
+
 /* TRANSPOSE_CONV. Inputs: output shape (a constant int32 [4]), filter [out_c, h, w, in_c], input, optional bias. */
 typedef struct KilnTransposeConvParams {
   KilnPadding padding;

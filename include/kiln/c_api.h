@@ -119,6 +119,9 @@ KILN_CAPI_EXPORT const char* KilnBuiltinOperatorGetName(KilnBuiltinOperator buil
 /* Whether Kiln's builtin op table serves version `version` of builtin op `builtin_code`; `version` 0 asks
  * whether it serves any version. */
 KILN_CAPI_EXPORT bool KilnBuiltinOpIsSupported(KilnBuiltinOperator builtin_code, int32_t version);
+/* Whether Kiln serves custom op `custom_name` itself, without the application registering it, as LiteRT's builtin
+ * resolver does (TFLite_Detection_PostProcess); `version` 0 asks whether it serves any version. */
+KILN_CAPI_EXPORT bool KilnCustomOpIsSupported(const char* custom_name, int32_t version);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Interpreter options

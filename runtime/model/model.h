@@ -31,6 +31,8 @@ struct TensorDesc {
   // Constant data (weights) inside the model's bytes, or nullptr for activations and inputs.
   const uint8_t* data = nullptr;
   size_t data_size = 0;
+  // A sparse constant's dense form, which `data` then points into (the reader densifies sparse tensors).
+  std::shared_ptr<std::vector<uint8_t>> dense_data;
   QuantizationDesc quantization;
   bool is_variable = false;
 };

@@ -17,6 +17,7 @@
 #include "kiln/builtin_op_data.h"
 #include "kiln/builtin_ops.h"
 #include "runtime/model/model.h"
+#include "runtime/model/sparsity.h"
 #include "tflite_generated.h"
 
 namespace kiln {
@@ -170,6 +171,10 @@ class Reader {
   bool ReadTensor(const std::string& where, const fb::Tensor* tensor, TensorDesc* desc);
   bool ReadQuantization(const std::string& where, const fb::QuantizationParameters* quantization,
                         TensorDesc* desc);
+  // A sparse constant: checks its SparsityParameters against the shape and the values in `buffer`, and gives the
+  // tensor its dense form (sparsity.h).
+  bool ReadSparseTensor(const std::string& where, const fb::SparsityParameters* sparsity, uint32_t buffer,
+                        size_t element_size, TensorDesc* desc);
   bool ReadOperator(const std::string& where, const fb::Operator* op, int tensor_count, OperatorDesc* desc);
   // Reads the tensor index list `kind` ("input", "output", ...) of `where`; `allow_absent` permits -1.
   bool ReadIndexList(const std::string& where, const char* kind, const flatbuffers::Vector<int32_t>* indices,
@@ -454,9 +459,6 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
     }
   }
   desc->is_variable = tensor->is_variable();
-  if (tensor->sparsity() != nullptr) {
-    return Fail(Format("%s: sparse tensors (SparsityParameters) are not supported by Kiln", where.c_str()));
-  }
 
   uint32_t buffer = tensor->buffer();
   if (buffer != 0 || !buffers_.empty()) {
@@ -464,6 +466,10 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
       return Fail(Format("%s: buffer index %u is out of range (the model has %zu buffers)", where.c_str(),
                          buffer, buffers_.size()));
     }
+  }
+  if (tensor->sparsity() != nullptr) {
+    if (!ReadSparseTensor(where, tensor->sparsity(), buffer, static_cast<size_t>(type_size), desc)) return false;
+    return ReadQuantization(where, tensor->quantization(), desc);
   }
   if (buffer < buffers_.size() && buffers_[buffer].size > 0) {
     const Bytes& bytes = buffers_[buffer];
@@ -515,6 +521,89 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
     }
   }
   return ReadQuantization(where, tensor->quantization(), desc);
+}
+
+namespace {
+
+// A SparseIndexVector's values, or false where it is absent or of no known type.
+bool ReadSparseIndices(fb::SparseIndexVector type, const void* vector, std::vector<int64_t>* out) {
+  out->clear();
+  if (vector == nullptr) return false;
+  switch (type) {
+    case fb::SparseIndexVector::Int32Vector: {
+      const auto* values = static_cast<const fb::Int32Vector*>(vector)->values();
+      if (values == nullptr) return false;
+      out->assign(values->begin(), values->end());
+      return true;
+    }
+    case fb::SparseIndexVector::Uint16Vector: {
+      const auto* values = static_cast<const fb::Uint16Vector*>(vector)->values();
+      if (values == nullptr) return false;
+      out->assign(values->begin(), values->end());
+      return true;
+    }
+    case fb::SparseIndexVector::Uint8Vector: {
+      const auto* values = static_cast<const fb::Uint8Vector*>(vector)->values();
+      if (values == nullptr) return false;
+      out->assign(values->begin(), values->end());
+      return true;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool Reader::ReadSparseTensor(const std::string& where, const fb::SparsityParameters* sparsity, uint32_t buffer,
+                              size_t element_size, TensorDesc* desc) {
+  if (buffer >= buffers_.size() || buffers_[buffer].size == 0) {
+    return Fail(Format("%s: a sparse tensor must be a constant, but it has no data", where.c_str()));
+  }
+  if (element_size == 0) {
+    return Fail(Format("%s: sparse %s tensors are not supported (a fixed-size element type is needed)", where.c_str(),
+                       TypeName(desc->type)));
+  }
+  SparsityDesc s;
+  if (sparsity->traversal_order() != nullptr) {
+    s.traversal_order.assign(sparsity->traversal_order()->begin(), sparsity->traversal_order()->end());
+  }
+  if (sparsity->block_map() != nullptr) {
+    s.block_map.assign(sparsity->block_map()->begin(), sparsity->block_map()->end());
+  }
+  if (sparsity->dim_metadata() != nullptr) {
+    for (flatbuffers::uoffset_t i = 0; i < sparsity->dim_metadata()->size(); ++i) {
+      const fb::DimensionMetadata* m = sparsity->dim_metadata()->Get(i);
+      SparseDimensionDesc d;
+      if (m == nullptr) return Fail(Format("%s: sparsity dim_metadata %u is missing", where.c_str(), i));
+      if (m->format() == fb::DimensionType::SPARSE_CSR) {
+        d.csr = true;
+        if (!ReadSparseIndices(m->array_segments_type(), m->array_segments(), &d.segments) ||
+            !ReadSparseIndices(m->array_indices_type(), m->array_indices(), &d.indices)) {
+          return Fail(
+              Format("%s: sparsity dim_metadata %u is SPARSE_CSR but lacks array_segments or "
+                     "array_indices (int32, uint16 or uint8 vectors)",
+                     where.c_str(), i));
+        }
+      } else if (m->format() == fb::DimensionType::DENSE) {
+        d.dense_size = m->dense_size();
+      } else {
+        return Fail(Format("%s: sparsity dim_metadata %u has unknown format %d", where.c_str(), i,
+                           static_cast<int>(m->format())));
+      }
+      s.dims.push_back(std::move(d));
+    }
+  }
+  const Bytes& bytes = buffers_[buffer];
+  auto dense = std::make_shared<std::vector<uint8_t>>();
+  std::string error;
+  if (!Densify(desc->shape, s, bytes.data, bytes.size, element_size, dense.get(), &error)) {
+    return Fail(Format("%s (sparse %s%s): %s", where.c_str(), TypeName(desc->type), ShapeString(desc->shape).c_str(),
+                       error.c_str()));
+  }
+  desc->dense_data = std::move(dense);
+  desc->data = desc->dense_data->empty() ? nullptr : desc->dense_data->data();
+  desc->data_size = desc->dense_data->size();
+  return true;
 }
 
 struct ZeroPointRange {
@@ -868,6 +957,17 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       KilnConvParams* params;
       desc->builtin_data = AllocateParams(&params);
       return window(options, params) && dilation(options, params);
+    }
+    case kKilnBuiltinConv3d:
+    case kKilnBuiltinConv3dTranspose: {
+      KILN_GET_OPTIONS(Conv3DOptions, options);
+      KilnConv3DParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->stride_depth = options->stride_d();
+      params->dilation_depth_factor = options->dilation_d_factor();
+      return window(options, params) && dilation(options, params) &&
+             need_positive("stride_d", params->stride_depth) &&
+             need_positive("dilation_d_factor", params->dilation_depth_factor);
     }
     case kKilnBuiltinTransposeConv: {
       KILN_GET_OPTIONS(TransposeConvOptions, options);

@@ -306,6 +306,16 @@ void ModelWriter::SetVariable(int tensor, bool is_variable) {
   if (Tensor* t = GetTensor(tensor, "SetVariable")) t->is_variable = is_variable;
 }
 
+void ModelWriter::SetSparsity(int tensor, const std::vector<int>& traversal_order, const std::vector<int>& block_map,
+                              const std::vector<SparseDimension>& dims) {
+  if (Tensor* t = GetTensor(tensor, "SetSparsity")) {
+    t->sparse = true;
+    t->traversal_order = traversal_order;
+    t->block_map = block_map;
+    t->sparse_dims = dims;
+  }
+}
+
 void ModelWriter::SetShapeSignature(int tensor, const std::vector<int>& shape_signature) {
   if (Tensor* t = GetTensor(tensor, "SetShapeSignature")) t->shape_signature = shape_signature;
 }
@@ -340,6 +350,9 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
         break;
       case OptionsKind::kConv:
         matches = code == kKilnBuiltinConv2d;
+        break;
+      case OptionsKind::kConv3D:
+        matches = code == kKilnBuiltinConv3d || code == kKilnBuiltinConv3dTranspose;
         break;
       case OptionsKind::kDepthwise:
         matches = code == kKilnBuiltinDepthwiseConv2d;
@@ -467,6 +480,7 @@ int ModelWriter::AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs,
 KILN_ADD_OP_WITH(KilnAddParams, kAdd)
 KILN_ADD_OP_WITH(KilnMulParams, kMul)
 KILN_ADD_OP_WITH(KilnConvParams, kConv)
+KILN_ADD_OP_WITH(KilnConv3DParams, kConv3D)
 KILN_ADD_OP_WITH(KilnDepthwiseConvParams, kDepthwise)
 KILN_ADD_OP_WITH(KilnPoolParams, kPool)
 KILN_ADD_OP_WITH(KilnFullyConnectedParams, kFullyConnected)
@@ -659,7 +673,37 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
       auto name = b.CreateString(t.name);
       flatbuffers::Offset<flatbuffers::Vector<int32_t>> signature = 0;
       if (!t.shape_signature.empty()) signature = b.CreateVector(t.shape_signature);
-      tensors.push_back(fb::CreateTensor(b, shape, type, buffer_index, name, quantization, t.is_variable, 0,
+      flatbuffers::Offset<fb::SparsityParameters> sparsity = 0;
+      if (t.sparse) {
+        auto index_vector = [&b](KilnType index_type, const std::vector<int32_t>& v,
+                                 fb::SparseIndexVector* kind) -> flatbuffers::Offset<void> {
+          if (index_type == kKilnUInt8) {
+            *kind = fb::SparseIndexVector::Uint8Vector;
+            return fb::CreateUint8Vector(b, b.CreateVector(std::vector<uint8_t>(v.begin(), v.end()))).Union();
+          }
+          if (index_type == kKilnUInt16) {
+            *kind = fb::SparseIndexVector::Uint16Vector;
+            return fb::CreateUint16Vector(b, b.CreateVector(std::vector<uint16_t>(v.begin(), v.end()))).Union();
+          }
+          *kind = fb::SparseIndexVector::Int32Vector;
+          return fb::CreateInt32Vector(b, b.CreateVector(v)).Union();
+        };
+        std::vector<flatbuffers::Offset<fb::DimensionMetadata>> dims;
+        for (const SparseDimension& d : t.sparse_dims) {
+          if (!d.csr) {
+            dims.push_back(fb::CreateDimensionMetadata(b, fb::DimensionType::DENSE, d.dense_size));
+            continue;
+          }
+          fb::SparseIndexVector segments_kind, indices_kind;
+          auto segments = index_vector(d.index_type, d.segments, &segments_kind);
+          auto indices = index_vector(d.index_type, d.indices, &indices_kind);
+          dims.push_back(fb::CreateDimensionMetadata(b, fb::DimensionType::SPARSE_CSR, 0, segments_kind, segments,
+                                                     indices_kind, indices));
+        }
+        sparsity = fb::CreateSparsityParameters(b, b.CreateVector(t.traversal_order), b.CreateVector(t.block_map),
+                                                b.CreateVector(dims));
+      }
+      tensors.push_back(fb::CreateTensor(b, shape, type, buffer_index, name, quantization, t.is_variable, sparsity,
                                          signature, /*has_rank=*/true));
     }
 
@@ -747,6 +791,16 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           options = fb::CreateConv2DOptions(b, ToFilePadding(p.padding), p.stride_width, p.stride_height,
                                             ToFileActivation(p.activation), p.dilation_width_factor,
                                             p.dilation_height_factor)
+                        .Union();
+          break;
+        }
+        case OptionsKind::kConv3D: {
+          KilnConv3DParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::Conv3DOptions;
+          options = fb::CreateConv3DOptions(b, ToFilePadding(p.padding), p.stride_depth, p.stride_width,
+                                            p.stride_height, ToFileActivation(p.activation), p.dilation_depth_factor,
+                                            p.dilation_width_factor, p.dilation_height_factor)
                         .Union();
           break;
         }

@@ -73,6 +73,30 @@ class ModelWriter {
   void SetQuantization(int tensor, const std::vector<float>& scale, const std::vector<int64_t>& zero_point,
                        int quantized_dimension = 0);
   void SetVariable(int tensor, bool is_variable = true);
+  // Makes a constant sparse (the schema's SparsityParameters; runtime/model/sparsity.h): its data are then the
+  // stored values only. `dims` describes the dimensions in traversal order; the index vectors are written as
+  // `index_type` (kKilnInt32, kKilnUInt16 or kKilnUInt8; the values are not checked, so that tests can write bad
+  // ones).
+  struct SparseDimension {
+    bool csr = false;
+    int dense_size = 0;
+    std::vector<int32_t> segments, indices;
+    KilnType index_type = kKilnInt32;
+  };
+  void SetSparsity(int tensor, const std::vector<int>& traversal_order, const std::vector<int>& block_map,
+                   const std::vector<SparseDimension>& dims);
+  // A sparse constant: `values` are the stored values (fewer than the shape holds), then SetSparsity.
+  template <typename T>
+  int AddSparseConstTensor(KilnType type, const std::vector<int>& shape, const std::string& name,
+                           const std::vector<T>& values, const std::vector<int>& traversal_order,
+                           const std::vector<int>& block_map, const std::vector<SparseDimension>& dims) {
+    const bool unchecked = unchecked_;
+    unchecked_ = true;  // the data size is that of the stored values
+    const int tensor = AddConstTensor(type, shape, name, values);
+    unchecked_ = unchecked;
+    SetSparsity(tensor, traversal_order, block_map, dims);
+    return tensor;
+  }
   void SetShapeSignature(int tensor, const std::vector<int>& shape_signature);
 
   // --- Operators (of the current subgraph), appended in execution order. Each returns the operator's
@@ -138,6 +162,8 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnShapeParams& params);  // SHAPE
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnConv3DParams& params);  // CONV_3D, CONV_3D_TRANSPOSE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnArgMaxParams& params);  // ARG_MAX
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnArgMinParams& params);  // ARG_MIN
@@ -197,6 +223,9 @@ class ModelWriter {
     bool has_external_override = false;
     uint64_t external_offset = 0;
     uint64_t external_size = 0;
+    bool sparse = false;
+    std::vector<int> traversal_order, block_map;
+    std::vector<SparseDimension> sparse_dims;
   };
   enum class OptionsKind {
     kNone,
@@ -205,6 +234,7 @@ class ModelWriter {
     kMul,
     kDiv,
     kConv,
+    kConv3D,
     kDepthwise,
     kPool,
     kFullyConnected,

@@ -85,6 +85,8 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnMulParams(const struct KilnMulParams* v
 size_t kiln_abi_probe_KilnMulParams(const struct KilnMulParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnConvParams(const struct KilnConvParams* value);
 size_t kiln_abi_probe_KilnConvParams(const struct KilnConvParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnConv3DParams(const struct KilnConv3DParams* value);
+size_t kiln_abi_probe_KilnConv3DParams(const struct KilnConv3DParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnTransposeConvParams(const struct KilnTransposeConvParams* value);
 size_t kiln_abi_probe_KilnTransposeConvParams(const struct KilnTransposeConvParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnDepthwiseConvParams(const struct KilnDepthwiseConvParams* value);

@@ -196,6 +196,79 @@ int main(int argc, char** argv) {
     w.SetOutputs({z});
     seeds.push_back({"unsorted_segment", std::move(w)});
   }
+  {  // TFLite_Detection_PostProcess (served without registration): boxes and scores from the fuzzer's bytes (NaN,
+     // inf, ties), regular NMS; the fuzzer also mutates the flexbuffer options
+    ModelWriter w;
+    const int boxes = w.AddTensor(kKilnFloat32, {1, 4, 4}, "box_encodings");
+    const int scores = w.AddTensor(kKilnFloat32, {1, 4, 3}, "class_predictions");
+    const int anchors = w.AddConstTensor<float>(kKilnFloat32, {4, 4}, "anchors",
+                                                {0.2f, 0.2f, 0.3f, 0.3f, 0.3f, 0.2f, 0.3f, 0.3f, 0.7f, 0.7f, 0.2f, 0.2f,
+                                                 0.7f, 0.8f, 0.2f, 0.4f});
+    const int out_boxes = w.AddTensor(kKilnFloat32, {1, 3, 4}, "detection_boxes");
+    const int classes = w.AddTensor(kKilnFloat32, {1, 3}, "detection_classes");
+    const int out_scores = w.AddTensor(kKilnFloat32, {1, 3}, "detection_scores");
+    const int count = w.AddTensor(kKilnFloat32, {1}, "num_detections");
+    w.AddCustomOp("TFLite_Detection_PostProcess", {boxes, scores, anchors}, {out_boxes, classes, out_scores, count},
+                  kiln::FlexMap()
+                      .Int("max_detections", 3)
+                      .Int("max_classes_per_detection", 1)
+                      .Int("detections_per_class", 2)
+                      .Int("num_classes", 2)
+                      .Bool("use_regular_nms", true)
+                      .Float("nms_score_threshold", 0.0f)
+                      .Float("nms_iou_threshold", 0.5f)
+                      .Float("y_scale", 10.0f)
+                      .Float("x_scale", 10.0f)
+                      .Float("h_scale", 5.0f)
+                      .Float("w_scale", 5.0f)
+                      .Finish());
+    w.SetInputs({boxes, scores});
+    w.SetOutputs({out_boxes, classes, out_scores, count});
+    seeds.push_back({"detection_postprocess", std::move(w)});
+  }
+  {  // sparse constants (the reader densifies them; the fuzzer mutates segments and indices): DENSIFY of a float32
+     // [4, 8] in 1x4 blocks with int32 indices, a FULLY_CONNECTED reading it directly, an int8 one with uint8 indices
+    using SparseDimension = kiln::ModelWriter::SparseDimension;
+    ModelWriter w;
+    const int k = w.AddSparseConstTensor<float>(
+        kKilnFloat32, {4, 8}, "sparse", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {0, 1, 2}, {1},
+        {SparseDimension{false, 4, {}, {}}, SparseDimension{true, 0, {0, 1, 1, 2, 3}, {1, 0, 1}},
+         SparseDimension{false, 4, {}, {}}});
+    const int x = w.AddTensor(kKilnFloat32, {4, 8}, "x");
+    const int dense = w.AddTensor(kKilnFloat32, {4, 8}, "dense");
+    w.AddOp(kKilnBuiltinDensify, {k}, {dense});
+    const int sum = w.AddTensor(kKilnFloat32, {4, 8}, "sum");
+    w.AddOp(kKilnBuiltinAdd, {x, dense}, {sum}, KilnAddParams{kKilnActNone, false});
+    const int fc = w.AddTensor(kKilnFloat32, {4, 4}, "fc");
+    w.AddOp(kKilnBuiltinFullyConnected, {sum, k, -1}, {fc},
+            KilnFullyConnectedParams{kKilnActNone, kKilnFullyConnectedWeightsFormatDefault, false, false});
+    const int q = w.AddSparseConstTensor<int8_t>(kKilnInt8, {3, 4}, "sparse_int8", {5, -7, 9}, {0, 1}, {},
+                                                 {SparseDimension{false, 3, {}, {}},
+                                                  SparseDimension{true, 0, {0, 2, 2, 3}, {0, 3, 2}, kKilnUInt8}});
+    w.SetQuantization(q, {0.5f}, {0});
+    const int dq = w.AddTensor(kKilnInt8, {3, 4}, "dense_int8");
+    w.SetQuantization(dq, {0.5f}, {0});
+    w.AddOp(kKilnBuiltinDensify, {q}, {dq});
+    w.SetInputs({x});
+    w.SetOutputs({fc, dq});
+    seeds.push_back({"densify_sparse", std::move(w)});
+  }
+  {  // CONV_3D then CONV_3D_TRANSPOSE back to the input's shape (SAME, stride 2, bias, activation)
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 4, 4, 4, 2}, "x");
+    const int f = w.AddConstTensor<float>(kKilnFloat32, {2, 2, 2, 2, 3}, "filter", std::vector<float>(48, 0.25f));
+    const int b = w.AddConstTensor<float>(kKilnFloat32, {3}, "bias", {0.5f, -0.5f, 1.0f});
+    const int y = w.AddTensor(kKilnFloat32, {1, 2, 2, 2, 3}, "y");
+    w.AddOp(kKilnBuiltinConv3d, {x, f, b}, {y}, KilnConv3DParams{kKilnPaddingSame, 2, 2, 2, 1, 1, 1, kKilnActRelu});
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {5}, "output_shape", {1, 4, 4, 4, 2});
+    const int g = w.AddConstTensor<float>(kKilnFloat32, {2, 2, 2, 2, 3}, "filter_t", std::vector<float>(48, -0.5f));
+    const int z = w.AddTensor(kKilnFloat32, {1, 4, 4, 4, 2}, "z");
+    w.AddOp(kKilnBuiltinConv3dTranspose, {shape, g, y}, {z},
+            KilnConv3DParams{kKilnPaddingSame, 2, 2, 2, 1, 1, 1, kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({z});
+    seeds.push_back({"conv3d", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

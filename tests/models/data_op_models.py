@@ -6,7 +6,8 @@ type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE,
 the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
-and BATCH_MATMUL) for litert_compare.py --generate,
+and BATCH_MATMUL; TFLite_Detection_PostProcess, DENSIFY with sparse constants, a FULLY_CONNECTED reading sparse
+weights, CONV_3D and CONV_3D_TRANSPOSE) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -21,7 +22,8 @@ import numpy as np
 from ai_edge_litert import schema_py_generated as S
 
 OPS = S.BuiltinOperator
-TYPES = {np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32, np.int64: S.TensorType.INT64,
+TYPES = {np.float16: S.TensorType.FLOAT16, np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32,
+         np.int64: S.TensorType.INT64,
          np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
          np.bool_: S.TensorType.BOOL}
 
@@ -32,9 +34,11 @@ class Model:
     def __init__(self):
         self.tensors, self.buffers, self.inputs = [], [S.BufferT()], []
 
-    def tensor(self, shape, dtype, name, data=None, quant=None):
+    def tensor(self, shape, dtype, name, data=None, quant=None, sparsity=None):
+        """sparsity: an S.SparsityParametersT; `data` are then the stored values only."""
         t = S.TensorT()
         t.shape, t.type, t.name, t.buffer = list(shape), TYPES[dtype], name, 0
+        t.sparsity = sparsity
         if quant is not None:
             q = S.QuantizationParametersT()
             q.scale, q.zeroPoint = [float(quant[0])], [int(quant[1])]
@@ -54,12 +58,16 @@ class Model:
         self.inputs.pop()
         return index
 
-    def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None):
+    def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None, custom=None):
+        """custom: (custom op name, flexbuffer option bytes) for code OPS.CUSTOM."""
         opcode = S.OperatorCodeT()
         opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
         op = S.OperatorT()
         op.opcodeIndex, op.inputs, op.outputs = 0, inputs, outputs
         op.builtinOptionsType, op.builtinOptions = options_type, options
+        if custom is not None:
+            opcode.customCode = custom[0]
+            op.customOptions, op.customOptionsFormat = list(custom[1]), S.CustomOptionsFormat.FLEXBUFFERS
         graph = S.SubGraphT()
         graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, outputs, [op]
         graph.name = "main"
@@ -70,6 +78,37 @@ class Model:
         builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
         with open(os.path.join(out_dir, name + ".tflite"), "wb") as f:
             f.write(builder.Output())
+
+
+def _write_ops(self, out_dir, name, ops, outputs):
+    """Several operators: (code, version, inputs, outputs, options type, options) in execution order."""
+    codes = []
+    operators = []
+    for code, version, inputs, outs, options_type, options in ops:
+        if (code, version) not in codes:
+            codes.append((code, version))
+        op = S.OperatorT()
+        op.opcodeIndex, op.inputs, op.outputs = codes.index((code, version)), inputs, outs
+        op.builtinOptionsType, op.builtinOptions = options_type, options
+        operators.append(op)
+    opcodes = []
+    for code, version in codes:
+        opcode = S.OperatorCodeT()
+        opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
+        opcodes.append(opcode)
+    graph = S.SubGraphT()
+    graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, outputs, operators
+    graph.name = "main"
+    model = S.ModelT()
+    model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, opcodes, [graph], self.buffers
+    model.description = "data_op_models.py"
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    with open(os.path.join(out_dir, name + ".tflite"), "wb") as f:
+        f.write(builder.Output())
+
+
+Model.write_ops = _write_ops
 
 
 def strided_slice(out_dir, name, shape, begin, end, strides, out_shape, masks=(0, 0, 0, 0, 0), offset=False,
@@ -382,9 +421,251 @@ def unsorted_segments(out_dir):
         m.write(out_dir, name, OPS.RANK, 1, [x], [y], S.BuiltinOptions.RankOptions, S.RankOptionsT())
 
 
+def detection_postprocess(out_dir):
+    """TFLite_Detection_PostProcess (the custom op LiteRT's builtin resolver serves): fast and regular NMS, with and
+    without a background class, longer box codes, float32 and uint8 inputs. The anchors (constant) lie on a grid
+    with neighbours overlapping (IoU about 0.2 before decoding), so that NMS suppresses some boxes; the options make
+    LiteRT write every output slot (its fast NMS leaves slots past the detections unwritten). Regular NMS has at
+    most 2 classes here: LiteRT 2.3.0 runs its classes on a thread pool whose workers, after their first class,
+    move on with ++next_col from num_threads, which skips class num_threads (3 classes at 2 threads drop the third;
+    at 1 thread all are run, and Kiln agrees there too)."""
+    from flatbuffers import flexbuffers
+
+    def options(**kw):
+        fbb = flexbuffers.Builder()
+        with fbb.Map():
+            for key, value in sorted(kw.items()):
+                if isinstance(value, bool):
+                    fbb.Bool(key, value)
+                elif isinstance(value, int):
+                    fbb.Int(key, value)
+                else:
+                    fbb.Float(key, value)
+        return bytes(fbb.Finish())
+
+    def anchors(n):
+        side = int(np.ceil(np.sqrt(n)))
+        rows = [[0.1 + 0.1 * (i // side), 0.1 + 0.1 * (i % side), 0.15, 0.15] for i in range(n)]
+        return np.array(rows, dtype=np.float32)
+
+    cases = [  # name, boxes, code size, classes (with background), options, box dtype, score dtype
+        ("detection_fast", 24, 4, 4, dict(num_classes=3, max_detections=5, max_classes_per_detection=1,
+                                          nms_score_threshold=-0.5, nms_iou_threshold=0.15), np.float32, np.float32),
+        ("detection_fast_2_classes", 30, 4, 5, dict(num_classes=4, max_detections=6, max_classes_per_detection=2,
+                                                    nms_score_threshold=-0.9, nms_iou_threshold=0.25),
+         np.float32, np.float32),
+        ("detection_fast_no_background", 20, 6, 3, dict(num_classes=3, max_detections=4, max_classes_per_detection=3,
+                                                        nms_score_threshold=-1.0, nms_iou_threshold=0.6),
+         np.float32, np.float32),
+        ("detection_regular", 24, 4, 3, dict(num_classes=2, max_detections=6, max_classes_per_detection=1,
+                                             detections_per_class=4, use_regular_nms=True,
+                                             nms_score_threshold=0.0, nms_iou_threshold=0.15), np.float32, np.float32),
+        ("detection_regular_few", 16, 5, 2, dict(num_classes=2, max_detections=10, max_classes_per_detection=1,
+                                                 detections_per_class=2, use_regular_nms=True,
+                                                 nms_score_threshold=0.7, nms_iou_threshold=0.3),
+         np.float32, np.float32),
+        ("detection_regular_default_per_class", 12, 4, 2, dict(num_classes=2, max_detections=8,
+                                                               max_classes_per_detection=1, use_regular_nms=True,
+                                                               nms_score_threshold=-0.2, nms_iou_threshold=0.5),
+         np.float32, np.float32),
+        ("detection_fast_uint8", 24, 4, 4, dict(num_classes=3, max_detections=5, max_classes_per_detection=1,
+                                                nms_score_threshold=0.1, nms_iou_threshold=0.2), np.uint8, np.uint8),
+        ("detection_regular_uint8", 24, 4, 3, dict(num_classes=2, max_detections=7, max_classes_per_detection=1,
+                                                   detections_per_class=3, use_regular_nms=True,
+                                                   nms_score_threshold=0.5, nms_iou_threshold=0.2),
+         np.uint8, np.float32),
+    ]
+    for name, n, code, classes, opts, box_dtype, score_dtype in cases:
+        for key, value in (("y_scale", 10.0), ("x_scale", 10.0), ("h_scale", 5.0), ("w_scale", 5.0)):
+            opts.setdefault(key, value)
+        m = Model()
+        box_quant = (0.02, 128) if box_dtype == np.uint8 else None
+        score_quant = (1.0 / 255, 0) if score_dtype == np.uint8 else None
+        boxes = m.tensor([1, n, code], box_dtype, "box_encodings", quant=box_quant)
+        scores = m.tensor([1, n, classes], score_dtype, "class_predictions", quant=score_quant)
+        a = anchors(n)
+        if box_dtype == np.uint8:
+            anchor_quant = (1.0 / 256, 0)
+            a = np.clip(np.round(a * 256), 0, 255).astype(np.uint8)
+            anchor_tensor = m.tensor([n, 4], np.uint8, "anchors", a, quant=anchor_quant)
+        else:
+            anchor_tensor = m.tensor([n, 4], np.float32, "anchors", a)
+        slots = opts["max_detections"] * opts["max_classes_per_detection"]
+        outs = [m.output([1, slots, 4], np.float32, "detection_boxes"),
+                m.output([1, slots], np.float32, "detection_classes"),
+                m.output([1, slots], np.float32, "detection_scores"),
+                m.output([1], np.float32, "num_detections")]
+        m.write(out_dir, name, OPS.CUSTOM, 1, [boxes, scores, anchor_tensor], outs,
+                custom=(b"TFLite_Detection_PostProcess", options(**opts)))
+
+
+def sparse_encode(dense, formats, block=None, index_type=np.int32):
+    """The stored values and S.SparsityParametersT of `dense` with the levels in their natural order, `formats`
+    ("D" DENSE or "C" SPARSE_CSR per level) and, with `block` B, the last dimension split into blocks of B (one more
+    level, DENSE), as LiteRT's converter writes them: a CSR level lists only the entries under which something is
+    not zero."""
+    rank = dense.ndim
+    expanded = dense
+    if block is not None:
+        expanded = dense.reshape(dense.shape[:-1] + (dense.shape[-1] // block, block))
+    levels = expanded.ndim
+    segments, indices, values = [[0] for _ in range(levels)], [[] for _ in range(levels)], []
+
+    def visit(level, coord):
+        if level == levels:
+            values.append(expanded[coord])
+            return
+        for i in range(expanded.shape[level]):
+            if formats[level] == "C" and not np.any(expanded[coord + (i,)] != 0):
+                continue
+            if formats[level] == "C":
+                indices[level].append(i)
+            visit(level + 1, coord + (i,))
+        if formats[level] == "C":
+            segments[level].append(len(indices[level]))
+
+    visit(0, ())
+    vector_types = {np.int32: (S.Int32VectorT, S.SparseIndexVector.Int32Vector),
+                    np.uint16: (S.Uint16VectorT, S.SparseIndexVector.Uint16Vector),
+                    np.uint8: (S.Uint8VectorT, S.SparseIndexVector.Uint8Vector)}
+    make, kind = vector_types[index_type]
+    sp = S.SparsityParametersT()
+    sp.traversalOrder = list(range(levels))
+    sp.blockMap = [rank - 1] if block is not None else []
+    sp.dimMetadata = []
+    for level in range(levels):
+        m = S.DimensionMetadataT()
+        if formats[level] == "D":
+            m.format, m.denseSize = S.DimensionType.DENSE, expanded.shape[level]
+        else:
+            m.format = S.DimensionType.SPARSE_CSR
+            seg, idx = make(), make()
+            seg.values, idx.values = [int(v) for v in segments[level]], [int(v) for v in indices[level]]
+            m.arraySegmentsType, m.arraySegments, m.arrayIndicesType, m.arrayIndices = kind, seg, kind, idx
+        sp.dimMetadata.append(m)
+    return np.array(values, dtype=dense.dtype), sp
+
+
+def densify_models(out_dir):
+    """DENSIFY of sparse constants (float32, int8, float16; CSR levels, 1x4 blocks, int32/uint16/uint8 index
+    vectors) added to a random input, and a FULLY_CONNECTED whose sparse weights it reads directly."""
+    rng = np.random.default_rng(5)
+
+    def sparse_values(shape, dtype, density=0.35):
+        values = rng.uniform(-2, 2, size=shape) * (rng.uniform(size=shape) < density)
+        if dtype == np.int8:
+            return np.round(values * 30).astype(np.int8)
+        return values.astype(dtype)
+
+    cases = [  # name, dense shape, dtype, level formats, block, index type
+        ("densify_csr", [4, 6], np.float32, "DC", None, np.int32),
+        ("densify_3d_two_csr", [3, 4, 5], np.float32, "DCC", None, np.uint16),
+        ("densify_block_1x4", [5, 8], np.float32, "DCD", 4, np.uint8),
+        ("densify_all_dense", [2, 3], np.float32, "DD", None, np.int32),
+        ("densify_int8_block", [3, 8], np.int8, "DCD", 4, np.int32),
+        ("densify_float16", [4, 5], np.float16, "DC", None, np.uint8),
+    ]
+    for name, shape, dtype, formats, block, index_type in cases:
+        dense = sparse_values(shape, dtype)
+        values, sp = sparse_encode(dense, formats, block, index_type)
+        m = Model()
+        quant = (0.05, 0) if dtype == np.int8 else None
+        w = m.tensor(shape, dtype, "sparse_weights", values, quant=quant, sparsity=sp)
+        d = m.output(shape, dtype, "dense", quant=quant)
+        ops = [(OPS.DENSIFY, 1, [w], [d], 0, None)]
+        if dtype != np.float32:  # DEQUANTIZE to float32, then add
+            f = m.output(shape, np.float32, "dequantized")
+            ops.append((OPS.DEQUANTIZE, 2 if dtype == np.int8 else 3, [d], [f], 0, None))
+            d = f
+        x = m.tensor(shape, np.float32, "x")
+        y = m.output(shape, np.float32, "y")
+        ops.append((OPS.ADD, 1, [x, d], [y], S.BuiltinOptions.AddOptions, S.AddOptionsT()))
+        m.write_ops(out_dir, name, ops, [y])
+    # FULLY_CONNECTED reading a sparse float32 weight directly (1x16 blocks). With 1x4 blocks or plain CSR rows
+    # LiteRT 2.3.0's sparse FULLY_CONNECTED returns garbage (NaN, 1e28, values shifted by a column) where DENSIFY of
+    # the same weights agrees with Kiln, so those are not compared.
+    dense = sparse_values([8, 32], np.float32)
+    values, sp = sparse_encode(dense, "DCD", 16)
+    m = Model()
+    x = m.tensor([2, 32], np.float32, "x")
+    w = m.tensor([8, 32], np.float32, "sparse_weights", values, sparsity=sp)
+    y = m.output([2, 8], np.float32, "y")
+    o = S.FullyConnectedOptionsT()
+    m.write(out_dir, "fully_connected_sparse_weights", OPS.FULLY_CONNECTED, 1, [x, w, -1], [y],
+            S.BuiltinOptions.FullyConnectedOptions, o)
+
+
+def conv3d_models(out_dir):
+    """CONV_3D (float32): VALID and SAME padding, strides and dilations per dimension, with and without bias,
+    fused activations, batch 2."""
+    rng = np.random.default_rng(9)
+    A = S.ActivationFunctionType
+    cases = [  # name, input shape, filter shape, padding, strides (d, h, w), dilations (d, h, w), bias, activation
+        ("conv3d_valid", [1, 4, 5, 6, 2], [2, 3, 2, 2, 3], S.Padding.VALID, (1, 1, 1), (1, 1, 1), True, A.NONE),
+        ("conv3d_same_stride", [2, 5, 6, 7, 3], [3, 3, 3, 3, 4], S.Padding.SAME, (2, 1, 2), (1, 1, 1), True, A.RELU),
+        ("conv3d_dilated", [1, 6, 7, 5, 2], [2, 2, 3, 2, 2], S.Padding.SAME, (1, 2, 1), (2, 1, 2), False, A.RELU6),
+        ("conv3d_valid_dilated_stride", [1, 7, 6, 6, 1], [3, 2, 2, 1, 3], S.Padding.VALID, (2, 2, 3), (2, 3, 1),
+         True, A.RELU_N1_TO_1),
+    ]
+    for name, in_shape, f_shape, padding, strides, dilations, has_bias, act in cases:
+        m = Model()
+        x = m.tensor(in_shape, np.float32, "x")
+        f = m.tensor(f_shape, np.float32, "filter", rng.uniform(-1, 1, size=f_shape).astype(np.float32))
+        inputs = [x, f]
+        if has_bias:
+            inputs.append(m.tensor([f_shape[4]], np.float32, "bias",
+                                   rng.uniform(-1, 1, size=[f_shape[4]]).astype(np.float32)))
+        out = []
+        for axis in range(3):
+            size, k, st, dl = in_shape[1 + axis], f_shape[axis], strides[axis], dilations[axis]
+            eff = (k - 1) * dl + 1
+            out.append((size + st - 1) // st if padding == S.Padding.SAME else (size - eff + st) // st)
+        y = m.output([in_shape[0]] + out + [f_shape[4]], np.float32, "y")
+        o = S.Conv3DOptionsT()
+        o.padding, o.fusedActivationFunction = padding, act
+        o.strideD, o.strideH, o.strideW = strides
+        o.dilationDFactor, o.dilationHFactor, o.dilationWFactor = dilations
+        m.write(out_dir, name, OPS.CONV_3D, 1, inputs, [y], S.BuiltinOptions.Conv3DOptions, o)
+
+
+def conv3d_transpose_models(out_dir):
+    """CONV_3D_TRANSPOSE (float32): a constant output shape, VALID and SAME, strides, dilation, bias, activation."""
+    rng = np.random.default_rng(10)
+    A = S.ActivationFunctionType
+    cases = [  # name, input shape, filter [D, H, W, out_c, in_c], output shape, padding, strides, dilations, bias, act
+        ("conv3d_transpose_valid", [1, 3, 4, 3, 2], [2, 2, 3, 3, 2], [1, 4, 5, 5, 3], S.Padding.VALID, (1, 1, 1),
+         (1, 1, 1), True, A.NONE),
+        ("conv3d_transpose_same_stride", [2, 2, 3, 3, 3], [3, 3, 2, 2, 3], [2, 4, 6, 5, 2], S.Padding.SAME,
+         (2, 2, 2), (1, 1, 1), True, A.RELU),
+        ("conv3d_transpose_valid_stride", [1, 2, 3, 2, 1], [2, 3, 2, 2, 1], [1, 5, 7, 5, 2], S.Padding.VALID,
+         (3, 2, 2), (1, 1, 1), False, A.RELU6),
+        ("conv3d_transpose_dilated", [1, 3, 2, 3, 2], [2, 2, 2, 2, 2], [1, 4, 4, 5, 2], S.Padding.VALID, (1, 1, 1),
+         (1, 2, 2), True, A.NONE),
+    ]
+    for name, in_shape, f_shape, out_shape, padding, strides, dilations, has_bias, act in cases:
+        m = Model()
+        shape = m.tensor([5], np.int32, "output_shape", out_shape)
+        f = m.tensor(f_shape, np.float32, "filter", rng.uniform(-1, 1, size=f_shape).astype(np.float32))
+        x = m.tensor(in_shape, np.float32, "x")
+        inputs = [shape, f, x]
+        if has_bias:
+            inputs.append(m.tensor([f_shape[3]], np.float32, "bias",
+                                   rng.uniform(-1, 1, size=[f_shape[3]]).astype(np.float32)))
+        y = m.output(out_shape, np.float32, "y")
+        o = S.Conv3DOptionsT()
+        o.padding, o.fusedActivationFunction = padding, act
+        o.strideD, o.strideH, o.strideW = strides
+        o.dilationDFactor, o.dilationHFactor, o.dilationWFactor = dilations
+        m.write(out_dir, name, OPS.CONV_3D_TRANSPOSE, 1, inputs, [y], S.BuiltinOptions.Conv3DOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    detection_postprocess(out_dir)
+    densify_models(out_dir)
+    conv3d_models(out_dir)
+    conv3d_transpose_models(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)

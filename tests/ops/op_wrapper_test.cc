@@ -84,7 +84,10 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinTopkV2,        kKilnBuiltinUnsortedSegmentSum,
                                   kKilnBuiltinUnsortedSegmentProd, kKilnBuiltinUnsortedSegmentMax,
                                   kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank,
-                                  kKilnBuiltinRelu0To1};
+                                  kKilnBuiltinRelu0To1,
+                                  // TFLite_Detection_PostProcess, served as LiteRT's resolver serves it
+                                  kKilnBuiltinCustom, kKilnBuiltinDensify, kKilnBuiltinConv3d,
+                                  kKilnBuiltinConv3dTranspose};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
