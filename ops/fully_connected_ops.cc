@@ -1,12 +1,14 @@
 // FULLY_CONNECTED (float32 weights, or constant int8 weights dequantized once: hybrid models), SOFTMAX and
 // BATCH_MATMUL.
 #include <algorithm>
+#include <cmath>
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
 #include "ops/op_util.h"
 #include "ops/reference/fully_connected.h"
+#include "ops/reference/quantized_int16.h"
 #include "ops/reference/quantized_kernels.h"
 
 namespace kiln::ops {
@@ -174,17 +176,43 @@ KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
 
 struct SoftmaxState {
   reference::SoftmaxParams params;
-  bool is_int8 = false;  // int8, or uint8 (`type`)
+  bool is_int8 = false;  // a quantized path: int8, uint8 or int16 (`type`)
   KilnType type = kKilnFloat32;
   reference::SoftmaxInt8Params int8;
+  reference::SoftmaxInt16Params int16;
 };
+
+// SOFTMAX int16 (LiteRT's reference SoftmaxInt16), LiteRT's Prepare and Eval checks: input and output
+// symmetric, the output scale within 0.1% of 1/32768, ranks 1 to 4 (LiteRT's Eval refuses the others).
+KilnStatus PrepareSoftmaxInt16(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* input,
+                               const KilnOpaqueTensor* output, float beta, SoftmaxState* state) {
+  float input_scale = 0.0f, output_scale = 0.0f;
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input", input, &input_scale));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+  if (std::fabs(output_scale - 1.0f / 32768) > 0.001f * 1.0f / 32768) {
+    KilnOpaqueContextReportError(context, "%s: int16 output %s has scale %g; SOFTMAX needs 1/32768 (within 0.1%%)",
+                                 op, TensorLabel(output).c_str(), static_cast<double>(output_scale));
+    return kKilnError;
+  }
+  const size_t rank = TensorDims(input).size();
+  if (rank > 4) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: int16 input %s has rank %d; the int16 kernel takes ranks 1 to 4 (as LiteRT)", op,
+                                 TensorLabel(input).c_str(), static_cast<int>(rank));
+    return kKilnError;
+  }
+  state->int16.outer = state->params.outer;
+  state->int16.depth = state->params.depth;
+  reference::PrepareSoftmaxInt16(input_scale, beta, &state->int16);
+  return kKilnOk;
+}
 
 KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SOFTMAX";
   KILN_OPS_GET_STATE(SoftmaxState, state, context, node, op);
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  state->type = Quantized8InputType(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
   state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
@@ -200,7 +228,9 @@ KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   p.depth = dims.back();
   p.outer = p.depth == 0 ? 0 : reference::NumElements(dims) / p.depth;
   p.beta = options != nullptr ? options->beta : 1.0f;
-  if (state->is_int8) {
+  if (state->type == kKilnInt16) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareSoftmaxInt16(context, op, input, output, p.beta, state));
+  } else if (state->is_int8) {
     float input_scale;
     int32_t input_zero_point;
     reference::SoftmaxInt8Params& q = state->int8;
@@ -230,6 +260,20 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       reference::SoftmaxQuantized<T>(state->int8, input, output);
       return kKilnOk;
     };
+    if (state->type == kKilnInt16) {
+      const int16_t* input;
+      int16_t* output;
+      KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
+      if (!reference::SoftmaxInt16(state->int16, input, output)) {
+        KilnOpaqueContextReportError(context,
+                                     "%s: int16 input %s: a row's sum of exponentials exceeds int32 (rows of more "
+                                     "than 65537 elements near the maximum), which LiteRT's int16 kernel does not "
+                                     "handle",
+                                     op, TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str());
+        return kKilnError;
+      }
+      return kKilnOk;
+    }
     return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;

@@ -427,6 +427,46 @@ def int16_ops(out):
               dtype=in_type, out_dtype=out_type)
 
 
+def int16_activation_ops(out):
+    """LOGISTIC, TANH and SOFTMAX int16 (symmetric; the output quantized 2^-15 as LiteRT requires): input scales
+    across the range, the power-of-two ones LiteRT's kernels take directly (LOGISTIC 2^-12, TANH 2^-12 and 2^-11)
+    and others it rescales; the inputs are drawn over the whole int16 range."""
+    I16 = np.int16
+    # LOGISTIC and TANH: 1024 inputs each; 2^-10 and 2^-13 are powers of two the tables do not take directly.
+    scales = [2.0 ** -12, 2.0 ** -11, 2.0 ** -10, 2.0 ** -13, 2.0 ** -15, 1e-3, 3e-4, 1e-5, 3.1e-7, 0.01, 0.1, 1.0,
+              4.5]
+    # At the scales the tables take directly, LiteRT's default path runs another kernel (its optimized gemmlowp
+    # one): Kiln's default path is held to LiteRT's reference kernels there (litert_compare.py's
+    # REFERENCE_ONLY_SUFFIX).
+    def suffix(code, scale):
+        direct = [2.0 ** -12] if code == OPS.LOGISTIC else [2.0 ** -12, 2.0 ** -11]
+        return "_litert_ref_only" if scale in direct else ""
+
+    for i, scale in enumerate(scales):
+        for name, code in (("logistic", OPS.LOGISTIC), ("tanh", OPS.TANH)):
+            unary(out, "q16_%s_%d%s" % (name, i, suffix(code, scale)), code, 3, (scale, 0), (1.0 / 32768, 0), dtype=I16)
+    # TANH's output scale need only be 2^-15 within LiteRT's CheckedLog2 tolerance.
+    unary(out, "q16_tanh_near_pot_output", OPS.TANH, 3, (1e-3, 0), (1.0 / 32768 * 1.0002, 0), dtype=I16)
+    for i, shape in enumerate([(7,), (3, 5, 2, 9), (2, 1, 1, 1)]):
+        for name, code in (("logistic", OPS.LOGISTIC), ("tanh", OPS.TANH)):
+            m = OneOpModel(out, I16)
+            scale = 2.0 ** -12 if i != 1 else 7e-4
+            x = m.tensor(shape, scale, 0, "x")
+            y = m.tensor(shape, 1.0 / 32768, 0, "y", is_input=False)
+            m.write("q16_%s_shape_%d%s" % (name, i, suffix(code, scale)), code, 3, [x], y)
+    # SOFTMAX: the output quantized 1/32768 (LiteRT allows 0.1% off), betas 1, 0.5 and 2, ranks 1 to 4.
+    softmaxes = [(1e-5, (4, 16, 16), 1.0), (1e-4, (8, 128), 1.0), (1e-3, (2, 1000), 1.0), (2.0 ** -10, (64, 16), 1.0),
+                 (0.01, (3, 5, 7, 4), 1.0), (0.1, (37,), 1.0), (1.0, (16, 8), 1.0), (3e-4, (16, 64), 0.5),
+                 (3e-4, (16, 64), 2.0), (2e-5, (1, 1, 1, 300), 1.0), (5e-4, (200, 1), 1.0), (1e-4, (4, 2048), 1.0)]
+    for i, (scale, shape, beta) in enumerate(softmaxes):
+        m = OneOpModel(out, I16)
+        x = m.tensor(shape, scale, 0, "x")
+        y = m.tensor(shape, 1.0 / 32768 if i != 3 else 1.0 / 32768 * 1.0005, 0, "y", is_input=False)
+        options = S.SoftmaxOptionsT()
+        options.beta = beta
+        m.write("q16_softmax_%d" % i, OPS.SOFTMAX, 3, [x], y, S.BuiltinOptions.SoftmaxOptions, options)
+
+
 def int16x8_ops(out):
     """16x8 FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: int16 activations (zero point 0), int8 weights per
     tensor or per channel, int64 bias or none, fused activations."""
@@ -510,6 +550,7 @@ def main():
     uint8_transpose_conv_ops(out)
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
+    int16_activation_ops(out)
     int16x8_ops(out)
     int16x8_transpose_conv_ops(out)
     # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.

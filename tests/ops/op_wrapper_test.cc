@@ -1501,8 +1501,9 @@ TEST(OpWrapperTest, UnsupportedQuantizedTypesFailNamingOpTensorAndType) {
     Runner r(w);
     ExpectErrorMentions(r, words);
   };
-  unary(kKilnBuiltinLogistic, kKilnInt16, {"LOGISTIC", "q_in", "int16"});
-  unary(kKilnBuiltinTanh, kKilnInt16, {"TANH", "q_in", "int16"});
+  // int16 LOGISTIC and TANH run, with the output quantized 2^-15 (LiteRT's requirement).
+  unary(kKilnBuiltinLogistic, kKilnInt16, {"LOGISTIC", "q_out", "int16", "2^-15"});
+  unary(kKilnBuiltinTanh, kKilnInt16, {"TANH", "q_out", "int16", "2^-15"});
   unary(kKilnBuiltinHardSwish, kKilnInt16, {"HARD_SWISH", "q_in", "int16"});
   unary(kKilnBuiltinElu, kKilnInt16, {"ELU", "q_in", "int16"});
   {

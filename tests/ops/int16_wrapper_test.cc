@@ -1,0 +1,193 @@
+// LOGISTIC, TANH and SOFTMAX int16 through a real interpreter: the kernels' results on every shape (rank 0 to 6,
+// empty), and LiteRT's Prepare refusals (asymmetric tensors, the output quantization, input scales beyond its
+// arithmetic, SOFTMAX ranks above 4), each naming the op and the tensor.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/builtin_op_data.h"
+#include "kiln/c_api.h"
+#include "ops/reference/quantized_int16.h"
+#include "runtime/model/model_writer.h"
+#include "tests/ops/wrapper_runner.h"
+
+namespace kiln::ops {
+namespace {
+
+using wrapper_testing::ExpectErrorMentions;
+using wrapper_testing::Runner;
+
+struct Quant {
+  float scale;
+  int32_t zero_point;
+};
+
+// One LOGISTIC / TANH / SOFTMAX node on int16 (or `out_type`) tensors of `dims`.
+void Build(ModelWriter& w, KilnBuiltinOperator code, const std::vector<int32_t>& dims, Quant in, Quant out,
+           KilnType out_type = kKilnInt16) {
+  const int x = w.AddTensor(kKilnInt16, dims, "x16");
+  const int y = w.AddTensor(out_type, dims, "y16");
+  w.SetQuantization(x, {in.scale}, {in.zero_point});
+  w.SetQuantization(y, {out.scale}, {out.zero_point});
+  if (code == kKilnBuiltinSoftmax) {
+    w.AddOp(code, {x}, {y}, KilnSoftmaxParams{1.0f});
+  } else {
+    w.AddOp(code, {x}, {y});
+  }
+  w.SetInputs({x});
+  w.SetOutputs({y});
+}
+
+std::vector<int16_t> Ramp(size_t n) {
+  std::vector<int16_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<int16_t>(-32768 + static_cast<int64_t>(i * 65535 / (n > 1 ? n - 1 : 1)));
+  return v;
+}
+
+TEST(Int16ActivationWrapperTest, LogisticAndTanhRunTheKernelsOnEveryRank) {
+  const std::vector<std::vector<int32_t>> shapes = {
+      {}, {1}, {7}, {3, 5}, {2, 1, 3}, {2, 3, 4, 5}, {1, 2, 1, 3, 2}, {2, 1, 2, 1, 2, 3}, {0, 4}};
+  for (KilnBuiltinOperator code : {kKilnBuiltinLogistic, kKilnBuiltinTanh}) {
+    for (float scale : {1.0f / 4096, 1.0f / 2048, 7e-4f, 0.05f}) {
+      for (const auto& dims : shapes) {
+        ModelWriter w;
+        Build(w, code, dims, {scale, 0}, {1.0f / 32768, 0});
+        Runner r(w);
+        ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+        size_t n = 1;
+        for (int32_t d : dims) n *= static_cast<size_t>(d);
+        const std::vector<int16_t> in = Ramp(n);
+        if (n > 0) r.SetInput(0, in.data(), n * 2);
+        ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+        EXPECT_EQ(r.OutputDims(), std::vector<int>(dims.begin(), dims.end()));
+        reference::SigmoidTanhInt16Params p;
+        std::vector<int16_t> want(n);
+        if (code == kKilnBuiltinLogistic) {
+          ASSERT_TRUE(reference::PrepareLogisticInt16(scale, &p));
+          reference::LogisticInt16(p, static_cast<int64_t>(n), in.data(), want.data());
+        } else {
+          ASSERT_TRUE(reference::PrepareTanhInt16(scale, &p));
+          reference::TanhInt16(p, static_cast<int64_t>(n), in.data(), want.data());
+        }
+        EXPECT_EQ(r.OutputAs<int16_t>(), want) << code << " scale " << scale << " rank " << dims.size();
+      }
+    }
+  }
+}
+
+TEST(Int16ActivationWrapperTest, LogisticAndTanhRefuseWhatLiteRTRefuses) {
+  for (KilnBuiltinOperator code : {kKilnBuiltinLogistic, kKilnBuiltinTanh}) {
+    const std::string op = code == kKilnBuiltinLogistic ? "LOGISTIC" : "TANH";
+    {  // an input zero point
+      ModelWriter w;
+      Build(w, code, {4}, {1e-3f, 3}, {1.0f / 32768, 0});
+      Runner r(w);
+      ExpectErrorMentions(r, {op, "x16", "zero point 3"});
+    }
+    {  // an output zero point
+      ModelWriter w;
+      Build(w, code, {4}, {1e-3f, 0}, {1.0f / 32768, -5});
+      Runner r(w);
+      ExpectErrorMentions(r, {op, "y16", "zero point -5"});
+    }
+    {  // the output scale must be 2^-15
+      ModelWriter w;
+      Build(w, code, {4}, {1e-3f, 0}, {1.0f / 16384, 0});
+      Runner r(w);
+      ExpectErrorMentions(r, {op, "y16", "int16", "2^-15"});
+    }
+    {  // an input scale whose multiplier passes int32
+      ModelWriter w;
+      Build(w, code, {4}, {1e6f, 0}, {1.0f / 32768, 0});
+      Runner r(w);
+      ExpectErrorMentions(r, {op, "x16", "int16", "scale"});
+    }
+    {  // int16 input, int8 output
+      ModelWriter w;
+      Build(w, code, {4}, {1e-3f, 0}, {1.0f / 256, -128}, kKilnInt8);
+      Runner r(w);
+      ExpectErrorMentions(r, {op, "y16"});
+    }
+  }
+  {  // TANH's output scale is a power of two within LiteRT's tolerance; LOGISTIC's exactly 1/32768
+    ModelWriter w;
+    Build(w, kKilnBuiltinTanh, {4}, {1e-3f, 0}, {1.0f / 32768 * 1.0002f, 0});
+    Runner r(w);
+    EXPECT_EQ(r.status(), kKilnOk) << r.errors();
+    ModelWriter w2;
+    Build(w2, kKilnBuiltinLogistic, {4}, {1e-3f, 0}, {1.0f / 32768 * 1.0002f, 0});
+    Runner r2(w2);
+    ExpectErrorMentions(r2, {"LOGISTIC", "y16", "2^-15"});
+  }
+}
+
+TEST(Int16SoftmaxWrapperTest, RunsRanksOneToFour) {
+  const std::vector<std::vector<int32_t>> shapes = {{1}, {9}, {3, 5}, {2, 1, 7}, {2, 3, 2, 4}, {0, 3}, {3, 0}};
+  for (float scale : {1e-4f, 1e-3f, 0.05f}) {
+    for (const auto& dims : shapes) {
+      ModelWriter w;
+      Build(w, kKilnBuiltinSoftmax, dims, {scale, 0}, {1.0f / 32768, 0});
+      Runner r(w);
+      ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+      size_t n = 1;
+      for (int32_t d : dims) n *= static_cast<size_t>(d);
+      const std::vector<int16_t> in = Ramp(n);
+      if (n > 0) r.SetInput(0, in.data(), n * 2);
+      ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+      reference::SoftmaxInt16Params p;
+      p.depth = dims.back();
+      p.outer = p.depth == 0 ? 0 : static_cast<int64_t>(n) / p.depth;
+      reference::PrepareSoftmaxInt16(scale, 1.0f, &p);
+      std::vector<int16_t> want(n);
+      if (n > 0) ASSERT_TRUE(reference::SoftmaxInt16(p, in.data(), want.data()));
+      EXPECT_EQ(r.OutputAs<int16_t>(), want) << "scale " << scale << " rank " << dims.size();
+    }
+  }
+}
+
+TEST(Int16SoftmaxWrapperTest, RefusesWhatLiteRTRefuses) {
+  {  // rank 5 (LiteRT's int16 kernel takes ranks 1 to 4)
+    ModelWriter w;
+    Build(w, kKilnBuiltinSoftmax, {1, 2, 1, 2, 3}, {1e-3f, 0}, {1.0f / 32768, 0});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SOFTMAX", "x16", "rank 5"});
+  }
+  {  // rank 0
+    ModelWriter w;
+    Build(w, kKilnBuiltinSoftmax, {}, {1e-3f, 0}, {1.0f / 32768, 0});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SOFTMAX", "x16"});
+  }
+  {  // the output scale: 1/32768 within 0.1%
+    ModelWriter w;
+    Build(w, kKilnBuiltinSoftmax, {4}, {1e-3f, 0}, {1.0f / 32768 * 1.002f, 0});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SOFTMAX", "y16", "1/32768"});
+    ModelWriter ok;
+    Build(ok, kKilnBuiltinSoftmax, {4}, {1e-3f, 0}, {1.0f / 32768 * 1.0009f, 0});
+    Runner r_ok(ok);
+    EXPECT_EQ(r_ok.status(), kKilnOk) << r_ok.errors();
+  }
+  {  // zero points
+    ModelWriter w;
+    Build(w, kKilnBuiltinSoftmax, {4}, {1e-3f, 2}, {1.0f / 32768, 0});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SOFTMAX", "x16", "zero point 2"});
+    ModelWriter w2;
+    Build(w2, kKilnBuiltinSoftmax, {4}, {1e-3f, 0}, {1.0f / 32768, 1});
+    Runner r2(w2);
+    ExpectErrorMentions(r2, {"SOFTMAX", "y16", "zero point 1"});
+  }
+  {  // int16 input, int8 output
+    ModelWriter w;
+    Build(w, kKilnBuiltinSoftmax, {4}, {1e-3f, 0}, {1.0f / 256, -128}, kKilnInt8);
+    Runner r(w);
+    ExpectErrorMentions(r, {"SOFTMAX", "y16", "int16"});
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ops

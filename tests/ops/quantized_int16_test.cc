@@ -1,0 +1,312 @@
+// The int16 LOGISTIC, TANH and SOFTMAX kernels (ops/reference/quantized_int16.h) against LiteRT's integer
+// formulas written out again here in plain int64 arithmetic (divisions and floors rather than shifts and
+// masks), over every int16 input and many scales; the tables against the functions they sample; the results
+// against the real functions (LiteRT's kernels are accurate to a few steps); the multiplier choices of Prepare.
+#include "ops/reference/quantized_int16.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "ops/reference/quantized.h"
+#include "tests/ops/quantized_test_helpers.h"
+
+namespace kiln::ops::reference {
+namespace {
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+std::vector<int16_t> AllInt16() {
+  std::vector<int16_t> v;
+  for (int x = -32768; x <= 32767; ++x) v.push_back(static_cast<int16_t>(x));
+  return v;
+}
+
+// LOGISTIC / TANH spelled out: the input in the table's domain, then the interpolation and the mirroring.
+int64_t TableDomain(int16_t in, const SigmoidTanhInt16Params& p) {
+  int64_t multiplier = p.multiplier, shift = p.left_shift;
+  if (multiplier == 0) {
+    multiplier = 3 * (int64_t{1} << shift);
+    shift = 0;
+  }
+  const int64_t scaled = in * multiplier + (shift > 0 ? (int64_t{1} << shift) / 2 : 0);
+  return FloorDiv(scaled, int64_t{1} << shift);  // no wrap: the tests keep multipliers below 2^16
+}
+
+int64_t Interpolated(int64_t magnitude, int64_t fraction_bits, int64_t saturated) {
+  const int64_t unit = int64_t{1} << fraction_bits;
+  const int64_t index = magnitude / unit;
+  if (index >= 255) return saturated;
+  const int64_t a = SigmoidTable()[index], b = SigmoidTable()[index + 1];
+  return a * unit + (magnitude % unit) * (b - a);
+}
+
+int16_t PlainLogistic(int16_t in, const SigmoidTanhInt16Params& p) {
+  const int64_t x = TableDomain(in, p);
+  int64_t r = Interpolated(std::abs(x), 9, 32767 * 1024);
+  r = x >= 0 ? r + 512 : 33554432 - r + 511;
+  return static_cast<int16_t>(FloorDiv(r, 1024));
+}
+
+int16_t PlainTanh(int16_t in, const SigmoidTanhInt16Params& p) {
+  const int64_t x = TableDomain(in, p);
+  int64_t r = Interpolated(std::abs(x), 8, 65535 * 256);
+  r = x >= 0 ? r - 8388608 + 128 : -r + 8388608 + 127;
+  return static_cast<int16_t>(FloorDiv(r, 256));
+}
+
+TEST(SigmoidTableTest, SamplesTheSigmoidAt24ths) {
+  const uint16_t* table = SigmoidTable();
+  EXPECT_EQ(table[0], 32768);
+  EXPECT_EQ(table[255], 65535);
+  for (int i = 0; i < 256; ++i) {
+    const double exact = 65536.0 / (1.0 + std::exp(-i / 24.0));
+    EXPECT_NEAR(table[i], exact, 1.2) << i;
+    if (i > 0) EXPECT_GE(table[i], table[i - 1]) << i;
+  }
+}
+
+TEST(CheckedLog2Test, PowersOfTwoWithinTolerance) {
+  int l = 0;
+  EXPECT_TRUE(CheckedLog2(1.0f / 32768, &l));
+  EXPECT_EQ(l, -15);
+  EXPECT_TRUE(CheckedLog2(1.0f / 32768 * 1.0002f, &l));  // |log2 error| < 1e-3
+  EXPECT_EQ(l, -15);
+  EXPECT_FALSE(CheckedLog2(1.0f / 32768 * 1.01f, &l));
+  EXPECT_TRUE(CheckedLog2(4096.0f, &l));
+  EXPECT_EQ(l, 12);
+  EXPECT_FALSE(CheckedLog2(1e-3f, &l));
+  EXPECT_FALSE(CheckedLog2(0.0f, &l));
+  EXPECT_FALSE(CheckedLog2(-1.0f, &l));
+  EXPECT_FALSE(CheckedLog2(std::nanf(""), &l));
+}
+
+TEST(SigmoidTanhInt16Test, PrepareChoosesLiteRTsMultipliers) {
+  SigmoidTanhInt16Params p;
+  // The scales the table takes directly.
+  ASSERT_TRUE(PrepareLogisticInt16(1.0f / 4096, &p));
+  EXPECT_EQ(p.multiplier, 0);
+  EXPECT_EQ(p.left_shift, 0);
+  ASSERT_TRUE(PrepareTanhInt16(1.0f / 4096, &p));
+  EXPECT_EQ(p.multiplier, 0);
+  EXPECT_EQ(p.left_shift, 0);
+  ASSERT_TRUE(PrepareTanhInt16(1.0f / 2048, &p));
+  EXPECT_EQ(p.multiplier, 0);
+  EXPECT_EQ(p.left_shift, 1);
+  // Others: s * 12288 doubled until above 16383.5.
+  for (float scale : {1.0f / 2048, 1.0f / 1024, 1e-3f, 1e-5f, 0.1f, 1.0f, 4.5f, 3e-7f}) {
+    for (bool tanh : {false, true}) {
+      if (tanh && scale == 1.0f / 2048) continue;
+      ASSERT_TRUE(tanh ? PrepareTanhInt16(scale, &p) : PrepareLogisticInt16(scale, &p)) << scale;
+      double m = static_cast<double>(scale) * 12288.0;
+      int shift = 0;
+      while (m <= 16383.5 && shift <= 30) {
+        m *= 2;
+        ++shift;
+      }
+      EXPECT_EQ(p.left_shift, shift) << scale;
+      EXPECT_EQ(p.multiplier, static_cast<int32_t>(m)) << scale;
+    }
+  }
+  // Beyond LiteRT's arithmetic: a multiplier past int32, or 0 after 31 doublings.
+  EXPECT_FALSE(PrepareLogisticInt16(1e6f, &p));
+  EXPECT_FALSE(PrepareTanhInt16(1e-16f, &p));
+}
+
+TEST(SigmoidTanhInt16Test, EveryInputMatchesThePlainFormulas) {
+  const std::vector<int16_t> in = AllInt16();
+  std::vector<int16_t> out(in.size());
+  for (float scale :
+       {1.0f / 4096, 1.0f / 2048, 1.0f / 1024, 1.0f / 8192, 1e-3f, 3e-4f, 1e-5f, 3.1e-7f, 0.01f, 0.1f, 1.0f, 4.5f}) {
+    SigmoidTanhInt16Params p;
+    ASSERT_TRUE(PrepareLogisticInt16(scale, &p));
+    LogisticInt16(p, static_cast<int64_t>(in.size()), in.data(), out.data());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(out[i], PlainLogistic(in[i], p)) << "scale " << scale << " input " << in[i];
+      // Within 2 steps of the function (LiteRT's table and interpolation).
+      const double exact = std::round(32768.0 / (1.0 + std::exp(-static_cast<double>(in[i]) * scale)));
+      ASSERT_LE(std::abs(out[i] - std::min(exact, 32767.0)), 2.0) << "scale " << scale << " input " << in[i];
+      ASSERT_GE(out[i], 0);
+    }
+    ASSERT_TRUE(PrepareTanhInt16(scale, &p));
+    TanhInt16(p, static_cast<int64_t>(in.size()), in.data(), out.data());
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(out[i], PlainTanh(in[i], p)) << "scale " << scale << " input " << in[i];
+      const double exact = std::round(32768.0 * std::tanh(static_cast<double>(in[i]) * scale));
+      ASSERT_LE(std::abs(out[i] - std::clamp(exact, -32767.0, 32767.0)), 3.0)
+          << "scale " << scale << " input " << in[i];
+    }
+  }
+}
+
+TEST(SigmoidTanhInt16Test, SymmetryAndEndpoints) {
+  SigmoidTanhInt16Params p;
+  ASSERT_TRUE(PrepareTanhInt16(1.0f / 4096, &p));
+  const int16_t in[] = {0, 1, -1, 32767, -32768, -32767};
+  int16_t out[6];
+  TanhInt16(p, 6, in, out);
+  EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(out[1], -out[2]);
+  EXPECT_EQ(out[3], 32767);
+  EXPECT_EQ(out[4], -32767);
+  EXPECT_EQ(out[5], -32767);
+  ASSERT_TRUE(PrepareLogisticInt16(1.0f / 4096, &p));
+  LogisticInt16(p, 6, in, out);
+  EXPECT_EQ(out[0], 16384);
+  EXPECT_NEAR(out[3], 32768.0 / (1.0 + std::exp(-8.0)), 1.0);  // 32767 stands for 8 at 2^-12
+  EXPECT_NEAR(out[4], 32768.0 / (1.0 + std::exp(8.0)), 1.0);
+  EXPECT_EQ(out[1] + out[2], 32768);
+  LogisticInt16(p, 0, in, out);  // an empty tensor writes nothing
+}
+
+// A huge input multiplier (LiteRT's arithmetic wraps in int32 there) stays defined: the same formula on wrapped
+// values, and no sanitizer report.
+TEST(SigmoidTanhInt16Test, WrappingMultiplierIsDefined) {
+  SigmoidTanhInt16Params p;
+  ASSERT_TRUE(PrepareLogisticInt16(1000.0f, &p));
+  EXPECT_EQ(p.left_shift, 0);
+  EXPECT_EQ(p.multiplier, 12288000);
+  const std::vector<int16_t> in = AllInt16();
+  std::vector<int16_t> out(in.size());
+  LogisticInt16(p, static_cast<int64_t>(in.size()), in.data(), out.data());
+  TanhInt16(p, static_cast<int64_t>(in.size()), in.data(), out.data());
+  for (int16_t v : out) ASSERT_GE(v, -32767);
+}
+
+// LiteRT's LUTPopulate<int16_t> written again: the 512 samples less half the rounded midpoint error.
+std::vector<int> PlainTable(double in_min, double in_max, double (*f)(double)) {
+  const double scale = 65536.0 / (2.0 / 65535 * 32767 - 2.0 / 65535 * -32768);
+  const double step = (in_max - in_min) / 512;
+  std::vector<int> table(513);
+  for (int i = 0; i <= 512; ++i) {
+    const double at = in_min + i * step;
+    double v = std::round(f(i == 512 ? in_max : at) * scale);
+    if (i < 512) {
+      const double interpolated = std::round((f(in_min + (i + 1) * step) * scale + v) / 2);
+      v -= std::round((interpolated - std::round(f(at + step / 2) * scale)) / 2);
+    }
+    table[i] = static_cast<int>(std::clamp(v, -32768.0, 32767.0));
+  }
+  return table;
+}
+
+double Exp(double x) { return std::exp(x); }
+double Reciprocal(double x) { return 1.0 / (1.0 + x); }
+
+TEST(SoftmaxInt16Test, TablesSampleTheirFunctions) {
+  const std::vector<int> exp_table = PlainTable(10.0 / 65535 * -65535, 0.0, &Exp);
+  const std::vector<int> reciprocal_table = PlainTable(0.0, 1.0, &Reciprocal);
+  for (int i = 0; i <= 512; ++i) {
+    EXPECT_EQ(SoftmaxExpTable().values[i], exp_table[i]) << i;
+    EXPECT_EQ(SoftmaxReciprocalTable().values[i], reciprocal_table[i]) << i;
+    EXPECT_NEAR(SoftmaxExpTable().values[i], 32768.0 * std::exp(-10.0 + i * 10.0 / 512), 2.0) << i;
+  }
+  EXPECT_EQ(SoftmaxExpTable().values[512], 32767);
+  EXPECT_EQ(SoftmaxReciprocalTable().values[0], 32767);
+  EXPECT_EQ(SoftmaxReciprocalTable().values[512], 16384);
+  // The lookup interpolates between entries (value >> 7 picks the entry, the low 7 bits the fraction).
+  for (int v = -32768; v <= 32767; v += 37) {
+    const int index = 256 + static_cast<int>(FloorDiv(v, 128)), offset = v - FloorDiv(v, 128) * 128;
+    const int base = exp_table[index], slope = exp_table[index + 1] - exp_table[index];
+    ASSERT_EQ(LookupInt16(SoftmaxExpTable(), static_cast<int16_t>(v)),
+              base + static_cast<int>(FloorDiv(slope * offset + 64, 128)))
+        << v;
+  }
+}
+
+// SOFTMAX spelled out: the exps from the lookup, their sum normalised by its leading zeros, the reciprocal.
+std::vector<int16_t> PlainSoftmax(const SoftmaxInt16Params& p, const std::vector<int16_t>& in) {
+  std::vector<int16_t> out(in.size());
+  for (int64_t row = 0; row < p.outer; ++row) {
+    const auto first = in.begin() + row * p.depth;
+    const int max = *std::max_element(first, first + p.depth);
+    std::vector<int64_t> exps(p.depth);
+    int64_t sum = 0;
+    for (int64_t c = 0; c < p.depth; ++c) {
+      const int64_t scaled = testing::ApplyDouble(first[c] - max, p.multiplier);
+      exps[c] =
+          LookupInt16(SoftmaxExpTable(), static_cast<int16_t>(std::clamp<int64_t>(scaled + 32767, -32768, 32767)));
+      sum += exps[c];
+    }
+    int bits = 0;  // the sum's bit length
+    while ((int64_t{1} << bits) <= sum) ++bits;
+    const int64_t normalised = FloorDiv(sum * (int64_t{1} << (31 - bits)) + 8192, 16384);
+    const int64_t reciprocal = LookupInt16(
+        SoftmaxReciprocalTable(), static_cast<int16_t>(std::clamp<int64_t>(normalised - 98304, -32768, 32767)));
+    const int64_t divisor = int64_t{1} << (bits - 1);
+    for (int64_t c = 0; c < p.depth; ++c) {
+      const int64_t v = FloorDiv(exps[c] * reciprocal + divisor / 2, divisor);
+      out[row * p.depth + c] = static_cast<int16_t>(std::clamp<int64_t>(v, 0, 32767));
+    }
+  }
+  return out;
+}
+
+TEST(SoftmaxInt16Test, MatchesThePlainFormulasAndTheFunction) {
+  std::mt19937 rng(5);
+  struct Case {
+    float scale, beta;
+    int64_t outer, depth;
+    int spread;  // inputs drawn in [-spread, spread]
+  };
+  const Case cases[] = {{1e-5f, 1.0f, 4, 256, 32767},  {1e-4f, 1.0f, 8, 128, 32767},
+                        {1e-3f, 1.0f, 2, 1000, 32767}, {1.0f / 1024, 1.0f, 64, 16, 2000},
+                        {0.01f, 1.0f, 3, 7, 300},      {0.1f, 1.0f, 1, 37, 30},
+                        {1.0f, 1.0f, 16, 8, 5},        {3e-4f, 0.5f, 16, 64, 32767},
+                        {3e-4f, 2.0f, 16, 64, 32767},  {2e-5f, 1.0f, 1, 1, 32767},
+                        {5e-4f, 1.0f, 200, 1, 100},    {100.0f, 1.0f, 2, 9, 32767}};
+  for (const Case& c : cases) {
+    SoftmaxInt16Params p;
+    p.outer = c.outer;
+    p.depth = c.depth;
+    PrepareSoftmaxInt16(c.scale, c.beta, &p);
+    EXPECT_EQ(p.multiplier.multiplier,
+              QuantizeMultiplier(static_cast<double>(c.scale * c.beta) / (10.0 / 65535)).multiplier);
+    std::uniform_int_distribution<int> dist(-c.spread, c.spread);
+    std::vector<int16_t> in(static_cast<size_t>(c.outer * c.depth));
+    for (int16_t& v : in) v = static_cast<int16_t>(dist(rng));
+    in[0] = -32768;
+    std::vector<int16_t> out(in.size());
+    ASSERT_TRUE(SoftmaxInt16(p, in.data(), out.data()));
+    EXPECT_EQ(out, PlainSoftmax(p, in)) << c.scale;
+    // Near the real softmax where exp(-10) is negligible (the table ends at -10): a few steps, plus the
+    // table's 2^-15 resolution of each exp relative to the sum. (Not at scale 100, where LiteRT's multiplier
+    // shifts the differences left out of int32: the formula's wrapped result, as LiteRT's.)
+    for (int64_t row = 0; row < c.outer && c.scale < 100; ++row) {
+      double max = -1e30, sum = 0;
+      for (int64_t k = 0; k < c.depth; ++k) max = std::max(max, static_cast<double>(in[row * c.depth + k]));
+      for (int64_t k = 0; k < c.depth; ++k) sum += std::exp((in[row * c.depth + k] - max) * c.scale * c.beta);
+      for (int64_t k = 0; k < c.depth; ++k) {
+        const double exact = 32768.0 * std::exp((in[row * c.depth + k] - max) * c.scale * c.beta) / sum;
+        ASSERT_LE(std::abs(out[row * c.depth + k] - std::min(exact, 32767.0)),
+                  2.0 + 2.0 * c.depth * 2.0 / sum + 0.01 * exact)
+            << c.scale << " row " << row;
+      }
+    }
+  }
+}
+
+TEST(SoftmaxInt16Test, RowOfOneIsOneAndHugeRowsAreRefused) {
+  SoftmaxInt16Params p;
+  p.outer = 3;
+  p.depth = 1;
+  PrepareSoftmaxInt16(0.001f, 1.0f, &p);
+  const int16_t in[] = {-32768, 0, 32767};
+  int16_t out[3];
+  ASSERT_TRUE(SoftmaxInt16(p, in, out));
+  for (int16_t v : out) EXPECT_EQ(v, 32767);
+  // 70000 equal elements: the sum of exps passes int32, which LiteRT's kernel does not handle.
+  p.outer = 1;
+  p.depth = 70000;
+  std::vector<int16_t> big(70000, 5), big_out(70000);
+  EXPECT_FALSE(SoftmaxInt16(p, big.data(), big_out.data()));
+  p.depth = 65000;
+  EXPECT_TRUE(SoftmaxInt16(p, big.data(), big_out.data()));
+}
+
+}  // namespace
+}  // namespace kiln::ops::reference
