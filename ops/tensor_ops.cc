@@ -478,20 +478,21 @@ KilnStatus PrepareReductionAxes(KilnOpaqueContext* context, KilnOpaqueNode* node
 struct MeanState {
   reference::MeanParams params;
   int64_t output_count = 0;
-  bool is_int8 = false;  // int8, or uint8 (`type`)
+  bool is_int8 = false;  // a quantized path: int8, uint8 or int16 (`type`)
   KilnType type = kKilnFloat32;
   bool hw = false;  // int8 over height and width with keep_dims: LiteRT's integer Mean kernel
   reference::MeanHwInt8Params int8;
   reference::ReduceInt8Params reduce;
 };
 
-// MEAN and SUM: float32, or int8 (the int8 kernels and cases LiteRT's reference reduce has).
+// MEAN and SUM: float32, or int8, uint8 and int16 (the int8 kernels and cases LiteRT's reference reduce has;
+// int16 symmetric, as LiteRT requires).
 KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool is_sum) {
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* axes;
   KilnOpaqueTensor* output;
-  state->type = Quantized8InputType(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
   state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
@@ -509,18 +510,23 @@ KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
   if (state->is_int8) {
     const Dims dims = TensorDims(input);
     float input_scale, output_scale;
-    int32_t input_zero_point, output_zero_point;
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetQuantization8(context, op, "output", output, state->type, &output_scale, &output_zero_point));
+    int32_t input_zero_point = 0, output_zero_point = 0;
+    if (state->type == kKilnInt16) {
+      KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input", input, &input_scale));
+      KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+    } else {
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetQuantization8(context, op, "output", output, state->type, &output_scale, &output_zero_point));
+    }
     // LiteRT's MEAN takes its integer height-and-width kernel only for these axes as written (not [-3, -2]).
     const auto* options = static_cast<const KilnReducerParams*>(KilnOpaqueNodeGetBuiltinData(node));
     const bool keep_dims = options != nullptr && options->keep_dims;
     state->hw = !is_sum && dims.size() == 4 && keep_dims && values.size() == 2 &&
                 ((values[0] == 1 && values[1] == 2) || (values[0] == 2 && values[1] == 1));
-    // uint8 takes the general kernel for this case too: the same arithmetic (quantized_kernels.h).
-    if (state->type == kKilnUInt8) state->hw = false;
+    // uint8 and int16 take the general kernel for this case too: the same arithmetic (quantized_kernels.h).
+    if (state->type != kKilnInt8) state->hw = false;
     if (state->hw) {
       reference::MeanHwInt8Params& q = state->int8;
       q.input_zero_point = input_zero_point;
@@ -563,6 +569,7 @@ KilnStatus ReduceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const 
       reference::ReduceQuantized<T>(state->reduce, input, output);
       return kKilnOk;
     };
+    if (state->type == kKilnInt16) return run(int16_t{});
     return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;

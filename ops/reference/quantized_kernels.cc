@@ -562,6 +562,8 @@ void ReduceQuantized(const ReduceInt8Params& p, const T* input, T* output) {
   std::vector<int64_t> sums(static_cast<size_t>(outputs));
   if constexpr (std::is_same_v<T, uint8_t>) {
     SumUInt8(p.shape, input, sums.data());
+  } else if constexpr (std::is_same_v<T, int16_t>) {
+    SumInt16(p.shape, input, sums.data());
   } else {
     SumInt8(p.shape, input, sums.data());
   }
@@ -586,6 +588,7 @@ void ReduceQuantized(const ReduceInt8Params& p, const T* input, T* output) {
 
 template void ReduceQuantized<int8_t>(const ReduceInt8Params&, const int8_t*, int8_t*);
 template void ReduceQuantized<uint8_t>(const ReduceInt8Params&, const uint8_t*, uint8_t*);
+template void ReduceQuantized<int16_t>(const ReduceInt8Params&, const int16_t*, int16_t*);
 
 void BatchMatMulInt8(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int8_t* lhs,
                      const int8_t* rhs, int8_t* output) {

@@ -256,9 +256,10 @@ struct ReduceInt8Params {
 };
 // `shape` and the zero points must be set; fills the rest.
 void PrepareReduceInt8(bool is_sum, float input_scale, float output_scale, ReduceInt8Params* params);
-// T: int8_t or uint8_t (the same arithmetic, clamped to the type; for uint8 also the keep_dims mean over
-// height and width, which the package computes this way too: measured, its older uint8 formula with a float
-// bias differs on 4 of 10 outputs of qu8_mean_7).
+// T: int8_t, uint8_t or int16_t (the same arithmetic, clamped to the type; for uint8 and int16 also the
+// keep_dims mean over height and width, which the package computes this way too: measured, its older uint8
+// formula with a float bias differs on 4 of 10 outputs of qu8_mean_7; LiteRT's int16 MEAN has only this
+// kernel). int16 sums over more than 65536 inputs can pass int32, and wrap as LiteRT's int32 sum does.
 template <typename T>
 void ReduceQuantized(const ReduceInt8Params& params, const T* input, T* output);
 inline void ReduceInt8(const ReduceInt8Params& params, const int8_t* input, int8_t* output) {

@@ -467,6 +467,36 @@ def int16_activation_ops(out):
         m.write("q16_softmax_%d" % i, OPS.SOFTMAX, 3, [x], y, S.BuiltinOptions.SoftmaxOptions, options)
 
 
+def int16_reduce_ops(out):
+    """MEAN and SUM on int16 (symmetric, as LiteRT requires): LiteRT's int16 MEAN is its QuantizedMeanOrSum for every
+    axes case (the keep_dims height-and-width one too); axes negative, repeated, all; equal and different scales."""
+    I16 = np.int16
+    s4 = (2, 3, 4, 5)
+    # (input shape, input scale, output scale, axes, keep_dims)
+    cases = [(s4, 1e-3, 5e-4, [1, 2], False), (s4, 1e-3, 1e-3, [-1], True), (s4, 3e-5, 1e-4, [0, 2], False),
+             (s4, 0.02, 0.005, [1, 3], True), (s4, 1e-4, 2e-4, [0, 1, 2, 3], False), (s4, 1e-5, 2.0, [2], False),
+             (s4, 0.3, 0.01, [3, 1, 3], False), ((1, 7, 9, 8), 2.0 ** -10, 2.0 ** -12, [1, 2], True),
+             ((2, 16, 16, 3), 1e-3, 1e-3, [2, 1], True), ((3, 300, 40), 1e-4, 3e-5, [1], False),
+             ((5,), 0.01, 0.02, [0], False), ((4, 1), 1e-3, 1e-3, [-2], True)]
+    for i, (shape, in_scale, out_scale, axes, keep_dims) in enumerate(cases):
+        for op, code in (("mean", OPS.MEAN), ("sum", OPS.SUM)):
+            m = OneOpModel(out, I16)
+            x = m.tensor(shape, in_scale, 0, "x")
+            a = m.int32_constant(axes, "axes")
+            rank = len(shape)
+            reduced = {(ax + rank) % rank for ax in axes}
+            oshape = [1 if d in reduced else n for d, n in enumerate(shape) if keep_dims or d not in reduced]
+            count = int(np.prod([shape[d] for d in reduced]))
+            # A sum needs a coarser output scale to stay in range.
+            q = out_scale * (max(1.0, count ** 0.5) if op == "sum" else 1.0)
+            y = m.tensor(oshape, q, 0, "y", is_input=False)
+            options = S.ReducerOptionsT()
+            options.keepDims = keep_dims
+            # SUM is held to LiteRT's builtin kernel, as for int8 (its reference SUM is broken for int8).
+            name = "q16_%s_%d" % (op, i) + ("_litert_builtin" if op == "sum" else "")
+            m.write(name, code, 2, [x, a], y, S.BuiltinOptions.ReducerOptions, options)
+
+
 def int16x8_ops(out):
     """16x8 FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: int16 activations (zero point 0), int8 weights per
     tensor or per channel, int64 bias or none, fused activations."""
@@ -551,6 +581,7 @@ def main():
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
     int16_activation_ops(out)
+    int16_reduce_ops(out)
     int16x8_ops(out)
     int16x8_transpose_conv_ops(out)
     # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.

@@ -10,6 +10,8 @@
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api.h"
 #include "ops/reference/quantized_int16.h"
+#include "ops/reference/quantized_kernels.h"
+#include "ops/reference/tensor_ops.h"
 #include "runtime/model/model_writer.h"
 #include "tests/ops/wrapper_runner.h"
 
@@ -186,6 +188,41 @@ TEST(Int16SoftmaxWrapperTest, RefusesWhatLiteRTRefuses) {
     Build(w, kKilnBuiltinSoftmax, {4}, {1e-3f, 0}, {1.0f / 256, -128}, kKilnInt8);
     Runner r(w);
     ExpectErrorMentions(r, {"SOFTMAX", "y16", "int16"});
+  }
+}
+
+// MEAN and SUM on int16: symmetric tensors only (LiteRT's Prepare check); results as the kernel's.
+TEST(Int16ReduceWrapperTest, MeanAndSumRunAndRefuseZeroPoints) {
+  for (KilnBuiltinOperator code : {kKilnBuiltinMean, kKilnBuiltinSum}) {
+    const std::string op = code == kKilnBuiltinMean ? "MEAN" : "SUM";
+    for (int32_t in_zp : {0, 4}) {
+      ModelWriter w;
+      const int x = w.AddTensor(kKilnInt16, {1, 3, 4, 2}, "m16_in");
+      const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "axes", {1, 2});
+      const int y = w.AddTensor(kKilnInt16, {1, 1, 1, 2}, "m16_out");
+      w.SetQuantization(x, {1e-3f}, {in_zp});
+      w.SetQuantization(y, {2e-3f}, {0});
+      w.AddOp(code, {x, axes}, {y}, KilnReducerParams{true});
+      w.SetInputs({x});
+      w.SetOutputs({y});
+      Runner r(w);
+      if (in_zp != 0) {
+        ExpectErrorMentions(r, {op, "m16_in", "zero point 4"});
+        continue;
+      }
+      ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+      const std::vector<int16_t> in = Ramp(24);
+      r.SetInput(0, in.data(), in.size() * 2);
+      ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+      reference::ReduceInt8Params p;
+      reference::Dims out_dims;
+      std::string error;
+      ASSERT_TRUE(reference::MakeMeanParams({1, 3, 4, 2}, {1, 2}, true, &p.shape, &out_dims, &error));
+      reference::PrepareReduceInt8(code == kKilnBuiltinSum, 1e-3f, 2e-3f, &p);
+      std::vector<int16_t> want(2);
+      reference::ReduceQuantized<int16_t>(p, in.data(), want.data());
+      EXPECT_EQ(r.OutputAs<int16_t>(), want) << op;
+    }
   }
 }
 

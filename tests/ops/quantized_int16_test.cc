@@ -10,9 +10,12 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ops/reference/quantized.h"
+#include "ops/reference/quantized_kernels.h"
+#include "ops/reference/tensor_ops.h"
 #include "tests/ops/quantized_test_helpers.h"
 
 namespace kiln::ops::reference {
@@ -306,6 +309,81 @@ TEST(SoftmaxInt16Test, RowOfOneIsOneAndHugeRowsAreRefused) {
   EXPECT_FALSE(SoftmaxInt16(p, big.data(), big_out.data()));
   p.depth = 65000;
   EXPECT_TRUE(SoftmaxInt16(p, big.data(), big_out.data()));
+}
+
+// MEAN int16 (LiteRT's QuantizedMeanOrSum): each output's inputs summed in int32, scaled by in_scale / out_scale
+// with 1 / n folded into the multiplier (k = min(floor(log2 n), 32, 31 + shift): (q * 2^k) / n, shift - k), double
+// rounding, clamped. SUM: in float, round(s * (in_scale / out_scale)). Outputs found by unravelling indices.
+TEST(ReduceInt16Test, MeanAndSumMatchThePlainFormulas) {
+  std::mt19937 rng(11);
+  struct Case {
+    Dims dims;
+    std::vector<int32_t> axes;
+    bool keep_dims;
+    float in_scale, out_scale;
+  };
+  const Case cases[] = {{{2, 3, 4, 5}, {1, 2}, false, 1e-3f, 5e-4f},
+                        {{2, 3, 4, 5}, {-1}, true, 1e-3f, 1e-3f},
+                        {{2, 3, 4, 5}, {0, 1, 2, 3}, false, 1e-4f, 2e-4f},
+                        {{1, 7, 9, 8}, {1, 2}, true, 1.0f / 1024, 1.0f / 4096},
+                        {{3, 300, 4}, {1}, false, 1e-4f, 3e-5f},
+                        {{5}, {0}, false, 0.01f, 0.02f},
+                        {{2, 0, 3}, {1}, false, 1e-3f, 1e-3f},
+                        {{4, 6}, {0, -1, 0}, true, 1e-5f, 2.0f}};
+  for (const Case& c : cases) {
+    for (bool is_sum : {false, true}) {
+      ReduceInt8Params p;
+      Dims out_dims;
+      std::string error;
+      ASSERT_TRUE(MakeMeanParams(c.dims, c.axes, c.keep_dims, &p.shape, &out_dims, &error)) << error;
+      const float out_scale = is_sum ? c.out_scale * 16 : c.out_scale;
+      PrepareReduceInt8(is_sum, c.in_scale, out_scale, &p);
+      int64_t in_count = 1, out_count = 1, n = 1;
+      for (size_t d = 0; d < c.dims.size(); ++d) {
+        in_count *= c.dims[d];
+        (p.shape.reduced[d] ? n : out_count) *= c.dims[d];
+      }
+      std::uniform_int_distribution<int> dist(-32768, 32767);
+      std::vector<int16_t> in(static_cast<size_t>(in_count));
+      for (int16_t& v : in) v = static_cast<int16_t>(dist(rng));
+      std::vector<int16_t> out(static_cast<size_t>(out_count));
+      ReduceQuantized<int16_t>(p, in.data(), out.data());
+      // The plain formula: each input's output index from its coordinates.
+      std::vector<int64_t> sums(static_cast<size_t>(out_count), 0);
+      for (int64_t i = 0; i < in_count; ++i) {
+        int64_t rest = i, o = 0, stride = 1;
+        for (size_t k = c.dims.size(); k-- > 0;) {
+          const int64_t coordinate = rest % c.dims[k];
+          rest /= c.dims[k];
+          if (!p.shape.reduced[k]) {
+            o += coordinate * stride;
+            stride *= c.dims[k];
+          }
+        }
+        sums[static_cast<size_t>(o)] += in[static_cast<size_t>(i)];
+      }
+      const QuantizedMultiplier base = QuantizeMultiplier(static_cast<double>(c.in_scale) / out_scale);
+      int k = 0;
+      while (n > 0 && (int64_t{1} << (k + 1)) <= n) ++k;
+      k = std::max(0, std::min({k, 32, 31 + base.shift}));
+      const QuantizedMultiplier folded{
+          static_cast<int32_t>(n > 0 ? (static_cast<int64_t>(base.multiplier) << k) / n : 0), base.shift - k};
+      for (int64_t o = 0; o < out_count; ++o) {
+        const int64_t s = sums[static_cast<size_t>(o)];  // |s| < 2^31 in these cases
+        int64_t want = 0;
+        if (n > 0) {
+          want = is_sum ? static_cast<int64_t>(std::round(static_cast<float>(s) * (c.in_scale / out_scale)))
+                        : testing::ApplyDouble(s, folded);
+        }
+        ASSERT_EQ(out[static_cast<size_t>(o)], std::clamp<int64_t>(want, -32768, 32767))
+            << (is_sum ? "SUM" : "MEAN") << " output " << o;
+        if (!is_sum && n > 0) {  // within a step of the real mean
+          const double exact = static_cast<double>(s) / n * c.in_scale / out_scale;
+          ASSERT_LE(std::abs(out[static_cast<size_t>(o)] - std::clamp(exact, -32768.0, 32767.0)), 1.0);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
