@@ -613,8 +613,8 @@ constexpr const char* ReduceName(ReduceKind kind) {
   return "?";
 }
 
-// The input types each reduction takes, as LiteRT 2.3.0's kernels do (its quantized REDUCE_PROD, which rescales
-// the product, is not here: int8 and int16 products are refused naming the tensor).
+// The input types each reduction takes, as LiteRT 2.3.0's kernels do (REDUCE_PROD on quantized int8 and int16,
+// LiteRT's rescaled product, is prepared apart: PrepareQuantizedProd).
 const std::vector<KilnType>& ReduceTypes(ReduceKind kind) {
   static const std::vector<KilnType> extremes = {kKilnFloat32, kKilnInt32, kKilnInt64,
                                                  kKilnInt8,    kKilnUInt8, kKilnInt16};
@@ -628,7 +628,46 @@ struct ReduceElementsState {
   reference::MeanParams params;
   int64_t output_count = 0;
   KilnType type = kKilnFloat32;
+  bool quantized_prod = false;  // REDUCE_PROD on quantized int8 or int16 (`prod`)
+  reference::ReduceProdQuantizedParams prod;
 };
+
+// REDUCE_PROD on a quantized int8 or int16 input (LiteRT's QuantizedReduceProd): the output of the same type,
+// int16 symmetric (LiteRT's Prepare check); uint8 is refused, as LiteRT refuses it at Invoke.
+KilnStatus PrepareQuantizedProd(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* input,
+                                const KilnOpaqueTensor* output, ReduceElementsState* state) {
+  const KilnType type = KilnOpaqueTensorType(input);
+  float input_scale = 0.0f, output_scale = 0.0f;
+  reference::ReduceProdQuantizedParams& p = state->prod;
+  if (type == kKilnInt16) {
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input", input, &input_scale));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+    p.input_zero_point = p.output_zero_point = 0;
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &p.input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt8Quantization(context, op, "output", output, &output_scale, &p.output_zero_point));
+  }
+  p.shape = state->params;
+  if (!reference::PrepareReduceProdQuantized(input_scale, output_scale, &p)) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: %s output %s: input scale %g / output scale %g^(1/%lld) is 2^14 or more, "
+                                 "beyond LiteRT's int64 multiply",
+                                 op, KilnTypeGetName(type), TensorLabel(output).c_str(),
+                                 static_cast<double>(input_scale), static_cast<double>(output_scale),
+                                 static_cast<long long>(p.count));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+// True where `tensor` has quantization scales (LiteRT's quantized REDUCE_PROD path).
+bool HasScales(const KilnOpaqueTensor* tensor) {
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+  int dim = 0;
+  return GetQuantization(tensor, &scales, &zero_points, &dim) && !scales.empty();
+}
 
 template <ReduceKind kKind>
 KilnStatus ReduceElementsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -641,14 +680,24 @@ KilnStatus ReduceElementsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axes", &axes));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  size_t element_size = 0;
-  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReduceTypes(kKind), &element_size));
   state->type = KilnOpaqueTensorType(input);
+  const bool quantized = state->type == kKilnInt8 || state->type == kKilnInt16 || state->type == kKilnUInt8;
+  state->quantized_prod = kKind == ReduceKind::kProd && quantized && HasScales(input);
+  if (kKind == ReduceKind::kProd && state->type == kKilnUInt8 && state->quantized_prod) {
+    KilnOpaqueContextReportError(context, "%s: uint8 input %s: LiteRT has no quantized uint8 product (int8 and int16 only)",
+                                 op, TensorLabel(input).c_str());
+    return kKilnError;
+  }
+  if (!state->quantized_prod) {
+    size_t element_size = 0;
+    KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReduceTypes(kKind), &element_size));
+  }
   std::vector<int32_t> values;
   Dims output_dims;
   KILN_OPAQUE_ENSURE_STATUS(
       PrepareReductionAxes(context, node, op, input, axes, &values, &state->params, &output_dims));
   state->output_count = reference::NumElements(output_dims);
+  if (state->quantized_prod) KILN_OPAQUE_ENSURE_STATUS(PrepareQuantizedProd(context, op, input, output, state));
   return ResizeOutput(context, op, output, output_dims);
 }
 
@@ -663,6 +712,12 @@ KilnStatus ReduceElementsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
     const T* input;
     T* output;
     KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, input_count, state->output_count, &input, &output));
+    if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t>) {
+      if (state->quantized_prod) {
+        reference::ReduceProdQuantized<T>(state->prod, input, output);
+        return kKilnOk;
+      }
+    }
     reference::ReduceElements<T>(kKind, state->params, input, output);
     return kKilnOk;
   };

@@ -32,7 +32,7 @@ struct SigmoidTanhInt16Params {
   int left_shift = 0;
 };
 // False where the input scale leaves LiteRT's arithmetic undefined: its multiplier beyond int32, or 0 for a
-// non-power-of-two scale (below about 2^-46; LiteRT would shift 3 left by 31).
+// non-power-of-two scale (below about 4e-14; LiteRT would shift 3 left by 31).
 bool PrepareLogisticInt16(float input_scale, SigmoidTanhInt16Params* params);
 bool PrepareTanhInt16(float input_scale, SigmoidTanhInt16Params* params);
 // The 256 entries of that table (0.16 fixed point).

@@ -497,6 +497,31 @@ def int16_reduce_ops(out):
             m.write(name, code, 2, [x, a], y, S.BuiltinOptions.ReducerOptions, options)
 
 
+def reduce_prod_ops(out):
+    """REDUCE_PROD on quantized int8 (any zero point) and int16 (symmetric): LiteRT's rescaled product, over 1 to 6
+    elements per output, axes negative and repeated, keep_dims; scales so the products land in and beyond range."""
+    s4 = (2, 3, 4, 5)
+    # (dtype, input shape, input quant, output quant, axes, keep_dims)
+    cases = [(np.int8, s4, (0.05, -3), (0.5, 2), [1], False), (np.int8, s4, (0.02, 127), (0.01, -128), [-1], True),
+             (np.int8, s4, (0.1, 0), (2.0, 10), [0, 2], False), (np.int8, (6, 2), (0.01, -128), (1e-4, 0), [0], False),
+             (np.int8, (3, 1, 4), (0.2, 5), (0.2, 5), [1], True), (np.int8, s4, (1.0, 0), (64.0, 0), [3, 1, 3], False),
+             (np.int16, s4, (1e-4, 0), (1e-4, 0), [1], False), (np.int16, s4, (3e-3, 0), (0.05, 0), [-1, 0], True),
+             (np.int16, (6, 3), (1e-3, 0), (1e-6, 0), [0], False), (np.int16, (4, 2, 2), (0.01, 0), (0.2, 0), [1, 2], False)]
+    for i, (dtype, shape, in_quant, out_quant, axes, keep_dims) in enumerate(cases):
+        m = OneOpModel(out, dtype)
+        x = m.tensor(shape, *in_quant, "x")
+        a = m.int32_constant(axes, "axes")
+        rank = len(shape)
+        reduced = {(ax + rank) % rank for ax in axes}
+        oshape = [1 if d in reduced else n for d, n in enumerate(shape) if keep_dims or d not in reduced]
+        y = m.tensor(oshape, *out_quant, "y", is_input=False)
+        options = S.ReducerOptionsT()
+        options.keepDims = keep_dims
+        prefix = "q8" if dtype == np.int8 else "q16"
+        m.write("%s_reduce_prod_%d" % (prefix, i), OPS.REDUCE_PROD, 2, [x, a], y, S.BuiltinOptions.ReducerOptions,
+                options)
+
+
 def int16x8_ops(out):
     """16x8 FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: int16 activations (zero point 0), int8 weights per
     tensor or per channel, int64 bias or none, fused activations."""
@@ -582,6 +607,7 @@ def main():
     int16_ops(out)
     int16_activation_ops(out)
     int16_reduce_ops(out)
+    reduce_prod_ops(out)
     int16x8_ops(out)
     int16x8_transpose_conv_ops(out)
     # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.

@@ -226,5 +226,62 @@ TEST(Int16ReduceWrapperTest, MeanAndSumRunAndRefuseZeroPoints) {
   }
 }
 
+// REDUCE_PROD on quantized int8 and int16 (LiteRT's rescaled product) runs the kernel; uint8, an int16 zero point
+// and a scaling beyond LiteRT's int64 multiply are refused naming the tensor.
+TEST(QuantizedReduceProdWrapperTest, RunsInt8AndInt16AndRefusesTheRest) {
+  struct Case {
+    KilnType type;
+    float in_scale;
+    int32_t in_zp;
+    float out_scale;
+    int32_t out_zp;
+    std::vector<std::string> error;  // empty: runs
+  };
+  const Case cases[] = {{kKilnInt8, 0.05f, -3, 0.5f, 2, {}},
+                        {kKilnInt16, 1e-3f, 0, 1e-3f, 0, {}},
+                        {kKilnUInt8, 0.05f, 128, 0.5f, 128, {"REDUCE_PROD", "p_in", "uint8"}},
+                        {kKilnInt16, 1e-3f, 7, 1e-3f, 0, {"REDUCE_PROD", "p_in", "zero point 7"}},
+                        {kKilnInt8, 1e5f, 0, 1e-5f, 0, {"REDUCE_PROD", "p_out", "2^14"}}};
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.type, {2, 3, 2}, "p_in");
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "axes", {1, -1});
+    const int y = w.AddTensor(c.type, {2}, "p_out");
+    w.SetQuantization(x, {c.in_scale}, {c.in_zp});
+    w.SetQuantization(y, {c.out_scale}, {c.out_zp});
+    w.AddOp(kKilnBuiltinReduceProd, {x, axes}, {y}, KilnReducerParams{false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    if (!c.error.empty()) {
+      ExpectErrorMentions(r, c.error);
+      continue;
+    }
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    reference::ReduceProdQuantizedParams p;
+    reference::Dims out_dims;
+    std::string error;
+    ASSERT_TRUE(reference::MakeMeanParams({2, 3, 2}, {1, -1}, false, &p.shape, &out_dims, &error));
+    p.input_zero_point = c.in_zp;
+    p.output_zero_point = c.out_zp;
+    ASSERT_TRUE(reference::PrepareReduceProdQuantized(c.in_scale, c.out_scale, &p));
+    if (c.type == kKilnInt8) {
+      const std::vector<int8_t> in = {-128, 127, 3, -3, 50, 60, 1, 2, 100, -100, 7, 0};
+      r.SetInput(0, in.data(), in.size());
+      ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+      std::vector<int8_t> want(2);
+      reference::ReduceProdQuantized<int8_t>(p, in.data(), want.data());
+      EXPECT_EQ(r.OutputAs<int8_t>(), want);
+    } else {
+      const std::vector<int16_t> in = Ramp(12);
+      r.SetInput(0, in.data(), in.size() * 2);
+      ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+      std::vector<int16_t> want(2);
+      reference::ReduceProdQuantized<int16_t>(p, in.data(), want.data());
+      EXPECT_EQ(r.OutputAs<int16_t>(), want);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops

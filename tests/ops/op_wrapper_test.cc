@@ -768,13 +768,12 @@ TEST(OpWrapperTest, ElementReductionsRunAndRefuseClearly) {
     const auto out = r.OutputAs<uint8_t>();
     EXPECT_EQ(out, code == kKilnBuiltinReduceAny ? (std::vector<uint8_t>{1, 1}) : (std::vector<uint8_t>{0, 1}));
   }
-  {  // int8 PROD: LiteRT rescales the product; Kiln refuses it.
+  {  // int8 PROD without quantization (LiteRT's plain wrapping product) is refused; quantized int8 and int16
+     // run LiteRT's rescaled product (int16_wrapper_test.cc).
     ModelWriter w;
     const int x = w.AddTensor(kKilnInt8, {2, 3}, "x");
     const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {1});
     const int y = w.AddTensor(kKilnInt8, {2}, "y");
-    w.SetQuantization(x, {0.5f}, {1});
-    w.SetQuantization(y, {0.5f}, {1});
     w.AddOp(kKilnBuiltinReduceProd, {x, axes}, {y}, KilnReducerParams{false});
     w.SetInputs({x});
     w.SetOutputs({y});

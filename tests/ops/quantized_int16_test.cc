@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -384,6 +385,88 @@ TEST(ReduceInt16Test, MeanAndSumMatchThePlainFormulas) {
       }
     }
   }
+}
+
+// REDUCE_PROD int8 / int16 spelled out: per output, its inputs found by unravelling indices, the product rescaled
+// at each step by LiteRT's int64 multiply written again (the multiplier's top 16 bits, one rounding half up).
+int64_t Int64Multiply(int64_t x, const QuantizedMultiplier& m) {
+  const int64_t reduced = m.multiplier < 0x7FFF0000 ? (m.multiplier + 32768) / 65536 : 0x7FFF;
+  const int64_t total_shift = 15 - m.shift;
+  const int64_t result = FloorDiv(x * reduced + (int64_t{1} << (total_shift - 1)), int64_t{1} << total_shift);
+  // LiteRT returns it as int32 (and keeps the running product in int32): wrapped to 32 bits.
+  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(result)));
+}
+
+template <typename T>
+void CheckReduceProd(const Dims& dims, const std::vector<int32_t>& axes, float in_scale, int32_t in_zp, float out_scale,
+                     int32_t out_zp, std::mt19937& rng) {
+  ReduceProdQuantizedParams p;
+  Dims out_dims;
+  std::string error;
+  ASSERT_TRUE(MakeMeanParams(dims, axes, false, &p.shape, &out_dims, &error)) << error;
+  p.input_zero_point = in_zp;
+  p.output_zero_point = out_zp;
+  ASSERT_TRUE(PrepareReduceProdQuantized(in_scale, out_scale, &p));
+  int64_t in_count = 1, out_count = 1, n = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    in_count *= dims[d];
+    (p.shape.reduced[d] ? n : out_count) *= dims[d];
+  }
+  EXPECT_EQ(p.count, n);
+  const QuantizedMultiplier m = QuantizeMultiplier(in_scale / std::pow(static_cast<double>(out_scale), 1.0 / n));
+  EXPECT_EQ(p.multiplier.multiplier, m.multiplier);
+  std::uniform_int_distribution<int> dist(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+  std::vector<T> in(static_cast<size_t>(in_count));
+  for (T& v : in) v = static_cast<T>(dist(rng));
+  std::vector<T> out(static_cast<size_t>(out_count));
+  ReduceProdQuantized<T>(p, in.data(), out.data());
+  std::vector<int64_t> products(static_cast<size_t>(out_count));
+  std::vector<int> seen(static_cast<size_t>(out_count), 0);
+  for (int64_t i = 0; i < in_count; ++i) {
+    int64_t rest = i, o = 0, stride = 1;
+    for (size_t k = dims.size(); k-- > 0;) {
+      const int64_t coordinate = rest % dims[k];
+      rest /= dims[k];
+      if (!p.shape.reduced[k]) {
+        o += coordinate * stride;
+        stride *= dims[k];
+      }
+    }
+    const int64_t x = in[static_cast<size_t>(i)] - in_zp;
+    int64_t& product = products[static_cast<size_t>(o)];
+    product = seen[static_cast<size_t>(o)]++ == 0 ? x : Int64Multiply(product * x, m);
+  }
+  for (int64_t o = 0; o < out_count; ++o) {
+    const int64_t want = std::clamp<int64_t>(Int64Multiply(products[static_cast<size_t>(o)], m) + out_zp,
+                                             std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+    ASSERT_EQ(out[static_cast<size_t>(o)], want) << "output " << o;
+  }
+}
+
+TEST(ReduceProdQuantizedTest, Int8AndInt16MatchThePlainFormula) {
+  std::mt19937 rng(13);
+  CheckReduceProd<int8_t>({2, 3, 4, 5}, {1}, 0.05f, -3, 0.5f, 2, rng);
+  CheckReduceProd<int8_t>({2, 3, 4, 5}, {-1}, 0.02f, 127, 0.01f, -128, rng);
+  CheckReduceProd<int8_t>({6, 2}, {0}, 0.01f, -128, 1e-4f, 0, rng);
+  CheckReduceProd<int8_t>({3, 4}, {0, 1}, 1.0f, 0, 64.0f, 0, rng);
+  CheckReduceProd<int8_t>({7}, {0}, 0.1f, 5, 0.1f, 5, rng);
+  CheckReduceProd<int16_t>({2, 3, 4, 5}, {1}, 1e-4f, 0, 1e-4f, 0, rng);
+  CheckReduceProd<int16_t>({6, 3}, {0}, 1e-3f, 0, 1e-6f, 0, rng);
+  CheckReduceProd<int16_t>({4, 2, 2}, {1, 2}, 0.01f, 0, 0.2f, 0, rng);
+}
+
+TEST(ReduceProdQuantizedTest, EmptyReductionIsOneAndHugeScalingIsRefused) {
+  ReduceProdQuantizedParams p;
+  Dims out_dims;
+  std::string error;
+  ASSERT_TRUE(MakeMeanParams({3, 0}, {1}, false, &p.shape, &out_dims, &error));
+  p.output_zero_point = -5;
+  ASSERT_TRUE(PrepareReduceProdQuantized(0.1f, 0.25f, &p));
+  int8_t out[3];
+  ReduceProdQuantized<int8_t>(p, nullptr, out);
+  for (int8_t v : out) EXPECT_EQ(v, -1);  // 1 / 0.25 - 5
+  ASSERT_TRUE(MakeMeanParams({3, 2}, {1}, false, &p.shape, &out_dims, &error));
+  EXPECT_FALSE(PrepareReduceProdQuantized(1e5f, 1e-5f, &p));
 }
 
 }  // namespace
