@@ -684,8 +684,9 @@ KilnStatus ReduceElementsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   const bool quantized = state->type == kKilnInt8 || state->type == kKilnInt16 || state->type == kKilnUInt8;
   state->quantized_prod = kKind == ReduceKind::kProd && quantized && HasScales(input);
   if (kKind == ReduceKind::kProd && state->type == kKilnUInt8 && state->quantized_prod) {
-    KilnOpaqueContextReportError(context, "%s: uint8 input %s: LiteRT has no quantized uint8 product (int8 and int16 only)",
-                                 op, TensorLabel(input).c_str());
+    KilnOpaqueContextReportError(context,
+                                 "%s: uint8 input %s: LiteRT has no quantized uint8 product (int8 and int16 only)", op,
+                                 TensorLabel(input).c_str());
     return kKilnError;
   }
   if (!state->quantized_prod) {

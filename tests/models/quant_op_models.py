@@ -506,7 +506,8 @@ def reduce_prod_ops(out):
              (np.int8, s4, (0.1, 0), (2.0, 10), [0, 2], False), (np.int8, (6, 2), (0.01, -128), (1e-4, 0), [0], False),
              (np.int8, (3, 1, 4), (0.2, 5), (0.2, 5), [1], True), (np.int8, s4, (1.0, 0), (64.0, 0), [3, 1, 3], False),
              (np.int16, s4, (1e-4, 0), (1e-4, 0), [1], False), (np.int16, s4, (3e-3, 0), (0.05, 0), [-1, 0], True),
-             (np.int16, (6, 3), (1e-3, 0), (1e-6, 0), [0], False), (np.int16, (4, 2, 2), (0.01, 0), (0.2, 0), [1, 2], False)]
+             (np.int16, (6, 3), (1e-3, 0), (1e-6, 0), [0], False),
+             (np.int16, (4, 2, 2), (0.01, 0), (0.2, 0), [1, 2], False)]
     for i, (dtype, shape, in_quant, out_quant, axes, keep_dims) in enumerate(cases):
         m = OneOpModel(out, dtype)
         x = m.tensor(shape, *in_quant, "x")
