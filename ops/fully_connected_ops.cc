@@ -372,6 +372,10 @@ struct BatchMatMulState {
   int64_t lhs_count = 0, rhs_count = 0, output_count = 0;
   bool is_int8 = false, is_int16 = false;
   reference::BatchMatMulInt8Params int8;
+  // Hybrid (float32 lhs and output, constant int8 rhs): the rhs dequantized once in Prepare (as the hybrid
+  // FULLY_CONNECTED), the float kernel then.
+  bool is_hybrid = false;
+  FloatWeights rhs_weights;
 };
 
 KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -416,7 +420,8 @@ KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) 
     q.wide_multiply = true;  // measured: the sum narrowed to int32 with double rounding differs (docs/ops.md)
   } else {
     KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &lhs, &output, "rhs", &rhs));
-    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "rhs", rhs));
+    state->is_hybrid = KilnOpaqueTensorType(rhs) == kKilnInt8;
+    if (!state->is_hybrid) KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "rhs", rhs));
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "lhs", lhs, 2, kMaxBatchMatMulRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "rhs", rhs, 2, kMaxBatchMatMulRank));
@@ -426,6 +431,11 @@ KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) 
   p.adj_y = options != nullptr && options->adj_y;
   const Dims a = TensorDims(lhs), b = TensorDims(rhs);
   const size_t ra = a.size(), rb = b.size();
+  if (state->is_hybrid) {
+    // Per tensor, or per channel along the rhs's columns (its last dimension, or the one before with adj_y).
+    const int columns = static_cast<int>(rb) - (p.adj_y ? 2 : 1);
+    KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "rhs", rhs, columns, &state->rhs_weights));
+  }
   p.rows = p.adj_x ? a[ra - 1] : a[ra - 2];
   p.depth = p.adj_x ? a[ra - 2] : a[ra - 1];
   const int64_t rhs_depth = p.adj_y ? b[rb - 1] : b[rb - 2];
@@ -507,8 +517,13 @@ KilnStatus BatchMatMulInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(
       GetFloatInvokeData(context, node, op, state->lhs_count, state->output_count, &lhs, &output));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1), state->rhs_count, &rhs));
+  if (state->is_hybrid) {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatWeightData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1),
+                                                 state->rhs_count, state->rhs_weights, &rhs));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1), state->rhs_count, &rhs));
+  }
   reference::BatchMatMulFloat(state->params, lhs, rhs, output);
   return kKilnOk;
 }
@@ -528,7 +543,7 @@ void AddFullyConnectedOps(std::vector<BuiltinOp>* table) {
   table->push_back({kKilnBuiltinLogSoftmax, 1, 2,
                     MakeOperator<LogSoftmaxState>(kKilnBuiltinLogSoftmax, 2, &LogSoftmaxPrepare,
                                                   &LogSoftmaxInvoke)});
-  // BATCH_MATMUL: LiteRT's v1-v4 (v2+ add int8/int16 and hybrid weights: refused at Prepare as non-float32).
+  // BATCH_MATMUL: LiteRT's v1-v4 (v2+ add int8/int16 and hybrid weights: constant int8 rhs, dequantized).
   table->push_back({kKilnBuiltinBatchMatmul, 1, 4,
                     MakeOperator<BatchMatMulState>(kKilnBuiltinBatchMatmul, 4, &BatchMatMulPrepare,
                                                    &BatchMatMulInvoke)});

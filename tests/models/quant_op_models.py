@@ -523,6 +523,34 @@ def reduce_prod_ops(out):
                 options)
 
 
+def hybrid_batch_matmul_ops(out):
+    """Hybrid BATCH_MATMUL: float32 lhs and output, a constant int8 rhs (per tensor, or per channel along its
+    columns), adj_x / adj_y and batch broadcast. LiteRT quantizes the lhs on the fly; Kiln dequantizes the rhs
+    and computes in float (litert_compare's hybrid bound)."""
+    rng = np.random.default_rng(41)
+    # (lhs shape, rhs shape, adj_x, adj_y, rhs scale (one, or one per column))
+    cases = [((2, 3, 4), (2, 4, 5), False, False, 0.01), ((2, 4, 3), (2, 5, 4), True, True, 0.02),
+             ((3, 1, 2, 6), (4, 6, 3), False, False, 0.005), ((5, 7), (7, 2), False, False, [0.004, 0.012]),
+             ((1, 8, 16), (16, 4), False, False, 0.002), ((4, 3), (5, 3), False, True, [0.01, 0.02, 0.005, 0.04, 0.01])]
+    for i, (lhs_shape, rhs_shape, adj_x, adj_y, rhs_scale) in enumerate(cases):
+        m = OneOpModel(out, np.float32)
+        x = m.tensor(lhs_shape, None, 0, "lhs")
+        if np.ndim(rhs_scale):
+            # Per channel along the columns: OneOpModel's per-channel tensors use dimension 0, so set it here.
+            w = m.tensor(rhs_shape, rhs_scale, 0, "rhs", data=rng.integers(-127, 128, size=rhs_shape), dtype=np.int8)
+            m.tensors[w].quantization.quantizedDimension = len(rhs_shape) - (2 if adj_y else 1)
+        else:
+            w = m.tensor(rhs_shape, rhs_scale, 0, "rhs", data=rng.integers(-127, 128, size=rhs_shape), dtype=np.int8)
+        rows = lhs_shape[-1] if adj_x else lhs_shape[-2]
+        cols = rhs_shape[-2] if adj_y else rhs_shape[-1]
+        batch = np.broadcast_shapes(lhs_shape[:-2], rhs_shape[:-2])
+        y = m.tensor(tuple(batch) + (rows, cols), None, 0, "y", is_input=False)
+        options = S.BatchMatMulOptionsT()
+        options.adjX, options.adjY = adj_x, adj_y
+        m.write("hybrid_batch_matmul_%d" % i, OPS.BATCH_MATMUL, 4, [x, w], y, S.BuiltinOptions.BatchMatMulOptions,
+                options)
+
+
 def int16x8_ops(out):
     """16x8 FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: int16 activations (zero point 0), int8 weights per
     tensor or per channel, int64 bias or none, fused activations."""
@@ -609,6 +637,7 @@ def main():
     int16_activation_ops(out)
     int16_reduce_ops(out)
     reduce_prod_ops(out)
+    hybrid_batch_matmul_ops(out)
     int16x8_ops(out)
     int16x8_transpose_conv_ops(out)
     # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.

@@ -3,6 +3,7 @@
 // arithmetic, SOFTMAX ranks above 4), each naming the op and the tensor.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -280,6 +281,72 @@ TEST(QuantizedReduceProdWrapperTest, RunsInt8AndInt16AndRefusesTheRest) {
       reference::ReduceProdQuantized<int16_t>(p, in.data(), want.data());
       EXPECT_EQ(r.OutputAs<int16_t>(), want);
     }
+  }
+}
+
+// Hybrid BATCH_MATMUL: float32 lhs, a constant int8 rhs (per tensor, or per channel along its columns) dequantized
+// once, the float kernel: the result equals the float product with the dequantized rhs (a plain loop here); a
+// non-constant int8 rhs and scales along another dimension are refused naming the tensor.
+TEST(HybridBatchMatMulWrapperTest, DequantizedRhsAndRefusals) {
+  for (bool adj_y : {false, true}) {
+    for (bool per_channel : {false, true}) {
+      // lhs [2, 2, 3] x rhs [3, 4] (adj_y: stored [4, 3]).
+      const std::vector<int8_t> q = {1, -2, 3, 127, -128, 5, 0, 9, -7, 11, 60, -1};
+      const std::vector<float> scales =
+          per_channel ? std::vector<float>{0.5f, 0.25f, 0.125f, 2.0f} : std::vector<float>{0.5f};
+      ModelWriter w;
+      const int a = w.AddTensor(kKilnFloat32, {2, 2, 3}, "h_lhs");
+      const std::vector<int32_t> rhs_dims = adj_y ? std::vector<int32_t>{4, 3} : std::vector<int32_t>{3, 4};
+      const int b = w.AddConstTensor<int8_t>(kKilnInt8, rhs_dims, "h_rhs", q);
+      w.SetQuantization(b, scales, std::vector<int64_t>(scales.size(), 0), adj_y ? 0 : 1);
+      const int y = w.AddTensor(kKilnFloat32, {2, 2, 4}, "h_out");
+      w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, adj_y, false});
+      w.SetInputs({a});
+      w.SetOutputs({y});
+      Runner r(w);
+      ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+      const std::vector<float> in = {0.5f, -1.0f, 2.0f, 0.25f, 3.0f, -0.5f, 1.0f, 1.0f, 1.0f, -2.0f, 0.0f, 0.125f};
+      r.SetInput(0, in.data(), in.size() * 4);
+      ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+      std::vector<float> want(16, 0.0f);
+      for (int row = 0; row < 4; ++row) {
+        for (int col = 0; col < 4; ++col) {
+          float sum = 0.0f;
+          for (int k = 0; k < 3; ++k) {
+            const int8_t v = adj_y ? q[static_cast<size_t>(col * 3 + k)] : q[static_cast<size_t>(k * 4 + col)];
+            sum += in[static_cast<size_t>(row * 3 + k)] * (v * scales[per_channel ? static_cast<size_t>(col) : 0]);
+          }
+          want[static_cast<size_t>(row * 4 + col)] = sum;
+        }
+      }
+      const std::vector<float> got = r.Output();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::fabs(want[i])));
+    }
+  }
+  {  // a non-constant int8 rhs
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnFloat32, {2, 3}, "h_lhs");
+    const int b = w.AddTensor(kKilnInt8, {3, 2}, "h_rhs");
+    w.SetQuantization(b, {0.5f}, {0});
+    const int y = w.AddTensor(kKilnFloat32, {2, 2}, "h_out");
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"BATCH_MATMUL", "h_rhs", "constant"});
+  }
+  {  // per-channel scales along the summed dimension
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnFloat32, {2, 3}, "h_lhs");
+    const int b = w.AddConstTensor<int8_t>(kKilnInt8, {3, 2}, "h_rhs", {1, 2, 3, 4, 5, 6});
+    w.SetQuantization(b, {0.5f, 0.25f, 0.125f}, {0, 0, 0}, 0);
+    const int y = w.AddTensor(kKilnFloat32, {2, 2}, "h_out");
+    w.AddOp(kKilnBuiltinBatchMatmul, {a, b}, {y}, KilnBatchMatMulParams{false, false, false});
+    w.SetInputs({a});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"BATCH_MATMUL", "h_rhs", "3 scales"});
   }
 }
 
