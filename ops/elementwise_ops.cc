@@ -286,6 +286,7 @@ struct UnaryState {
   reference::HardSwishInt8Params hard_swish;
   reference::LeakyReluInt8Params leaky_relu;
   reference::SigmoidTanhInt16Params sigmoid_tanh_int16;  // LOGISTIC and TANH int16
+  reference::Int16Table gelu_int16;                      // GELU int16
 };
 
 // The start of an activation's Prepare: one input and one output, both float32, or both int8 (their scales
@@ -545,7 +546,7 @@ KilnStatus LeakyReluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 // GELU: float32, or int8/uint8 through LiteRT's table of the same float function (either form, the option
-// `approximate`).
+// `approximate`), int16 through its 513-entry interpolated table of it.
 KilnStatus GeluPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "GELU";
   KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
@@ -555,15 +556,15 @@ KilnStatus GeluPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale, &input_zero_point,
                                               &output_scale, &output_zero_point, &output,
                                               /*allow_uint8=*/true, &state->type));
-  if (state->type == kKilnInt16) {
-    KilnOpaqueContextReportError(context, "%s: int16 input %s: LiteRT has no int16 GELU kernel, nor has Kiln", op,
-                                 TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str());
-    return kKilnError;
-  }
   if (!state->is_int8) return kKilnOk;
   const auto* options = static_cast<const KilnGeluParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  const auto function = options != nullptr && options->approximate ? reference::LookupFunction::kGeluApproximate
-                                                                    : reference::LookupFunction::kGelu;
+  const bool approximate = options != nullptr && options->approximate;
+  if (state->type == kKilnInt16) {  // LiteRT's 513-entry interpolated table of the float function
+    reference::PrepareGeluInt16(approximate, input_scale, input_zero_point, output_scale, output_zero_point,
+                                &state->gelu_int16);
+    return kKilnOk;
+  }
+  const auto function = approximate ? reference::LookupFunction::kGeluApproximate : reference::LookupFunction::kGelu;
   if (state->type == kKilnUInt8) {
     reference::PrepareLookupTable(function, input_scale, input_zero_point, output_scale, output_zero_point,
                                   &state->table_uint8);
@@ -584,6 +585,13 @@ KilnStatus GeluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     uint8_t* output;
     KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
     reference::Lookup<uint8_t>(state->table_uint8, count, input, output);
+    return kKilnOk;
+  }
+  if (state->type == kKilnInt16) {
+    const int16_t* input;
+    int16_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
+    reference::LookupInt16(state->gelu_int16, count, input, output);
     return kKilnOk;
   }
   if (state->is_int8) {

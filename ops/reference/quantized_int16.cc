@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "ops/reference/elementwise.h"
+
 namespace kiln::ops::reference {
 namespace {
 
@@ -51,28 +53,32 @@ int16_t ClampInt16(int64_t value) {
   return static_cast<int16_t>(std::min<int64_t>(std::max<int64_t>(value, -32768), 32767));
 }
 
-// LiteRT's LUTPopulate<int16_t> in double (see Int16Table).
-template <typename F>
-Int16Table MakeInt16Table(double input_scale, int32_t input_zero_point, double output_scale, int32_t output_zero_point,
+// LiteRT's LUTPopulate<int16_t> with arithmetic in FloatT (double for SOFTMAX's tables, float for GELU's; see
+// Int16Table). A NaN entry (a NaN scale) becomes the table's minimum rather than an undefined conversion.
+template <typename FloatT, typename F>
+Int16Table MakeInt16Table(FloatT input_scale, int32_t input_zero_point, FloatT output_scale, int32_t output_zero_point,
                           F f) {
   Int16Table table;
-  const double input_min = input_scale * (-32768 - input_zero_point);
-  const double input_max = input_scale * (32767 - input_zero_point);
-  const double output_min = output_scale * (-32768 - output_zero_point);
-  const double output_max = output_scale * (32767 - output_zero_point);
+  const FloatT input_min = input_scale * static_cast<FloatT>(-32768 - input_zero_point);
+  const FloatT input_max = input_scale * static_cast<FloatT>(32767 - input_zero_point);
+  const FloatT output_min = output_scale * static_cast<FloatT>(-32768 - output_zero_point);
+  const FloatT output_max = output_scale * static_cast<FloatT>(32767 - output_zero_point);
   constexpr int kSteps = 512;
-  const double step = (input_max - input_min) / kSteps;
-  const double half_step = step / 2;
-  const double inv = 65536.0 / (output_max - output_min);
-  const auto clamp = [](double v) { return static_cast<int16_t>(std::min(std::max(v, -32768.0), 32767.0)); };
+  const FloatT step = (input_max - input_min) / static_cast<FloatT>(kSteps);
+  const FloatT half_step = step / 2;
+  const FloatT inv = static_cast<FloatT>(65536) / (output_max - output_min);
+  const auto clamp = [](FloatT v) {
+    if (std::isnan(v)) return int16_t{-32768};
+    return static_cast<int16_t>(std::min<FloatT>(std::max<FloatT>(v, -32768), 32767));
+  };
   for (int i = 0; i < kSteps; ++i) {
-    const double value = f(input_min + i * step);
-    const double midpoint = f(input_min + i * step + half_step);
-    const double next = f(input_min + (i + 1) * step);
-    const double sample = std::round(value * inv);
-    const double interpolated = std::round((next * inv + std::round(value * inv)) / 2);
-    const double midpoint_value = std::round(midpoint * inv);
-    const double bias = std::round((interpolated - midpoint_value) / 2);
+    const FloatT value = f(input_min + static_cast<FloatT>(i) * step);
+    const FloatT midpoint = f(input_min + static_cast<FloatT>(i) * step + half_step);
+    const FloatT next = f(input_min + static_cast<FloatT>(i + 1) * step);
+    const FloatT sample = std::round(value * inv);
+    const FloatT interpolated = std::round((next * inv + std::round(value * inv)) / 2);
+    const FloatT midpoint_value = std::round(midpoint * inv);
+    const FloatT bias = std::round((interpolated - midpoint_value) / 2);
     table.values[i] = clamp(sample - bias);
   }
   table.values[kSteps] = clamp(std::round(f(input_max) * inv));
@@ -160,14 +166,24 @@ void TanhInt16(const SigmoidTanhInt16Params& params, int64_t count, const int16_
 
 const Int16Table& SoftmaxExpTable() {
   static const Int16Table table =
-      MakeInt16Table(10.0 / 65535, 32767, 2.0 / 65535, 0, [](double x) { return std::exp(x); });
+      MakeInt16Table<double>(10.0 / 65535, 32767, 2.0 / 65535, 0, [](double x) { return std::exp(x); });
   return table;
 }
 
 const Int16Table& SoftmaxReciprocalTable() {
   static const Int16Table table =
-      MakeInt16Table(1.0 / 65535, -32768, 2.0 / 65535, 0, [](double x) { return 1.0 / (1.0 + x); });
+      MakeInt16Table<double>(1.0 / 65535, -32768, 2.0 / 65535, 0, [](double x) { return 1.0 / (1.0 + x); });
   return table;
+}
+
+void PrepareGeluInt16(bool approximate, float input_scale, int32_t input_zero_point, float output_scale,
+                      int32_t output_zero_point, Int16Table* table) {
+  *table = MakeInt16Table<float>(input_scale, input_zero_point, output_scale, output_zero_point,
+                                 [approximate](float x) { return Gelu(approximate, x); });
+}
+
+void LookupInt16(const Int16Table& table, int64_t count, const int16_t* input, int16_t* output) {
+  for (int64_t i = 0; i < count; ++i) output[i] = LookupInt16(table, input[i]);
 }
 
 int16_t LookupInt16(const Int16Table& table, int16_t value) {

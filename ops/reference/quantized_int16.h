@@ -53,6 +53,12 @@ const Int16Table& SoftmaxExpTable();
 const Int16Table& SoftmaxReciprocalTable();
 // LiteRT's LUTLookup: index 256 + (value >> 7), then the entry plus (slope * (value & 127) + 64) >> 7.
 int16_t LookupInt16(const Int16Table& table, int16_t value);
+void LookupInt16(const Int16Table& table, int64_t count, const int16_t* input, int16_t* output);
+
+// GELU int16 (LiteRT's: the table of the float GELU, either form, built in float arithmetic, then LookupInt16).
+// As LiteRT's table, the output zero point only moves the output range the table spans; it is not added.
+void PrepareGeluInt16(bool approximate, float input_scale, int32_t input_zero_point, float output_scale,
+                      int32_t output_zero_point, Int16Table* table);
 
 // SOFTMAX int16 -> int16 over the innermost dimension (LiteRT's reference SoftmaxInt16). With the multiplier
 // QuantizeMultiplier(float(input_scale * beta) / (10 / 65535)), per row: each d = x - row max is scaled by

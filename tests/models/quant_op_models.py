@@ -454,6 +454,16 @@ def int16_activation_ops(out):
             x = m.tensor(shape, scale, 0, "x")
             y = m.tensor(shape, 1.0 / 32768, 0, "y", is_input=False)
             m.write("q16_%s_shape_%d%s" % (name, i, suffix(code, scale)), code, 3, [x], y)
+    # GELU: LiteRT's 513-entry table of the float function (both forms); zero points too (the table spans the
+    # output range they move, without adding them, as LiteRT's).
+    gelus = [((1e-3, 0), (1e-3, 0)), ((3e-4, 0), (2e-4, 0)), ((0.01, 0), (0.005, 0)), ((1e-4, 0), (5e-5, 0)),
+             ((2e-3, 100), (1e-3, -50)), ((0.2, 0), (0.3, 0))]
+    for i, (in_quant, out_quant) in enumerate(gelus):
+        for approximate in (False, True):
+            options = S.GeluOptionsT()
+            options.approximate = approximate
+            unary(out, "q16_gelu_%d%s" % (i, "_approx" if approximate else ""), OPS.GELU, 2, in_quant, out_quant,
+                  S.BuiltinOptions.GeluOptions, options, dtype=I16)
     # SOFTMAX: the output quantized 1/32768 (LiteRT allows 0.1% off), betas 1, 0.5 and 2, ranks 1 to 4.
     softmaxes = [(1e-5, (4, 16, 16), 1.0), (1e-4, (8, 128), 1.0), (1e-3, (2, 1000), 1.0), (2.0 ** -10, (64, 16), 1.0),
                  (0.01, (3, 5, 7, 4), 1.0), (0.1, (37,), 1.0), (1.0, (16, 8), 1.0), (3e-4, (16, 64), 0.5),

@@ -12,8 +12,10 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "ops/reference/elementwise.h"
 #include "ops/reference/quantized.h"
 #include "ops/reference/quantized_kernels.h"
 #include "ops/reference/tensor_ops.h"
@@ -467,6 +469,48 @@ TEST(ReduceProdQuantizedTest, EmptyReductionIsOneAndHugeScalingIsRefused) {
   for (int8_t v : out) EXPECT_EQ(v, -1);  // 1 / 0.25 - 5
   ASSERT_TRUE(MakeMeanParams({3, 2}, {1}, false, &p.shape, &out_dims, &error));
   EXPECT_FALSE(PrepareReduceProdQuantized(1e5f, 1e-5f, &p));
+}
+
+// GELU int16: LiteRT's LUTPopulate<int16_t> in float written again (the same steps as PlainTable, in float), then
+// the lookup; within 4 steps of the function (interpolating 512 samples) away from the output range's ends.
+TEST(GeluInt16Test, TableInFloatAndLookup) {
+  for (bool approximate : {false, true}) {
+    for (const auto& [in_scale, in_zp, out_scale, out_zp] :
+         {std::tuple<float, int32_t, float, int32_t>{1e-3f, 0, 1e-3f, 0},
+          {3e-4f, 0, 2e-4f, 0},
+          {0.2f, 0, 0.3f, 0},
+          {2e-3f, 100, 1e-3f, -50}}) {
+      Int16Table table;
+      PrepareGeluInt16(approximate, in_scale, in_zp, out_scale, out_zp, &table);
+      const float in_min = in_scale * static_cast<float>(-32768 - in_zp);
+      const float in_max = in_scale * static_cast<float>(32767 - in_zp);
+      const float inv =
+          65536.0f / (out_scale * static_cast<float>(32767 - out_zp) - out_scale * static_cast<float>(-32768 - out_zp));
+      const float step = (in_max - in_min) / 512.0f;
+      const auto f = [approximate](float x) { return Gelu(approximate, x); };
+      for (int i = 0; i <= 512; ++i) {
+        float v = std::round(f(i == 512 ? in_max : in_min + static_cast<float>(i) * step) * inv);
+        if (i < 512) {
+          const float at = in_min + static_cast<float>(i) * step;
+          const float interpolated = std::round((f(in_min + static_cast<float>(i + 1) * step) * inv + v) / 2.0f);
+          v -= std::round((interpolated - std::round(f(at + step / 2.0f) * inv)) / 2.0f);
+        }
+        ASSERT_EQ(table.values[i], static_cast<int16_t>(std::clamp(v, -32768.0f, 32767.0f))) << i;
+      }
+      const std::vector<int16_t> in = AllInt16();
+      std::vector<int16_t> out(in.size());
+      LookupInt16(table, static_cast<int64_t>(in.size()), in.data(), out.data());
+      for (size_t k = 0; k < in.size(); ++k) {
+        ASSERT_EQ(out[k], LookupInt16(table, in[k]));
+        if (in_zp == 0 && out_zp == 0) {
+          const double x = static_cast<double>(in[k]) * in_scale;
+          const double exact =
+              std::clamp<double>(std::round(Gelu(approximate, static_cast<float>(x)) / out_scale), -32768.0, 32767.0);
+          if (std::abs(exact) < 30000) ASSERT_LE(std::abs(out[k] - exact), 4.0) << in[k] << " scale " << in_scale;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
