@@ -30,6 +30,8 @@ LiteRT. A model LiteRT cannot load or run is skipped ("skipped: litert: ..."), a
 with an error before it runs ("skipped: kiln: <its first error line>"); a Kiln crash, sanitizer report, usage
 error or failure while running fails. Prints a table per kind and exits 1 if any model both run disagrees or
 fails, 77 (skip) when the models folder is absent or LiteRT cannot be installed (PyPI unreachable), else 0.
+Models named *_litert_builtin are held to LiteRT's builtin kernels instead of its reference resolver, and models
+named *_litert_ref_only hold Kiln's default path, too, to LiteRT's reference kernels (see the constants below).
 
 --generate SCRIPT first writes the models folder with SCRIPT (ctest litert_int8_ops: the single-op int8 models of
 tests/models/int8_op_models.py).
