@@ -180,6 +180,9 @@ struct SoftmaxState {
   KilnType type = kKilnFloat32;
   reference::SoftmaxInt8Params int8;
   reference::SoftmaxInt16Params int16;
+  // int8 / uint8 input, int16 output (LiteRT's reference gemmlowp kernel; the output written as 1/65536, -32768).
+  bool to16 = false;
+  reference::SoftmaxTo16Params to16_params;
 };
 
 // SOFTMAX int16 (LiteRT's reference SoftmaxInt16), LiteRT's Prepare and Eval checks: input and output
@@ -228,7 +231,28 @@ KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   p.depth = dims.back();
   p.outer = p.depth == 0 ? 0 : reference::NumElements(dims) / p.depth;
   p.beta = options != nullptr ? options->beta : 1.0f;
-  if (state->type == kKilnInt16) {
+  state->to16 = state->is_int8 && state->type != kKilnInt16 && KilnOpaqueTensorType(output) == kKilnInt16;
+  if (state->to16) {
+    float input_scale, output_scale;
+    int32_t input_zero_point, output_zero_point;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+    // LiteRT's reference kernel writes 1/65536 with zero point -32768 whatever the output says, and its default
+    // path honours the output's quantization: only the one both agree on is served.
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "output", output, kKilnInt16, &output_scale, &output_zero_point));
+    if (output_scale != 1.0f / 65536 || output_zero_point != -32768) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: int16 output %s is quantized as %g, %d; a %s input's int16 SOFTMAX needs "
+                                   "1/65536, -32768 (LiteRT's reference kernel writes that whatever the tensor says)",
+                                   op, TensorLabel(output).c_str(), static_cast<double>(output_scale),
+                                   static_cast<int>(output_zero_point), KilnTypeGetName(state->type));
+      return kKilnError;
+    }
+    state->to16_params.outer = p.outer;
+    state->to16_params.depth = p.depth;
+    reference::PrepareSoftmaxTo16(input_scale, p.beta, &state->to16_params);
+  } else if (state->type == kKilnInt16) {
     KILN_OPAQUE_ENSURE_STATUS(PrepareSoftmaxInt16(context, op, input, output, p.beta, state));
   } else if (state->is_int8) {
     float input_scale;
@@ -260,6 +284,24 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       reference::SoftmaxQuantized<T>(state->int8, input, output);
       return kKilnOk;
     };
+    if (state->to16) {
+      const auto run16 = [&](auto type_tag) {
+        using T = decltype(type_tag);
+        const T* input;
+        int16_t* output;
+        KILN_OPAQUE_ENSURE_STATUS(
+            GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+        KILN_OPAQUE_ENSURE_STATUS(
+            GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+        if (!reference::SoftmaxTo16<T>(state->to16_params, input, output)) {
+          KilnOpaqueContextReportError(context, "%s: input %s: a row's sum of exponentials is outside LiteRT's range",
+                                       op, TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str());
+          return kKilnError;
+        }
+        return kKilnOk;
+      };
+      return state->type == kKilnUInt8 ? run16(uint8_t{}) : run16(int8_t{});
+    }
     if (state->type == kKilnInt16) {
       const int16_t* input;
       int16_t* output;

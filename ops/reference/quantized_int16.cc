@@ -231,4 +231,60 @@ bool SoftmaxInt16(const SoftmaxInt16Params& params, const int16_t* input, int16_
   return true;
 }
 
+void PrepareSoftmaxTo16(float input_scale, float beta, SoftmaxTo16Params* params) {
+  constexpr int kInputBits = 5;
+  const double real = std::min(static_cast<double>(beta) * static_cast<double>(input_scale) *
+                                   static_cast<double>(int64_t{1} << (31 - kInputBits)),
+                               static_cast<double>((int64_t{1} << 31) - 1));
+  params->multiplier = QuantizeMultiplier(real);
+  const double max_input_rescaled = static_cast<double>((1 << kInputBits) - 1) *
+                                    static_cast<double>(int64_t{1} << (31 - kInputBits)) /
+                                    std::ldexp(1.0, params->multiplier.shift);
+  params->diff_min = -static_cast<int32_t>(std::floor(max_input_rescaled));
+}
+
+template <typename T>
+bool SoftmaxTo16(const SoftmaxTo16Params& p, const T* input, int16_t* output) {
+  constexpr int kInputBits = 5, kAccumulationBits = 12;
+  for (int64_t row = 0; row < p.outer; ++row) {
+    const T* in = input + row * p.depth;
+    int16_t* out = output + row * p.depth;
+    int32_t max = std::numeric_limits<T>::min();
+    for (int64_t j = 0; j < p.depth; ++j) max = std::max<int32_t>(max, in[j]);
+    const auto exp_of = [&](int32_t diff) {
+      return fixed_point::ExpOnNegativeValues(MultiplyByQuantizedMultiplier(diff, p.multiplier, p.rounding),
+                                              kInputBits);
+    };
+    uint32_t sum = 0;  // Q12.19, wrapping as LiteRT's fixed-point additions
+    for (int64_t j = 0; j < p.depth; ++j) {
+      const int32_t diff = in[j] - max;
+      if (diff >= p.diff_min) {
+        sum += static_cast<uint32_t>(fixed_point::Rescale(exp_of(diff), 0, kAccumulationBits));
+      }
+    }
+    int headroom_plus_one = 0;  // the sum's leading zeros
+    while (headroom_plus_one < 32 && (sum << headroom_plus_one) < 0x80000000u) ++headroom_plus_one;
+    if (headroom_plus_one >= 32) return false;  // a zero sum (not reached: the row maximum's exp is 1)
+    const int num_bits_over_unit = kAccumulationBits - headroom_plus_one;
+    const auto shifted_minus_one = static_cast<int32_t>((sum << headroom_plus_one) - 0x80000000u);
+    const int32_t reciprocal = fixed_point::OneOverOnePlusX(shifted_minus_one);
+    const int exponent = num_bits_over_unit + 31 - 16;
+    if (exponent < 0 || exponent > 31) return false;
+    for (int64_t j = 0; j < p.depth; ++j) {
+      const int32_t diff = in[j] - max;
+      if (diff < p.diff_min) {
+        out[j] = -32768;
+        continue;
+      }
+      const int32_t unsaturated =
+          RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(reciprocal, exp_of(diff)), exponent);
+      out[j] = ClampInt16(static_cast<int64_t>(unsaturated) - 32768);
+    }
+  }
+  return true;
+}
+
+template bool SoftmaxTo16<int8_t>(const SoftmaxTo16Params&, const int8_t*, int16_t*);
+template bool SoftmaxTo16<uint8_t>(const SoftmaxTo16Params&, const uint8_t*, int16_t*);
+
 }  // namespace kiln::ops::reference

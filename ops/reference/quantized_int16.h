@@ -77,6 +77,24 @@ void PrepareSoftmaxInt16(float input_scale, float beta, SoftmaxInt16Params* para
 // does not handle (rows of more than 65537 elements near the maximum).
 bool SoftmaxInt16(const SoftmaxInt16Params& params, const int16_t* input, int16_t* output);
 
+// SOFTMAX int8 / uint8 -> int16 (LiteRT's reference Softmax with an int16 output, gemmlowp fixed point): with
+// the multiplier QuantizeMultiplier(min(beta * input_scale * 2^26, 2^31 - 1)) (shift s >= 0) and diff_min =
+// -floor(31 * 2^26 / 2^s), per row: each d = x - max >= diff_min scaled into Q5.26 (`rounding`), exp of it
+// (Q0.31) rescaled to Q12.19 and summed; the sum's reciprocal (LiteRT's GetReciprocal: normalised by its leading
+// zeros h, 1 / (1 + x) in Q0.31, num_bits_over_unit = 12 - h); out = RoundingDivideByPOT(reciprocal * exp(d),
+// num_bits_over_unit + 15) - 32768, clamped; -32768 where d < diff_min. The output is always written as 1/65536
+// with zero point -32768, whatever the output tensor's quantization says (as LiteRT's kernel).
+struct SoftmaxTo16Params {
+  int64_t outer = 0, depth = 0;
+  QuantizedMultiplier multiplier;
+  int32_t diff_min = 0;
+  Rounding rounding = Rounding::kDouble;
+};
+void PrepareSoftmaxTo16(float input_scale, float beta, SoftmaxTo16Params* params);
+// T: int8_t or uint8_t. False where a row's exponent falls outside [0, 31] (LiteRT's TFLITE_CHECK aborts there).
+template <typename T>
+bool SoftmaxTo16(const SoftmaxTo16Params& params, const T* input, int16_t* output);
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_QUANTIZED_INT16_H_

@@ -464,6 +464,20 @@ def int16_activation_ops(out):
             options.approximate = approximate
             unary(out, "q16_gelu_%d%s" % (i, "_approx" if approximate else ""), OPS.GELU, 2, in_quant, out_quant,
                   S.BuiltinOptions.GeluOptions, options, dtype=I16)
+    # SOFTMAX int8 / uint8 -> int16 (LiteRT's reference gemmlowp kernel), the output quantized 1/65536, -32768: the
+    # quantization that kernel writes whatever the output says (its default path honours other ones, so Kiln
+    # refuses them).
+    to16 = [(np.int8, (0.1, -3), (4, 16, 16), 1.0), (np.int8, (0.02, 127), (8, 128), 1.0),
+            (np.int8, (1e-3, 0), (2, 300), 1.0), (np.uint8, (0.05, 128), (64, 16), 1.0),
+            (np.uint8, (0.5, 0), (16, 64), 0.5), (np.int8, (0.25, -128), (100, 3), 2.0),
+            (np.int8, (0.1, 0), (8, 64), 1.0)]
+    for i, (dtype, in_quant, shape, beta) in enumerate(to16):
+        m = OneOpModel(out, dtype)
+        x = m.tensor(shape, *in_quant, "x")
+        y = m.tensor(shape, 1.0 / 65536, -32768, "y", is_input=False, dtype=I16)
+        options = S.SoftmaxOptionsT()
+        options.beta = beta
+        m.write("q8_softmax_to16_%d" % i, OPS.SOFTMAX, 2, [x], y, S.BuiltinOptions.SoftmaxOptions, options)
     # SOFTMAX: the output quantized 1/32768 (LiteRT allows 0.1% off), betas 1, 0.5 and 2, ranks 1 to 4.
     softmaxes = [(1e-5, (4, 16, 16), 1.0), (1e-4, (8, 128), 1.0), (1e-3, (2, 1000), 1.0), (2.0 ** -10, (64, 16), 1.0),
                  (0.01, (3, 5, 7, 4), 1.0), (0.1, (37,), 1.0), (1.0, (16, 8), 1.0), (3e-4, (16, 64), 0.5),

@@ -350,5 +350,42 @@ TEST(HybridBatchMatMulWrapperTest, DequantizedRhsAndRefusals) {
   }
 }
 
+// SOFTMAX int8 / uint8 -> int16 runs LiteRT's reference kernel with the output quantized 1/65536, -32768, and
+// refuses any other output quantization (LiteRT's two paths disagree there) naming the tensor.
+TEST(SoftmaxTo16WrapperTest, RunsWithLiteRTsOutputQuantizationOnly) {
+  for (KilnType type : {kKilnInt8, kKilnUInt8}) {
+    for (bool standard : {true, false}) {
+      ModelWriter w;
+      const int x = w.AddTensor(type, {2, 5}, "s_in");
+      const int y = w.AddTensor(kKilnInt16, {2, 5}, "s_out");
+      w.SetQuantization(x, {0.1f}, {type == kKilnInt8 ? -3 : 125});
+      w.SetQuantization(y, {standard ? 1.0f / 65536 : 1.0f / 32768}, {standard ? -32768 : 0});
+      w.AddOp(kKilnBuiltinSoftmax, {x}, {y}, KilnSoftmaxParams{1.0f});
+      w.SetInputs({x});
+      w.SetOutputs({y});
+      Runner r(w);
+      if (!standard) {
+        ExpectErrorMentions(r, {"SOFTMAX", "s_out", "1/65536, -32768"});
+        continue;
+      }
+      ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+      const std::vector<int8_t> in = {-128, 0, 5, 127, 127, 3, 3, 3, 3, 3};
+      std::vector<uint8_t> bytes(in.size());
+      for (size_t i = 0; i < in.size(); ++i)
+        bytes[i] = type == kKilnInt8 ? static_cast<uint8_t>(in[i]) : static_cast<uint8_t>(in[i] + 128);
+      r.SetInput(0, bytes.data(), bytes.size());
+      ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+      reference::SoftmaxTo16Params p;
+      p.outer = 2;
+      p.depth = 5;
+      reference::PrepareSoftmaxTo16(0.1f, 1.0f, &p);
+      std::vector<int16_t> want(10);
+      ASSERT_TRUE(reference::SoftmaxTo16<int8_t>(p, in.data(), want.data()));
+      EXPECT_EQ(r.OutputAs<int16_t>(), want);
+      EXPECT_NEAR(want[5], 65536.0 / 5 - 32768, 3.0);  // a row of equal values
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops

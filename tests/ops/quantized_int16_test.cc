@@ -513,5 +513,48 @@ TEST(GeluInt16Test, TableInFloatAndLookup) {
   }
 }
 
+// SOFTMAX int8 / uint8 -> int16: the multiplier and diff_min as LiteRT's PreprocessSoftmaxScaling written again,
+// and every output within 3 steps of 65536 * softmax - 32768 (the gemmlowp exp and reciprocal are exact to a few
+// units of 2^-31); the row maximum's share never below the others'.
+TEST(SoftmaxTo16Test, MultiplierAndOutputsNearTheFunction) {
+  std::mt19937 rng(17);
+  for (const auto& [scale, beta, outer, depth] : {std::tuple<float, float, int64_t, int64_t>{0.1f, 1.0f, 4, 256},
+                                                  {0.02f, 1.0f, 8, 128},
+                                                  {1e-3f, 1.0f, 2, 300},
+                                                  {0.5f, 0.5f, 16, 64},
+                                                  {0.25f, 2.0f, 100, 3},
+                                                  {1.0f, 1.0f, 3, 1}}) {
+    SoftmaxTo16Params p;
+    p.outer = outer;
+    p.depth = depth;
+    PrepareSoftmaxTo16(scale, beta, &p);
+    const double real = std::min(static_cast<double>(beta) * scale * 67108864.0, 2147483647.0);
+    EXPECT_EQ(p.multiplier.multiplier, QuantizeMultiplier(real).multiplier);
+    EXPECT_EQ(p.diff_min, -static_cast<int32_t>(std::floor(31.0 * 67108864.0 / std::ldexp(1.0, p.multiplier.shift))));
+    std::uniform_int_distribution<int> dist(-128, 127);
+    std::vector<int8_t> in(static_cast<size_t>(outer * depth));
+    for (int8_t& v : in) v = static_cast<int8_t>(dist(rng));
+    std::vector<int16_t> out(in.size());
+    ASSERT_TRUE(SoftmaxTo16<int8_t>(p, in.data(), out.data()));
+    for (int64_t row = 0; row < outer; ++row) {
+      double sum = 0;
+      int max = -128;
+      for (int64_t k = 0; k < depth; ++k) max = std::max<int>(max, in[static_cast<size_t>(row * depth + k)]);
+      for (int64_t k = 0; k < depth; ++k)
+        sum += std::exp((in[static_cast<size_t>(row * depth + k)] - max) * scale * beta);
+      for (int64_t k = 0; k < depth; ++k) {
+        const size_t i = static_cast<size_t>(row * depth + k);
+        const double exact = 65536.0 * std::exp((in[i] - max) * static_cast<double>(scale) * beta) / sum - 32768.0;
+        ASSERT_LE(std::abs(out[i] - std::min(exact, 32767.0)), 3.0) << scale << " row " << row << " k " << k;
+      }
+    }
+    std::vector<uint8_t> in8(in.size());
+    for (size_t i = 0; i < in.size(); ++i) in8[i] = static_cast<uint8_t>(in[i] + 128);
+    std::vector<int16_t> out8(in.size());
+    ASSERT_TRUE(SoftmaxTo16<uint8_t>(p, in8.data(), out8.data()));
+    EXPECT_EQ(out8, out);  // the same differences from the row maximum
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference
