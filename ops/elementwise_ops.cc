@@ -11,6 +11,7 @@
 #include "ops/op_util.h"
 #include "ops/reference/elementwise.h"
 #include "ops/reference/quantized_elementwise.h"
+#include "ops/reference/quantized_int16.h"
 #include "ops/reference/quantized_kernels.h"
 
 namespace kiln::ops {
@@ -276,7 +277,7 @@ constexpr const char* UnaryName(UnaryOp op) {
 // table (LOGISTIC, TANH, ELU) or HARD_SWISH's fixed-point arithmetic.
 struct UnaryState {
   // A quantized path: int8, or `type` (uint8: the RELUs, LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU; int16: the
-  // RELUs and LEAKY_RELU).
+  // RELUs, LEAKY_RELU, LOGISTIC and TANH).
   bool is_int8 = false;
   KilnType type = kKilnFloat32;
   reference::RequantizeClampInt8Params relu;
@@ -284,6 +285,8 @@ struct UnaryState {
   reference::LookupTable<uint8_t> table_uint8;
   reference::HardSwishInt8Params hard_swish;
   reference::LeakyReluInt8Params leaky_relu;
+  reference::SigmoidTanhInt16Params sigmoid_tanh_int16;  // LOGISTIC and TANH int16
+  reference::Int16Table gelu_int16;                      // GELU int16
 };
 
 // The start of an activation's Prepare: one input and one output, both float32, or both int8 (their scales
@@ -294,7 +297,7 @@ KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, c
                              KilnType* type = nullptr) {
   const KilnOpaqueTensor* input;
   KilnType quantized = Quantized8InputType(context, node);
-  // int16 where the op allows it (`allow_uint8` also allows int16: the RELUs).
+  // int16 where the op allows it (`allow_uint8` also allows int16: the RELUs, LOGISTIC and TANH).
   const KilnOpaqueTensor* first = KilnOpaqueNodeNumberOfInputs(node) > 0 ? KilnOpaqueNodeGetInput(context, node, 0)
                                                                           : nullptr;
   if (allow_uint8 && type != nullptr && first != nullptr && KilnOpaqueTensorType(first) == kKilnInt16) {
@@ -316,13 +319,47 @@ KilnStatus PrepareActivation(KilnOpaqueContext* context, KilnOpaqueNode* node, c
 }
 
 // The unary ops with a uint8 kernel (LiteRT's uint8 paths: the int8 arithmetic on uint8 storage), and with an
-// int16 one (the RELUs: LiteRT's requantize-and-clamp on int16).
+// int16 one (the RELUs: LiteRT's requantize-and-clamp on int16; LOGISTIC and TANH: LiteRT's interpolated sigmoid
+// table, quantized_int16.h).
 constexpr bool HasUInt8Kernel(UnaryOp op) {
   return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1 || op == UnaryOp::kRelu0To1 ||
          op == UnaryOp::kLogistic || op == UnaryOp::kTanh || op == UnaryOp::kHardSwish;
 }
 constexpr bool HasInt16Kernel(UnaryOp op) {
-  return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1;
+  return op == UnaryOp::kRelu || op == UnaryOp::kRelu6 || op == UnaryOp::kReluN1To1 || op == UnaryOp::kLogistic ||
+         op == UnaryOp::kTanh;
+}
+
+// LOGISTIC and TANH int16, LiteRT's Prepare checks: both tensors symmetric, the output quantized 2^-15
+// (LOGISTIC: exactly 1/32768; TANH: a power of two within LiteRT's CheckedLog2 tolerance), and an input scale
+// whose multiplier LiteRT's arithmetic can hold.
+template <UnaryOp kOp>
+KilnStatus PrepareSigmoidTanhInt16(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op,
+                                   KilnOpaqueTensor* output, UnaryState* state) {
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  float input_scale = 0.0f, output_scale = 0.0f;
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input", input, &input_scale));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+  int output_log2 = 0;
+  const bool output_ok = kOp == UnaryOp::kLogistic
+                             ? output_scale == 1.0f / 32768
+                             : reference::CheckedLog2(output_scale, &output_log2) && output_log2 == -15;
+  if (!output_ok) {
+    KilnOpaqueContextReportError(context, "%s: int16 output %s has scale %g; %s needs 2^-15 (1/32768)", op,
+                                 TensorLabel(output).c_str(), static_cast<double>(output_scale), op);
+    return kKilnError;
+  }
+  const bool input_ok = kOp == UnaryOp::kLogistic
+                            ? reference::PrepareLogisticInt16(input_scale, &state->sigmoid_tanh_int16)
+                            : reference::PrepareTanhInt16(input_scale, &state->sigmoid_tanh_int16);
+  if (!input_ok) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: int16 input %s has scale %g, outside the range of LiteRT's int16 %s kernel "
+                                 "(its input multiplier, scale * 12288 doubled to above 16383, must fit int32)",
+                                 op, TensorLabel(input).c_str(), static_cast<double>(input_scale), op);
+    return kKilnError;
+  }
+  return kKilnOk;
 }
 
 template <UnaryOp kOp>
@@ -341,6 +378,9 @@ KilnStatus UnaryPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     return kKilnError;
   }
   if (!state->is_int8) return kKilnOk;
+  if constexpr (kOp == UnaryOp::kLogistic || kOp == UnaryOp::kTanh) {
+    if (state->type == kKilnInt16) return PrepareSigmoidTanhInt16<kOp>(context, node, op, output, state);
+  }
   const int32_t type_min = TypeMin(state->type), type_max = TypeMax(state->type);
   // The table for the input's type.
   const auto prepare_table = [&](reference::LookupFunction f) {
@@ -420,7 +460,9 @@ KilnStatus InvokeUnaryQuantized(KilnOpaqueContext* context, KilnOpaqueNode* node
                 kOp == UnaryOp::kRelu0To1) {
     reference::RequantizeClampQuantized<T>(state.relu, count, input, output);
   } else if constexpr (std::is_same_v<T, int16_t>) {
-    // Only the RELUs have an int16 kernel: Prepare refuses the others.
+    // The RELUs (above), LOGISTIC and TANH have an int16 kernel: Prepare refuses the others.
+    if constexpr (kOp == UnaryOp::kLogistic) reference::LogisticInt16(state.sigmoid_tanh_int16, count, input, output);
+    if constexpr (kOp == UnaryOp::kTanh) reference::TanhInt16(state.sigmoid_tanh_int16, count, input, output);
   } else if constexpr (kOp == UnaryOp::kHardSwish) {
     reference::HardSwishQuantized<T>(state.hard_swish, count, input, output);
   } else if constexpr (std::is_same_v<T, uint8_t>) {
@@ -504,7 +546,7 @@ KilnStatus LeakyReluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 // GELU: float32, or int8/uint8 through LiteRT's table of the same float function (either form, the option
-// `approximate`).
+// `approximate`), int16 through its 513-entry interpolated table of it.
 KilnStatus GeluPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "GELU";
   KILN_OPS_GET_STATE(UnaryState, state, context, node, op);
@@ -514,15 +556,15 @@ KilnStatus GeluPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(PrepareActivation(context, node, op, &state->is_int8, &input_scale, &input_zero_point,
                                               &output_scale, &output_zero_point, &output,
                                               /*allow_uint8=*/true, &state->type));
-  if (state->type == kKilnInt16) {
-    KilnOpaqueContextReportError(context, "%s: int16 input %s: LiteRT has no int16 GELU kernel, nor has Kiln", op,
-                                 TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str());
-    return kKilnError;
-  }
   if (!state->is_int8) return kKilnOk;
   const auto* options = static_cast<const KilnGeluParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  const auto function = options != nullptr && options->approximate ? reference::LookupFunction::kGeluApproximate
-                                                                    : reference::LookupFunction::kGelu;
+  const bool approximate = options != nullptr && options->approximate;
+  if (state->type == kKilnInt16) {  // LiteRT's 513-entry interpolated table of the float function
+    reference::PrepareGeluInt16(approximate, input_scale, input_zero_point, output_scale, output_zero_point,
+                                &state->gelu_int16);
+    return kKilnOk;
+  }
+  const auto function = approximate ? reference::LookupFunction::kGeluApproximate : reference::LookupFunction::kGelu;
   if (state->type == kKilnUInt8) {
     reference::PrepareLookupTable(function, input_scale, input_zero_point, output_scale, output_zero_point,
                                   &state->table_uint8);
@@ -543,6 +585,13 @@ KilnStatus GeluInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     uint8_t* output;
     KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
     reference::Lookup<uint8_t>(state->table_uint8, count, input, output);
+    return kKilnOk;
+  }
+  if (state->type == kKilnInt16) {
+    const int16_t* input;
+    int16_t* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
+    reference::LookupInt16(state->gelu_int16, count, input, output);
     return kKilnOk;
   }
   if (state->is_int8) {

@@ -1,12 +1,14 @@
 // FULLY_CONNECTED (float32 weights, or constant int8 weights dequantized once: hybrid models), SOFTMAX and
 // BATCH_MATMUL.
 #include <algorithm>
+#include <cmath>
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
 #include "ops/op_util.h"
 #include "ops/reference/fully_connected.h"
+#include "ops/reference/quantized_int16.h"
 #include "ops/reference/quantized_kernels.h"
 
 namespace kiln::ops {
@@ -174,17 +176,46 @@ KilnStatus FullyConnectedInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
 
 struct SoftmaxState {
   reference::SoftmaxParams params;
-  bool is_int8 = false;  // int8, or uint8 (`type`)
+  bool is_int8 = false;  // a quantized path: int8, uint8 or int16 (`type`)
   KilnType type = kKilnFloat32;
   reference::SoftmaxInt8Params int8;
+  reference::SoftmaxInt16Params int16;
+  // int8 / uint8 input, int16 output (LiteRT's reference gemmlowp kernel; the output written as 1/65536, -32768).
+  bool to16 = false;
+  reference::SoftmaxTo16Params to16_params;
 };
+
+// SOFTMAX int16 (LiteRT's reference SoftmaxInt16), LiteRT's Prepare and Eval checks: input and output
+// symmetric, the output scale within 0.1% of 1/32768, ranks 1 to 4 (LiteRT's Eval refuses the others).
+KilnStatus PrepareSoftmaxInt16(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* input,
+                               const KilnOpaqueTensor* output, float beta, SoftmaxState* state) {
+  float input_scale = 0.0f, output_scale = 0.0f;
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input", input, &input_scale));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+  if (std::fabs(output_scale - 1.0f / 32768) > 0.001f * 1.0f / 32768) {
+    KilnOpaqueContextReportError(context, "%s: int16 output %s has scale %g; SOFTMAX needs 1/32768 (within 0.1%%)",
+                                 op, TensorLabel(output).c_str(), static_cast<double>(output_scale));
+    return kKilnError;
+  }
+  const size_t rank = TensorDims(input).size();
+  if (rank > 4) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: int16 input %s has rank %d; the int16 kernel takes ranks 1 to 4 (as LiteRT)", op,
+                                 TensorLabel(input).c_str(), static_cast<int>(rank));
+    return kKilnError;
+  }
+  state->int16.outer = state->params.outer;
+  state->int16.depth = state->params.depth;
+  reference::PrepareSoftmaxInt16(input_scale, beta, &state->int16);
+  return kKilnOk;
+}
 
 KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SOFTMAX";
   KILN_OPS_GET_STATE(SoftmaxState, state, context, node, op);
   const KilnOpaqueTensor* input;
   KilnOpaqueTensor* output;
-  state->type = Quantized8InputType(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
   state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 1, 1, 1));
@@ -200,7 +231,30 @@ KilnStatus SoftmaxPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   p.depth = dims.back();
   p.outer = p.depth == 0 ? 0 : reference::NumElements(dims) / p.depth;
   p.beta = options != nullptr ? options->beta : 1.0f;
-  if (state->is_int8) {
+  state->to16 = state->is_int8 && state->type != kKilnInt16 && KilnOpaqueTensorType(output) == kKilnInt16;
+  if (state->to16) {
+    float input_scale, output_scale;
+    int32_t input_zero_point, output_zero_point;
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+    // LiteRT's reference kernel writes 1/65536 with zero point -32768 whatever the output says, and its default
+    // path honours the output's quantization: only the one both agree on is served.
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetQuantization8(context, op, "output", output, kKilnInt16, &output_scale, &output_zero_point));
+    if (output_scale != 1.0f / 65536 || output_zero_point != -32768) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: int16 output %s is quantized as %g, %d; a %s input's int16 SOFTMAX needs "
+                                   "1/65536, -32768 (LiteRT's reference kernel writes that whatever the tensor says)",
+                                   op, TensorLabel(output).c_str(), static_cast<double>(output_scale),
+                                   static_cast<int>(output_zero_point), KilnTypeGetName(state->type));
+      return kKilnError;
+    }
+    state->to16_params.outer = p.outer;
+    state->to16_params.depth = p.depth;
+    reference::PrepareSoftmaxTo16(input_scale, p.beta, &state->to16_params);
+  } else if (state->type == kKilnInt16) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareSoftmaxInt16(context, op, input, output, p.beta, state));
+  } else if (state->is_int8) {
     float input_scale;
     int32_t input_zero_point;
     reference::SoftmaxInt8Params& q = state->int8;
@@ -230,6 +284,38 @@ KilnStatus SoftmaxInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       reference::SoftmaxQuantized<T>(state->int8, input, output);
       return kKilnOk;
     };
+    if (state->to16) {
+      const auto run16 = [&](auto type_tag) {
+        using T = decltype(type_tag);
+        const T* input;
+        int16_t* output;
+        KILN_OPAQUE_ENSURE_STATUS(
+            GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), count, &input));
+        KILN_OPAQUE_ENSURE_STATUS(
+            GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), count, &output));
+        if (!reference::SoftmaxTo16<T>(state->to16_params, input, output)) {
+          KilnOpaqueContextReportError(context, "%s: input %s: a row's sum of exponentials is outside LiteRT's range",
+                                       op, TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str());
+          return kKilnError;
+        }
+        return kKilnOk;
+      };
+      return state->type == kKilnUInt8 ? run16(uint8_t{}) : run16(int8_t{});
+    }
+    if (state->type == kKilnInt16) {
+      const int16_t* input;
+      int16_t* output;
+      KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, count, count, &input, &output));
+      if (!reference::SoftmaxInt16(state->int16, input, output)) {
+        KilnOpaqueContextReportError(context,
+                                     "%s: int16 input %s: a row's sum of exponentials exceeds int32 (rows of more "
+                                     "than 65537 elements near the maximum), which LiteRT's int16 kernel does not "
+                                     "handle",
+                                     op, TensorLabel(KilnOpaqueNodeGetInput(context, node, 0)).c_str());
+        return kKilnError;
+      }
+      return kKilnOk;
+    }
     return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
@@ -328,6 +414,10 @@ struct BatchMatMulState {
   int64_t lhs_count = 0, rhs_count = 0, output_count = 0;
   bool is_int8 = false, is_int16 = false;
   reference::BatchMatMulInt8Params int8;
+  // Hybrid (float32 lhs and output, constant int8 rhs): the rhs dequantized once in Prepare (as the hybrid
+  // FULLY_CONNECTED), the float kernel then.
+  bool is_hybrid = false;
+  FloatWeights rhs_weights;
 };
 
 KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -372,7 +462,8 @@ KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) 
     q.wide_multiply = true;  // measured: the sum narrowed to int32 with double rounding differs (docs/ops.md)
   } else {
     KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &lhs, &output, "rhs", &rhs));
-    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "rhs", rhs));
+    state->is_hybrid = KilnOpaqueTensorType(rhs) == kKilnInt8;
+    if (!state->is_hybrid) KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "rhs", rhs));
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "lhs", lhs, 2, kMaxBatchMatMulRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "rhs", rhs, 2, kMaxBatchMatMulRank));
@@ -382,6 +473,11 @@ KilnStatus BatchMatMulPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) 
   p.adj_y = options != nullptr && options->adj_y;
   const Dims a = TensorDims(lhs), b = TensorDims(rhs);
   const size_t ra = a.size(), rb = b.size();
+  if (state->is_hybrid) {
+    // Per tensor, or per channel along the rhs's columns (its last dimension, or the one before with adj_y).
+    const int columns = static_cast<int>(rb) - (p.adj_y ? 2 : 1);
+    KILN_OPAQUE_ENSURE_STATUS(PrepareFloatWeights(context, op, "rhs", rhs, columns, &state->rhs_weights));
+  }
   p.rows = p.adj_x ? a[ra - 1] : a[ra - 2];
   p.depth = p.adj_x ? a[ra - 2] : a[ra - 1];
   const int64_t rhs_depth = p.adj_y ? b[rb - 1] : b[rb - 2];
@@ -463,8 +559,13 @@ KilnStatus BatchMatMulInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   float* output;
   KILN_OPAQUE_ENSURE_STATUS(
       GetFloatInvokeData(context, node, op, state->lhs_count, state->output_count, &lhs, &output));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1), state->rhs_count, &rhs));
+  if (state->is_hybrid) {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatWeightData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1),
+                                                 state->rhs_count, state->rhs_weights, &rhs));
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "rhs", KilnOpaqueNodeGetInput(context, node, 1), state->rhs_count, &rhs));
+  }
   reference::BatchMatMulFloat(state->params, lhs, rhs, output);
   return kKilnOk;
 }
@@ -484,7 +585,7 @@ void AddFullyConnectedOps(std::vector<BuiltinOp>* table) {
   table->push_back({kKilnBuiltinLogSoftmax, 1, 2,
                     MakeOperator<LogSoftmaxState>(kKilnBuiltinLogSoftmax, 2, &LogSoftmaxPrepare,
                                                   &LogSoftmaxInvoke)});
-  // BATCH_MATMUL: LiteRT's v1-v4 (v2+ add int8/int16 and hybrid weights: refused at Prepare as non-float32).
+  // BATCH_MATMUL: LiteRT's v1-v4 (v2+ add int8/int16 and hybrid weights: constant int8 rhs, dequantized).
   table->push_back({kKilnBuiltinBatchMatmul, 1, 4,
                     MakeOperator<BatchMatMulState>(kKilnBuiltinBatchMatmul, 4, &BatchMatMulPrepare,
                                                    &BatchMatMulInvoke)});

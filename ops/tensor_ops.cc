@@ -478,20 +478,21 @@ KilnStatus PrepareReductionAxes(KilnOpaqueContext* context, KilnOpaqueNode* node
 struct MeanState {
   reference::MeanParams params;
   int64_t output_count = 0;
-  bool is_int8 = false;  // int8, or uint8 (`type`)
+  bool is_int8 = false;  // a quantized path: int8, uint8 or int16 (`type`)
   KilnType type = kKilnFloat32;
   bool hw = false;  // int8 over height and width with keep_dims: LiteRT's integer Mean kernel
   reference::MeanHwInt8Params int8;
   reference::ReduceInt8Params reduce;
 };
 
-// MEAN and SUM: float32, or int8 (the int8 kernels and cases LiteRT's reference reduce has).
+// MEAN and SUM: float32, or int8, uint8 and int16 (the int8 kernels and cases LiteRT's reference reduce has;
+// int16 symmetric, as LiteRT requires).
 KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool is_sum) {
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
   const KilnOpaqueTensor* input;
   const KilnOpaqueTensor* axes;
   KilnOpaqueTensor* output;
-  state->type = Quantized8InputType(context, node);
+  state->type = IsInt16Input(context, node) ? kKilnInt16 : Quantized8InputType(context, node);
   state->is_int8 = state->type != kKilnNoType;
   if (state->is_int8) {
     KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
@@ -509,18 +510,23 @@ KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
   if (state->is_int8) {
     const Dims dims = TensorDims(input);
     float input_scale, output_scale;
-    int32_t input_zero_point, output_zero_point;
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetQuantization8(context, op, "output", output, state->type, &output_scale, &output_zero_point));
+    int32_t input_zero_point = 0, output_zero_point = 0;
+    if (state->type == kKilnInt16) {
+      KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input", input, &input_scale));
+      KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+    } else {
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetQuantization8(context, op, "input", input, state->type, &input_scale, &input_zero_point));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetQuantization8(context, op, "output", output, state->type, &output_scale, &output_zero_point));
+    }
     // LiteRT's MEAN takes its integer height-and-width kernel only for these axes as written (not [-3, -2]).
     const auto* options = static_cast<const KilnReducerParams*>(KilnOpaqueNodeGetBuiltinData(node));
     const bool keep_dims = options != nullptr && options->keep_dims;
     state->hw = !is_sum && dims.size() == 4 && keep_dims && values.size() == 2 &&
                 ((values[0] == 1 && values[1] == 2) || (values[0] == 2 && values[1] == 1));
-    // uint8 takes the general kernel for this case too: the same arithmetic (quantized_kernels.h).
-    if (state->type == kKilnUInt8) state->hw = false;
+    // uint8 and int16 take the general kernel for this case too: the same arithmetic (quantized_kernels.h).
+    if (state->type != kKilnInt8) state->hw = false;
     if (state->hw) {
       reference::MeanHwInt8Params& q = state->int8;
       q.input_zero_point = input_zero_point;
@@ -563,6 +569,7 @@ KilnStatus ReduceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const 
       reference::ReduceQuantized<T>(state->reduce, input, output);
       return kKilnOk;
     };
+    if (state->type == kKilnInt16) return run(int16_t{});
     return state->type == kKilnUInt8 ? run(uint8_t{}) : run(int8_t{});
   }
   const float* input;
@@ -606,8 +613,8 @@ constexpr const char* ReduceName(ReduceKind kind) {
   return "?";
 }
 
-// The input types each reduction takes, as LiteRT 2.3.0's kernels do (its quantized REDUCE_PROD, which rescales
-// the product, is not here: int8 and int16 products are refused naming the tensor).
+// The input types each reduction takes, as LiteRT 2.3.0's kernels do (REDUCE_PROD on quantized int8 and int16,
+// LiteRT's rescaled product, is prepared apart: PrepareQuantizedProd).
 const std::vector<KilnType>& ReduceTypes(ReduceKind kind) {
   static const std::vector<KilnType> extremes = {kKilnFloat32, kKilnInt32, kKilnInt64,
                                                  kKilnInt8,    kKilnUInt8, kKilnInt16};
@@ -621,7 +628,46 @@ struct ReduceElementsState {
   reference::MeanParams params;
   int64_t output_count = 0;
   KilnType type = kKilnFloat32;
+  bool quantized_prod = false;  // REDUCE_PROD on quantized int8 or int16 (`prod`)
+  reference::ReduceProdQuantizedParams prod;
 };
+
+// REDUCE_PROD on a quantized int8 or int16 input (LiteRT's QuantizedReduceProd): the output of the same type,
+// int16 symmetric (LiteRT's Prepare check); uint8 is refused, as LiteRT refuses it at Invoke.
+KilnStatus PrepareQuantizedProd(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* input,
+                                const KilnOpaqueTensor* output, ReduceElementsState* state) {
+  const KilnType type = KilnOpaqueTensorType(input);
+  float input_scale = 0.0f, output_scale = 0.0f;
+  reference::ReduceProdQuantizedParams& p = state->prod;
+  if (type == kKilnInt16) {
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "input", input, &input_scale));
+    KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "output", output, &output_scale));
+    p.input_zero_point = p.output_zero_point = 0;
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &p.input_zero_point));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetInt8Quantization(context, op, "output", output, &output_scale, &p.output_zero_point));
+  }
+  p.shape = state->params;
+  if (!reference::PrepareReduceProdQuantized(input_scale, output_scale, &p)) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: %s output %s: input scale %g / output scale %g^(1/%lld) is 2^14 or more, "
+                                 "beyond LiteRT's int64 multiply",
+                                 op, KilnTypeGetName(type), TensorLabel(output).c_str(),
+                                 static_cast<double>(input_scale), static_cast<double>(output_scale),
+                                 static_cast<long long>(p.count));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+// True where `tensor` has quantization scales (LiteRT's quantized REDUCE_PROD path).
+bool HasScales(const KilnOpaqueTensor* tensor) {
+  std::vector<float> scales;
+  std::vector<int32_t> zero_points;
+  int dim = 0;
+  return GetQuantization(tensor, &scales, &zero_points, &dim) && !scales.empty();
+}
 
 template <ReduceKind kKind>
 KilnStatus ReduceElementsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -634,14 +680,25 @@ KilnStatus ReduceElementsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "axes", &axes));
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  size_t element_size = 0;
-  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReduceTypes(kKind), &element_size));
   state->type = KilnOpaqueTensorType(input);
+  const bool quantized = state->type == kKilnInt8 || state->type == kKilnInt16 || state->type == kKilnUInt8;
+  state->quantized_prod = kKind == ReduceKind::kProd && quantized && HasScales(input);
+  if (kKind == ReduceKind::kProd && state->type == kKilnUInt8 && state->quantized_prod) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: uint8 input %s: LiteRT has no quantized uint8 product (int8 and int16 only)", op,
+                                 TensorLabel(input).c_str());
+    return kKilnError;
+  }
+  if (!state->quantized_prod) {
+    size_t element_size = 0;
+    KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReduceTypes(kKind), &element_size));
+  }
   std::vector<int32_t> values;
   Dims output_dims;
   KILN_OPAQUE_ENSURE_STATUS(
       PrepareReductionAxes(context, node, op, input, axes, &values, &state->params, &output_dims));
   state->output_count = reference::NumElements(output_dims);
+  if (state->quantized_prod) KILN_OPAQUE_ENSURE_STATUS(PrepareQuantizedProd(context, op, input, output, state));
   return ResizeOutput(context, op, output, output_dims);
 }
 
@@ -656,6 +713,12 @@ KilnStatus ReduceElementsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
     const T* input;
     T* output;
     KILN_OPAQUE_ENSURE_STATUS(GetInvokeData(context, node, op, input_count, state->output_count, &input, &output));
+    if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t>) {
+      if (state->quantized_prod) {
+        reference::ReduceProdQuantized<T>(state->prod, input, output);
+        return kKilnOk;
+      }
+    }
     reference::ReduceElements<T>(kKind, state->params, input, output);
     return kKilnOk;
   };

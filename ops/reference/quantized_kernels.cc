@@ -562,6 +562,8 @@ void ReduceQuantized(const ReduceInt8Params& p, const T* input, T* output) {
   std::vector<int64_t> sums(static_cast<size_t>(outputs));
   if constexpr (std::is_same_v<T, uint8_t>) {
     SumUInt8(p.shape, input, sums.data());
+  } else if constexpr (std::is_same_v<T, int16_t>) {
+    SumInt16(p.shape, input, sums.data());
   } else {
     SumInt8(p.shape, input, sums.data());
   }
@@ -586,6 +588,67 @@ void ReduceQuantized(const ReduceInt8Params& p, const T* input, T* output) {
 
 template void ReduceQuantized<int8_t>(const ReduceInt8Params&, const int8_t*, int8_t*);
 template void ReduceQuantized<uint8_t>(const ReduceInt8Params&, const uint8_t*, uint8_t*);
+template void ReduceQuantized<int16_t>(const ReduceInt8Params&, const int16_t*, int16_t*);
+
+bool PrepareReduceProdQuantized(float input_scale, float output_scale, ReduceProdQuantizedParams* params) {
+  params->count = ReducedCount(params->shape);
+  params->output_scale = output_scale;
+  if (params->count == 0) return true;
+  const double scaling = static_cast<double>(input_scale) /
+                         std::pow(static_cast<double>(output_scale), 1.0 / static_cast<double>(params->count));
+  params->multiplier = QuantizeMultiplier(scaling);
+  return params->multiplier.shift <= 14;
+}
+
+template <typename T>
+void ReduceProdQuantized(const ReduceProdQuantizedParams& p, const T* input, T* output) {
+  constexpr int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  const Dims& dims = p.shape.input_dims;
+  int64_t input_count = 1, output_count = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    input_count *= dims[d];
+    if (!p.shape.reduced[d]) output_count *= dims[d];
+  }
+  if (output_count == 0) return;
+  if (p.count == 0 || input_count == 0) {
+    // 1 in the output's quantization (float arithmetic, clamped before the conversion).
+    const float one = std::min(std::max(std::round(1.0f / p.output_scale), -1e6f), 1e6f);
+    const int32_t value = std::clamp<int32_t>(static_cast<int32_t>(one) + p.output_zero_point, lo, hi);
+    for (int64_t o = 0; o < output_count; ++o) output[o] = static_cast<T>(value);
+    return;
+  }
+  std::vector<int32_t> products(static_cast<size_t>(output_count));
+  std::vector<bool> started(static_cast<size_t>(output_count), false);
+  std::vector<int64_t> coordinate(dims.size(), 0);
+  for (int64_t i = 0; i < input_count; ++i) {
+    // The output of input i: its coordinates in the kept dimensions, row-major.
+    int64_t o = 0;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (!p.shape.reduced[d]) o = o * dims[d] + coordinate[d];
+    }
+    const int32_t x = static_cast<int32_t>(input[i]) - p.input_zero_point;
+    int32_t& product = products[static_cast<size_t>(o)];
+    if (!started[static_cast<size_t>(o)]) {
+      product = x;
+      started[static_cast<size_t>(o)] = true;
+    } else {
+      product = MultiplyByQuantizedMultiplierInt64(static_cast<int64_t>(product) * x, p.multiplier.multiplier,
+                                                   p.multiplier.shift);
+    }
+    for (size_t d = dims.size(); d-- > 0;) {  // the next coordinate, row-major
+      if (++coordinate[d] < dims[d]) break;
+      coordinate[d] = 0;
+    }
+  }
+  for (int64_t o = 0; o < output_count; ++o) {
+    const int32_t scaled = MultiplyByQuantizedMultiplierInt64(products[static_cast<size_t>(o)],
+                                                              p.multiplier.multiplier, p.multiplier.shift);
+    output[o] = static_cast<T>(std::clamp<int32_t>(WrapAdd(scaled, p.output_zero_point), lo, hi));
+  }
+}
+
+template void ReduceProdQuantized<int8_t>(const ReduceProdQuantizedParams&, const int8_t*, int8_t*);
+template void ReduceProdQuantized<int16_t>(const ReduceProdQuantizedParams&, const int16_t*, int16_t*);
 
 void BatchMatMulInt8(const BatchMatMulParams& shape, const BatchMatMulInt8Params& quant, const int8_t* lhs,
                      const int8_t* rhs, int8_t* output) {

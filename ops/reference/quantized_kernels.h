@@ -256,14 +256,36 @@ struct ReduceInt8Params {
 };
 // `shape` and the zero points must be set; fills the rest.
 void PrepareReduceInt8(bool is_sum, float input_scale, float output_scale, ReduceInt8Params* params);
-// T: int8_t or uint8_t (the same arithmetic, clamped to the type; for uint8 also the keep_dims mean over
-// height and width, which the package computes this way too: measured, its older uint8 formula with a float
-// bias differs on 4 of 10 outputs of qu8_mean_7).
+// T: int8_t, uint8_t or int16_t (the same arithmetic, clamped to the type; for uint8 and int16 also the
+// keep_dims mean over height and width, which the package computes this way too: measured, its older uint8
+// formula with a float bias differs on 4 of 10 outputs of qu8_mean_7; LiteRT's int16 MEAN has only this
+// kernel). int16 sums over more than 65536 inputs can pass int32, and wrap as LiteRT's int32 sum does.
 template <typename T>
 void ReduceQuantized(const ReduceInt8Params& params, const T* input, T* output);
 inline void ReduceInt8(const ReduceInt8Params& params, const int8_t* input, int8_t* output) {
   ReduceQuantized<int8_t>(params, input, output);
 }
+
+// REDUCE_PROD int8 / int16 (LiteRT's reference QuantizedReduceProd), per output over its n inputs in row-major
+// order: p = x_0 - input_zero_point, then p = M(int64(p) * (x_i - input_zero_point)) for each next input, and out
+// = clamp(M(p) + output_zero_point), where M is LiteRT's int64 multiply (MultiplyByQuantizedMultiplierInt64) by
+// QuantizeMultiplier(input_scale / output_scale^(1 / n)) (each step rescaled so the product stays in range). n = 0
+// (an empty input, where LiteRT writes nothing) gives 1 quantized as the output. The running product is an
+// int32, as LiteRT's (M's int64 result narrowed, wrapping where an output scale far below the product's lets it
+// grow past int32).
+struct ReduceProdQuantizedParams {
+  MeanParams shape;
+  int64_t count = 0;  // n
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  float output_scale = 1;
+  QuantizedMultiplier multiplier;
+};
+// `shape` and the zero points must be set. False where the multiplier's shift passes 14, beyond which LiteRT's
+// int64 multiply shifts by a negative amount (input_scale / output_scale^(1 / n) of 2^14 or more).
+bool PrepareReduceProdQuantized(float input_scale, float output_scale, ReduceProdQuantizedParams* params);
+// T: int8_t or int16_t.
+template <typename T>
+void ReduceProdQuantized(const ReduceProdQuantizedParams& params, const T* input, T* output);
 
 
 }  // namespace kiln::ops::reference

@@ -367,6 +367,8 @@ void SumInt8(const MeanParams& params, const int8_t* input, int64_t* sums) { Red
 
 void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums) { ReduceSum(params, input, sums); }
 
+void SumInt16(const MeanParams& params, const int16_t* input, int64_t* sums) { ReduceSum(params, input, sums); }
+
 }  // namespace kiln::ops::reference
 
 namespace kiln::ops::reference {

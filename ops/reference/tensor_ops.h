@@ -93,6 +93,7 @@ int64_t ReducedCount(const MeanParams& params);
 // The exact int64 sum of each output's int8 inputs (the quantized MEAN and SUM kernels start from it).
 void SumInt8(const MeanParams& params, const int8_t* input, int64_t* sums);
 void SumUInt8(const MeanParams& params, const uint8_t* input, int64_t* sums);
+void SumInt16(const MeanParams& params, const int16_t* input, int64_t* sums);
 
 // REDUCE_MAX, REDUCE_MIN and REDUCE_PROD (stored values, no arithmetic on quantization), REDUCE_ANY and REDUCE_ALL
 // (bool, taken as its bytes: T = uint8_t, any non-zero byte true, outputs 0 or 1) over the same axes, as LiteRT's reference reduce folds them: in input (row-major) order from

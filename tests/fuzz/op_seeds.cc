@@ -117,6 +117,30 @@ int main(int argc, char** argv) {
     w.SetOutputs({y});
     seeds.push_back({"l2_normalization_int8", std::move(w)});
   }
+  {  // int16 LOGISTIC, TANH, SOFTMAX and MEAN on one symmetric input (outputs 2^-15 as LiteRT requires)
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt16, {2, 3, 4}, "x");
+    w.SetQuantization(x, {7e-4f}, {0});
+    std::vector<int> outputs;
+    for (KilnBuiltinOperator code : {kKilnBuiltinLogistic, kKilnBuiltinTanh, kKilnBuiltinSoftmax}) {
+      const int y = w.AddTensor(kKilnInt16, {2, 3, 4}, "y" + std::to_string(outputs.size()));
+      w.SetQuantization(y, {1.0f / 32768}, {0});
+      if (code == kKilnBuiltinSoftmax) {
+        w.AddOp(code, {x}, {y}, KilnSoftmaxParams{1.0f});
+      } else {
+        w.AddOp(code, {x}, {y});
+      }
+      outputs.push_back(y);
+    }
+    const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {1});
+    const int mean = w.AddTensor(kKilnInt16, {2, 4}, "mean");
+    w.SetQuantization(mean, {1e-3f}, {0});
+    w.AddOp(kKilnBuiltinMean, {x, axes}, {mean}, KilnReducerParams{false});
+    outputs.push_back(mean);
+    w.SetInputs({x});
+    w.SetOutputs(outputs);
+    seeds.push_back({"int16_activations", std::move(w)});
+  }
   {  // bools from the fuzzer's bytes: a comparison, LOGICAL_AND/NOT and SELECT_V2 on them
     ModelWriter w;
     const int a = w.AddTensor(kKilnFloat32, {2, 3}, "a");

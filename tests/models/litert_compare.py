@@ -30,6 +30,8 @@ LiteRT. A model LiteRT cannot load or run is skipped ("skipped: litert: ..."), a
 with an error before it runs ("skipped: kiln: <its first error line>"); a Kiln crash, sanitizer report, usage
 error or failure while running fails. Prints a table per kind and exits 1 if any model both run disagrees or
 fails, 77 (skip) when the models folder is absent or LiteRT cannot be installed (PyPI unreachable), else 0.
+Models named *_litert_builtin are held to LiteRT's builtin kernels instead of its reference resolver, and models
+named *_litert_ref_only hold Kiln's default path, too, to LiteRT's reference kernels (see the constants below).
 
 --generate SCRIPT first writes the models folder with SCRIPT (ctest litert_int8_ops: the single-op int8 models of
 tests/models/int8_op_models.py).
@@ -152,7 +154,10 @@ def check_model(path, args, venv_python, work):
                                                                         ref_dir):
                 results.append(r)
                 continue
-            if "--reference-kernels" in flags:
+            if "--reference-kernels" in flags or name.endswith(REFERENCE_ONLY_SUFFIX):
+                if "--reference-kernels" not in flags:
+                    r.notes.append("default path held to LiteRT's reference kernels: LiteRT's default path runs "
+                                   "another kernel for this op")
                 run_kiln(r, path, flags, inputs_dir, kiln_dir, ref_dir, meta, args)
                 if r.verdict == "ok":
                     check_exact(r, kiln_dir, meta, ref_dir)
@@ -174,6 +179,11 @@ def check_model(path, args, venv_python, work):
 # Models whose name ends in this are held to LiteRT's builtin kernels (no delegate) instead of its reference
 # resolver, whose kernel for the op is broken in the package (SUM int8 writes garbage: docs/ops.md).
 BUILTIN_SUFFIX = "_litert_builtin"
+# Models whose name ends in this hold Kiln's default path, too, byte for byte to LiteRT's reference kernels: LiteRT's
+# default path runs another kernel for the op, whose arithmetic Kiln's default path does not copy (int16 LOGISTIC
+# and TANH at the power-of-two input scales: LiteRT's optimized gemmlowp 16-bit kernel, up to 12 steps from the
+# function where its reference kernel is within 1; docs/ops.md).
+REFERENCE_ONLY_SUFFIX = "_litert_ref_only"
 
 
 def run_litert_reference(r, path, args, venv_python, inputs_dir, ref_dir):

@@ -427,6 +427,154 @@ def int16_ops(out):
               dtype=in_type, out_dtype=out_type)
 
 
+def int16_activation_ops(out):
+    """LOGISTIC, TANH and SOFTMAX int16 (symmetric; the output quantized 2^-15 as LiteRT requires): input scales
+    across the range, the power-of-two ones LiteRT's kernels take directly (LOGISTIC 2^-12, TANH 2^-12 and 2^-11)
+    and others it rescales; the inputs are drawn over the whole int16 range."""
+    I16 = np.int16
+    # LOGISTIC and TANH: 1024 inputs each; 2^-10 and 2^-13 are powers of two the tables do not take directly.
+    scales = [2.0 ** -12, 2.0 ** -11, 2.0 ** -10, 2.0 ** -13, 2.0 ** -15, 1e-3, 3e-4, 1e-5, 3.1e-7, 0.01, 0.1, 1.0,
+              4.5]
+    # At the scales the tables take directly, LiteRT's default path runs another kernel (its optimized gemmlowp
+    # one): Kiln's default path is held to LiteRT's reference kernels there (litert_compare.py's
+    # REFERENCE_ONLY_SUFFIX).
+    def suffix(code, scale):
+        direct = [2.0 ** -12] if code == OPS.LOGISTIC else [2.0 ** -12, 2.0 ** -11]
+        return "_litert_ref_only" if scale in direct else ""
+
+    for i, scale in enumerate(scales):
+        for name, code in (("logistic", OPS.LOGISTIC), ("tanh", OPS.TANH)):
+            unary(out, "q16_%s_%d%s" % (name, i, suffix(code, scale)), code, 3, (scale, 0), (1.0 / 32768, 0), dtype=I16)
+    # TANH's output scale need only be 2^-15 within LiteRT's CheckedLog2 tolerance.
+    unary(out, "q16_tanh_near_pot_output", OPS.TANH, 3, (1e-3, 0), (1.0 / 32768 * 1.0002, 0), dtype=I16)
+    for i, shape in enumerate([(7,), (3, 5, 2, 9), (2, 1, 1, 1)]):
+        for name, code in (("logistic", OPS.LOGISTIC), ("tanh", OPS.TANH)):
+            m = OneOpModel(out, I16)
+            scale = 2.0 ** -12 if i != 1 else 7e-4
+            x = m.tensor(shape, scale, 0, "x")
+            y = m.tensor(shape, 1.0 / 32768, 0, "y", is_input=False)
+            m.write("q16_%s_shape_%d%s" % (name, i, suffix(code, scale)), code, 3, [x], y)
+    # GELU: LiteRT's 513-entry table of the float function (both forms); zero points too (the table spans the
+    # output range they move, without adding them, as LiteRT's).
+    gelus = [((1e-3, 0), (1e-3, 0)), ((3e-4, 0), (2e-4, 0)), ((0.01, 0), (0.005, 0)), ((1e-4, 0), (5e-5, 0)),
+             ((2e-3, 100), (1e-3, -50)), ((0.2, 0), (0.3, 0))]
+    for i, (in_quant, out_quant) in enumerate(gelus):
+        for approximate in (False, True):
+            options = S.GeluOptionsT()
+            options.approximate = approximate
+            unary(out, "q16_gelu_%d%s" % (i, "_approx" if approximate else ""), OPS.GELU, 2, in_quant, out_quant,
+                  S.BuiltinOptions.GeluOptions, options, dtype=I16)
+    # SOFTMAX int8 / uint8 -> int16 (LiteRT's reference gemmlowp kernel), the output quantized 1/65536, -32768: the
+    # quantization that kernel writes whatever the output says (its default path honours other ones, so Kiln
+    # refuses them).
+    to16 = [(np.int8, (0.1, -3), (4, 16, 16), 1.0), (np.int8, (0.02, 127), (8, 128), 1.0),
+            (np.int8, (1e-3, 0), (2, 300), 1.0), (np.uint8, (0.05, 128), (64, 16), 1.0),
+            (np.uint8, (0.5, 0), (16, 64), 0.5), (np.int8, (0.25, -128), (100, 3), 2.0),
+            (np.int8, (0.1, 0), (8, 64), 1.0)]
+    for i, (dtype, in_quant, shape, beta) in enumerate(to16):
+        m = OneOpModel(out, dtype)
+        x = m.tensor(shape, *in_quant, "x")
+        y = m.tensor(shape, 1.0 / 65536, -32768, "y", is_input=False, dtype=I16)
+        options = S.SoftmaxOptionsT()
+        options.beta = beta
+        m.write("q8_softmax_to16_%d" % i, OPS.SOFTMAX, 2, [x], y, S.BuiltinOptions.SoftmaxOptions, options)
+    # SOFTMAX: the output quantized 1/32768 (LiteRT allows 0.1% off), betas 1, 0.5 and 2, ranks 1 to 4.
+    softmaxes = [(1e-5, (4, 16, 16), 1.0), (1e-4, (8, 128), 1.0), (1e-3, (2, 1000), 1.0), (2.0 ** -10, (64, 16), 1.0),
+                 (0.01, (3, 5, 7, 4), 1.0), (0.1, (37,), 1.0), (1.0, (16, 8), 1.0), (3e-4, (16, 64), 0.5),
+                 (3e-4, (16, 64), 2.0), (2e-5, (1, 1, 1, 300), 1.0), (5e-4, (200, 1), 1.0), (1e-4, (4, 2048), 1.0)]
+    for i, (scale, shape, beta) in enumerate(softmaxes):
+        m = OneOpModel(out, I16)
+        x = m.tensor(shape, scale, 0, "x")
+        y = m.tensor(shape, 1.0 / 32768 if i != 3 else 1.0 / 32768 * 1.0005, 0, "y", is_input=False)
+        options = S.SoftmaxOptionsT()
+        options.beta = beta
+        m.write("q16_softmax_%d" % i, OPS.SOFTMAX, 3, [x], y, S.BuiltinOptions.SoftmaxOptions, options)
+
+
+def int16_reduce_ops(out):
+    """MEAN and SUM on int16 (symmetric, as LiteRT requires): LiteRT's int16 MEAN is its QuantizedMeanOrSum for every
+    axes case (the keep_dims height-and-width one too); axes negative, repeated, all; equal and different scales."""
+    I16 = np.int16
+    s4 = (2, 3, 4, 5)
+    # (input shape, input scale, output scale, axes, keep_dims)
+    cases = [(s4, 1e-3, 5e-4, [1, 2], False), (s4, 1e-3, 1e-3, [-1], True), (s4, 3e-5, 1e-4, [0, 2], False),
+             (s4, 0.02, 0.005, [1, 3], True), (s4, 1e-4, 2e-4, [0, 1, 2, 3], False), (s4, 1e-5, 2.0, [2], False),
+             (s4, 0.3, 0.01, [3, 1, 3], False), ((1, 7, 9, 8), 2.0 ** -10, 2.0 ** -12, [1, 2], True),
+             ((2, 16, 16, 3), 1e-3, 1e-3, [2, 1], True), ((3, 300, 40), 1e-4, 3e-5, [1], False),
+             ((5,), 0.01, 0.02, [0], False), ((4, 1), 1e-3, 1e-3, [-2], True)]
+    for i, (shape, in_scale, out_scale, axes, keep_dims) in enumerate(cases):
+        for op, code in (("mean", OPS.MEAN), ("sum", OPS.SUM)):
+            m = OneOpModel(out, I16)
+            x = m.tensor(shape, in_scale, 0, "x")
+            a = m.int32_constant(axes, "axes")
+            rank = len(shape)
+            reduced = {(ax + rank) % rank for ax in axes}
+            oshape = [1 if d in reduced else n for d, n in enumerate(shape) if keep_dims or d not in reduced]
+            count = int(np.prod([shape[d] for d in reduced]))
+            # A sum needs a coarser output scale to stay in range.
+            q = out_scale * (max(1.0, count ** 0.5) if op == "sum" else 1.0)
+            y = m.tensor(oshape, q, 0, "y", is_input=False)
+            options = S.ReducerOptionsT()
+            options.keepDims = keep_dims
+            # SUM is held to LiteRT's builtin kernel, as for int8 (its reference SUM is broken for int8).
+            name = "q16_%s_%d" % (op, i) + ("_litert_builtin" if op == "sum" else "")
+            m.write(name, code, 2, [x, a], y, S.BuiltinOptions.ReducerOptions, options)
+
+
+def reduce_prod_ops(out):
+    """REDUCE_PROD on quantized int8 (any zero point) and int16 (symmetric): LiteRT's rescaled product, over 1 to 6
+    elements per output, axes negative and repeated, keep_dims; scales so the products land in and beyond range."""
+    s4 = (2, 3, 4, 5)
+    # (dtype, input shape, input quant, output quant, axes, keep_dims)
+    cases = [(np.int8, s4, (0.05, -3), (0.5, 2), [1], False), (np.int8, s4, (0.02, 127), (0.01, -128), [-1], True),
+             (np.int8, s4, (0.1, 0), (2.0, 10), [0, 2], False), (np.int8, (6, 2), (0.01, -128), (1e-4, 0), [0], False),
+             (np.int8, (3, 1, 4), (0.2, 5), (0.2, 5), [1], True), (np.int8, s4, (1.0, 0), (64.0, 0), [3, 1, 3], False),
+             (np.int16, s4, (1e-4, 0), (1e-4, 0), [1], False), (np.int16, s4, (3e-3, 0), (0.05, 0), [-1, 0], True),
+             (np.int16, (6, 3), (1e-3, 0), (1e-6, 0), [0], False),
+             (np.int16, (4, 2, 2), (0.01, 0), (0.2, 0), [1, 2], False)]
+    for i, (dtype, shape, in_quant, out_quant, axes, keep_dims) in enumerate(cases):
+        m = OneOpModel(out, dtype)
+        x = m.tensor(shape, *in_quant, "x")
+        a = m.int32_constant(axes, "axes")
+        rank = len(shape)
+        reduced = {(ax + rank) % rank for ax in axes}
+        oshape = [1 if d in reduced else n for d, n in enumerate(shape) if keep_dims or d not in reduced]
+        y = m.tensor(oshape, *out_quant, "y", is_input=False)
+        options = S.ReducerOptionsT()
+        options.keepDims = keep_dims
+        prefix = "q8" if dtype == np.int8 else "q16"
+        m.write("%s_reduce_prod_%d" % (prefix, i), OPS.REDUCE_PROD, 2, [x, a], y, S.BuiltinOptions.ReducerOptions,
+                options)
+
+
+def hybrid_batch_matmul_ops(out):
+    """Hybrid BATCH_MATMUL: float32 lhs and output, a constant int8 rhs (per tensor, or per channel along its
+    columns), adj_x / adj_y and batch broadcast. LiteRT quantizes the lhs on the fly; Kiln dequantizes the rhs
+    and computes in float (litert_compare's hybrid bound)."""
+    rng = np.random.default_rng(41)
+    # (lhs shape, rhs shape, adj_x, adj_y, rhs scale (one, or one per column))
+    cases = [((2, 3, 4), (2, 4, 5), False, False, 0.01), ((2, 4, 3), (2, 5, 4), True, True, 0.02),
+             ((3, 1, 2, 6), (4, 6, 3), False, False, 0.005), ((5, 7), (7, 2), False, False, [0.004, 0.012]),
+             ((1, 8, 16), (16, 4), False, False, 0.002), ((4, 3), (5, 3), False, True, [0.01, 0.02, 0.005, 0.04, 0.01])]
+    for i, (lhs_shape, rhs_shape, adj_x, adj_y, rhs_scale) in enumerate(cases):
+        m = OneOpModel(out, np.float32)
+        x = m.tensor(lhs_shape, None, 0, "lhs")
+        if np.ndim(rhs_scale):
+            # Per channel along the columns: OneOpModel's per-channel tensors use dimension 0, so set it here.
+            w = m.tensor(rhs_shape, rhs_scale, 0, "rhs", data=rng.integers(-127, 128, size=rhs_shape), dtype=np.int8)
+            m.tensors[w].quantization.quantizedDimension = len(rhs_shape) - (2 if adj_y else 1)
+        else:
+            w = m.tensor(rhs_shape, rhs_scale, 0, "rhs", data=rng.integers(-127, 128, size=rhs_shape), dtype=np.int8)
+        rows = lhs_shape[-1] if adj_x else lhs_shape[-2]
+        cols = rhs_shape[-2] if adj_y else rhs_shape[-1]
+        batch = np.broadcast_shapes(lhs_shape[:-2], rhs_shape[:-2])
+        y = m.tensor(tuple(batch) + (rows, cols), None, 0, "y", is_input=False)
+        options = S.BatchMatMulOptionsT()
+        options.adjX, options.adjY = adj_x, adj_y
+        m.write("hybrid_batch_matmul_%d" % i, OPS.BATCH_MATMUL, 4, [x, w], y, S.BuiltinOptions.BatchMatMulOptions,
+                options)
+
+
 def int16x8_ops(out):
     """16x8 FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D: int16 activations (zero point 0), int8 weights per
     tensor or per channel, int64 bias or none, fused activations."""
@@ -510,6 +658,10 @@ def main():
     uint8_transpose_conv_ops(out)
     reduce_ops(out, U8, "qu8")
     int16_ops(out)
+    int16_activation_ops(out)
+    int16_reduce_ops(out)
+    reduce_prod_ops(out)
+    hybrid_batch_matmul_ops(out)
     int16x8_ops(out)
     int16x8_transpose_conv_ops(out)
     # SOFTMAX uint8: the output quantization the converter writes (1/256, 0); beta 1 and 0.5.

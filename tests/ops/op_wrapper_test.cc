@@ -771,13 +771,12 @@ TEST(OpWrapperTest, ElementReductionsRunAndRefuseClearly) {
     const auto out = r.OutputAs<uint8_t>();
     EXPECT_EQ(out, code == kKilnBuiltinReduceAny ? (std::vector<uint8_t>{1, 1}) : (std::vector<uint8_t>{0, 1}));
   }
-  {  // int8 PROD: LiteRT rescales the product; Kiln refuses it.
+  {  // int8 PROD without quantization (LiteRT's plain wrapping product) is refused; quantized int8 and int16
+     // run LiteRT's rescaled product (int16_wrapper_test.cc).
     ModelWriter w;
     const int x = w.AddTensor(kKilnInt8, {2, 3}, "x");
     const int axes = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "axes", {1});
     const int y = w.AddTensor(kKilnInt8, {2}, "y");
-    w.SetQuantization(x, {0.5f}, {1});
-    w.SetQuantization(y, {0.5f}, {1});
     w.AddOp(kKilnBuiltinReduceProd, {x, axes}, {y}, KilnReducerParams{false});
     w.SetInputs({x});
     w.SetOutputs({y});
@@ -983,8 +982,8 @@ TEST(OpWrapperTest, NormalizationAndCumsumRunAndRefuseClearly) {
   }
 }
 
-// GELU reads its `approximate` option (the two forms differ at x = -2), and int16 is refused naming the tensor.
-TEST(OpWrapperTest, GeluFormsAndInt16Refused) {
+// GELU reads its `approximate` option (the two forms differ at x = -2); int16 runs LiteRT's interpolated table.
+TEST(OpWrapperTest, GeluFormsAndInt16) {
   std::vector<float> results;
   for (bool approximate : {false, true}) {
     ModelWriter w;
@@ -1013,7 +1012,13 @@ TEST(OpWrapperTest, GeluFormsAndInt16Refused) {
   w.SetInputs({x});
   w.SetOutputs({y});
   Runner r(w);
-  ExpectErrorMentions(r, {"GELU", "int16 input 'x'"});
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const int16_t in[] = {-2000, 1000};  // -2 and 1
+  r.SetInput(0, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  const auto out = r.OutputAs<int16_t>();
+  EXPECT_NEAR(out[0], -45.5, 1.0);
+  EXPECT_NEAR(out[1], 841.3, 1.0);
 }
 
 // EMBEDDING_LOOKUP: rows copied (ids computed at run time), per-row scales of an int8 table giving float32, and the
@@ -1504,8 +1509,9 @@ TEST(OpWrapperTest, UnsupportedQuantizedTypesFailNamingOpTensorAndType) {
     Runner r(w);
     ExpectErrorMentions(r, words);
   };
-  unary(kKilnBuiltinLogistic, kKilnInt16, {"LOGISTIC", "q_in", "int16"});
-  unary(kKilnBuiltinTanh, kKilnInt16, {"TANH", "q_in", "int16"});
+  // int16 LOGISTIC and TANH run, with the output quantized 2^-15 (LiteRT's requirement).
+  unary(kKilnBuiltinLogistic, kKilnInt16, {"LOGISTIC", "q_out", "int16", "2^-15"});
+  unary(kKilnBuiltinTanh, kKilnInt16, {"TANH", "q_out", "int16", "2^-15"});
   unary(kKilnBuiltinHardSwish, kKilnInt16, {"HARD_SWISH", "q_in", "int16"});
   unary(kKilnBuiltinElu, kKilnInt16, {"ELU", "q_in", "int16"});
   {
