@@ -24,6 +24,8 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddSpaceOps(all);
     AddCompareLogicOps(all);
     AddIndexOps(all);
+    AddMatrixOps(all);
+    AddBitwiseOps(all);
     return all;
   }();
   return *table;

@@ -22,6 +22,8 @@ void AddNormalizationOps(std::vector<BuiltinOp>* table);   // normalization_ops.
 void AddSpaceOps(std::vector<BuiltinOp>* table);           // space_ops.cc
 void AddCompareLogicOps(std::vector<BuiltinOp>* table);    // compare_logic_ops.cc
 void AddIndexOps(std::vector<BuiltinOp>* table);           // index_ops.cc
+void AddMatrixOps(std::vector<BuiltinOp>* table);          // matrix_ops.cc
+void AddBitwiseOps(std::vector<BuiltinOp>* table);         // bitwise_ops.cc
 
 }  // namespace kiln::ops
 

@@ -196,6 +196,34 @@ int main(int argc, char** argv) {
     w.SetOutputs({z});
     seeds.push_back({"unsorted_segment", std::move(w)});
   }
+  {
+    // SEGMENT_SUM -> MATRIX_DIAG -> MATRIX_SET_DIAG -> DYNAMIC_UPDATE_SLICE (run-time starts), and RIGHT_SHIFT ->
+    // BITWISE_XOR -> BITCAST.
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {4, 3}, "x");
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "ids", {0, 0, 1, 1});
+    const int sums = w.AddTensor(kKilnFloat32, {2, 3}, "sums");
+    w.AddOp(kKilnBuiltinSegmentSum, {x, ids}, {sums});
+    const int diag = w.AddTensor(kKilnFloat32, {2, 3, 3}, "diag");
+    w.AddOp(kKilnBuiltinMatrixDiag, {sums}, {diag});
+    const int set = w.AddTensor(kKilnFloat32, {2, 3, 3}, "set");
+    w.AddOp(kKilnBuiltinMatrixSetDiag, {diag, sums}, {set});
+    const int update = w.AddConstTensor<float>(kKilnFloat32, {1, 2, 2}, "update", {1, 2, 3, 4});
+    const int starts = w.AddTensor(kKilnInt32, {3}, "starts");
+    const int updated = w.AddTensor(kKilnFloat32, {2, 3, 3}, "updated");
+    w.AddOp(kKilnBuiltinDynamicUpdateSlice, {set, update, starts}, {updated});
+    const int a = w.AddTensor(kKilnInt32, {5}, "a");
+    const int shift = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "shift", {3});
+    const int shifted = w.AddTensor(kKilnInt32, {5}, "shifted");
+    w.AddOp(kKilnBuiltinRightShift, {a, shift}, {shifted});
+    const int mixed = w.AddTensor(kKilnInt32, {5}, "mixed");
+    w.AddOp(kKilnBuiltinBitwiseXor, {shifted, a}, {mixed});
+    const int bits = w.AddTensor(kKilnInt8, {5, 4}, "bits");
+    w.AddOp(kKilnBuiltinBitcast, {mixed}, {bits});
+    w.SetInputs({x, starts, a});
+    w.SetOutputs({updated, bits});
+    seeds.push_back({"small_ops", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

@@ -23,7 +23,7 @@ from ai_edge_litert import schema_py_generated as S
 OPS = S.BuiltinOperator
 TYPES = {np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32, np.int64: S.TensorType.INT64,
          np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
-         np.bool_: S.TensorType.BOOL}
+         np.bool_: S.TensorType.BOOL, np.uint16: S.TensorType.UINT16, np.uint32: S.TensorType.UINT32}
 
 
 class Model:
@@ -382,9 +382,84 @@ def unsorted_segments(out_dir):
         m.write(out_dir, name, OPS.RANK, 1, [x], [y], S.BuiltinOptions.RankOptions, S.RankOptionsT())
 
 
+def small_ops(out_dir):
+    """SEGMENT_SUM (float32, int32; constant sorted ids), MATRIX_DIAG and MATRIX_SET_DIAG (each moved type, batched
+    and rectangular; not bool, which LiteRT's kernels mishandle), DYNAMIC_UPDATE_SLICE (each moved type, int32 and int64 starts, clamped starts), RIGHT_SHIFT and
+    BITWISE_XOR (each integer type, broadcast up to 6-D; uint16/uint32 from constants, which litert_bench draws no
+    values for), BITCAST (wider, narrower and equal element sizes)."""
+    for name, dtype, shape, ids in [("segment_sum", np.float32, [6, 3], [0, 0, 1, 2, 2, 2]),
+                                    ("segment_sum_1d", np.float32, [5], [0, 1, 1, 1, 2]),
+                                    ("segment_sum_int32", np.int32, [4, 2, 3], [0, 1, 1, 2]),
+                                    ("segment_sum_one", np.int32, [3, 4], [0, 0, 0])]:
+        m = Model()
+        x = m.tensor(shape, dtype, "data")
+        i = m.tensor([len(ids)], np.int32, "segment_ids", ids)
+        y = m.output([ids[-1] + 1] + shape[1:], dtype, "y")
+        m.write(out_dir, name, OPS.SEGMENT_SUM, 1, [x, i], [y])
+    moved = [(np.float32, None), (np.int32, None), (np.int64, None), (np.int8, (0.05, -3)), (np.uint8, (0.02, 128)),
+             (np.int16, (0.001, 0)), (np.bool_, None)]
+    for dtype, quant in moved:
+        suffix = "" if dtype == np.float32 else "_" + np.dtype(dtype).name
+        diag_shapes = [] if dtype == np.bool_ else [("", [3, 4]), ("_1d", [5])]  # LiteRT's bool kernel is broken
+        for tag, shape in diag_shapes:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            y = m.output(shape + [shape[-1]], dtype, "y", quant=quant)
+            m.write(out_dir, "matrix_diag" + tag + suffix, OPS.MATRIX_DIAG, 1, [x], [y])
+        set_shapes = [] if dtype == np.bool_ else [("", [2, 3, 4]), ("_tall", [5, 2]), ("_batched", [2, 1, 3, 3, 3])]
+        for tag, shape in set_shapes:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            d = m.tensor(shape[:-2] + [min(shape[-2:])], dtype, "diagonal", quant=quant)
+            y = m.output(shape, dtype, "y", quant=quant)
+            m.write(out_dir, "matrix_set_diag" + tag + suffix, OPS.MATRIX_SET_DIAG, 1, [x, d], [y])
+        for tag, shape, ushape, starts, itype in [("", [4, 5], [2, 3], [1, 2], np.int32),
+                                                  ("_clamped", [3, 4, 2], [2, 2, 1], [5, -3, 1], np.int64),
+                                                  ("_full", [2, 3], [2, 3], [1, 1], np.int32),
+                                                  ("_runtime", [3, 5, 4], [1, 2, 3], None, np.int32)]:
+            if starts is None and dtype not in (np.float32, np.int8):
+                continue
+            m = Model()  # run-time start indices: random values, clamped into range
+            x = m.tensor(shape, dtype, "operand", quant=quant)
+            u = m.tensor(ushape, dtype, "update", quant=quant)
+            s = m.tensor([len(shape)], itype, "start_indices", None if starts is None else np.array(starts, dtype=itype))
+            y = m.output(shape, dtype, "y", quant=quant)
+            m.write(out_dir, "dynamic_update_slice" + tag + suffix, OPS.DYNAMIC_UPDATE_SLICE, 1, [x, u, s], [y])
+    rng = np.random.default_rng(11)
+    for dtype in [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]:
+        info = np.iinfo(dtype)
+        bits = info.bits
+        for op_name, code in [("right_shift", OPS.RIGHT_SHIFT), ("bitwise_xor", OPS.BITWISE_XOR)]:
+            for tag, a_shape, b_shape in [("", [3, 4], [3, 4]), ("_bcast", [2, 1, 3], [4, 1]),
+                                          ("_6d", [2, 1, 2, 1, 2, 1], [1, 2, 1, 2, 1, 2]), ("_scalar", [5], [])]:
+                m = Model()
+                const = dtype in (np.uint16, np.uint32)
+                a_data = rng.integers(info.min, info.max, size=a_shape, endpoint=True, dtype=dtype) if const else None
+                if op_name == "right_shift":  # shifts below 0 and past the width clamp
+                    b_data = rng.integers(-3 if info.min < 0 else 0, bits + 4, size=b_shape, endpoint=True)
+                else:
+                    b_data = rng.integers(info.min, info.max, size=b_shape, endpoint=True, dtype=dtype)
+                a = m.tensor(a_shape, dtype, "a", a_data)
+                b = m.tensor(b_shape, dtype, "b", np.asarray(b_data).astype(dtype))
+                out_shape = list(np.broadcast_shapes(tuple(a_shape), tuple(b_shape)))
+                y = m.output(out_shape, dtype, "y")
+                m.write(out_dir, "%s%s_%s" % (op_name, tag, np.dtype(dtype).name), code, 1, [a, b], [y])
+    for tag, in_dtype, in_shape, out_dtype, out_shape in [("float_to_int32", np.float32, [3, 4], np.int32, [3, 4]),
+                                                          ("float_to_uint8", np.float32, [2, 3], np.uint8, [2, 3, 4]),
+                                                          ("int8_to_float", np.int8, [3, 4], np.float32, [3]),
+                                                          ("int16_to_int32", np.int16, [2], np.int32, []),
+                                                          ("int32_to_int64", np.int32, [5, 2], np.int64, [5]),
+                                                          ("int64_to_int16", np.int64, [3], np.int16, [3, 4])]:
+        m = Model()
+        x = m.tensor(in_shape, in_dtype, "x")
+        y = m.output(out_shape, out_dtype, "y")
+        m.write(out_dir, "bitcast_" + tag, OPS.BITCAST, 1, [x], [y])
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    small_ops(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)

@@ -84,7 +84,11 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinTopkV2,        kKilnBuiltinUnsortedSegmentSum,
                                   kKilnBuiltinUnsortedSegmentProd, kKilnBuiltinUnsortedSegmentMax,
                                   kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank,
-                                  kKilnBuiltinRelu0To1};
+                                  kKilnBuiltinRelu0To1,
+                                  kKilnBuiltinSegmentSum,    kKilnBuiltinMatrixDiag,
+                                  kKilnBuiltinMatrixSetDiag, kKilnBuiltinDynamicUpdateSlice,
+                                  kKilnBuiltinRightShift,    kKilnBuiltinBitwiseXor,
+                                  kKilnBuiltinBitcast};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

@@ -1,0 +1,68 @@
+// Small data-moving and integer ops: SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, and the
+// integer bit ops RIGHT_SHIFT and BITWISE_XOR. The moving kernels copy elements of any byte size.
+#ifndef KILN_OPS_REFERENCE_MATRIX_H_
+#define KILN_OPS_REFERENCE_MATRIX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "ops/reference/common.h"
+
+namespace kiln::ops::reference {
+
+// SEGMENT_SUM's ids are sorted: the first is 0 and each next one equals its predecessor or exceeds it by one.
+// Returns the number of segments (last id + 1; 0 for no ids), or -1 with `*bad` the position of the first id that
+// breaks the rule.
+int64_t SortedSegmentCount(const int32_t* ids, int64_t count, int64_t* bad);
+
+// out[ids[i]][k] += data[i][k] over `count` rows of `inner` elements; `out` holds `segments` rows. The ids are
+// sorted and below `segments` (SortedSegmentCount). int32 sums wrap (two's complement), as LiteRT's do.
+template <typename T>
+void SegmentSum(const T* data, const int32_t* ids, int64_t count, int64_t inner, int64_t segments, T* out) {
+  for (int64_t i = 0; i < segments * inner; ++i) out[i] = T{0};
+  for (int64_t i = 0; i < count; ++i) {
+    T* row = out + static_cast<int64_t>(ids[i]) * inner;
+    for (int64_t k = 0; k < inner; ++k) {
+      if constexpr (std::is_integral_v<T>) {
+        using U = std::make_unsigned_t<T>;
+        row[k] = static_cast<T>(static_cast<U>(static_cast<U>(row[k]) + static_cast<U>(data[i * inner + k])));
+      } else {
+        row[k] += data[i * inner + k];
+      }
+    }
+  }
+}
+
+// MATRIX_DIAG: each of `batches` vectors of `n` elements becomes an n x n matrix with the vector on its diagonal
+// and zero bytes elsewhere.
+void MatrixDiag(const void* input, int64_t batches, int64_t n, size_t element_size, void* output);
+
+// MATRIX_SET_DIAG: a copy of `batches` rows x cols matrices whose main diagonal (min(rows, cols) elements) is
+// replaced by the matching row of `diagonal`.
+void MatrixSetDiag(const void* input, const void* diagonal, int64_t batches, int64_t rows, int64_t cols,
+                   size_t element_size, void* output);
+
+// DYNAMIC_UPDATE_SLICE: each start index clamped into [0, operand[d] - update[d]] (update[d] <= operand[d]).
+std::vector<int64_t> ClampUpdateStarts(const Dims& operand, const Dims& update, const std::vector<int64_t>& starts);
+// Copies `operand` into `output` (unless they are one buffer), then `update` over it at `starts` (clamped).
+void DynamicUpdateSlice(const Dims& operand, const Dims& update, const std::vector<int64_t>& starts,
+                        size_t element_size, const void* operand_data, const void* update_data, void* output);
+
+// RIGHT_SHIFT: x >> y with y clamped into [0, bits - 1] (so never undefined); signed values shift arithmetically.
+template <typename T>
+T RightShift(T x, T y) {
+  constexpr int kMaxShift = static_cast<int>(sizeof(T) * 8 - 1);
+  const int shift = y < 0 ? 0 : (y > static_cast<T>(kMaxShift) ? kMaxShift : static_cast<int>(y));
+  return static_cast<T>(x >> shift);
+}
+
+template <typename T>
+T BitwiseXor(T x, T y) {
+  return static_cast<T>(x ^ y);
+}
+
+}  // namespace kiln::ops::reference
+
+#endif  // KILN_OPS_REFERENCE_MATRIX_H_

@@ -1,0 +1,174 @@
+// The SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, RIGHT_SHIFT and BITWISE_XOR reference
+// kernels against independent formulations written here (each output element from its coordinates by div/mod, a
+// shift as a floor division): every rank up to 6, empty tensors, clamped start indices, wrapping sums, and every
+// 8-bit shift pair.
+#include "ops/reference/matrix.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace kiln::ops::reference {
+namespace {
+
+std::vector<int64_t> Coords(const Dims& dims, int64_t flat) {
+  std::vector<int64_t> c(dims.size());
+  for (size_t k = dims.size(); k-- > 0;) {
+    c[k] = flat % dims[k];
+    flat /= dims[k];
+  }
+  return c;
+}
+
+TEST(SegmentSumTest, SortedIdsAndPlainSums) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 30; ++trial) {
+    const int64_t rows = static_cast<int64_t>(rng() % 12), inner = static_cast<int64_t>(rng() % 4);
+    std::vector<int32_t> ids(rows);
+    for (int64_t i = 0; i < rows; ++i) ids[i] = i == 0 ? 0 : ids[i - 1] + static_cast<int32_t>(rng() % 2);
+    int64_t bad = -1;
+    const int64_t segments = SortedSegmentCount(ids.data(), rows, &bad);
+    ASSERT_EQ(segments, rows == 0 ? 0 : ids.back() + 1);
+    std::vector<int32_t> data(rows * inner);
+    for (int32_t& v : data) v = static_cast<int32_t>(rng());  // full range: sums wrap
+    std::vector<int32_t> want(segments * inner, 0);
+    for (int64_t s = 0; s < segments; ++s) {
+      for (int64_t k = 0; k < inner; ++k) {
+        uint32_t acc = 0;
+        for (int64_t i = 0; i < rows; ++i) {
+          if (ids[i] == s) acc += static_cast<uint32_t>(data[i * inner + k]);
+        }
+        want[s * inner + k] = static_cast<int32_t>(acc);
+      }
+    }
+    std::vector<int32_t> got(segments * inner, 7);
+    SegmentSum<int32_t>(data.data(), ids.data(), rows, inner, segments, got.data());
+    EXPECT_EQ(got, want) << trial;
+  }
+  const float data[] = {1, 2, 3, 4, 5};
+  const int32_t ids[] = {0, 0, 1, 1, 1};
+  float out[2];
+  SegmentSum<float>(data, ids, 5, 1, 2, out);
+  EXPECT_EQ(out[0], 3);
+  EXPECT_EQ(out[1], 12);
+  // The order rules: the first id must be 0, each step 0 or 1.
+  const struct {
+    std::vector<int32_t> ids;
+    int64_t bad;
+  } wrong[] = {{{1, 1}, 0},     {{0, 2}, 1}, {{0, 1, 1, 0}, 3},
+               {{0, 0, -1}, 2}, {{-1}, 0},   {{0, std::numeric_limits<int32_t>::min()}, 1}};
+  for (const auto& w : wrong) {
+    int64_t bad = -1;
+    EXPECT_EQ(SortedSegmentCount(w.ids.data(), static_cast<int64_t>(w.ids.size()), &bad), -1);
+    EXPECT_EQ(bad, w.bad);
+  }
+}
+
+TEST(MatrixDiagTest, MatchesPlainDiagonals) {
+  for (int64_t batches : {0, 1, 3}) {
+    for (int64_t n : {0, 1, 2, 5}) {
+      std::vector<int16_t> in(batches * n);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int16_t>(100 + i);
+      std::vector<int16_t> got(batches * n * n, -1);
+      MatrixDiag(in.data(), batches, n, sizeof(int16_t), got.data());
+      for (int64_t f = 0; f < batches * n * n; ++f) {
+        const std::vector<int64_t> c = Coords({batches, n, n}, f);
+        EXPECT_EQ(got[f], c[1] == c[2] ? in[c[0] * n + c[1]] : 0) << batches << " " << n << " " << f;
+      }
+    }
+  }
+}
+
+TEST(MatrixSetDiagTest, MatchesPlainReplacement) {
+  for (int64_t batches : {0, 1, 2}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{3, 3}, {2, 5}, {5, 2}, {1, 4}, {0, 3}}) {
+      const int64_t n = std::min(rows, cols);
+      std::vector<int64_t> in(batches * rows * cols), diag(batches * n);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int64_t>(i) * 3;
+      for (size_t i = 0; i < diag.size(); ++i) diag[i] = -1 - static_cast<int64_t>(i);
+      std::vector<int64_t> got(in.size(), 99);
+      MatrixSetDiag(in.data(), diag.data(), batches, rows, cols, sizeof(int64_t), got.data());
+      for (int64_t f = 0; f < static_cast<int64_t>(in.size()); ++f) {
+        const std::vector<int64_t> c = Coords({batches, rows, cols}, f);
+        EXPECT_EQ(got[f], c[1] == c[2] ? diag[c[0] * n + c[1]] : in[f]) << rows << "x" << cols << " " << f;
+      }
+    }
+  }
+}
+
+TEST(DynamicUpdateSliceTest, MatchesPlainOverwriteWithClampedStarts) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const size_t rank = trial % 7;  // 0 to 6
+    Dims operand(rank), update(rank);
+    std::vector<int64_t> starts(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      operand[d] = static_cast<int64_t>(rng() % 4);  // 0: an empty operand now and then
+      update[d] = operand[d] == 0 ? 0 : static_cast<int64_t>(rng() % (operand[d] + 1));
+      starts[d] = static_cast<int64_t>(rng() % 9) - 4;  // below 0 and past the end: clamped
+    }
+    const int64_t count = NumElements(operand), update_count = NumElements(update);
+    std::vector<float> in(count), up(update_count), got(count, -7);
+    for (int64_t i = 0; i < count; ++i) in[i] = static_cast<float>(i);
+    for (int64_t i = 0; i < update_count; ++i) up[i] = static_cast<float>(1000 + i);
+    const std::vector<int64_t> clamped = ClampUpdateStarts(operand, update, starts);
+    DynamicUpdateSlice(operand, update, clamped, sizeof(float), in.data(), up.data(), got.data());
+    for (int64_t f = 0; f < count; ++f) {
+      const std::vector<int64_t> c = Coords(operand, f);
+      bool inside = true;
+      int64_t u = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t s = std::clamp<int64_t>(starts[d], 0, operand[d] - update[d]);
+        inside = inside && c[d] >= s && c[d] < s + update[d];
+        u = u * update[d] + (c[d] - s);
+      }
+      EXPECT_EQ(got[f], inside ? up[u] : in[f]) << trial << " " << f;
+    }
+  }
+}
+
+// x >> y as floor(x / 2^min(max(y, 0), bits - 1)): arithmetic for negative values.
+template <typename T>
+T PlainShift(T x, T y) {
+  const int64_t bits = static_cast<int64_t>(sizeof(T)) * 8;
+  const int64_t s = std::clamp<int64_t>(static_cast<int64_t>(y), 0, bits - 1);
+  const int64_t p = int64_t{1} << s;
+  const int64_t v = static_cast<int64_t>(x);
+  return static_cast<T>(v >= 0 ? v / p : -((-v + p - 1) / p));
+}
+
+TEST(BitOpsTest, RightShiftMatchesFloorDivisionAndXorMatchesBits) {
+  for (int x = -128; x < 128; ++x) {
+    for (int y = -128; y < 128; ++y) {
+      ASSERT_EQ(RightShift<int8_t>(static_cast<int8_t>(x), static_cast<int8_t>(y)),
+                PlainShift<int8_t>(static_cast<int8_t>(x), static_cast<int8_t>(y)))
+          << x << " " << y;
+      ASSERT_EQ(RightShift<uint8_t>(static_cast<uint8_t>(x + 128), static_cast<uint8_t>(y + 128)),
+                PlainShift<uint8_t>(static_cast<uint8_t>(x + 128), static_cast<uint8_t>(y + 128)));
+    }
+  }
+  std::mt19937 rng(8);
+  for (int i = 0; i < 2000; ++i) {
+    const uint32_t a = rng(), b = rng() % 40;
+    EXPECT_EQ(RightShift<int32_t>(static_cast<int32_t>(a), static_cast<int32_t>(b) - 4),
+              PlainShift<int32_t>(static_cast<int32_t>(a), static_cast<int32_t>(b) - 4));
+    EXPECT_EQ(RightShift<uint32_t>(a, b), PlainShift<uint32_t>(a, b));
+    EXPECT_EQ(RightShift<int16_t>(static_cast<int16_t>(a), static_cast<int16_t>(b) - 4),
+              PlainShift<int16_t>(static_cast<int16_t>(a), static_cast<int16_t>(b) - 4));
+    EXPECT_EQ(RightShift<uint16_t>(static_cast<uint16_t>(a), static_cast<uint16_t>(b)),
+              PlainShift<uint16_t>(static_cast<uint16_t>(a), static_cast<uint16_t>(b)));
+    const uint32_t c = rng();
+    EXPECT_EQ(static_cast<uint32_t>(BitwiseXor<int32_t>(static_cast<int32_t>(a), static_cast<int32_t>(c))), a ^ c);
+  }
+  EXPECT_EQ(RightShift<int32_t>(std::numeric_limits<int32_t>::min(), 100), -1);
+  EXPECT_EQ(RightShift<int8_t>(-100, -1), -100);
+  EXPECT_EQ(BitwiseXor<int8_t>(-1, 5), -6);
+  EXPECT_EQ(BitwiseXor<uint16_t>(0xff00, 0x0ff0), 0xf0f0);
+}
+
+}  // namespace
+}  // namespace kiln::ops::reference

@@ -1,0 +1,349 @@
+// SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, RIGHT_SHIFT, BITWISE_XOR and BITCAST through the
+// interpreter, on single-op ModelWriter models: shapes, types, run-time start indices, empty tensors, and the
+// refusals with their messages (naming the op and the tensor).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kiln/c_api.h"
+#include "runtime/model/model_writer.h"
+#include "tests/ops/wrapper_runner.h"
+
+namespace kiln::ops {
+namespace {
+
+using wrapper_testing::ExpectErrorMentions;
+using wrapper_testing::Runner;
+
+TEST(SegmentSumWrapperTest, RunsAndRefusesClearly) {
+  {
+    ModelWriter w;
+    const int data = w.AddTensor(kKilnFloat32, {4, 2}, "data");
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "ids", {0, 0, 1, 2});
+    const int y = w.AddTensor(kKilnFloat32, {1}, "y");  // the declared shape is replaced: [3, 2]
+    w.AddOp(kKilnBuiltinSegmentSum, {data, ids}, {y});
+    w.SetInputs({data});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float values[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{3, 2}));
+    EXPECT_EQ(r.Output(), (std::vector<float>{4, 6, 5, 6, 7, 8}));
+  }
+  {
+    ModelWriter w;  // no rows: no segments
+    const int data = w.AddTensor(kKilnInt32, {0, 3}, "data");
+    const int ids = w.AddTensor(kKilnInt32, {0}, "ids");
+    const int y = w.AddTensor(kKilnInt32, {0, 3}, "y");
+    w.AddOp(kKilnBuiltinSegmentSum, {data, ids}, {y});
+    w.SetInputs({data, ids});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SEGMENT_SUM", "segment_ids 'ids'", "constant"});
+  }
+  struct Case {
+    KilnType type;
+    std::vector<int> data_dims, id_dims;
+    std::vector<int32_t> ids;
+    std::vector<std::string> message;
+  };
+  const Case cases[] = {
+      {kKilnFloat32, {4}, {4}, {0, 2, 2, 3}, {"SEGMENT_SUM", "segment id 2 at position 1 of segment_ids 'ids'"}},
+      {kKilnFloat32, {3}, {3}, {1, 1, 2}, {"segment id 1 at position 0", "must start at 0"}},
+      {kKilnFloat32, {3}, {3}, {0, 1, 0}, {"segment id 0 at position 2"}},
+      {kKilnFloat32, {4, 2}, {3}, {0, 0, 1}, {"segment_ids 'ids' hold 3 ids; data 'data' has 4 rows"}},
+      {kKilnFloat32, {2, 2}, {2, 2}, {0, 0, 0, 0}, {"segment_ids 'ids'", "rank"}},
+      {kKilnFloat32, {}, {1}, {0}, {"data 'data'", "rank"}},
+      {kKilnInt8, {2}, {2}, {0, 0}, {"data 'data' has type int8; expected float32 or int32"}},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int data = w.AddTensor(c.type, c.data_dims, "data");
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, c.id_dims, "ids", c.ids);
+    const int y = w.AddTensor(c.type, {1}, "y");
+    w.AddOp(kKilnBuiltinSegmentSum, {data, ids}, {y});
+    w.SetInputs({data});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, c.message);
+  }
+}
+
+TEST(MatrixDiagWrapperTest, RunsAndRefusesClearly) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 3}, "x");
+    const int y = w.AddTensor(kKilnInt8, {2, 3, 3}, "y");
+    w.AddOp(kKilnBuiltinMatrixDiag, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t values[] = {1, -2, 3, 4, 5, -6};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int8_t>(), (std::vector<int8_t>{1, 0, 0, 0, -2, 0, 0, 0, 3, 4, 0, 0, 0, 5, 0, 0, 0, -6}));
+  }
+  {
+    ModelWriter w;  // empty batch
+    const int x = w.AddTensor(kKilnFloat32, {0, 4}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {0, 4, 4}, "y");
+    w.AddOp(kKilnBuiltinMatrixDiag, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{0, 4, 4}));
+  }
+  for (const auto& [type, dims, message] : std::vector<std::tuple<KilnType, std::vector<int>, std::string>>{
+           {kKilnBool, {3}, "MATRIX_DIAG: input 'x' has type bool"}, {kKilnFloat32, {}, "input 'x'"}}) {
+    ModelWriter w;
+    const int x = w.AddTensor(type, dims, "x");
+    const int y = w.AddTensor(type, {3, 3}, "y");
+    w.AddOp(kKilnBuiltinMatrixDiag, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {message});
+  }
+}
+
+TEST(MatrixSetDiagWrapperTest, RunsAndRefusesClearly) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt32, {2, 3, 2}, "x");
+    const int d = w.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "d", {-1, -2, -3, -4});
+    const int y = w.AddTensor(kKilnInt32, {2, 3, 2}, "y");
+    w.AddOp(kKilnBuiltinMatrixSetDiag, {x, d}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t values[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int32_t>(), (std::vector<int32_t>{-1, 2, 3, -2, 5, 6, -3, 8, 9, -4, 11, 12}));
+  }
+  struct Case {
+    KilnType type, diag_type;
+    std::vector<int> dims, diag_dims;
+    std::string message;
+  };
+  const Case cases[] = {
+      {kKilnFloat32,
+       kKilnFloat32,
+       {3, 2},
+       {3},
+       "MATRIX_SET_DIAG: diagonal 'd' has shape [3]; input 'x' of shape [3, 2] "
+       "needs [2]"},
+      {kKilnFloat32, kKilnFloat32, {2, 2, 2}, {1, 2}, "needs [2, 2]"},
+      {kKilnFloat32, kKilnFloat32, {3}, {3}, "input 'x'"},
+      {kKilnFloat32, kKilnInt32, {2, 2}, {2}, "diagonal 'd' has type int32"},
+      {kKilnBool, kKilnBool, {2, 2}, {2}, "input 'x' has type bool"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.type, c.dims, "x");
+    const int d = w.AddTensor(c.diag_type, c.diag_dims, "d");
+    const int y = w.AddTensor(c.type, c.dims, "y");
+    w.AddOp(kKilnBuiltinMatrixSetDiag, {x, d}, {y});
+    w.SetInputs({x, d});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(DynamicUpdateSliceWrapperTest, RunTimeStartsClampAndRefusalsAreClear) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {3, 3}, "x");
+    const int u = w.AddConstTensor<float>(kKilnFloat32, {2, 1}, "u", {-1, -2});
+    const int s = w.AddTensor(kKilnInt64, {2}, "s");
+    const int y = w.AddTensor(kKilnFloat32, {3, 3}, "y");
+    w.AddOp(kKilnBuiltinDynamicUpdateSlice, {x, u, s}, {y});
+    w.SetInputs({x, s});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float values[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    r.SetInput(0, values, sizeof(values));
+    const int64_t starts[] = {7, -5};  // clamped to [1, 0]
+    r.SetInput(1, starts, sizeof(starts));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{1, 2, 3, -1, 5, 6, -2, 8, 9}));
+    const int64_t middle[] = {0, 1};
+    r.SetInput(1, middle, sizeof(middle));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{1, -1, 3, 4, -2, 6, 7, 8, 9}));
+  }
+  {
+    ModelWriter w;  // rank 0: the update replaces the operand
+    const int x = w.AddTensor(kKilnInt32, {}, "x");
+    const int u = w.AddConstTensor<int32_t>(kKilnInt32, {}, "u", {42});
+    const int s = w.AddTensor(kKilnInt32, {0}, "s");
+    const int y = w.AddTensor(kKilnInt32, {}, "y");
+    w.AddOp(kKilnBuiltinDynamicUpdateSlice, {x, u, s}, {y});
+    w.SetInputs({x, s});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t value = 5;
+    r.SetInput(0, &value, sizeof(value));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int32_t>(), (std::vector<int32_t>{42}));
+  }
+  struct Case {
+    KilnType update_type, index_type;
+    std::vector<int> update_dims, index_dims;
+    std::string message;
+  };
+  const Case cases[] = {
+      {kKilnFloat32,
+       kKilnInt32,
+       {4, 1},
+       {2},
+       "DYNAMIC_UPDATE_SLICE: update 'u' of shape [4, 1] does not fit operand "
+       "'x' of shape [3, 2]"},
+      {kKilnFloat32, kKilnInt32, {1}, {2}, "does not fit"},
+      {kKilnFloat32, kKilnInt32, {1, 1}, {3}, "start_indices 's' hold 3 values; operand 'x' has rank 2"},
+      {kKilnFloat32, kKilnFloat32, {1, 1}, {2}, "start_indices 's' have type float32; expected int32 or int64"},
+      {kKilnInt32, kKilnInt32, {1, 1}, {2}, "update 'u' has type int32"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {3, 2}, "x");
+    const int u = w.AddTensor(c.update_type, c.update_dims, "u");
+    const int s = w.AddTensor(c.index_type, c.index_dims, "s");
+    const int y = w.AddTensor(kKilnFloat32, {3, 2}, "y");
+    w.AddOp(kKilnBuiltinDynamicUpdateSlice, {x, u, s}, {y});
+    w.SetInputs({x, u, s});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(BitOpsWrapperTest, BroadcastsAndRefusesClearly) {
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnInt16, {2, 1}, "a");
+    const int b = w.AddConstTensor<int16_t>(kKilnInt16, {3}, "b", {-1, 2, 40});
+    const int y = w.AddTensor(kKilnInt16, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinRightShift, {a, b}, {y});
+    w.SetInputs({a});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int16_t values[] = {-100, 1000};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int16_t>(), (std::vector<int16_t>{-100, -25, -1, 1000, 250, 0}));
+  }
+  {
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnUInt32, {3}, "a");
+    const int b = w.AddConstTensor<uint32_t>(kKilnUInt32, {}, "b", {0xffff0000u});
+    const int y = w.AddTensor(kKilnUInt32, {3}, "y");
+    w.AddOp(kKilnBuiltinBitwiseXor, {a, b}, {y});
+    w.SetInputs({a});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const uint32_t values[] = {0, 0xffffffffu, 0x12345678u};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<uint32_t>(), (std::vector<uint32_t>{0xffff0000u, 0x0000ffffu, 0xedcb5678u}));
+  }
+  struct Case {
+    KilnBuiltinOperator code;
+    KilnType a_type, b_type;
+    std::vector<int> a_dims, b_dims;
+    std::string message;
+  };
+  const Case cases[] = {
+      {kKilnBuiltinRightShift, kKilnFloat32, kKilnFloat32, {2}, {2}, "RIGHT_SHIFT: input 0 'a' has type float32"},
+      {kKilnBuiltinBitwiseXor, kKilnInt64, kKilnInt64, {2}, {2}, "BITWISE_XOR: input 0 'a' has type int64"},
+      {kKilnBuiltinBitwiseXor, kKilnBool, kKilnBool, {2}, {2}, "input 0 'a' has type bool"},
+      {kKilnBuiltinRightShift, kKilnInt32, kKilnInt8, {2}, {2}, "input 1 'b' has type int8"},
+      {kKilnBuiltinBitwiseXor,
+       kKilnInt8,
+       kKilnInt8,
+       {2, 3},
+       {2},
+       "input shapes [2, 3] ('a') and [2] ('b') do not "
+       "broadcast"},
+      {kKilnBuiltinRightShift, kKilnInt8, kKilnInt8, {1, 1, 1, 1, 1, 1, 2}, {2}, "input 0 'a'"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int a = w.AddTensor(c.a_type, c.a_dims, "a");
+    const int b = w.AddTensor(c.b_type, c.b_dims, "b");
+    const int y = w.AddTensor(c.a_type, c.a_dims, "y");
+    w.AddOp(c.code, {a, b}, {y});
+    w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(BitcastWrapperTest, ShapesFollowElementSizes) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt8, {2, 4}, "x");
+    const int y = w.AddTensor(kKilnInt32, {2}, "y");
+    w.AddOp(kKilnBuiltinBitcast, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t values[] = {1, 0, 0, 0, -1, -1, -1, -1};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2}));
+    EXPECT_EQ(r.OutputAs<int32_t>(), (std::vector<int32_t>{1, -1}));
+  }
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {}, "x");
+    const int y = w.AddTensor(kKilnUInt16, {2}, "y");
+    w.AddOp(kKilnBuiltinBitcast, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float one = 1.0f;  // 0x3f800000
+    r.SetInput(0, &one, sizeof(one));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<uint16_t>(), (std::vector<uint16_t>{0x0000, 0x3f80}));
+  }
+  for (const auto& [in_type, dims, out_type, message] :
+       std::vector<std::tuple<KilnType, std::vector<int>, KilnType, std::string>>{
+           {kKilnInt8,
+            {2, 3},
+            kKilnInt32,
+            "BITCAST: input 'x' of shape [2, 3] and type int8: its last dimension must "
+            "be 4"},
+           {kKilnInt16, {}, kKilnInt32, "last dimension must be 2"},
+           {kKilnString, {2}, kKilnInt32, "input 'x' has type string"},
+           {kKilnInt32, {2}, kKilnResource, "output 'y' has type resource"}}) {
+    ModelWriter w;
+    const int x = w.AddTensor(in_type, dims, "x");
+    const int y = w.AddTensor(out_type, {1}, "y");
+    w.AddOp(kKilnBuiltinBitcast, {x}, {y});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {message});
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ops
