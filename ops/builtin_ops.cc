@@ -26,6 +26,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddIndexOps(all);
     AddMatrixOps(all);
     AddBitwiseOps(all);
+    AddBucketOps(all);
     return all;
   }();
   return *table;

@@ -1,5 +1,6 @@
-// SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG and DYNAMIC_UPDATE_SLICE: small ops that move or fold elements by
-// position (reference/matrix.h). The moving ops copy elements of any type the data-moving ops take (MovedTypes).
+// SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE and SPARSE_TO_DENSE: small ops
+// that move or fold elements by position (reference/matrix.h). The moving ops copy elements of any type the data-moving
+// ops take (MovedTypes).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
 #include "ops/op_util.h"
@@ -264,6 +266,222 @@ KilnStatus UpdateSliceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
+// ---- REVERSE_SEQUENCE: input, seq_lengths (read at Invoke) -> the input with the first seq_lengths[b] elements
+// along seq_dim reversed in each slice b of batch_dim. LiteRT's types: float32, int32, int64, uint8, int16.
+
+struct ReverseSequenceState {
+  Dims dims;
+  int seq_dim = 0, batch_dim = 0;
+  size_t element_size = 0;
+};
+
+KilnStatus ReverseSequencePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "REVERSE_SEQUENCE";
+  KILN_OPS_GET_STATE(ReverseSequenceState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
+  const KilnOpaqueTensor *input, *lengths;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "seq_lengths", &lengths));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  static const std::vector<KilnType> types = {kKilnFloat32, kKilnInt32, kKilnInt64, kKilnUInt8, kKilnInt16};
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, types, &state->element_size));
+  const KilnType length_type = KilnOpaqueTensorType(lengths);
+  if (length_type != kKilnInt32 && length_type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: seq_lengths %s have type %s; expected int32 or int64", op,
+                                 TensorLabel(lengths).c_str(), KilnTypeGetName(length_type));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "seq_lengths", lengths, 1, 1));
+  const KilnReverseSequenceParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  state->dims = TensorDims(input);
+  const int rank = static_cast<int>(state->dims.size());
+  if (options->seq_dim < 0 || options->seq_dim >= rank || options->batch_dim < 0 || options->batch_dim >= rank ||
+      options->seq_dim == options->batch_dim) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: seq_dim %d and batch_dim %d must be two different dimensions of input %s (rank "
+                                 "%d)",
+                                 op, options->seq_dim, options->batch_dim, TensorLabel(input).c_str(), rank);
+    return kKilnError;
+  }
+  state->seq_dim = options->seq_dim;
+  state->batch_dim = options->batch_dim;
+  const int64_t batches = state->dims[static_cast<size_t>(state->batch_dim)];
+  if (TensorDims(lengths)[0] != batches) {
+    KilnOpaqueContextReportError(context, "%s: seq_lengths %s hold %lld values; input %s has %lld along batch_dim %d",
+                                 op, TensorLabel(lengths).c_str(), static_cast<long long>(TensorDims(lengths)[0]),
+                                 TensorLabel(input).c_str(), static_cast<long long>(batches), state->batch_dim);
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, state->dims);
+}
+
+KilnStatus ReverseSequenceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "REVERSE_SEQUENCE";
+  KILN_OPS_GET_STATE(ReverseSequenceState, state, context, node, op);
+  const int64_t count = reference::NumElements(state->dims);
+  if (count == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* lengths_tensor = KilnOpaqueNodeGetInput(context, node, 1);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  std::vector<int64_t> lengths;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "seq_lengths", lengths_tensor, &lengths));
+  const int64_t limit = state->dims[static_cast<size_t>(state->seq_dim)];
+  if (static_cast<int64_t>(lengths.size()) != state->dims[static_cast<size_t>(state->batch_dim)]) {
+    KilnOpaqueContextReportError(context, "%s: seq_lengths %s hold %zu values", op, TensorLabel(lengths_tensor).c_str(),
+                                 lengths.size());
+    return kKilnError;
+  }
+  for (size_t b = 0; b < lengths.size(); ++b) {
+    // LiteRT reads past the sequence for a length above it and leaves a negative one's slice as it is; Kiln
+    // fails both.
+    if (lengths[b] < 0 || lengths[b] > limit) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: seq_lengths %s hold %lld at position %zu; expected a length in [0, %lld] (the "
+                                   "size of seq_dim %d)",
+                                   op, TensorLabel(lengths_tensor).c_str(), static_cast<long long>(lengths[b]), b,
+                                   static_cast<long long>(limit), state->seq_dim);
+      return kKilnError;
+    }
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, count, state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, state->element_size));
+  reference::ReverseSequence(state->dims, state->seq_dim, state->batch_dim, lengths.data(), state->element_size,
+                             KilnOpaqueTensorData(input), KilnOpaqueTensorData(output));
+  return kKilnOk;
+}
+
+// ---- SPARSE_TO_DENSE: indices (read at Invoke), output_shape (constant), values, default_value -> a tensor of
+// output_shape holding default_value but where an index tuple puts its value.
+
+struct SparseToDenseState {
+  Dims dims;
+  int64_t tuples = 0, depth = 0;
+  bool scalar_value = false;
+  size_t element_size = 0;
+};
+
+KilnStatus SparseToDensePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "SPARSE_TO_DENSE";
+  KILN_OPS_GET_STATE(SparseToDenseState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 4, 4, 1));
+  const KilnOpaqueTensor *indices, *shape, *values, *default_value;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "indices", &indices));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "output_shape", &shape));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "values", &values));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 3, "default_value", &default_value));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  static const std::vector<KilnType> types = {kKilnFloat32, kKilnInt32, kKilnInt64, kKilnInt8, kKilnUInt8};
+  const KilnType value_type = KilnOpaqueTensorType(values);
+  if (std::find(types.begin(), types.end(), value_type) == types.end()) {
+    KilnOpaqueContextReportError(context, "%s: values %s has type %s; expected float32, int32, int64, int8 or uint8",
+                                 op, TensorLabel(values).c_str(), KilnTypeGetName(value_type));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, values, output, types, &state->element_size));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "default_value", default_value, KilnOpaqueTensorType(values)));
+  for (const auto& [role, tensor] : {std::pair{"indices", indices}, std::pair{"output_shape", shape}}) {
+    const KilnType type = KilnOpaqueTensorType(tensor);
+    if (type != kKilnInt32 && type != kKilnInt64) {
+      KilnOpaqueContextReportError(context, "%s: %s %s has type %s; expected int32 or int64", op, role,
+                                   TensorLabel(tensor).c_str(), KilnTypeGetName(type));
+      return kKilnError;
+    }
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "indices", indices, 0, 2));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "output_shape", shape, 1, 1));
+  if (reference::NumElements(TensorDims(default_value)) != 1) {
+    KilnOpaqueContextReportError(context, "%s: default_value %s has shape %s; expected a single value", op,
+                                 TensorLabel(default_value).c_str(), DimsToString(TensorDims(default_value)).c_str());
+    return kKilnError;
+  }
+  if (!IsConstant(shape)) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: output_shape %s is computed at run time, and the output's shape depends on its "
+                                 "values; Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
+                                 op, TensorLabel(shape).c_str());
+    return kKilnError;
+  }
+  std::vector<int64_t> shape_values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "output_shape", shape, &shape_values));
+  // LiteRT's kernel takes up to 4 output dimensions.
+  if (shape_values.empty() || shape_values.size() > 4) {
+    KilnOpaqueContextReportError(context, "%s: output_shape %s holds %zu dimensions; expected 1 to 4", op,
+                                 TensorLabel(shape).c_str(), shape_values.size());
+    return kKilnError;
+  }
+  for (size_t d = 0; d < shape_values.size(); ++d) {
+    if (shape_values[d] < 0) {
+      KilnOpaqueContextReportError(context, "%s: output_shape %s holds %lld at %zu; dimensions must be non-negative",
+                                   op, TensorLabel(shape).c_str(), static_cast<long long>(shape_values[d]), d);
+      return kKilnError;
+    }
+  }
+  state->dims.assign(shape_values.begin(), shape_values.end());
+  const Dims index_dims = TensorDims(indices);
+  state->tuples = index_dims.empty() ? 1 : index_dims[0];
+  state->depth = index_dims.size() == 2 ? index_dims[1] : 1;
+  if (state->depth != static_cast<int64_t>(state->dims.size())) {
+    KilnOpaqueContextReportError(
+        context,
+        "%s: indices %s of shape %s give index tuples of %lld entries; output_shape %s has %zu "
+        "dimensions",
+        op, TensorLabel(indices).c_str(), DimsToString(index_dims).c_str(), static_cast<long long>(state->depth),
+        TensorLabel(shape).c_str(), state->dims.size());
+    return kKilnError;
+  }
+  const Dims value_dims = TensorDims(values);
+  state->scalar_value = value_dims.empty();
+  if (!state->scalar_value && reference::NumElements(value_dims) != state->tuples) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: values %s of shape %s; expected a scalar or one value for each of the "
+                                 "%lld index tuples of indices %s",
+                                 op, TensorLabel(values).c_str(), DimsToString(value_dims).c_str(),
+                                 static_cast<long long>(state->tuples), TensorLabel(indices).c_str());
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, state->dims);
+}
+
+KilnStatus SparseToDenseInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "SPARSE_TO_DENSE";
+  KILN_OPS_GET_STATE(SparseToDenseState, state, context, node, op);
+  const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* values = KilnOpaqueNodeGetInput(context, node, 2);
+  const KilnOpaqueTensor* default_value = KilnOpaqueNodeGetInput(context, node, 3);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const int64_t count = reference::NumElements(state->dims);
+  std::vector<int64_t> index_values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "indices", indices, &index_values));
+  if (static_cast<int64_t>(index_values.size()) != state->tuples * state->depth) {
+    KilnOpaqueContextReportError(context, "%s: indices %s hold %zu values; expected %lld", op,
+                                 TensorLabel(indices).c_str(), index_values.size(),
+                                 static_cast<long long>(state->tuples * state->depth));
+    return kKilnError;
+  }
+  if (count == 0 && state->tuples == 0) return kKilnOk;
+  const size_t es = state->element_size;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "values", values, state->scalar_value ? 1 : state->tuples, es));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "default_value", default_value, 1, es));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, count, es));
+  int64_t bad = -1;
+  if (!reference::SparseToDense(state->dims, index_values.data(), state->tuples, state->depth,
+                                KilnOpaqueTensorData(values), state->scalar_value, KilnOpaqueTensorData(default_value),
+                                es, KilnOpaqueTensorData(output), &bad)) {
+    std::string tuple;
+    for (int64_t k = 0; k < state->depth; ++k) {
+      tuple += (k == 0 ? "" : ", ") + std::to_string(index_values[static_cast<size_t>(bad * state->depth + k)]);
+    }
+    KilnOpaqueContextReportError(
+        context, "%s: index tuple %lld of indices %s, [%s], lies outside the output's shape %s", op,
+        static_cast<long long>(bad), TensorLabel(indices).c_str(), tuple.c_str(), DimsToString(state->dims).c_str());
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
 template <typename State>
 void Add(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int max_version,
          KilnStatus (*prepare)(KilnOpaqueContext*, KilnOpaqueNode*),
@@ -280,6 +498,9 @@ void AddMatrixOps(std::vector<BuiltinOp>* table) {
   Add<DiagState>(table, kKilnBuiltinMatrixDiag, 1, &MatrixDiagPrepare, &MatrixDiagInvoke);
   Add<DiagState>(table, kKilnBuiltinMatrixSetDiag, 1, &MatrixSetDiagPrepare, &MatrixSetDiagInvoke);
   Add<UpdateSliceState>(table, kKilnBuiltinDynamicUpdateSlice, 6, &UpdateSlicePrepare, &UpdateSliceInvoke);
+  // REVERSE_SEQUENCE v1, SPARSE_TO_DENSE v1-v3 (measured the same way).
+  Add<ReverseSequenceState>(table, kKilnBuiltinReverseSequence, 1, &ReverseSequencePrepare, &ReverseSequenceInvoke);
+  Add<SparseToDenseState>(table, kKilnBuiltinSparseToDense, 3, &SparseToDensePrepare, &SparseToDenseInvoke);
 }
 
 }  // namespace kiln::ops

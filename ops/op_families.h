@@ -24,6 +24,7 @@ void AddCompareLogicOps(std::vector<BuiltinOp>* table);    // compare_logic_ops.
 void AddIndexOps(std::vector<BuiltinOp>* table);           // index_ops.cc
 void AddMatrixOps(std::vector<BuiltinOp>* table);          // matrix_ops.cc
 void AddBitwiseOps(std::vector<BuiltinOp>* table);         // bitwise_ops.cc
+void AddBucketOps(std::vector<BuiltinOp>* table);          // bucket_ops.cc
 
 }  // namespace kiln::ops
 

@@ -461,6 +461,17 @@ KILN_ABI_SIZE(struct KilnArgMaxParams, 4, 4);
 KILN_ABI_OFFSET(struct KilnArgMaxParams, output_type, 0);
 KILN_ABI_SIZE(struct KilnArgMinParams, 4, 4);
 KILN_ABI_OFFSET(struct KilnArgMinParams, output_type, 0);
+KILN_ABI_SIZE(struct KilnReverseSequenceParams, 8, 4);
+KILN_ABI_OFFSET(struct KilnReverseSequenceParams, seq_dim, 0);
+KILN_ABI_OFFSET(struct KilnReverseSequenceParams, batch_dim, 4);
+KILN_ABI_SIZE(struct KilnBucketizeParams, 16, 8);
+KILN_ABI_OFFSET(struct KilnBucketizeParams, boundaries, 0);
+KILN_ABI_OFFSET(struct KilnBucketizeParams, num_boundaries, 8);
+KILN_ABI_SIZE(struct KilnFakeQuantParams, 16, 4);
+KILN_ABI_OFFSET(struct KilnFakeQuantParams, min, 0);
+KILN_ABI_OFFSET(struct KilnFakeQuantParams, max, 4);
+KILN_ABI_OFFSET(struct KilnFakeQuantParams, num_bits, 8);
+KILN_ABI_OFFSET(struct KilnFakeQuantParams, narrow_range, 12);
 
 /* Enums cross the interfaces as int-sized values. */
 KILN_ABI_ENUM(enum KilnStatus, 4); /* kiln/common.h */

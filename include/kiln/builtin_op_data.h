@@ -255,6 +255,27 @@ typedef struct KilnArgMinParams {
   KilnType output_type;
 } KilnArgMinParams;
 
+/* REVERSE_SEQUENCE: along seq_dim, the first seq_lengths[b] elements of each slice b of batch_dim reversed. */
+typedef struct KilnReverseSequenceParams {
+  int seq_dim;
+  int batch_dim;
+} KilnReverseSequenceParams;
+
+/* BUCKETIZE: the index of the bucket each value falls in, given sorted boundaries. The reader keeps the
+ * boundaries in the same allocation as the struct; a writer's array must outlive ModelWriter::Finish. */
+typedef struct KilnBucketizeParams {
+  const float* boundaries;
+  int num_boundaries;
+} KilnBucketizeParams;
+
+/* FAKE_QUANT: quantize to num_bits over [min, max] (nudged so that 0 is exact) and back to float. */
+typedef struct KilnFakeQuantParams {
+  float min;
+  float max;
+  int num_bits;
+  bool narrow_range;
+} KilnFakeQuantParams;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,6 +1,7 @@
 #include "ops/reference/matrix.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace kiln::ops::reference {
@@ -82,6 +83,84 @@ void DynamicUpdateSlice(const Dims& operand, const Dims& update, const std::vect
       if (++index[d] < update[d]) break;
       index[d] = 0;
     }
+  }
+}
+
+void ReverseSequence(const Dims& dims, int seq_dim, int batch_dim, const int64_t* lengths, size_t element_size,
+                     const void* input, void* output) {
+  const int64_t count = NumElements(dims);
+  if (count == 0) return;
+  const size_t rank = dims.size();
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t d = rank - 1; d-- > 0;) strides[d] = strides[d + 1] * dims[d + 1];
+  const auto* in = static_cast<const char*>(input);
+  auto* out = static_cast<char*>(output);
+  std::vector<int64_t> index(rank, 0);
+  const size_t seq = static_cast<size_t>(seq_dim);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t length = lengths[index[static_cast<size_t>(batch_dim)]];
+    int64_t source = i;
+    if (index[seq] < length) source += (length - 1 - 2 * index[seq]) * strides[seq];
+    std::memcpy(out + static_cast<size_t>(i) * element_size, in + static_cast<size_t>(source) * element_size,
+                element_size);
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < dims[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+bool SparseToDense(const Dims& dims, const int64_t* indices, int64_t tuples, int64_t depth, const void* values,
+                   bool scalar_value, const void* default_value, size_t element_size, void* output, int64_t* bad) {
+  auto* out = static_cast<char*>(output);
+  const int64_t count = NumElements(dims);
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(out + static_cast<size_t>(i) * element_size, default_value, element_size);
+  }
+  // Every tuple checked before anything is written over the default.
+  for (int64_t t = 0; t < tuples; ++t) {
+    for (int64_t k = 0; k < depth; ++k) {
+      const int64_t v = indices[t * depth + k];
+      if (v < 0 || v >= dims[static_cast<size_t>(k)]) {
+        *bad = t;
+        return false;
+      }
+    }
+  }
+  const auto* vals = static_cast<const char*>(values);
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t k = 0; k < depth; ++k) offset = offset * dims[static_cast<size_t>(k)] + indices[t * depth + k];
+    std::memcpy(out + static_cast<size_t>(offset) * element_size,
+                vals + (scalar_value ? 0 : static_cast<size_t>(t) * element_size), element_size);
+  }
+  return true;
+}
+
+FakeQuantGrid NudgeFakeQuant(float min, float max, int32_t quant_min, int32_t quant_max) {
+  const float qmin = static_cast<float>(quant_min), qmax = static_cast<float>(quant_max);
+  FakeQuantGrid grid;
+  grid.scale = (max - min) / (qmax - qmin);
+  const float zero_point_from_min = qmin - min / grid.scale;
+  float zero_point;
+  if (zero_point_from_min < qmin) {
+    zero_point = qmin;
+  } else if (zero_point_from_min > qmax) {
+    zero_point = qmax;
+  } else {
+    zero_point = std::round(zero_point_from_min);
+  }
+  grid.nudged_min = (qmin - zero_point) * grid.scale;
+  grid.nudged_max = (qmax - zero_point) * grid.scale;
+  return grid;
+}
+
+void FakeQuant(const FakeQuantGrid& grid, int64_t count, const float* input, float* output) {
+  const float inverse = 1.0f / grid.scale;
+  for (int64_t i = 0; i < count; ++i) {
+    // NaN: max(nudged_min, NaN) keeps nudged_min, as LiteRT's order of std::max/std::min does.
+    const float clamped = std::min(grid.nudged_max, std::max(grid.nudged_min, input[i]));
+    output[i] = std::round((clamped - grid.nudged_min) * inverse) * grid.scale + grid.nudged_min;
   }
 }
 

@@ -1,5 +1,6 @@
-// Small data-moving and integer ops: SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, and the
-// integer bit ops RIGHT_SHIFT and BITWISE_XOR. The moving kernels copy elements of any byte size.
+// Small data-moving and integer ops: SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE,
+// REVERSE_SEQUENCE, SPARSE_TO_DENSE, the integer bit ops RIGHT_SHIFT and BITWISE_XOR, and BUCKETIZE and FAKE_QUANT.
+// The moving kernels copy elements of any byte size.
 #ifndef KILN_OPS_REFERENCE_MATRIX_H_
 #define KILN_OPS_REFERENCE_MATRIX_H_
 
@@ -62,6 +63,42 @@ template <typename T>
 T BitwiseXor(T x, T y) {
   return static_cast<T>(x ^ y);
 }
+
+// REVERSE_SEQUENCE: along `seq_dim`, the first lengths[b] elements of each slice b of `batch_dim` in reverse
+// order, the rest as they are. Each length is in [0, dims[seq_dim]] (the caller checks).
+void ReverseSequence(const Dims& dims, int seq_dim, int batch_dim, const int64_t* lengths, size_t element_size,
+                     const void* input, void* output);
+
+// SPARSE_TO_DENSE: `output` (`count` elements) filled with `default_value`, then values[i] (or the single value,
+// where `scalar_value`) written at the flat offset of each index tuple (`depth` entries, row-major in `dims`).
+// Returns false, writing only the default, where an entry lies outside [0, dim): `*bad` is its tuple.
+bool SparseToDense(const Dims& dims, const int64_t* indices, int64_t tuples, int64_t depth, const void* values,
+                   bool scalar_value, const void* default_value, size_t element_size, void* output, int64_t* bad);
+
+// BUCKETIZE: the number of `boundaries` (sorted) not above x, with the comparison x < boundary made in the type
+// C++ promotes the pair to (float for integers, double for double); NaN lies past every boundary.
+template <typename T>
+int32_t Bucketize(T x, const float* boundaries, int count) {
+  int lo = 0, hi = count;  // the first boundary with x < boundary
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (x < boundaries[mid]) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+// FAKE_QUANT: [min, max] nudged so that real 0 is exactly representable on the grid of quant_min..quant_max
+// (0..2^bits - 1), computed in float.
+struct FakeQuantGrid {
+  float scale, nudged_min, nudged_max;
+};
+FakeQuantGrid NudgeFakeQuant(float min, float max, int32_t quant_min, int32_t quant_max);
+// Each value clamped into the nudged range and rounded (half away from zero) to the grid.
+void FakeQuant(const FakeQuantGrid& grid, int64_t count, const float* input, float* output);
 
 }  // namespace kiln::ops::reference
 

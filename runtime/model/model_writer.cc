@@ -375,6 +375,15 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kGelu:
         matches = code == kKilnBuiltinGelu;
         break;
+      case OptionsKind::kReverseSequence:
+        matches = code == kKilnBuiltinReverseSequence;
+        break;
+      case OptionsKind::kBucketize:
+        matches = code == kKilnBuiltinBucketize;
+        break;
+      case OptionsKind::kFakeQuant:
+        matches = code == kKilnBuiltinFakeQuant;
+        break;
       case OptionsKind::kBatchMatMul:
         matches = code == kKilnBuiltinBatchMatmul;
         break;
@@ -495,6 +504,9 @@ KILN_ADD_OP_WITH(KilnUnpackParams, kUnpack)
 KILN_ADD_OP_WITH(KilnShapeParams, kShape)
 KILN_ADD_OP_WITH(KilnArgMaxParams, kArgMax)
 KILN_ADD_OP_WITH(KilnArgMinParams, kArgMin)
+KILN_ADD_OP_WITH(KilnReverseSequenceParams, kReverseSequence)
+KILN_ADD_OP_WITH(KilnBucketizeParams, kBucketize)
+KILN_ADD_OP_WITH(KilnFakeQuantParams, kFakeQuant)
 #undef KILN_ADD_OP_WITH
 
 int ModelWriter::AddCustomOp(const std::string& name, const std::vector<int>& inputs,
@@ -880,6 +892,31 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::GeluOptions;
           options = fb::CreateGeluOptions(b, p.approximate).Union();
+          break;
+        }
+        case OptionsKind::kReverseSequence: {
+          KilnReverseSequenceParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::ReverseSequenceOptions;
+          options = fb::CreateReverseSequenceOptions(b, p.seq_dim, p.batch_dim).Union();
+          break;
+        }
+        case OptionsKind::kBucketize: {
+          KilnBucketizeParams p;
+          params(&p);
+          std::vector<float> boundaries;
+          if (p.boundaries != nullptr && p.num_boundaries > 0) {
+            boundaries.assign(p.boundaries, p.boundaries + p.num_boundaries);
+          }
+          options_type = fb::BuiltinOptions::BucketizeOptions;
+          options = fb::CreateBucketizeOptions(b, b.CreateVector(boundaries)).Union();
+          break;
+        }
+        case OptionsKind::kFakeQuant: {
+          KilnFakeQuantParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::FakeQuantOptions;
+          options = fb::CreateFakeQuantOptions(b, p.min, p.max, p.num_bits, p.narrow_range).Union();
           break;
         }
         case OptionsKind::kLeakyRelu: {

@@ -127,6 +127,12 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnOneHotParams& params);  // ONE_HOT
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnReverseSequenceParams& params);  // REVERSE_SEQUENCE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnBucketizeParams& params);  // BUCKETIZE (the boundaries must outlive Finish)
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnFakeQuantParams& params);  // FAKE_QUANT
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitParams& params);  // SPLIT
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitVParams& params);  // SPLIT_V
@@ -232,7 +238,10 @@ class ModelWriter {
     kUnpack,
     kShape,
     kArgMax,
-    kArgMin
+    kArgMin,
+    kReverseSequence,
+    kBucketize,
+    kFakeQuant
   };
   struct Operator {
     int builtin_code = 0;

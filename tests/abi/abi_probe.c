@@ -145,6 +145,12 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnArgMaxParams(const struct KilnArgMaxPar
 size_t kiln_abi_probe_KilnArgMaxParams(const struct KilnArgMaxParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnArgMinParams(const struct KilnArgMinParams* value);
 size_t kiln_abi_probe_KilnArgMinParams(const struct KilnArgMinParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnReverseSequenceParams(const struct KilnReverseSequenceParams* value);
+size_t kiln_abi_probe_KilnReverseSequenceParams(const struct KilnReverseSequenceParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnBucketizeParams(const struct KilnBucketizeParams* value);
+size_t kiln_abi_probe_KilnBucketizeParams(const struct KilnBucketizeParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnFakeQuantParams(const struct KilnFakeQuantParams* value);
+size_t kiln_abi_probe_KilnFakeQuantParams(const struct KilnFakeQuantParams* value) { return value ? sizeof(*value) : 0; }
 
 /* Enums (by value: their enumerators are part of the ABI). */
 KILN_ABI_PROBE int kiln_abi_probe_KilnStatus(enum KilnStatus value);

@@ -224,6 +224,28 @@ int main(int argc, char** argv) {
     w.SetOutputs({updated, bits});
     seeds.push_back({"small_ops", std::move(w)});
   }
+  {
+    // REVERSE_SEQUENCE -> FAKE_QUANT -> BUCKETIZE, and SPARSE_TO_DENSE.
+    static const float kBoundaries[] = {-0.5f, 0.0f, 0.5f};
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {3, 4}, "x");
+    const int lengths = w.AddConstTensor<int32_t>(kKilnInt32, {3}, "lengths", {0, 4, 2});
+    const int reversed = w.AddTensor(kKilnFloat32, {3, 4}, "reversed");
+    w.AddOp(kKilnBuiltinReverseSequence, {x, lengths}, {reversed}, KilnReverseSequenceParams{1, 0});
+    const int quantized = w.AddTensor(kKilnFloat32, {3, 4}, "quantized");
+    w.AddOp(kKilnBuiltinFakeQuant, {reversed}, {quantized}, KilnFakeQuantParams{-1.0f, 1.0f, 8, false});
+    const int buckets = w.AddTensor(kKilnInt32, {3, 4}, "buckets");
+    w.AddOp(kKilnBuiltinBucketize, {quantized}, {buckets}, KilnBucketizeParams{kBoundaries, 3});
+    const int indices = w.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "indices", {0, 1, 2, 2});
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 3});
+    const int values = w.AddConstTensor<float>(kKilnFloat32, {2}, "values", {1, 2});
+    const int fill = w.AddConstTensor<float>(kKilnFloat32, {}, "fill", {0});
+    const int dense = w.AddTensor(kKilnFloat32, {3, 3}, "dense");
+    w.AddOp(kKilnBuiltinSparseToDense, {indices, shape, values, fill}, {dense});
+    w.SetInputs({x});
+    w.SetOutputs({buckets, dense});
+    seeds.push_back({"small_ops_options", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

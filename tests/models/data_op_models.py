@@ -23,7 +23,8 @@ from ai_edge_litert import schema_py_generated as S
 OPS = S.BuiltinOperator
 TYPES = {np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32, np.int64: S.TensorType.INT64,
          np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
-         np.bool_: S.TensorType.BOOL, np.uint16: S.TensorType.UINT16, np.uint32: S.TensorType.UINT32}
+         np.bool_: S.TensorType.BOOL, np.uint16: S.TensorType.UINT16, np.uint32: S.TensorType.UINT32,
+         np.float64: S.TensorType.FLOAT64}
 
 
 class Model:
@@ -456,10 +457,68 @@ def small_ops(out_dir):
         m.write(out_dir, "bitcast_" + tag, OPS.BITCAST, 1, [x], [y])
 
 
+def small_ops_with_options(out_dir):
+    """REVERSE_SEQUENCE (its five types, seq_dim before and after batch_dim, int64 lengths, 0 and full lengths),
+    SPARSE_TO_DENSE (its types, 1-D and 2-D indices, a scalar value, int64 indices and shape, a duplicate index),
+    BUCKETIZE (float32, float64, int32, int64; duplicate boundaries, none at all) and FAKE_QUANT (ranges that nudge
+    each way, 4 to 16 bits)."""
+    for dtype, quant in [(np.float32, None), (np.int32, None), (np.int64, None), (np.uint8, (0.02, 128)),
+                         (np.int16, (0.001, 0))]:
+        suffix = "" if dtype == np.float32 else "_" + np.dtype(dtype).name
+        for tag, shape, seq_dim, batch_dim, lengths, ltype in [
+                ("", [3, 5], 1, 0, [0, 5, 3], np.int32),
+                ("_seq_first", [4, 3, 2], 0, 1, [2, 4, 1], np.int64),
+                ("_5d", [2, 3, 1, 4, 2], 3, 1, [4, 1, 3], np.int32)]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            l = m.tensor([len(lengths)], ltype, "seq_lengths", np.array(lengths, dtype=ltype))
+            y = m.output(shape, dtype, "y", quant=quant)
+            o = S.ReverseSequenceOptionsT()
+            o.seqDim, o.batchDim = seq_dim, batch_dim
+            m.write(out_dir, "reverse_sequence" + tag + suffix, OPS.REVERSE_SEQUENCE, 1, [x, l], [y],
+                    S.BuiltinOptions.ReverseSequenceOptions, o)
+    for dtype, quant in [(np.float32, None), (np.int32, None), (np.int64, None), (np.int8, (0.05, -3)),
+                         (np.uint8, (0.02, 128))]:
+        suffix = "" if dtype == np.float32 else "_" + np.dtype(dtype).name
+        for tag, itype, indices, ishape, shape, values_scalar in [
+                ("", np.int32, [0, 1, 2, 0, 3, 3, 0, 1], [4, 2], [4, 4], False),
+                ("_1d", np.int64, [5, 0, 2], [3], [7], False),
+                ("_scalar_value", np.int32, [1, 0, 1, 0, 0, 0, 1, 2, 1], [3, 3], [2, 3, 2], True)]:
+            m = Model()
+            i = m.tensor(ishape, itype, "indices", np.array(indices, dtype=itype))
+            s = m.tensor([len(shape)], itype, "output_shape", np.array(shape, dtype=itype))
+            v = m.tensor([] if values_scalar else [ishape[0]], dtype, "values", quant=quant)
+            d = m.tensor([], dtype, "default_value", quant=quant)
+            y = m.output(shape, dtype, "y", quant=quant)
+            m.write(out_dir, "sparse_to_dense" + tag + suffix, OPS.SPARSE_TO_DENSE, 3 if tag == "" else 1,
+                    [i, s, v, d], [y], S.BuiltinOptions.SparseToDenseOptions, S.SparseToDenseOptionsT())
+    for dtype in [np.float32, np.float64, np.int32, np.int64]:
+        for tag, shape, boundaries in [("", [4, 6], [-0.5, -0.1, 0.0, 0.0, 0.3, 0.9]),
+                                       ("_wide", [20], [-100.0, -3.5, 0.0, 2.0, 50.0, 126.5]),
+                                       ("_none", [3], [])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x")
+            y = m.output(shape, np.int32, "y")
+            o = S.BucketizeOptionsT()
+            o.boundaries = boundaries
+            m.write(out_dir, "bucketize%s_%s" % (tag, np.dtype(dtype).name), OPS.BUCKETIZE, 1, [x], [y],
+                    S.BuiltinOptions.BucketizeOptions, o)
+    for tag, lo, hi, bits in [("", -1.0, 1.0, 8), ("_positive", 0.0, 6.0, 8), ("_shifted", -0.3, 0.7, 4),
+                              ("_above_zero", 0.2, 0.9, 8), ("_below_zero", -0.9, -0.1, 8), ("_16bit", -1.0, 1.0, 16)]:
+        m = Model()
+        x = m.tensor([5, 8], np.float32, "x")
+        y = m.output([5, 8], np.float32, "y")
+        o = S.FakeQuantOptionsT()
+        o.min, o.max, o.numBits, o.narrowRange = lo, hi, bits, False
+        m.write(out_dir, "fake_quant" + tag, OPS.FAKE_QUANT, 2 if tag == "" else 1, [x], [y],
+                S.BuiltinOptions.FakeQuantOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     small_ops(out_dir)
+    small_ops_with_options(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)

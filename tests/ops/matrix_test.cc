@@ -1,15 +1,17 @@
-// The SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, RIGHT_SHIFT and BITWISE_XOR reference
-// kernels against independent formulations written here (each output element from its coordinates by div/mod, a
-// shift as a floor division): every rank up to 6, empty tensors, clamped start indices, wrapping sums, and every
-// 8-bit shift pair.
+// The SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE,
+// RIGHT_SHIFT, BITWISE_XOR, BUCKETIZE and FAKE_QUANT reference kernels against independent formulations written here
+// (each output element from its coordinates by div/mod, a shift as a floor division): every rank up to 6, empty
+// tensors, clamped start indices, wrapping sums, and every 8-bit shift pair.
 #include "ops/reference/matrix.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace kiln::ops::reference {
@@ -168,6 +170,122 @@ TEST(BitOpsTest, RightShiftMatchesFloorDivisionAndXorMatchesBits) {
   EXPECT_EQ(RightShift<int8_t>(-100, -1), -100);
   EXPECT_EQ(BitwiseXor<int8_t>(-1, 5), -6);
   EXPECT_EQ(BitwiseXor<uint16_t>(0xff00, 0x0ff0), 0xf0f0);
+}
+
+int64_t FlatOf(const Dims& dims, const std::vector<int64_t>& c) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < dims.size(); ++d) flat = flat * dims[d] + c[d];
+  return flat;
+}
+
+TEST(ReverseSequenceTest, MatchesPlainReversalPerBatch) {
+  std::mt19937 rng(12);
+  for (int trial = 0; trial < 150; ++trial) {
+    const size_t rank = 2 + trial % 5;  // 2 to 6
+    Dims dims(rank);
+    for (int64_t& d : dims) d = static_cast<int64_t>(rng() % 4);
+    const int seq = static_cast<int>(rng() % rank);
+    const int batch = static_cast<int>((seq + 1 + rng() % (rank - 1)) % rank);
+    std::vector<int64_t> lengths(dims[batch]);
+    for (int64_t& l : lengths) l = static_cast<int64_t>(rng() % (dims[seq] + 1));
+    const int64_t count = NumElements(dims);
+    std::vector<int32_t> in(count), got(count, -1);
+    for (int64_t i = 0; i < count; ++i) in[i] = static_cast<int32_t>(i * 7);
+    ReverseSequence(dims, seq, batch, lengths.data(), sizeof(int32_t), in.data(), got.data());
+    for (int64_t f = 0; f < count; ++f) {
+      std::vector<int64_t> c = Coords(dims, f);
+      const int64_t l = lengths[c[batch]];
+      if (c[seq] < l) c[seq] = l - 1 - c[seq];
+      EXPECT_EQ(got[f], in[FlatOf(dims, c)]) << trial << " " << f;
+    }
+  }
+}
+
+TEST(SparseToDenseTest, MatchesPlainScatterAndRefusesOutOfRange) {
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 60; ++trial) {
+    const size_t rank = 1 + trial % 4;
+    Dims dims(rank);
+    for (int64_t& d : dims) d = 1 + static_cast<int64_t>(rng() % 4);
+    const int64_t tuples = static_cast<int64_t>(rng() % 6);
+    std::vector<int64_t> indices(tuples * rank);
+    for (int64_t t = 0; t < tuples; ++t) {
+      for (size_t k = 0; k < rank; ++k) indices[t * rank + k] = static_cast<int64_t>(rng() % dims[k]);
+    }
+    std::vector<int64_t> values(tuples);
+    for (int64_t t = 0; t < tuples; ++t) values[t] = 100 + t;
+    const int64_t fill = -9;
+    const bool scalar = trial % 3 == 0;
+    std::vector<int64_t> want(NumElements(dims), fill), got(want.size(), 0);
+    for (int64_t t = 0; t < tuples; ++t) {  // later tuples win, as LiteRT writes them in order
+      want[FlatOf(dims, std::vector<int64_t>(indices.begin() + t * rank, indices.begin() + (t + 1) * rank))] =
+          scalar ? values.empty() ? 0 : values[0] : values[t];
+    }
+    int64_t bad = -1;
+    ASSERT_TRUE(SparseToDense(dims, indices.data(), tuples, static_cast<int64_t>(rank), values.data(), scalar, &fill,
+                              sizeof(int64_t), got.data(), &bad));
+    EXPECT_EQ(got, want) << trial;
+  }
+  const Dims dims = {2, 3};
+  const int64_t indices[] = {0, 1, 2, 0};  // tuple 1 is past dimension 0
+  const float values[] = {1, 2}, fill = 5;
+  float out[6];
+  int64_t bad = -1;
+  EXPECT_FALSE(SparseToDense(dims, indices, 2, 2, values, false, &fill, sizeof(float), out, &bad));
+  EXPECT_EQ(bad, 1);
+  for (float v : out) EXPECT_EQ(v, 5);  // nothing written over the default
+  const int64_t negative[] = {-1, 0};
+  EXPECT_FALSE(SparseToDense(dims, negative, 1, 2, values, false, &fill, sizeof(float), out, &bad));
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(BucketizeTest, CountsBoundariesNotAbove) {
+  const std::vector<float> boundaries = {-2.5f, 0.0f, 0.0f, 1.0f, 16777216.0f};
+  const auto plain = [&](auto x) {
+    int32_t n = 0;
+    for (float b : boundaries) n += !(x < b);
+    return n;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float x : {-3.0f, -2.5f, -1.0f, -0.0f, 0.0f, 0.5f, 1.0f, 2.0f, 16777216.0f, inf, -inf,
+                  std::numeric_limits<float>::quiet_NaN()}) {
+    EXPECT_EQ(Bucketize<float>(x, boundaries.data(), 5), plain(x)) << x;
+    EXPECT_EQ(Bucketize<double>(x, boundaries.data(), 5), plain(static_cast<double>(x))) << x;
+  }
+  EXPECT_EQ(Bucketize<float>(std::numeric_limits<float>::quiet_NaN(), boundaries.data(), 5), 5);  // past all
+  for (int32_t x : {-3, 0, 1, 16777216, 16777217, std::numeric_limits<int32_t>::max()}) {
+    EXPECT_EQ(Bucketize<int32_t>(x, boundaries.data(), 5), plain(x)) << x;
+  }
+  EXPECT_EQ(Bucketize<int64_t>(int64_t{1} << 40, boundaries.data(), 5), 5);
+  EXPECT_EQ(Bucketize<float>(1.0f, boundaries.data(), 0), 0);
+}
+
+TEST(FakeQuantTest, MatchesLiteRtAndStaysOnTheGrid) {
+  // LiteRT 2.3.0's outputs for min -1, max 1, 8 bits (its zero point nudges to 127: 1 / (2 / 255) is 127.49999 in
+  // float).
+  const float x[] = {-2, -1, -0.51f, -0.5f, -0.49f, 0, 0.003f, 0.0039f, 0.5f, 0.99f, 1, 1.5f};
+  const float want[] = {-0.9960785f, -0.9960785f, -0.50980395f, -0.5019608f, -0.48627454f, 0,
+                        0,           0,           0.50196075f,  0.98823535f, 1.0039215f,   1.0039215f};
+  float got[12];
+  FakeQuant(NudgeFakeQuant(-1, 1, 0, 255), 12, x, got);
+  for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(got[i], want[i]) << i;
+  std::mt19937 rng(14);
+  std::uniform_real_distribution<float> uniform(-3, 3);
+  for (const auto& [lo, hi, bits] : std::vector<std::tuple<float, float, int>>{
+           {-1, 1, 8}, {0, 6, 8}, {-0.3f, 2.7f, 4}, {0.5f, 1.5f, 8}, {-2, -1, 8}, {-1, 1, 16}, {-5, 0.1f, 2}}) {
+    const FakeQuantGrid g = NudgeFakeQuant(lo, hi, 0, (1 << bits) - 1);
+    EXPECT_LE(g.nudged_min, 0.0f);  // 0 lies on the grid
+    EXPECT_GE(g.nudged_max, 0.0f);
+    for (int i = 0; i < 200; ++i) {
+      const float v = uniform(rng);
+      float out;
+      FakeQuant(g, 1, &v, &out);
+      const float clamped = std::min(g.nudged_max, std::max(g.nudged_min, v));
+      EXPECT_LE(std::fabs(out - clamped), g.scale * 0.5f + 1e-5f) << v;
+      const float steps = (out - g.nudged_min) / g.scale;
+      EXPECT_NEAR(steps, std::round(steps), 1e-3) << v;
+    }
+  }
 }
 
 }  // namespace

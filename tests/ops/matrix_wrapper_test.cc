@@ -1,13 +1,15 @@
-// SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, RIGHT_SHIFT, BITWISE_XOR and BITCAST through the
-// interpreter, on single-op ModelWriter models: shapes, types, run-time start indices, empty tensors, and the
-// refusals with their messages (naming the op and the tensor).
+// SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE, RIGHT_SHIFT,
+// BITWISE_XOR, BITCAST, BUCKETIZE and FAKE_QUANT through the interpreter, on single-op ModelWriter models: shapes,
+// types, run-time start indices, empty tensors, and the refusals with their messages (naming the op and the tensor).
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "kiln/builtin_op_data.h"
 #include "kiln/c_api.h"
 #include "runtime/model/model_writer.h"
 #include "tests/ops/wrapper_runner.h"
@@ -342,6 +344,224 @@ TEST(BitcastWrapperTest, ShapesFollowElementSizes) {
     w.SetOutputs({y});
     Runner r(w);
     ExpectErrorMentions(r, {message});
+  }
+}
+
+TEST(ReverseSequenceWrapperTest, RunTimeLengthsAndRefusals) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt16, {2, 4}, "x");
+    const int l = w.AddTensor(kKilnInt64, {2}, "l");
+    const int y = w.AddTensor(kKilnInt16, {2, 4}, "y");
+    w.AddOp(kKilnBuiltinReverseSequence, {x, l}, {y}, KilnReverseSequenceParams{1, 0});
+    w.SetInputs({x, l});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int16_t values[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    r.SetInput(0, values, sizeof(values));
+    const int64_t lengths[] = {3, 4};
+    r.SetInput(1, lengths, sizeof(lengths));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int16_t>(), (std::vector<int16_t>{3, 2, 1, 4, 8, 7, 6, 5}));
+    const int64_t too_long[] = {5, 0};
+    r.SetInput(1, too_long, sizeof(too_long));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("REVERSE_SEQUENCE: seq_lengths 'l' hold 5 at position 0; expected a length in [0, 4]"),
+              std::string::npos)
+        << r.errors();
+    const int64_t negative[] = {0, -1};
+    r.SetInput(1, negative, sizeof(negative));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("hold -1 at position 1"), std::string::npos) << r.errors();
+  }
+  struct Case {
+    KilnType type, length_type;
+    std::vector<int> dims, length_dims;
+    int seq_dim, batch_dim;
+    std::string message;
+  };
+  const Case cases[] = {
+      {kKilnFloat32, kKilnInt32, {2, 3}, {2}, 0, 0, "seq_dim 0 and batch_dim 0 must be two different dimensions"},
+      {kKilnFloat32, kKilnInt32, {2, 3}, {2}, -1, 0, "seq_dim -1 and batch_dim 0"},
+      {kKilnFloat32, kKilnInt32, {2, 3}, {2}, 2, 0, "of input 'x' (rank 2)"},
+      {kKilnFloat32, kKilnInt32, {2, 3}, {3}, 1, 0, "seq_lengths 'l' hold 3 values; input 'x' has 2 along batch_dim 0"},
+      {kKilnInt8, kKilnInt32, {2, 3}, {2}, 1, 0, "REVERSE_SEQUENCE: input 'x' has type int8"},
+      {kKilnFloat32, kKilnFloat32, {2, 3}, {2}, 1, 0, "seq_lengths 'l' have type float32"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.type, c.dims, "x");
+    const int l = w.AddTensor(c.length_type, c.length_dims, "l");
+    const int y = w.AddTensor(c.type, c.dims, "y");
+    w.AddOp(kKilnBuiltinReverseSequence, {x, l}, {y}, KilnReverseSequenceParams{c.seq_dim, c.batch_dim});
+    w.SetInputs({x, l});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(SparseToDenseWrapperTest, RunTimeIndicesAndRefusals) {
+  {
+    ModelWriter w;
+    const int i = w.AddTensor(kKilnInt32, {3, 2}, "i");
+    const int s = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "s", {2, 3});
+    const int v = w.AddConstTensor<int8_t>(kKilnInt8, {3}, "v", {1, 2, 3});
+    const int d = w.AddConstTensor<int8_t>(kKilnInt8, {}, "d", {-1});
+    const int y = w.AddTensor(kKilnInt8, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinSparseToDense, {i, s, v, d}, {y});
+    w.SetInputs({i});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t indices[] = {0, 0, 1, 2, 0, 0};  // a duplicate: the later value wins
+    r.SetInput(0, indices, sizeof(indices));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int8_t>(), (std::vector<int8_t>{3, -1, -1, -1, -1, 2}));
+    const int32_t outside[] = {0, 0, 1, 3, 0, 0};
+    r.SetInput(0, outside, sizeof(outside));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("SPARSE_TO_DENSE: index tuple 1 of indices 'i', [1, 3], lies outside the output's shape "
+                              "[2, 3]"),
+              std::string::npos)
+        << r.errors();
+  }
+  {
+    ModelWriter w;  // a run-time output shape
+    const int i = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "i", {0});
+    const int s = w.AddTensor(kKilnInt32, {1}, "s");
+    const int v = w.AddConstTensor<float>(kKilnFloat32, {}, "v", {1});
+    const int d = w.AddConstTensor<float>(kKilnFloat32, {}, "d", {0});
+    const int y = w.AddTensor(kKilnFloat32, {3}, "y");
+    w.AddOp(kKilnBuiltinSparseToDense, {i, s, v, d}, {y});
+    w.SetInputs({s});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"SPARSE_TO_DENSE: output_shape 's' is computed at run time", "constant"});
+  }
+  struct Case {
+    KilnType type;
+    std::vector<int> index_dims;
+    std::vector<int32_t> shape;
+    std::vector<int> value_dims, default_dims;
+    std::string message;
+  };
+  const Case cases[] = {
+      {kKilnFloat32, {2, 2}, {3}, {2}, {}, "give index tuples of 2 entries; output_shape 's' has 1 dimensions"},
+      {kKilnFloat32,
+       {2, 2},
+       {3, 3},
+       {3},
+       {},
+       "values 'v' of shape [3]; expected a scalar or one value for each of "
+       "the 2 index tuples"},
+      {kKilnFloat32, {2, 2}, {3, 3}, {2}, {2}, "default_value 'd' has shape [2]; expected a single value"},
+      {kKilnFloat32, {2, 5}, {1, 1, 1, 1, 1}, {2}, {}, "output_shape 's' holds 5 dimensions; expected 1 to 4"},
+      {kKilnFloat32, {1, 2}, {3, -1}, {1}, {}, "output_shape 's' holds -1 at 1"},
+      {kKilnInt16, {1, 1}, {3}, {1}, {}, "SPARSE_TO_DENSE: values 'v' has type int16"},
+      {kKilnFloat32, {1, 1, 1}, {3}, {1}, {}, "indices 'i'"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int i = w.AddTensor(kKilnInt32, c.index_dims, "i");
+    const int s = w.AddConstTensor<int32_t>(kKilnInt32, {static_cast<int>(c.shape.size())}, "s", c.shape);
+    const int v = w.AddTensor(c.type, c.value_dims, "v");
+    const int d = w.AddTensor(c.type, c.default_dims, "d");
+    const int y = w.AddTensor(c.type, {1}, "y");
+    w.AddOp(kKilnBuiltinSparseToDense, {i, s, v, d}, {y});
+    w.SetInputs({i, v, d});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(BucketizeWrapperTest, BucketsAndRefusals) {
+  const float boundaries[] = {0.0f, 1.0f, 1.0f, 10.0f};
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt64, {5}, "x");
+    const int y = w.AddTensor(kKilnInt32, {5}, "y");
+    w.AddOp(kKilnBuiltinBucketize, {x}, {y}, KilnBucketizeParams{boundaries, 4});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int64_t values[] = {-5, 0, 1, 9, 100};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int32_t>(), (std::vector<int32_t>{0, 1, 3, 3, 4}));
+  }
+  const float unsorted[] = {0.0f, 2.0f, 1.0f};
+  const float nan[] = {std::numeric_limits<float>::quiet_NaN()};
+  struct Case {
+    KilnType type, output_type;
+    KilnBucketizeParams params;
+    std::string message;
+  };
+  const Case cases[] = {
+      {kKilnFloat32,
+       kKilnInt32,
+       {unsorted, 3},
+       "BUCKETIZE: boundary 2 is 1; the boundaries must be numbers in "
+       "ascending order"},
+      {kKilnFloat32, kKilnInt32, {nan, 1}, "boundary 0 is nan"},
+      {kKilnInt8, kKilnInt32, {boundaries, 4}, "BUCKETIZE: input 'x' has type int8"},
+      {kKilnFloat32, kKilnInt64, {boundaries, 4}, "output 'y' has type int64"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.type, {2}, "x");
+    const int y = w.AddTensor(c.output_type, {2}, "y");
+    w.AddOp(kKilnBuiltinBucketize, {x}, {y}, c.params);
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(FakeQuantWrapperTest, RunsAndRefusesBadRanges) {
+  {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {4}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {4}, "y");
+    w.AddOp(kKilnBuiltinFakeQuant, {x}, {y}, KilnFakeQuantParams{0.0f, 6.0f, 8, false});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float values[] = {-1.0f, 0.5f, 1.0f, 7.0f};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    const std::vector<float> got = r.Output();
+    const std::vector<float> want = {0.0f, 0.49411765f, 1.0117648f, 6.0f};  // LiteRT's values
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_FLOAT_EQ(got[i], want[i]) << i;
+  }
+  struct Case {
+    KilnType type;
+    KilnFakeQuantParams params;
+    std::string message;
+  };
+  const Case cases[] = {
+      {kKilnFloat32, {-1, 1, 8, true}, "FAKE_QUANT: narrow_range is set"},
+      {kKilnFloat32, {-1, 1, 1, false}, "num_bits is 1; expected 2 to 16"},
+      {kKilnFloat32, {-1, 1, 17, false}, "num_bits is 17"},
+      {kKilnFloat32, {1, 1, 8, false}, "min 1 and max 1 must be finite with min < max"},
+      {kKilnFloat32, {1, -1, 8, false}, "min 1 and max -1"},
+      {kKilnFloat32, {-std::numeric_limits<float>::infinity(), 1, 8, false}, "min -inf"},
+      {kKilnInt8, {-1, 1, 8, false}, "FAKE_QUANT"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.type, {2}, "x");
+    const int y = w.AddTensor(c.type, {2}, "y");
+    w.AddOp(kKilnBuiltinFakeQuant, {x}, {y}, c.params);
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
   }
 }
 

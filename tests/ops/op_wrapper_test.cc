@@ -88,7 +88,9 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinSegmentSum,    kKilnBuiltinMatrixDiag,
                                   kKilnBuiltinMatrixSetDiag, kKilnBuiltinDynamicUpdateSlice,
                                   kKilnBuiltinRightShift,    kKilnBuiltinBitwiseXor,
-                                  kKilnBuiltinBitcast};
+                                  kKilnBuiltinBitcast,       kKilnBuiltinReverseSequence,
+                                  kKilnBuiltinSparseToDense, kKilnBuiltinBucketize,
+                                  kKilnBuiltinFakeQuant};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
