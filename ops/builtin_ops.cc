@@ -27,6 +27,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddMatrixOps(all);
     AddBitwiseOps(all);
     AddBucketOps(all);
+    AddStablehloOps(all);
     return all;
   }();
   return *table;

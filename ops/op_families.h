@@ -25,6 +25,7 @@ void AddIndexOps(std::vector<BuiltinOp>* table);           // index_ops.cc
 void AddMatrixOps(std::vector<BuiltinOp>* table);          // matrix_ops.cc
 void AddBitwiseOps(std::vector<BuiltinOp>* table);         // bitwise_ops.cc
 void AddBucketOps(std::vector<BuiltinOp>* table);          // bucket_ops.cc
+void AddStablehloOps(std::vector<BuiltinOp>* table);       // stablehlo_ops.cc
 
 }  // namespace kiln::ops
 

@@ -75,6 +75,27 @@ void ReverseSequence(const Dims& dims, int seq_dim, int batch_dim, const int64_t
 bool SparseToDense(const Dims& dims, const int64_t* indices, int64_t tuples, int64_t depth, const void* values,
                    bool scalar_value, const void* default_value, size_t element_size, void* output, int64_t* bad);
 
+// STABLEHLO_SHIFT_LEFT: the low bits of x << count; a count outside [0, bits) gives 0 (StableHLO's definition).
+template <typename T>
+T ShiftLeft(T x, T count) {
+  using U = std::make_unsigned_t<T>;
+  if (count < 0 || count >= static_cast<T>(sizeof(T) * 8)) return T{0};
+  return static_cast<T>(static_cast<U>(static_cast<uint32_t>(static_cast<U>(x)) << static_cast<uint32_t>(count)));
+}
+
+// Two's complement wrapping sum and product of integers (STABLEHLO_ADD and _MULTIPLY), in unsigned arithmetic of at
+// least int's width (the narrow types are not promoted to signed int).
+template <typename T>
+T WrappingAdd(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(0u + static_cast<U>(a) + static_cast<U>(b)));
+}
+template <typename T>
+T WrappingMul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(1u * static_cast<U>(a) * static_cast<U>(b)));
+}
+
 // BUCKETIZE: the number of `boundaries` (sorted) not above x, with the comparison x < boundary made in the type
 // C++ promotes the pair to (float for integers, double for double); NaN lies past every boundary.
 template <typename T>

@@ -246,6 +246,30 @@ int main(int argc, char** argv) {
     w.SetOutputs({buckets, dense});
     seeds.push_back({"small_ops_options", std::move(w)});
   }
+  {
+    // The StableHLO elementwise ops: float ADD -> MULTIPLY -> MAXIMUM -> MINIMUM, int32 AND -> SHIFT_LEFT.
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnFloat32, {2, 3}, "a");
+    const int b = w.AddTensor(kKilnFloat32, {2, 3}, "b");
+    int previous = a;
+    const KilnBuiltinOperator chain[] = {kKilnBuiltinStablehloAdd, kKilnBuiltinStablehloMultiply,
+                                         kKilnBuiltinStablehloMaximum, kKilnBuiltinStablehloMinimum};
+    for (KilnBuiltinOperator code : chain) {
+      const int next = w.AddTensor(kKilnFloat32, {2, 3}, "f" + std::to_string(static_cast<int>(code)));
+      w.AddOp(code, {previous, b}, {next});
+      previous = next;
+    }
+    const int i = w.AddTensor(kKilnInt32, {4}, "i");
+    const int mask = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "mask", {0xff, -1, 7, 0x7fffffff});
+    const int masked = w.AddTensor(kKilnInt32, {4}, "masked");
+    w.AddOp(kKilnBuiltinStablehloAnd, {i, mask}, {masked});
+    const int counts = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "counts", {0, 5, 31, 40});
+    const int shifted = w.AddTensor(kKilnInt32, {4}, "shifted");
+    w.AddOp(kKilnBuiltinStablehloShiftLeft, {masked, counts}, {shifted});
+    w.SetInputs({a, b, i});
+    w.SetOutputs({previous, shifted});
+    seeds.push_back({"stablehlo", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

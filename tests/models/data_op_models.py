@@ -514,9 +514,47 @@ def small_ops_with_options(out_dir):
                 S.BuiltinOptions.FakeQuantOptions, o)
 
 
+def stablehlo_models(out_dir):
+    """STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM (every type LiteRT takes), _AND (integers, bool) and _SHIFT_LEFT
+    (int8, int16, int32: counts constant within [0, bits), LiteRT's result being undefined outside, where it
+    differs by element position); one shape per model pair (StableHLO does not broadcast), rank 0 to 6; uint16/uint32
+    and int32 overflow from constants."""
+    rng = np.random.default_rng(12)
+    ops = [("add", OPS.STABLEHLO_ADD), ("multiply", OPS.STABLEHLO_MULTIPLY), ("maximum", OPS.STABLEHLO_MAXIMUM),
+           ("minimum", OPS.STABLEHLO_MINIMUM), ("and", OPS.STABLEHLO_AND), ("shift_left", OPS.STABLEHLO_SHIFT_LEFT)]
+    types = [np.float32, np.int32, np.int64, np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.bool_]
+    for op_name, code in ops:
+        for dtype in types:
+            if op_name == "and" and dtype == np.float32:
+                continue
+            if op_name == "shift_left" and dtype not in (np.int8, np.int16, np.int32):
+                continue
+            shapes = [("", [3, 4]), ("_6d", [2, 1, 3, 1, 2, 2]), ("_scalar", [])]
+            if dtype in (np.int32, np.int8, np.float32):
+                shapes.append(("_const", [7]))
+            for tag, shape in shapes:
+                m = Model()
+                data = [None, None]
+                if tag == "_const" or dtype in (np.uint16, np.uint32):
+                    for k in range(2):
+                        if dtype == np.float32:
+                            data[k] = rng.uniform(-3, 3, size=shape).astype(dtype)
+                        else:
+                            info = np.iinfo(dtype)
+                            data[k] = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
+                if op_name == "shift_left":
+                    bits = np.iinfo(dtype).bits
+                    data[1] = rng.integers(0, bits - 1, size=shape, endpoint=True).astype(dtype)
+                a = m.tensor(shape, dtype, "a", data[0])
+                b = m.tensor(shape, dtype, "b", data[1])
+                y = m.output(shape, dtype, "y")
+                m.write(out_dir, "stablehlo_%s%s_%s" % (op_name, tag, np.dtype(dtype).name), code, 1, [a, b], [y])
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    stablehlo_models(out_dir)
     small_ops(out_dir)
     small_ops_with_options(out_dir)
     reductions(out_dir)

@@ -1,5 +1,6 @@
 // The SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE,
-// RIGHT_SHIFT, BITWISE_XOR, BUCKETIZE and FAKE_QUANT reference kernels against independent formulations written here
+// RIGHT_SHIFT, BITWISE_XOR, BUCKETIZE, FAKE_QUANT and the StableHLO integer helpers (ShiftLeft, WrappingAdd,
+// WrappingMul) reference kernels against independent formulations written here
 // (each output element from its coordinates by div/mod, a shift as a floor division): every rank up to 6, empty
 // tensors, clamped start indices, wrapping sums, and every 8-bit shift pair.
 #include "ops/reference/matrix.h"
@@ -286,6 +287,47 @@ TEST(FakeQuantTest, MatchesLiteRtAndStaysOnTheGrid) {
       EXPECT_NEAR(steps, std::round(steps), 1e-3) << v;
     }
   }
+}
+
+// The StableHLO integer helpers against int64 arithmetic reduced mod 2^bits: every int8/uint8 pair, random wider
+// ones; a shift count outside [0, bits) gives 0.
+template <typename T>
+T Reduce(int64_t v) {
+  const int bits = static_cast<int>(sizeof(T) * 8);
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  return static_cast<T>(static_cast<uint64_t>(v) & mask);
+}
+
+template <typename T>
+void CheckStablehloPair(T a, T b) {
+  const int64_t bits = static_cast<int64_t>(sizeof(T)) * 8;
+  ASSERT_EQ(WrappingAdd<T>(a, b), Reduce<T>(static_cast<int64_t>(a) + static_cast<int64_t>(b))) << +a << " " << +b;
+  ASSERT_EQ(WrappingMul<T>(a, b), Reduce<T>(static_cast<int64_t>(a) * static_cast<int64_t>(b))) << +a << " " << +b;
+  const int64_t count = static_cast<int64_t>(b);
+  const T want = count < 0 || count >= bits ? T{0} : Reduce<T>(static_cast<int64_t>(a) * (int64_t{1} << count));
+  ASSERT_EQ(ShiftLeft<T>(a, b), want) << +a << " << " << +b;
+}
+
+TEST(StablehloHelpersTest, WrapAndShiftAsPlainModularArithmetic) {
+  for (int a = -128; a < 128; ++a) {
+    for (int b = -128; b < 128; ++b) {
+      CheckStablehloPair<int8_t>(static_cast<int8_t>(a), static_cast<int8_t>(b));
+      CheckStablehloPair<uint8_t>(static_cast<uint8_t>(a + 128), static_cast<uint8_t>(b + 128));
+    }
+  }
+  std::mt19937 rng(15);
+  for (int i = 0; i < 5000; ++i) {
+    const uint32_t a = rng(), b = rng();
+    CheckStablehloPair<int16_t>(static_cast<int16_t>(a), static_cast<int16_t>(b % 40) - 4);
+    CheckStablehloPair<uint16_t>(static_cast<uint16_t>(a), static_cast<uint16_t>(b));
+    CheckStablehloPair<int32_t>(static_cast<int32_t>(a), static_cast<int32_t>(b % 70) - 10);
+    ASSERT_EQ(WrappingAdd<uint32_t>(a, b), static_cast<uint32_t>(uint64_t{a} + b));
+    ASSERT_EQ(WrappingMul<uint32_t>(a, b), static_cast<uint32_t>(uint64_t{a} * b));
+  }
+  EXPECT_EQ(WrappingAdd<int64_t>(std::numeric_limits<int64_t>::max(), 1), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(WrappingMul<int64_t>(std::numeric_limits<int64_t>::min(), -1), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(ShiftLeft<int32_t>(1, 31), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(ShiftLeft<int32_t>(1, 32), 0);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE, RIGHT_SHIFT,
-// BITWISE_XOR, BITCAST, BUCKETIZE and FAKE_QUANT through the interpreter, on single-op ModelWriter models: shapes,
-// types, run-time start indices, empty tensors, and the refusals with their messages (naming the op and the tensor).
+// BITWISE_XOR, BITCAST, BUCKETIZE, FAKE_QUANT and the StableHLO elementwise ops through the interpreter, on single-op
+// ModelWriter models: shapes, types, run-time start indices, empty tensors, and the refusals with their messages
+// (naming the op and the tensor).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -559,6 +560,91 @@ TEST(FakeQuantWrapperTest, RunsAndRefusesBadRanges) {
     const int y = w.AddTensor(c.type, {2}, "y");
     w.AddOp(kKilnBuiltinFakeQuant, {x}, {y}, c.params);
     w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(StablehloWrapperTest, ElementwiseTypesAndRefusals) {
+  {
+    ModelWriter w;  // bool ADD is OR and MULTIPLY is AND, any non-zero byte true
+    const int a = w.AddTensor(kKilnBool, {4}, "a");
+    const int b = w.AddConstTensor<uint8_t>(kKilnBool, {4}, "b", {0, 7, 0, 1});
+    const int sum = w.AddTensor(kKilnBool, {4}, "sum");
+    const int product = w.AddTensor(kKilnBool, {4}, "product");
+    w.AddOp(kKilnBuiltinStablehloAdd, {a, b}, {sum});
+    w.AddOp(kKilnBuiltinStablehloMultiply, {a, b}, {product});
+    w.SetInputs({a});
+    w.SetOutputs({sum, product});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const uint8_t values[] = {0, 0, 9, 2};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<uint8_t>(0), (std::vector<uint8_t>{0, 1, 1, 1}));
+    EXPECT_EQ(r.OutputAs<uint8_t>(1), (std::vector<uint8_t>{0, 0, 0, 1}));
+  }
+  {
+    ModelWriter w;  // int8: wrapping sums, maximum, shifts (a count past the width gives 0)
+    const int a = w.AddTensor(kKilnInt8, {4}, "a");
+    const int b = w.AddConstTensor<int8_t>(kKilnInt8, {4}, "b", {100, -1, 7, 8});
+    const int sum = w.AddTensor(kKilnInt8, {4}, "sum");
+    const int most = w.AddTensor(kKilnInt8, {4}, "most");
+    const int shifted = w.AddTensor(kKilnInt8, {4}, "shifted");
+    w.AddOp(kKilnBuiltinStablehloAdd, {a, b}, {sum});
+    w.AddOp(kKilnBuiltinStablehloMaximum, {a, b}, {most});
+    w.AddOp(kKilnBuiltinStablehloShiftLeft, {a, b}, {shifted});
+    w.SetInputs({a});
+    w.SetOutputs({sum, most, shifted});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int8_t values[] = {100, 3, 1, 1};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int8_t>(0), (std::vector<int8_t>{-56, 2, 8, 9}));
+    EXPECT_EQ(r.OutputAs<int8_t>(1), (std::vector<int8_t>{100, 3, 7, 8}));
+    EXPECT_EQ(r.OutputAs<int8_t>(2), (std::vector<int8_t>{0, 0, -128, 0}));
+  }
+  struct Case {
+    KilnBuiltinOperator code;
+    KilnType a_type, b_type;
+    std::vector<int> a_dims, b_dims;
+    std::string message;
+  };
+  const Case cases[] = {
+      {kKilnBuiltinStablehloAnd,
+       kKilnFloat32,
+       kKilnFloat32,
+       {2},
+       {2},
+       "STABLEHLO_AND: input 0 'a' has type float32, "
+       "which STABLEHLO_AND does not take"},
+      {kKilnBuiltinStablehloShiftLeft,
+       kKilnInt64,
+       kKilnInt64,
+       {2},
+       {2},
+       "STABLEHLO_SHIFT_LEFT: input 0 'a' has type "
+       "int64"},
+      {kKilnBuiltinStablehloAdd, kKilnFloat16, kKilnFloat16, {2}, {2}, "type float16"},
+      {kKilnBuiltinStablehloMinimum, kKilnInt32, kKilnInt16, {2}, {2}, "input 1 'b' has type int16"},
+      {kKilnBuiltinStablehloMultiply,
+       kKilnFloat32,
+       kKilnFloat32,
+       {2, 3},
+       {3},
+       "input shapes [2, 3] ('a') and [3] "
+       "('b') differ"},
+      {kKilnBuiltinStablehloShiftLeft, kKilnInt32, kKilnInt32, {2, 3}, {3}, "StableHLO ops do not broadcast"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int a = w.AddTensor(c.a_type, c.a_dims, "a");
+    const int b = w.AddTensor(c.b_type, c.b_dims, "b");
+    const int y = w.AddTensor(c.a_type, c.a_dims, "y");
+    w.AddOp(c.code, {a, b}, {y});
+    w.SetInputs({a, b});
     w.SetOutputs({y});
     Runner r(w);
     ExpectErrorMentions(r, {c.message});

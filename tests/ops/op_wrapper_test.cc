@@ -90,7 +90,10 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinRightShift,    kKilnBuiltinBitwiseXor,
                                   kKilnBuiltinBitcast,       kKilnBuiltinReverseSequence,
                                   kKilnBuiltinSparseToDense, kKilnBuiltinBucketize,
-                                  kKilnBuiltinFakeQuant};
+                                  kKilnBuiltinFakeQuant,     kKilnBuiltinStablehloAdd,
+                                  kKilnBuiltinStablehloMultiply, kKilnBuiltinStablehloMaximum,
+                                  kKilnBuiltinStablehloMinimum, kKilnBuiltinStablehloAnd,
+                                  kKilnBuiltinStablehloShiftLeft};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
