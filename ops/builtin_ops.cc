@@ -28,6 +28,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddBitwiseOps(all);
     AddBucketOps(all);
     AddStablehloOps(all);
+    AddComplexOps(all);
     return all;
   }();
   return *table;

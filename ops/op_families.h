@@ -26,6 +26,7 @@ void AddMatrixOps(std::vector<BuiltinOp>* table);          // matrix_ops.cc
 void AddBitwiseOps(std::vector<BuiltinOp>* table);         // bitwise_ops.cc
 void AddBucketOps(std::vector<BuiltinOp>* table);          // bucket_ops.cc
 void AddStablehloOps(std::vector<BuiltinOp>* table);       // stablehlo_ops.cc
+void AddComplexOps(std::vector<BuiltinOp>* table);         // complex_ops.cc
 
 }  // namespace kiln::ops
 

@@ -270,6 +270,23 @@ int main(int argc, char** argv) {
     w.SetOutputs({previous, shifted});
     seeds.push_back({"stablehlo", std::move(w)});
   }
+  {
+    // RFFT2D -> REAL, IMAG, COMPLEX_ABS.
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
+    const int length = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "length", {4, 4});
+    const int spectrum = w.AddTensor(kKilnComplex64, {2, 4, 3}, "spectrum");
+    w.AddOp(kKilnBuiltinRfft2d, {x, length}, {spectrum});
+    const int re = w.AddTensor(kKilnFloat32, {2, 4, 3}, "re");
+    const int im = w.AddTensor(kKilnFloat32, {2, 4, 3}, "im");
+    const int abs = w.AddTensor(kKilnFloat32, {2, 4, 3}, "abs");
+    w.AddOp(kKilnBuiltinReal, {spectrum}, {re});
+    w.AddOp(kKilnBuiltinImag, {spectrum}, {im});
+    w.AddOp(kKilnBuiltinComplexAbs, {spectrum}, {abs});
+    w.SetInputs({x});
+    w.SetOutputs({re, im, abs});
+    seeds.push_back({"complex", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

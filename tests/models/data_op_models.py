@@ -24,7 +24,8 @@ OPS = S.BuiltinOperator
 TYPES = {np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32, np.int64: S.TensorType.INT64,
          np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
          np.bool_: S.TensorType.BOOL, np.uint16: S.TensorType.UINT16, np.uint32: S.TensorType.UINT32,
-         np.float64: S.TensorType.FLOAT64}
+         np.float64: S.TensorType.FLOAT64, np.complex64: S.TensorType.COMPLEX64,
+         np.complex128: S.TensorType.COMPLEX128}
 
 
 class Model:
@@ -55,17 +56,24 @@ class Model:
         self.inputs.pop()
         return index
 
-    def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None):
-        opcode = S.OperatorCodeT()
-        opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
-        op = S.OperatorT()
-        op.opcodeIndex, op.inputs, op.outputs = 0, inputs, outputs
-        op.builtinOptionsType, op.builtinOptions = options_type, options
+    def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None, then=()):
+        """`then`: further ops (code, version, inputs, outputs) after the first; the model's outputs are the last
+        op's."""
+        opcodes, ops = [], []
+        for code, version, inputs, outputs in [(code, version, inputs, outputs)] + list(then):
+            opcode = S.OperatorCodeT()
+            opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
+            op = S.OperatorT()
+            op.opcodeIndex, op.inputs, op.outputs = len(opcodes), inputs, outputs
+            if not ops:
+                op.builtinOptionsType, op.builtinOptions = options_type, options
+            opcodes.append(opcode)
+            ops.append(op)
         graph = S.SubGraphT()
-        graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, outputs, [op]
+        graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, outputs, ops
         graph.name = "main"
         model = S.ModelT()
-        model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, [opcode], [graph], self.buffers
+        model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, opcodes, [graph], self.buffers
         model.description = "data_op_models.py"
         builder = flatbuffers.Builder(1024)
         builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
@@ -551,9 +559,36 @@ def stablehlo_models(out_dir):
                 m.write(out_dir, "stablehlo_%s%s_%s" % (op_name, tag, np.dtype(dtype).name), code, 1, [a, b], [y])
 
 
+def complex_models(out_dir):
+    """REAL, IMAG and COMPLEX_ABS of constant complex64 and complex128 tensors (litert_bench draws no complex
+    values), and RFFT2D (cropping, zero-padding, batches, fft lengths 1 to 16; width 1, where LiteRT is wrong, is
+    refused) followed by REAL or IMAG, since the comparison reads float outputs."""
+    rng = np.random.default_rng(13)
+    for dtype, out_dtype in [(np.complex64, np.float32), (np.complex128, np.float64)]:
+        for shape in [[3, 5], [2, 1, 4], []]:
+            values = (rng.uniform(-4, 4, size=shape) + 1j * rng.uniform(-4, 4, size=shape)).astype(dtype)
+            for op_name, code in [("real", OPS.REAL), ("imag", OPS.IMAG), ("complex_abs", OPS.COMPLEX_ABS)]:
+                m = Model()
+                x = m.tensor(shape, dtype, "x", values)
+                y = m.output(shape, out_dtype, "y")
+                m.write(out_dir, "%s_%s_%dd" % (op_name, np.dtype(dtype).name, len(shape)), code, 1, [x], [y])
+    for tag, shape, fft in [("", [8, 8], [8, 8]), ("_padded", [3, 5], [4, 8]), ("_cropped", [2, 6, 9], [4, 4]),
+                            ("_wide", [4, 16], [2, 16]), ("_one_row", [3, 3], [1, 2])]:
+        for part, code in [("real", OPS.REAL), ("imag", OPS.IMAG)]:
+            m = Model()
+            x = m.tensor(shape, np.float32, "x")
+            l = m.tensor([2], np.int32, "fft_length", fft)
+            out_shape = shape[:-2] + [fft[0], fft[1] // 2 + 1]
+            spectrum = m.output(out_shape, np.complex64, "spectrum")
+            y = m.output(out_shape, np.float32, "y")
+            m.write(out_dir, "rfft2d%s_%s" % (tag, part), OPS.RFFT2D, 1, [x, l], [spectrum],
+                    then=[(code, 1, [spectrum], [y])])
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    complex_models(out_dir)
     stablehlo_models(out_dir)
     small_ops(out_dir)
     small_ops_with_options(out_dir)

@@ -1,5 +1,6 @@
 // SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE, RIGHT_SHIFT,
-// BITWISE_XOR, BITCAST, BUCKETIZE, FAKE_QUANT and the StableHLO elementwise ops through the interpreter, on single-op
+// BITWISE_XOR, BITCAST, BUCKETIZE, FAKE_QUANT, the StableHLO elementwise ops and the complex ops (REAL, IMAG,
+// COMPLEX_ABS, RFFT2D) through the interpreter, on single-op
 // ModelWriter models: shapes, types, run-time start indices, empty tensors, and the refusals with their messages
 // (naming the op and the tensor).
 #include <gtest/gtest.h>
@@ -645,6 +646,75 @@ TEST(StablehloWrapperTest, ElementwiseTypesAndRefusals) {
     const int y = w.AddTensor(c.a_type, c.a_dims, "y");
     w.AddOp(c.code, {a, b}, {y});
     w.SetInputs({a, b});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(ComplexWrapperTest, PartsSpectrumAndRefusals) {
+  {
+    ModelWriter w;  // constant complex64 (re, im pairs) -> REAL, IMAG, COMPLEX_ABS; RFFT2D -> REAL
+    const int c = w.AddConstTensor<float>(kKilnComplex64, {2}, "c", {3, -4, -1, 0});
+    const int re = w.AddTensor(kKilnFloat32, {2}, "re");
+    const int im = w.AddTensor(kKilnFloat32, {2}, "im");
+    const int abs = w.AddTensor(kKilnFloat32, {2}, "abs");
+    w.AddOp(kKilnBuiltinReal, {c}, {re});
+    w.AddOp(kKilnBuiltinImag, {c}, {im});
+    w.AddOp(kKilnBuiltinComplexAbs, {c}, {abs});
+    const int x = w.AddTensor(kKilnFloat32, {2, 2}, "x");
+    const int length = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "length", {2, 2});
+    const int spectrum = w.AddTensor(kKilnComplex64, {2, 2}, "spectrum");
+    w.AddOp(kKilnBuiltinRfft2d, {x, length}, {spectrum});
+    const int spectrum_re = w.AddTensor(kKilnFloat32, {2, 2}, "spectrum_re");
+    w.AddOp(kKilnBuiltinReal, {spectrum}, {spectrum_re});
+    w.SetInputs({x});
+    w.SetOutputs({re, im, abs, spectrum_re});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float values[] = {1, 2, 3, 4};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(0), (std::vector<float>{3, -1}));
+    EXPECT_EQ(r.Output(1), (std::vector<float>{-4, 0}));
+    EXPECT_EQ(r.Output(2), (std::vector<float>{5, 1}));
+    EXPECT_EQ(r.OutputDims(3), (std::vector<int>{2, 2}));
+    EXPECT_EQ(r.Output(3), (std::vector<float>{10, -2, -4, 0}));
+  }
+  for (const auto& [type, out_type, message] : std::vector<std::tuple<KilnType, KilnType, std::string>>{
+           {kKilnFloat32, kKilnFloat32, "REAL: input 'c' has type float32; expected complex64 or complex128"},
+           {kKilnComplex128, kKilnFloat32, "REAL: output 'y' has type float32"}}) {
+    ModelWriter w;
+    const int c = w.AddTensor(type, {2}, "c");
+    const int y = w.AddTensor(out_type, {2}, "y");
+    w.AddOp(kKilnBuiltinReal, {c}, {y});
+    w.SetInputs({c});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {message});
+  }
+  struct Case {
+    std::vector<int> dims;
+    std::vector<int32_t> length;
+    bool constant;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{4, 4}, {4, 3}, true, "RFFT2D: fft_length 'l' holds 3 at 1; expected a power of two"},
+      {{4, 4}, {0, 4}, true, "holds 0 at 0"},
+      {{4, 4}, {4, 1}, true, "a transform 1 column wide"},
+      {{4, 4}, {4, 4}, false, "fft_length 'l' is computed at run time"},
+      {{4}, {4, 4}, true, "input 'x'"},
+      {{4, 4}, {4, 4, 4}, true, "fft_length 'l' holds 3 values; expected 2"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, c.dims, "x");
+    const int l = c.constant ? w.AddConstTensor<int32_t>(kKilnInt32, {static_cast<int>(c.length.size())}, "l", c.length)
+                             : w.AddTensor(kKilnInt32, {2}, "l");
+    const int y = w.AddTensor(kKilnComplex64, {1}, "y");
+    w.AddOp(kKilnBuiltinRfft2d, {x, l}, {y});
+    w.SetInputs(c.constant ? std::vector<int>{x} : std::vector<int>{x, l});
     w.SetOutputs({y});
     Runner r(w);
     ExpectErrorMentions(r, {c.message});

@@ -93,7 +93,9 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinFakeQuant,     kKilnBuiltinStablehloAdd,
                                   kKilnBuiltinStablehloMultiply, kKilnBuiltinStablehloMaximum,
                                   kKilnBuiltinStablehloMinimum, kKilnBuiltinStablehloAnd,
-                                  kKilnBuiltinStablehloShiftLeft};
+                                  kKilnBuiltinStablehloShiftLeft, kKilnBuiltinReal,
+                                  kKilnBuiltinImag,          kKilnBuiltinComplexAbs,
+                                  kKilnBuiltinRfft2d};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
