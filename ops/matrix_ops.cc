@@ -1,6 +1,6 @@
-// SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE and SPARSE_TO_DENSE: small ops
-// that move or fold elements by position (reference/matrix.h). The moving ops copy elements of any type the data-moving
-// ops take (MovedTypes).
+// SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE and
+// EMBEDDING_LOOKUP_SPARSE: small ops that move or fold elements by position (reference/matrix.h). The moving ops copy
+// elements of any type the data-moving ops take (MovedTypes).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -482,6 +482,146 @@ KilnStatus SparseToDenseInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
   return kKilnOk;
 }
 
+// ---- EMBEDDING_LOOKUP_SPARSE: ids [N], indices [N, R], dense_shape [R] (constant), weights [N], params [V, ...]
+// -> float32 dense_shape[:R-1] + params[1:]: the weighted params rows of each output row, combined.
+
+struct SparseLookupState {
+  Dims dense;  // dense_shape[:R-1]
+  int64_t lookups = 0, rank = 0, rows = 0, width = 1, vocabulary = 0;
+  reference::Combiner combiner = reference::Combiner::kSum;
+};
+
+KilnStatus SparseLookupPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "EMBEDDING_LOOKUP_SPARSE";
+  KILN_OPS_GET_STATE(SparseLookupState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 5, 5, 1));
+  const KilnOpaqueTensor *ids, *indices, *shape, *weights, *params;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "ids", &ids));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "indices", &indices));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "dense_shape", &shape));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 3, "weights", &weights));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 4, "params", &params));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "ids", ids, kKilnInt32));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "indices", indices, kKilnInt32));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "dense_shape", shape, kKilnInt32));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "weights", weights));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "params", params));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "ids", ids, 1, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "indices", indices, 2, 2));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "dense_shape", shape, 1, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights", weights, 1, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "params", params, 1, 8));
+  const Dims index_dims = TensorDims(indices);
+  state->lookups = index_dims[0];
+  state->rank = index_dims[1];
+  if (TensorDims(ids)[0] != state->lookups || TensorDims(weights)[0] != state->lookups ||
+      TensorDims(shape)[0] != state->rank || state->rank < 1) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: ids %s %s, weights %s %s and dense_shape %s %s do not match indices %s %s ([N], "
+                                 "[N] and [R] for indices [N, R], R >= 1)",
+                                 op, TensorLabel(ids).c_str(), DimsToString(TensorDims(ids)).c_str(),
+                                 TensorLabel(weights).c_str(), DimsToString(TensorDims(weights)).c_str(),
+                                 TensorLabel(shape).c_str(), DimsToString(TensorDims(shape)).c_str(),
+                                 TensorLabel(indices).c_str(), DimsToString(index_dims).c_str());
+    return kKilnError;
+  }
+  if (!IsConstant(shape)) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: dense_shape %s is computed at run time, and the output's shape depends on its "
+                                 "values; Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
+                                 op, TensorLabel(shape).c_str());
+    return kKilnError;
+  }
+  std::vector<int32_t> dense;
+  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "dense_shape", shape, false, &dense));
+  for (size_t d = 0; d < dense.size(); ++d) {
+    if (dense[d] < 0) {
+      KilnOpaqueContextReportError(context, "%s: dense_shape %s holds %d at %zu; dimensions must be non-negative", op,
+                                   TensorLabel(shape).c_str(), dense[d], d);
+      return kKilnError;
+    }
+  }
+  const auto* options = static_cast<const KilnEmbeddingLookupSparseParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const KilnCombinerType combiner = options != nullptr ? options->combiner : kKilnCombinerSum;
+  switch (combiner) {
+    case kKilnCombinerSum: state->combiner = reference::Combiner::kSum; break;
+    case kKilnCombinerMean: state->combiner = reference::Combiner::kMean; break;
+    case kKilnCombinerSqrtn: state->combiner = reference::Combiner::kSqrtn; break;
+    default:
+      KilnOpaqueContextReportError(context, "%s: unknown combiner %d", op, static_cast<int>(combiner));
+      return kKilnError;
+  }
+  state->dense.assign(dense.begin(), dense.end() - 1);
+  state->rows = reference::NumElements(state->dense);
+  const Dims param_dims = TensorDims(params);
+  state->vocabulary = param_dims[0];
+  const Dims row(param_dims.begin() + 1, param_dims.end());
+  state->width = reference::NumElements(row);
+  Dims out_dims = state->dense;
+  out_dims.insert(out_dims.end(), row.begin(), row.end());
+  return ResizeOutput(context, op, output, out_dims);
+}
+
+KilnStatus SparseLookupInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "EMBEDDING_LOOKUP_SPARSE";
+  KILN_OPS_GET_STATE(SparseLookupState, state, context, node, op);
+  const KilnOpaqueTensor* ids_tensor = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* indices_tensor = KilnOpaqueNodeGetInput(context, node, 1);
+  const int64_t n = state->lookups, out_count = state->rows * state->width;
+  std::vector<int64_t> ids, indices;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "ids", ids_tensor, &ids));
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "indices", indices_tensor, &indices));
+  if (static_cast<int64_t>(ids.size()) != n || static_cast<int64_t>(indices.size()) != n * state->rank) {
+    KilnOpaqueContextReportError(context, "%s: ids or indices do not hold the values their shapes give", op);
+    return kKilnError;
+  }
+  std::vector<int32_t> id32(static_cast<size_t>(n));
+  std::vector<int64_t> buckets(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if (ids[i] < 0 || ids[i] >= state->vocabulary) {
+      KilnOpaqueContextReportError(context,
+                                   "%s: id %lld at position %lld of ids %s is outside [0, %lld), the rows of "
+                                   "params",
+                                   op, static_cast<long long>(ids[i]), static_cast<long long>(i),
+                                   TensorLabel(ids_tensor).c_str(), static_cast<long long>(state->vocabulary));
+      return kKilnError;
+    }
+    id32[i] = static_cast<int32_t>(ids[i]);
+    // The output row: indices[i][:R-1] row-major in dense_shape[:R-1] (the last index column is not used).
+    int64_t bucket = 0;
+    for (int64_t k = 0; k + 1 < state->rank; ++k) {
+      const int64_t v = indices[i * state->rank + k];
+      if (v < 0 || v >= state->dense[static_cast<size_t>(k)]) {
+        KilnOpaqueContextReportError(context,
+                                     "%s: index %lld at [%lld, %lld] of indices %s is outside [0, %lld) (dense_shape "
+                                     "%lld)",
+                                     op, static_cast<long long>(v), static_cast<long long>(i),
+                                     static_cast<long long>(k), TensorLabel(indices_tensor).c_str(),
+                                     static_cast<long long>(state->dense[static_cast<size_t>(k)]),
+                                     static_cast<long long>(k));
+        return kKilnError;
+      }
+      bucket = bucket * state->dense[static_cast<size_t>(k)] + v;
+    }
+    buckets[i] = bucket;
+  }
+  if (out_count == 0) return kKilnOk;
+  const float *weights, *params;
+  float* output;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "weights", KilnOpaqueNodeGetInput(context, node, 3), n, &weights));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "params", KilnOpaqueNodeGetInput(context, node, 4),
+                                         state->vocabulary * state->width, &params));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), out_count, &output));
+  reference::EmbeddingLookupSparse(state->combiner, id32.data(), buckets.data(), weights, n, params, state->width,
+                                   state->rows, output);
+  return kKilnOk;
+}
+
 template <typename State>
 void Add(std::vector<BuiltinOp>* table, KilnBuiltinOperator code, int max_version,
          KilnStatus (*prepare)(KilnOpaqueContext*, KilnOpaqueNode*),
@@ -501,6 +641,8 @@ void AddMatrixOps(std::vector<BuiltinOp>* table) {
   // REVERSE_SEQUENCE v1, SPARSE_TO_DENSE v1-v3 (measured the same way).
   Add<ReverseSequenceState>(table, kKilnBuiltinReverseSequence, 1, &ReverseSequencePrepare, &ReverseSequenceInvoke);
   Add<SparseToDenseState>(table, kKilnBuiltinSparseToDense, 3, &SparseToDensePrepare, &SparseToDenseInvoke);
+  // EMBEDDING_LOOKUP_SPARSE v1.
+  Add<SparseLookupState>(table, kKilnBuiltinEmbeddingLookupSparse, 1, &SparseLookupPrepare, &SparseLookupInvoke);
 }
 
 }  // namespace kiln::ops

@@ -472,6 +472,8 @@ KILN_ABI_OFFSET(struct KilnFakeQuantParams, min, 0);
 KILN_ABI_OFFSET(struct KilnFakeQuantParams, max, 4);
 KILN_ABI_OFFSET(struct KilnFakeQuantParams, num_bits, 8);
 KILN_ABI_OFFSET(struct KilnFakeQuantParams, narrow_range, 12);
+KILN_ABI_SIZE(struct KilnEmbeddingLookupSparseParams, 4, 4);
+KILN_ABI_OFFSET(struct KilnEmbeddingLookupSparseParams, combiner, 0);
 
 /* Enums cross the interfaces as int-sized values. */
 KILN_ABI_ENUM(enum KilnStatus, 4); /* kiln/common.h */
@@ -488,6 +490,7 @@ KILN_ABI_ENUM(enum KilnPadding, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnFusedActivation, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnFullyConnectedWeightsFormat, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnMirrorPadMode, 4); /* kiln/builtin_op_data.h */
+KILN_ABI_ENUM(enum KilnCombinerType, 4); /* kiln/builtin_op_data.h */
 
 #else
 /* Not LP64: the layout is not promised here (docs/hal.md). */

@@ -276,6 +276,18 @@ typedef struct KilnFakeQuantParams {
   bool narrow_range;
 } KilnFakeQuantParams;
 
+/* EMBEDDING_LOOKUP_SPARSE's combiner of the weighted rows of one output row. The values are the model format's. */
+typedef enum KilnCombinerType {
+  kKilnCombinerSum = 0,   /* the weighted sum */
+  kKilnCombinerMean = 1,  /* the weighted sum divided by the sum of the weights */
+  kKilnCombinerSqrtn = 2, /* the weighted sum divided by the square root of the sum of the squared weights */
+} KilnCombinerType;
+
+/* EMBEDDING_LOOKUP_SPARSE. A model with a combiner the format does not know fails to load. */
+typedef struct KilnEmbeddingLookupSparseParams {
+  KilnCombinerType combiner;
+} KilnEmbeddingLookupSparseParams;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

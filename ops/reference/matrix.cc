@@ -137,6 +137,33 @@ bool SparseToDense(const Dims& dims, const int64_t* indices, int64_t tuples, int
   return true;
 }
 
+void EmbeddingLookupSparse(Combiner combiner, const int32_t* ids, const int64_t* buckets, const float* weights,
+                           int64_t count, const float* params, int64_t width, int64_t output_rows, float* output) {
+  for (int64_t i = 0; i < output_rows * width; ++i) output[i] = 0.0f;
+  int64_t current = 0, members = 0;
+  float total = 0.0f, squares = 0.0f;
+  const auto finish = [&] {
+    if (combiner == Combiner::kSum || members == 0) return;
+    const float divisor = combiner == Combiner::kMean ? total : std::sqrt(squares);
+    for (int64_t k = 0; k < width; ++k) output[current * width + k] /= divisor;
+  };
+  for (int64_t i = 0; i < count; ++i) {
+    if (buckets[i] != current) {
+      finish();
+      current = buckets[i];
+      members = 0;
+      total = squares = 0.0f;
+    }
+    ++members;
+    const float w = weights[i];
+    total += w;
+    squares += w * w;
+    const float* row = params + static_cast<int64_t>(ids[i]) * width;
+    for (int64_t k = 0; k < width; ++k) output[current * width + k] += row[k] * w;
+  }
+  finish();
+}
+
 FakeQuantGrid NudgeFakeQuant(float min, float max, int32_t quant_min, int32_t quant_max) {
   const float qmin = static_cast<float>(quant_min), qmax = static_cast<float>(quant_max);
   FakeQuantGrid grid;

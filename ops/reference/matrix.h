@@ -96,6 +96,16 @@ T WrappingMul(T a, T b) {
   return static_cast<T>(static_cast<U>(1u * static_cast<U>(a) * static_cast<U>(b)));
 }
 
+// EMBEDDING_LOOKUP_SPARSE: `output` (buckets x width, zeroed here) gets weights[i] * params[ids[i]] added into
+// row buckets[i] for each of the `count` lookups, in order; whenever the bucket changes from one lookup to the next,
+// and after the last, the row just finished is divided by the combiner's divisor over the lookups that went into it
+// since the change: kMean the sum of their weights, kSqrtn the square root of the sum of their squared weights
+// (kSum: none). So a bucket met again later restarts its sums, as LiteRT's loop does. The ids and buckets are in
+// range (the caller checks).
+enum class Combiner { kSum, kMean, kSqrtn };
+void EmbeddingLookupSparse(Combiner combiner, const int32_t* ids, const int64_t* buckets, const float* weights,
+                           int64_t count, const float* params, int64_t width, int64_t output_rows, float* output);
+
 // BUCKETIZE: the number of `boundaries` (sorted) not above x, with the comparison x < boundary made in the type
 // C++ promotes the pair to (float for integers, double for double); NaN lies past every boundary.
 template <typename T>

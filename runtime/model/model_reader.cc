@@ -1086,6 +1086,26 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       desc->builtin_data = std::shared_ptr<void>(block, std::free);
       return true;
     }
+    case kKilnBuiltinEmbeddingLookupSparse: {
+      KILN_GET_OPTIONS(EmbeddingLookupSparseOptions, options);
+      KilnEmbeddingLookupSparseParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      switch (options->combiner()) {
+        case fb::CombinerType::SUM:
+          params->combiner = kKilnCombinerSum;
+          break;
+        case fb::CombinerType::MEAN:
+          params->combiner = kKilnCombinerMean;
+          break;
+        case fb::CombinerType::SQRTN:
+          params->combiner = kKilnCombinerSqrtn;
+          break;
+        default:
+          return Fail(Format("%s: unknown EMBEDDING_LOOKUP_SPARSE combiner %d", where.c_str(),
+                             static_cast<int>(options->combiner())));
+      }
+      return true;
+    }
     case kKilnBuiltinFakeQuant: {
       KILN_GET_OPTIONS(FakeQuantOptions, options);
       KilnFakeQuantParams* params;

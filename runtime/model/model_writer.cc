@@ -384,6 +384,9 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kFakeQuant:
         matches = code == kKilnBuiltinFakeQuant;
         break;
+      case OptionsKind::kEmbeddingLookupSparse:
+        matches = code == kKilnBuiltinEmbeddingLookupSparse;
+        break;
       case OptionsKind::kBatchMatMul:
         matches = code == kKilnBuiltinBatchMatmul;
         break;
@@ -507,6 +510,7 @@ KILN_ADD_OP_WITH(KilnArgMinParams, kArgMin)
 KILN_ADD_OP_WITH(KilnReverseSequenceParams, kReverseSequence)
 KILN_ADD_OP_WITH(KilnBucketizeParams, kBucketize)
 KILN_ADD_OP_WITH(KilnFakeQuantParams, kFakeQuant)
+KILN_ADD_OP_WITH(KilnEmbeddingLookupSparseParams, kEmbeddingLookupSparse)
 #undef KILN_ADD_OP_WITH
 
 int ModelWriter::AddCustomOp(const std::string& name, const std::vector<int>& inputs,
@@ -917,6 +921,18 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::FakeQuantOptions;
           options = fb::CreateFakeQuantOptions(b, p.min, p.max, p.num_bits, p.narrow_range).Union();
+          break;
+        }
+        case OptionsKind::kEmbeddingLookupSparse: {
+          KilnEmbeddingLookupSparseParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::EmbeddingLookupSparseOptions;
+          // The combiner's bytes as an int: tests write combiners the format does not know.
+          int32_t combiner = 0;
+          static_assert(sizeof(combiner) == sizeof(p.combiner), "KilnCombinerType is an int-sized enum");
+          std::memcpy(&combiner, &p.combiner, sizeof(combiner));
+          options = fb::CreateEmbeddingLookupSparseOptions(b, static_cast<fb::CombinerType>(static_cast<int8_t>(combiner)))
+                        .Union();
           break;
         }
         case OptionsKind::kLeakyRelu: {

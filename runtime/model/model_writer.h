@@ -133,6 +133,8 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnFakeQuantParams& params);  // FAKE_QUANT
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnEmbeddingLookupSparseParams& params);  // EMBEDDING_LOOKUP_SPARSE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitParams& params);  // SPLIT
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitVParams& params);  // SPLIT_V
@@ -241,7 +243,8 @@ class ModelWriter {
     kArgMin,
     kReverseSequence,
     kBucketize,
-    kFakeQuant
+    kFakeQuant,
+    kEmbeddingLookupSparse
   };
   struct Operator {
     int builtin_code = 0;

@@ -287,6 +287,20 @@ int main(int argc, char** argv) {
     w.SetOutputs({re, im, abs});
     seeds.push_back({"complex", std::move(w)});
   }
+  {
+    ModelWriter w;  // EMBEDDING_LOOKUP_SPARSE, mean
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "ids", {0, 2, 1, 1});
+    const int indices = w.AddConstTensor<int32_t>(kKilnInt32, {4, 2}, "indices", {0, 0, 0, 1, 1, 0, 2, 0});
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 2});
+    const int weights = w.AddTensor(kKilnFloat32, {4}, "weights");
+    const int params = w.AddTensor(kKilnFloat32, {3, 4}, "params");
+    const int y = w.AddTensor(kKilnFloat32, {3, 4}, "y");
+    w.AddOp(kKilnBuiltinEmbeddingLookupSparse, {ids, indices, shape, weights, params}, {y},
+            KilnEmbeddingLookupSparseParams{kKilnCombinerMean});
+    w.SetInputs({weights, params});
+    w.SetOutputs({y});
+    seeds.push_back({"embedding_lookup_sparse", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

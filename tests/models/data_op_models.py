@@ -585,9 +585,35 @@ def complex_models(out_dir):
                     then=[(code, 1, [spectrum], [y])])
 
 
+def embedding_lookup_sparse(out_dir):
+    """EMBEDDING_LOOKUP_SPARSE with each combiner: constant ids, indices and dense_shape (2-D and 3-D), run-time
+    weights and params (rank 2 and 3), an empty output row, and a row met again after another (LiteRT restarts its
+    sums there)."""
+    cases = [  # name, ids, indices, dense_shape, params shape
+        ("", [0, 3, 1, 2, 2], [[0, 0], [0, 1], [1, 0], [3, 0], [3, 1]], [4, 2], [5, 3]),
+        ("_3d", [1, 0, 4, 2], [[0, 0, 0], [0, 1, 0], [1, 1, 1], [1, 2, 0]], [2, 3, 2], [6, 2, 2]),
+        ("_revisit", [1, 2, 3, 0], [[0, 0], [1, 0], [0, 1], [1, 1]], [2, 2], [4, 3]),
+    ]
+    for combiner_name, combiner in [("sum", S.CombinerType.SUM), ("mean", S.CombinerType.MEAN),
+                                    ("sqrtn", S.CombinerType.SQRTN)]:
+        for tag, ids, indices, dense_shape, params_shape in cases:
+            m = Model()
+            i = m.tensor([len(ids)], np.int32, "ids", ids)
+            x = m.tensor([len(ids), len(dense_shape)], np.int32, "indices", indices)
+            d = m.tensor([len(dense_shape)], np.int32, "dense_shape", dense_shape)
+            w = m.tensor([len(ids)], np.float32, "weights")
+            p = m.tensor(params_shape, np.float32, "params")
+            y = m.output(dense_shape[:-1] + params_shape[1:], np.float32, "y")
+            o = S.EmbeddingLookupSparseOptionsT()
+            o.combiner = combiner
+            m.write(out_dir, "embedding_lookup_sparse%s_%s" % (tag, combiner_name), OPS.EMBEDDING_LOOKUP_SPARSE, 1,
+                    [i, x, d, w, p], [y], S.BuiltinOptions.EmbeddingLookupSparseOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    embedding_lookup_sparse(out_dir)
     complex_models(out_dir)
     stablehlo_models(out_dir)
     small_ops(out_dir)

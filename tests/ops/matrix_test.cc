@@ -1,8 +1,8 @@
 // The SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE,
-// RIGHT_SHIFT, BITWISE_XOR, BUCKETIZE, FAKE_QUANT and the StableHLO integer helpers (ShiftLeft, WrappingAdd,
-// WrappingMul) reference kernels against independent formulations written here
-// (each output element from its coordinates by div/mod, a shift as a floor division): every rank up to 6, empty
-// tensors, clamped start indices, wrapping sums, and every 8-bit shift pair.
+// EMBEDDING_LOOKUP_SPARSE, RIGHT_SHIFT, BITWISE_XOR, BUCKETIZE, FAKE_QUANT and the StableHLO integer helpers
+// (ShiftLeft, WrappingAdd, WrappingMul) reference kernels against independent formulations written here (each output
+// element from its coordinates by div/mod, a shift as a floor division): every rank up to 6, empty tensors, clamped
+// start indices, wrapping sums, and every 8-bit shift pair.
 #include "ops/reference/matrix.h"
 
 #include <gtest/gtest.h>
@@ -285,6 +285,51 @@ TEST(FakeQuantTest, MatchesLiteRtAndStaysOnTheGrid) {
       EXPECT_LE(std::fabs(out - clamped), g.scale * 0.5f + 1e-5f) << v;
       const float steps = (out - g.nudged_min) / g.scale;
       EXPECT_NEAR(steps, std::round(steps), 1e-3) << v;
+    }
+  }
+}
+
+// EMBEDDING_LOOKUP_SPARSE against runs written out: each maximal run of lookups into one output row adds its
+// weighted params rows to what the row holds, then divides the row by the run's divisor.
+TEST(EmbeddingLookupSparseTest, MatchesPlainRuns) {
+  std::mt19937 rng(16);
+  std::uniform_real_distribution<float> uniform(0.1f, 2.0f);
+  for (Combiner combiner : {Combiner::kSum, Combiner::kMean, Combiner::kSqrtn}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      const int64_t n = static_cast<int64_t>(rng() % 9), width = 1 + static_cast<int64_t>(rng() % 3);
+      const int64_t rows = 1 + static_cast<int64_t>(rng() % 4), vocabulary = 5;
+      std::vector<int32_t> ids(n);
+      std::vector<int64_t> buckets(n);
+      std::vector<float> weights(n), params(vocabulary * width);
+      for (int64_t i = 0; i < n; ++i) {
+        ids[i] = static_cast<int32_t>(rng() % vocabulary);
+        buckets[i] = static_cast<int64_t>(rng() % rows);  // unsorted: rows met again restart
+        weights[i] = uniform(rng);
+      }
+      for (float& v : params) v = uniform(rng);
+      std::vector<float> want(rows * width, 0.0f);
+      for (int64_t start = 0; start < n;) {
+        int64_t end = start;
+        while (end < n && buckets[end] == buckets[start]) ++end;
+        float total = 0, squares = 0;
+        for (int64_t i = start; i < end; ++i) {
+          total += weights[i];
+          squares += weights[i] * weights[i];
+          for (int64_t k = 0; k < width; ++k)
+            want[buckets[start] * width + k] += params[ids[i] * width + k] * weights[i];
+        }
+        const float divisor = combiner == Combiner::kSum    ? 1.0f
+                              : combiner == Combiner::kMean ? total
+                                                            : std::sqrt(squares);
+        if (combiner != Combiner::kSum) {
+          for (int64_t k = 0; k < width; ++k) want[buckets[start] * width + k] /= divisor;
+        }
+        start = end;
+      }
+      std::vector<float> got(rows * width, 42.0f);
+      EmbeddingLookupSparse(combiner, ids.data(), buckets.data(), weights.data(), n, params.data(), width, rows,
+                            got.data());
+      for (size_t i = 0; i < want.size(); ++i) EXPECT_FLOAT_EQ(got[i], want[i]) << trial << " " << i;
     }
   }
 }

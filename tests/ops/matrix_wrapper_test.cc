@@ -1,4 +1,5 @@
-// SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE, RIGHT_SHIFT,
+// SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE,
+// EMBEDDING_LOOKUP_SPARSE, RIGHT_SHIFT,
 // BITWISE_XOR, BITCAST, BUCKETIZE, FAKE_QUANT, the StableHLO elementwise ops and the complex ops (REAL, IMAG,
 // COMPLEX_ABS, RFFT2D) through the interpreter, on single-op
 // ModelWriter models: shapes, types, run-time start indices, empty tensors, and the refusals with their messages
@@ -715,6 +716,92 @@ TEST(ComplexWrapperTest, PartsSpectrumAndRefusals) {
     const int y = w.AddTensor(kKilnComplex64, {1}, "y");
     w.AddOp(kKilnBuiltinRfft2d, {x, l}, {y});
     w.SetInputs(c.constant ? std::vector<int>{x} : std::vector<int>{x, l});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(EmbeddingLookupSparseWrapperTest, CombinesAndRefusesClearly) {
+  {
+    ModelWriter w;  // rows 0 and 2 of a [3] x [2] output; row 1 gets nothing
+    const int ids = w.AddTensor(kKilnInt32, {3}, "ids");
+    const int indices = w.AddConstTensor<int32_t>(kKilnInt32, {3, 2}, "indices", {0, 0, 0, 1, 2, 0});
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 2});
+    const int weights = w.AddConstTensor<float>(kKilnFloat32, {3}, "weights", {1, 3, 2});
+    const int params = w.AddConstTensor<float>(kKilnFloat32, {3, 2}, "params", {1, 2, 10, 20, 100, 200});
+    const int y = w.AddTensor(kKilnFloat32, {3, 2}, "y");
+    w.AddOp(kKilnBuiltinEmbeddingLookupSparse, {ids, indices, shape, weights, params}, {y},
+            KilnEmbeddingLookupSparseParams{kKilnCombinerMean});
+    w.SetInputs({ids});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t values[] = {0, 1, 2};
+    r.SetInput(0, values, sizeof(values));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{3, 2}));
+    EXPECT_EQ(r.Output(), (std::vector<float>{7.75f, 15.5f, 0, 0, 100, 200}));  // (1 * 1 + 3 * 10) / 4 = 7.75
+    const int32_t past[] = {0, 3, 2};
+    r.SetInput(0, past, sizeof(past));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("EMBEDDING_LOOKUP_SPARSE: id 3 at position 1 of ids 'ids' is outside [0, 3)"),
+              std::string::npos)
+        << r.errors();
+  }
+  {
+    ModelWriter w;  // an index past dense_shape
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "ids", {0});
+    const int indices = w.AddTensor(kKilnInt32, {1, 2}, "indices");
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {2, 2});
+    const int weights = w.AddConstTensor<float>(kKilnFloat32, {1}, "weights", {1});
+    const int params = w.AddConstTensor<float>(kKilnFloat32, {1, 1}, "params", {1});
+    const int y = w.AddTensor(kKilnFloat32, {2, 1}, "y");
+    w.AddOp(kKilnBuiltinEmbeddingLookupSparse, {ids, indices, shape, weights, params}, {y},
+            KilnEmbeddingLookupSparseParams{kKilnCombinerSum});
+    w.SetInputs({indices});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t values[] = {2, 0};
+    r.SetInput(0, values, sizeof(values));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("index 2 at [0, 0] of indices 'indices' is outside [0, 2)"), std::string::npos)
+        << r.errors();
+  }
+  struct Case {
+    std::vector<int> ids_dims, weight_dims, shape_dims;
+    KilnType params_type;
+    bool constant_shape;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{3}, {3}, {2}, kKilnFloat32, false, "dense_shape 'shape' is computed at run time"},
+      {{2},
+       {3},
+       {2},
+       kKilnFloat32,
+       true,
+       "ids 'ids' [2], weights 'weights' [3] and dense_shape 'shape' [2] do not "
+       "match indices 'indices' [3, 2]"},
+      {{3}, {3}, {3}, kKilnFloat32, true, "do not match"},
+      {{3}, {3}, {2}, kKilnInt8, true, "params 'params'"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int ids = w.AddTensor(kKilnInt32, c.ids_dims, "ids");
+    const int indices = w.AddTensor(kKilnInt32, {3, 2}, "indices");
+    std::vector<int32_t> shape_values(static_cast<size_t>(c.shape_dims[0]), 2);
+    const int shape = c.constant_shape ? w.AddConstTensor<int32_t>(kKilnInt32, c.shape_dims, "shape", shape_values)
+                                       : w.AddTensor(kKilnInt32, c.shape_dims, "shape");
+    const int weights = w.AddTensor(kKilnFloat32, c.weight_dims, "weights");
+    const int params = w.AddTensor(c.params_type, {4, 2}, "params");
+    const int y = w.AddTensor(kKilnFloat32, {2, 2}, "y");
+    w.AddOp(kKilnBuiltinEmbeddingLookupSparse, {ids, indices, shape, weights, params}, {y},
+            KilnEmbeddingLookupSparseParams{kKilnCombinerSqrtn});
+    std::vector<int> inputs = {ids, indices, weights, params};
+    if (!c.constant_shape) inputs.push_back(shape);
+    w.SetInputs(inputs);
     w.SetOutputs({y});
     Runner r(w);
     ExpectErrorMentions(r, {c.message});

@@ -95,7 +95,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinStablehloMinimum, kKilnBuiltinStablehloAnd,
                                   kKilnBuiltinStablehloShiftLeft, kKilnBuiltinReal,
                                   kKilnBuiltinImag,          kKilnBuiltinComplexAbs,
-                                  kKilnBuiltinRfft2d};
+                                  kKilnBuiltinRfft2d,        kKilnBuiltinEmbeddingLookupSparse};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
