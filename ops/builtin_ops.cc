@@ -29,6 +29,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddBucketOps(all);
     AddStablehloOps(all);
     AddComplexOps(all);
+    AddRandomOps(all);
     return all;
   }();
   return *table;

@@ -27,6 +27,7 @@ void AddBitwiseOps(std::vector<BuiltinOp>* table);         // bitwise_ops.cc
 void AddBucketOps(std::vector<BuiltinOp>* table);          // bucket_ops.cc
 void AddStablehloOps(std::vector<BuiltinOp>* table);       // stablehlo_ops.cc
 void AddComplexOps(std::vector<BuiltinOp>* table);         // complex_ops.cc
+void AddRandomOps(std::vector<BuiltinOp>* table);          // random_ops.cc
 
 }  // namespace kiln::ops
 

@@ -474,6 +474,9 @@ KILN_ABI_OFFSET(struct KilnFakeQuantParams, num_bits, 8);
 KILN_ABI_OFFSET(struct KilnFakeQuantParams, narrow_range, 12);
 KILN_ABI_SIZE(struct KilnEmbeddingLookupSparseParams, 4, 4);
 KILN_ABI_OFFSET(struct KilnEmbeddingLookupSparseParams, combiner, 0);
+KILN_ABI_SIZE(struct KilnRandomParams, 16, 8);
+KILN_ABI_OFFSET(struct KilnRandomParams, seed, 0);
+KILN_ABI_OFFSET(struct KilnRandomParams, seed2, 8);
 
 /* Enums cross the interfaces as int-sized values. */
 KILN_ABI_ENUM(enum KilnStatus, 4); /* kiln/common.h */

@@ -1106,6 +1106,15 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       }
       return true;
     }
+    case kKilnBuiltinRandomUniform:
+    case kKilnBuiltinRandomStandardNormal: {
+      KILN_GET_OPTIONS(RandomOptions, options);
+      KilnRandomParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->seed = options->seed();
+      params->seed2 = options->seed2();
+      return true;
+    }
     case kKilnBuiltinFakeQuant: {
       KILN_GET_OPTIONS(FakeQuantOptions, options);
       KilnFakeQuantParams* params;

@@ -387,6 +387,9 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kEmbeddingLookupSparse:
         matches = code == kKilnBuiltinEmbeddingLookupSparse;
         break;
+      case OptionsKind::kRandom:
+        matches = code == kKilnBuiltinRandomUniform || code == kKilnBuiltinRandomStandardNormal;
+        break;
       case OptionsKind::kBatchMatMul:
         matches = code == kKilnBuiltinBatchMatmul;
         break;
@@ -511,6 +514,7 @@ KILN_ADD_OP_WITH(KilnReverseSequenceParams, kReverseSequence)
 KILN_ADD_OP_WITH(KilnBucketizeParams, kBucketize)
 KILN_ADD_OP_WITH(KilnFakeQuantParams, kFakeQuant)
 KILN_ADD_OP_WITH(KilnEmbeddingLookupSparseParams, kEmbeddingLookupSparse)
+KILN_ADD_OP_WITH(KilnRandomParams, kRandom)
 #undef KILN_ADD_OP_WITH
 
 int ModelWriter::AddCustomOp(const std::string& name, const std::vector<int>& inputs,
@@ -921,6 +925,13 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::FakeQuantOptions;
           options = fb::CreateFakeQuantOptions(b, p.min, p.max, p.num_bits, p.narrow_range).Union();
+          break;
+        }
+        case OptionsKind::kRandom: {
+          KilnRandomParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::RandomOptions;
+          options = fb::CreateRandomOptions(b, p.seed, p.seed2).Union();
           break;
         }
         case OptionsKind::kEmbeddingLookupSparse: {

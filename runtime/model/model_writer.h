@@ -135,6 +135,8 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnEmbeddingLookupSparseParams& params);  // EMBEDDING_LOOKUP_SPARSE
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnRandomParams& params);  // RANDOM_UNIFORM, RANDOM_STANDARD_NORMAL
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitParams& params);  // SPLIT
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitVParams& params);  // SPLIT_V
@@ -244,7 +246,8 @@ class ModelWriter {
     kReverseSequence,
     kBucketize,
     kFakeQuant,
-    kEmbeddingLookupSparse
+    kEmbeddingLookupSparse,
+    kRandom
   };
   struct Operator {
     int builtin_code = 0;

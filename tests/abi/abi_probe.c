@@ -153,6 +153,8 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnFakeQuantParams(const struct KilnFakeQu
 size_t kiln_abi_probe_KilnFakeQuantParams(const struct KilnFakeQuantParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnEmbeddingLookupSparseParams(const struct KilnEmbeddingLookupSparseParams* value);
 size_t kiln_abi_probe_KilnEmbeddingLookupSparseParams(const struct KilnEmbeddingLookupSparseParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnRandomParams(const struct KilnRandomParams* value);
+size_t kiln_abi_probe_KilnRandomParams(const struct KilnRandomParams* value) { return value ? sizeof(*value) : 0; }
 
 /* Enums (by value: their enumerators are part of the ABI). */
 KILN_ABI_PROBE int kiln_abi_probe_KilnStatus(enum KilnStatus value);

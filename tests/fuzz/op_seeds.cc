@@ -301,6 +301,17 @@ int main(int argc, char** argv) {
     w.SetOutputs({y});
     seeds.push_back({"embedding_lookup_sparse", std::move(w)});
   }
+  {
+    ModelWriter w;  // RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL, fixed seeds
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 5});
+    const int uniform = w.AddTensor(kKilnFloat32, {3, 5}, "uniform");
+    const int normal = w.AddTensor(kKilnFloat32, {3, 5}, "normal");
+    w.AddOp(kKilnBuiltinRandomUniform, {shape}, {uniform}, KilnRandomParams{1, 2});
+    w.AddOp(kKilnBuiltinRandomStandardNormal, {shape}, {normal}, KilnRandomParams{-3, 4});
+    w.SetInputs({});
+    w.SetOutputs({uniform, normal});
+    seeds.push_back({"random", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

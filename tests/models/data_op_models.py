@@ -610,9 +610,25 @@ def embedding_lookup_sparse(out_dir):
                     [i, x, d, w, p], [y], S.BuiltinOptions.EmbeddingLookupSparseOptions, o)
 
 
+def random_models(out_dir):
+    """RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL with fixed seeds (LiteRT's Philox sequence; both seeds 0 would draw
+    them at random): sizes that end mid-block, negative seeds and one past 32 bits (LiteRT keeps the low 32)."""
+    for op_name, code in [("random_uniform", OPS.RANDOM_UNIFORM),
+                          ("random_standard_normal", OPS.RANDOM_STANDARD_NORMAL)]:
+        for tag, shape, seed, seed2 in [("", [5], 1, 2), ("_2d", [3, 7], -1, 2 ** 40), ("_3d", [2, 2, 2], 7, 0),
+                                        ("_seed2_only", [9], 0, 123456789)]:
+            m = Model()
+            s = m.tensor([len(shape)], np.int32, "shape", shape)
+            y = m.output(shape, np.float32, "y")
+            o = S.RandomOptionsT()
+            o.seed, o.seed2 = seed, seed2
+            m.write(out_dir, op_name + tag, code, 1, [s], [y], S.BuiltinOptions.RandomOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    random_models(out_dir)
     embedding_lookup_sparse(out_dir)
     complex_models(out_dir)
     stablehlo_models(out_dir)

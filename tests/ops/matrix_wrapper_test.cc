@@ -1,7 +1,7 @@
 // SEGMENT_SUM, MATRIX_DIAG, MATRIX_SET_DIAG, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, SPARSE_TO_DENSE,
 // EMBEDDING_LOOKUP_SPARSE, RIGHT_SHIFT,
 // BITWISE_XOR, BITCAST, BUCKETIZE, FAKE_QUANT, the StableHLO elementwise ops and the complex ops (REAL, IMAG,
-// COMPLEX_ABS, RFFT2D) through the interpreter, on single-op
+// COMPLEX_ABS, RFFT2D) and RANDOM_UNIFORM/RANDOM_STANDARD_NORMAL through the interpreter, on single-op
 // ModelWriter models: shapes, types, run-time start indices, empty tensors, and the refusals with their messages
 // (naming the op and the tensor).
 #include <gtest/gtest.h>
@@ -802,6 +802,62 @@ TEST(EmbeddingLookupSparseWrapperTest, CombinesAndRefusesClearly) {
     std::vector<int> inputs = {ids, indices, weights, params};
     if (!c.constant_shape) inputs.push_back(shape);
     w.SetInputs(inputs);
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {c.message});
+  }
+}
+
+TEST(RandomWrapperTest, SeededSequencesContinueAndRefusals) {
+  {
+    ModelWriter w;  // seed 2^32 + 1 acts as 1 (LiteRT keeps the low 32 bits)
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "shape", {5});
+    const int y = w.AddTensor(kKilnFloat32, {5}, "y");
+    w.AddOp(kKilnBuiltinRandomUniform, {shape}, {y}, KilnRandomParams{(int64_t{1} << 32) + 1, 2});
+    w.SetInputs({});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    const std::vector<float> first = r.Output();
+    EXPECT_FLOAT_EQ(first[0], 0.40639675f);
+    EXPECT_FLOAT_EQ(first[4], 0.4121536f);
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_FLOAT_EQ(r.Output()[0], 0.8690897f);  // the sequence continues, as LiteRT's
+  }
+  {
+    ModelWriter w;  // seeds 0 and 0: drawn at random, values still in range
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 3});
+    const int y = w.AddTensor(kKilnFloat32, {3, 3}, "y");
+    w.AddOp(kKilnBuiltinRandomUniform, {shape}, {y}, KilnRandomParams{0, 0});
+    w.SetInputs({});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    for (float v : r.Output()) EXPECT_TRUE(v >= 0.0f && v < 1.0f) << v;
+  }
+  struct Case {
+    KilnType shape_type, output_type;
+    std::vector<int32_t> shape;
+    bool constant;
+    std::string message;
+  };
+  const Case cases[] = {
+      {kKilnInt32, kKilnFloat32, {2}, false, "RANDOM_STANDARD_NORMAL: shape 's' is computed at run time"},
+      {kKilnInt64, kKilnFloat32, {2}, true, "shape 's' has type int64"},
+      {kKilnInt32, kKilnFloat64, {2}, true, "output 'y'"},
+      {kKilnInt32, kKilnFloat32, {2, -1}, true, "shape 's' holds -1 at 1"},
+  };
+  for (const Case& c : cases) {
+    ModelWriter w;
+    const int n = static_cast<int>(c.shape.size());
+    const int s = !c.constant                  ? w.AddTensor(c.shape_type, {n}, "s")
+                  : c.shape_type == kKilnInt64 ? w.AddConstTensor<int64_t>(c.shape_type, {n}, "s", {2})
+                                               : w.AddConstTensor<int32_t>(c.shape_type, {n}, "s", c.shape);
+    const int y = w.AddTensor(c.output_type, {2}, "y");
+    w.AddOp(kKilnBuiltinRandomStandardNormal, {s}, {y}, KilnRandomParams{1, 2});
+    w.SetInputs(c.constant ? std::vector<int>{} : std::vector<int>{s});
     w.SetOutputs({y});
     Runner r(w);
     ExpectErrorMentions(r, {c.message});

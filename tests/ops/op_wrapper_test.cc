@@ -95,7 +95,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinStablehloMinimum, kKilnBuiltinStablehloAnd,
                                   kKilnBuiltinStablehloShiftLeft, kKilnBuiltinReal,
                                   kKilnBuiltinImag,          kKilnBuiltinComplexAbs,
-                                  kKilnBuiltinRfft2d,        kKilnBuiltinEmbeddingLookupSparse};
+                                  kKilnBuiltinRfft2d,        kKilnBuiltinEmbeddingLookupSparse,
+                                  kKilnBuiltinRandomUniform, kKilnBuiltinRandomStandardNormal};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
