@@ -19,6 +19,7 @@ int64_t SortedSegmentCount(const int32_t* ids, int64_t count, int64_t* bad) {
 }
 
 void MatrixDiag(const void* input, int64_t batches, int64_t n, size_t element_size, void* output) {
+  if (batches * n == 0) return;  // nothing to write (and the buffers may be null)
   const auto* in = static_cast<const char*>(input);
   auto* out = static_cast<char*>(output);
   const size_t matrix = static_cast<size_t>(n * n) * element_size;
@@ -34,6 +35,7 @@ void MatrixDiag(const void* input, int64_t batches, int64_t n, size_t element_si
 
 void MatrixSetDiag(const void* input, const void* diagonal, int64_t batches, int64_t rows, int64_t cols,
                    size_t element_size, void* output) {
+  if (batches * rows * cols == 0) return;
   const auto* in = static_cast<const char*>(input);
   const auto* diag = static_cast<const char*>(diagonal);
   auto* out = static_cast<char*>(output);
@@ -56,6 +58,7 @@ std::vector<int64_t> ClampUpdateStarts(const Dims& operand, const Dims& update, 
 
 void DynamicUpdateSlice(const Dims& operand, const Dims& update, const std::vector<int64_t>& starts,
                         size_t element_size, const void* operand_data, const void* update_data, void* output) {
+  if (NumElements(operand) == 0) return;
   auto* out = static_cast<char*>(output);
   if (output != operand_data) {
     std::memcpy(out, operand_data, static_cast<size_t>(NumElements(operand)) * element_size);
