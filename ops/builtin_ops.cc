@@ -27,6 +27,12 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddDetectionOps(all);
     AddDensifyOps(all);
     AddConv3DOps(all);
+    AddMatrixOps(all);
+    AddBitwiseOps(all);
+    AddBucketOps(all);
+    AddStablehloOps(all);
+    AddComplexOps(all);
+    AddRandomOps(all);
     return all;
   }();
   return *table;

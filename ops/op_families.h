@@ -25,6 +25,12 @@ void AddIndexOps(std::vector<BuiltinOp>* table);           // index_ops.cc
 void AddDetectionOps(std::vector<BuiltinOp>* table);       // detection_ops.cc (custom: TFLite_Detection_PostProcess)
 void AddDensifyOps(std::vector<BuiltinOp>* table);         // densify_ops.cc
 void AddConv3DOps(std::vector<BuiltinOp>* table);          // conv3d_ops.cc
+void AddMatrixOps(std::vector<BuiltinOp>* table);          // matrix_ops.cc
+void AddBitwiseOps(std::vector<BuiltinOp>* table);         // bitwise_ops.cc
+void AddBucketOps(std::vector<BuiltinOp>* table);          // bucket_ops.cc
+void AddStablehloOps(std::vector<BuiltinOp>* table);       // stablehlo_ops.cc
+void AddComplexOps(std::vector<BuiltinOp>* table);         // complex_ops.cc
+void AddRandomOps(std::vector<BuiltinOp>* table);          // random_ops.cc
 
 }  // namespace kiln::ops
 

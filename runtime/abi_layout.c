@@ -470,6 +470,22 @@ KILN_ABI_SIZE(struct KilnArgMaxParams, 4, 4);
 KILN_ABI_OFFSET(struct KilnArgMaxParams, output_type, 0);
 KILN_ABI_SIZE(struct KilnArgMinParams, 4, 4);
 KILN_ABI_OFFSET(struct KilnArgMinParams, output_type, 0);
+KILN_ABI_SIZE(struct KilnReverseSequenceParams, 8, 4);
+KILN_ABI_OFFSET(struct KilnReverseSequenceParams, seq_dim, 0);
+KILN_ABI_OFFSET(struct KilnReverseSequenceParams, batch_dim, 4);
+KILN_ABI_SIZE(struct KilnBucketizeParams, 16, 8);
+KILN_ABI_OFFSET(struct KilnBucketizeParams, boundaries, 0);
+KILN_ABI_OFFSET(struct KilnBucketizeParams, num_boundaries, 8);
+KILN_ABI_SIZE(struct KilnFakeQuantParams, 16, 4);
+KILN_ABI_OFFSET(struct KilnFakeQuantParams, min, 0);
+KILN_ABI_OFFSET(struct KilnFakeQuantParams, max, 4);
+KILN_ABI_OFFSET(struct KilnFakeQuantParams, num_bits, 8);
+KILN_ABI_OFFSET(struct KilnFakeQuantParams, narrow_range, 12);
+KILN_ABI_SIZE(struct KilnEmbeddingLookupSparseParams, 4, 4);
+KILN_ABI_OFFSET(struct KilnEmbeddingLookupSparseParams, combiner, 0);
+KILN_ABI_SIZE(struct KilnRandomParams, 16, 8);
+KILN_ABI_OFFSET(struct KilnRandomParams, seed, 0);
+KILN_ABI_OFFSET(struct KilnRandomParams, seed2, 8);
 
 /* Enums cross the interfaces as int-sized values. */
 KILN_ABI_ENUM(enum KilnStatus, 4); /* kiln/common.h */
@@ -486,6 +502,7 @@ KILN_ABI_ENUM(enum KilnPadding, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnFusedActivation, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnFullyConnectedWeightsFormat, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnMirrorPadMode, 4); /* kiln/builtin_op_data.h */
+KILN_ABI_ENUM(enum KilnCombinerType, 4); /* kiln/builtin_op_data.h */
 
 #else
 /* Not LP64: the layout is not promised here (docs/hal.md). */

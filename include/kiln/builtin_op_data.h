@@ -268,6 +268,46 @@ typedef struct KilnArgMinParams {
   KilnType output_type;
 } KilnArgMinParams;
 
+/* REVERSE_SEQUENCE: along seq_dim, the first seq_lengths[b] elements of each slice b of batch_dim reversed. */
+typedef struct KilnReverseSequenceParams {
+  int seq_dim;
+  int batch_dim;
+} KilnReverseSequenceParams;
+
+/* BUCKETIZE: the index of the bucket each value falls in, given sorted boundaries. The reader keeps the
+ * boundaries in the same allocation as the struct; a writer's array must outlive ModelWriter::Finish. */
+typedef struct KilnBucketizeParams {
+  const float* boundaries;
+  int num_boundaries;
+} KilnBucketizeParams;
+
+/* FAKE_QUANT: quantize to num_bits over [min, max] (nudged so that 0 is exact) and back to float. */
+typedef struct KilnFakeQuantParams {
+  float min;
+  float max;
+  int num_bits;
+  bool narrow_range;
+} KilnFakeQuantParams;
+
+/* EMBEDDING_LOOKUP_SPARSE's combiner of the weighted rows of one output row. The values are the model format's. */
+typedef enum KilnCombinerType {
+  kKilnCombinerSum = 0,   /* the weighted sum */
+  kKilnCombinerMean = 1,  /* the weighted sum divided by the sum of the weights */
+  kKilnCombinerSqrtn = 2, /* the weighted sum divided by the square root of the sum of the squared weights */
+} KilnCombinerType;
+
+/* EMBEDDING_LOOKUP_SPARSE. A model with a combiner the format does not know fails to load. */
+typedef struct KilnEmbeddingLookupSparseParams {
+  KilnCombinerType combiner;
+} KilnEmbeddingLookupSparseParams;
+
+/* RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL: the Philox generator's seeds as the model stores them (the ops use the
+ * low 32 bits of each, sign-extended, as LiteRT does; both 0: seeds drawn at random). */
+typedef struct KilnRandomParams {
+  int64_t seed;
+  int64_t seed2;
+} KilnRandomParams;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1159,6 +1159,72 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->batch_dims = options->batch_dims();
       return true;
     }
+    case kKilnBuiltinReverseSequence: {
+      KILN_GET_OPTIONS(ReverseSequenceOptions, options);
+      KilnReverseSequenceParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->seq_dim = options->seq_dim();
+      params->batch_dim = options->batch_dim();
+      return true;
+    }
+    case kKilnBuiltinBucketize: {
+      KILN_GET_OPTIONS(BucketizeOptions, options);
+      // The struct and a copy of the boundaries in one calloc block, freed with free() as model.h promises.
+      const size_t count = options->boundaries() != nullptr ? options->boundaries()->size() : 0;
+      if (count > static_cast<size_t>(std::numeric_limits<int>::max())) {
+        return Fail(Format("%s: BUCKETIZE has %zu boundaries, more than an int counts", where.c_str(), count));
+      }
+      void* block = std::calloc(1, sizeof(KilnBucketizeParams) + count * sizeof(float));
+      auto* params = static_cast<KilnBucketizeParams*>(block);
+      if (params == nullptr) return Fail(Format("%s: out of memory reading BUCKETIZE's boundaries", where.c_str()));
+      float* boundaries = reinterpret_cast<float*>(static_cast<char*>(block) + sizeof(KilnBucketizeParams));
+      for (size_t i = 0; i < count; ++i) {
+        boundaries[i] = options->boundaries()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      }
+      params->boundaries = count > 0 ? boundaries : nullptr;
+      params->num_boundaries = static_cast<int>(count);
+      desc->builtin_data = std::shared_ptr<void>(block, std::free);
+      return true;
+    }
+    case kKilnBuiltinEmbeddingLookupSparse: {
+      KILN_GET_OPTIONS(EmbeddingLookupSparseOptions, options);
+      KilnEmbeddingLookupSparseParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      switch (options->combiner()) {
+        case fb::CombinerType::SUM:
+          params->combiner = kKilnCombinerSum;
+          break;
+        case fb::CombinerType::MEAN:
+          params->combiner = kKilnCombinerMean;
+          break;
+        case fb::CombinerType::SQRTN:
+          params->combiner = kKilnCombinerSqrtn;
+          break;
+        default:
+          return Fail(Format("%s: unknown EMBEDDING_LOOKUP_SPARSE combiner %d", where.c_str(),
+                             static_cast<int>(options->combiner())));
+      }
+      return true;
+    }
+    case kKilnBuiltinRandomUniform:
+    case kKilnBuiltinRandomStandardNormal: {
+      KILN_GET_OPTIONS(RandomOptions, options);
+      KilnRandomParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->seed = options->seed();
+      params->seed2 = options->seed2();
+      return true;
+    }
+    case kKilnBuiltinFakeQuant: {
+      KILN_GET_OPTIONS(FakeQuantOptions, options);
+      KilnFakeQuantParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->min = options->min();
+      params->max = options->max();
+      params->num_bits = options->num_bits();
+      params->narrow_range = options->narrow_range();
+      return true;
+    }
     case kKilnBuiltinOneHot: {
       KILN_GET_OPTIONS(OneHotOptions, options);
       KilnOneHotParams* params;

@@ -388,6 +388,21 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kGelu:
         matches = code == kKilnBuiltinGelu;
         break;
+      case OptionsKind::kReverseSequence:
+        matches = code == kKilnBuiltinReverseSequence;
+        break;
+      case OptionsKind::kBucketize:
+        matches = code == kKilnBuiltinBucketize;
+        break;
+      case OptionsKind::kFakeQuant:
+        matches = code == kKilnBuiltinFakeQuant;
+        break;
+      case OptionsKind::kEmbeddingLookupSparse:
+        matches = code == kKilnBuiltinEmbeddingLookupSparse;
+        break;
+      case OptionsKind::kRandom:
+        matches = code == kKilnBuiltinRandomUniform || code == kKilnBuiltinRandomStandardNormal;
+        break;
       case OptionsKind::kBatchMatMul:
         matches = code == kKilnBuiltinBatchMatmul;
         break;
@@ -509,6 +524,11 @@ KILN_ADD_OP_WITH(KilnUnpackParams, kUnpack)
 KILN_ADD_OP_WITH(KilnShapeParams, kShape)
 KILN_ADD_OP_WITH(KilnArgMaxParams, kArgMax)
 KILN_ADD_OP_WITH(KilnArgMinParams, kArgMin)
+KILN_ADD_OP_WITH(KilnReverseSequenceParams, kReverseSequence)
+KILN_ADD_OP_WITH(KilnBucketizeParams, kBucketize)
+KILN_ADD_OP_WITH(KilnFakeQuantParams, kFakeQuant)
+KILN_ADD_OP_WITH(KilnEmbeddingLookupSparseParams, kEmbeddingLookupSparse)
+KILN_ADD_OP_WITH(KilnRandomParams, kRandom)
 #undef KILN_ADD_OP_WITH
 
 int ModelWriter::AddCustomOp(const std::string& name, const std::vector<int>& inputs,
@@ -934,6 +954,50 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::GeluOptions;
           options = fb::CreateGeluOptions(b, p.approximate).Union();
+          break;
+        }
+        case OptionsKind::kReverseSequence: {
+          KilnReverseSequenceParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::ReverseSequenceOptions;
+          options = fb::CreateReverseSequenceOptions(b, p.seq_dim, p.batch_dim).Union();
+          break;
+        }
+        case OptionsKind::kBucketize: {
+          KilnBucketizeParams p;
+          params(&p);
+          std::vector<float> boundaries;
+          if (p.boundaries != nullptr && p.num_boundaries > 0) {
+            boundaries.assign(p.boundaries, p.boundaries + p.num_boundaries);
+          }
+          options_type = fb::BuiltinOptions::BucketizeOptions;
+          options = fb::CreateBucketizeOptions(b, b.CreateVector(boundaries)).Union();
+          break;
+        }
+        case OptionsKind::kFakeQuant: {
+          KilnFakeQuantParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::FakeQuantOptions;
+          options = fb::CreateFakeQuantOptions(b, p.min, p.max, p.num_bits, p.narrow_range).Union();
+          break;
+        }
+        case OptionsKind::kRandom: {
+          KilnRandomParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::RandomOptions;
+          options = fb::CreateRandomOptions(b, p.seed, p.seed2).Union();
+          break;
+        }
+        case OptionsKind::kEmbeddingLookupSparse: {
+          KilnEmbeddingLookupSparseParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::EmbeddingLookupSparseOptions;
+          // The combiner's bytes as an int: tests write combiners the format does not know.
+          int32_t combiner = 0;
+          static_assert(sizeof(combiner) == sizeof(p.combiner), "KilnCombinerType is an int-sized enum");
+          std::memcpy(&combiner, &p.combiner, sizeof(combiner));
+          options = fb::CreateEmbeddingLookupSparseOptions(b, static_cast<fb::CombinerType>(static_cast<int8_t>(combiner)))
+                        .Union();
           break;
         }
         case OptionsKind::kLeakyRelu: {

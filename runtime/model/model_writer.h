@@ -151,6 +151,16 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnOneHotParams& params);  // ONE_HOT
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnReverseSequenceParams& params);  // REVERSE_SEQUENCE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnBucketizeParams& params);  // BUCKETIZE (the boundaries must outlive Finish)
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnFakeQuantParams& params);  // FAKE_QUANT
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnEmbeddingLookupSparseParams& params);  // EMBEDDING_LOOKUP_SPARSE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnRandomParams& params);  // RANDOM_UNIFORM, RANDOM_STANDARD_NORMAL
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitParams& params);  // SPLIT
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSplitVParams& params);  // SPLIT_V
@@ -262,7 +272,12 @@ class ModelWriter {
     kUnpack,
     kShape,
     kArgMax,
-    kArgMin
+    kArgMin,
+    kReverseSequence,
+    kBucketize,
+    kFakeQuant,
+    kEmbeddingLookupSparse,
+    kRandom
   };
   struct Operator {
     int builtin_code = 0;

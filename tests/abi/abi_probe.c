@@ -147,6 +147,16 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnArgMaxParams(const struct KilnArgMaxPar
 size_t kiln_abi_probe_KilnArgMaxParams(const struct KilnArgMaxParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnArgMinParams(const struct KilnArgMinParams* value);
 size_t kiln_abi_probe_KilnArgMinParams(const struct KilnArgMinParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnReverseSequenceParams(const struct KilnReverseSequenceParams* value);
+size_t kiln_abi_probe_KilnReverseSequenceParams(const struct KilnReverseSequenceParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnBucketizeParams(const struct KilnBucketizeParams* value);
+size_t kiln_abi_probe_KilnBucketizeParams(const struct KilnBucketizeParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnFakeQuantParams(const struct KilnFakeQuantParams* value);
+size_t kiln_abi_probe_KilnFakeQuantParams(const struct KilnFakeQuantParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnEmbeddingLookupSparseParams(const struct KilnEmbeddingLookupSparseParams* value);
+size_t kiln_abi_probe_KilnEmbeddingLookupSparseParams(const struct KilnEmbeddingLookupSparseParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnRandomParams(const struct KilnRandomParams* value);
+size_t kiln_abi_probe_KilnRandomParams(const struct KilnRandomParams* value) { return value ? sizeof(*value) : 0; }
 
 /* Enums (by value: their enumerators are part of the ABI). */
 KILN_ABI_PROBE int kiln_abi_probe_KilnStatus(enum KilnStatus value);
@@ -177,3 +187,5 @@ KILN_ABI_PROBE int kiln_abi_probe_KilnFullyConnectedWeightsFormat(enum KilnFully
 int kiln_abi_probe_KilnFullyConnectedWeightsFormat(enum KilnFullyConnectedWeightsFormat value) { return (int)value; }
 KILN_ABI_PROBE int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value);
 int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value) { return (int)value; }
+KILN_ABI_PROBE int kiln_abi_probe_KilnCombinerType(enum KilnCombinerType value);
+int kiln_abi_probe_KilnCombinerType(enum KilnCombinerType value) { return (int)value; }

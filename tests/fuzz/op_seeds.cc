@@ -293,6 +293,122 @@ int main(int argc, char** argv) {
     w.SetOutputs({z});
     seeds.push_back({"conv3d", std::move(w)});
   }
+  {
+    // SEGMENT_SUM -> MATRIX_DIAG -> MATRIX_SET_DIAG -> DYNAMIC_UPDATE_SLICE (run-time starts), and RIGHT_SHIFT ->
+    // BITWISE_XOR -> BITCAST.
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {4, 3}, "x");
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "ids", {0, 0, 1, 1});
+    const int sums = w.AddTensor(kKilnFloat32, {2, 3}, "sums");
+    w.AddOp(kKilnBuiltinSegmentSum, {x, ids}, {sums});
+    const int diag = w.AddTensor(kKilnFloat32, {2, 3, 3}, "diag");
+    w.AddOp(kKilnBuiltinMatrixDiag, {sums}, {diag});
+    const int set = w.AddTensor(kKilnFloat32, {2, 3, 3}, "set");
+    w.AddOp(kKilnBuiltinMatrixSetDiag, {diag, sums}, {set});
+    const int update = w.AddConstTensor<float>(kKilnFloat32, {1, 2, 2}, "update", {1, 2, 3, 4});
+    const int starts = w.AddTensor(kKilnInt32, {3}, "starts");
+    const int updated = w.AddTensor(kKilnFloat32, {2, 3, 3}, "updated");
+    w.AddOp(kKilnBuiltinDynamicUpdateSlice, {set, update, starts}, {updated});
+    const int a = w.AddTensor(kKilnInt32, {5}, "a");
+    const int shift = w.AddConstTensor<int32_t>(kKilnInt32, {1}, "shift", {3});
+    const int shifted = w.AddTensor(kKilnInt32, {5}, "shifted");
+    w.AddOp(kKilnBuiltinRightShift, {a, shift}, {shifted});
+    const int mixed = w.AddTensor(kKilnInt32, {5}, "mixed");
+    w.AddOp(kKilnBuiltinBitwiseXor, {shifted, a}, {mixed});
+    const int bits = w.AddTensor(kKilnInt8, {5, 4}, "bits");
+    w.AddOp(kKilnBuiltinBitcast, {mixed}, {bits});
+    w.SetInputs({x, starts, a});
+    w.SetOutputs({updated, bits});
+    seeds.push_back({"small_ops", std::move(w)});
+  }
+  {
+    // REVERSE_SEQUENCE -> FAKE_QUANT -> BUCKETIZE, and SPARSE_TO_DENSE.
+    static const float kBoundaries[] = {-0.5f, 0.0f, 0.5f};
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {3, 4}, "x");
+    const int lengths = w.AddConstTensor<int32_t>(kKilnInt32, {3}, "lengths", {0, 4, 2});
+    const int reversed = w.AddTensor(kKilnFloat32, {3, 4}, "reversed");
+    w.AddOp(kKilnBuiltinReverseSequence, {x, lengths}, {reversed}, KilnReverseSequenceParams{1, 0});
+    const int quantized = w.AddTensor(kKilnFloat32, {3, 4}, "quantized");
+    w.AddOp(kKilnBuiltinFakeQuant, {reversed}, {quantized}, KilnFakeQuantParams{-1.0f, 1.0f, 8, false});
+    const int buckets = w.AddTensor(kKilnInt32, {3, 4}, "buckets");
+    w.AddOp(kKilnBuiltinBucketize, {quantized}, {buckets}, KilnBucketizeParams{kBoundaries, 3});
+    const int indices = w.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "indices", {0, 1, 2, 2});
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 3});
+    const int values = w.AddConstTensor<float>(kKilnFloat32, {2}, "values", {1, 2});
+    const int fill = w.AddConstTensor<float>(kKilnFloat32, {}, "fill", {0});
+    const int dense = w.AddTensor(kKilnFloat32, {3, 3}, "dense");
+    w.AddOp(kKilnBuiltinSparseToDense, {indices, shape, values, fill}, {dense});
+    w.SetInputs({x});
+    w.SetOutputs({buckets, dense});
+    seeds.push_back({"small_ops_options", std::move(w)});
+  }
+  {
+    // The StableHLO elementwise ops: float ADD -> MULTIPLY -> MAXIMUM -> MINIMUM, int32 AND -> SHIFT_LEFT.
+    ModelWriter w;
+    const int a = w.AddTensor(kKilnFloat32, {2, 3}, "a");
+    const int b = w.AddTensor(kKilnFloat32, {2, 3}, "b");
+    int previous = a;
+    const KilnBuiltinOperator chain[] = {kKilnBuiltinStablehloAdd, kKilnBuiltinStablehloMultiply,
+                                         kKilnBuiltinStablehloMaximum, kKilnBuiltinStablehloMinimum};
+    for (KilnBuiltinOperator code : chain) {
+      const int next = w.AddTensor(kKilnFloat32, {2, 3}, "f" + std::to_string(static_cast<int>(code)));
+      w.AddOp(code, {previous, b}, {next});
+      previous = next;
+    }
+    const int i = w.AddTensor(kKilnInt32, {4}, "i");
+    const int mask = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "mask", {0xff, -1, 7, 0x7fffffff});
+    const int masked = w.AddTensor(kKilnInt32, {4}, "masked");
+    w.AddOp(kKilnBuiltinStablehloAnd, {i, mask}, {masked});
+    const int counts = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "counts", {0, 5, 31, 40});
+    const int shifted = w.AddTensor(kKilnInt32, {4}, "shifted");
+    w.AddOp(kKilnBuiltinStablehloShiftLeft, {masked, counts}, {shifted});
+    w.SetInputs({a, b, i});
+    w.SetOutputs({previous, shifted});
+    seeds.push_back({"stablehlo", std::move(w)});
+  }
+  {
+    // RFFT2D -> REAL, IMAG, COMPLEX_ABS.
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
+    const int length = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "length", {4, 4});
+    const int spectrum = w.AddTensor(kKilnComplex64, {2, 4, 3}, "spectrum");
+    w.AddOp(kKilnBuiltinRfft2d, {x, length}, {spectrum});
+    const int re = w.AddTensor(kKilnFloat32, {2, 4, 3}, "re");
+    const int im = w.AddTensor(kKilnFloat32, {2, 4, 3}, "im");
+    const int abs = w.AddTensor(kKilnFloat32, {2, 4, 3}, "abs");
+    w.AddOp(kKilnBuiltinReal, {spectrum}, {re});
+    w.AddOp(kKilnBuiltinImag, {spectrum}, {im});
+    w.AddOp(kKilnBuiltinComplexAbs, {spectrum}, {abs});
+    w.SetInputs({x});
+    w.SetOutputs({re, im, abs});
+    seeds.push_back({"complex", std::move(w)});
+  }
+  {
+    ModelWriter w;  // EMBEDDING_LOOKUP_SPARSE, mean
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "ids", {0, 2, 1, 1});
+    const int indices = w.AddConstTensor<int32_t>(kKilnInt32, {4, 2}, "indices", {0, 0, 0, 1, 1, 0, 2, 0});
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 2});
+    const int weights = w.AddTensor(kKilnFloat32, {4}, "weights");
+    const int params = w.AddTensor(kKilnFloat32, {3, 4}, "params");
+    const int y = w.AddTensor(kKilnFloat32, {3, 4}, "y");
+    w.AddOp(kKilnBuiltinEmbeddingLookupSparse, {ids, indices, shape, weights, params}, {y},
+            KilnEmbeddingLookupSparseParams{kKilnCombinerMean});
+    w.SetInputs({weights, params});
+    w.SetOutputs({y});
+    seeds.push_back({"embedding_lookup_sparse", std::move(w)});
+  }
+  {
+    ModelWriter w;  // RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL, fixed seeds
+    const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 5});
+    const int uniform = w.AddTensor(kKilnFloat32, {3, 5}, "uniform");
+    const int normal = w.AddTensor(kKilnFloat32, {3, 5}, "normal");
+    w.AddOp(kKilnBuiltinRandomUniform, {shape}, {uniform}, KilnRandomParams{1, 2});
+    w.AddOp(kKilnBuiltinRandomStandardNormal, {shape}, {normal}, KilnRandomParams{-3, 4});
+    w.SetInputs({});
+    w.SetOutputs({uniform, normal});
+    seeds.push_back({"random", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

@@ -25,7 +25,9 @@ OPS = S.BuiltinOperator
 TYPES = {np.float16: S.TensorType.FLOAT16, np.float32: S.TensorType.FLOAT32, np.int32: S.TensorType.INT32,
          np.int64: S.TensorType.INT64,
          np.int8: S.TensorType.INT8, np.uint8: S.TensorType.UINT8, np.int16: S.TensorType.INT16,
-         np.bool_: S.TensorType.BOOL}
+         np.bool_: S.TensorType.BOOL, np.uint16: S.TensorType.UINT16, np.uint32: S.TensorType.UINT32,
+         np.float64: S.TensorType.FLOAT64, np.complex64: S.TensorType.COMPLEX64,
+         np.complex128: S.TensorType.COMPLEX128}
 
 
 class Model:
@@ -58,21 +60,28 @@ class Model:
         self.inputs.pop()
         return index
 
-    def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None, custom=None):
-        """custom: (custom op name, flexbuffer option bytes) for code OPS.CUSTOM."""
-        opcode = S.OperatorCodeT()
-        opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
-        op = S.OperatorT()
-        op.opcodeIndex, op.inputs, op.outputs = 0, inputs, outputs
-        op.builtinOptionsType, op.builtinOptions = options_type, options
-        if custom is not None:
-            opcode.customCode = custom[0]
-            op.customOptions, op.customOptionsFormat = list(custom[1]), S.CustomOptionsFormat.FLEXBUFFERS
+    def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None, custom=None,
+              then=()):
+        """custom: (custom op name, flexbuffer option bytes) for the first op when its code is OPS.CUSTOM. `then`:
+        further ops (code, version, inputs, outputs) after the first; the model's outputs are the last op's."""
+        opcodes, ops = [], []
+        for code, version, inputs, outputs in [(code, version, inputs, outputs)] + list(then):
+            opcode = S.OperatorCodeT()
+            opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
+            op = S.OperatorT()
+            op.opcodeIndex, op.inputs, op.outputs = len(opcodes), inputs, outputs
+            if not ops:
+                op.builtinOptionsType, op.builtinOptions = options_type, options
+                if custom is not None:
+                    opcode.customCode = custom[0]
+                    op.customOptions, op.customOptionsFormat = list(custom[1]), S.CustomOptionsFormat.FLEXBUFFERS
+            opcodes.append(opcode)
+            ops.append(op)
         graph = S.SubGraphT()
-        graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, outputs, [op]
+        graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, outputs, ops
         graph.name = "main"
         model = S.ModelT()
-        model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, [opcode], [graph], self.buffers
+        model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, opcodes, [graph], self.buffers
         model.description = "data_op_models.py"
         builder = flatbuffers.Builder(1024)
         builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
@@ -659,6 +668,240 @@ def conv3d_transpose_models(out_dir):
         m.write(out_dir, name, OPS.CONV_3D_TRANSPOSE, 1, inputs, [y], S.BuiltinOptions.Conv3DOptions, o)
 
 
+def small_ops(out_dir):
+    """SEGMENT_SUM (float32, int32; constant sorted ids), MATRIX_DIAG and MATRIX_SET_DIAG (each moved type, batched
+    and rectangular; not bool, which LiteRT's kernels mishandle), DYNAMIC_UPDATE_SLICE (each moved type, int32 and int64 starts, clamped starts), RIGHT_SHIFT and
+    BITWISE_XOR (each integer type, broadcast up to 6-D; uint16/uint32 from constants, which litert_bench draws no
+    values for), BITCAST (wider, narrower and equal element sizes)."""
+    for name, dtype, shape, ids in [("segment_sum", np.float32, [6, 3], [0, 0, 1, 2, 2, 2]),
+                                    ("segment_sum_1d", np.float32, [5], [0, 1, 1, 1, 2]),
+                                    ("segment_sum_int32", np.int32, [4, 2, 3], [0, 1, 1, 2]),
+                                    ("segment_sum_one", np.int32, [3, 4], [0, 0, 0])]:
+        m = Model()
+        x = m.tensor(shape, dtype, "data")
+        i = m.tensor([len(ids)], np.int32, "segment_ids", ids)
+        y = m.output([ids[-1] + 1] + shape[1:], dtype, "y")
+        m.write(out_dir, name, OPS.SEGMENT_SUM, 1, [x, i], [y])
+    moved = [(np.float32, None), (np.int32, None), (np.int64, None), (np.int8, (0.05, -3)), (np.uint8, (0.02, 128)),
+             (np.int16, (0.001, 0)), (np.bool_, None)]
+    for dtype, quant in moved:
+        suffix = "" if dtype == np.float32 else "_" + np.dtype(dtype).name
+        diag_shapes = [] if dtype == np.bool_ else [("", [3, 4]), ("_1d", [5])]  # LiteRT's bool kernel is broken
+        for tag, shape in diag_shapes:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            y = m.output(shape + [shape[-1]], dtype, "y", quant=quant)
+            m.write(out_dir, "matrix_diag" + tag + suffix, OPS.MATRIX_DIAG, 1, [x], [y])
+        set_shapes = [] if dtype == np.bool_ else [("", [2, 3, 4]), ("_tall", [5, 2]), ("_batched", [2, 1, 3, 3, 3])]
+        for tag, shape in set_shapes:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            d = m.tensor(shape[:-2] + [min(shape[-2:])], dtype, "diagonal", quant=quant)
+            y = m.output(shape, dtype, "y", quant=quant)
+            m.write(out_dir, "matrix_set_diag" + tag + suffix, OPS.MATRIX_SET_DIAG, 1, [x, d], [y])
+        for tag, shape, ushape, starts, itype in [("", [4, 5], [2, 3], [1, 2], np.int32),
+                                                  ("_clamped", [3, 4, 2], [2, 2, 1], [5, -3, 1], np.int64),
+                                                  ("_full", [2, 3], [2, 3], [1, 1], np.int32),
+                                                  ("_runtime", [3, 5, 4], [1, 2, 3], None, np.int32)]:
+            if starts is None and dtype not in (np.float32, np.int8):
+                continue
+            m = Model()  # run-time start indices: random values, clamped into range
+            x = m.tensor(shape, dtype, "operand", quant=quant)
+            u = m.tensor(ushape, dtype, "update", quant=quant)
+            s = m.tensor([len(shape)], itype, "start_indices", None if starts is None else np.array(starts, dtype=itype))
+            y = m.output(shape, dtype, "y", quant=quant)
+            m.write(out_dir, "dynamic_update_slice" + tag + suffix, OPS.DYNAMIC_UPDATE_SLICE, 1, [x, u, s], [y])
+    rng = np.random.default_rng(11)
+    for dtype in [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]:
+        info = np.iinfo(dtype)
+        bits = info.bits
+        for op_name, code in [("right_shift", OPS.RIGHT_SHIFT), ("bitwise_xor", OPS.BITWISE_XOR)]:
+            for tag, a_shape, b_shape in [("", [3, 4], [3, 4]), ("_bcast", [2, 1, 3], [4, 1]),
+                                          ("_6d", [2, 1, 2, 1, 2, 1], [1, 2, 1, 2, 1, 2]), ("_scalar", [5], [])]:
+                m = Model()
+                const = dtype in (np.uint16, np.uint32)
+                a_data = rng.integers(info.min, info.max, size=a_shape, endpoint=True, dtype=dtype) if const else None
+                if op_name == "right_shift":  # shifts below 0 and past the width clamp
+                    b_data = rng.integers(-3 if info.min < 0 else 0, bits + 4, size=b_shape, endpoint=True)
+                else:
+                    b_data = rng.integers(info.min, info.max, size=b_shape, endpoint=True, dtype=dtype)
+                a = m.tensor(a_shape, dtype, "a", a_data)
+                b = m.tensor(b_shape, dtype, "b", np.asarray(b_data).astype(dtype))
+                out_shape = list(np.broadcast_shapes(tuple(a_shape), tuple(b_shape)))
+                y = m.output(out_shape, dtype, "y")
+                m.write(out_dir, "%s%s_%s" % (op_name, tag, np.dtype(dtype).name), code, 1, [a, b], [y])
+    for tag, in_dtype, in_shape, out_dtype, out_shape in [("float_to_int32", np.float32, [3, 4], np.int32, [3, 4]),
+                                                          ("float_to_uint8", np.float32, [2, 3], np.uint8, [2, 3, 4]),
+                                                          ("int8_to_float", np.int8, [3, 4], np.float32, [3]),
+                                                          ("int16_to_int32", np.int16, [2], np.int32, []),
+                                                          ("int32_to_int64", np.int32, [5, 2], np.int64, [5]),
+                                                          ("int64_to_int16", np.int64, [3], np.int16, [3, 4])]:
+        m = Model()
+        x = m.tensor(in_shape, in_dtype, "x")
+        y = m.output(out_shape, out_dtype, "y")
+        m.write(out_dir, "bitcast_" + tag, OPS.BITCAST, 1, [x], [y])
+
+
+def small_ops_with_options(out_dir):
+    """REVERSE_SEQUENCE (its five types, seq_dim before and after batch_dim, int64 lengths, 0 and full lengths),
+    SPARSE_TO_DENSE (its types, 1-D and 2-D indices, a scalar value, int64 indices and shape, a duplicate index),
+    BUCKETIZE (float32, float64, int32, int64; duplicate boundaries, none at all) and FAKE_QUANT (ranges that nudge
+    each way, 4 to 16 bits)."""
+    for dtype, quant in [(np.float32, None), (np.int32, None), (np.int64, None), (np.uint8, (0.02, 128)),
+                         (np.int16, (0.001, 0))]:
+        suffix = "" if dtype == np.float32 else "_" + np.dtype(dtype).name
+        for tag, shape, seq_dim, batch_dim, lengths, ltype in [
+                ("", [3, 5], 1, 0, [0, 5, 3], np.int32),
+                ("_seq_first", [4, 3, 2], 0, 1, [2, 4, 1], np.int64),
+                ("_5d", [2, 3, 1, 4, 2], 3, 1, [4, 1, 3], np.int32)]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x", quant=quant)
+            l = m.tensor([len(lengths)], ltype, "seq_lengths", np.array(lengths, dtype=ltype))
+            y = m.output(shape, dtype, "y", quant=quant)
+            o = S.ReverseSequenceOptionsT()
+            o.seqDim, o.batchDim = seq_dim, batch_dim
+            m.write(out_dir, "reverse_sequence" + tag + suffix, OPS.REVERSE_SEQUENCE, 1, [x, l], [y],
+                    S.BuiltinOptions.ReverseSequenceOptions, o)
+    for dtype, quant in [(np.float32, None), (np.int32, None), (np.int64, None), (np.int8, (0.05, -3)),
+                         (np.uint8, (0.02, 128))]:
+        suffix = "" if dtype == np.float32 else "_" + np.dtype(dtype).name
+        for tag, itype, indices, ishape, shape, values_scalar in [
+                ("", np.int32, [0, 1, 2, 0, 3, 3, 0, 1], [4, 2], [4, 4], False),
+                ("_1d", np.int64, [5, 0, 2], [3], [7], False),
+                ("_scalar_value", np.int32, [1, 0, 1, 0, 0, 0, 1, 2, 1], [3, 3], [2, 3, 2], True)]:
+            m = Model()
+            i = m.tensor(ishape, itype, "indices", np.array(indices, dtype=itype))
+            s = m.tensor([len(shape)], itype, "output_shape", np.array(shape, dtype=itype))
+            v = m.tensor([] if values_scalar else [ishape[0]], dtype, "values", quant=quant)
+            d = m.tensor([], dtype, "default_value", quant=quant)
+            y = m.output(shape, dtype, "y", quant=quant)
+            m.write(out_dir, "sparse_to_dense" + tag + suffix, OPS.SPARSE_TO_DENSE, 3 if tag == "" else 1,
+                    [i, s, v, d], [y], S.BuiltinOptions.SparseToDenseOptions, S.SparseToDenseOptionsT())
+    for dtype in [np.float32, np.float64, np.int32, np.int64]:
+        for tag, shape, boundaries in [("", [4, 6], [-0.5, -0.1, 0.0, 0.0, 0.3, 0.9]),
+                                       ("_wide", [20], [-100.0, -3.5, 0.0, 2.0, 50.0, 126.5]),
+                                       ("_none", [3], [])]:
+            m = Model()
+            x = m.tensor(shape, dtype, "x")
+            y = m.output(shape, np.int32, "y")
+            o = S.BucketizeOptionsT()
+            o.boundaries = boundaries
+            m.write(out_dir, "bucketize%s_%s" % (tag, np.dtype(dtype).name), OPS.BUCKETIZE, 1, [x], [y],
+                    S.BuiltinOptions.BucketizeOptions, o)
+    for tag, lo, hi, bits in [("", -1.0, 1.0, 8), ("_positive", 0.0, 6.0, 8), ("_shifted", -0.3, 0.7, 4),
+                              ("_above_zero", 0.2, 0.9, 8), ("_below_zero", -0.9, -0.1, 8), ("_16bit", -1.0, 1.0, 16)]:
+        m = Model()
+        x = m.tensor([5, 8], np.float32, "x")
+        y = m.output([5, 8], np.float32, "y")
+        o = S.FakeQuantOptionsT()
+        o.min, o.max, o.numBits, o.narrowRange = lo, hi, bits, False
+        m.write(out_dir, "fake_quant" + tag, OPS.FAKE_QUANT, 2 if tag == "" else 1, [x], [y],
+                S.BuiltinOptions.FakeQuantOptions, o)
+
+
+def stablehlo_models(out_dir):
+    """STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM (every type LiteRT takes), _AND (integers, bool) and _SHIFT_LEFT
+    (int8, int16, int32: counts constant within [0, bits), LiteRT's result being undefined outside, where it
+    differs by element position); one shape per model pair (StableHLO does not broadcast), rank 0 to 6; uint16/uint32
+    and int32 overflow from constants."""
+    rng = np.random.default_rng(12)
+    ops = [("add", OPS.STABLEHLO_ADD), ("multiply", OPS.STABLEHLO_MULTIPLY), ("maximum", OPS.STABLEHLO_MAXIMUM),
+           ("minimum", OPS.STABLEHLO_MINIMUM), ("and", OPS.STABLEHLO_AND), ("shift_left", OPS.STABLEHLO_SHIFT_LEFT)]
+    types = [np.float32, np.int32, np.int64, np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.bool_]
+    for op_name, code in ops:
+        for dtype in types:
+            if op_name == "and" and dtype == np.float32:
+                continue
+            if op_name == "shift_left" and dtype not in (np.int8, np.int16, np.int32):
+                continue
+            shapes = [("", [3, 4]), ("_6d", [2, 1, 3, 1, 2, 2]), ("_scalar", [])]
+            if dtype in (np.int32, np.int8, np.float32):
+                shapes.append(("_const", [7]))
+            for tag, shape in shapes:
+                m = Model()
+                data = [None, None]
+                if tag == "_const" or dtype in (np.uint16, np.uint32):
+                    for k in range(2):
+                        if dtype == np.float32:
+                            data[k] = rng.uniform(-3, 3, size=shape).astype(dtype)
+                        else:
+                            info = np.iinfo(dtype)
+                            data[k] = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
+                if op_name == "shift_left":
+                    bits = np.iinfo(dtype).bits
+                    data[1] = rng.integers(0, bits - 1, size=shape, endpoint=True).astype(dtype)
+                a = m.tensor(shape, dtype, "a", data[0])
+                b = m.tensor(shape, dtype, "b", data[1])
+                y = m.output(shape, dtype, "y")
+                m.write(out_dir, "stablehlo_%s%s_%s" % (op_name, tag, np.dtype(dtype).name), code, 1, [a, b], [y])
+
+
+def complex_models(out_dir):
+    """REAL, IMAG and COMPLEX_ABS of constant complex64 and complex128 tensors (litert_bench draws no complex
+    values), and RFFT2D (cropping, zero-padding, batches, fft lengths 1 to 16; width 1, where LiteRT is wrong, is
+    refused) followed by REAL or IMAG, since the comparison reads float outputs."""
+    rng = np.random.default_rng(13)
+    for dtype, out_dtype in [(np.complex64, np.float32), (np.complex128, np.float64)]:
+        for shape in [[3, 5], [2, 1, 4], []]:
+            values = (rng.uniform(-4, 4, size=shape) + 1j * rng.uniform(-4, 4, size=shape)).astype(dtype)
+            for op_name, code in [("real", OPS.REAL), ("imag", OPS.IMAG), ("complex_abs", OPS.COMPLEX_ABS)]:
+                m = Model()
+                x = m.tensor(shape, dtype, "x", values)
+                y = m.output(shape, out_dtype, "y")
+                m.write(out_dir, "%s_%s_%dd" % (op_name, np.dtype(dtype).name, len(shape)), code, 1, [x], [y])
+    for tag, shape, fft in [("", [8, 8], [8, 8]), ("_padded", [3, 5], [4, 8]), ("_cropped", [2, 6, 9], [4, 4]),
+                            ("_wide", [4, 16], [2, 16]), ("_one_row", [3, 3], [1, 2])]:
+        for part, code in [("real", OPS.REAL), ("imag", OPS.IMAG)]:
+            m = Model()
+            x = m.tensor(shape, np.float32, "x")
+            l = m.tensor([2], np.int32, "fft_length", fft)
+            out_shape = shape[:-2] + [fft[0], fft[1] // 2 + 1]
+            spectrum = m.output(out_shape, np.complex64, "spectrum")
+            y = m.output(out_shape, np.float32, "y")
+            m.write(out_dir, "rfft2d%s_%s" % (tag, part), OPS.RFFT2D, 1, [x, l], [spectrum],
+                    then=[(code, 1, [spectrum], [y])])
+
+
+def embedding_lookup_sparse(out_dir):
+    """EMBEDDING_LOOKUP_SPARSE with each combiner: constant ids, indices and dense_shape (2-D and 3-D), run-time
+    weights and params (rank 2 and 3), an empty output row, and a row met again after another (LiteRT restarts its
+    sums there)."""
+    cases = [  # name, ids, indices, dense_shape, params shape
+        ("", [0, 3, 1, 2, 2], [[0, 0], [0, 1], [1, 0], [3, 0], [3, 1]], [4, 2], [5, 3]),
+        ("_3d", [1, 0, 4, 2], [[0, 0, 0], [0, 1, 0], [1, 1, 1], [1, 2, 0]], [2, 3, 2], [6, 2, 2]),
+        ("_revisit", [1, 2, 3, 0], [[0, 0], [1, 0], [0, 1], [1, 1]], [2, 2], [4, 3]),
+    ]
+    for combiner_name, combiner in [("sum", S.CombinerType.SUM), ("mean", S.CombinerType.MEAN),
+                                    ("sqrtn", S.CombinerType.SQRTN)]:
+        for tag, ids, indices, dense_shape, params_shape in cases:
+            m = Model()
+            i = m.tensor([len(ids)], np.int32, "ids", ids)
+            x = m.tensor([len(ids), len(dense_shape)], np.int32, "indices", indices)
+            d = m.tensor([len(dense_shape)], np.int32, "dense_shape", dense_shape)
+            w = m.tensor([len(ids)], np.float32, "weights")
+            p = m.tensor(params_shape, np.float32, "params")
+            y = m.output(dense_shape[:-1] + params_shape[1:], np.float32, "y")
+            o = S.EmbeddingLookupSparseOptionsT()
+            o.combiner = combiner
+            m.write(out_dir, "embedding_lookup_sparse%s_%s" % (tag, combiner_name), OPS.EMBEDDING_LOOKUP_SPARSE, 1,
+                    [i, x, d, w, p], [y], S.BuiltinOptions.EmbeddingLookupSparseOptions, o)
+
+
+def random_models(out_dir):
+    """RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL with fixed seeds (LiteRT's Philox sequence; both seeds 0 would draw
+    them at random): sizes that end mid-block, negative seeds and one past 32 bits (LiteRT keeps the low 32)."""
+    for op_name, code in [("random_uniform", OPS.RANDOM_UNIFORM),
+                          ("random_standard_normal", OPS.RANDOM_STANDARD_NORMAL)]:
+        for tag, shape, seed, seed2 in [("", [5], 1, 2), ("_2d", [3, 7], -1, 2 ** 40), ("_3d", [2, 2, 2], 7, 0),
+                                        ("_seed2_only", [9], 0, 123456789)]:
+            m = Model()
+            s = m.tensor([len(shape)], np.int32, "shape", shape)
+            y = m.output(shape, np.float32, "y")
+            o = S.RandomOptionsT()
+            o.seed, o.seed2 = seed, seed2
+            m.write(out_dir, op_name + tag, code, 1, [s], [y], S.BuiltinOptions.RandomOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
@@ -666,6 +909,12 @@ def main():
     densify_models(out_dir)
     conv3d_models(out_dir)
     conv3d_transpose_models(out_dir)
+    random_models(out_dir)
+    embedding_lookup_sparse(out_dir)
+    complex_models(out_dir)
+    stablehlo_models(out_dir)
+    small_ops(out_dir)
+    small_ops_with_options(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)

@@ -87,7 +87,19 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinRelu0To1,
                                   // TFLite_Detection_PostProcess, served as LiteRT's resolver serves it
                                   kKilnBuiltinCustom, kKilnBuiltinDensify, kKilnBuiltinConv3d,
-                                  kKilnBuiltinConv3dTranspose};
+                                  kKilnBuiltinConv3dTranspose,
+                                  kKilnBuiltinSegmentSum,    kKilnBuiltinMatrixDiag,
+                                  kKilnBuiltinMatrixSetDiag, kKilnBuiltinDynamicUpdateSlice,
+                                  kKilnBuiltinRightShift,    kKilnBuiltinBitwiseXor,
+                                  kKilnBuiltinBitcast,       kKilnBuiltinReverseSequence,
+                                  kKilnBuiltinSparseToDense, kKilnBuiltinBucketize,
+                                  kKilnBuiltinFakeQuant,     kKilnBuiltinStablehloAdd,
+                                  kKilnBuiltinStablehloMultiply, kKilnBuiltinStablehloMaximum,
+                                  kKilnBuiltinStablehloMinimum, kKilnBuiltinStablehloAnd,
+                                  kKilnBuiltinStablehloShiftLeft, kKilnBuiltinReal,
+                                  kKilnBuiltinImag,          kKilnBuiltinComplexAbs,
+                                  kKilnBuiltinRfft2d,        kKilnBuiltinEmbeddingLookupSparse,
+                                  kKilnBuiltinRandomUniform, kKilnBuiltinRandomStandardNormal};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
