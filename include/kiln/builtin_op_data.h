@@ -255,6 +255,49 @@ typedef struct KilnArgMinParams {
   KilnType output_type;
 } KilnArgMinParams;
 
+/* LSTM (full kernel) */
+typedef enum KilnLSTMKernelType {
+  kKilnLSTMFullKernel = 0,
+  kKilnLSTMBasicKernel = 1,
+} KilnLSTMKernelType;
+typedef struct KilnLSTMParams {
+  KilnFusedActivation activation;
+  float cell_clip; /* 0: no clipping */
+  float proj_clip; /* 0: no clipping */
+  KilnLSTMKernelType kernel_type;
+  bool asymmetric_quantize_inputs;
+} KilnLSTMParams;
+
+/* UNIDIRECTIONAL_SEQUENCE_LSTM */
+typedef struct KilnUnidirectionalSequenceLSTMParams {
+  KilnFusedActivation activation;
+  float cell_clip; /* 0: no clipping */
+  float proj_clip; /* 0: no clipping */
+  bool time_major; /* input [time, batch, input]; else [batch, time, input] */
+  bool asymmetric_quantize_inputs;
+  bool diagonal_recurrent_tensors;
+} KilnUnidirectionalSequenceLSTMParams;
+
+/* SVDF */
+typedef struct KilnSVDFParams {
+  int rank;
+  KilnFusedActivation activation;
+  bool asymmetric_quantize_inputs;
+} KilnSVDFParams;
+
+/* RNN */
+typedef struct KilnRNNParams {
+  KilnFusedActivation activation;
+  bool asymmetric_quantize_inputs;
+} KilnRNNParams;
+
+/* UNIDIRECTIONAL_SEQUENCE_RNN */
+typedef struct KilnSequenceRNNParams {
+  bool time_major;
+  KilnFusedActivation activation;
+  bool asymmetric_quantize_inputs;
+} KilnSequenceRNNParams;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -134,6 +134,16 @@ class ModelWriter {
             const KilnPackParams& params);  // PACK
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnUnpackParams& params);  // UNPACK
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnLSTMParams& params);  // LSTM
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnUnidirectionalSequenceLSTMParams& params);  // UNIDIRECTIONAL_SEQUENCE_LSTM
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnSVDFParams& params);  // SVDF
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnRNNParams& params);  // RNN
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnSequenceRNNParams& params);  // UNIDIRECTIONAL_SEQUENCE_RNN
   // SHAPE, ARG_MAX, ARG_MIN: a type of kKilnNoType writes the op without an options table.
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnShapeParams& params);  // SHAPE
@@ -232,7 +242,12 @@ class ModelWriter {
     kUnpack,
     kShape,
     kArgMax,
-    kArgMin
+    kArgMin,
+    kLstm,
+    kSequenceLstm,
+    kSvdf,
+    kRnn,
+    kSequenceRnn
   };
   struct Operator {
     int builtin_code = 0;

@@ -1,0 +1,695 @@
+// The recurrent ops, float32: UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (full kernel: optional CIFG, peephole,
+// projection and layer norm; cell and projection clipping), SVDF, RNN and UNIDIRECTIONAL_SEQUENCE_RNN. Their state
+// (the LSTM's output and cell state, SVDF's memory, the RNN's hidden state) is a variable tensor among the inputs,
+// which Invoke updates in place and the interpreter keeps across Invoke (KilnInterpreterResetVariableTensors).
+// The equations are LiteRT's (lstm_eval, svdf, basic_rnn), read for their semantics.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kiln/builtin_op_data.h"
+#include "kiln/c_api_opaque.h"
+#include "ops/op_families.h"
+#include "ops/op_util.h"
+
+namespace kiln::ops {
+namespace {
+
+// The activations LiteRT's recurrent kernels apply (ApplyActivationToVector); SIGN_BIT is refused.
+KilnStatus CheckRecurrentActivation(KilnOpaqueContext* context, const char* op, KilnFusedActivation activation) {
+  switch (activation) {
+    case kKilnActNone:
+    case kKilnActRelu:
+    case kKilnActReluN1To1:
+    case kKilnActRelu6:
+    case kKilnActTanh:
+    case kKilnActSigmoid:
+      return kKilnOk;
+    default:
+      KilnOpaqueContextReportError(context, "%s: fused activation %d is not supported (NONE, RELU, RELU_N1_TO_1, "
+                                   "RELU6, TANH and SIGMOID are)", op, static_cast<int>(activation));
+      return kKilnError;
+  }
+}
+
+float Activate(KilnFusedActivation activation, float x) {
+  switch (activation) {
+    case kKilnActRelu:
+      return std::max(0.0f, x);
+    case kKilnActReluN1To1:
+      return std::min(1.0f, std::max(-1.0f, x));
+    case kKilnActRelu6:
+      return std::min(6.0f, std::max(0.0f, x));
+    case kKilnActTanh:
+      return std::tanh(x);
+    case kKilnActSigmoid:
+      return 1.0f / (1.0f + std::exp(-x));
+    default:
+      return x;
+  }
+}
+
+float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// out[r] += sum_c matrix[r, c] * vector[c] for rows r of a row-major rows x cols matrix.
+void MatVecAccumulate(const float* matrix, int64_t rows, int64_t cols, const float* vector, float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float dot = 0.0f;
+    const float* row = matrix + r * cols;
+    for (int64_t c = 0; c < cols; ++c) dot += row[c] * vector[c];
+    out[r] += dot;
+  }
+}
+
+// Fetches input `index`, float32 with exactly `dims`; an absent optional one gives null. A required one must be
+// there.
+KilnStatus GetFloatTensor(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op, int index,
+                          const char* role, bool required, const Dims& dims, const KilnOpaqueTensor** tensor) {
+  *tensor = GetOptionalInput(context, node, index);
+  if (*tensor == nullptr) {
+    if (!required) return kKilnOk;
+    KilnOpaqueContextReportError(context, "%s: %s (input %d) is missing", op, role, index);
+    return kKilnError;
+  }
+  if (KilnOpaqueTensorType(*tensor) != kKilnFloat32) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: %s %s is %s; only float32 is supported (hybrid and integer %s are not)", op,
+                                 role, TensorLabel(*tensor).c_str(), KilnTypeGetName(KilnOpaqueTensorType(*tensor)),
+                                 op);
+    return kKilnError;
+  }
+  if (TensorDims(*tensor) != dims) {
+    KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; expected %s", op, role,
+                                 TensorLabel(*tensor).c_str(), DimsToString(TensorDims(*tensor)).c_str(),
+                                 DimsToString(dims).c_str());
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+// The state input `index`: a float32 variable tensor of `elements` elements (LiteRT checks the count, not the
+// shape).
+KilnStatus GetStateTensor(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op, int index,
+                          const char* role, int64_t elements, const KilnOpaqueTensor** tensor) {
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, index, role, tensor));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, role, *tensor));
+  if (KilnOpaqueTensorGetAllocationType(*tensor) != kKilnArenaRwPersistent) {
+    KilnOpaqueContextReportError(context, "%s: %s %s must be a variable tensor (is_variable), which keeps the state",
+                                 op, role, TensorLabel(*tensor).c_str());
+    return kKilnError;
+  }
+  const int64_t count = reference::NumElements(TensorDims(*tensor));
+  if (count != elements) {
+    KilnOpaqueContextReportError(context, "%s: %s %s has %lld elements (shape %s); expected %lld", op, role,
+                                 TensorLabel(*tensor).c_str(), static_cast<long long>(count),
+                                 DimsToString(TensorDims(*tensor)).c_str(), static_cast<long long>(elements));
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+// Invoke's data of an optional float32 input (null where absent).
+const float* Data(KilnOpaqueContext* context, const KilnOpaqueNode* node, int index) {
+  const KilnOpaqueTensor* t = GetOptionalInput(context, node, index);
+  return t == nullptr ? nullptr : FloatData(t);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// LSTM
+
+enum LstmInput {
+  kInput = 0,
+  kInputToInput = 1,  // the four input weights [n_cell, n_input]; input-to-input absent: CIFG
+  kInputToForget,
+  kInputToCell,
+  kInputToOutput,
+  kRecurrentToInput,  // the four recurrent weights [n_cell, n_output]
+  kRecurrentToForget,
+  kRecurrentToCell,
+  kRecurrentToOutput,
+  kCellToInput,  // peephole [n_cell], optional
+  kCellToForget,
+  kCellToOutput,
+  kInputGateBias,  // [n_cell]; absent with CIFG
+  kForgetGateBias,
+  kCellGateBias,
+  kOutputGateBias,
+  kProjectionWeights,  // [n_output, n_cell], optional
+  kProjectionBias,     // [n_output], optional
+  kOutputState,        // variable [n_batch, n_output]
+  kCellState,          // variable [n_batch, n_cell]
+  kInputLayerNorm,     // [n_cell] each; all four optional (input absent with CIFG)
+  kForgetLayerNorm,
+  kCellLayerNorm,
+  kOutputLayerNorm,
+};
+
+struct LstmState {
+  int64_t n_batch = 0, max_time = 0, n_input = 0, n_cell = 0, n_output = 0;
+  bool time_major = true;
+  bool cifg = false, peephole = false, layer_norm = false, projection = false;
+  KilnFusedActivation activation = kKilnActTanh;
+  float cell_clip = 0.0f, proj_clip = 0.0f;
+  std::vector<float> scratch;  // four gates and the hidden value of one batch row: 5 * n_cell
+};
+
+// Checks the node as LiteRT's LSTM kernels do and sets the sizes and which optional parts are used. `sequence`:
+// UNIDIRECTIONAL_SEQUENCE_LSTM (input rank 3), else LSTM (input rank 2).
+KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool sequence,
+                             LstmState* state) {
+  const int num_inputs = KilnOpaqueNodeNumberOfInputs(node);
+  if (num_inputs != 20 && num_inputs != 24) {
+    KilnOpaqueContextReportError(context, "%s: expects 20 or 24 inputs, got %d", op, num_inputs);
+    return kKilnError;
+  }
+  if (KilnOpaqueNodeNumberOfOutputs(node) != 1) {
+    KilnOpaqueContextReportError(context, "%s: expects 1 output, got %d", op, KilnOpaqueNodeNumberOfOutputs(node));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckRecurrentActivation(context, op, state->activation));
+  if (!(state->cell_clip >= 0.0f) || !(state->proj_clip >= 0.0f)) {
+    KilnOpaqueContextReportError(context, "%s: cell_clip %g and proj_clip %g must not be negative", op,
+                                 static_cast<double>(state->cell_clip), static_cast<double>(state->proj_clip));
+    return kKilnError;
+  }
+  const KilnOpaqueTensor* input;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, kInput, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, sequence ? 3 : 2, sequence ? 3 : 2));
+  const Dims in_dims = TensorDims(input);
+  if (sequence) {
+    state->max_time = state->time_major ? in_dims[0] : in_dims[1];
+    state->n_batch = state->time_major ? in_dims[1] : in_dims[0];
+  } else {
+    state->max_time = 1;
+    state->n_batch = in_dims[0];
+  }
+  state->n_input = in_dims.back();
+  // n_cell from the input-to-output weights, n_output from the recurrent-to-output weights.
+  const KilnOpaqueTensor* t;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, kInputToOutput, "input_to_output_weights", &t));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input_to_output_weights", t, 2, 2));
+  state->n_cell = TensorDims(t)[0];
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetRequiredInput(context, node, op, kRecurrentToOutput, "recurrent_to_output_weights", &t));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "recurrent_to_output_weights", t, 2, 2));
+  state->n_output = TensorDims(t)[1];
+  const int64_t n_cell = state->n_cell, n_input = state->n_input, n_output = state->n_output;
+
+  const KilnOpaqueTensor* input_to_input;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kInputToInput, "input_to_input_weights", false,
+                                           {n_cell, n_input}, &input_to_input));
+  state->cifg = input_to_input == nullptr;
+  const char* input_roles[] = {"input_to_forget_weights", "input_to_cell_weights", "input_to_output_weights"};
+  for (int i = 0; i < 3; ++i) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetFloatTensor(context, node, op, kInputToForget + i, input_roles[i], true, {n_cell, n_input}, &t));
+  }
+  const KilnOpaqueTensor* recurrent_to_input;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kRecurrentToInput, "recurrent_to_input_weights",
+                                           false, {n_cell, n_output}, &recurrent_to_input));
+  if ((recurrent_to_input == nullptr) != state->cifg) {
+    KilnOpaqueContextReportError(context, "%s: input_to_input_weights and recurrent_to_input_weights must both be "
+                                 "given or both be absent (CIFG)", op);
+    return kKilnError;
+  }
+  const char* recurrent_roles[] = {"recurrent_to_forget_weights", "recurrent_to_cell_weights",
+                                   "recurrent_to_output_weights"};
+  for (int i = 0; i < 3; ++i) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetFloatTensor(context, node, op, kRecurrentToForget + i, recurrent_roles[i], true, {n_cell, n_output}, &t));
+  }
+  const KilnOpaqueTensor *cell_to_input, *cell_to_forget, *cell_to_output;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatTensor(context, node, op, kCellToInput, "cell_to_input_weights", false, {n_cell}, &cell_to_input));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatTensor(context, node, op, kCellToForget, "cell_to_forget_weights", false, {n_cell}, &cell_to_forget));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatTensor(context, node, op, kCellToOutput, "cell_to_output_weights", false, {n_cell}, &cell_to_output));
+  state->peephole = cell_to_forget != nullptr;
+  const bool peephole_ok =
+      state->peephole ? cell_to_output != nullptr && (state->cifg ? cell_to_input == nullptr : cell_to_input != nullptr)
+                      : cell_to_input == nullptr && cell_to_output == nullptr;
+  if (!peephole_ok) {
+    KilnOpaqueContextReportError(context, "%s: the peephole weights (cell_to_input, cell_to_forget, cell_to_output) "
+                                 "must be all given (cell_to_input absent with CIFG) or all absent", op);
+    return kKilnError;
+  }
+  const KilnOpaqueTensor* input_gate_bias;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kInputGateBias, "input_gate_bias", !state->cifg,
+                                           {n_cell}, &input_gate_bias));
+  if (state->cifg && input_gate_bias != nullptr) {
+    KilnOpaqueContextReportError(context, "%s: input_gate_bias %s must be absent with CIFG (no input_to_input_weights)",
+                                 op, TensorLabel(input_gate_bias).c_str());
+    return kKilnError;
+  }
+  const char* bias_roles[] = {"forget_gate_bias", "cell_gate_bias", "output_gate_bias"};
+  for (int i = 0; i < 3; ++i) {
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kForgetGateBias + i, bias_roles[i], true, {n_cell}, &t));
+  }
+  const KilnOpaqueTensor *projection_weights, *projection_bias;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kProjectionWeights, "projection_weights", false,
+                                           {n_output, n_cell}, &projection_weights));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatTensor(context, node, op, kProjectionBias, "projection_bias", false, {n_output}, &projection_bias));
+  state->projection = projection_weights != nullptr;
+  if (!state->projection && projection_bias != nullptr) {
+    KilnOpaqueContextReportError(context, "%s: projection_bias %s is given without projection_weights", op,
+                                 TensorLabel(projection_bias).c_str());
+    return kKilnError;
+  }
+  if (!state->projection && n_output != n_cell) {
+    KilnOpaqueContextReportError(context, "%s: without projection_weights the output size (%lld) must equal the "
+                                 "number of cells (%lld)", op, static_cast<long long>(n_output),
+                                 static_cast<long long>(n_cell));
+    return kKilnError;
+  }
+  const KilnOpaqueTensor* state_tensor;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetStateTensor(context, node, op, kOutputState, "output_state", state->n_batch * n_output, &state_tensor));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetStateTensor(context, node, op, kCellState, "cell_state", state->n_batch * n_cell, &state_tensor));
+  state->layer_norm = num_inputs == 24 && GetOptionalInput(context, node, kForgetLayerNorm) != nullptr;
+  if (state->layer_norm) {
+    const KilnOpaqueTensor* input_layer_norm;
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kInputLayerNorm, "input_layer_norm_coefficients",
+                                             !state->cifg, {n_cell}, &input_layer_norm));
+    if (state->cifg && input_layer_norm != nullptr) {
+      KilnOpaqueContextReportError(context, "%s: input_layer_norm_coefficients must be absent with CIFG", op);
+      return kKilnError;
+    }
+    const char* ln_roles[] = {"forget_layer_norm_coefficients", "cell_layer_norm_coefficients",
+                              "output_layer_norm_coefficients"};
+    for (int i = 0; i < 3; ++i) {
+      KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kForgetLayerNorm + i, ln_roles[i], true, {n_cell}, &t));
+    }
+  } else if (num_inputs == 24) {
+    for (int i = kInputLayerNorm; i <= kOutputLayerNorm; ++i) {
+      if (GetOptionalInput(context, node, i) != nullptr) {
+        KilnOpaqueContextReportError(context, "%s: layer norm coefficients (input %d) are given without "
+                                     "forget_layer_norm_coefficients", op, i);
+        return kKilnError;
+      }
+    }
+  }
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  state->scratch.assign(static_cast<size_t>(5 * n_cell), 0.0f);
+  Dims out_dims = in_dims;
+  out_dims.back() = n_output;
+  return ResizeOutput(context, op, output, out_dims);
+}
+
+// Layer normalisation of one gate: (x - mean) / sqrt(variance + 1e-8) over the cells.
+void MeanStddevNormalize(float* values, int64_t n) {
+  if (n == 0) return;
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += values[i];
+  const float mean = sum / static_cast<float>(n);
+  float sum_sq = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum_sq += (values[i] - mean) * (values[i] - mean);
+  const float inv = 1.0f / std::sqrt(sum_sq / static_cast<float>(n) + 1e-8f);
+  for (int64_t i = 0; i < n; ++i) values[i] = (values[i] - mean) * inv;
+}
+
+KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, LstmState* s) {
+  const int64_t n_cell = s->n_cell, n_input = s->n_input, n_output = s->n_output;
+  const int64_t steps = s->n_batch * s->max_time;
+  if (steps == 0) return kKilnOk;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, kInput);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const KilnOpaqueTensor* output_state = KilnOpaqueNodeGetInput(context, node, kOutputState);
+  const KilnOpaqueTensor* cell_state = KilnOpaqueNodeGetInput(context, node, kCellState);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, steps * n_input, sizeof(float)));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, steps * n_output, sizeof(float)));
+  KILN_OPAQUE_ENSURE_STATUS(
+      CheckData(context, op, "output_state", output_state, s->n_batch * n_output, sizeof(float)));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "cell_state", cell_state, s->n_batch * n_cell, sizeof(float)));
+  for (int i = kInputToInput; i <= kProjectionBias; ++i) {
+    const KilnOpaqueTensor* t = GetOptionalInput(context, node, i);
+    if (t != nullptr) {
+      KILN_OPAQUE_ENSURE_STATUS(
+          CheckData(context, op, "weights", t, reference::NumElements(TensorDims(t)), sizeof(float)));
+    }
+  }
+  for (int i = kInputLayerNorm; s->layer_norm && i <= kOutputLayerNorm; ++i) {
+    const KilnOpaqueTensor* t = GetOptionalInput(context, node, i);
+    if (t != nullptr) KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "layer norm", t, n_cell, sizeof(float)));
+  }
+  const float* x_all = FloatData(input);
+  float* out_all = FloatData(output);
+  float* h_all = static_cast<float*>(KilnOpaqueTensorData(output_state));
+  float* c_all = static_cast<float*>(KilnOpaqueTensorData(cell_state));
+  // Gate g (0 input, 1 forget, 2 cell, 3 output): weights, recurrent weights, peephole, bias, layer norm.
+  const float* w[4];
+  const float* r[4];
+  const float* b[4];
+  const float* ln[4];
+  for (int g = 0; g < 4; ++g) {
+    w[g] = Data(context, node, kInputToInput + g);
+    r[g] = Data(context, node, kRecurrentToInput + g);
+    b[g] = Data(context, node, kInputGateBias + g);
+    ln[g] = s->layer_norm ? Data(context, node, kInputLayerNorm + g) : nullptr;
+  }
+  const float* peep_i = Data(context, node, kCellToInput);
+  const float* peep_f = Data(context, node, kCellToForget);
+  const float* peep_o = Data(context, node, kCellToOutput);
+  const float* proj_w = Data(context, node, kProjectionWeights);
+  const float* proj_b = Data(context, node, kProjectionBias);
+  float* gate[4];
+  for (int g = 0; g < 4; ++g) gate[g] = s->scratch.data() + g * n_cell;
+  float* hidden = s->scratch.data() + 4 * n_cell;
+
+  for (int64_t t = 0; t < s->max_time; ++t) {
+    for (int64_t batch = 0; batch < s->n_batch; ++batch) {
+      const int64_t row = s->time_major ? t * s->n_batch + batch : batch * s->max_time + t;
+      const float* x = x_all + row * n_input;
+      float* out = out_all + row * n_output;
+      float* h = h_all + batch * n_output;
+      float* c = c_all + batch * n_cell;
+      for (int g = s->cifg ? 1 : 0; g < 4; ++g) {
+        for (int64_t k = 0; k < n_cell; ++k) gate[g][k] = s->layer_norm ? 0.0f : b[g][k];
+        MatVecAccumulate(w[g], n_cell, n_input, x, gate[g]);
+        MatVecAccumulate(r[g], n_cell, n_output, h, gate[g]);
+      }
+      // The input and forget gates see the previous cell state through the peephole.
+      auto finish_gate = [&](int g, const float* peephole, const float* cell, bool sigmoid) {
+        if (peephole != nullptr) {
+          for (int64_t k = 0; k < n_cell; ++k) gate[g][k] += peephole[k] * cell[k];
+        }
+        if (s->layer_norm) {
+          MeanStddevNormalize(gate[g], n_cell);
+          for (int64_t k = 0; k < n_cell; ++k) gate[g][k] = gate[g][k] * ln[g][k] + b[g][k];
+        }
+        for (int64_t k = 0; k < n_cell; ++k) {
+          gate[g][k] = sigmoid ? Sigmoid(gate[g][k]) : Activate(s->activation, gate[g][k]);
+        }
+      };
+      if (!s->cifg) finish_gate(0, peep_i, c, true);
+      finish_gate(1, peep_f, c, true);
+      finish_gate(2, nullptr, c, false);
+      for (int64_t k = 0; k < n_cell; ++k) {
+        const float input_gate = s->cifg ? 1.0f - gate[1][k] : gate[0][k];
+        float value = gate[1][k] * c[k] + input_gate * gate[2][k];
+        if (s->cell_clip > 0.0f) value = std::min(s->cell_clip, std::max(-s->cell_clip, value));
+        c[k] = value;
+      }
+      finish_gate(3, peep_o, c, true);  // the output gate's peephole sees the new cell state
+      for (int64_t k = 0; k < n_cell; ++k) hidden[k] = gate[3][k] * Activate(s->activation, c[k]);
+      if (s->projection) {
+        for (int64_t k = 0; k < n_output; ++k) out[k] = proj_b != nullptr ? proj_b[k] : 0.0f;
+        MatVecAccumulate(proj_w, n_output, n_cell, hidden, out);
+        if (s->proj_clip > 0.0f) {
+          for (int64_t k = 0; k < n_output; ++k) out[k] = std::min(s->proj_clip, std::max(-s->proj_clip, out[k]));
+        }
+      } else {
+        std::copy(hidden, hidden + n_output, out);
+      }
+      std::copy(out, out + n_output, h);
+    }
+  }
+  return kKilnOk;
+}
+
+KilnStatus SequenceLstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "UNIDIRECTIONAL_SEQUENCE_LSTM";
+  KILN_OPS_GET_STATE(LstmState, state, context, node, op);
+  const KilnUnidirectionalSequenceLSTMParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  if (options->diagonal_recurrent_tensors) {
+    KilnOpaqueContextReportError(context, "%s: diagonal_recurrent_tensors is not supported", op);
+    return kKilnError;
+  }
+  state->activation = options->activation;
+  state->cell_clip = options->cell_clip;
+  state->proj_clip = options->proj_clip;
+  state->time_major = options->time_major;
+  return LstmPrepareCommon(context, node, op, true, state);
+}
+
+KilnStatus SequenceLstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "UNIDIRECTIONAL_SEQUENCE_LSTM";
+  KILN_OPS_GET_STATE(LstmState, state, context, node, op);
+  return LstmInvokeCommon(context, node, op, state);
+}
+
+KilnStatus LstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "LSTM";
+  KILN_OPS_GET_STATE(LstmState, state, context, node, op);
+  const KilnLSTMParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  if (options->kernel_type != kKilnLSTMFullKernel) {
+    KilnOpaqueContextReportError(context, "%s: the basic kernel type is not supported (only the full kernel)", op);
+    return kKilnError;
+  }
+  state->activation = options->activation;
+  state->cell_clip = options->cell_clip;
+  state->proj_clip = options->proj_clip;
+  state->time_major = true;
+  return LstmPrepareCommon(context, node, op, false, state);
+}
+
+KilnStatus LstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "LSTM";
+  KILN_OPS_GET_STATE(LstmState, state, context, node, op);
+  return LstmInvokeCommon(context, node, op, state);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// SVDF: input [batch, input_size], weights_feature [num_filters, input_size], weights_time [num_filters,
+// memory_size], optional bias [num_units], state [batch, memory_size * num_filters]; output [batch, num_units],
+// num_units = num_filters / rank.
+
+struct SvdfState {
+  int64_t batch = 0, input_size = 0, num_filters = 0, memory_size = 0, num_units = 0;
+  std::vector<float> scratch;  // [num_filters] of one batch row
+};
+
+KilnStatus SvdfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "SVDF";
+  KILN_OPS_GET_STATE(SvdfState, state, context, node, op);
+  const KilnSVDFParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 5, 5, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRecurrentActivation(context, op, options->activation));
+  const KilnOpaqueTensor *input, *weights_feature, *weights_time, *bias, *state_tensor;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 2, 2));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights_feature", &weights_feature));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights_feature", weights_feature, 2, 2));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "weights_time", &weights_time));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights_time", weights_time, 2, 2));
+  state->batch = TensorDims(input)[0];
+  state->input_size = TensorDims(input)[1];
+  state->num_filters = TensorDims(weights_feature)[0];
+  state->memory_size = TensorDims(weights_time)[1];
+  if (options->rank < 1 || state->num_filters % options->rank != 0) {
+    KilnOpaqueContextReportError(context, "%s: rank %d must be at least 1 and divide the %lld filters of "
+                                 "weights_feature %s", op, options->rank, static_cast<long long>(state->num_filters),
+                                 TensorLabel(weights_feature).c_str());
+    return kKilnError;
+  }
+  state->num_units = state->num_filters / options->rank;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 1, "weights_feature", true,
+                                           {state->num_filters, state->input_size}, &weights_feature));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 2, "weights_time", true,
+                                           {state->num_filters, state->memory_size}, &weights_time));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 3, "bias", false, {state->num_units}, &bias));
+  KILN_OPAQUE_ENSURE_STATUS(GetStateTensor(context, node, op, 4, "state",
+                                           state->batch * state->memory_size * state->num_filters, &state_tensor));
+  if (TensorDims(state_tensor) != Dims{state->batch, state->memory_size * state->num_filters}) {
+    KilnOpaqueContextReportError(context, "%s: state %s has shape %s; expected %s", op, TensorLabel(state_tensor).c_str(),
+                                 DimsToString(TensorDims(state_tensor)).c_str(),
+                                 DimsToString({state->batch, state->memory_size * state->num_filters}).c_str());
+    return kKilnError;
+  }
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  state->scratch.assign(static_cast<size_t>(state->num_filters), 0.0f);
+  return ResizeOutput(context, op, output, {state->batch, state->num_units});
+}
+
+KilnStatus SvdfInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "SVDF";
+  KILN_OPS_GET_STATE(SvdfState, s, context, node, op);
+  const auto* options = static_cast<const KilnSVDFParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const int64_t memory = s->memory_size, filters = s->num_filters, units = s->num_units;
+  const int64_t state_count = s->batch * memory * filters;
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* weights_feature = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* weights_time = KilnOpaqueNodeGetInput(context, node, 2);
+  const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 3);
+  const KilnOpaqueTensor* state_tensor = KilnOpaqueNodeGetInput(context, node, 4);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const float *x, *wf, *wt, *b;
+  float *st, *out;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, s->batch * s->input_size, &x));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "weights_feature", weights_feature, filters * s->input_size, &wf));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "weights_time", weights_time, filters * memory, &wt));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", bias, units, &b));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "state", state_tensor, state_count, &st));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, s->batch * units, &out));
+  if (s->batch == 0 || units == 0) return kKilnOk;
+  // The memory of each filter moves one step back (the whole buffer shifts left by one element; each filter's
+  // last slot is then overwritten by this step's feature value).
+  if (state_count > 1) std::memmove(st, st + 1, static_cast<size_t>(state_count - 1) * sizeof(float));
+  const int64_t rank = filters / units;
+  for (int64_t batch = 0; batch < s->batch; ++batch) {
+    float* state_row = st + batch * memory * filters;
+    const float* x_row = x + batch * s->input_size;
+    for (int64_t f = 0; f < filters; ++f) {
+      float dot = 0.0f;
+      for (int64_t i = 0; i < s->input_size; ++i) dot += wf[f * s->input_size + i] * x_row[i];
+      if (memory > 0) state_row[f * memory + memory - 1] = dot;
+    }
+    for (int64_t f = 0; f < filters; ++f) {
+      float dot = 0.0f;
+      for (int64_t m = 0; m < memory; ++m) dot += state_row[f * memory + m] * wt[f * memory + m];
+      s->scratch[static_cast<size_t>(f)] = dot;
+    }
+    float* out_row = out + batch * units;
+    for (int64_t u = 0; u < units; ++u) {
+      float sum = b != nullptr ? b[u] : 0.0f;
+      for (int64_t k = 0; k < rank; ++k) sum += s->scratch[static_cast<size_t>(u * rank + k)];
+      out_row[u] = Activate(options->activation, sum);
+    }
+  }
+  return kKilnOk;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// RNN: input [batch, input_size], weights [num_units, input_size], recurrent_weights [num_units, num_units], bias
+// [num_units], hidden_state [batch, num_units]; output [batch, num_units]. UNIDIRECTIONAL_SEQUENCE_RNN: input
+// [batch, time, input_size] ([time, batch, input_size] time-major), output [..., num_units].
+
+struct RnnState {
+  int64_t batch = 0, max_time = 1, input_size = 0, units = 0;
+  bool time_major = true;
+  KilnFusedActivation activation = kKilnActNone;
+};
+
+KilnStatus RnnPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool sequence,
+                            RnnState* state) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 5, 5, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRecurrentActivation(context, op, state->activation));
+  const KilnOpaqueTensor *input, *weights, *t;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  const int rank = sequence ? 3 : 2;
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, rank, rank));
+  const Dims in_dims = TensorDims(input);
+  if (sequence) {
+    state->max_time = state->time_major ? in_dims[0] : in_dims[1];
+    state->batch = state->time_major ? in_dims[1] : in_dims[0];
+  } else {
+    state->max_time = 1;
+    state->batch = in_dims[0];
+  }
+  state->input_size = in_dims.back();
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights", &weights));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights", weights, 2, 2));
+  state->units = TensorDims(weights)[0];
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatTensor(context, node, op, 1, "weights", true, {state->units, state->input_size}, &t));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatTensor(context, node, op, 2, "recurrent_weights", true, {state->units, state->units}, &t));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 3, "bias", true, {state->units}, &t));
+  KILN_OPAQUE_ENSURE_STATUS(GetStateTensor(context, node, op, 4, "hidden_state", state->batch * state->units, &t));
+  if (TensorDims(t) != Dims{state->batch, state->units}) {
+    KilnOpaqueContextReportError(context, "%s: hidden_state %s has shape %s; expected %s", op, TensorLabel(t).c_str(),
+                                 DimsToString(TensorDims(t)).c_str(), DimsToString({state->batch, state->units}).c_str());
+    return kKilnError;
+  }
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  Dims out_dims = in_dims;
+  out_dims.back() = state->units;
+  return ResizeOutput(context, op, output, out_dims);
+}
+
+KilnStatus RnnInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const RnnState* s) {
+  const int64_t steps = s->batch * s->max_time, units = s->units, in_size = s->input_size;
+  const float *x, *w, *r, *b;
+  float *h, *out;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), steps * in_size, &x));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "weights", KilnOpaqueNodeGetInput(context, node, 1), units * in_size, &w));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "recurrent_weights", KilnOpaqueNodeGetInput(context, node, 2), units * units, &r));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", KilnOpaqueNodeGetInput(context, node, 3), units, &b));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "hidden_state", KilnOpaqueNodeGetInput(context, node, 4), s->batch * units, &h));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), steps * units, &out));
+  if (steps == 0 || units == 0) return kKilnOk;
+  for (int64_t t = 0; t < s->max_time; ++t) {
+    for (int64_t batch = 0; batch < s->batch; ++batch) {
+      const int64_t row = s->time_major ? t * s->batch + batch : batch * s->max_time + t;
+      float* y = out + row * units;
+      float* hidden = h + batch * units;
+      for (int64_t u = 0; u < units; ++u) y[u] = b[u];
+      MatVecAccumulate(w, units, in_size, x + row * in_size, y);
+      MatVecAccumulate(r, units, units, hidden, y);
+      for (int64_t u = 0; u < units; ++u) y[u] = Activate(s->activation, y[u]);
+      std::copy(y, y + units, hidden);
+    }
+  }
+  return kKilnOk;
+}
+
+KilnStatus RnnPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "RNN";
+  KILN_OPS_GET_STATE(RnnState, state, context, node, op);
+  const KilnRNNParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  state->activation = options->activation;
+  state->time_major = true;
+  return RnnPrepareCommon(context, node, op, false, state);
+}
+
+KilnStatus RnnInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "RNN";
+  KILN_OPS_GET_STATE(RnnState, state, context, node, op);
+  return RnnInvokeCommon(context, node, op, state);
+}
+
+KilnStatus SequenceRnnPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "UNIDIRECTIONAL_SEQUENCE_RNN";
+  KILN_OPS_GET_STATE(RnnState, state, context, node, op);
+  const KilnSequenceRNNParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  state->activation = options->activation;
+  state->time_major = options->time_major;
+  return RnnPrepareCommon(context, node, op, true, state);
+}
+
+KilnStatus SequenceRnnInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "UNIDIRECTIONAL_SEQUENCE_RNN";
+  KILN_OPS_GET_STATE(RnnState, state, context, node, op);
+  return RnnInvokeCommon(context, node, op, state);
+}
+
+}  // namespace
+
+void AddSequenceOps(std::vector<BuiltinOp>* table) {
+  // LiteRT's register.cc: LSTM 1-4, UNIDIRECTIONAL_SEQUENCE_LSTM 1-4, SVDF 1-4, RNN 1-3,
+  // UNIDIRECTIONAL_SEQUENCE_RNN 1-3 (the later versions add the hybrid and integer kernels, refused in Prepare).
+  table->push_back({kKilnBuiltinUnidirectionalSequenceLstm, 1, 4,
+                    MakeOperator<LstmState>(kKilnBuiltinUnidirectionalSequenceLstm, 4, &SequenceLstmPrepare,
+                                            &SequenceLstmInvoke)});
+  table->push_back({kKilnBuiltinLstm, 1, 4, MakeOperator<LstmState>(kKilnBuiltinLstm, 4, &LstmPrepare, &LstmInvoke)});
+  table->push_back({kKilnBuiltinSvdf, 1, 4, MakeOperator<SvdfState>(kKilnBuiltinSvdf, 4, &SvdfPrepare, &SvdfInvoke)});
+  table->push_back({kKilnBuiltinRnn, 1, 3, MakeOperator<RnnState>(kKilnBuiltinRnn, 3, &RnnPrepare, &RnnInvoke)});
+  table->push_back({kKilnBuiltinUnidirectionalSequenceRnn, 1, 3,
+                    MakeOperator<RnnState>(kKilnBuiltinUnidirectionalSequenceRnn, 3, &SequenceRnnPrepare,
+                                           &SequenceRnnInvoke)});
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,135 @@
+"""Single-op models of the recurrent ops for litert_compare.py (through data_op_models.py, which calls
+sequence_models): UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (CIFG, peephole, projection, layer norm, clipping,
+time-major and batch-major), SVDF (ranks, activations, bias or none), RNN and UNIDIRECTIONAL_SEQUENCE_RNN, all
+float32. The state is a variable tensor (is_variable, no buffer, not a model input): zero at the start, as in
+LiteRT; the sequences carry it from step to step inside the one Invoke litert_compare runs.
+"""
+import numpy as np
+from ai_edge_litert import schema_py_generated as S
+
+OPS = S.BuiltinOperator
+ACT = S.ActivationFunctionType
+
+
+def _variable(m, shape, name):
+    t = m.tensor(shape, np.float32, name)
+    m.inputs.pop()
+    m.tensors[t].isVariable = True
+    return t
+
+
+def _weights(m, rng, shape, name, scale=0.5):
+    return m.tensor(shape, np.float32, name, rng.uniform(-scale, scale, size=shape).astype(np.float32))
+
+
+def lstm(out_dir, name, sequence=True, n_batch=2, max_time=3, n_input=4, n_cell=5, n_output=5, time_major=False,
+         cifg=False, peephole=False, projection=False, projection_bias=False, layer_norm=False, cell_clip=0.0,
+         proj_clip=0.0, activation=ACT.TANH, seed=1):
+    from data_op_models import Model
+    rng = np.random.default_rng(seed)
+    m = Model()
+    if sequence:
+        shape = [max_time, n_batch, n_input] if time_major else [n_batch, max_time, n_input]
+    else:
+        shape = [n_batch, n_input]
+    x = m.tensor(shape, np.float32, "x")
+    inputs = [x]
+    for gate in ("input", "forget", "cell", "output"):
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_input], "w_" + gate))
+    for gate in ("input", "forget", "cell", "output"):
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_output], "r_" + gate))
+    for gate in ("input", "forget", "output"):
+        use = peephole and not (cifg and gate == "input")
+        inputs.append(_weights(m, rng, [n_cell], "peephole_" + gate) if use else -1)
+    for gate in ("input", "forget", "cell", "output"):
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell], "b_" + gate, 1.0))
+    inputs.append(_weights(m, rng, [n_output, n_cell], "projection") if projection else -1)
+    inputs.append(_weights(m, rng, [n_output], "projection_bias") if projection_bias else -1)
+    inputs.append(_variable(m, [n_batch, n_output], "output_state"))
+    inputs.append(_variable(m, [n_batch, n_cell], "cell_state"))
+    if layer_norm:
+        for gate in ("input", "forget", "cell", "output"):
+            inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell], "ln_" + gate, 1.0))
+    out_shape = shape[:-1] + [n_output]
+    y = m.output(out_shape, np.float32, "y")
+    if sequence:
+        o = S.UnidirectionalSequenceLSTMOptionsT()
+        o.timeMajor = time_major
+        options_type, code = S.BuiltinOptions.UnidirectionalSequenceLSTMOptions, OPS.UNIDIRECTIONAL_SEQUENCE_LSTM
+    else:
+        o = S.LSTMOptionsT()
+        options_type, code = S.BuiltinOptions.LSTMOptions, OPS.LSTM
+    o.fusedActivationFunction, o.cellClip, o.projClip = activation, cell_clip, proj_clip
+    m.write(out_dir, name, code, 1, inputs, [y], options_type, o)
+
+
+def svdf(out_dir, name, batch, input_size, num_units, rank, memory_size, bias=True, activation=ACT.NONE, seed=2):
+    from data_op_models import Model
+    rng = np.random.default_rng(seed)
+    m = Model()
+    num_filters = num_units * rank
+    x = m.tensor([batch, input_size], np.float32, "x")
+    wf = _weights(m, rng, [num_filters, input_size], "weights_feature")
+    wt = _weights(m, rng, [num_filters, memory_size], "weights_time")
+    b = _weights(m, rng, [num_units], "bias") if bias else -1
+    state = _variable(m, [batch, memory_size * num_filters], "state")
+    y = m.output([batch, num_units], np.float32, "y")
+    o = S.SVDFOptionsT()
+    o.rank, o.fusedActivationFunction = rank, activation
+    m.write(out_dir, name, OPS.SVDF, 1, [x, wf, wt, b, state], [y], S.BuiltinOptions.SVDFOptions, o)
+
+
+def rnn(out_dir, name, batch, input_size, units, max_time=None, time_major=False, activation=ACT.TANH, seed=3):
+    from data_op_models import Model
+    rng = np.random.default_rng(seed)
+    m = Model()
+    if max_time is None:
+        shape = [batch, input_size]
+    else:
+        shape = [max_time, batch, input_size] if time_major else [batch, max_time, input_size]
+    x = m.tensor(shape, np.float32, "x")
+    w = _weights(m, rng, [units, input_size], "weights")
+    r = _weights(m, rng, [units, units], "recurrent_weights")
+    b = _weights(m, rng, [units], "bias")
+    h = _variable(m, [batch, units], "hidden_state")
+    y = m.output(shape[:-1] + [units], np.float32, "y")
+    if max_time is None:
+        o = S.RNNOptionsT()
+        o.fusedActivationFunction = activation
+        m.write(out_dir, name, OPS.RNN, 1, [x, w, r, b, h], [y], S.BuiltinOptions.RNNOptions, o)
+    else:
+        o = S.SequenceRNNOptionsT()
+        o.timeMajor, o.fusedActivationFunction = time_major, activation
+        m.write(out_dir, name, OPS.UNIDIRECTIONAL_SEQUENCE_RNN, 1, [x, w, r, b, h], [y],
+                S.BuiltinOptions.SequenceRNNOptions, o)
+
+
+def sequence_models(out_dir):
+    # UNIDIRECTIONAL_SEQUENCE_LSTM
+    lstm(out_dir, "uni_lstm_basic")
+    lstm(out_dir, "uni_lstm_time_major", time_major=True, n_batch=3, max_time=4)
+    lstm(out_dir, "uni_lstm_batch1", n_batch=1, max_time=6, n_input=3, n_cell=4, n_output=4)
+    lstm(out_dir, "uni_lstm_cifg_peephole", cifg=True, peephole=True)
+    lstm(out_dir, "uni_lstm_peephole_projection", peephole=True, projection=True, projection_bias=True, n_output=3)
+    lstm(out_dir, "uni_lstm_projection_nobias_clip", projection=True, n_output=2, cell_clip=0.4, proj_clip=0.3,
+         time_major=True)
+    lstm(out_dir, "uni_lstm_layer_norm", layer_norm=True, peephole=True, projection=True, n_output=4)
+    lstm(out_dir, "uni_lstm_layer_norm_cifg", layer_norm=True, cifg=True, n_batch=3)
+    lstm(out_dir, "uni_lstm_relu", activation=ACT.RELU, cell_clip=1.5)
+    lstm(out_dir, "uni_lstm_long", n_batch=2, max_time=12, n_input=8, n_cell=16, n_output=16, seed=9)
+    # LSTM (one step)
+    lstm(out_dir, "lstm_full", sequence=False)
+    lstm(out_dir, "lstm_full_cifg_peephole_projection", sequence=False, cifg=True, peephole=True, projection=True,
+         projection_bias=True, n_output=3, n_batch=3)
+    lstm(out_dir, "lstm_full_layer_norm", sequence=False, layer_norm=True, cell_clip=0.5)
+    # SVDF
+    svdf(out_dir, "svdf_rank1", 2, 3, 4, 1, 5)
+    svdf(out_dir, "svdf_rank2_relu", 3, 4, 3, 2, 4, activation=ACT.RELU)
+    svdf(out_dir, "svdf_nobias_batch1", 1, 6, 2, 3, 10, bias=False)
+    svdf(out_dir, "svdf_memory1_tanh", 2, 5, 4, 1, 1, activation=ACT.TANH)
+    # RNN, UNIDIRECTIONAL_SEQUENCE_RNN
+    rnn(out_dir, "rnn_tanh", 2, 3, 4)
+    rnn(out_dir, "rnn_relu_batch1", 1, 5, 3, activation=ACT.RELU)
+    rnn(out_dir, "rnn_none", 3, 2, 6, activation=ACT.NONE)
+    rnn(out_dir, "uni_rnn_batch_major", 2, 3, 4, max_time=5)
+    rnn(out_dir, "uni_rnn_time_major_relu6", 3, 4, 2, max_time=4, time_major=True, activation=ACT.RELU6)
