@@ -16,7 +16,8 @@
 namespace kiln::ops {
 namespace {
 
-// The activations LiteRT's recurrent kernels apply (ApplyActivationToVector); SIGN_BIT is refused.
+// The activations LiteRT's recurrent kernels apply (ApplyActivationToVector) that a model can state; SIGN_BIT is
+// refused.
 KilnStatus CheckRecurrentActivation(KilnOpaqueContext* context, const char* op, KilnFusedActivation activation) {
   switch (activation) {
     case kKilnActNone:
@@ -24,11 +25,10 @@ KilnStatus CheckRecurrentActivation(KilnOpaqueContext* context, const char* op, 
     case kKilnActReluN1To1:
     case kKilnActRelu6:
     case kKilnActTanh:
-    case kKilnActSigmoid:
       return kKilnOk;
     default:
       KilnOpaqueContextReportError(context, "%s: fused activation %d is not supported (NONE, RELU, RELU_N1_TO_1, "
-                                   "RELU6, TANH and SIGMOID are)", op, static_cast<int>(activation));
+                                   "RELU6 and TANH are)", op, static_cast<int>(activation));
       return kKilnError;
   }
 }
@@ -43,8 +43,6 @@ float Activate(KilnFusedActivation activation, float x) {
       return std::min(6.0f, std::max(0.0f, x));
     case kKilnActTanh:
       return std::tanh(x);
-    case kKilnActSigmoid:
-      return 1.0f / (1.0f + std::exp(-x));
     default:
       return x;
   }
