@@ -463,7 +463,141 @@ KilnStatus LstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct SvdfState {
   int64_t batch = 0, input_size = 0, num_filters = 0, memory_size = 0, num_units = 0;
   std::vector<float> scratch;  // [num_filters] of one batch row
+  // The integer SVDF (int8 input and output, int8 weights_feature, int16 weights_time and state, int32 bias).
+  bool integer = false;
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  reference::QuantizedMultiplier feature_to_state, state_to_output;
+  std::vector<int32_t> int_scratch;  // [num_filters] of one batch row
 };
+
+// A tensor of `type` with exactly `dims` (absent and optional: null), for the integer SVDF.
+KilnStatus GetIntTensor(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op, int index,
+                        const char* role, bool required, const Dims& dims, KilnType type,
+                        const KilnOpaqueTensor** tensor) {
+  *tensor = GetOptionalInput(context, node, index);
+  if (*tensor == nullptr) {
+    if (!required) return kKilnOk;
+    KilnOpaqueContextReportError(context, "%s: %s (input %d) is missing", op, role, index);
+    return kKilnError;
+  }
+  if (KilnOpaqueTensorType(*tensor) != type) {
+    KilnOpaqueContextReportError(context, "%s: %s %s is %s; the integer %s takes %s", op, role,
+                                 TensorLabel(*tensor).c_str(), KilnTypeGetName(KilnOpaqueTensorType(*tensor)), op,
+                                 KilnTypeGetName(type));
+    return kKilnError;
+  }
+  if (TensorDims(*tensor) != dims) {
+    KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; expected %s", op, role,
+                                 TensorLabel(*tensor).c_str(), DimsToString(TensorDims(*tensor)).c_str(),
+                                 DimsToString(dims).c_str());
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+// The integer SVDF's Prepare after the sizes are known (LiteRT's full-integer path): per-tensor scales, the state
+// and weights_time symmetric int16, the activation RELU (required by LiteRT, which then applies no clamp beyond
+// int8's range), and the two rescaling multipliers.
+KilnStatus SvdfPrepareInteger(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op,
+                              const KilnSVDFParams* options, SvdfState* state) {
+  if (options->activation != kKilnActRelu) {
+    KilnOpaqueContextReportError(context, "%s: the integer SVDF takes only the RELU activation (as LiteRT), got %d",
+                                 op, static_cast<int>(options->activation));
+    return kKilnError;
+  }
+  const KilnOpaqueTensor *input, *weights_feature, *weights_time, *bias, *state_tensor;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(GetIntTensor(context, node, op, 1, "weights_feature", true,
+                                         {state->num_filters, state->input_size}, kKilnInt8, &weights_feature));
+  KILN_OPAQUE_ENSURE_STATUS(GetIntTensor(context, node, op, 2, "weights_time", true,
+                                         {state->num_filters, state->memory_size}, kKilnInt16, &weights_time));
+  KILN_OPAQUE_ENSURE_STATUS(GetIntTensor(context, node, op, 3, "bias", false, {state->num_units}, kKilnInt32, &bias));
+  KILN_OPAQUE_ENSURE_STATUS(GetIntTensor(context, node, op, 4, "state", true,
+                                         {state->batch, state->memory_size * state->num_filters}, kKilnInt16,
+                                         &state_tensor));
+  if (KilnOpaqueTensorGetAllocationType(state_tensor) != kKilnArenaRwPersistent) {
+    KilnOpaqueContextReportError(context, "%s: state %s must be a variable tensor (is_variable), which keeps the state",
+                                 op, TensorLabel(state_tensor).c_str());
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  float input_scale, feature_scale, time_scale, state_scale, output_scale;
+  int32_t feature_zero_point;
+  KILN_OPAQUE_ENSURE_STATUS(GetInt8Quantization(context, op, "input", input, &input_scale, &state->input_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8Quantization(context, op, "output", output, &output_scale, &state->output_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetInt8Quantization(context, op, "weights_feature", weights_feature, &feature_scale, &feature_zero_point));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "weights_time", weights_time, &time_scale));
+  KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "state", state_tensor, &state_scale));
+  state->feature_to_state = reference::QuantizeMultiplier(static_cast<double>(input_scale) * feature_scale /
+                                                          state_scale);
+  state->state_to_output = reference::QuantizeMultiplier(static_cast<double>(state_scale) * time_scale /
+                                                         output_scale);
+  state->int_scratch.assign(static_cast<size_t>(state->num_filters), 0);
+  state->integer = true;
+  return ResizeOutput(context, op, output, {state->batch, state->num_units});
+}
+
+// The integer SVDF step (LiteRT's EvalIntegerSVDF): the int16 state shifts left by one element; each filter's
+// newest slot gets sum w * (x - x_zp) rescaled and clamped to int16; the int32 dot products with weights_time are
+// summed over the rank, the bias added, rescaled to the output and clamped to int8. int32 sums wrap as LiteRT's
+// two's-complement arithmetic does.
+KilnStatus SvdfInvokeInteger(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, SvdfState* s) {
+  const int64_t memory = s->memory_size, filters = s->num_filters, units = s->num_units, in = s->input_size;
+  const int64_t state_count = s->batch * memory * filters;
+  const int8_t *x, *wf;
+  const int16_t* wt;
+  const int32_t* b;
+  int16_t* st;
+  int8_t* out;
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), s->batch * in, &x));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "weights_feature", KilnOpaqueNodeGetInput(context, node, 1), filters * in, &wf));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "weights_time", KilnOpaqueNodeGetInput(context, node, 2), filters * memory, &wt));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", GetOptionalInput(context, node, 3), units, &b));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "state", KilnOpaqueNodeGetInput(context, node, 4), state_count, &st));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), s->batch * units, &out));
+  if (s->batch == 0 || units == 0) return kKilnOk;
+  if (state_count > 1) std::memmove(st, st + 1, static_cast<size_t>(state_count - 1) * sizeof(int16_t));
+  const int64_t rank = filters / units;
+  using reference::WrapAdd;
+  for (int64_t batch = 0; batch < s->batch; ++batch) {
+    int16_t* state_row = st + batch * memory * filters;
+    const int8_t* x_row = x + batch * in;
+    for (int64_t f = 0; f < filters; ++f) {
+      int32_t dot = 0;
+      for (int64_t i = 0; i < in; ++i) {
+        dot = WrapAdd(dot, int32_t{wf[f * in + i]} * (int32_t{x_row[i]} - s->input_zero_point));
+      }
+      const int32_t scaled =
+          reference::MultiplyByQuantizedMultiplier(dot, s->feature_to_state, reference::Rounding::kDouble);
+      if (memory > 0) state_row[f * memory + memory - 1] = static_cast<int16_t>(std::clamp(scaled, -32768, 32767));
+    }
+    for (int64_t f = 0; f < filters; ++f) {
+      int32_t dot = 0;
+      for (int64_t m = 0; m < memory; ++m) {
+        dot = WrapAdd(dot, int32_t{state_row[f * memory + m]} * int32_t{wt[f * memory + m]});
+      }
+      s->int_scratch[static_cast<size_t>(f)] = dot;
+    }
+    for (int64_t u = 0; u < units; ++u) {
+      int32_t sum = 0;
+      for (int64_t k = 0; k < rank; ++k) sum = WrapAdd(sum, s->int_scratch[static_cast<size_t>(u * rank + k)]);
+      if (b != nullptr) sum = WrapAdd(sum, b[u]);
+      const int32_t scaled =
+          reference::MultiplyByQuantizedMultiplier(sum, s->state_to_output, reference::Rounding::kDouble);
+      const int64_t value = int64_t{scaled} + s->output_zero_point;
+      out[batch * units + u] = static_cast<int8_t>(std::clamp<int64_t>(value, -128, 127));
+    }
+  }
+  return kKilnOk;
+}
 
 KilnStatus SvdfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SVDF";
@@ -474,7 +608,7 @@ KilnStatus SvdfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckRecurrentActivation(context, op, options->activation));
   const KilnOpaqueTensor *input, *weights_feature, *weights_time, *bias, *state_tensor;
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  if (KilnOpaqueTensorType(input) != kKilnInt8) KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 2, 2));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights_feature", &weights_feature));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights_feature", weights_feature, 2, 2));
@@ -491,6 +625,8 @@ KilnStatus SvdfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     return kKilnError;
   }
   state->num_units = state->num_filters / options->rank;
+  state->integer = false;
+  if (KilnOpaqueTensorType(input) == kKilnInt8) return SvdfPrepareInteger(context, node, op, options, state);
   KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 1, "weights_feature", true,
                                            {state->num_filters, state->input_size}, &weights_feature));
   KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 2, "weights_time", true,
@@ -514,6 +650,7 @@ KilnStatus SvdfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 KilnStatus SvdfInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SVDF";
   KILN_OPS_GET_STATE(SvdfState, s, context, node, op);
+  if (s->integer) return SvdfInvokeInteger(context, node, op, s);
   const auto* options = static_cast<const KilnSVDFParams*>(KilnOpaqueNodeGetBuiltinData(node));
   const int64_t memory = s->memory_size, filters = s->num_filters, units = s->num_units;
   const int64_t state_count = s->batch * memory * filters;

@@ -1,8 +1,8 @@
 """Single-op models of the recurrent ops for litert_compare.py (through data_op_models.py, which calls
 sequence_models): UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (CIFG, peephole, projection, layer norm, clipping,
-time-major and batch-major), SVDF (ranks, activations, bias or none), RNN and UNIDIRECTIONAL_SEQUENCE_RNN, all
-float32. The state is a variable tensor (is_variable, no buffer, not a model input): zero at the start, as in
-LiteRT; the sequences carry it from step to step inside the one Invoke litert_compare runs.
+time-major and batch-major), SVDF (ranks, activations, bias or none; float32 and LiteRT's full-integer int8), RNN
+and UNIDIRECTIONAL_SEQUENCE_RNN (float32). The state is a variable tensor (is_variable, no buffer, not a model
+input): zero at the start, as in LiteRT; the sequences carry it from step to step inside the one Invoke litert_compare runs.
 """
 import numpy as np
 from ai_edge_litert import schema_py_generated as S
@@ -79,6 +79,29 @@ def svdf(out_dir, name, batch, input_size, num_units, rank, memory_size, bias=Tr
     m.write(out_dir, name, OPS.SVDF, 1, [x, wf, wt, b, state], [y], S.BuiltinOptions.SVDFOptions, o)
 
 
+def svdf_int8(out_dir, name, batch, input_size, num_units, rank, memory_size, bias=True, seed=4,
+              input_quant=(0.02, -5), output_quant=(0.05, 3), state_scale=0.001):
+    """LiteRT's full-integer SVDF (v3): int8 input, weights_feature and output, int16 weights_time and state
+    (symmetric), int32 bias; the activation must be RELU."""
+    from data_op_models import Model
+    rng = np.random.default_rng(seed)
+    m = Model()
+    num_filters = num_units * rank
+    x = m.tensor([batch, input_size], np.int8, "x", quant=input_quant)
+    wf = m.tensor([num_filters, input_size], np.int8, "weights_feature",
+                  rng.integers(-127, 127, size=(num_filters, input_size), endpoint=True), quant=(0.01, 0))
+    wt = m.tensor([num_filters, memory_size], np.int16, "weights_time",
+                  rng.integers(-2000, 2000, size=(num_filters, memory_size), endpoint=True), quant=(0.0005, 0))
+    b = m.tensor([num_units], np.int32, "bias", rng.integers(-30000, 30000, size=num_units)) if bias else -1
+    state = m.tensor([batch, memory_size * num_filters], np.int16, "state", quant=(state_scale, 0))
+    m.inputs.pop()
+    m.tensors[state].isVariable = True
+    y = m.output([batch, num_units], np.int8, "y", quant=output_quant)
+    o = S.SVDFOptionsT()
+    o.rank, o.fusedActivationFunction = rank, ACT.RELU
+    m.write(out_dir, name, OPS.SVDF, 3, [x, wf, wt, b, state], [y], S.BuiltinOptions.SVDFOptions, o)
+
+
 def rnn(out_dir, name, batch, input_size, units, max_time=None, time_major=False, activation=ACT.TANH, seed=3):
     from data_op_models import Model
     rng = np.random.default_rng(seed)
@@ -127,6 +150,11 @@ def sequence_models(out_dir):
     svdf(out_dir, "svdf_rank2_relu", 3, 4, 3, 2, 4, activation=ACT.RELU)
     svdf(out_dir, "svdf_nobias_batch1", 1, 6, 2, 3, 10, bias=False)
     svdf(out_dir, "svdf_memory1_tanh", 2, 5, 4, 1, 1, activation=ACT.TANH)
+    svdf_int8(out_dir, "svdf_int8_rank1", 2, 4, 3, 1, 5)
+    svdf_int8(out_dir, "svdf_int8_rank2_nobias", 3, 6, 2, 2, 4, bias=False, input_quant=(0.05, 10),
+              output_quant=(0.02, -20))
+    svdf_int8(out_dir, "svdf_int8_large", 4, 16, 8, 2, 6, seed=11, output_quant=(0.06, -2))
+    svdf_int8(out_dir, "svdf_int8_saturating", 1, 10, 4, 1, 3, state_scale=0.00002, output_quant=(0.002, 0))
     # RNN, UNIDIRECTIONAL_SEQUENCE_RNN
     rnn(out_dir, "rnn_tanh", 2, 3, 4)
     rnn(out_dir, "rnn_relu_batch1", 1, 5, 3, activation=ACT.RELU)

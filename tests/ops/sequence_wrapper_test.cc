@@ -15,6 +15,7 @@
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api.h"
 #include "runtime/interpreter.h"
+#include "ops/reference/quantized.h"
 #include "runtime/model/model_writer.h"
 #include "tests/ops/wrapper_runner.h"
 
@@ -623,6 +624,119 @@ TEST(SvdfWrapperTest, Errors) {
     wr.SetOutputs({y});
     Runner r(wr);
     ExpectErrorMentions(r, {"SVDF: weights_time 'weights_time' has shape [2, 10]; expected [4, 10]"});
+  }
+}
+
+// The integer SVDF: int8 input/weights_feature/output, int16 weights_time and state, int32 bias.
+struct SvdfInt8Model {
+  int batch = 2, in = 5, units = 3, rank = 2, memory = 4;
+  float input_scale = 0.03f, feature_scale = 0.01f, time_scale = 0.0005f, state_scale = 0.002f,
+        output_scale = 0.05f;
+  int input_zp = -4, output_zp = 6;
+  KilnFusedActivation activation = kKilnActRelu;
+  KilnType state_type = kKilnInt16;
+  std::vector<int8_t> wf;
+  std::vector<int16_t> wt;
+  std::vector<int32_t> bias;
+};
+
+void BuildSvdfInt8(ModelWriter& wr, const SvdfInt8Model& s) {
+  const int filters = s.units * s.rank;
+  const int x = wr.AddTensor(kKilnInt8, {s.batch, s.in}, "x");
+  wr.SetQuantization(x, {s.input_scale}, {s.input_zp});
+  const int f = wr.AddConstTensor(kKilnInt8, {filters, s.in}, "weights_feature", s.wf);
+  wr.SetQuantization(f, {s.feature_scale}, {0});
+  const int t = wr.AddConstTensor(kKilnInt16, {filters, s.memory}, "weights_time", s.wt);
+  wr.SetQuantization(t, {s.time_scale}, {0});
+  const int b = s.bias.empty() ? -1 : wr.AddConstTensor(kKilnInt32, {s.units}, "bias", s.bias);
+  const int state = wr.AddTensor(s.state_type, {s.batch, s.memory * filters}, "state");
+  wr.SetQuantization(state, {s.state_scale}, {0});
+  wr.SetVariable(state);
+  const int y = wr.AddTensor(kKilnInt8, {s.batch, s.units}, "y");
+  wr.SetQuantization(y, {s.output_scale}, {s.output_zp});
+  KilnSVDFParams p{};
+  p.rank = s.rank;
+  p.activation = s.activation;
+  wr.AddOp(kKilnBuiltinSvdf, {x, f, t, b, state}, {y}, p);
+  wr.SetInputs({x});
+  wr.SetOutputs({y});
+}
+
+TEST(SvdfWrapperTest, Int8MatchesReferenceAcrossInvokes) {
+  for (bool with_bias : {true, false}) {
+    std::mt19937 rng(with_bias ? 3 : 4);
+    SvdfInt8Model s;
+    const int filters = s.units * s.rank;
+    std::uniform_int_distribution<int> i8(-128, 127), i16(-3000, 3000), i32(-20000, 20000);
+    for (int i = 0; i < filters * s.in; ++i) s.wf.push_back(static_cast<int8_t>(i8(rng)));
+    for (int i = 0; i < filters * s.memory; ++i) s.wt.push_back(static_cast<int16_t>(i16(rng)));
+    if (with_bias) {
+      for (int i = 0; i < s.units; ++i) s.bias.push_back(i32(rng));
+    }
+    ModelWriter wr;
+    BuildSvdfInt8(wr, s);
+    Runner r(wr);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const auto m1 = reference::QuantizeMultiplier(double(s.input_scale) * s.feature_scale / s.state_scale);
+    const auto m2 = reference::QuantizeMultiplier(double(s.state_scale) * s.time_scale / s.output_scale);
+    // memory[b][f]: the filter's int16 history, oldest first.
+    std::vector<std::vector<std::vector<int32_t>>> memory(
+        s.batch, std::vector<std::vector<int32_t>>(filters, std::vector<int32_t>(s.memory, 0)));
+    for (int step = 0; step < s.memory + 2; ++step) {
+      std::vector<int8_t> x(s.batch * s.in);
+      for (int8_t& v : x) v = static_cast<int8_t>(i8(rng));
+      r.SetInput(0, x.data(), x.size());
+      ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+      std::vector<int8_t> want(s.batch * s.units);
+      for (int b = 0; b < s.batch; ++b) {
+        std::vector<int64_t> per_filter(filters);
+        for (int f = 0; f < filters; ++f) {
+          int64_t acc = 0;
+          for (int i = 0; i < s.in; ++i) acc += int64_t{s.wf[f * s.in + i]} * (x[b * s.in + i] - s.input_zp);
+          const int32_t v = reference::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), m1,
+                                                                      reference::Rounding::kDouble);
+          auto& mem = memory[b][f];
+          mem.erase(mem.begin());
+          mem.push_back(std::clamp(v, -32768, 32767));
+          int64_t t = 0;
+          for (int k = 0; k < s.memory; ++k) t += int64_t{mem[k]} * s.wt[f * s.memory + k];
+          per_filter[f] = t;
+        }
+        for (int u = 0; u < s.units; ++u) {
+          int64_t acc = with_bias ? s.bias[u] : 0;
+          for (int k = 0; k < s.rank; ++k) acc += per_filter[u * s.rank + k];
+          const int32_t v = reference::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), m2,
+                                                                      reference::Rounding::kDouble);
+          want[b * s.units + u] = static_cast<int8_t>(std::clamp(v + s.output_zp, -128, 127));
+        }
+      }
+      EXPECT_EQ(r.OutputAs<int8_t>(), want) << "step " << step;
+    }
+    // The int16 state resets to zero (its zero point is 0; only int8 variables reset to a zero point).
+    ASSERT_EQ(KilnInterpreterResetVariableTensors(r.interpreter()), kKilnOk);
+  }
+}
+
+TEST(SvdfWrapperTest, Int8Errors) {
+  SvdfInt8Model s;
+  const int filters = s.units * s.rank;
+  s.wf.assign(filters * s.in, 1);
+  s.wt.assign(filters * s.memory, 1);
+  {
+    SvdfInt8Model n = s;
+    n.activation = kKilnActNone;
+    ModelWriter wr;
+    BuildSvdfInt8(wr, n);
+    Runner r(wr);
+    ExpectErrorMentions(r, {"SVDF: the integer SVDF takes only the RELU activation (as LiteRT), got 0"});
+  }
+  {
+    SvdfInt8Model n = s;
+    n.state_type = kKilnInt8;
+    ModelWriter wr;
+    BuildSvdfInt8(wr, n);
+    Runner r(wr);
+    ExpectErrorMentions(r, {"SVDF: state 'state' is int8; the integer SVDF takes int16"});
   }
 }
 
