@@ -145,6 +145,16 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnArgMaxParams(const struct KilnArgMaxPar
 size_t kiln_abi_probe_KilnArgMaxParams(const struct KilnArgMaxParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnArgMinParams(const struct KilnArgMinParams* value);
 size_t kiln_abi_probe_KilnArgMinParams(const struct KilnArgMinParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnLSTMParams(const struct KilnLSTMParams* value);
+size_t kiln_abi_probe_KilnLSTMParams(const struct KilnLSTMParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnUnidirectionalSequenceLSTMParams(const struct KilnUnidirectionalSequenceLSTMParams* value);
+size_t kiln_abi_probe_KilnUnidirectionalSequenceLSTMParams(const struct KilnUnidirectionalSequenceLSTMParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnSVDFParams(const struct KilnSVDFParams* value);
+size_t kiln_abi_probe_KilnSVDFParams(const struct KilnSVDFParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnRNNParams(const struct KilnRNNParams* value);
+size_t kiln_abi_probe_KilnRNNParams(const struct KilnRNNParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnSequenceRNNParams(const struct KilnSequenceRNNParams* value);
+size_t kiln_abi_probe_KilnSequenceRNNParams(const struct KilnSequenceRNNParams* value) { return value ? sizeof(*value) : 0; }
 
 /* Enums (by value: their enumerators are part of the ABI). */
 KILN_ABI_PROBE int kiln_abi_probe_KilnStatus(enum KilnStatus value);
@@ -175,3 +185,5 @@ KILN_ABI_PROBE int kiln_abi_probe_KilnFullyConnectedWeightsFormat(enum KilnFully
 int kiln_abi_probe_KilnFullyConnectedWeightsFormat(enum KilnFullyConnectedWeightsFormat value) { return (int)value; }
 KILN_ABI_PROBE int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value);
 int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value) { return (int)value; }
+KILN_ABI_PROBE int kiln_abi_probe_KilnLSTMKernelType(enum KilnLSTMKernelType value);
+int kiln_abi_probe_KilnLSTMKernelType(enum KilnLSTMKernelType value) { return (int)value; }
