@@ -1,5 +1,6 @@
-// The recurrent ops, float32: UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (full kernel: optional CIFG, peephole,
-// projection and layer norm; cell and projection clipping), SVDF, RNN and UNIDIRECTIONAL_SEQUENCE_RNN. Their state
+// The recurrent ops, float32 (and hybrid: constant int8 weights dequantized in Prepare): UNIDIRECTIONAL_SEQUENCE_LSTM
+// and LSTM (full kernel: optional CIFG, peephole, projection and layer norm; cell and projection clipping), SVDF
+// (also LiteRT's full-integer int8 kernel), RNN and UNIDIRECTIONAL_SEQUENCE_RNN. Their state
 // (the LSTM's output and cell state, SVDF's memory, the RNN's hidden state) is a variable tensor among the inputs,
 // which Invoke updates in place and the interpreter keeps across Invoke (KilnInterpreterResetVariableTensors).
 // The equations are LiteRT's (lstm_eval, svdf, basic_rnn), read for their semantics.
@@ -71,10 +72,8 @@ KilnStatus GetFloatTensor(KilnOpaqueContext* context, const KilnOpaqueNode* node
     return kKilnError;
   }
   if (KilnOpaqueTensorType(*tensor) != kKilnFloat32) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: %s %s is %s; only float32 is supported (hybrid and integer %s are not)", op,
-                                 role, TensorLabel(*tensor).c_str(), KilnTypeGetName(KilnOpaqueTensorType(*tensor)),
-                                 op);
+    KilnOpaqueContextReportError(context, "%s: %s %s is %s; float32 is required", op, role,
+                                 TensorLabel(*tensor).c_str(), KilnTypeGetName(KilnOpaqueTensorType(*tensor)));
     return kKilnError;
   }
   if (TensorDims(*tensor) != dims) {
@@ -84,6 +83,45 @@ KilnStatus GetFloatTensor(KilnOpaqueContext* context, const KilnOpaqueNode* node
     return kKilnError;
   }
   return kKilnOk;
+}
+
+// Fetches weights input `index` with exactly `dims` (absent and optional: null): float32, or constant int8 (hybrid
+// models), which Prepare dequantizes into `weights` (per tensor, or per channel along dimension 0) and Invoke computes
+// with in float, as Kiln's other hybrid kernels do (LiteRT instead quantizes the activations at run time).
+KilnStatus GetWeightTensor(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op, int index,
+                           const char* role, bool required, const Dims& dims, FloatWeights* weights,
+                           const KilnOpaqueTensor** tensor) {
+  weights->is_dequantized = false;
+  weights->dequantized.clear();
+  *tensor = GetOptionalInput(context, node, index);
+  if (*tensor == nullptr) {
+    if (!required) return kKilnOk;
+    KilnOpaqueContextReportError(context, "%s: %s (input %d) is missing", op, role, index);
+    return kKilnError;
+  }
+  const KilnType type = KilnOpaqueTensorType(*tensor);
+  if (type != kKilnFloat32 && type != kKilnInt8) {
+    KilnOpaqueContextReportError(context, "%s: %s %s is %s; float32 or constant int8 (hybrid) weights are supported",
+                                 op, role, TensorLabel(*tensor).c_str(), KilnTypeGetName(type));
+    return kKilnError;
+  }
+  if (TensorDims(*tensor) != dims) {
+    KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; expected %s", op, role,
+                                 TensorLabel(*tensor).c_str(), DimsToString(TensorDims(*tensor)).c_str(),
+                                 DimsToString(dims).c_str());
+    return kKilnError;
+  }
+  return PrepareFloatWeights(context, op, role, *tensor, 0, weights);
+}
+
+// Invoke's float values of weights input `index` (null where absent): the dequantized copy of int8 weights, else
+// the tensor's data, checked to hold its elements.
+KilnStatus WeightData(KilnOpaqueContext* context, const KilnOpaqueNode* node, const char* op, int index,
+                      const FloatWeights& weights, const float** data) {
+  *data = nullptr;
+  const KilnOpaqueTensor* t = GetOptionalInput(context, node, index);
+  if (t == nullptr) return kKilnOk;
+  return GetFloatWeightData(context, op, "weights", t, reference::NumElements(TensorDims(t)), weights, data);
 }
 
 // The state input `index`: a float32 variable tensor of `elements` elements (LiteRT checks the count, not the
@@ -150,6 +188,7 @@ struct LstmState {
   KilnFusedActivation activation = kKilnActTanh;
   float cell_clip = 0.0f, proj_clip = 0.0f;
   std::vector<float> scratch;  // four gates and the hidden value of one batch row: 5 * n_cell
+  FloatWeights weights[kProjectionWeights + 1];  // per input: the dequantized copy of int8 (hybrid) weights
 };
 
 // Checks the node as LiteRT's LSTM kernels do and sets the sizes and which optional parts are used. `sequence`:
@@ -196,17 +235,19 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   const int64_t n_cell = state->n_cell, n_input = state->n_input, n_output = state->n_output;
 
   const KilnOpaqueTensor* input_to_input;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kInputToInput, "input_to_input_weights", false,
-                                           {n_cell, n_input}, &input_to_input));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, kInputToInput, "input_to_input_weights", false,
+                                            {n_cell, n_input}, &state->weights[kInputToInput], &input_to_input));
   state->cifg = input_to_input == nullptr;
   const char* input_roles[] = {"input_to_forget_weights", "input_to_cell_weights", "input_to_output_weights"};
   for (int i = 0; i < 3; ++i) {
     KILN_OPAQUE_ENSURE_STATUS(
-        GetFloatTensor(context, node, op, kInputToForget + i, input_roles[i], true, {n_cell, n_input}, &t));
+        GetWeightTensor(context, node, op, kInputToForget + i, input_roles[i], true, {n_cell, n_input},
+                        &state->weights[kInputToForget + i], &t));
   }
   const KilnOpaqueTensor* recurrent_to_input;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kRecurrentToInput, "recurrent_to_input_weights",
-                                           false, {n_cell, n_output}, &recurrent_to_input));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, kRecurrentToInput, "recurrent_to_input_weights",
+                                            false, {n_cell, n_output}, &state->weights[kRecurrentToInput],
+                                            &recurrent_to_input));
   if ((recurrent_to_input == nullptr) != state->cifg) {
     KilnOpaqueContextReportError(context, "%s: input_to_input_weights and recurrent_to_input_weights must both be "
                                  "given or both be absent (CIFG)", op);
@@ -216,15 +257,16 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
                                    "recurrent_to_output_weights"};
   for (int i = 0; i < 3; ++i) {
     KILN_OPAQUE_ENSURE_STATUS(
-        GetFloatTensor(context, node, op, kRecurrentToForget + i, recurrent_roles[i], true, {n_cell, n_output}, &t));
+        GetWeightTensor(context, node, op, kRecurrentToForget + i, recurrent_roles[i], true, {n_cell, n_output},
+                        &state->weights[kRecurrentToForget + i], &t));
   }
   const KilnOpaqueTensor *cell_to_input, *cell_to_forget, *cell_to_output;
   KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatTensor(context, node, op, kCellToInput, "cell_to_input_weights", false, {n_cell}, &cell_to_input));
+      GetWeightTensor(context, node, op, kCellToInput, "cell_to_input_weights", false, {n_cell}, &state->weights[kCellToInput], &cell_to_input));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatTensor(context, node, op, kCellToForget, "cell_to_forget_weights", false, {n_cell}, &cell_to_forget));
+      GetWeightTensor(context, node, op, kCellToForget, "cell_to_forget_weights", false, {n_cell}, &state->weights[kCellToForget], &cell_to_forget));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatTensor(context, node, op, kCellToOutput, "cell_to_output_weights", false, {n_cell}, &cell_to_output));
+      GetWeightTensor(context, node, op, kCellToOutput, "cell_to_output_weights", false, {n_cell}, &state->weights[kCellToOutput], &cell_to_output));
   state->peephole = cell_to_forget != nullptr;
   const bool peephole_ok =
       state->peephole ? cell_to_output != nullptr && (state->cifg ? cell_to_input == nullptr : cell_to_input != nullptr)
@@ -247,8 +289,9 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
     KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kForgetGateBias + i, bias_roles[i], true, {n_cell}, &t));
   }
   const KilnOpaqueTensor *projection_weights, *projection_bias;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kProjectionWeights, "projection_weights", false,
-                                           {n_output, n_cell}, &projection_weights));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, kProjectionWeights, "projection_weights", false,
+                                            {n_output, n_cell}, &state->weights[kProjectionWeights],
+                                            &projection_weights));
   KILN_OPAQUE_ENSURE_STATUS(
       GetFloatTensor(context, node, op, kProjectionBias, "projection_bias", false, {n_output}, &projection_bias));
   state->projection = projection_weights != nullptr;
@@ -325,11 +368,18 @@ KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
   KILN_OPAQUE_ENSURE_STATUS(
       CheckData(context, op, "output_state", output_state, s->n_batch * n_output, sizeof(float)));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "cell_state", cell_state, s->n_batch * n_cell, sizeof(float)));
+  const float* data[kProjectionBias + 1] = {};
   for (int i = kInputToInput; i <= kProjectionBias; ++i) {
+    if (i <= kProjectionWeights && i != kInputGateBias && i != kForgetGateBias && i != kCellGateBias &&
+        i != kOutputGateBias) {
+      KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, i, s->weights[i], &data[i]));
+      continue;
+    }
     const KilnOpaqueTensor* t = GetOptionalInput(context, node, i);
     if (t != nullptr) {
       KILN_OPAQUE_ENSURE_STATUS(
-          CheckData(context, op, "weights", t, reference::NumElements(TensorDims(t)), sizeof(float)));
+          CheckData(context, op, "bias", t, reference::NumElements(TensorDims(t)), sizeof(float)));
+      data[i] = FloatData(t);
     }
   }
   for (int i = kInputLayerNorm; s->layer_norm && i <= kOutputLayerNorm; ++i) {
@@ -346,16 +396,16 @@ KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
   const float* b[4];
   const float* ln[4];
   for (int g = 0; g < 4; ++g) {
-    w[g] = Data(context, node, kInputToInput + g);
-    r[g] = Data(context, node, kRecurrentToInput + g);
-    b[g] = Data(context, node, kInputGateBias + g);
+    w[g] = data[kInputToInput + g];
+    r[g] = data[kRecurrentToInput + g];
+    b[g] = data[kInputGateBias + g];
     ln[g] = s->layer_norm ? Data(context, node, kInputLayerNorm + g) : nullptr;
   }
-  const float* peep_i = Data(context, node, kCellToInput);
-  const float* peep_f = Data(context, node, kCellToForget);
-  const float* peep_o = Data(context, node, kCellToOutput);
-  const float* proj_w = Data(context, node, kProjectionWeights);
-  const float* proj_b = Data(context, node, kProjectionBias);
+  const float* peep_i = data[kCellToInput];
+  const float* peep_f = data[kCellToForget];
+  const float* peep_o = data[kCellToOutput];
+  const float* proj_w = data[kProjectionWeights];
+  const float* proj_b = data[kProjectionBias];
   float* gate[4];
   for (int g = 0; g < 4; ++g) gate[g] = s->scratch.data() + g * n_cell;
   float* hidden = s->scratch.data() + 4 * n_cell;
@@ -463,6 +513,7 @@ KilnStatus LstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct SvdfState {
   int64_t batch = 0, input_size = 0, num_filters = 0, memory_size = 0, num_units = 0;
   std::vector<float> scratch;  // [num_filters] of one batch row
+  FloatWeights feature, time;  // dequantized int8 (hybrid) weights_feature and weights_time
   // The integer SVDF (int8 input and output, int8 weights_feature, int16 weights_time and state, int32 bias).
   bool integer = false;
   int32_t input_zero_point = 0, output_zero_point = 0;
@@ -627,10 +678,11 @@ KilnStatus SvdfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   state->num_units = state->num_filters / options->rank;
   state->integer = false;
   if (KilnOpaqueTensorType(input) == kKilnInt8) return SvdfPrepareInteger(context, node, op, options, state);
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 1, "weights_feature", true,
-                                           {state->num_filters, state->input_size}, &weights_feature));
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 2, "weights_time", true,
-                                           {state->num_filters, state->memory_size}, &weights_time));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, 1, "weights_feature", true,
+                                            {state->num_filters, state->input_size}, &state->feature,
+                                            &weights_feature));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, 2, "weights_time", true,
+                                            {state->num_filters, state->memory_size}, &state->time, &weights_time));
   KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 3, "bias", false, {state->num_units}, &bias));
   KILN_OPAQUE_ENSURE_STATUS(GetStateTensor(context, node, op, 4, "state",
                                            state->batch * state->memory_size * state->num_filters, &state_tensor));
@@ -655,17 +707,14 @@ KilnStatus SvdfInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t memory = s->memory_size, filters = s->num_filters, units = s->num_units;
   const int64_t state_count = s->batch * memory * filters;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
-  const KilnOpaqueTensor* weights_feature = KilnOpaqueNodeGetInput(context, node, 1);
-  const KilnOpaqueTensor* weights_time = KilnOpaqueNodeGetInput(context, node, 2);
   const KilnOpaqueTensor* bias = GetOptionalInput(context, node, 3);
   const KilnOpaqueTensor* state_tensor = KilnOpaqueNodeGetInput(context, node, 4);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
   const float *x, *wf, *wt, *b;
   float *st, *out;
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", input, s->batch * s->input_size, &x));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "weights_feature", weights_feature, filters * s->input_size, &wf));
-  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "weights_time", weights_time, filters * memory, &wt));
+  KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, 1, s->feature, &wf));
+  KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, 2, s->time, &wt));
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", bias, units, &b));
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "state", state_tensor, state_count, &st));
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", output, s->batch * units, &out));
@@ -706,6 +755,7 @@ struct RnnState {
   int64_t batch = 0, max_time = 1, input_size = 0, units = 0;
   bool time_major = true;
   KilnFusedActivation activation = kKilnActNone;
+  FloatWeights weights, recurrent;  // dequantized int8 (hybrid) weights
 };
 
 KilnStatus RnnPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool sequence,
@@ -729,10 +779,10 @@ KilnStatus RnnPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights", &weights));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights", weights, 2, 2));
   state->units = TensorDims(weights)[0];
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatTensor(context, node, op, 1, "weights", true, {state->units, state->input_size}, &t));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatTensor(context, node, op, 2, "recurrent_weights", true, {state->units, state->units}, &t));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, 1, "weights", true, {state->units, state->input_size},
+                                            &state->weights, &t));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, 2, "recurrent_weights", true,
+                                            {state->units, state->units}, &state->recurrent, &t));
   KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 3, "bias", true, {state->units}, &t));
   KILN_OPAQUE_ENSURE_STATUS(GetStateTensor(context, node, op, 4, "hidden_state", state->batch * state->units, &t));
   if (TensorDims(t) != Dims{state->batch, state->units}) {
@@ -754,10 +804,8 @@ KilnStatus RnnInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, con
   float *h, *out;
   KILN_OPAQUE_ENSURE_STATUS(
       GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), steps * in_size, &x));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "weights", KilnOpaqueNodeGetInput(context, node, 1), units * in_size, &w));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "recurrent_weights", KilnOpaqueNodeGetInput(context, node, 2), units * units, &r));
+  KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, 1, s->weights, &w));
+  KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, 2, s->recurrent, &r));
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", KilnOpaqueNodeGetInput(context, node, 3), units, &b));
   KILN_OPAQUE_ENSURE_STATUS(
       GetTypedData(context, op, "hidden_state", KilnOpaqueNodeGetInput(context, node, 4), s->batch * units, &h));

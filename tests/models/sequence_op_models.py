@@ -1,7 +1,7 @@
 """Single-op models of the recurrent ops for litert_compare.py (through data_op_models.py, which calls
 sequence_models): UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (CIFG, peephole, projection, layer norm, clipping,
 time-major and batch-major), SVDF (ranks, activations, bias or none; float32 and LiteRT's full-integer int8), RNN
-and UNIDIRECTIONAL_SEQUENCE_RNN (float32). The state is a variable tensor (is_variable, no buffer, not a model
+and UNIDIRECTIONAL_SEQUENCE_RNN (float32); hybrid variants (int8 weights, float32 activations) of each. The state is a variable tensor (is_variable, no buffer, not a model
 input): zero at the start, as in LiteRT; the sequences carry it from step to step inside the one Invoke litert_compare runs.
 """
 import numpy as np
@@ -18,13 +18,19 @@ def _variable(m, shape, name):
     return t
 
 
-def _weights(m, rng, shape, name, scale=0.5):
-    return m.tensor(shape, np.float32, name, rng.uniform(-scale, scale, size=shape).astype(np.float32))
+def _weights(m, rng, shape, name, scale=0.5, hybrid=False):
+    values = rng.uniform(-scale, scale, size=shape).astype(np.float32)
+    if not hybrid:
+        return m.tensor(shape, np.float32, name, values)
+    # Hybrid: int8 symmetric per-tensor weights, LiteRT's dynamic-range quantization.
+    q_scale = float(np.abs(values).max()) / 127.0
+    q = np.clip(np.round(values / q_scale), -127, 127).astype(np.int8)
+    return m.tensor(shape, np.int8, name, q, quant=(q_scale, 0))
 
 
 def lstm(out_dir, name, sequence=True, n_batch=2, max_time=3, n_input=4, n_cell=5, n_output=5, time_major=False,
          cifg=False, peephole=False, projection=False, projection_bias=False, layer_norm=False, cell_clip=0.0,
-         proj_clip=0.0, activation=ACT.TANH, seed=1):
+         proj_clip=0.0, activation=ACT.TANH, seed=1, hybrid=False):
     from data_op_models import Model
     rng = np.random.default_rng(seed)
     m = Model()
@@ -35,15 +41,17 @@ def lstm(out_dir, name, sequence=True, n_batch=2, max_time=3, n_input=4, n_cell=
     x = m.tensor(shape, np.float32, "x")
     inputs = [x]
     for gate in ("input", "forget", "cell", "output"):
-        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_input], "w_" + gate))
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_input], "w_" + gate,
+                                                                    hybrid=hybrid))
     for gate in ("input", "forget", "cell", "output"):
-        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_output], "r_" + gate))
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_output], "r_" + gate,
+                                                                    hybrid=hybrid))
     for gate in ("input", "forget", "output"):
         use = peephole and not (cifg and gate == "input")
-        inputs.append(_weights(m, rng, [n_cell], "peephole_" + gate) if use else -1)
+        inputs.append(_weights(m, rng, [n_cell], "peephole_" + gate, hybrid=hybrid) if use else -1)
     for gate in ("input", "forget", "cell", "output"):
         inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell], "b_" + gate, 1.0))
-    inputs.append(_weights(m, rng, [n_output, n_cell], "projection") if projection else -1)
+    inputs.append(_weights(m, rng, [n_output, n_cell], "projection", hybrid=hybrid) if projection else -1)
     inputs.append(_weights(m, rng, [n_output], "projection_bias") if projection_bias else -1)
     inputs.append(_variable(m, [n_batch, n_output], "output_state"))
     inputs.append(_variable(m, [n_batch, n_cell], "cell_state"))
@@ -60,23 +68,24 @@ def lstm(out_dir, name, sequence=True, n_batch=2, max_time=3, n_input=4, n_cell=
         o = S.LSTMOptionsT()
         options_type, code = S.BuiltinOptions.LSTMOptions, OPS.LSTM
     o.fusedActivationFunction, o.cellClip, o.projClip = activation, cell_clip, proj_clip
-    m.write(out_dir, name, code, 1, inputs, [y], options_type, o)
+    m.write(out_dir, name, code, (3 if sequence else 2) if hybrid else 1, inputs, [y], options_type, o)
 
 
-def svdf(out_dir, name, batch, input_size, num_units, rank, memory_size, bias=True, activation=ACT.NONE, seed=2):
+def svdf(out_dir, name, batch, input_size, num_units, rank, memory_size, bias=True, activation=ACT.NONE, seed=2,
+         hybrid=False):
     from data_op_models import Model
     rng = np.random.default_rng(seed)
     m = Model()
     num_filters = num_units * rank
     x = m.tensor([batch, input_size], np.float32, "x")
-    wf = _weights(m, rng, [num_filters, input_size], "weights_feature")
-    wt = _weights(m, rng, [num_filters, memory_size], "weights_time")
+    wf = _weights(m, rng, [num_filters, input_size], "weights_feature", hybrid=hybrid)
+    wt = _weights(m, rng, [num_filters, memory_size], "weights_time", hybrid=hybrid)
     b = _weights(m, rng, [num_units], "bias") if bias else -1
     state = _variable(m, [batch, memory_size * num_filters], "state")
     y = m.output([batch, num_units], np.float32, "y")
     o = S.SVDFOptionsT()
     o.rank, o.fusedActivationFunction = rank, activation
-    m.write(out_dir, name, OPS.SVDF, 1, [x, wf, wt, b, state], [y], S.BuiltinOptions.SVDFOptions, o)
+    m.write(out_dir, name, OPS.SVDF, 2 if hybrid else 1, [x, wf, wt, b, state], [y], S.BuiltinOptions.SVDFOptions, o)
 
 
 def svdf_int8(out_dir, name, batch, input_size, num_units, rank, memory_size, bias=True, seed=4,
@@ -102,7 +111,8 @@ def svdf_int8(out_dir, name, batch, input_size, num_units, rank, memory_size, bi
     m.write(out_dir, name, OPS.SVDF, 3, [x, wf, wt, b, state], [y], S.BuiltinOptions.SVDFOptions, o)
 
 
-def rnn(out_dir, name, batch, input_size, units, max_time=None, time_major=False, activation=ACT.TANH, seed=3):
+def rnn(out_dir, name, batch, input_size, units, max_time=None, time_major=False, activation=ACT.TANH, seed=3,
+        hybrid=False):
     from data_op_models import Model
     rng = np.random.default_rng(seed)
     m = Model()
@@ -111,19 +121,19 @@ def rnn(out_dir, name, batch, input_size, units, max_time=None, time_major=False
     else:
         shape = [max_time, batch, input_size] if time_major else [batch, max_time, input_size]
     x = m.tensor(shape, np.float32, "x")
-    w = _weights(m, rng, [units, input_size], "weights")
-    r = _weights(m, rng, [units, units], "recurrent_weights")
+    w = _weights(m, rng, [units, input_size], "weights", hybrid=hybrid)
+    r = _weights(m, rng, [units, units], "recurrent_weights", hybrid=hybrid)
     b = _weights(m, rng, [units], "bias")
     h = _variable(m, [batch, units], "hidden_state")
     y = m.output(shape[:-1] + [units], np.float32, "y")
     if max_time is None:
         o = S.RNNOptionsT()
         o.fusedActivationFunction = activation
-        m.write(out_dir, name, OPS.RNN, 1, [x, w, r, b, h], [y], S.BuiltinOptions.RNNOptions, o)
+        m.write(out_dir, name, OPS.RNN, 2 if hybrid else 1, [x, w, r, b, h], [y], S.BuiltinOptions.RNNOptions, o)
     else:
         o = S.SequenceRNNOptionsT()
         o.timeMajor, o.fusedActivationFunction = time_major, activation
-        m.write(out_dir, name, OPS.UNIDIRECTIONAL_SEQUENCE_RNN, 1, [x, w, r, b, h], [y],
+        m.write(out_dir, name, OPS.UNIDIRECTIONAL_SEQUENCE_RNN, 2 if hybrid else 1, [x, w, r, b, h], [y],
                 S.BuiltinOptions.SequenceRNNOptions, o)
 
 
@@ -161,3 +171,14 @@ def sequence_models(out_dir):
     rnn(out_dir, "rnn_none", 3, 2, 6, activation=ACT.NONE)
     rnn(out_dir, "uni_rnn_batch_major", 2, 3, 4, max_time=5)
     rnn(out_dir, "uni_rnn_time_major_relu6", 3, 4, 2, max_time=4, time_major=True, activation=ACT.RELU6)
+    # Hybrid: int8 weights, float32 activations (LiteRT quantizes the activations at run time; Kiln dequantizes
+    # the weights once: compared within the hybrid bound).
+    lstm(out_dir, "uni_lstm_hybrid", hybrid=True)
+    lstm(out_dir, "uni_lstm_hybrid_peephole_projection", hybrid=True, peephole=True, projection=True,
+         projection_bias=True, n_output=3, time_major=True)
+    lstm(out_dir, "uni_lstm_hybrid_cifg_layer_norm", hybrid=True, cifg=True, layer_norm=True, n_batch=1, max_time=5)
+    lstm(out_dir, "lstm_full_hybrid", sequence=False, hybrid=True, peephole=True)
+    svdf(out_dir, "svdf_hybrid", 2, 4, 3, 2, 5, hybrid=True)
+    svdf(out_dir, "svdf_hybrid_relu", 1, 8, 4, 1, 3, hybrid=True, activation=ACT.RELU, bias=False)
+    rnn(out_dir, "rnn_hybrid", 2, 5, 4, hybrid=True)
+    rnn(out_dir, "uni_rnn_hybrid", 2, 3, 4, max_time=4, hybrid=True, activation=ACT.RELU)

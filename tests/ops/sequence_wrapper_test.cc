@@ -422,18 +422,21 @@ TEST(SequenceLstmWrapperTest, Errors) {
   }
 }
 
-TEST(SequenceLstmWrapperTest, Int8WeightsAndWrongRankRefused) {
-  LstmConfig c;
-  LstmWeights w = MakeLstmWeights(c, 1);
-  {
+// Hybrid: int8 input weights (3 * 0.1) dequantized in Prepare and run in float; int16 weights refused.
+TEST(SequenceLstmWrapperTest, HybridWeights) {
+  for (KilnType type : {kKilnInt8, kKilnInt16}) {
+    LstmConfig c;
+    LstmWeights w = MakeLstmWeights(c, 1);
     ModelWriter wr;
     const int x = wr.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
     std::vector<int> inputs = {x};
-    const std::vector<int8_t> q(20, 3);
     for (int g = 0; g < 4; ++g) {
-      const int t = wr.AddConstTensor(kKilnInt8, {5, 4}, "wq" + std::to_string(g), q);
+      const int t = type == kKilnInt8
+                        ? wr.AddConstTensor(kKilnInt8, {5, 4}, "wq" + std::to_string(g), std::vector<int8_t>(20, 3))
+                        : wr.AddConstTensor(kKilnInt16, {5, 4}, "wq" + std::to_string(g), std::vector<int16_t>(20, 3));
       wr.SetQuantization(t, {0.1f}, {0});
       inputs.push_back(t);
+      w.w[g].assign(20, 0.3f);
     }
     for (int g = 0; g < 4; ++g) inputs.push_back(wr.AddConstTensor(kKilnFloat32, {5, 5}, "r" + std::to_string(g), w.r[g]));
     for (int i = 0; i < 3; ++i) inputs.push_back(-1);
@@ -453,7 +456,19 @@ TEST(SequenceLstmWrapperTest, Int8WeightsAndWrongRankRefused) {
     wr.SetInputs({x});
     wr.SetOutputs({y});
     Runner r(wr);
-    ExpectErrorMentions(r, {"UNIDIRECTIONAL_SEQUENCE_LSTM: input_to_input_weights 'wq0' is int8; only float32"});
+    if (type == kKilnInt16) {
+      ExpectErrorMentions(r, {"UNIDIRECTIONAL_SEQUENCE_LSTM: input_to_input_weights 'wq0' is int16; float32 or "
+                              "constant int8 (hybrid) weights are supported"});
+      continue;
+    }
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    std::mt19937 rng(9);
+    const Vec input = Random(rng, 24, 1.0f);
+    r.SetInput(0, input.data(), input.size() * 4);
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    Vec hs(10, 0.0f), state(10, 0.0f), want;
+    ReferenceLstm(c, w, input, &hs, &state, &want);
+    ExpectNear(r.Output(), want);
   }
 }
 
@@ -872,6 +887,95 @@ TEST(RnnWrapperTest, EmptyAndErrors) {
     wr.SetOutputs({y});
     Runner r(wr);
     ExpectErrorMentions(r, {"UNIDIRECTIONAL_SEQUENCE_RNN: input 'x' has rank 2 (shape [2, 3]); expected rank 3"});
+  }
+}
+
+// Hybrid RNN and SVDF: int8 weights, dequantized (per tensor, or per channel along dimension 0) and run in float.
+TEST(RnnWrapperTest, HybridWeightsMatchDequantized) {
+  std::mt19937 rng(77);
+  std::uniform_int_distribution<int> i8(-127, 127);
+  const int batch = 2, in = 3, units = 4;
+  std::vector<int8_t> wq(units * in), rq(units * units);
+  for (int8_t& v : wq) v = static_cast<int8_t>(i8(rng));
+  for (int8_t& v : rq) v = static_cast<int8_t>(i8(rng));
+  const std::vector<float> w_scales = {0.01f, 0.02f, 0.005f, 0.03f};  // per channel (row)
+  const float r_scale = 0.004f;
+  const Vec b = Random(rng, units, 0.5f);
+  ModelWriter wr;
+  const int x = wr.AddTensor(kKilnFloat32, {batch, in}, "x");
+  const int wt = wr.AddConstTensor(kKilnInt8, {units, in}, "weights", wq);
+  wr.SetQuantization(wt, w_scales, {0, 0, 0, 0}, 0);
+  const int rt = wr.AddConstTensor(kKilnInt8, {units, units}, "recurrent_weights", rq);
+  wr.SetQuantization(rt, {r_scale}, {0});
+  const int bt = wr.AddConstTensor(kKilnFloat32, {units}, "bias", b);
+  const int h = wr.AddTensor(kKilnFloat32, {batch, units}, "hidden_state");
+  wr.SetVariable(h);
+  const int y = wr.AddTensor(kKilnFloat32, {batch, units}, "y");
+  KilnRNNParams p{};
+  p.activation = kKilnActTanh;
+  wr.AddOp(kKilnBuiltinRnn, {x, wt, rt, bt, h}, {y}, p);
+  wr.SetInputs({x});
+  wr.SetOutputs({y});
+  Runner r(wr);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  std::vector<double> hidden(batch * units, 0.0);
+  for (int step = 0; step < 3; ++step) {
+    const Vec input = Random(rng, batch * in, 1.0f);
+    r.SetInput(0, input.data(), input.size() * 4);
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    Vec want(batch * units);
+    std::vector<double> next(batch * units);
+    for (int bt2 = 0; bt2 < batch; ++bt2) {
+      for (int u = 0; u < units; ++u) {
+        double v = b[u];
+        for (int i = 0; i < in; ++i) v += double(wq[u * in + i]) * w_scales[u] * input[bt2 * in + i];
+        for (int j = 0; j < units; ++j) v += double(rq[u * units + j]) * r_scale * hidden[bt2 * units + j];
+        next[bt2 * units + u] = std::tanh(v);
+        want[bt2 * units + u] = static_cast<float>(next[bt2 * units + u]);
+      }
+    }
+    hidden = next;
+    ExpectNear(r.Output(), want);
+  }
+}
+
+TEST(SvdfWrapperTest, HybridWeightsMatchDequantized) {
+  const SvdfCase s{2, 3, 2, 2, 3, true, kKilnActNone};
+  const int filters = s.units * s.rank;
+  std::vector<int8_t> fq(filters * s.in), tq(filters * s.memory);
+  for (size_t i = 0; i < fq.size(); ++i) fq[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+  for (size_t i = 0; i < tq.size(); ++i) tq[i] = static_cast<int8_t>(static_cast<int>(i * 53 % 255) - 127);
+  Vec wf(fq.size()), wt(tq.size());
+  for (size_t i = 0; i < fq.size(); ++i) wf[i] = fq[i] * 0.01f;
+  for (size_t i = 0; i < tq.size(); ++i) wt[i] = tq[i] * 0.02f;
+  const Vec b = {0.25f, -0.5f};
+  ModelWriter wr;
+  const int x = wr.AddTensor(kKilnFloat32, {s.batch, s.in}, "x");
+  const int f = wr.AddConstTensor(kKilnInt8, {filters, s.in}, "weights_feature", fq);
+  wr.SetQuantization(f, {0.01f}, {0});
+  const int t = wr.AddConstTensor(kKilnInt8, {filters, s.memory}, "weights_time", tq);
+  wr.SetQuantization(t, {0.02f}, {0});
+  const int bias = wr.AddConstTensor(kKilnFloat32, {s.units}, "bias", b);
+  const int state = wr.AddTensor(kKilnFloat32, {s.batch, s.memory * filters}, "state");
+  wr.SetVariable(state);
+  const int y = wr.AddTensor(kKilnFloat32, {s.batch, s.units}, "y");
+  KilnSVDFParams p{};
+  p.rank = s.rank;
+  wr.AddOp(kKilnBuiltinSvdf, {x, f, t, bias, state}, {y}, p);
+  wr.SetInputs({x});
+  wr.SetOutputs({y});
+  Runner r(wr);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  std::vector<std::vector<std::vector<double>>> memory(
+      s.batch, std::vector<std::vector<double>>(filters, std::vector<double>(s.memory, 0.0)));
+  std::mt19937 rng(5);
+  for (int step = 0; step < 5; ++step) {
+    const Vec input = Random(rng, s.batch * s.in, 1.0f);
+    r.SetInput(0, input.data(), input.size() * 4);
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    Vec want;
+    ReferenceSvdf(s, wf, wt, b, input, &memory, &want);
+    ExpectNear(r.Output(), want);
   }
 }
 
