@@ -181,8 +181,27 @@ enum LstmInput {
   kOutputLayerNorm,
 };
 
+// Where each LstmInput of one direction sits among the node's inputs (-1: not an input of this op), and the input
+// the direction reads.
+struct LstmLayout {
+  int index[kOutputLayerNorm + 1];
+  int input = kInput;
+  const char* input_role = "input";
+  int aux_input = -1;
+  int aux_weights[4] = {-1, -1, -1, -1};
+};
+
+// UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM: the inputs in LstmInput order, layer norm only with 24 inputs.
+LstmLayout UnidirectionalLayout(int num_inputs) {
+  LstmLayout layout;
+  for (int i = 0; i <= kOutputLayerNorm; ++i) layout.index[i] = i < num_inputs ? i : -1;
+  return layout;
+}
+
 struct LstmState {
-  int64_t n_batch = 0, max_time = 0, n_input = 0, n_cell = 0, n_output = 0;
+  int64_t n_batch = 0, max_time = 0, n_input = 0, n_cell = 0, n_output = 0, n_aux_input = 0;
+  bool use_aux = false;
+  FloatWeights aux_weights[4];
   bool time_major = true;
   bool cifg = false, peephole = false, layer_norm = false, projection = false;
   KilnFusedActivation activation = kKilnActTanh;
@@ -193,17 +212,8 @@ struct LstmState {
 
 // Checks the node as LiteRT's LSTM kernels do and sets the sizes and which optional parts are used. `sequence`:
 // UNIDIRECTIONAL_SEQUENCE_LSTM (input rank 3), else LSTM (input rank 2).
-KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool sequence,
-                             LstmState* state) {
-  const int num_inputs = KilnOpaqueNodeNumberOfInputs(node);
-  if (num_inputs != 20 && num_inputs != 24) {
-    KilnOpaqueContextReportError(context, "%s: expects 20 or 24 inputs, got %d", op, num_inputs);
-    return kKilnError;
-  }
-  if (KilnOpaqueNodeNumberOfOutputs(node) != 1) {
-    KilnOpaqueContextReportError(context, "%s: expects 1 output, got %d", op, KilnOpaqueNodeNumberOfOutputs(node));
-    return kKilnError;
-  }
+KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const LstmLayout& L,
+                             bool sequence, LstmState* state) {
   KILN_OPAQUE_ENSURE_STATUS(CheckRecurrentActivation(context, op, state->activation));
   if (!(state->cell_clip >= 0.0f) || !(state->proj_clip >= 0.0f)) {
     KilnOpaqueContextReportError(context, "%s: cell_clip %g and proj_clip %g must not be negative", op,
@@ -211,9 +221,9 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
     return kKilnError;
   }
   const KilnOpaqueTensor* input;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, kInput, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, sequence ? 3 : 2, sequence ? 3 : 2));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, L.input, L.input_role, &input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, L.input_role, input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, L.input_role, input, sequence ? 3 : 2, sequence ? 3 : 2));
   const Dims in_dims = TensorDims(input);
   if (sequence) {
     state->max_time = state->time_major ? in_dims[0] : in_dims[1];
@@ -225,27 +235,27 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   state->n_input = in_dims.back();
   // n_cell from the input-to-output weights, n_output from the recurrent-to-output weights.
   const KilnOpaqueTensor* t;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, kInputToOutput, "input_to_output_weights", &t));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, L.index[kInputToOutput], "input_to_output_weights", &t));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input_to_output_weights", t, 2, 2));
   state->n_cell = TensorDims(t)[0];
   KILN_OPAQUE_ENSURE_STATUS(
-      GetRequiredInput(context, node, op, kRecurrentToOutput, "recurrent_to_output_weights", &t));
+      GetRequiredInput(context, node, op, L.index[kRecurrentToOutput], "recurrent_to_output_weights", &t));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "recurrent_to_output_weights", t, 2, 2));
   state->n_output = TensorDims(t)[1];
   const int64_t n_cell = state->n_cell, n_input = state->n_input, n_output = state->n_output;
 
   const KilnOpaqueTensor* input_to_input;
-  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, kInputToInput, "input_to_input_weights", false,
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kInputToInput], "input_to_input_weights", false,
                                             {n_cell, n_input}, &state->weights[kInputToInput], &input_to_input));
   state->cifg = input_to_input == nullptr;
   const char* input_roles[] = {"input_to_forget_weights", "input_to_cell_weights", "input_to_output_weights"};
   for (int i = 0; i < 3; ++i) {
     KILN_OPAQUE_ENSURE_STATUS(
-        GetWeightTensor(context, node, op, kInputToForget + i, input_roles[i], true, {n_cell, n_input},
+        GetWeightTensor(context, node, op, L.index[kInputToForget + i], input_roles[i], true, {n_cell, n_input},
                         &state->weights[kInputToForget + i], &t));
   }
   const KilnOpaqueTensor* recurrent_to_input;
-  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, kRecurrentToInput, "recurrent_to_input_weights",
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kRecurrentToInput], "recurrent_to_input_weights",
                                             false, {n_cell, n_output}, &state->weights[kRecurrentToInput],
                                             &recurrent_to_input));
   if ((recurrent_to_input == nullptr) != state->cifg) {
@@ -257,16 +267,16 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
                                    "recurrent_to_output_weights"};
   for (int i = 0; i < 3; ++i) {
     KILN_OPAQUE_ENSURE_STATUS(
-        GetWeightTensor(context, node, op, kRecurrentToForget + i, recurrent_roles[i], true, {n_cell, n_output},
+        GetWeightTensor(context, node, op, L.index[kRecurrentToForget + i], recurrent_roles[i], true, {n_cell, n_output},
                         &state->weights[kRecurrentToForget + i], &t));
   }
   const KilnOpaqueTensor *cell_to_input, *cell_to_forget, *cell_to_output;
   KILN_OPAQUE_ENSURE_STATUS(
-      GetWeightTensor(context, node, op, kCellToInput, "cell_to_input_weights", false, {n_cell}, &state->weights[kCellToInput], &cell_to_input));
+      GetWeightTensor(context, node, op, L.index[kCellToInput], "cell_to_input_weights", false, {n_cell}, &state->weights[kCellToInput], &cell_to_input));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetWeightTensor(context, node, op, kCellToForget, "cell_to_forget_weights", false, {n_cell}, &state->weights[kCellToForget], &cell_to_forget));
+      GetWeightTensor(context, node, op, L.index[kCellToForget], "cell_to_forget_weights", false, {n_cell}, &state->weights[kCellToForget], &cell_to_forget));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetWeightTensor(context, node, op, kCellToOutput, "cell_to_output_weights", false, {n_cell}, &state->weights[kCellToOutput], &cell_to_output));
+      GetWeightTensor(context, node, op, L.index[kCellToOutput], "cell_to_output_weights", false, {n_cell}, &state->weights[kCellToOutput], &cell_to_output));
   state->peephole = cell_to_forget != nullptr;
   const bool peephole_ok =
       state->peephole ? cell_to_output != nullptr && (state->cifg ? cell_to_input == nullptr : cell_to_input != nullptr)
@@ -277,7 +287,7 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
     return kKilnError;
   }
   const KilnOpaqueTensor* input_gate_bias;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kInputGateBias, "input_gate_bias", !state->cifg,
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.index[kInputGateBias], "input_gate_bias", !state->cifg,
                                            {n_cell}, &input_gate_bias));
   if (state->cifg && input_gate_bias != nullptr) {
     KilnOpaqueContextReportError(context, "%s: input_gate_bias %s must be absent with CIFG (no input_to_input_weights)",
@@ -286,14 +296,14 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   }
   const char* bias_roles[] = {"forget_gate_bias", "cell_gate_bias", "output_gate_bias"};
   for (int i = 0; i < 3; ++i) {
-    KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kForgetGateBias + i, bias_roles[i], true, {n_cell}, &t));
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.index[kForgetGateBias + i], bias_roles[i], true, {n_cell}, &t));
   }
   const KilnOpaqueTensor *projection_weights, *projection_bias;
-  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, kProjectionWeights, "projection_weights", false,
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kProjectionWeights], "projection_weights", false,
                                             {n_output, n_cell}, &state->weights[kProjectionWeights],
                                             &projection_weights));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatTensor(context, node, op, kProjectionBias, "projection_bias", false, {n_output}, &projection_bias));
+      GetFloatTensor(context, node, op, L.index[kProjectionBias], "projection_bias", false, {n_output}, &projection_bias));
   state->projection = projection_weights != nullptr;
   if (!state->projection && projection_bias != nullptr) {
     KilnOpaqueContextReportError(context, "%s: projection_bias %s is given without projection_weights", op,
@@ -308,13 +318,14 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   }
   const KilnOpaqueTensor* state_tensor;
   KILN_OPAQUE_ENSURE_STATUS(
-      GetStateTensor(context, node, op, kOutputState, "output_state", state->n_batch * n_output, &state_tensor));
+      GetStateTensor(context, node, op, L.index[kOutputState], "output_state", state->n_batch * n_output, &state_tensor));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetStateTensor(context, node, op, kCellState, "cell_state", state->n_batch * n_cell, &state_tensor));
-  state->layer_norm = num_inputs == 24 && GetOptionalInput(context, node, kForgetLayerNorm) != nullptr;
+      GetStateTensor(context, node, op, L.index[kCellState], "cell_state", state->n_batch * n_cell, &state_tensor));
+  state->layer_norm =
+      L.index[kForgetLayerNorm] >= 0 && GetOptionalInput(context, node, L.index[kForgetLayerNorm]) != nullptr;
   if (state->layer_norm) {
     const KilnOpaqueTensor* input_layer_norm;
-    KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kInputLayerNorm, "input_layer_norm_coefficients",
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.index[kInputLayerNorm], "input_layer_norm_coefficients",
                                              !state->cifg, {n_cell}, &input_layer_norm));
     if (state->cifg && input_layer_norm != nullptr) {
       KilnOpaqueContextReportError(context, "%s: input_layer_norm_coefficients must be absent with CIFG", op);
@@ -323,24 +334,42 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
     const char* ln_roles[] = {"forget_layer_norm_coefficients", "cell_layer_norm_coefficients",
                               "output_layer_norm_coefficients"};
     for (int i = 0; i < 3; ++i) {
-      KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, kForgetLayerNorm + i, ln_roles[i], true, {n_cell}, &t));
+      KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.index[kForgetLayerNorm + i], ln_roles[i], true, {n_cell}, &t));
     }
-  } else if (num_inputs == 24) {
+  } else {
     for (int i = kInputLayerNorm; i <= kOutputLayerNorm; ++i) {
-      if (GetOptionalInput(context, node, i) != nullptr) {
+      if (L.index[i] >= 0 && GetOptionalInput(context, node, L.index[i]) != nullptr) {
         KilnOpaqueContextReportError(context, "%s: layer norm coefficients (input %d) are given without "
-                                     "forget_layer_norm_coefficients", op, i);
+                                     "forget_layer_norm_coefficients", op, L.index[i]);
         return kKilnError;
       }
     }
   }
-  KilnOpaqueTensor* output;
-  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  // The auxiliary input (BIDIRECTIONAL_SEQUENCE_LSTM stacked with cross links): weights [n_cell, n_aux_input] per
+  // gate (the input gate's absent with CIFG), all four given or none.
+  state->use_aux = false;
+  const KilnOpaqueTensor* aux = L.aux_input >= 0 ? GetOptionalInput(context, node, L.aux_input) : nullptr;
+  if (aux != nullptr && L.aux_weights[1] >= 0 && GetOptionalInput(context, node, L.aux_weights[1]) != nullptr) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "aux_input", aux));
+    KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "aux_input", aux, 3, 3));
+    const Dims aux_dims = TensorDims(aux);
+    if (aux_dims[0] != in_dims[0] || aux_dims[1] != in_dims[1]) {
+      KilnOpaqueContextReportError(context, "%s: aux_input %s has shape %s; its first two dimensions must be the "
+                                   "input's %s", op, TensorLabel(aux).c_str(), DimsToString(aux_dims).c_str(),
+                                   DimsToString(in_dims).c_str());
+      return kKilnError;
+    }
+    state->n_aux_input = aux_dims[2];
+    const char* aux_roles[] = {"aux_input_to_input_weights", "aux_input_to_forget_weights",
+                               "aux_input_to_cell_weights", "aux_input_to_output_weights"};
+    for (int g = state->cifg ? 1 : 0; g < 4; ++g) {
+      KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.aux_weights[g], aux_roles[g], true,
+                                                {n_cell, state->n_aux_input}, &state->aux_weights[g], &t));
+    }
+    state->use_aux = true;
+  }
   state->scratch.assign(static_cast<size_t>(5 * n_cell), 0.0f);
-  Dims out_dims = in_dims;
-  out_dims.back() = n_output;
-  return ResizeOutput(context, op, output, out_dims);
+  return kKilnOk;
 }
 
 // Layer normalisation of one gate: (x - mean) / sqrt(variance + 1e-8) over the cells.
@@ -355,27 +384,38 @@ void MeanStddevNormalize(float* values, int64_t n) {
   for (int64_t i = 0; i < n; ++i) values[i] = (values[i] - mean) * inv;
 }
 
-KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, LstmState* s) {
+// One direction of the LSTM over the whole sequence (backward: from the last step to the first), writing each step's
+// output at out_all + row * out_stride + out_offset.
+KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const LstmLayout& L,
+                            LstmState* s, float* out_all, int64_t out_stride, int64_t out_offset, bool forward) {
   const int64_t n_cell = s->n_cell, n_input = s->n_input, n_output = s->n_output;
   const int64_t steps = s->n_batch * s->max_time;
   if (steps == 0) return kKilnOk;
-  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, kInput);
-  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
-  const KilnOpaqueTensor* output_state = KilnOpaqueNodeGetInput(context, node, kOutputState);
-  const KilnOpaqueTensor* cell_state = KilnOpaqueNodeGetInput(context, node, kCellState);
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, steps * n_input, sizeof(float)));
-  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, steps * n_output, sizeof(float)));
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, L.input);
+  const KilnOpaqueTensor* output_state = KilnOpaqueNodeGetInput(context, node, L.index[kOutputState]);
+  const KilnOpaqueTensor* cell_state = KilnOpaqueNodeGetInput(context, node, L.index[kCellState]);
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, L.input_role, input, steps * n_input, sizeof(float)));
   KILN_OPAQUE_ENSURE_STATUS(
       CheckData(context, op, "output_state", output_state, s->n_batch * n_output, sizeof(float)));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "cell_state", cell_state, s->n_batch * n_cell, sizeof(float)));
+  const float* aux_all = nullptr;
+  const float* aw[4] = {};
+  if (s->use_aux) {
+    const KilnOpaqueTensor* aux = KilnOpaqueNodeGetInput(context, node, L.aux_input);
+    KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "aux_input", aux, steps * s->n_aux_input, sizeof(float)));
+    aux_all = FloatData(aux);
+    for (int g = s->cifg ? 1 : 0; g < 4; ++g) {
+      KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, L.aux_weights[g], s->aux_weights[g], &aw[g]));
+    }
+  }
   const float* data[kProjectionBias + 1] = {};
   for (int i = kInputToInput; i <= kProjectionBias; ++i) {
     if (i <= kProjectionWeights && i != kInputGateBias && i != kForgetGateBias && i != kCellGateBias &&
         i != kOutputGateBias) {
-      KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, i, s->weights[i], &data[i]));
+      KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, L.index[i], s->weights[i], &data[i]));
       continue;
     }
-    const KilnOpaqueTensor* t = GetOptionalInput(context, node, i);
+    const KilnOpaqueTensor* t = GetOptionalInput(context, node, L.index[i]);
     if (t != nullptr) {
       KILN_OPAQUE_ENSURE_STATUS(
           CheckData(context, op, "bias", t, reference::NumElements(TensorDims(t)), sizeof(float)));
@@ -383,11 +423,10 @@ KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
     }
   }
   for (int i = kInputLayerNorm; s->layer_norm && i <= kOutputLayerNorm; ++i) {
-    const KilnOpaqueTensor* t = GetOptionalInput(context, node, i);
+    const KilnOpaqueTensor* t = GetOptionalInput(context, node, L.index[i]);
     if (t != nullptr) KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "layer norm", t, n_cell, sizeof(float)));
   }
   const float* x_all = FloatData(input);
-  float* out_all = FloatData(output);
   float* h_all = static_cast<float*>(KilnOpaqueTensorData(output_state));
   float* c_all = static_cast<float*>(KilnOpaqueTensorData(cell_state));
   // Gate g (0 input, 1 forget, 2 cell, 3 output): weights, recurrent weights, peephole, bias, layer norm.
@@ -399,7 +438,7 @@ KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
     w[g] = data[kInputToInput + g];
     r[g] = data[kRecurrentToInput + g];
     b[g] = data[kInputGateBias + g];
-    ln[g] = s->layer_norm ? Data(context, node, kInputLayerNorm + g) : nullptr;
+    ln[g] = s->layer_norm ? Data(context, node, L.index[kInputLayerNorm + g]) : nullptr;
   }
   const float* peep_i = data[kCellToInput];
   const float* peep_f = data[kCellToForget];
@@ -410,16 +449,18 @@ KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
   for (int g = 0; g < 4; ++g) gate[g] = s->scratch.data() + g * n_cell;
   float* hidden = s->scratch.data() + 4 * n_cell;
 
-  for (int64_t t = 0; t < s->max_time; ++t) {
+  for (int64_t step = 0; step < s->max_time; ++step) {
+    const int64_t t = forward ? step : s->max_time - 1 - step;
     for (int64_t batch = 0; batch < s->n_batch; ++batch) {
       const int64_t row = s->time_major ? t * s->n_batch + batch : batch * s->max_time + t;
       const float* x = x_all + row * n_input;
-      float* out = out_all + row * n_output;
+      float* out = out_all + row * out_stride + out_offset;
       float* h = h_all + batch * n_output;
       float* c = c_all + batch * n_cell;
       for (int g = s->cifg ? 1 : 0; g < 4; ++g) {
         for (int64_t k = 0; k < n_cell; ++k) gate[g][k] = s->layer_norm ? 0.0f : b[g][k];
         MatVecAccumulate(w[g], n_cell, n_input, x, gate[g]);
+        if (aux_all != nullptr) MatVecAccumulate(aw[g], n_cell, s->n_aux_input, aux_all + row * s->n_aux_input, gate[g]);
         MatVecAccumulate(r[g], n_cell, n_output, h, gate[g]);
       }
       // The input and forget gates see the previous cell state through the peephole.
@@ -461,6 +502,37 @@ KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
   return kKilnOk;
 }
 
+// UNIDIRECTIONAL_SEQUENCE_LSTM (sequence) and LSTM: 20 or 24 inputs, one output [..., n_output].
+KilnStatus LstmPrepareUnidirectional(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool sequence,
+                                     LstmState* state) {
+  const int num_inputs = KilnOpaqueNodeNumberOfInputs(node);
+  if (num_inputs != 20 && num_inputs != 24) {
+    KilnOpaqueContextReportError(context, "%s: expects 20 or 24 inputs, got %d", op, num_inputs);
+    return kKilnError;
+  }
+  if (KilnOpaqueNodeNumberOfOutputs(node) != 1) {
+    KilnOpaqueContextReportError(context, "%s: expects 1 output, got %d", op, KilnOpaqueNodeNumberOfOutputs(node));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(LstmPrepareCommon(context, node, op, UnidirectionalLayout(num_inputs), sequence, state));
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+  Dims out_dims = TensorDims(KilnOpaqueNodeGetInput(context, node, kInput));
+  out_dims.back() = state->n_output;
+  return ResizeOutput(context, op, output, out_dims);
+}
+
+KilnStatus LstmInvokeUnidirectional(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op,
+                                    LstmState* state) {
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const int64_t steps = state->n_batch * state->max_time;
+  if (steps == 0) return kKilnOk;
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, steps * state->n_output, sizeof(float)));
+  return LstmInvokeCommon(context, node, op, UnidirectionalLayout(KilnOpaqueNodeNumberOfInputs(node)), state,
+                          FloatData(output), state->n_output, 0, true);
+}
+
 KilnStatus SequenceLstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "UNIDIRECTIONAL_SEQUENCE_LSTM";
   KILN_OPS_GET_STATE(LstmState, state, context, node, op);
@@ -474,13 +546,13 @@ KilnStatus SequenceLstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node)
   state->cell_clip = options->cell_clip;
   state->proj_clip = options->proj_clip;
   state->time_major = options->time_major;
-  return LstmPrepareCommon(context, node, op, true, state);
+  return LstmPrepareUnidirectional(context, node, op, true, state);
 }
 
 KilnStatus SequenceLstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "UNIDIRECTIONAL_SEQUENCE_LSTM";
   KILN_OPS_GET_STATE(LstmState, state, context, node, op);
-  return LstmInvokeCommon(context, node, op, state);
+  return LstmInvokeUnidirectional(context, node, op, state);
 }
 
 KilnStatus LstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -496,13 +568,13 @@ KilnStatus LstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   state->cell_clip = options->cell_clip;
   state->proj_clip = options->proj_clip;
   state->time_major = true;
-  return LstmPrepareCommon(context, node, op, false, state);
+  return LstmPrepareUnidirectional(context, node, op, false, state);
 }
 
 KilnStatus LstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "LSTM";
   KILN_OPS_GET_STATE(LstmState, state, context, node, op);
-  return LstmInvokeCommon(context, node, op, state);
+  return LstmInvokeUnidirectional(context, node, op, state);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -752,21 +824,28 @@ KilnStatus SvdfInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 // [batch, time, input_size] ([time, batch, input_size] time-major), output [..., num_units].
 
 struct RnnState {
-  int64_t batch = 0, max_time = 1, input_size = 0, units = 0;
-  bool time_major = true;
+  int64_t batch = 0, max_time = 1, input_size = 0, units = 0, aux_size = 0;
+  bool time_major = true, use_aux = false;
   KilnFusedActivation activation = kKilnActNone;
-  FloatWeights weights, recurrent;  // dequantized int8 (hybrid) weights
+  FloatWeights weights, recurrent, aux_weights;  // dequantized int8 (hybrid) weights
 };
 
-KilnStatus RnnPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool sequence,
-                            RnnState* state) {
-  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 5, 5, 1));
+// Where one direction's tensors sit among the node's inputs.
+struct RnnLayout {
+  int input = 0, weights = 1, recurrent = 2, bias = 3, hidden = 4;
+  const char* input_role = "input";
+  int aux_input = -1, aux_weights = -1;
+};
+
+// Checks one direction's tensors as LiteRT's RNN kernels do and sets the sizes. `sequence`: a rank-3 input.
+KilnStatus RnnPrepareDirection(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const RnnLayout& L,
+                               bool sequence, RnnState* state) {
   KILN_OPAQUE_ENSURE_STATUS(CheckRecurrentActivation(context, op, state->activation));
   const KilnOpaqueTensor *input, *weights, *t;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
-  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, L.input, L.input_role, &input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, L.input_role, input));
   const int rank = sequence ? 3 : 2;
-  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, rank, rank));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, L.input_role, input, rank, rank));
   const Dims in_dims = TensorDims(input);
   if (sequence) {
     state->max_time = state->time_major ? in_dims[0] : in_dims[1];
@@ -776,55 +855,97 @@ KilnStatus RnnPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
     state->batch = in_dims[0];
   }
   state->input_size = in_dims.back();
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "weights", &weights));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, L.weights, "weights", &weights));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "weights", weights, 2, 2));
   state->units = TensorDims(weights)[0];
-  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, 1, "weights", true, {state->units, state->input_size},
-                                            &state->weights, &t));
-  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, 2, "recurrent_weights", true,
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.weights, "weights", true,
+                                            {state->units, state->input_size}, &state->weights, &t));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.recurrent, "recurrent_weights", true,
                                             {state->units, state->units}, &state->recurrent, &t));
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 3, "bias", true, {state->units}, &t));
-  KILN_OPAQUE_ENSURE_STATUS(GetStateTensor(context, node, op, 4, "hidden_state", state->batch * state->units, &t));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.bias, "bias", true, {state->units}, &t));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetStateTensor(context, node, op, L.hidden, "hidden_state", state->batch * state->units, &t));
   if (TensorDims(t) != Dims{state->batch, state->units}) {
     KilnOpaqueContextReportError(context, "%s: hidden_state %s has shape %s; expected %s", op, TensorLabel(t).c_str(),
                                  DimsToString(TensorDims(t)).c_str(), DimsToString({state->batch, state->units}).c_str());
     return kKilnError;
   }
+  state->use_aux = false;
+  const KilnOpaqueTensor* aux = L.aux_input >= 0 ? GetOptionalInput(context, node, L.aux_input) : nullptr;
+  if (aux != nullptr && L.aux_weights >= 0 && GetOptionalInput(context, node, L.aux_weights) != nullptr) {
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "aux_input", aux));
+    KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "aux_input", aux, 3, 3));
+    const Dims aux_dims = TensorDims(aux);
+    if (aux_dims[0] != in_dims[0] || aux_dims[1] != in_dims[1]) {
+      KilnOpaqueContextReportError(context, "%s: aux_input %s has shape %s; its first two dimensions must be the "
+                                   "input's %s", op, TensorLabel(aux).c_str(), DimsToString(aux_dims).c_str(),
+                                   DimsToString(in_dims).c_str());
+      return kKilnError;
+    }
+    state->aux_size = aux_dims[2];
+    KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.aux_weights, "aux_weights", true,
+                                              {state->units, state->aux_size}, &state->aux_weights, &t));
+    state->use_aux = true;
+  }
+  return kKilnOk;
+}
+
+// RNN and UNIDIRECTIONAL_SEQUENCE_RNN: five inputs, one output [..., units].
+KilnStatus RnnPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool sequence,
+                            RnnState* state) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 5, 5, 1));
+  KILN_OPAQUE_ENSURE_STATUS(RnnPrepareDirection(context, node, op, RnnLayout{}, sequence, state));
   KilnOpaqueTensor* output;
   KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &output));
   KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
-  Dims out_dims = in_dims;
+  Dims out_dims = TensorDims(KilnOpaqueNodeGetInput(context, node, 0));
   out_dims.back() = state->units;
   return ResizeOutput(context, op, output, out_dims);
 }
 
-KilnStatus RnnInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const RnnState* s) {
+// One direction over the sequence (backward: last step first), each step's output at
+// out + row * out_stride + out_offset.
+KilnStatus RnnInvokeDirection(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const RnnLayout& L,
+                              const RnnState* s, float* out, int64_t out_stride, int64_t out_offset, bool forward) {
   const int64_t steps = s->batch * s->max_time, units = s->units, in_size = s->input_size;
-  const float *x, *w, *r, *b;
-  float *h, *out;
+  const float *x, *w, *r, *b, *aux = nullptr, *aw = nullptr;
+  float* h;
   KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), steps * in_size, &x));
-  KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, 1, s->weights, &w));
-  KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, 2, s->recurrent, &r));
-  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", KilnOpaqueNodeGetInput(context, node, 3), units, &b));
+      GetTypedData(context, op, L.input_role, KilnOpaqueNodeGetInput(context, node, L.input), steps * in_size, &x));
+  KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, L.weights, s->weights, &w));
+  KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, L.recurrent, s->recurrent, &r));
   KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "hidden_state", KilnOpaqueNodeGetInput(context, node, 4), s->batch * units, &h));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0), steps * units, &out));
+      GetTypedData(context, op, "bias", KilnOpaqueNodeGetInput(context, node, L.bias), units, &b));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "hidden_state", KilnOpaqueNodeGetInput(context, node, L.hidden),
+                                         s->batch * units, &h));
+  if (s->use_aux) {
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "aux_input", KilnOpaqueNodeGetInput(context, node, L.aux_input),
+                                           steps * s->aux_size, &aux));
+    KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, L.aux_weights, s->aux_weights, &aw));
+  }
   if (steps == 0 || units == 0) return kKilnOk;
-  for (int64_t t = 0; t < s->max_time; ++t) {
+  for (int64_t step = 0; step < s->max_time; ++step) {
+    const int64_t t = forward ? step : s->max_time - 1 - step;
     for (int64_t batch = 0; batch < s->batch; ++batch) {
       const int64_t row = s->time_major ? t * s->batch + batch : batch * s->max_time + t;
-      float* y = out + row * units;
+      float* y = out + row * out_stride + out_offset;
       float* hidden = h + batch * units;
       for (int64_t u = 0; u < units; ++u) y[u] = b[u];
       MatVecAccumulate(w, units, in_size, x + row * in_size, y);
+      if (aux != nullptr) MatVecAccumulate(aw, units, s->aux_size, aux + row * s->aux_size, y);
       MatVecAccumulate(r, units, units, hidden, y);
       for (int64_t u = 0; u < units; ++u) y[u] = Activate(s->activation, y[u]);
       std::copy(y, y + units, hidden);
     }
   }
   return kKilnOk;
+}
+
+KilnStatus RnnInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const RnnState* s) {
+  float* out;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
+                                         s->batch * s->max_time * s->units, &out));
+  return RnnInvokeDirection(context, node, op, RnnLayout{}, s, out, s->units, 0, true);
 }
 
 KilnStatus RnnPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -859,11 +980,205 @@ KilnStatus SequenceRnnInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return RnnInvokeCommon(context, node, op, state);
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// BIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_RNN: a forward and a backward direction over the same
+// sequence, each with its own weights and state; one merged output [..., fw + bw] (merge_outputs) or two. An aux_input
+// without aux weights is the backward direction's input (LiteRT's non-stacking mode); with them, both directions
+// add aux weights . aux_input to their gates.
+
+struct BidiLstmState {
+  LstmState fw, bw;
+  LstmLayout fw_layout, bw_layout;
+  bool merge = false;
+};
+
+KilnStatus BidiOutputs(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool merge, const Dims& dims,
+                       int64_t fw_size, int64_t bw_size) {
+  if (KilnOpaqueNodeNumberOfOutputs(node) != (merge ? 1 : 2)) {
+    KilnOpaqueContextReportError(context, "%s: expects %d output%s (merge_outputs %s), got %d", op, merge ? 1 : 2,
+                                 merge ? "" : "s", merge ? "true" : "false", KilnOpaqueNodeNumberOfOutputs(node));
+    return kKilnError;
+  }
+  for (int i = 0; i < (merge ? 1 : 2); ++i) {
+    KilnOpaqueTensor* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, i, &output));
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+    Dims out_dims = dims;
+    out_dims.back() = merge ? fw_size + bw_size : (i == 0 ? fw_size : bw_size);
+    KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, output, out_dims));
+  }
+  return kKilnOk;
+}
+
+KilnStatus CheckSameSequence(KilnOpaqueContext* context, const char* op, int64_t fw_batch, int64_t fw_time,
+                             int64_t bw_batch, int64_t bw_time) {
+  if (fw_batch == bw_batch && fw_time == bw_time) return kKilnOk;
+  KilnOpaqueContextReportError(context, "%s: the backward input (aux_input) has batch %lld and %lld steps; the "
+                               "input has %lld and %lld", op, static_cast<long long>(bw_batch),
+                               static_cast<long long>(bw_time), static_cast<long long>(fw_batch),
+                               static_cast<long long>(fw_time));
+  return kKilnError;
+}
+
+KilnStatus BidiLstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "BIDIRECTIONAL_SEQUENCE_LSTM";
+  KILN_OPS_GET_STATE(BidiLstmState, state, context, node, op);
+  const KilnBidirectionalSequenceLSTMParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  if (KilnOpaqueNodeNumberOfInputs(node) != 48) {
+    KilnOpaqueContextReportError(context, "%s: expects 48 inputs, got %d", op, KilnOpaqueNodeNumberOfInputs(node));
+    return kKilnError;
+  }
+  // Inputs: 0 input; forward 1-17 and backward 18-34 in LstmInput order (no layer norm); states 35-38 (forward
+  // output and cell, backward output and cell); 39 aux_input; aux weights 40-43 (forward) and 44-47 (backward).
+  LstmLayout fw, bw;
+  for (int i = 0; i <= kOutputLayerNorm; ++i) fw.index[i] = bw.index[i] = -1;
+  for (int i = kInputToInput; i <= kProjectionBias; ++i) {
+    fw.index[i] = i;
+    bw.index[i] = i + 17;
+  }
+  fw.index[kOutputState] = 35;
+  fw.index[kCellState] = 36;
+  bw.index[kOutputState] = 37;
+  bw.index[kCellState] = 38;
+  const bool has_aux = GetOptionalInput(context, node, 39) != nullptr;
+  const bool aux_weights = GetOptionalInput(context, node, 41) != nullptr;  // fw aux_input_to_forget
+  fw.aux_input = 39;
+  for (int g = 0; g < 4; ++g) fw.aux_weights[g] = 40 + g;
+  if (has_aux && !aux_weights) {
+    bw.input = 39;
+    bw.input_role = "aux_input";
+  } else {
+    bw.aux_input = 39;
+    for (int g = 0; g < 4; ++g) bw.aux_weights[g] = 44 + g;
+  }
+  for (LstmState* d : {&state->fw, &state->bw}) {
+    d->activation = options->activation;
+    d->cell_clip = options->cell_clip;
+    d->proj_clip = options->proj_clip;
+    d->time_major = options->time_major;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(LstmPrepareCommon(context, node, "BIDIRECTIONAL_SEQUENCE_LSTM (forward)", fw, true,
+                                              &state->fw));
+  KILN_OPAQUE_ENSURE_STATUS(LstmPrepareCommon(context, node, "BIDIRECTIONAL_SEQUENCE_LSTM (backward)", bw, true,
+                                              &state->bw));
+  KILN_OPAQUE_ENSURE_STATUS(CheckSameSequence(context, op, state->fw.n_batch, state->fw.max_time, state->bw.n_batch,
+                                              state->bw.max_time));
+  state->fw_layout = fw;
+  state->bw_layout = bw;
+  state->merge = options->merge_outputs;
+  return BidiOutputs(context, node, op, state->merge, TensorDims(KilnOpaqueNodeGetInput(context, node, 0)),
+                     state->fw.n_output, state->bw.n_output);
+}
+
+KilnStatus BidiLstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "BIDIRECTIONAL_SEQUENCE_LSTM";
+  KILN_OPS_GET_STATE(BidiLstmState, s, context, node, op);
+  const int64_t steps = s->fw.n_batch * s->fw.max_time;
+  if (steps == 0) return kKilnOk;
+  const int64_t fw_size = s->fw.n_output, bw_size = s->bw.n_output;
+  float *fw_out, *bw_out;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
+                                         steps * (s->merge ? fw_size + bw_size : fw_size), &fw_out));
+  if (s->merge) {
+    bw_out = fw_out;
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "backward output", KilnOpaqueNodeGetOutput(context, node, 1),
+                                           steps * bw_size, &bw_out));
+  }
+  const int64_t stride = s->merge ? fw_size + bw_size : fw_size;
+  KILN_OPAQUE_ENSURE_STATUS(LstmInvokeCommon(context, node, op, s->fw_layout, &s->fw, fw_out, stride, 0, true));
+  return LstmInvokeCommon(context, node, op, s->bw_layout, &s->bw, bw_out, s->merge ? stride : bw_size,
+                          s->merge ? fw_size : 0, false);
+}
+
+struct BidiRnnState {
+  RnnState fw, bw;
+  RnnLayout fw_layout, bw_layout;
+  bool merge = false;
+};
+
+KilnStatus BidiRnnPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "BIDIRECTIONAL_SEQUENCE_RNN";
+  KILN_OPS_GET_STATE(BidiRnnState, state, context, node, op);
+  const KilnBidirectionalSequenceRNNParams* options;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
+  if (KilnOpaqueNodeNumberOfInputs(node) != 12) {
+    KilnOpaqueContextReportError(context, "%s: expects 12 inputs, got %d", op, KilnOpaqueNodeNumberOfInputs(node));
+    return kKilnError;
+  }
+  // Inputs: 0 input; forward weights, recurrent weights, bias, hidden state 1-4; backward 5-8; 9 aux_input;
+  // 10 forward and 11 backward aux weights.
+  RnnLayout fw, bw{0, 5, 6, 7, 8};
+  const bool has_aux = GetOptionalInput(context, node, 9) != nullptr;
+  const bool aux_weights = GetOptionalInput(context, node, 10) != nullptr;
+  fw.aux_input = 9;
+  fw.aux_weights = 10;
+  if (has_aux && !aux_weights) {
+    // LiteRT's float kernel reads the aux_input as the backward input only time-major; batch-major its backward
+    // direction reads the input (and the aux_input goes unused), which Kiln follows.
+    if (options->time_major) {
+      bw.input = 9;
+      bw.input_role = "aux_input";
+    }
+  } else {
+    bw.aux_input = 9;
+    bw.aux_weights = 11;
+  }
+  if (has_aux && aux_weights && options->time_major) {
+    const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+    const KilnOpaqueTensor* aux = KilnOpaqueNodeGetInput(context, node, 9);
+    if (input != nullptr && TensorDims(aux).back() != TensorDims(input).back()) {
+      KilnOpaqueContextReportError(context, "%s: a time-major aux_input %s must have the input's last dimension (%s "
+                                   "vs %s): LiteRT's kernel steps through it with the input's row size", op,
+                                   TensorLabel(aux).c_str(), DimsToString(TensorDims(aux)).c_str(),
+                                   DimsToString(TensorDims(input)).c_str());
+      return kKilnError;
+    }
+  }
+  for (RnnState* d : {&state->fw, &state->bw}) {
+    d->activation = options->activation;
+    d->time_major = options->time_major;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(
+      RnnPrepareDirection(context, node, "BIDIRECTIONAL_SEQUENCE_RNN (forward)", fw, true, &state->fw));
+  KILN_OPAQUE_ENSURE_STATUS(
+      RnnPrepareDirection(context, node, "BIDIRECTIONAL_SEQUENCE_RNN (backward)", bw, true, &state->bw));
+  KILN_OPAQUE_ENSURE_STATUS(
+      CheckSameSequence(context, op, state->fw.batch, state->fw.max_time, state->bw.batch, state->bw.max_time));
+  state->fw_layout = fw;
+  state->bw_layout = bw;
+  state->merge = options->merge_outputs;
+  return BidiOutputs(context, node, op, state->merge, TensorDims(KilnOpaqueNodeGetInput(context, node, 0)),
+                     state->fw.units, state->bw.units);
+}
+
+KilnStatus BidiRnnInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* op = "BIDIRECTIONAL_SEQUENCE_RNN";
+  KILN_OPS_GET_STATE(BidiRnnState, s, context, node, op);
+  const int64_t steps = s->fw.batch * s->fw.max_time;
+  const int64_t fw_size = s->fw.units, bw_size = s->bw.units;
+  float *fw_out, *bw_out;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "output", KilnOpaqueNodeGetOutput(context, node, 0),
+                                         steps * (s->merge ? fw_size + bw_size : fw_size), &fw_out));
+  if (s->merge) {
+    bw_out = fw_out;
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "backward output", KilnOpaqueNodeGetOutput(context, node, 1),
+                                           steps * bw_size, &bw_out));
+  }
+  const int64_t stride = s->merge ? fw_size + bw_size : fw_size;
+  KILN_OPAQUE_ENSURE_STATUS(RnnInvokeDirection(context, node, op, s->fw_layout, &s->fw, fw_out, stride, 0, true));
+  return RnnInvokeDirection(context, node, op, s->bw_layout, &s->bw, bw_out, s->merge ? stride : bw_size,
+                            s->merge ? fw_size : 0, false);
+}
+
 }  // namespace
 
 void AddSequenceOps(std::vector<BuiltinOp>* table) {
   // LiteRT's register.cc: LSTM 1-4, UNIDIRECTIONAL_SEQUENCE_LSTM 1-4, SVDF 1-4, RNN 1-3,
-  // UNIDIRECTIONAL_SEQUENCE_RNN 1-3 (the later versions add the hybrid and integer kernels, refused in Prepare).
+  // UNIDIRECTIONAL_SEQUENCE_RNN 1-3, BIDIRECTIONAL_SEQUENCE_LSTM 1-3, BIDIRECTIONAL_SEQUENCE_RNN 1-3 (the later
+  // versions add the hybrid and integer kernels; the integer LSTM is refused in Prepare).
   table->push_back({kKilnBuiltinUnidirectionalSequenceLstm, 1, 4,
                     MakeOperator<LstmState>(kKilnBuiltinUnidirectionalSequenceLstm, 4, &SequenceLstmPrepare,
                                             &SequenceLstmInvoke)});
@@ -873,6 +1188,12 @@ void AddSequenceOps(std::vector<BuiltinOp>* table) {
   table->push_back({kKilnBuiltinUnidirectionalSequenceRnn, 1, 3,
                     MakeOperator<RnnState>(kKilnBuiltinUnidirectionalSequenceRnn, 3, &SequenceRnnPrepare,
                                            &SequenceRnnInvoke)});
+  table->push_back({kKilnBuiltinBidirectionalSequenceLstm, 1, 3,
+                    MakeOperator<BidiLstmState>(kKilnBuiltinBidirectionalSequenceLstm, 3, &BidiLstmPrepare,
+                                                &BidiLstmInvoke)});
+  table->push_back({kKilnBuiltinBidirectionalSequenceRnn, 1, 3,
+                    MakeOperator<BidiRnnState>(kKilnBuiltinBidirectionalSequenceRnn, 3, &BidiRnnPrepare,
+                                               &BidiRnnInvoke)});
 }
 
 }  // namespace kiln::ops

@@ -298,6 +298,24 @@ typedef struct KilnSequenceRNNParams {
   bool asymmetric_quantize_inputs;
 } KilnSequenceRNNParams;
 
+/* BIDIRECTIONAL_SEQUENCE_LSTM */
+typedef struct KilnBidirectionalSequenceLSTMParams {
+  KilnFusedActivation activation;
+  float cell_clip; /* 0: no clipping */
+  float proj_clip; /* 0: no clipping */
+  bool merge_outputs; /* one output [..., fw_output + bw_output]; else a forward and a backward output */
+  bool time_major;    /* input [time, batch, input]; else [batch, time, input] */
+  bool asymmetric_quantize_inputs;
+} KilnBidirectionalSequenceLSTMParams;
+
+/* BIDIRECTIONAL_SEQUENCE_RNN */
+typedef struct KilnBidirectionalSequenceRNNParams {
+  bool time_major;
+  KilnFusedActivation activation;
+  bool merge_outputs;
+  bool asymmetric_quantize_inputs;
+} KilnBidirectionalSequenceRNNParams;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1201,6 +1201,27 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
       return activation(options->fused_activation_function(), &params->activation);
     }
+    case kKilnBuiltinBidirectionalSequenceLstm: {
+      KILN_GET_OPTIONS(BidirectionalSequenceLSTMOptions, options);
+      KilnBidirectionalSequenceLSTMParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      if (!activation(options->fused_activation_function(), &params->activation)) return false;
+      params->cell_clip = options->cell_clip();
+      params->proj_clip = options->proj_clip();
+      params->merge_outputs = options->merge_outputs();
+      params->time_major = options->time_major();
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      return true;
+    }
+    case kKilnBuiltinBidirectionalSequenceRnn: {
+      KILN_GET_OPTIONS(BidirectionalSequenceRNNOptions, options);
+      KilnBidirectionalSequenceRNNParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->time_major = options->time_major();
+      params->merge_outputs = options->merge_outputs();
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      return activation(options->fused_activation_function(), &params->activation);
+    }
     default:
       return true;
   }

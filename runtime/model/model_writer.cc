@@ -438,6 +438,12 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kSequenceRnn:
         matches = code == kKilnBuiltinUnidirectionalSequenceRnn;
         break;
+      case OptionsKind::kBidiLstm:
+        matches = code == kKilnBuiltinBidirectionalSequenceLstm;
+        break;
+      case OptionsKind::kBidiRnn:
+        matches = code == kKilnBuiltinBidirectionalSequenceRnn;
+        break;
       case OptionsKind::kReducer:
         matches = code == kKilnBuiltinMean || code == kKilnBuiltinSum || code == kKilnBuiltinReduceMax ||
                   code == kKilnBuiltinReduceMin || code == kKilnBuiltinReduceProd ||
@@ -515,6 +521,8 @@ KILN_ADD_OP_WITH(KilnUnidirectionalSequenceLSTMParams, kSequenceLstm)
 KILN_ADD_OP_WITH(KilnSVDFParams, kSvdf)
 KILN_ADD_OP_WITH(KilnRNNParams, kRnn)
 KILN_ADD_OP_WITH(KilnSequenceRNNParams, kSequenceRnn)
+KILN_ADD_OP_WITH(KilnBidirectionalSequenceLSTMParams, kBidiLstm)
+KILN_ADD_OP_WITH(KilnBidirectionalSequenceRNNParams, kBidiRnn)
 #undef KILN_ADD_OP_WITH
 
 int ModelWriter::AddCustomOp(const std::string& name, const std::vector<int>& inputs,
@@ -994,6 +1002,25 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::RNNOptions;
           options = fb::CreateRNNOptions(b, ToFileActivation(p.activation), p.asymmetric_quantize_inputs).Union();
+          break;
+        }
+        case OptionsKind::kBidiLstm: {
+          KilnBidirectionalSequenceLSTMParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::BidirectionalSequenceLSTMOptions;
+          options = fb::CreateBidirectionalSequenceLSTMOptions(b, ToFileActivation(p.activation), p.cell_clip,
+                                                               p.proj_clip, p.merge_outputs, p.time_major,
+                                                               p.asymmetric_quantize_inputs)
+                        .Union();
+          break;
+        }
+        case OptionsKind::kBidiRnn: {
+          KilnBidirectionalSequenceRNNParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::BidirectionalSequenceRNNOptions;
+          options = fb::CreateBidirectionalSequenceRNNOptions(b, p.time_major, ToFileActivation(p.activation),
+                                                              p.merge_outputs, p.asymmetric_quantize_inputs)
+                        .Union();
           break;
         }
         case OptionsKind::kSequenceRnn: {

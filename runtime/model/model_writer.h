@@ -144,6 +144,10 @@ class ModelWriter {
             const KilnRNNParams& params);  // RNN
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnSequenceRNNParams& params);  // UNIDIRECTIONAL_SEQUENCE_RNN
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnBidirectionalSequenceLSTMParams& params);  // BIDIRECTIONAL_SEQUENCE_LSTM
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnBidirectionalSequenceRNNParams& params);  // BIDIRECTIONAL_SEQUENCE_RNN
   // SHAPE, ARG_MAX, ARG_MIN: a type of kKilnNoType writes the op without an options table.
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnShapeParams& params);  // SHAPE
@@ -247,7 +251,9 @@ class ModelWriter {
     kSequenceLstm,
     kSvdf,
     kRnn,
-    kSequenceRnn
+    kSequenceRnn,
+    kBidiLstm,
+    kBidiRnn
   };
   struct Operator {
     int builtin_code = 0;

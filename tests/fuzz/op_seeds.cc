@@ -199,7 +199,8 @@ int main(int argc, char** argv) {
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   {
     // The recurrent ops, their state in variable tensors: UNIDIRECTIONAL_SEQUENCE_LSTM with every optional part
-    // (peephole, projection, layer norm), LSTM (CIFG), SVDF, RNN and UNIDIRECTIONAL_SEQUENCE_RNN.
+    // (peephole, projection, layer norm), LSTM (CIFG), SVDF, RNN, UNIDIRECTIONAL_SEQUENCE_RNN, and the two
+    // bidirectional ops (time-major LSTM with two outputs, batch-major merged RNN).
     ModelWriter w;
     const int x = w.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
     const int x2 = w.AddTensor(kKilnFloat32, {2, 4}, "x2");
@@ -255,8 +256,29 @@ int main(int argc, char** argv) {
             {x, weights({3, 4}, "seq_rnn_w"), weights({3, 3}, "seq_rnn_r"), weights({3}, "seq_rnn_b"),
              variable({3, 3}, "seq_rnn_h")},
             {y_seq_rnn}, KilnSequenceRNNParams{true, kKilnActRelu, false});
+    std::vector<int> bidi_lstm = {x};
+    for (int d = 0; d < 2; ++d) {
+      for (int g = 0; g < 4; ++g) bidi_lstm.push_back(weights({2, 4}, "bidi_w"));
+      for (int g = 0; g < 4; ++g) bidi_lstm.push_back(weights({2, 2}, "bidi_r"));
+      for (int g = 0; g < 3; ++g) bidi_lstm.push_back(-1);
+      for (int g = 0; g < 4; ++g) bidi_lstm.push_back(weights({2}, "bidi_b"));
+      bidi_lstm.push_back(-1);
+      bidi_lstm.push_back(-1);
+    }
+    for (int d = 0; d < 4; ++d) bidi_lstm.push_back(variable({3, 2}, "bidi_lstm_state"));
+    for (int i = 0; i < 9; ++i) bidi_lstm.push_back(-1);
+    const int y_bidi_fw = w.AddTensor(kKilnFloat32, {2, 3, 2}, "y_bidi_fw");
+    const int y_bidi_bw = w.AddTensor(kKilnFloat32, {2, 3, 2}, "y_bidi_bw");
+    w.AddOp(kKilnBuiltinBidirectionalSequenceLstm, bidi_lstm, {y_bidi_fw, y_bidi_bw},
+            KilnBidirectionalSequenceLSTMParams{kKilnActTanh, 0.0f, 0.0f, false, true, false});
+    const int y_bidi_rnn = w.AddTensor(kKilnFloat32, {2, 3, 5}, "y_bidi_rnn");
+    w.AddOp(kKilnBuiltinBidirectionalSequenceRnn,
+            {x, weights({3, 4}, "bidi_rnn_fw_w"), weights({3, 3}, "bidi_rnn_fw_r"), weights({3}, "bidi_rnn_fw_b"),
+             variable({2, 3}, "bidi_rnn_fw_h"), weights({2, 4}, "bidi_rnn_bw_w"), weights({2, 2}, "bidi_rnn_bw_r"),
+             weights({2}, "bidi_rnn_bw_b"), variable({2, 2}, "bidi_rnn_bw_h"), -1, -1, -1},
+            {y_bidi_rnn}, KilnBidirectionalSequenceRNNParams{false, kKilnActTanh, true, false});
     w.SetInputs({x, x2});
-    w.SetOutputs({y_lstm, y_cifg, y_svdf, y_rnn, y_seq_rnn});
+    w.SetOutputs({y_lstm, y_cifg, y_svdf, y_rnn, y_seq_rnn, y_bidi_fw, y_bidi_bw, y_bidi_rnn});
     seeds.push_back({"sequence_ops", std::move(w)});
   }
   const struct {

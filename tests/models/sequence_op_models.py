@@ -1,7 +1,8 @@
 """Single-op models of the recurrent ops for litert_compare.py (through data_op_models.py, which calls
 sequence_models): UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (CIFG, peephole, projection, layer norm, clipping,
 time-major and batch-major), SVDF (ranks, activations, bias or none; float32 and LiteRT's full-integer int8), RNN
-and UNIDIRECTIONAL_SEQUENCE_RNN (float32); hybrid variants (int8 weights, float32 activations) of each. The state is a variable tensor (is_variable, no buffer, not a model
+and UNIDIRECTIONAL_SEQUENCE_RNN (float32); BIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_RNN (merged or two
+outputs, aux input stacked with aux weights or as the backward input); hybrid variants (int8 weights, float32 activations) of each. The state is a variable tensor (is_variable, no buffer, not a model
 input): zero at the start, as in LiteRT; the sequences carry it from step to step inside the one Invoke litert_compare runs.
 """
 import numpy as np
@@ -137,6 +138,89 @@ def rnn(out_dir, name, batch, input_size, units, max_time=None, time_major=False
                 S.BuiltinOptions.SequenceRNNOptions, o)
 
 
+def _lstm_direction(m, rng, prefix, n_input, n_cell, n_output, cifg, peephole, projection, projection_bias):
+    """The 17 weight inputs of one LSTM direction (LstmInput order 1-17), -1 where absent."""
+    inputs = []
+    for gate in ("input", "forget", "cell", "output"):
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_input], prefix + "w_" + gate))
+    for gate in ("input", "forget", "cell", "output"):
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_output], prefix + "r_" + gate))
+    for gate in ("input", "forget", "output"):
+        use = peephole and not (cifg and gate == "input")
+        inputs.append(_weights(m, rng, [n_cell], prefix + "peephole_" + gate) if use else -1)
+    for gate in ("input", "forget", "cell", "output"):
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell], prefix + "b_" + gate, 1.0))
+    inputs.append(_weights(m, rng, [n_output, n_cell], prefix + "projection") if projection else -1)
+    inputs.append(_weights(m, rng, [n_output], prefix + "projection_bias") if projection_bias else -1)
+    return inputs
+
+
+def bidi_lstm(out_dir, name, n_batch=2, max_time=3, n_input=4, fw=(5, 5), bw=(4, 4), time_major=True, merge=False,
+              cifg=False, peephole=False, aux=None, seed=5):
+    """BIDIRECTIONAL_SEQUENCE_LSTM; fw/bw = (cells, outputs) (projection where they differ); aux: None, "stacking"
+    (aux_input with aux weights) or "non_stacking" (aux_input as the backward input)."""
+    from data_op_models import Model
+    rng = np.random.default_rng(seed)
+    m = Model()
+    shape = [max_time, n_batch, n_input] if time_major else [n_batch, max_time, n_input]
+    x = m.tensor(shape, np.float32, "x")
+    n_aux = 3 if aux == "stacking" else n_input
+    inputs = [x]
+    inputs += _lstm_direction(m, rng, "fw_", n_input, fw[0], fw[1], cifg, peephole, fw[0] != fw[1], fw[0] != fw[1])
+    inputs += _lstm_direction(m, rng, "bw_", n_input, bw[0], bw[1], cifg, peephole, bw[0] != bw[1], False)
+    inputs += [_variable(m, [n_batch, fw[1]], "fw_output_state"), _variable(m, [n_batch, fw[0]], "fw_cell_state"),
+               _variable(m, [n_batch, bw[1]], "bw_output_state"), _variable(m, [n_batch, bw[0]], "bw_cell_state")]
+    if aux is None:
+        inputs += [-1] * 9
+    else:
+        inputs.append(m.tensor(shape[:-1] + [n_aux], np.float32, "aux_input"))
+        for direction, cells in (("fw_", fw[0]), ("bw_", bw[0])):
+            for gate in ("input", "forget", "cell", "output"):
+                use = aux == "stacking" and not (cifg and gate == "input")
+                inputs.append(_weights(m, rng, [cells, n_aux], direction + "aux_" + gate) if use else -1)
+    if merge:
+        outputs = [m.output(shape[:-1] + [fw[1] + bw[1]], np.float32, "y")]
+    else:
+        outputs = [m.output(shape[:-1] + [fw[1]], np.float32, "y_fw"), m.output(shape[:-1] + [bw[1]], np.float32, "y_bw")]
+    o = S.BidirectionalSequenceLSTMOptionsT()
+    o.fusedActivationFunction, o.mergeOutputs, o.timeMajor = ACT.TANH, merge, time_major
+    m.write(out_dir, name, OPS.BIDIRECTIONAL_SEQUENCE_LSTM, 1, inputs, outputs,
+            S.BuiltinOptions.BidirectionalSequenceLSTMOptions, o)
+
+
+def bidi_rnn(out_dir, name, batch=2, max_time=4, input_size=3, fw_units=4, bw_units=3, time_major=False, merge=False,
+             aux=None, activation=ACT.TANH, seed=6, aux_size=2):
+    from data_op_models import Model
+    rng = np.random.default_rng(seed)
+    m = Model()
+    shape = [max_time, batch, input_size] if time_major else [batch, max_time, input_size]
+    x = m.tensor(shape, np.float32, "x")
+    n_aux = aux_size if aux == "stacking" else input_size
+    inputs = [x]
+    for prefix, units in (("fw_", fw_units), ("bw_", bw_units)):
+        inputs += [_weights(m, rng, [units, input_size], prefix + "weights"),
+                   _weights(m, rng, [units, units], prefix + "recurrent_weights"),
+                   _weights(m, rng, [units], prefix + "bias"), _variable(m, [batch, units], prefix + "hidden_state")]
+    if aux is None:
+        inputs += [-1, -1, -1]
+    else:
+        inputs.append(m.tensor(shape[:-1] + [n_aux], np.float32, "aux_input"))
+        if aux == "stacking":
+            inputs += [_weights(m, rng, [fw_units, n_aux], "fw_aux_weights"),
+                       _weights(m, rng, [bw_units, n_aux], "bw_aux_weights")]
+        else:
+            inputs += [-1, -1]
+    if merge:
+        outputs = [m.output(shape[:-1] + [fw_units + bw_units], np.float32, "y")]
+    else:
+        outputs = [m.output(shape[:-1] + [fw_units], np.float32, "y_fw"),
+                   m.output(shape[:-1] + [bw_units], np.float32, "y_bw")]
+    o = S.BidirectionalSequenceRNNOptionsT()
+    o.timeMajor, o.fusedActivationFunction, o.mergeOutputs = time_major, activation, merge
+    m.write(out_dir, name, OPS.BIDIRECTIONAL_SEQUENCE_RNN, 1, inputs, outputs,
+            S.BuiltinOptions.BidirectionalSequenceRNNOptions, o)
+
+
 def sequence_models(out_dir):
     # UNIDIRECTIONAL_SEQUENCE_LSTM
     lstm(out_dir, "uni_lstm_basic")
@@ -182,3 +266,18 @@ def sequence_models(out_dir):
     svdf(out_dir, "svdf_hybrid_relu", 1, 8, 4, 1, 3, hybrid=True, activation=ACT.RELU, bias=False)
     rnn(out_dir, "rnn_hybrid", 2, 5, 4, hybrid=True)
     rnn(out_dir, "uni_rnn_hybrid", 2, 3, 4, max_time=4, hybrid=True, activation=ACT.RELU)
+    # BIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_RNN
+    # (LiteRT requires the backward direction to have the forward one's cells and outputs. Merged and batch-major,
+    # its kernel offsets each batch row's output state by the merged width, past the state from the third row on:
+    # two rows agree.)
+    bidi_lstm(out_dir, "bidi_lstm_basic", bw=(5, 5))
+    bidi_lstm(out_dir, "bidi_lstm_merged_batch_major", merge=True, time_major=False, n_batch=2, bw=(5, 5))
+    bidi_lstm(out_dir, "bidi_lstm_projection_peephole", fw=(5, 3), bw=(5, 3), peephole=True, merge=True)
+    bidi_lstm(out_dir, "bidi_lstm_cifg_stacking", cifg=True, aux="stacking", time_major=False, bw=(5, 5))
+    bidi_lstm(out_dir, "bidi_lstm_non_stacking", aux="non_stacking", merge=True, bw=(5, 5))
+    bidi_rnn(out_dir, "bidi_rnn_basic")
+    bidi_rnn(out_dir, "bidi_rnn_merged_time_major", merge=True, time_major=True, activation=ACT.RELU)
+    bidi_rnn(out_dir, "bidi_rnn_stacking", aux="stacking", merge=True, time_major=True, aux_size=3)
+    bidi_rnn(out_dir, "bidi_rnn_non_stacking", aux="non_stacking", batch=1, max_time=6, time_major=True)
+    bidi_rnn(out_dir, "bidi_rnn_non_stacking_batch_major", aux="non_stacking", batch=2, max_time=3)
+    bidi_rnn(out_dir, "bidi_rnn_stacking_batch_major_relu6", aux="stacking", activation=ACT.RELU6)

@@ -86,7 +86,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank,
                                   kKilnBuiltinRelu0To1,
                                   kKilnBuiltinUnidirectionalSequenceLstm, kKilnBuiltinLstm, kKilnBuiltinSvdf,
-                                  kKilnBuiltinRnn, kKilnBuiltinUnidirectionalSequenceRnn};
+                                  kKilnBuiltinRnn, kKilnBuiltinUnidirectionalSequenceRnn,
+                                  kKilnBuiltinBidirectionalSequenceLstm, kKilnBuiltinBidirectionalSequenceRnn};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

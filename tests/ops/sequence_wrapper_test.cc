@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kiln/builtin_op_data.h"
@@ -976,6 +978,259 @@ TEST(SvdfWrapperTest, HybridWeightsMatchDequantized) {
     Vec want;
     ReferenceSvdf(s, wf, wt, b, input, &memory, &want);
     ExpectNear(r.Output(), want);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// BIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_RNN
+
+// x [time, batch, n] (time-major) or [batch, time, n] with the time axis reversed.
+Vec ReverseTime(const Vec& x, int batch, int time, int n, bool time_major) {
+  Vec y(x.size());
+  for (int t = 0; t < time; ++t) {
+    for (int b = 0; b < batch; ++b) {
+      const int from = time_major ? t * batch + b : b * time + t;
+      const int to = time_major ? (time - 1 - t) * batch + b : b * time + (time - 1 - t);
+      std::copy(x.begin() + from * n, x.begin() + (from + 1) * n, y.begin() + to * n);
+    }
+  }
+  return y;
+}
+
+// Row-wise concatenation of [rows, a] and [rows, b].
+Vec Concat(const Vec& x, int a, const Vec& y, int b) {
+  const size_t rows = a > 0 ? x.size() / a : y.size() / b;
+  Vec z;
+  for (size_t r = 0; r < rows; ++r) {
+    z.insert(z.end(), x.begin() + r * a, x.begin() + (r + 1) * a);
+    z.insert(z.end(), y.begin() + r * b, y.begin() + (r + 1) * b);
+  }
+  return z;
+}
+
+TEST(BidiLstmWrapperTest, MatchesTwoDirectionsOfReference) {
+  unsigned seed = 200;
+  for (bool merge : {false, true}) {
+    for (bool time_major : {true, false}) {
+      for (bool peephole_projection : {false, true}) {
+        LstmConfig fc;
+        fc.batch = 3;
+        fc.time = 4;
+        fc.time_major = time_major;
+        fc.peephole = fc.projection = fc.projection_bias = peephole_projection;
+        fc.out = peephole_projection ? 3 : fc.cells;
+        LstmConfig bc = fc;
+        bc.cifg = peephole_projection;
+        bc.projection_bias = false;
+        bc.cells = peephole_projection ? 6 : fc.cells;  // the directions may differ in Kiln
+        bc.out = peephole_projection ? 2 : bc.cells;
+        SCOPED_TRACE(std::string(merge ? "merged" : "two outputs") + (time_major ? " time-major" : " batch-major") +
+                     (peephole_projection ? " peephole+projection" : ""));
+        const LstmWeights fw = MakeLstmWeights(fc, seed++), bw = MakeLstmWeights(bc, seed++);
+        ModelWriter wr;
+        const std::vector<int> shape = time_major ? std::vector<int>{fc.time, fc.batch, fc.in}
+                                                  : std::vector<int>{fc.batch, fc.time, fc.in};
+        const int x = wr.AddTensor(kKilnFloat32, shape, "x");
+        std::vector<int> inputs = {x};
+        const char* gates[] = {"input", "forget", "cell", "output"};
+        for (const auto* d : {&fw, &bw}) {
+          const LstmConfig& c = d == &fw ? fc : bc;
+          const std::string p = d == &fw ? "fw_" : "bw_";
+          auto constant = [&](const Vec& v, std::vector<int> dims, const std::string& name) {
+            return v.empty() ? -1 : wr.AddConstTensor(kKilnFloat32, dims, p + name, v);
+          };
+          for (int g = 0; g < 4; ++g) inputs.push_back(constant(d->w[g], {c.cells, c.in}, std::string("w_") + gates[g]));
+          for (int g = 0; g < 4; ++g) inputs.push_back(constant(d->r[g], {c.cells, c.out}, std::string("r_") + gates[g]));
+          for (int g : {0, 1, 3}) inputs.push_back(constant(d->peep[g], {c.cells}, std::string("peep_") + gates[g]));
+          for (int g = 0; g < 4; ++g) inputs.push_back(constant(d->bias[g], {c.cells}, std::string("b_") + gates[g]));
+          inputs.push_back(constant(d->proj, {c.out, c.cells}, "projection"));
+          inputs.push_back(constant(d->proj_bias, {c.out}, "projection_bias"));
+        }
+        for (const auto& [c, name] : {std::pair{fc, "fw"}, std::pair{bc, "bw"}}) {
+          const int h = wr.AddTensor(kKilnFloat32, {c.batch, c.out}, std::string(name) + "_output_state");
+          const int cs = wr.AddTensor(kKilnFloat32, {c.batch, c.cells}, std::string(name) + "_cell_state");
+          wr.SetVariable(h);
+          wr.SetVariable(cs);
+          inputs.push_back(h);
+          inputs.push_back(cs);
+        }
+        for (int i = 0; i < 9; ++i) inputs.push_back(-1);
+        std::vector<int> out_shape = shape;
+        std::vector<int> outputs;
+        if (merge) {
+          out_shape.back() = fc.out + bc.out;
+          outputs.push_back(wr.AddTensor(kKilnFloat32, out_shape, "y"));
+        } else {
+          out_shape.back() = fc.out;
+          outputs.push_back(wr.AddTensor(kKilnFloat32, out_shape, "y_fw"));
+          out_shape.back() = bc.out;
+          outputs.push_back(wr.AddTensor(kKilnFloat32, out_shape, "y_bw"));
+        }
+        KilnBidirectionalSequenceLSTMParams params{};
+        params.activation = kKilnActTanh;
+        params.merge_outputs = merge;
+        params.time_major = time_major;
+        wr.AddOp(kKilnBuiltinBidirectionalSequenceLstm, inputs, outputs, params);
+        wr.SetInputs({x});
+        wr.SetOutputs(outputs);
+        Runner r(wr);
+        ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+        std::mt19937 rng(seed);
+        Vec fh(fc.batch * fc.out, 0), fcs(fc.batch * fc.cells, 0), bh(bc.batch * bc.out, 0), bcs(bc.batch * bc.cells, 0);
+        for (int invoke = 0; invoke < 2; ++invoke) {  // the states carry over to the second Invoke
+          const Vec input = Random(rng, fc.batch * fc.time * fc.in, 1.0f);
+          r.SetInput(0, input.data(), input.size() * 4);
+          ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+          Vec fy, by;
+          ReferenceLstm(fc, fw, input, &fh, &fcs, &fy);
+          ReferenceLstm(bc, bw, ReverseTime(input, fc.batch, fc.time, fc.in, time_major), &bh, &bcs, &by);
+          by = ReverseTime(by, bc.batch, bc.time, bc.out, time_major);
+          if (merge) {
+            ExpectNear(r.Output(0), Concat(fy, fc.out, by, bc.out));
+          } else {
+            ExpectNear(r.Output(0), fy);
+            ExpectNear(r.Output(1), by);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(BidiRnnWrapperTest, MatchesTwoDirectionsWithAux) {
+  unsigned seed = 300;
+  // aux: 0 none, 1 stacked (aux weights), 2 the backward input (time-major only; batch-major LiteRT reads the input)
+  for (int aux : {0, 1, 2}) {
+    for (bool merge : {false, true}) {
+      for (bool time_major : {false, true}) {
+        SCOPED_TRACE("aux " + std::to_string(aux) + (merge ? " merged" : "") + (time_major ? " time-major" : ""));
+        const int batch = 2, time = 3, in = 4, fu = 3, bu = 5, aux_in = aux == 1 ? 2 : in;
+        std::mt19937 rng(seed++);
+        const Vec fw = Random(rng, fu * in, 0.5f), fr = Random(rng, fu * fu, 0.5f), fb = Random(rng, fu, 0.5f);
+        const Vec bw = Random(rng, bu * in, 0.5f), br = Random(rng, bu * bu, 0.5f), bb = Random(rng, bu, 0.5f);
+        const Vec faw = Random(rng, fu * aux_in, 0.5f), baw = Random(rng, bu * aux_in, 0.5f);
+        if (aux == 1 && time_major) continue;  // a time-major aux of another width is refused (see Errors)
+        ModelWriter wr;
+        const std::vector<int> shape =
+            time_major ? std::vector<int>{time, batch, in} : std::vector<int>{batch, time, in};
+        std::vector<int> aux_shape = shape;
+        aux_shape.back() = aux_in;
+        const int x = wr.AddTensor(kKilnFloat32, shape, "x");
+        const int ax = aux > 0 ? wr.AddTensor(kKilnFloat32, aux_shape, "aux") : -1;
+        std::vector<int> inputs = {x};
+        for (const auto& [w, rw, b, u, name] : {std::tuple{fw, fr, fb, fu, "fw"}, std::tuple{bw, br, bb, bu, "bw"}}) {
+          inputs.push_back(wr.AddConstTensor(kKilnFloat32, {u, in}, std::string(name) + "_w", w));
+          inputs.push_back(wr.AddConstTensor(kKilnFloat32, {u, u}, std::string(name) + "_r", rw));
+          inputs.push_back(wr.AddConstTensor(kKilnFloat32, {u}, std::string(name) + "_b", b));
+          const int h = wr.AddTensor(kKilnFloat32, {batch, u}, std::string(name) + "_h");
+          wr.SetVariable(h);
+          inputs.push_back(h);
+        }
+        inputs.push_back(ax);
+        inputs.push_back(aux == 1 ? wr.AddConstTensor(kKilnFloat32, {fu, aux_in}, "fw_aux_w", faw) : -1);
+        inputs.push_back(aux == 1 ? wr.AddConstTensor(kKilnFloat32, {bu, aux_in}, "bw_aux_w", baw) : -1);
+        std::vector<int> out_shape = shape, outputs;
+        out_shape.back() = merge ? fu + bu : fu;
+        outputs.push_back(wr.AddTensor(kKilnFloat32, out_shape, "y"));
+        if (!merge) {
+          out_shape.back() = bu;
+          outputs.push_back(wr.AddTensor(kKilnFloat32, out_shape, "y_bw"));
+        }
+        KilnBidirectionalSequenceRNNParams params{};
+        params.activation = kKilnActTanh;
+        params.merge_outputs = merge;
+        params.time_major = time_major;
+        wr.AddOp(kKilnBuiltinBidirectionalSequenceRnn, inputs, outputs, params);
+        wr.SetInputs(aux > 0 ? std::vector<int>{x, ax} : std::vector<int>{x});
+        wr.SetOutputs(outputs);
+        Runner r(wr);
+        ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+        const Vec input = Random(rng, batch * time * in, 1.0f), aux_input = Random(rng, batch * time * aux_in, 1.0f);
+        r.SetInput(0, input.data(), input.size() * 4);
+        if (aux > 0) r.SetInput(1, aux_input.data(), aux_input.size() * 4);
+        ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+        // One direction: h = tanh(W x + A aux + R h + b), `forward` or from the last step.
+        auto run = [&](const Vec& xs, const Vec& w, const Vec& rw, const Vec& b, int u, const Vec* aw, bool forward) {
+          Vec y(batch * time * u);
+          std::vector<double> h(batch * u, 0.0);
+          for (int step = 0; step < time; ++step) {
+            const int t = forward ? step : time - 1 - step;
+            for (int bt = 0; bt < batch; ++bt) {
+              const int row = time_major ? t * batch + bt : bt * time + t;
+              std::vector<double> next(u);
+              for (int k = 0; k < u; ++k) {
+                double v = b[k];
+                for (int i = 0; i < in; ++i) v += double(w[k * in + i]) * xs[row * in + i];
+                if (aw != nullptr) {
+                  for (int i = 0; i < aux_in; ++i) v += double((*aw)[k * aux_in + i]) * aux_input[row * aux_in + i];
+                }
+                for (int j = 0; j < u; ++j) v += double(rw[k * u + j]) * h[bt * u + j];
+                next[k] = std::tanh(v);
+                y[row * u + k] = static_cast<float>(next[k]);
+              }
+              for (int k = 0; k < u; ++k) h[bt * u + k] = next[k];
+            }
+          }
+          return y;
+        };
+        const Vec fy = run(input, fw, fr, fb, fu, aux == 1 ? &faw : nullptr, true);
+        const Vec by = run(aux == 2 && time_major ? aux_input : input, bw, br, bb, bu, aux == 1 ? &baw : nullptr, false);
+        if (merge) {
+          ExpectNear(r.Output(0), Concat(fy, fu, by, bu));
+        } else {
+          ExpectNear(r.Output(0), fy);
+          ExpectNear(r.Output(1), by);
+        }
+      }
+    }
+  }
+}
+
+TEST(BidiRnnWrapperTest, Errors) {
+  {
+    ModelWriter wr;  // merge_outputs false with one output
+    const int x = wr.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
+    std::vector<int> inputs = {x};
+    for (const char* name : {"fw", "bw"}) {
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3, 4}, std::string(name) + "_w", Vec(12, 0.1f)));
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3, 3}, std::string(name) + "_r", Vec(9, 0.1f)));
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3}, std::string(name) + "_b", Vec(3, 0.1f)));
+      const int h = wr.AddTensor(kKilnFloat32, {2, 3}, std::string(name) + "_h");
+      wr.SetVariable(h);
+      inputs.push_back(h);
+    }
+    inputs.insert(inputs.end(), {-1, -1, -1});
+    const int y = wr.AddTensor(kKilnFloat32, {2, 3, 3}, "y");
+    KilnBidirectionalSequenceRNNParams params{};
+    params.activation = kKilnActTanh;
+    wr.AddOp(kKilnBuiltinBidirectionalSequenceRnn, inputs, {y}, params);
+    wr.SetInputs({x});
+    wr.SetOutputs({y});
+    Runner r(wr);
+    ExpectErrorMentions(r, {"BIDIRECTIONAL_SEQUENCE_RNN: expects 2 outputs (merge_outputs false), got 1"});
+  }
+  {
+    ModelWriter wr;  // a backward hidden state of the wrong size
+    const int x = wr.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
+    std::vector<int> inputs = {x};
+    for (const char* name : {"fw", "bw"}) {
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3, 4}, std::string(name) + "_w", Vec(12, 0.1f)));
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3, 3}, std::string(name) + "_r", Vec(9, 0.1f)));
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3}, std::string(name) + "_b", Vec(3, 0.1f)));
+      const int h = wr.AddTensor(kKilnFloat32, {2, name[0] == 'b' ? 4 : 3}, std::string(name) + "_h");
+      wr.SetVariable(h);
+      inputs.push_back(h);
+    }
+    inputs.insert(inputs.end(), {-1, -1, -1});
+    const int y = wr.AddTensor(kKilnFloat32, {2, 3, 6}, "y");
+    KilnBidirectionalSequenceRNNParams params{};
+    params.activation = kKilnActTanh;
+    params.merge_outputs = true;
+    wr.AddOp(kKilnBuiltinBidirectionalSequenceRnn, inputs, {y}, params);
+    wr.SetInputs({x});
+    wr.SetOutputs({y});
+    Runner r(wr);
+    ExpectErrorMentions(r, {"BIDIRECTIONAL_SEQUENCE_RNN (backward): hidden_state 'bw_h' has 8 elements"});
   }
 }
 
