@@ -485,6 +485,18 @@ KILN_ABI_SIZE(struct KilnSequenceRNNParams, 12, 4);
 KILN_ABI_OFFSET(struct KilnSequenceRNNParams, time_major, 0);
 KILN_ABI_OFFSET(struct KilnSequenceRNNParams, activation, 4);
 KILN_ABI_OFFSET(struct KilnSequenceRNNParams, asymmetric_quantize_inputs, 8);
+KILN_ABI_SIZE(struct KilnBidirectionalSequenceLSTMParams, 16, 4);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, activation, 0);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, cell_clip, 4);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, proj_clip, 8);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, merge_outputs, 12);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, time_major, 13);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, asymmetric_quantize_inputs, 14);
+KILN_ABI_SIZE(struct KilnBidirectionalSequenceRNNParams, 12, 4);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, time_major, 0);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, activation, 4);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, merge_outputs, 8);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, asymmetric_quantize_inputs, 9);
 
 /* Enums cross the interfaces as int-sized values. */
 KILN_ABI_ENUM(enum KilnStatus, 4); /* kiln/common.h */

@@ -155,6 +155,10 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnRNNParams(const struct KilnRNNParams* v
 size_t kiln_abi_probe_KilnRNNParams(const struct KilnRNNParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnSequenceRNNParams(const struct KilnSequenceRNNParams* value);
 size_t kiln_abi_probe_KilnSequenceRNNParams(const struct KilnSequenceRNNParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnBidirectionalSequenceLSTMParams(const struct KilnBidirectionalSequenceLSTMParams* value);
+size_t kiln_abi_probe_KilnBidirectionalSequenceLSTMParams(const struct KilnBidirectionalSequenceLSTMParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnBidirectionalSequenceRNNParams(const struct KilnBidirectionalSequenceRNNParams* value);
+size_t kiln_abi_probe_KilnBidirectionalSequenceRNNParams(const struct KilnBidirectionalSequenceRNNParams* value) { return value ? sizeof(*value) : 0; }
 
 /* Enums (by value: their enumerators are part of the ABI). */
 KILN_ABI_PROBE int kiln_abi_probe_KilnStatus(enum KilnStatus value);
