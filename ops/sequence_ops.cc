@@ -1125,12 +1125,15 @@ KilnStatus BidiRnnPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     bw.aux_input = 9;
     bw.aux_weights = 11;
   }
-  if (has_aux && aux_weights && options->time_major) {
+  const KilnOpaqueTensor* fw_weights = GetOptionalInput(context, node, 1);
+  const bool hybrid = fw_weights != nullptr && KilnOpaqueTensorType(fw_weights) == kKilnInt8;
+  if (has_aux && aux_weights && (options->time_major || hybrid)) {
     const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
     const KilnOpaqueTensor* aux = KilnOpaqueNodeGetInput(context, node, 9);
     if (input != nullptr && TensorDims(aux).back() != TensorDims(input).back()) {
-      KilnOpaqueContextReportError(context, "%s: a time-major aux_input %s must have the input's last dimension (%s "
-                                   "vs %s): LiteRT's kernel steps through it with the input's row size", op,
+      KilnOpaqueContextReportError(context, "%s: a time-major (or hybrid) aux_input %s must have the input's last "
+                                   "dimension (%s vs %s): LiteRT's kernel steps through it with the input's row size",
+                                   op,
                                    TensorLabel(aux).c_str(), DimsToString(TensorDims(aux)).c_str(),
                                    DimsToString(TensorDims(input)).c_str());
       return kKilnError;

@@ -138,13 +138,16 @@ def rnn(out_dir, name, batch, input_size, units, max_time=None, time_major=False
                 S.BuiltinOptions.SequenceRNNOptions, o)
 
 
-def _lstm_direction(m, rng, prefix, n_input, n_cell, n_output, cifg, peephole, projection, projection_bias):
+def _lstm_direction(m, rng, prefix, n_input, n_cell, n_output, cifg, peephole, projection, projection_bias,
+                    hybrid=False):
     """The 17 weight inputs of one LSTM direction (LstmInput order 1-17), -1 where absent."""
     inputs = []
     for gate in ("input", "forget", "cell", "output"):
-        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_input], prefix + "w_" + gate))
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_input], prefix + "w_" + gate,
+                                                                    hybrid=hybrid))
     for gate in ("input", "forget", "cell", "output"):
-        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_output], prefix + "r_" + gate))
+        inputs.append(-1 if cifg and gate == "input" else _weights(m, rng, [n_cell, n_output], prefix + "r_" + gate,
+                                                                    hybrid=hybrid))
     for gate in ("input", "forget", "output"):
         use = peephole and not (cifg and gate == "input")
         inputs.append(_weights(m, rng, [n_cell], prefix + "peephole_" + gate) if use else -1)
@@ -156,7 +159,7 @@ def _lstm_direction(m, rng, prefix, n_input, n_cell, n_output, cifg, peephole, p
 
 
 def bidi_lstm(out_dir, name, n_batch=2, max_time=3, n_input=4, fw=(5, 5), bw=(4, 4), time_major=True, merge=False,
-              cifg=False, peephole=False, aux=None, seed=5):
+              cifg=False, peephole=False, aux=None, seed=5, hybrid=False):
     """BIDIRECTIONAL_SEQUENCE_LSTM; fw/bw = (cells, outputs) (projection where they differ); aux: None, "stacking"
     (aux_input with aux weights) or "non_stacking" (aux_input as the backward input)."""
     from data_op_models import Model
@@ -166,8 +169,9 @@ def bidi_lstm(out_dir, name, n_batch=2, max_time=3, n_input=4, fw=(5, 5), bw=(4,
     x = m.tensor(shape, np.float32, "x")
     n_aux = 3 if aux == "stacking" else n_input
     inputs = [x]
-    inputs += _lstm_direction(m, rng, "fw_", n_input, fw[0], fw[1], cifg, peephole, fw[0] != fw[1], fw[0] != fw[1])
-    inputs += _lstm_direction(m, rng, "bw_", n_input, bw[0], bw[1], cifg, peephole, bw[0] != bw[1], False)
+    inputs += _lstm_direction(m, rng, "fw_", n_input, fw[0], fw[1], cifg, peephole, fw[0] != fw[1], fw[0] != fw[1],
+                              hybrid)
+    inputs += _lstm_direction(m, rng, "bw_", n_input, bw[0], bw[1], cifg, peephole, bw[0] != bw[1], False, hybrid)
     inputs += [_variable(m, [n_batch, fw[1]], "fw_output_state"), _variable(m, [n_batch, fw[0]], "fw_cell_state"),
                _variable(m, [n_batch, bw[1]], "bw_output_state"), _variable(m, [n_batch, bw[0]], "bw_cell_state")]
     if aux is None:
@@ -184,12 +188,12 @@ def bidi_lstm(out_dir, name, n_batch=2, max_time=3, n_input=4, fw=(5, 5), bw=(4,
         outputs = [m.output(shape[:-1] + [fw[1]], np.float32, "y_fw"), m.output(shape[:-1] + [bw[1]], np.float32, "y_bw")]
     o = S.BidirectionalSequenceLSTMOptionsT()
     o.fusedActivationFunction, o.mergeOutputs, o.timeMajor = ACT.TANH, merge, time_major
-    m.write(out_dir, name, OPS.BIDIRECTIONAL_SEQUENCE_LSTM, 1, inputs, outputs,
+    m.write(out_dir, name, OPS.BIDIRECTIONAL_SEQUENCE_LSTM, 2 if hybrid else 1, inputs, outputs,
             S.BuiltinOptions.BidirectionalSequenceLSTMOptions, o)
 
 
 def bidi_rnn(out_dir, name, batch=2, max_time=4, input_size=3, fw_units=4, bw_units=3, time_major=False, merge=False,
-             aux=None, activation=ACT.TANH, seed=6, aux_size=2):
+             aux=None, activation=ACT.TANH, seed=6, aux_size=2, hybrid=False):
     from data_op_models import Model
     rng = np.random.default_rng(seed)
     m = Model()
@@ -198,8 +202,8 @@ def bidi_rnn(out_dir, name, batch=2, max_time=4, input_size=3, fw_units=4, bw_un
     n_aux = aux_size if aux == "stacking" else input_size
     inputs = [x]
     for prefix, units in (("fw_", fw_units), ("bw_", bw_units)):
-        inputs += [_weights(m, rng, [units, input_size], prefix + "weights"),
-                   _weights(m, rng, [units, units], prefix + "recurrent_weights"),
+        inputs += [_weights(m, rng, [units, input_size], prefix + "weights", hybrid=hybrid),
+                   _weights(m, rng, [units, units], prefix + "recurrent_weights", hybrid=hybrid),
                    _weights(m, rng, [units], prefix + "bias"), _variable(m, [batch, units], prefix + "hidden_state")]
     if aux is None:
         inputs += [-1, -1, -1]
@@ -217,7 +221,7 @@ def bidi_rnn(out_dir, name, batch=2, max_time=4, input_size=3, fw_units=4, bw_un
                    m.output(shape[:-1] + [bw_units], np.float32, "y_bw")]
     o = S.BidirectionalSequenceRNNOptionsT()
     o.timeMajor, o.fusedActivationFunction, o.mergeOutputs = time_major, activation, merge
-    m.write(out_dir, name, OPS.BIDIRECTIONAL_SEQUENCE_RNN, 1, inputs, outputs,
+    m.write(out_dir, name, OPS.BIDIRECTIONAL_SEQUENCE_RNN, 2 if hybrid else 1, inputs, outputs,
             S.BuiltinOptions.BidirectionalSequenceRNNOptions, o)
 
 
@@ -281,3 +285,5 @@ def sequence_models(out_dir):
     bidi_rnn(out_dir, "bidi_rnn_non_stacking", aux="non_stacking", batch=1, max_time=6, time_major=True)
     bidi_rnn(out_dir, "bidi_rnn_non_stacking_batch_major", aux="non_stacking", batch=2, max_time=3)
     bidi_rnn(out_dir, "bidi_rnn_stacking_batch_major_relu6", aux="stacking", activation=ACT.RELU6)
+    bidi_lstm(out_dir, "bidi_lstm_hybrid", bw=(5, 5), hybrid=True, merge=True)
+    bidi_rnn(out_dir, "bidi_rnn_hybrid_batch_major", hybrid=True)
