@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kiln/builtin_op_data.h"
@@ -748,6 +749,14 @@ KilnStatus SvdfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     return kKilnError;
   }
   state->num_units = state->num_filters / options->rank;
+  // The state holds batch * memory * filters values: refuse sizes whose count does not fit (declared shapes of
+  // non-constant tensors are not otherwise bounded before allocation).
+  const int64_t per_row = state->memory_size * state->num_filters;  // two int32 dimensions: fits
+  if (state->batch > 0 && per_row > std::numeric_limits<int64_t>::max() / state->batch) {
+    KilnOpaqueContextReportError(context, "%s: the state of %lld x %lld values is too large", op,
+                                 static_cast<long long>(state->batch), static_cast<long long>(per_row));
+    return kKilnError;
+  }
   state->integer = false;
   if (KilnOpaqueTensorType(input) == kKilnInt8) return SvdfPrepareInteger(context, node, op, options, state);
   KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, 1, "weights_feature", true,
