@@ -1237,6 +1237,39 @@ TEST(BidiRnnWrapperTest, Errors) {
 // ------------------------------------------------------------------------------------------------------------
 // Variable tensors
 
+// A builtin op that reads and writes a variable (ADD: v = x + v) accumulates across Invokes, runs on the reference
+// kernel (never inside a host engine run), and starts again from zero after a reset.
+TEST(VariableTensorTest, AccumulatesAcrossInvokesOffTheHostEngine) {
+  ModelWriter wr;
+  const int x = wr.AddTensor(kKilnFloat32, {3}, "x");
+  const int v = wr.AddTensor(kKilnFloat32, {3}, "v");
+  wr.SetVariable(v);
+  const int y = wr.AddTensor(kKilnFloat32, {3}, "y");
+  wr.AddOp(kKilnBuiltinAdd, {x, v}, {v}, KilnAddParams{});
+  wr.AddOp(kKilnBuiltinRelu, {v}, {y});
+  wr.SetInputs({x});
+  wr.SetOutputs({y});
+  Runner r(wr);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.interpreter()->impl->host_placement(0), "reference kernel (writes a variable tensor)");
+  const Vec one = {1.0f, 2.0f, -4.0f};
+  for (int i = 1; i <= 3; ++i) {
+    r.SetInput(0, one.data(), one.size() * 4);
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (Vec{1.0f * i, 2.0f * i, 0.0f}));
+  }
+  ASSERT_EQ(KilnInterpreterResetVariableTensors(r.interpreter()), kKilnOk);
+  r.SetInput(0, one.data(), one.size() * 4);
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.Output(), (Vec{1.0f, 2.0f, 0.0f}));
+  // AllocateTensors starts the state afresh too, as LiteRT's.
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  ASSERT_EQ(KilnInterpreterAllocateTensors(r.interpreter()), kKilnOk);
+  r.SetInput(0, one.data(), one.size() * 4);
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.Output(), (Vec{1.0f, 2.0f, 0.0f}));
+}
+
 TEST(VariableTensorTest, Int8ResetsToZeroPointAndBufferRefused) {
   {
     // An int8 variable (read by nothing but kept in the model) is set to its zero point at AllocateTensors and
