@@ -556,15 +556,94 @@ KilnStatus SequenceLstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) 
   return LstmInvokeUnidirectional(context, node, op, state);
 }
 
+// LSTM's basic kernel (kernel_type BASIC): inputs input [batch, in], prev_activation [batch, out], weights
+// [4 * out, in + out], bias [4 * out], prev_state [batch, out]; outputs activation and state [batch, out], concat_temp
+// [batch, in + out] (input and prev_activation side by side) and activ_temp [batch, 4 * out] (weights . concat +
+// bias); the gates in activ_temp's order input, new input (tanh), forget, output. As LiteRT, the new activation and
+// state are then copied back into prev_activation and prev_state, which must not be constants.
+KilnStatus BasicLstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, LstmState* state) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 5, 5, 4));
+  const KilnOpaqueTensor *input, *prev_activation, *weights, *bias, *prev_state;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "input", &input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "input", input));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 2, 2));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "prev_activation", &prev_activation));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "prev_activation", prev_activation, 2, 2));
+  state->n_batch = TensorDims(input)[0];
+  state->n_input = TensorDims(input)[1];
+  state->n_output = TensorDims(prev_activation)[1];
+  state->max_time = 1;
+  const int64_t batch = state->n_batch, in = state->n_input, out = state->n_output;
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 1, "prev_activation", true, {batch, out}, &prev_activation));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 2, "weights", true, {4 * out, in + out}, &weights));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 3, "bias", true, {4 * out}, &bias));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 4, "prev_state", true, {batch, out}, &prev_state));
+  for (const auto* t : {prev_activation, prev_state}) {
+    if (IsConstant(t)) {
+      KilnOpaqueContextReportError(context, "%s: %s %s is a constant; the basic kernel writes the new value back into it",
+                                   op, t == prev_state ? "prev_state" : "prev_activation", TensorLabel(t).c_str());
+      return kKilnError;
+    }
+  }
+  const Dims sizes[4] = {{batch, out}, {batch, out}, {batch, in + out}, {batch, 4 * out}};
+  for (int i = 0; i < 4; ++i) {
+    KilnOpaqueTensor* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, i, &output));
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
+    KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, output, sizes[i]));
+  }
+  return kKilnOk;
+}
+
+KilnStatus BasicLstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, const LstmState* s) {
+  const int64_t batch = s->n_batch, in = s->n_input, out = s->n_output, depth = in + out;
+  const float *x, *w, *b;
+  float *prev_h, *prev_c, *h, *c, *concat, *activ;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), batch * in, &x));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "prev_activation", KilnOpaqueNodeGetInput(context, node, 1), batch * out, &prev_h));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "weights", KilnOpaqueNodeGetInput(context, node, 2), 4 * out * depth, &w));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "bias", KilnOpaqueNodeGetInput(context, node, 3), 4 * out, &b));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "prev_state", KilnOpaqueNodeGetInput(context, node, 4), batch * out, &prev_c));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "activation", KilnOpaqueNodeGetOutput(context, node, 0), batch * out, &h));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "state", KilnOpaqueNodeGetOutput(context, node, 1), batch * out, &c));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "concat_temp", KilnOpaqueNodeGetOutput(context, node, 2), batch * depth, &concat));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "activ_temp", KilnOpaqueNodeGetOutput(context, node, 3), batch * 4 * out, &activ));
+  if (batch == 0) return kKilnOk;
+  for (int64_t row = 0; row < batch; ++row) {
+    float* cat = concat + row * depth;
+    std::copy(x + row * in, x + (row + 1) * in, cat);
+    std::copy(prev_h + row * out, prev_h + (row + 1) * out, cat + in);
+    float* a = activ + row * 4 * out;
+    std::copy(b, b + 4 * out, a);
+    MatVecAccumulate(w, 4 * out, depth, cat, a);
+    for (int64_t k = 0; k < out; ++k) {
+      const float input_gate = Sigmoid(a[k]);
+      const float new_input = std::tanh(a[out + k]);
+      const float forget_gate = Sigmoid(a[2 * out + k]);
+      const float output_gate = Sigmoid(a[3 * out + k]);
+      const float state = input_gate * new_input + forget_gate * prev_c[row * out + k];
+      c[row * out + k] = state;
+      h[row * out + k] = output_gate * std::tanh(state);
+    }
+  }
+  std::copy(h, h + batch * out, prev_h);
+  std::copy(c, c + batch * out, prev_c);
+  return kKilnOk;
+}
+
 KilnStatus LstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "LSTM";
   KILN_OPS_GET_STATE(LstmState, state, context, node, op);
   const KilnLSTMParams* options;
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredOptions(context, node, op, &options));
-  if (options->kernel_type != kKilnLSTMFullKernel) {
-    KilnOpaqueContextReportError(context, "%s: the basic kernel type is not supported (only the full kernel)", op);
-    return kKilnError;
-  }
+  if (options->kernel_type == kKilnLSTMBasicKernel) return BasicLstmPrepare(context, node, op, state);
   state->activation = options->activation;
   state->cell_clip = options->cell_clip;
   state->proj_clip = options->proj_clip;
@@ -575,6 +654,10 @@ KilnStatus LstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 KilnStatus LstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "LSTM";
   KILN_OPS_GET_STATE(LstmState, state, context, node, op);
+  const auto* options = static_cast<const KilnLSTMParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  if (options != nullptr && options->kernel_type == kKilnLSTMBasicKernel) {
+    return BasicLstmInvoke(context, node, op, state);
+  }
   return LstmInvokeUnidirectional(context, node, op, state);
 }
 

@@ -225,6 +225,24 @@ def bidi_rnn(out_dir, name, batch=2, max_time=4, input_size=3, fw_units=4, bw_un
             S.BuiltinOptions.BidirectionalSequenceRNNOptions, o)
 
 
+def lstm_basic(out_dir, name, batch, input_depth, depth, seed=8):
+    """LSTM's basic kernel: prev_activation and prev_state are plain model inputs (random in litert_compare)."""
+    from data_op_models import Model
+    rng = np.random.default_rng(seed)
+    m = Model()
+    x = m.tensor([batch, input_depth], np.float32, "x")
+    h = m.tensor([batch, depth], np.float32, "prev_activation")
+    w = _weights(m, rng, [4 * depth, input_depth + depth], "weights")
+    b = _weights(m, rng, [4 * depth], "bias", 1.0)
+    c = m.tensor([batch, depth], np.float32, "prev_state")
+    outputs = [m.output([batch, depth], np.float32, "activation"), m.output([batch, depth], np.float32, "state"),
+               m.output([batch, input_depth + depth], np.float32, "concat_temp"),
+               m.output([batch, 4 * depth], np.float32, "activ_temp")]
+    o = S.LSTMOptionsT()
+    o.fusedActivationFunction, o.kernelType = ACT.TANH, S.LSTMKernelType.BASIC
+    m.write(out_dir, name, OPS.LSTM, 2, [x, h, w, b, c], outputs, S.BuiltinOptions.LSTMOptions, o)
+
+
 def sequence_models(out_dir):
     # UNIDIRECTIONAL_SEQUENCE_LSTM
     lstm(out_dir, "uni_lstm_basic")
@@ -287,3 +305,5 @@ def sequence_models(out_dir):
     bidi_rnn(out_dir, "bidi_rnn_stacking_batch_major_relu6", aux="stacking", activation=ACT.RELU6)
     bidi_lstm(out_dir, "bidi_lstm_hybrid", bw=(5, 5), hybrid=True, merge=True)
     bidi_rnn(out_dir, "bidi_rnn_hybrid_batch_major", hybrid=True)
+    lstm_basic(out_dir, "lstm_basic", 2, 3, 4)
+    lstm_basic(out_dir, "lstm_basic_batch1", 1, 6, 5, seed=9)

@@ -414,13 +414,72 @@ TEST(SequenceLstmWrapperTest, Errors) {
     ExpectErrorMentions(r, {"UNIDIRECTIONAL_SEQUENCE_LSTM: fused activation 5 is not supported"});
   }
   {
-    LstmConfig b = c;  // the basic LSTM kernel is refused
+    LstmConfig b = c;  // the basic kernel takes five inputs and four outputs
     b.sequence = false;
     b.kernel_type = kKilnLSTMBasicKernel;
     ModelWriter wr;
     BuildLstm(wr, b, MakeLstmWeights(b, 1));
     Runner r(wr);
-    ExpectErrorMentions(r, {"LSTM: the basic kernel type is not supported"});
+    ExpectErrorMentions(r, {"LSTM: expects 5 inputs, got 20"});
+  }
+}
+
+// LSTM's basic kernel: gates input, new input, forget, output from weights . [x, h] + bias; the new activation and
+// state come out and are copied back into prev_activation and prev_state (graph inputs here), so that the next
+// Invoke continues from them.
+TEST(LstmWrapperTest, BasicKernel) {
+  const int batch = 2, in = 3, out = 4, depth = in + out;
+  std::mt19937 rng(41);
+  const Vec w = Random(rng, 4 * out * depth, 0.5f), b = Random(rng, 4 * out, 0.5f);
+  ModelWriter wr;
+  const int x = wr.AddTensor(kKilnFloat32, {batch, in}, "x");
+  const int h = wr.AddTensor(kKilnFloat32, {batch, out}, "prev_activation");
+  const int wt = wr.AddConstTensor(kKilnFloat32, {4 * out, depth}, "weights", w);
+  const int bt = wr.AddConstTensor(kKilnFloat32, {4 * out}, "bias", b);
+  const int c = wr.AddTensor(kKilnFloat32, {batch, out}, "prev_state");
+  const int y = wr.AddTensor(kKilnFloat32, {batch, out}, "activation");
+  const int st = wr.AddTensor(kKilnFloat32, {batch, out}, "state");
+  const int cat = wr.AddTensor(kKilnFloat32, {batch, depth}, "concat_temp");
+  const int act = wr.AddTensor(kKilnFloat32, {batch, 4 * out}, "activ_temp");
+  KilnLSTMParams p{};
+  p.activation = kKilnActTanh;
+  p.kernel_type = kKilnLSTMBasicKernel;
+  wr.AddOp(kKilnBuiltinLstm, {x, h, wt, bt, c}, {y, st, cat, act}, p);
+  wr.SetInputs({x, h, c});
+  wr.SetOutputs({y, st, cat, act});
+  Runner r(wr);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  Vec hs = Random(rng, batch * out, 1.0f), cs = Random(rng, batch * out, 1.0f);
+  r.SetInput(1, hs.data(), hs.size() * 4);
+  r.SetInput(2, cs.data(), cs.size() * 4);
+  for (int invoke = 0; invoke < 2; ++invoke) {
+    const Vec xs = Random(rng, batch * in, 1.0f);
+    r.SetInput(0, xs.data(), xs.size() * 4);
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    Vec want_h(batch * out), want_c(batch * out), want_cat, want_act;
+    for (int bt2 = 0; bt2 < batch; ++bt2) {
+      Vec concat(xs.begin() + bt2 * in, xs.begin() + (bt2 + 1) * in);
+      concat.insert(concat.end(), hs.begin() + bt2 * out, hs.begin() + (bt2 + 1) * out);
+      want_cat.insert(want_cat.end(), concat.begin(), concat.end());
+      std::vector<double> a(4 * out);
+      for (int k = 0; k < 4 * out; ++k) {
+        a[k] = b[k];
+        for (int i = 0; i < depth; ++i) a[k] += double(w[k * depth + i]) * concat[i];
+        want_act.push_back(static_cast<float>(a[k]));
+      }
+      for (int k = 0; k < out; ++k) {
+        auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+        const double state = sig(a[k]) * std::tanh(a[out + k]) + sig(a[2 * out + k]) * cs[bt2 * out + k];
+        want_c[bt2 * out + k] = static_cast<float>(state);
+        want_h[bt2 * out + k] = static_cast<float>(sig(a[3 * out + k]) * std::tanh(state));
+      }
+    }
+    ExpectNear(r.Output(0), want_h);
+    ExpectNear(r.Output(1), want_c);
+    ExpectNear(r.Output(2), want_cat);
+    ExpectNear(r.Output(3), want_act);
+    hs = want_h;  // carried into the next Invoke through prev_activation and prev_state
+    cs = want_c;
   }
 }
 
