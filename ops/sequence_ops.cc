@@ -52,6 +52,11 @@ float Activate(KilnFusedActivation activation, float x) {
 
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+// Copies n floats where the two ranges may be the same tensor (a crafted model can name one tensor twice).
+void CopyFloats(const float* from, int64_t n, float* to) {
+  if (n > 0 && from != to) std::memmove(to, from, static_cast<size_t>(n) * sizeof(float));
+}
+
 // out[r] += sum_c matrix[r, c] * vector[c] for rows r of a row-major rows x cols matrix.
 void MatVecAccumulate(const float* matrix, int64_t rows, int64_t cols, const float* vector, float* out) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -495,9 +500,9 @@ KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
           for (int64_t k = 0; k < n_output; ++k) out[k] = std::min(s->proj_clip, std::max(-s->proj_clip, out[k]));
         }
       } else {
-        std::copy(hidden, hidden + n_output, out);
+        CopyFloats(hidden, n_output, out);
       }
-      std::copy(out, out + n_output, h);
+      CopyFloats(out, n_output, h);
     }
   }
   return kKilnOk;
@@ -618,10 +623,10 @@ KilnStatus BasicLstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, con
   if (batch == 0) return kKilnOk;
   for (int64_t row = 0; row < batch; ++row) {
     float* cat = concat + row * depth;
-    std::copy(x + row * in, x + (row + 1) * in, cat);
-    std::copy(prev_h + row * out, prev_h + (row + 1) * out, cat + in);
+    CopyFloats(x + row * in, in, cat);
+    CopyFloats(prev_h + row * out, out, cat + in);
     float* a = activ + row * 4 * out;
-    std::copy(b, b + 4 * out, a);
+    CopyFloats(b, 4 * out, a);
     MatVecAccumulate(w, 4 * out, depth, cat, a);
     for (int64_t k = 0; k < out; ++k) {
       const float input_gate = Sigmoid(a[k]);
@@ -633,8 +638,8 @@ KilnStatus BasicLstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, con
       h[row * out + k] = output_gate * std::tanh(state);
     }
   }
-  std::copy(h, h + batch * out, prev_h);
-  std::copy(c, c + batch * out, prev_c);
+  CopyFloats(h, batch * out, prev_h);
+  CopyFloats(c, batch * out, prev_c);
   return kKilnOk;
 }
 
@@ -1027,7 +1032,7 @@ KilnStatus RnnInvokeDirection(KilnOpaqueContext* context, KilnOpaqueNode* node, 
       if (aux != nullptr) MatVecAccumulate(aw, units, s->aux_size, aux + row * s->aux_size, y);
       MatVecAccumulate(r, units, units, hidden, y);
       for (int64_t u = 0; u < units; ++u) y[u] = Activate(s->activation, y[u]);
-      std::copy(y, y + units, hidden);
+      CopyFloats(y, units, hidden);
     }
   }
   return kKilnOk;
