@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
   {
     // The recurrent ops, their state in variable tensors: UNIDIRECTIONAL_SEQUENCE_LSTM with every optional part
     // (peephole, projection, layer norm), LSTM (CIFG), SVDF, RNN, UNIDIRECTIONAL_SEQUENCE_RNN, and the two
-    // bidirectional ops (time-major LSTM with two outputs, batch-major merged RNN).
+    // bidirectional ops (time-major LSTM with two outputs, batch-major merged RNN), and LSTM's basic kernel.
     ModelWriter w;
     const int x = w.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
     const int x2 = w.AddTensor(kKilnFloat32, {2, 4}, "x2");
@@ -277,8 +277,18 @@ int main(int argc, char** argv) {
              variable({2, 3}, "bidi_rnn_fw_h"), weights({2, 4}, "bidi_rnn_bw_w"), weights({2, 2}, "bidi_rnn_bw_r"),
              weights({2}, "bidi_rnn_bw_b"), variable({2, 2}, "bidi_rnn_bw_h"), -1, -1, -1},
             {y_bidi_rnn}, KilnBidirectionalSequenceRNNParams{false, kKilnActTanh, true, false});
-    w.SetInputs({x, x2});
-    w.SetOutputs({y_lstm, y_cifg, y_svdf, y_rnn, y_seq_rnn, y_bidi_fw, y_bidi_bw, y_bidi_rnn});
+    // LSTM's basic kernel, its state in two graph inputs that it writes back.
+    const int prev_h = w.AddTensor(kKilnFloat32, {2, 3}, "basic_prev_activation");
+    const int prev_c = w.AddTensor(kKilnFloat32, {2, 3}, "basic_prev_state");
+    std::vector<int> basic_outputs;
+    for (std::vector<int> shape : {std::vector<int>{2, 3}, {2, 3}, {2, 7}, {2, 12}}) {
+      basic_outputs.push_back(w.AddTensor(kKilnFloat32, shape, "basic_out"));
+    }
+    w.AddOp(kKilnBuiltinLstm, {x2, prev_h, weights({12, 7}, "basic_w"), weights({12}, "basic_b"), prev_c},
+            basic_outputs, KilnLSTMParams{kKilnActTanh, 0.0f, 0.0f, kKilnLSTMBasicKernel, false});
+    w.SetInputs({x, x2, prev_h, prev_c});
+    w.SetOutputs({y_lstm, y_cifg, y_svdf, y_rnn, y_seq_rnn, y_bidi_fw, y_bidi_bw, y_bidi_rnn, basic_outputs[0],
+                  basic_outputs[1], basic_outputs[2], basic_outputs[3]});
     seeds.push_back({"sequence_ops", std::move(w)});
   }
   const struct {
