@@ -1222,8 +1222,17 @@ KilnStatus BidiRnnPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     bw.aux_input = 9;
     bw.aux_weights = 11;
   }
+  for (RnnState* d : {&state->fw, &state->bw}) {
+    d->activation = options->activation;
+    d->time_major = options->time_major;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(
+      RnnPrepareDirection(context, node, "BIDIRECTIONAL_SEQUENCE_RNN (forward)", fw, true, &state->fw));
+  KILN_OPAQUE_ENSURE_STATUS(
+      RnnPrepareDirection(context, node, "BIDIRECTIONAL_SEQUENCE_RNN (backward)", bw, true, &state->bw));
   const KilnOpaqueTensor* fw_weights = GetOptionalInput(context, node, 1);
   const bool hybrid = fw_weights != nullptr && KilnOpaqueTensorType(fw_weights) == kKilnInt8;
+  // (After both directions' checks, which give the input and a stacked aux_input rank 3.)
   if (has_aux && aux_weights && (options->time_major || hybrid)) {
     const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
     const KilnOpaqueTensor* aux = KilnOpaqueNodeGetInput(context, node, 9);
@@ -1236,14 +1245,6 @@ KilnStatus BidiRnnPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       return kKilnError;
     }
   }
-  for (RnnState* d : {&state->fw, &state->bw}) {
-    d->activation = options->activation;
-    d->time_major = options->time_major;
-  }
-  KILN_OPAQUE_ENSURE_STATUS(
-      RnnPrepareDirection(context, node, "BIDIRECTIONAL_SEQUENCE_RNN (forward)", fw, true, &state->fw));
-  KILN_OPAQUE_ENSURE_STATUS(
-      RnnPrepareDirection(context, node, "BIDIRECTIONAL_SEQUENCE_RNN (backward)", bw, true, &state->bw));
   KILN_OPAQUE_ENSURE_STATUS(
       CheckSameSequence(context, op, state->fw.batch, state->fw.max_time, state->bw.batch, state->bw.max_time));
   state->fw_layout = fw;

@@ -1247,6 +1247,35 @@ TEST(BidiRnnWrapperTest, MatchesTwoDirectionsWithAux) {
 
 TEST(BidiRnnWrapperTest, Errors) {
   {
+    // Found by the interpreter fuzzer: a rank-0 input with a stacked time-major aux input fails Prepare (the aux
+    // width is compared only after the ranks are checked).
+    ModelWriter wr;
+    const int x = wr.AddTensor(kKilnFloat32, {}, "x");
+    const int aux = wr.AddTensor(kKilnFloat32, {}, "aux");
+    std::vector<int> inputs = {x};
+    for (const char* name : {"fw", "bw"}) {
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3, 4}, std::string(name) + "_w", Vec(12, 0.1f)));
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3, 3}, std::string(name) + "_r", Vec(9, 0.1f)));
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3}, std::string(name) + "_b", Vec(3, 0.1f)));
+      const int h = wr.AddTensor(kKilnFloat32, {2, 3}, std::string(name) + "_h");
+      wr.SetVariable(h);
+      inputs.push_back(h);
+    }
+    inputs.push_back(aux);
+    inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3, 2}, "fw_aux_w", Vec(6, 0.1f)));
+    inputs.push_back(wr.AddConstTensor(kKilnFloat32, {3, 2}, "bw_aux_w", Vec(6, 0.1f)));
+    const int y = wr.AddTensor(kKilnFloat32, {}, "y");
+    KilnBidirectionalSequenceRNNParams params{};
+    params.activation = kKilnActTanh;
+    params.merge_outputs = true;
+    params.time_major = true;
+    wr.AddOp(kKilnBuiltinBidirectionalSequenceRnn, inputs, {y}, params);
+    wr.SetInputs({x, aux});
+    wr.SetOutputs({y});
+    Runner r(wr);
+    ExpectErrorMentions(r, {"BIDIRECTIONAL_SEQUENCE_RNN (forward): input 'x' has rank 0"});
+  }
+  {
     ModelWriter wr;  // merge_outputs false with one output
     const int x = wr.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
     std::vector<int> inputs = {x};
