@@ -26,27 +26,23 @@ KilnStatus CheckRecurrentActivation(KilnOpaqueContext* context, const char* op, 
     case kKilnActRelu:
     case kKilnActReluN1To1:
     case kKilnActRelu6:
-    case kKilnActTanh:
-      return kKilnOk;
+    case kKilnActTanh: return kKilnOk;
     default:
-      KilnOpaqueContextReportError(context, "%s: fused activation %d is not supported (NONE, RELU, RELU_N1_TO_1, "
-                                   "RELU6 and TANH are)", op, static_cast<int>(activation));
+      KilnOpaqueContextReportError(context,
+                                   "%s: fused activation %d is not supported (NONE, RELU, RELU_N1_TO_1, "
+                                   "RELU6 and TANH are)",
+                                   op, static_cast<int>(activation));
       return kKilnError;
   }
 }
 
 float Activate(KilnFusedActivation activation, float x) {
   switch (activation) {
-    case kKilnActRelu:
-      return std::max(0.0f, x);
-    case kKilnActReluN1To1:
-      return std::min(1.0f, std::max(-1.0f, x));
-    case kKilnActRelu6:
-      return std::min(6.0f, std::max(0.0f, x));
-    case kKilnActTanh:
-      return std::tanh(x);
-    default:
-      return x;
+    case kKilnActRelu: return std::max(0.0f, x);
+    case kKilnActReluN1To1: return std::min(1.0f, std::max(-1.0f, x));
+    case kKilnActRelu6: return std::min(6.0f, std::max(0.0f, x));
+    case kKilnActTanh: return std::tanh(x);
+    default: return x;
   }
 }
 
@@ -83,9 +79,8 @@ KilnStatus GetFloatTensor(KilnOpaqueContext* context, const KilnOpaqueNode* node
     return kKilnError;
   }
   if (TensorDims(*tensor) != dims) {
-    KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; expected %s", op, role,
-                                 TensorLabel(*tensor).c_str(), DimsToString(TensorDims(*tensor)).c_str(),
-                                 DimsToString(dims).c_str());
+    KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; expected %s", op, role, TensorLabel(*tensor).c_str(),
+                                 DimsToString(TensorDims(*tensor)).c_str(), DimsToString(dims).c_str());
     return kKilnError;
   }
   return kKilnOk;
@@ -112,9 +107,8 @@ KilnStatus GetWeightTensor(KilnOpaqueContext* context, const KilnOpaqueNode* nod
     return kKilnError;
   }
   if (TensorDims(*tensor) != dims) {
-    KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; expected %s", op, role,
-                                 TensorLabel(*tensor).c_str(), DimsToString(TensorDims(*tensor)).c_str(),
-                                 DimsToString(dims).c_str());
+    KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; expected %s", op, role, TensorLabel(*tensor).c_str(),
+                                 DimsToString(TensorDims(*tensor)).c_str(), DimsToString(dims).c_str());
     return kKilnError;
   }
   return PrepareFloatWeights(context, op, role, *tensor, 0, weights);
@@ -212,7 +206,7 @@ struct LstmState {
   bool cifg = false, peephole = false, layer_norm = false, projection = false;
   KilnFusedActivation activation = kKilnActTanh;
   float cell_clip = 0.0f, proj_clip = 0.0f;
-  std::vector<float> scratch;  // four gates and the hidden value of one batch row: 5 * n_cell
+  std::vector<float> scratch;                    // four gates and the hidden value of one batch row: 5 * n_cell
   FloatWeights weights[kProjectionWeights + 1];  // per input: the dequantized copy of int8 (hybrid) weights
 };
 
@@ -241,7 +235,8 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   state->n_input = in_dims.back();
   // n_cell from the input-to-output weights, n_output from the recurrent-to-output weights.
   const KilnOpaqueTensor* t;
-  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, L.index[kInputToOutput], "input_to_output_weights", &t));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetRequiredInput(context, node, op, L.index[kInputToOutput], "input_to_output_weights", &t));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input_to_output_weights", t, 2, 2));
   state->n_cell = TensorDims(t)[0];
   KILN_OPAQUE_ENSURE_STATUS(
@@ -256,40 +251,42 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   state->cifg = input_to_input == nullptr;
   const char* input_roles[] = {"input_to_forget_weights", "input_to_cell_weights", "input_to_output_weights"};
   for (int i = 0; i < 3; ++i) {
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetWeightTensor(context, node, op, L.index[kInputToForget + i], input_roles[i], true, {n_cell, n_input},
-                        &state->weights[kInputToForget + i], &t));
+    KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kInputToForget + i], input_roles[i], true,
+                                              {n_cell, n_input}, &state->weights[kInputToForget + i], &t));
   }
   const KilnOpaqueTensor* recurrent_to_input;
   KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kRecurrentToInput], "recurrent_to_input_weights",
                                             false, {n_cell, n_output}, &state->weights[kRecurrentToInput],
                                             &recurrent_to_input));
   if ((recurrent_to_input == nullptr) != state->cifg) {
-    KilnOpaqueContextReportError(context, "%s: input_to_input_weights and recurrent_to_input_weights must both be "
-                                 "given or both be absent (CIFG)", op);
+    KilnOpaqueContextReportError(context,
+                                 "%s: input_to_input_weights and recurrent_to_input_weights must both be "
+                                 "given or both be absent (CIFG)",
+                                 op);
     return kKilnError;
   }
   const char* recurrent_roles[] = {"recurrent_to_forget_weights", "recurrent_to_cell_weights",
                                    "recurrent_to_output_weights"};
   for (int i = 0; i < 3; ++i) {
-    KILN_OPAQUE_ENSURE_STATUS(
-        GetWeightTensor(context, node, op, L.index[kRecurrentToForget + i], recurrent_roles[i], true, {n_cell, n_output},
-                        &state->weights[kRecurrentToForget + i], &t));
+    KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kRecurrentToForget + i], recurrent_roles[i],
+                                              true, {n_cell, n_output}, &state->weights[kRecurrentToForget + i], &t));
   }
   const KilnOpaqueTensor *cell_to_input, *cell_to_forget, *cell_to_output;
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetWeightTensor(context, node, op, L.index[kCellToInput], "cell_to_input_weights", false, {n_cell}, &state->weights[kCellToInput], &cell_to_input));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetWeightTensor(context, node, op, L.index[kCellToForget], "cell_to_forget_weights", false, {n_cell}, &state->weights[kCellToForget], &cell_to_forget));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetWeightTensor(context, node, op, L.index[kCellToOutput], "cell_to_output_weights", false, {n_cell}, &state->weights[kCellToOutput], &cell_to_output));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kCellToInput], "cell_to_input_weights", false,
+                                            {n_cell}, &state->weights[kCellToInput], &cell_to_input));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kCellToForget], "cell_to_forget_weights", false,
+                                            {n_cell}, &state->weights[kCellToForget], &cell_to_forget));
+  KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kCellToOutput], "cell_to_output_weights", false,
+                                            {n_cell}, &state->weights[kCellToOutput], &cell_to_output));
   state->peephole = cell_to_forget != nullptr;
   const bool peephole_ok =
       state->peephole ? cell_to_output != nullptr && (state->cifg ? cell_to_input == nullptr : cell_to_input != nullptr)
                       : cell_to_input == nullptr && cell_to_output == nullptr;
   if (!peephole_ok) {
-    KilnOpaqueContextReportError(context, "%s: the peephole weights (cell_to_input, cell_to_forget, cell_to_output) "
-                                 "must be all given (cell_to_input absent with CIFG) or all absent", op);
+    KilnOpaqueContextReportError(context,
+                                 "%s: the peephole weights (cell_to_input, cell_to_forget, cell_to_output) "
+                                 "must be all given (cell_to_input absent with CIFG) or all absent",
+                                 op);
     return kKilnError;
   }
   const KilnOpaqueTensor* input_gate_bias;
@@ -302,14 +299,15 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
   }
   const char* bias_roles[] = {"forget_gate_bias", "cell_gate_bias", "output_gate_bias"};
   for (int i = 0; i < 3; ++i) {
-    KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.index[kForgetGateBias + i], bias_roles[i], true, {n_cell}, &t));
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetFloatTensor(context, node, op, L.index[kForgetGateBias + i], bias_roles[i], true, {n_cell}, &t));
   }
   const KilnOpaqueTensor *projection_weights, *projection_bias;
   KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.index[kProjectionWeights], "projection_weights", false,
                                             {n_output, n_cell}, &state->weights[kProjectionWeights],
                                             &projection_weights));
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetFloatTensor(context, node, op, L.index[kProjectionBias], "projection_bias", false, {n_output}, &projection_bias));
+  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.index[kProjectionBias], "projection_bias", false,
+                                           {n_output}, &projection_bias));
   state->projection = projection_weights != nullptr;
   if (!state->projection && projection_bias != nullptr) {
     KilnOpaqueContextReportError(context, "%s: projection_bias %s is given without projection_weights", op,
@@ -317,22 +315,24 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
     return kKilnError;
   }
   if (!state->projection && n_output != n_cell) {
-    KilnOpaqueContextReportError(context, "%s: without projection_weights the output size (%lld) must equal the "
-                                 "number of cells (%lld)", op, static_cast<long long>(n_output),
-                                 static_cast<long long>(n_cell));
+    KilnOpaqueContextReportError(context,
+                                 "%s: without projection_weights the output size (%lld) must equal the "
+                                 "number of cells (%lld)",
+                                 op, static_cast<long long>(n_output), static_cast<long long>(n_cell));
     return kKilnError;
   }
   const KilnOpaqueTensor* state_tensor;
-  KILN_OPAQUE_ENSURE_STATUS(
-      GetStateTensor(context, node, op, L.index[kOutputState], "output_state", state->n_batch * n_output, &state_tensor));
+  KILN_OPAQUE_ENSURE_STATUS(GetStateTensor(context, node, op, L.index[kOutputState], "output_state",
+                                           state->n_batch * n_output, &state_tensor));
   KILN_OPAQUE_ENSURE_STATUS(
       GetStateTensor(context, node, op, L.index[kCellState], "cell_state", state->n_batch * n_cell, &state_tensor));
   state->layer_norm =
       L.index[kForgetLayerNorm] >= 0 && GetOptionalInput(context, node, L.index[kForgetLayerNorm]) != nullptr;
   if (state->layer_norm) {
     const KilnOpaqueTensor* input_layer_norm;
-    KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.index[kInputLayerNorm], "input_layer_norm_coefficients",
-                                             !state->cifg, {n_cell}, &input_layer_norm));
+    KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.index[kInputLayerNorm],
+                                             "input_layer_norm_coefficients", !state->cifg, {n_cell},
+                                             &input_layer_norm));
     if (state->cifg && input_layer_norm != nullptr) {
       KilnOpaqueContextReportError(context, "%s: input_layer_norm_coefficients must be absent with CIFG", op);
       return kKilnError;
@@ -340,13 +340,16 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
     const char* ln_roles[] = {"forget_layer_norm_coefficients", "cell_layer_norm_coefficients",
                               "output_layer_norm_coefficients"};
     for (int i = 0; i < 3; ++i) {
-      KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, L.index[kForgetLayerNorm + i], ln_roles[i], true, {n_cell}, &t));
+      KILN_OPAQUE_ENSURE_STATUS(
+          GetFloatTensor(context, node, op, L.index[kForgetLayerNorm + i], ln_roles[i], true, {n_cell}, &t));
     }
   } else {
     for (int i = kInputLayerNorm; i <= kOutputLayerNorm; ++i) {
       if (L.index[i] >= 0 && GetOptionalInput(context, node, L.index[i]) != nullptr) {
-        KilnOpaqueContextReportError(context, "%s: layer norm coefficients (input %d) are given without "
-                                     "forget_layer_norm_coefficients", op, L.index[i]);
+        KilnOpaqueContextReportError(context,
+                                     "%s: layer norm coefficients (input %d) are given without "
+                                     "forget_layer_norm_coefficients",
+                                     op, L.index[i]);
         return kKilnError;
       }
     }
@@ -360,14 +363,16 @@ KilnStatus LstmPrepareCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, c
     KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "aux_input", aux, 3, 3));
     const Dims aux_dims = TensorDims(aux);
     if (aux_dims[0] != in_dims[0] || aux_dims[1] != in_dims[1]) {
-      KilnOpaqueContextReportError(context, "%s: aux_input %s has shape %s; its first two dimensions must be the "
-                                   "input's %s", op, TensorLabel(aux).c_str(), DimsToString(aux_dims).c_str(),
+      KilnOpaqueContextReportError(context,
+                                   "%s: aux_input %s has shape %s; its first two dimensions must be the "
+                                   "input's %s",
+                                   op, TensorLabel(aux).c_str(), DimsToString(aux_dims).c_str(),
                                    DimsToString(in_dims).c_str());
       return kKilnError;
     }
     state->n_aux_input = aux_dims[2];
-    const char* aux_roles[] = {"aux_input_to_input_weights", "aux_input_to_forget_weights",
-                               "aux_input_to_cell_weights", "aux_input_to_output_weights"};
+    const char* aux_roles[] = {"aux_input_to_input_weights", "aux_input_to_forget_weights", "aux_input_to_cell_weights",
+                               "aux_input_to_output_weights"};
     for (int g = state->cifg ? 1 : 0; g < 4; ++g) {
       KILN_OPAQUE_ENSURE_STATUS(GetWeightTensor(context, node, op, L.aux_weights[g], aux_roles[g], true,
                                                 {n_cell, state->n_aux_input}, &state->aux_weights[g], &t));
@@ -401,8 +406,7 @@ KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
   const KilnOpaqueTensor* output_state = KilnOpaqueNodeGetInput(context, node, L.index[kOutputState]);
   const KilnOpaqueTensor* cell_state = KilnOpaqueNodeGetInput(context, node, L.index[kCellState]);
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, L.input_role, input, steps * n_input, sizeof(float)));
-  KILN_OPAQUE_ENSURE_STATUS(
-      CheckData(context, op, "output_state", output_state, s->n_batch * n_output, sizeof(float)));
+  KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output_state", output_state, s->n_batch * n_output, sizeof(float)));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "cell_state", cell_state, s->n_batch * n_cell, sizeof(float)));
   const float* aux_all = nullptr;
   const float* aw[4] = {};
@@ -466,7 +470,8 @@ KilnStatus LstmInvokeCommon(KilnOpaqueContext* context, KilnOpaqueNode* node, co
       for (int g = s->cifg ? 1 : 0; g < 4; ++g) {
         for (int64_t k = 0; k < n_cell; ++k) gate[g][k] = s->layer_norm ? 0.0f : b[g][k];
         MatVecAccumulate(w[g], n_cell, n_input, x, gate[g]);
-        if (aux_all != nullptr) MatVecAccumulate(aw[g], n_cell, s->n_aux_input, aux_all + row * s->n_aux_input, gate[g]);
+        if (aux_all != nullptr)
+          MatVecAccumulate(aw[g], n_cell, s->n_aux_input, aux_all + row * s->n_aux_input, gate[g]);
         MatVecAccumulate(r[g], n_cell, n_output, h, gate[g]);
       }
       // The input and forget gates see the previous cell state through the peephole.
@@ -579,14 +584,16 @@ KilnStatus BasicLstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, co
   state->n_output = TensorDims(prev_activation)[1];
   state->max_time = 1;
   const int64_t batch = state->n_batch, in = state->n_input, out = state->n_output;
-  KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 1, "prev_activation", true, {batch, out}, &prev_activation));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetFloatTensor(context, node, op, 1, "prev_activation", true, {batch, out}, &prev_activation));
   KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 2, "weights", true, {4 * out, in + out}, &weights));
   KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 3, "bias", true, {4 * out}, &bias));
   KILN_OPAQUE_ENSURE_STATUS(GetFloatTensor(context, node, op, 4, "prev_state", true, {batch, out}, &prev_state));
   for (const auto* t : {prev_activation, prev_state}) {
     if (IsConstant(t)) {
-      KilnOpaqueContextReportError(context, "%s: %s %s is a constant; the basic kernel writes the new value back into it",
-                                   op, t == prev_state ? "prev_state" : "prev_activation", TensorLabel(t).c_str());
+      KilnOpaqueContextReportError(context,
+                                   "%s: %s %s is a constant; the basic kernel writes the new value back into it", op,
+                                   t == prev_state ? "prev_state" : "prev_activation", TensorLabel(t).c_str());
       return kKilnError;
     }
   }
@@ -604,7 +611,8 @@ KilnStatus BasicLstmInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, con
   const int64_t batch = s->n_batch, in = s->n_input, out = s->n_output, depth = in + out;
   const float *x, *w, *b;
   float *prev_h, *prev_c, *h, *c, *concat, *activ;
-  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), batch * in, &x));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "input", KilnOpaqueNodeGetInput(context, node, 0), batch * in, &x));
   KILN_OPAQUE_ENSURE_STATUS(
       GetTypedData(context, op, "prev_activation", KilnOpaqueNodeGetInput(context, node, 1), batch * out, &prev_h));
   KILN_OPAQUE_ENSURE_STATUS(
@@ -699,9 +707,8 @@ KilnStatus GetIntTensor(KilnOpaqueContext* context, const KilnOpaqueNode* node, 
     return kKilnError;
   }
   if (TensorDims(*tensor) != dims) {
-    KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; expected %s", op, role,
-                                 TensorLabel(*tensor).c_str(), DimsToString(TensorDims(*tensor)).c_str(),
-                                 DimsToString(dims).c_str());
+    KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; expected %s", op, role, TensorLabel(*tensor).c_str(),
+                                 DimsToString(TensorDims(*tensor)).c_str(), DimsToString(dims).c_str());
     return kKilnError;
   }
   return kKilnOk;
@@ -713,8 +720,8 @@ KilnStatus GetIntTensor(KilnOpaqueContext* context, const KilnOpaqueNode* node, 
 KilnStatus SvdfPrepareInteger(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op,
                               const KilnSVDFParams* options, SvdfState* state) {
   if (options->activation != kKilnActRelu) {
-    KilnOpaqueContextReportError(context, "%s: the integer SVDF takes only the RELU activation (as LiteRT), got %d",
-                                 op, static_cast<int>(options->activation));
+    KilnOpaqueContextReportError(context, "%s: the integer SVDF takes only the RELU activation (as LiteRT), got %d", op,
+                                 static_cast<int>(options->activation));
     return kKilnError;
   }
   const KilnOpaqueTensor *input, *weights_feature, *weights_time, *bias, *state_tensor;
@@ -743,10 +750,9 @@ KilnStatus SvdfPrepareInteger(KilnOpaqueContext* context, KilnOpaqueNode* node, 
       GetInt8Quantization(context, op, "weights_feature", weights_feature, &feature_scale, &feature_zero_point));
   KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "weights_time", weights_time, &time_scale));
   KILN_OPAQUE_ENSURE_STATUS(GetInt16Quantization(context, op, "state", state_tensor, &state_scale));
-  state->feature_to_state = reference::QuantizeMultiplier(static_cast<double>(input_scale) * feature_scale /
-                                                          state_scale);
-  state->state_to_output = reference::QuantizeMultiplier(static_cast<double>(state_scale) * time_scale /
-                                                         output_scale);
+  state->feature_to_state =
+      reference::QuantizeMultiplier(static_cast<double>(input_scale) * feature_scale / state_scale);
+  state->state_to_output = reference::QuantizeMultiplier(static_cast<double>(state_scale) * time_scale / output_scale);
   state->int_scratch.assign(static_cast<size_t>(state->num_filters), 0);
   state->integer = true;
   return ResizeOutput(context, op, output, {state->batch, state->num_units});
@@ -831,8 +837,10 @@ KilnStatus SvdfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   state->num_filters = TensorDims(weights_feature)[0];
   state->memory_size = TensorDims(weights_time)[1];
   if (options->rank < 1 || state->num_filters % options->rank != 0) {
-    KilnOpaqueContextReportError(context, "%s: rank %d must be at least 1 and divide the %lld filters of "
-                                 "weights_feature %s", op, options->rank, static_cast<long long>(state->num_filters),
+    KilnOpaqueContextReportError(context,
+                                 "%s: rank %d must be at least 1 and divide the %lld filters of "
+                                 "weights_feature %s",
+                                 op, options->rank, static_cast<long long>(state->num_filters),
                                  TensorLabel(weights_feature).c_str());
     return kKilnError;
   }
@@ -856,8 +864,8 @@ KilnStatus SvdfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetStateTensor(context, node, op, 4, "state",
                                            state->batch * state->memory_size * state->num_filters, &state_tensor));
   if (TensorDims(state_tensor) != Dims{state->batch, state->memory_size * state->num_filters}) {
-    KilnOpaqueContextReportError(context, "%s: state %s has shape %s; expected %s", op, TensorLabel(state_tensor).c_str(),
-                                 DimsToString(TensorDims(state_tensor)).c_str(),
+    KilnOpaqueContextReportError(context, "%s: state %s has shape %s; expected %s", op,
+                                 TensorLabel(state_tensor).c_str(), DimsToString(TensorDims(state_tensor)).c_str(),
                                  DimsToString({state->batch, state->memory_size * state->num_filters}).c_str());
     return kKilnError;
   }
@@ -964,7 +972,8 @@ KilnStatus RnnPrepareDirection(KilnOpaqueContext* context, KilnOpaqueNode* node,
       GetStateTensor(context, node, op, L.hidden, "hidden_state", state->batch * state->units, &t));
   if (TensorDims(t) != Dims{state->batch, state->units}) {
     KilnOpaqueContextReportError(context, "%s: hidden_state %s has shape %s; expected %s", op, TensorLabel(t).c_str(),
-                                 DimsToString(TensorDims(t)).c_str(), DimsToString({state->batch, state->units}).c_str());
+                                 DimsToString(TensorDims(t)).c_str(),
+                                 DimsToString({state->batch, state->units}).c_str());
     return kKilnError;
   }
   state->use_aux = false;
@@ -974,8 +983,10 @@ KilnStatus RnnPrepareDirection(KilnOpaqueContext* context, KilnOpaqueNode* node,
     KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "aux_input", aux, 3, 3));
     const Dims aux_dims = TensorDims(aux);
     if (aux_dims[0] != in_dims[0] || aux_dims[1] != in_dims[1]) {
-      KilnOpaqueContextReportError(context, "%s: aux_input %s has shape %s; its first two dimensions must be the "
-                                   "input's %s", op, TensorLabel(aux).c_str(), DimsToString(aux_dims).c_str(),
+      KilnOpaqueContextReportError(context,
+                                   "%s: aux_input %s has shape %s; its first two dimensions must be the "
+                                   "input's %s",
+                                   op, TensorLabel(aux).c_str(), DimsToString(aux_dims).c_str(),
                                    DimsToString(in_dims).c_str());
       return kKilnError;
     }
@@ -1013,8 +1024,8 @@ KilnStatus RnnInvokeDirection(KilnOpaqueContext* context, KilnOpaqueNode* node, 
   KILN_OPAQUE_ENSURE_STATUS(WeightData(context, node, op, L.recurrent, s->recurrent, &r));
   KILN_OPAQUE_ENSURE_STATUS(
       GetTypedData(context, op, "bias", KilnOpaqueNodeGetInput(context, node, L.bias), units, &b));
-  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "hidden_state", KilnOpaqueNodeGetInput(context, node, L.hidden),
-                                         s->batch * units, &h));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "hidden_state", KilnOpaqueNodeGetInput(context, node, L.hidden), s->batch * units, &h));
   if (s->use_aux) {
     KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "aux_input", KilnOpaqueNodeGetInput(context, node, L.aux_input),
                                            steps * s->aux_size, &aux));
@@ -1110,10 +1121,11 @@ KilnStatus BidiOutputs(KilnOpaqueContext* context, KilnOpaqueNode* node, const c
 KilnStatus CheckSameSequence(KilnOpaqueContext* context, const char* op, int64_t fw_batch, int64_t fw_time,
                              int64_t bw_batch, int64_t bw_time) {
   if (fw_batch == bw_batch && fw_time == bw_time) return kKilnOk;
-  KilnOpaqueContextReportError(context, "%s: the backward input (aux_input) has batch %lld and %lld steps; the "
-                               "input has %lld and %lld", op, static_cast<long long>(bw_batch),
-                               static_cast<long long>(bw_time), static_cast<long long>(fw_batch),
-                               static_cast<long long>(fw_time));
+  KilnOpaqueContextReportError(context,
+                               "%s: the backward input (aux_input) has batch %lld and %lld steps; the "
+                               "input has %lld and %lld",
+                               op, static_cast<long long>(bw_batch), static_cast<long long>(bw_time),
+                               static_cast<long long>(fw_batch), static_cast<long long>(fw_time));
   return kKilnError;
 }
 
@@ -1155,12 +1167,12 @@ KilnStatus BidiLstmPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     d->proj_clip = options->proj_clip;
     d->time_major = options->time_major;
   }
-  KILN_OPAQUE_ENSURE_STATUS(LstmPrepareCommon(context, node, "BIDIRECTIONAL_SEQUENCE_LSTM (forward)", fw, true,
-                                              &state->fw));
-  KILN_OPAQUE_ENSURE_STATUS(LstmPrepareCommon(context, node, "BIDIRECTIONAL_SEQUENCE_LSTM (backward)", bw, true,
-                                              &state->bw));
-  KILN_OPAQUE_ENSURE_STATUS(CheckSameSequence(context, op, state->fw.n_batch, state->fw.max_time, state->bw.n_batch,
-                                              state->bw.max_time));
+  KILN_OPAQUE_ENSURE_STATUS(
+      LstmPrepareCommon(context, node, "BIDIRECTIONAL_SEQUENCE_LSTM (forward)", fw, true, &state->fw));
+  KILN_OPAQUE_ENSURE_STATUS(
+      LstmPrepareCommon(context, node, "BIDIRECTIONAL_SEQUENCE_LSTM (backward)", bw, true, &state->bw));
+  KILN_OPAQUE_ENSURE_STATUS(
+      CheckSameSequence(context, op, state->fw.n_batch, state->fw.max_time, state->bw.n_batch, state->bw.max_time));
   state->fw_layout = fw;
   state->bw_layout = bw;
   state->merge = options->merge_outputs;
@@ -1237,10 +1249,10 @@ KilnStatus BidiRnnPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
     const KilnOpaqueTensor* aux = KilnOpaqueNodeGetInput(context, node, 9);
     if (input != nullptr && TensorDims(aux).back() != TensorDims(input).back()) {
-      KilnOpaqueContextReportError(context, "%s: a time-major (or hybrid) aux_input %s must have the input's last "
+      KilnOpaqueContextReportError(context,
+                                   "%s: a time-major (or hybrid) aux_input %s must have the input's last "
                                    "dimension (%s vs %s): LiteRT's kernel steps through it with the input's row size",
-                                   op,
-                                   TensorLabel(aux).c_str(), DimsToString(TensorDims(aux)).c_str(),
+                                   op, TensorLabel(aux).c_str(), DimsToString(TensorDims(aux)).c_str(),
                                    DimsToString(TensorDims(input)).c_str());
       return kKilnError;
     }
@@ -1280,21 +1292,21 @@ void AddSequenceOps(std::vector<BuiltinOp>* table) {
   // LiteRT's register.cc: LSTM 1-4, UNIDIRECTIONAL_SEQUENCE_LSTM 1-4, SVDF 1-4, RNN 1-3,
   // UNIDIRECTIONAL_SEQUENCE_RNN 1-3, BIDIRECTIONAL_SEQUENCE_LSTM 1-3, BIDIRECTIONAL_SEQUENCE_RNN 1-3 (the later
   // versions add the hybrid and integer kernels; the integer LSTM is refused in Prepare).
-  table->push_back({kKilnBuiltinUnidirectionalSequenceLstm, 1, 4,
-                    MakeOperator<LstmState>(kKilnBuiltinUnidirectionalSequenceLstm, 4, &SequenceLstmPrepare,
-                                            &SequenceLstmInvoke)});
+  table->push_back(
+      {kKilnBuiltinUnidirectionalSequenceLstm, 1, 4,
+       MakeOperator<LstmState>(kKilnBuiltinUnidirectionalSequenceLstm, 4, &SequenceLstmPrepare, &SequenceLstmInvoke)});
   table->push_back({kKilnBuiltinLstm, 1, 4, MakeOperator<LstmState>(kKilnBuiltinLstm, 4, &LstmPrepare, &LstmInvoke)});
   table->push_back({kKilnBuiltinSvdf, 1, 4, MakeOperator<SvdfState>(kKilnBuiltinSvdf, 4, &SvdfPrepare, &SvdfInvoke)});
   table->push_back({kKilnBuiltinRnn, 1, 3, MakeOperator<RnnState>(kKilnBuiltinRnn, 3, &RnnPrepare, &RnnInvoke)});
-  table->push_back({kKilnBuiltinUnidirectionalSequenceRnn, 1, 3,
-                    MakeOperator<RnnState>(kKilnBuiltinUnidirectionalSequenceRnn, 3, &SequenceRnnPrepare,
-                                           &SequenceRnnInvoke)});
-  table->push_back({kKilnBuiltinBidirectionalSequenceLstm, 1, 3,
-                    MakeOperator<BidiLstmState>(kKilnBuiltinBidirectionalSequenceLstm, 3, &BidiLstmPrepare,
-                                                &BidiLstmInvoke)});
-  table->push_back({kKilnBuiltinBidirectionalSequenceRnn, 1, 3,
-                    MakeOperator<BidiRnnState>(kKilnBuiltinBidirectionalSequenceRnn, 3, &BidiRnnPrepare,
-                                               &BidiRnnInvoke)});
+  table->push_back(
+      {kKilnBuiltinUnidirectionalSequenceRnn, 1, 3,
+       MakeOperator<RnnState>(kKilnBuiltinUnidirectionalSequenceRnn, 3, &SequenceRnnPrepare, &SequenceRnnInvoke)});
+  table->push_back(
+      {kKilnBuiltinBidirectionalSequenceLstm, 1, 3,
+       MakeOperator<BidiLstmState>(kKilnBuiltinBidirectionalSequenceLstm, 3, &BidiLstmPrepare, &BidiLstmInvoke)});
+  table->push_back(
+      {kKilnBuiltinBidirectionalSequenceRnn, 1, 3,
+       MakeOperator<BidiRnnState>(kKilnBuiltinBidirectionalSequenceRnn, 3, &BidiRnnPrepare, &BidiRnnInvoke)});
 }
 
 }  // namespace kiln::ops

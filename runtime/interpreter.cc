@@ -128,9 +128,10 @@ bool Interpreter::BuildTensors() {
     }
     if (desc.data != nullptr && desc.is_variable) {
       // As LiteRT's InterpreterBuilder: a variable's initial value would be its buffer, which neither supports.
-      ReportError("tensor %zu ('%s') is a variable tensor with a buffer, which is not supported (LiteRT refuses "
-                  "it too): a variable starts at zero",
-                  tensors_.size(), desc.name.c_str());
+      ReportError(
+          "tensor %zu ('%s') is a variable tensor with a buffer, which is not supported (LiteRT refuses it "
+          "too): a variable starts at zero",
+          tensors_.size(), desc.name.c_str());
       return false;
     }
     if (desc.data != nullptr) {

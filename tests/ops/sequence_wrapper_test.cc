@@ -16,8 +16,8 @@
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api.h"
-#include "runtime/interpreter.h"
 #include "ops/reference/quantized.h"
+#include "runtime/interpreter.h"
 #include "runtime/model/model_writer.h"
 #include "tests/ops/wrapper_runner.h"
 
@@ -112,7 +112,8 @@ void ReferenceLstm(const LstmConfig& c, const LstmWeights& w, const Vec& x, Vec*
         mean /= c.cells;
         for (double v : pre[g]) var += (v - mean) * (v - mean);
         var /= c.cells;
-        for (int k = 0; k < c.cells; ++k) pre[g][k] = (pre[g][k] - mean) / std::sqrt(var + 1e-8) * w.ln[g][k] + w.bias[g][k];
+        for (int k = 0; k < c.cells; ++k)
+          pre[g][k] = (pre[g][k] - mean) / std::sqrt(var + 1e-8) * w.ln[g][k] + w.bias[g][k];
       };
       std::vector<double> gi(c.cells), gf(c.cells), gc(c.cells), go(c.cells), cell(c.cells), hidden(c.cells);
       if (!c.cifg) {
@@ -163,9 +164,9 @@ void ReferenceLstm(const LstmConfig& c, const LstmWeights& w, const Vec& x, Vec*
 // `state_elements_delta` wider per batch row than it should be.
 void BuildLstm(ModelWriter& wr, const LstmConfig& c, const LstmWeights& w, bool states_variable = true,
                int state_elements_delta = 0) {
-  const std::vector<int> in_shape = c.sequence ? (c.time_major ? std::vector<int>{c.time, c.batch, c.in}
-                                                               : std::vector<int>{c.batch, c.time, c.in})
-                                               : std::vector<int>{c.batch, c.in};
+  const std::vector<int> in_shape =
+      c.sequence ? (c.time_major ? std::vector<int>{c.time, c.batch, c.in} : std::vector<int>{c.batch, c.time, c.in})
+                 : std::vector<int>{c.batch, c.in};
   std::vector<int> out_shape = in_shape;
   out_shape.back() = c.out;
   const int x = wr.AddTensor(kKilnFloat32, in_shape, "x");
@@ -213,8 +214,8 @@ void BuildLstm(ModelWriter& wr, const LstmConfig& c, const LstmWeights& w, bool 
 
 // Runs the config twice (state carried), resets, runs again; each against the reference.
 void CheckLstm(const LstmConfig& c, unsigned seed) {
-  SCOPED_TRACE("batch " + std::to_string(c.batch) + " time " + std::to_string(c.time) + " in " +
-               std::to_string(c.in) + " cells " + std::to_string(c.cells) + " out " + std::to_string(c.out) +
+  SCOPED_TRACE("batch " + std::to_string(c.batch) + " time " + std::to_string(c.time) + " in " + std::to_string(c.in) +
+               " cells " + std::to_string(c.cells) + " out " + std::to_string(c.out) +
                (c.time_major ? " time-major" : "") + (c.cifg ? " cifg" : "") + (c.peephole ? " peephole" : "") +
                (c.projection ? " projection" : "") + (c.layer_norm ? " layer-norm" : ""));
   const LstmWeights w = MakeLstmWeights(c, seed);
@@ -338,7 +339,8 @@ TEST(SequenceLstmWrapperTest, Errors) {
     ModelWriter wr;
     BuildLstm(wr, c, MakeLstmWeights(c, 1), true, 1);
     Runner r(wr);
-    ExpectErrorMentions(r, {"UNIDIRECTIONAL_SEQUENCE_LSTM: output_state 'output_state' has 12 elements", "expected 10"});
+    ExpectErrorMentions(r,
+                        {"UNIDIRECTIONAL_SEQUENCE_LSTM: output_state 'output_state' has 12 elements", "expected 10"});
   }
   {
     LstmWeights w = MakeLstmWeights(c, 1);
@@ -372,13 +374,15 @@ TEST(SequenceLstmWrapperTest, Errors) {
     ModelWriter wr;
     const int x = wr.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
     std::vector<int> inputs = {x};
-    for (int g = 0; g < 4; ++g) inputs.push_back(wr.AddConstTensor(kKilnFloat32, {5, 4}, "w" + std::to_string(g), w.w[g]));
+    for (int g = 0; g < 4; ++g)
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {5, 4}, "w" + std::to_string(g), w.w[g]));
     for (int g = 0; g < 4; ++g) {
       inputs.push_back(g == 1 ? wr.AddConstTensor(kKilnFloat32, {5, 4}, "r_forget", w.w[g])
                               : wr.AddConstTensor(kKilnFloat32, {5, 5}, "r" + std::to_string(g), w.r[g]));
     }
     for (int i = 0; i < 3; ++i) inputs.push_back(-1);
-    for (int g = 0; g < 4; ++g) inputs.push_back(wr.AddConstTensor(kKilnFloat32, {5}, "b" + std::to_string(g), w.bias[g]));
+    for (int g = 0; g < 4; ++g)
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {5}, "b" + std::to_string(g), w.bias[g]));
     inputs.push_back(-1);
     inputs.push_back(-1);
     const int h = wr.AddTensor(kKilnFloat32, {2, 5}, "h");
@@ -499,9 +503,11 @@ TEST(SequenceLstmWrapperTest, HybridWeights) {
       inputs.push_back(t);
       w.w[g].assign(20, 0.3f);
     }
-    for (int g = 0; g < 4; ++g) inputs.push_back(wr.AddConstTensor(kKilnFloat32, {5, 5}, "r" + std::to_string(g), w.r[g]));
+    for (int g = 0; g < 4; ++g)
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {5, 5}, "r" + std::to_string(g), w.r[g]));
     for (int i = 0; i < 3; ++i) inputs.push_back(-1);
-    for (int g = 0; g < 4; ++g) inputs.push_back(wr.AddConstTensor(kKilnFloat32, {5}, "b" + std::to_string(g), w.bias[g]));
+    for (int g = 0; g < 4; ++g)
+      inputs.push_back(wr.AddConstTensor(kKilnFloat32, {5}, "b" + std::to_string(g), w.bias[g]));
     inputs.push_back(-1);
     inputs.push_back(-1);
     const int h = wr.AddTensor(kKilnFloat32, {2, 5}, "h");
@@ -706,8 +712,7 @@ TEST(SvdfWrapperTest, Errors) {
 // The integer SVDF: int8 input/weights_feature/output, int16 weights_time and state, int32 bias.
 struct SvdfInt8Model {
   int batch = 2, in = 5, units = 3, rank = 2, memory = 4;
-  float input_scale = 0.03f, feature_scale = 0.01f, time_scale = 0.0005f, state_scale = 0.002f,
-        output_scale = 0.05f;
+  float input_scale = 0.03f, feature_scale = 0.01f, time_scale = 0.0005f, state_scale = 0.002f, output_scale = 0.05f;
   int input_zp = -4, output_zp = 6;
   KilnFusedActivation activation = kKilnActRelu;
   KilnType state_type = kKilnInt16;
@@ -769,8 +774,8 @@ TEST(SvdfWrapperTest, Int8MatchesReferenceAcrossInvokes) {
         for (int f = 0; f < filters; ++f) {
           int64_t acc = 0;
           for (int i = 0; i < s.in; ++i) acc += int64_t{s.wf[f * s.in + i]} * (x[b * s.in + i] - s.input_zp);
-          const int32_t v = reference::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), m1,
-                                                                      reference::Rounding::kDouble);
+          const int32_t v =
+              reference::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), m1, reference::Rounding::kDouble);
           auto& mem = memory[b][f];
           mem.erase(mem.begin());
           mem.push_back(std::clamp(v, -32768, 32767));
@@ -781,8 +786,8 @@ TEST(SvdfWrapperTest, Int8MatchesReferenceAcrossInvokes) {
         for (int u = 0; u < s.units; ++u) {
           int64_t acc = with_bias ? s.bias[u] : 0;
           for (int k = 0; k < s.rank; ++k) acc += per_filter[u * s.rank + k];
-          const int32_t v = reference::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), m2,
-                                                                      reference::Rounding::kDouble);
+          const int32_t v =
+              reference::MultiplyByQuantizedMultiplier(static_cast<int32_t>(acc), m2, reference::Rounding::kDouble);
           want[b * s.units + u] = static_cast<int8_t>(std::clamp(v + s.output_zp, -128, 127));
         }
       }
@@ -826,7 +831,7 @@ struct RnnCase {
 };
 
 void BuildRnn(ModelWriter& wr, const RnnCase& c, const Vec& w, const Vec& rw, const Vec& b, bool with_bias = true) {
-  const std::vector<int> shape = c.time == 0 ? std::vector<int>{c.batch, c.in}
+  const std::vector<int> shape = c.time == 0    ? std::vector<int>{c.batch, c.in}
                                  : c.time_major ? std::vector<int>{c.time, c.batch, c.in}
                                                 : std::vector<int>{c.batch, c.time, c.in};
   std::vector<int> out_shape = shape;
@@ -1087,8 +1092,8 @@ TEST(BidiLstmWrapperTest, MatchesTwoDirectionsOfReference) {
                      (peephole_projection ? " peephole+projection" : ""));
         const LstmWeights fw = MakeLstmWeights(fc, seed++), bw = MakeLstmWeights(bc, seed++);
         ModelWriter wr;
-        const std::vector<int> shape = time_major ? std::vector<int>{fc.time, fc.batch, fc.in}
-                                                  : std::vector<int>{fc.batch, fc.time, fc.in};
+        const std::vector<int> shape =
+            time_major ? std::vector<int>{fc.time, fc.batch, fc.in} : std::vector<int>{fc.batch, fc.time, fc.in};
         const int x = wr.AddTensor(kKilnFloat32, shape, "x");
         std::vector<int> inputs = {x};
         const char* gates[] = {"input", "forget", "cell", "output"};
@@ -1098,8 +1103,10 @@ TEST(BidiLstmWrapperTest, MatchesTwoDirectionsOfReference) {
           auto constant = [&](const Vec& v, std::vector<int> dims, const std::string& name) {
             return v.empty() ? -1 : wr.AddConstTensor(kKilnFloat32, dims, p + name, v);
           };
-          for (int g = 0; g < 4; ++g) inputs.push_back(constant(d->w[g], {c.cells, c.in}, std::string("w_") + gates[g]));
-          for (int g = 0; g < 4; ++g) inputs.push_back(constant(d->r[g], {c.cells, c.out}, std::string("r_") + gates[g]));
+          for (int g = 0; g < 4; ++g)
+            inputs.push_back(constant(d->w[g], {c.cells, c.in}, std::string("w_") + gates[g]));
+          for (int g = 0; g < 4; ++g)
+            inputs.push_back(constant(d->r[g], {c.cells, c.out}, std::string("r_") + gates[g]));
           for (int g : {0, 1, 3}) inputs.push_back(constant(d->peep[g], {c.cells}, std::string("peep_") + gates[g]));
           for (int g = 0; g < 4; ++g) inputs.push_back(constant(d->bias[g], {c.cells}, std::string("b_") + gates[g]));
           inputs.push_back(constant(d->proj, {c.out, c.cells}, "projection"));
@@ -1135,7 +1142,8 @@ TEST(BidiLstmWrapperTest, MatchesTwoDirectionsOfReference) {
         Runner r(wr);
         ASSERT_EQ(r.status(), kKilnOk) << r.errors();
         std::mt19937 rng(seed);
-        Vec fh(fc.batch * fc.out, 0), fcs(fc.batch * fc.cells, 0), bh(bc.batch * bc.out, 0), bcs(bc.batch * bc.cells, 0);
+        Vec fh(fc.batch * fc.out, 0), fcs(fc.batch * fc.cells, 0), bh(bc.batch * bc.out, 0),
+            bcs(bc.batch * bc.cells, 0);
         for (int invoke = 0; invoke < 2; ++invoke) {  // the states carry over to the second Invoke
           const Vec input = Random(rng, fc.batch * fc.time * fc.in, 1.0f);
           r.SetInput(0, input.data(), input.size() * 4);
@@ -1233,7 +1241,8 @@ TEST(BidiRnnWrapperTest, MatchesTwoDirectionsWithAux) {
           return y;
         };
         const Vec fy = run(input, fw, fr, fb, fu, aux == 1 ? &faw : nullptr, true);
-        const Vec by = run(aux == 2 && time_major ? aux_input : input, bw, br, bb, bu, aux == 1 ? &baw : nullptr, false);
+        const Vec by =
+            run(aux == 2 && time_major ? aux_input : input, bw, br, bb, bu, aux == 1 ? &baw : nullptr, false);
         if (merge) {
           ExpectNear(r.Output(0), Concat(fy, fu, by, bu));
         } else {
