@@ -33,6 +33,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddStablehloOps(all);
     AddComplexOps(all);
     AddRandomOps(all);
+    AddSequenceOps(all);
     return all;
   }();
   return *table;

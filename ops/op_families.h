@@ -31,6 +31,7 @@ void AddBucketOps(std::vector<BuiltinOp>* table);          // bucket_ops.cc
 void AddStablehloOps(std::vector<BuiltinOp>* table);       // stablehlo_ops.cc
 void AddComplexOps(std::vector<BuiltinOp>* table);         // complex_ops.cc
 void AddRandomOps(std::vector<BuiltinOp>* table);          // random_ops.cc
+void AddSequenceOps(std::vector<BuiltinOp>* table);        // sequence_ops.cc (LSTM, SVDF, RNN)
 
 }  // namespace kiln::ops
 

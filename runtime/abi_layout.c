@@ -486,6 +486,42 @@ KILN_ABI_OFFSET(struct KilnEmbeddingLookupSparseParams, combiner, 0);
 KILN_ABI_SIZE(struct KilnRandomParams, 16, 8);
 KILN_ABI_OFFSET(struct KilnRandomParams, seed, 0);
 KILN_ABI_OFFSET(struct KilnRandomParams, seed2, 8);
+KILN_ABI_SIZE(struct KilnLSTMParams, 20, 4);
+KILN_ABI_OFFSET(struct KilnLSTMParams, activation, 0);
+KILN_ABI_OFFSET(struct KilnLSTMParams, cell_clip, 4);
+KILN_ABI_OFFSET(struct KilnLSTMParams, proj_clip, 8);
+KILN_ABI_OFFSET(struct KilnLSTMParams, kernel_type, 12);
+KILN_ABI_OFFSET(struct KilnLSTMParams, asymmetric_quantize_inputs, 16);
+KILN_ABI_SIZE(struct KilnUnidirectionalSequenceLSTMParams, 16, 4);
+KILN_ABI_OFFSET(struct KilnUnidirectionalSequenceLSTMParams, activation, 0);
+KILN_ABI_OFFSET(struct KilnUnidirectionalSequenceLSTMParams, cell_clip, 4);
+KILN_ABI_OFFSET(struct KilnUnidirectionalSequenceLSTMParams, proj_clip, 8);
+KILN_ABI_OFFSET(struct KilnUnidirectionalSequenceLSTMParams, time_major, 12);
+KILN_ABI_OFFSET(struct KilnUnidirectionalSequenceLSTMParams, asymmetric_quantize_inputs, 13);
+KILN_ABI_OFFSET(struct KilnUnidirectionalSequenceLSTMParams, diagonal_recurrent_tensors, 14);
+KILN_ABI_SIZE(struct KilnSVDFParams, 12, 4);
+KILN_ABI_OFFSET(struct KilnSVDFParams, rank, 0);
+KILN_ABI_OFFSET(struct KilnSVDFParams, activation, 4);
+KILN_ABI_OFFSET(struct KilnSVDFParams, asymmetric_quantize_inputs, 8);
+KILN_ABI_SIZE(struct KilnRNNParams, 8, 4);
+KILN_ABI_OFFSET(struct KilnRNNParams, activation, 0);
+KILN_ABI_OFFSET(struct KilnRNNParams, asymmetric_quantize_inputs, 4);
+KILN_ABI_SIZE(struct KilnSequenceRNNParams, 12, 4);
+KILN_ABI_OFFSET(struct KilnSequenceRNNParams, time_major, 0);
+KILN_ABI_OFFSET(struct KilnSequenceRNNParams, activation, 4);
+KILN_ABI_OFFSET(struct KilnSequenceRNNParams, asymmetric_quantize_inputs, 8);
+KILN_ABI_SIZE(struct KilnBidirectionalSequenceLSTMParams, 16, 4);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, activation, 0);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, cell_clip, 4);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, proj_clip, 8);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, merge_outputs, 12);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, time_major, 13);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceLSTMParams, asymmetric_quantize_inputs, 14);
+KILN_ABI_SIZE(struct KilnBidirectionalSequenceRNNParams, 12, 4);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, time_major, 0);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, activation, 4);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, merge_outputs, 8);
+KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, asymmetric_quantize_inputs, 9);
 
 /* Enums cross the interfaces as int-sized values. */
 KILN_ABI_ENUM(enum KilnStatus, 4); /* kiln/common.h */
@@ -503,6 +539,7 @@ KILN_ABI_ENUM(enum KilnFusedActivation, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnFullyConnectedWeightsFormat, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnMirrorPadMode, 4); /* kiln/builtin_op_data.h */
 KILN_ABI_ENUM(enum KilnCombinerType, 4); /* kiln/builtin_op_data.h */
+KILN_ABI_ENUM(enum KilnLSTMKernelType, 4); /* kiln/builtin_op_data.h */
 
 #else
 /* Not LP64: the layout is not promised here (docs/hal.md). */

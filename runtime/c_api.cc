@@ -406,6 +406,11 @@ KilnStatus KilnInterpreterInvoke(KilnInterpreter* interpreter) {
   return interpreter->impl->Invoke();
 }
 
+KilnStatus KilnInterpreterResetVariableTensors(KilnInterpreter* interpreter) {
+  if (interpreter == nullptr) return kKilnInvalidArgument;
+  return interpreter->impl->ResetVariableTensors();
+}
+
 int32_t KilnInterpreterGetOutputTensorCount(const KilnInterpreter* interpreter) {
   return interpreter ? static_cast<int32_t>(interpreter->impl->outputs().size()) : 0;
 }

@@ -126,6 +126,14 @@ bool Interpreter::BuildTensors() {
       ReportError("tensor %zu ('%s'): %s", tensors_.size(), desc.name.c_str(), error.c_str());
       return false;
     }
+    if (desc.data != nullptr && desc.is_variable) {
+      // As LiteRT's InterpreterBuilder: a variable's initial value would be its buffer, which neither supports.
+      ReportError(
+          "tensor %zu ('%s') is a variable tensor with a buffer, which is not supported (LiteRT refuses it "
+          "too): a variable starts at zero",
+          tensors_.size(), desc.name.c_str());
+      return false;
+    }
     if (desc.data != nullptr) {
       tensor->allocation = kKilnMmapRo;
       tensor->data = const_cast<uint8_t*>(desc.data);  // never written: kKilnMmapRo tensors are read-only
@@ -303,6 +311,21 @@ KilnStatus Interpreter::AllocateTensors() {
   }
   PlanDevicePartitions();
   state_ = State::kReady;
+  ResetVariableTensors();  // as LiteRT: every AllocateTensors starts the state afresh
+  return kKilnOk;
+}
+
+KilnStatus Interpreter::ResetVariableTensors() {
+  if (state_ == State::kInvoking || state_ == State::kPreparing) {
+    ReportError("ResetVariableTensors called from inside an op");
+    return kKilnError;
+  }
+  for (const std::unique_ptr<KilnTensor>& t : tensors_) {
+    if (!t->is_variable || t->allocation != kKilnArenaRwPersistent || t->data == nullptr) continue;
+    // Zero, or an int8 variable's zero point (LiteRT's ResetVariableTensor).
+    const int value = t->type == kKilnInt8 ? t->quant.zero_point : 0;
+    std::memset(t->data, value, t->bytes);
+  }
   return kKilnOk;
 }
 
@@ -378,7 +401,14 @@ void Interpreter::PlanHostPartitions() {
       continue;
     }
     std::string reason;
-    if (engine_ == nullptr) {
+    // A variable tensor (state kept across Invoke) is written in place by the reference kernel only: an engine
+    // could fuse or reorder its write with the reads of the old value.
+    const bool writes_variable = std::any_of(node.outputs.begin(), node.outputs.end(), [&](int t) {
+      return t >= 0 && static_cast<size_t>(t) < tensors_.size() && tensors_[t]->is_variable;
+    });
+    if (writes_variable) {
+      host_placement_[i] = "reference kernel (writes a variable tensor)";
+    } else if (engine_ == nullptr) {
       host_placement_[i] = options_.use_reference_kernels ? "reference kernel (reference kernels asked for)"
                                                           : "reference kernel (no host engine in this build)";
     } else if (engine_->Supports(*this, node, &reason)) {

@@ -57,6 +57,9 @@ class Interpreter {
   KilnStatus ResizeInputTensor(int input_index, const int* dims, int num_dims);
   KilnStatus AllocateTensors();
   KilnStatus Invoke();
+  // Sets every variable tensor (is_variable: state kept across Invoke) to zero, or an int8 one to its zero
+  // point, as LiteRT's ResetVariableTensors. AllocateTensors does it too.
+  KilnStatus ResetVariableTensors();
 
   const std::vector<int>& inputs() const { return inputs_; }
   const std::vector<int>& outputs() const { return outputs_; }

@@ -307,6 +307,66 @@ typedef struct KilnRandomParams {
   int64_t seed;
   int64_t seed2;
 } KilnRandomParams;
+/* LSTM (full kernel) */
+typedef enum KilnLSTMKernelType {
+  kKilnLSTMFullKernel = 0,
+  kKilnLSTMBasicKernel = 1,
+} KilnLSTMKernelType;
+typedef struct KilnLSTMParams {
+  KilnFusedActivation activation;
+  float cell_clip; /* 0: no clipping */
+  float proj_clip; /* 0: no clipping */
+  KilnLSTMKernelType kernel_type;
+  bool asymmetric_quantize_inputs;
+} KilnLSTMParams;
+
+/* UNIDIRECTIONAL_SEQUENCE_LSTM */
+typedef struct KilnUnidirectionalSequenceLSTMParams {
+  KilnFusedActivation activation;
+  float cell_clip; /* 0: no clipping */
+  float proj_clip; /* 0: no clipping */
+  bool time_major; /* input [time, batch, input]; else [batch, time, input] */
+  bool asymmetric_quantize_inputs;
+  bool diagonal_recurrent_tensors;
+} KilnUnidirectionalSequenceLSTMParams;
+
+/* SVDF */
+typedef struct KilnSVDFParams {
+  int rank;
+  KilnFusedActivation activation;
+  bool asymmetric_quantize_inputs;
+} KilnSVDFParams;
+
+/* RNN */
+typedef struct KilnRNNParams {
+  KilnFusedActivation activation;
+  bool asymmetric_quantize_inputs;
+} KilnRNNParams;
+
+/* UNIDIRECTIONAL_SEQUENCE_RNN */
+typedef struct KilnSequenceRNNParams {
+  bool time_major;
+  KilnFusedActivation activation;
+  bool asymmetric_quantize_inputs;
+} KilnSequenceRNNParams;
+
+/* BIDIRECTIONAL_SEQUENCE_LSTM */
+typedef struct KilnBidirectionalSequenceLSTMParams {
+  KilnFusedActivation activation;
+  float cell_clip; /* 0: no clipping */
+  float proj_clip; /* 0: no clipping */
+  bool merge_outputs; /* one output [..., fw_output + bw_output]; else a forward and a backward output */
+  bool time_major;    /* input [time, batch, input]; else [batch, time, input] */
+  bool asymmetric_quantize_inputs;
+} KilnBidirectionalSequenceLSTMParams;
+
+/* BIDIRECTIONAL_SEQUENCE_RNN */
+typedef struct KilnBidirectionalSequenceRNNParams {
+  bool time_major;
+  KilnFusedActivation activation;
+  bool merge_outputs;
+  bool asymmetric_quantize_inputs;
+} KilnBidirectionalSequenceRNNParams;
 
 #ifdef __cplusplus
 } /* extern "C" */

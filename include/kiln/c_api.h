@@ -209,6 +209,11 @@ KILN_CAPI_EXPORT KilnStatus KilnInterpreterAllocateTensors(KilnInterpreter* inte
 /* Runs every op's Invoke in order. Tensors must have been allocated since the last resize. */
 KILN_CAPI_EXPORT KilnStatus KilnInterpreterInvoke(KilnInterpreter* interpreter);
 
+/* Resets the model's variable tensors (is_variable: the state that ops such as UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF
+ * and RNN keep from one Invoke to the next) to zero, or an int8 one to its zero point, as LiteRT's
+ * Interpreter::ResetVariableTensors. KilnInterpreterAllocateTensors does the same. */
+KILN_CAPI_EXPORT KilnStatus KilnInterpreterResetVariableTensors(KilnInterpreter* interpreter);
+
 KILN_CAPI_EXPORT int32_t KilnInterpreterGetOutputTensorCount(const KilnInterpreter* interpreter);
 /* Returns NULL if `output_index` is out of range. */
 KILN_CAPI_EXPORT const KilnTensor* KilnInterpreterGetOutputTensor(const KilnInterpreter* interpreter,

@@ -1312,6 +1312,82 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       params->keep_dims = options->keep_dims();
       return true;
     }
+    case kKilnBuiltinLstm: {
+      KILN_GET_OPTIONS(LSTMOptions, options);
+      KilnLSTMParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      if (!activation(options->fused_activation_function(), &params->activation)) return false;
+      params->cell_clip = options->cell_clip();
+      params->proj_clip = options->proj_clip();
+      switch (options->kernel_type()) {
+        case fb::LSTMKernelType::FULL:
+          params->kernel_type = kKilnLSTMFullKernel;
+          break;
+        case fb::LSTMKernelType::BASIC:
+          params->kernel_type = kKilnLSTMBasicKernel;
+          break;
+        default:
+          return Fail(Format("%s: unknown kernel_type %d", where.c_str(), static_cast<int>(options->kernel_type())));
+      }
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      return true;
+    }
+    case kKilnBuiltinUnidirectionalSequenceLstm: {
+      KILN_GET_OPTIONS(UnidirectionalSequenceLSTMOptions, options);
+      KilnUnidirectionalSequenceLSTMParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      if (!activation(options->fused_activation_function(), &params->activation)) return false;
+      params->cell_clip = options->cell_clip();
+      params->proj_clip = options->proj_clip();
+      params->time_major = options->time_major();
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      params->diagonal_recurrent_tensors = options->diagonal_recurrent_tensors();
+      return true;
+    }
+    case kKilnBuiltinSvdf: {
+      KILN_GET_OPTIONS(SVDFOptions, options);
+      KilnSVDFParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->rank = options->rank();
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      return activation(options->fused_activation_function(), &params->activation);
+    }
+    case kKilnBuiltinRnn: {
+      KILN_GET_OPTIONS(RNNOptions, options);
+      KilnRNNParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      return activation(options->fused_activation_function(), &params->activation);
+    }
+    case kKilnBuiltinUnidirectionalSequenceRnn: {
+      KILN_GET_OPTIONS(SequenceRNNOptions, options);
+      KilnSequenceRNNParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->time_major = options->time_major();
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      return activation(options->fused_activation_function(), &params->activation);
+    }
+    case kKilnBuiltinBidirectionalSequenceLstm: {
+      KILN_GET_OPTIONS(BidirectionalSequenceLSTMOptions, options);
+      KilnBidirectionalSequenceLSTMParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      if (!activation(options->fused_activation_function(), &params->activation)) return false;
+      params->cell_clip = options->cell_clip();
+      params->proj_clip = options->proj_clip();
+      params->merge_outputs = options->merge_outputs();
+      params->time_major = options->time_major();
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      return true;
+    }
+    case kKilnBuiltinBidirectionalSequenceRnn: {
+      KILN_GET_OPTIONS(BidirectionalSequenceRNNOptions, options);
+      KilnBidirectionalSequenceRNNParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->time_major = options->time_major();
+      params->merge_outputs = options->merge_outputs();
+      params->asymmetric_quantize_inputs = options->asymmetric_quantize_inputs();
+      return activation(options->fused_activation_function(), &params->activation);
+    }
     default:
       return true;
   }

@@ -451,6 +451,27 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
       case OptionsKind::kArgMin:
         matches = code == kKilnBuiltinArgMin;
         break;
+      case OptionsKind::kLstm:
+        matches = code == kKilnBuiltinLstm;
+        break;
+      case OptionsKind::kSequenceLstm:
+        matches = code == kKilnBuiltinUnidirectionalSequenceLstm;
+        break;
+      case OptionsKind::kSvdf:
+        matches = code == kKilnBuiltinSvdf;
+        break;
+      case OptionsKind::kRnn:
+        matches = code == kKilnBuiltinRnn;
+        break;
+      case OptionsKind::kSequenceRnn:
+        matches = code == kKilnBuiltinUnidirectionalSequenceRnn;
+        break;
+      case OptionsKind::kBidiLstm:
+        matches = code == kKilnBuiltinBidirectionalSequenceLstm;
+        break;
+      case OptionsKind::kBidiRnn:
+        matches = code == kKilnBuiltinBidirectionalSequenceRnn;
+        break;
       case OptionsKind::kReducer:
         matches = code == kKilnBuiltinMean || code == kKilnBuiltinSum || code == kKilnBuiltinReduceMax ||
                   code == kKilnBuiltinReduceMin || code == kKilnBuiltinReduceProd ||
@@ -529,6 +550,13 @@ KILN_ADD_OP_WITH(KilnBucketizeParams, kBucketize)
 KILN_ADD_OP_WITH(KilnFakeQuantParams, kFakeQuant)
 KILN_ADD_OP_WITH(KilnEmbeddingLookupSparseParams, kEmbeddingLookupSparse)
 KILN_ADD_OP_WITH(KilnRandomParams, kRandom)
+KILN_ADD_OP_WITH(KilnLSTMParams, kLstm)
+KILN_ADD_OP_WITH(KilnUnidirectionalSequenceLSTMParams, kSequenceLstm)
+KILN_ADD_OP_WITH(KilnSVDFParams, kSvdf)
+KILN_ADD_OP_WITH(KilnRNNParams, kRnn)
+KILN_ADD_OP_WITH(KilnSequenceRNNParams, kSequenceRnn)
+KILN_ADD_OP_WITH(KilnBidirectionalSequenceLSTMParams, kBidiLstm)
+KILN_ADD_OP_WITH(KilnBidirectionalSequenceRNNParams, kBidiRnn)
 #undef KILN_ADD_OP_WITH
 
 int ModelWriter::AddCustomOp(const std::string& name, const std::vector<int>& inputs,
@@ -1056,6 +1084,70 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::PackOptions;
           options = fb::CreatePackOptions(b, p.values_count, p.axis).Union();
+          break;
+        }
+        case OptionsKind::kLstm: {
+          KilnLSTMParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::LSTMOptions;
+          options = fb::CreateLSTMOptions(b, ToFileActivation(p.activation), p.cell_clip, p.proj_clip,
+                                          static_cast<fb::LSTMKernelType>(static_cast<int8_t>(p.kernel_type)),
+                                          p.asymmetric_quantize_inputs)
+                        .Union();
+          break;
+        }
+        case OptionsKind::kSequenceLstm: {
+          KilnUnidirectionalSequenceLSTMParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::UnidirectionalSequenceLSTMOptions;
+          options = fb::CreateUnidirectionalSequenceLSTMOptions(b, ToFileActivation(p.activation), p.cell_clip,
+                                                                p.proj_clip, p.time_major,
+                                                                p.asymmetric_quantize_inputs,
+                                                                p.diagonal_recurrent_tensors)
+                        .Union();
+          break;
+        }
+        case OptionsKind::kSvdf: {
+          KilnSVDFParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::SVDFOptions;
+          options =
+              fb::CreateSVDFOptions(b, p.rank, ToFileActivation(p.activation), p.asymmetric_quantize_inputs).Union();
+          break;
+        }
+        case OptionsKind::kRnn: {
+          KilnRNNParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::RNNOptions;
+          options = fb::CreateRNNOptions(b, ToFileActivation(p.activation), p.asymmetric_quantize_inputs).Union();
+          break;
+        }
+        case OptionsKind::kBidiLstm: {
+          KilnBidirectionalSequenceLSTMParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::BidirectionalSequenceLSTMOptions;
+          options = fb::CreateBidirectionalSequenceLSTMOptions(b, ToFileActivation(p.activation), p.cell_clip,
+                                                               p.proj_clip, p.merge_outputs, p.time_major,
+                                                               p.asymmetric_quantize_inputs)
+                        .Union();
+          break;
+        }
+        case OptionsKind::kBidiRnn: {
+          KilnBidirectionalSequenceRNNParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::BidirectionalSequenceRNNOptions;
+          options = fb::CreateBidirectionalSequenceRNNOptions(b, p.time_major, ToFileActivation(p.activation),
+                                                              p.merge_outputs, p.asymmetric_quantize_inputs)
+                        .Union();
+          break;
+        }
+        case OptionsKind::kSequenceRnn: {
+          KilnSequenceRNNParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::SequenceRNNOptions;
+          options = fb::CreateSequenceRNNOptions(b, p.time_major, ToFileActivation(p.activation),
+                                                 p.asymmetric_quantize_inputs)
+                        .Union();
           break;
         }
         case OptionsKind::kUnpack: {

@@ -168,6 +168,20 @@ class ModelWriter {
             const KilnPackParams& params);  // PACK
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnUnpackParams& params);  // UNPACK
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnLSTMParams& params);  // LSTM
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnUnidirectionalSequenceLSTMParams& params);  // UNIDIRECTIONAL_SEQUENCE_LSTM
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnSVDFParams& params);  // SVDF
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnRNNParams& params);  // RNN
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnSequenceRNNParams& params);  // UNIDIRECTIONAL_SEQUENCE_RNN
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnBidirectionalSequenceLSTMParams& params);  // BIDIRECTIONAL_SEQUENCE_LSTM
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnBidirectionalSequenceRNNParams& params);  // BIDIRECTIONAL_SEQUENCE_RNN
   // SHAPE, ARG_MAX, ARG_MIN: a type of kKilnNoType writes the op without an options table.
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnShapeParams& params);  // SHAPE
@@ -277,7 +291,14 @@ class ModelWriter {
     kBucketize,
     kFakeQuant,
     kEmbeddingLookupSparse,
-    kRandom
+    kRandom,
+    kLstm,
+    kSequenceLstm,
+    kSvdf,
+    kRnn,
+    kSequenceRnn,
+    kBidiLstm,
+    kBidiRnn
   };
   struct Operator {
     int builtin_code = 0;

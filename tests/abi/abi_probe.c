@@ -157,6 +157,20 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnEmbeddingLookupSparseParams(const struc
 size_t kiln_abi_probe_KilnEmbeddingLookupSparseParams(const struct KilnEmbeddingLookupSparseParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnRandomParams(const struct KilnRandomParams* value);
 size_t kiln_abi_probe_KilnRandomParams(const struct KilnRandomParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnLSTMParams(const struct KilnLSTMParams* value);
+size_t kiln_abi_probe_KilnLSTMParams(const struct KilnLSTMParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnUnidirectionalSequenceLSTMParams(const struct KilnUnidirectionalSequenceLSTMParams* value);
+size_t kiln_abi_probe_KilnUnidirectionalSequenceLSTMParams(const struct KilnUnidirectionalSequenceLSTMParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnSVDFParams(const struct KilnSVDFParams* value);
+size_t kiln_abi_probe_KilnSVDFParams(const struct KilnSVDFParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnRNNParams(const struct KilnRNNParams* value);
+size_t kiln_abi_probe_KilnRNNParams(const struct KilnRNNParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnSequenceRNNParams(const struct KilnSequenceRNNParams* value);
+size_t kiln_abi_probe_KilnSequenceRNNParams(const struct KilnSequenceRNNParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnBidirectionalSequenceLSTMParams(const struct KilnBidirectionalSequenceLSTMParams* value);
+size_t kiln_abi_probe_KilnBidirectionalSequenceLSTMParams(const struct KilnBidirectionalSequenceLSTMParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnBidirectionalSequenceRNNParams(const struct KilnBidirectionalSequenceRNNParams* value);
+size_t kiln_abi_probe_KilnBidirectionalSequenceRNNParams(const struct KilnBidirectionalSequenceRNNParams* value) { return value ? sizeof(*value) : 0; }
 
 /* Enums (by value: their enumerators are part of the ABI). */
 KILN_ABI_PROBE int kiln_abi_probe_KilnStatus(enum KilnStatus value);
@@ -189,3 +203,5 @@ KILN_ABI_PROBE int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value
 int kiln_abi_probe_KilnMirrorPadMode(enum KilnMirrorPadMode value) { return (int)value; }
 KILN_ABI_PROBE int kiln_abi_probe_KilnCombinerType(enum KilnCombinerType value);
 int kiln_abi_probe_KilnCombinerType(enum KilnCombinerType value) { return (int)value; }
+KILN_ABI_PROBE int kiln_abi_probe_KilnLSTMKernelType(enum KilnLSTMKernelType value);
+int kiln_abi_probe_KilnLSTMKernelType(enum KilnLSTMKernelType value) { return (int)value; }

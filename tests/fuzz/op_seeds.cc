@@ -410,6 +410,100 @@ int main(int argc, char** argv) {
     seeds.push_back({"random", std::move(w)});
   }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
+  {
+    // The recurrent ops, their state in variable tensors: UNIDIRECTIONAL_SEQUENCE_LSTM with every optional part
+    // (peephole, projection, layer norm), LSTM (CIFG), SVDF, RNN, UNIDIRECTIONAL_SEQUENCE_RNN, and the two
+    // bidirectional ops (time-major LSTM with two outputs, batch-major merged RNN), and LSTM's basic kernel.
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
+    const int x2 = w.AddTensor(kKilnFloat32, {2, 4}, "x2");
+    auto weights = [&](std::vector<int> shape, const char* name) {
+      size_t n = 1;
+      for (int d : shape) n *= static_cast<size_t>(d);
+      std::vector<float> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = 0.1f * static_cast<float>(static_cast<int>(i % 7) - 3);
+      return w.AddConstTensor(kKilnFloat32, shape, name, v);
+    };
+    auto variable = [&](std::vector<int> shape, const char* name) {
+      const int t = w.AddTensor(kKilnFloat32, shape, name);
+      w.SetVariable(t);
+      return t;
+    };
+    std::vector<int> lstm = {x};
+    for (int g = 0; g < 4; ++g) lstm.push_back(weights({5, 4}, "w"));
+    for (int g = 0; g < 4; ++g) lstm.push_back(weights({5, 3}, "r"));
+    for (int g = 0; g < 3; ++g) lstm.push_back(weights({5}, "peephole"));
+    for (int g = 0; g < 4; ++g) lstm.push_back(weights({5}, "bias"));
+    lstm.push_back(weights({3, 5}, "projection"));
+    lstm.push_back(weights({3}, "projection_bias"));
+    lstm.push_back(variable({2, 3}, "output_state"));
+    lstm.push_back(variable({2, 5}, "cell_state"));
+    for (int g = 0; g < 4; ++g) lstm.push_back(weights({5}, "layer_norm"));
+    const int y_lstm = w.AddTensor(kKilnFloat32, {2, 3, 3}, "y_lstm");
+    w.AddOp(kKilnBuiltinUnidirectionalSequenceLstm, lstm, {y_lstm},
+            KilnUnidirectionalSequenceLSTMParams{kKilnActTanh, 3.0f, 2.0f, false, false, false});
+    std::vector<int> cifg = {x2, -1};
+    for (int g = 0; g < 3; ++g) cifg.push_back(weights({4, 4}, "w"));
+    cifg.push_back(-1);
+    for (int g = 0; g < 3; ++g) cifg.push_back(weights({4, 4}, "r"));
+    for (int g = 0; g < 3; ++g) cifg.push_back(-1);
+    cifg.push_back(-1);
+    for (int g = 0; g < 3; ++g) cifg.push_back(weights({4}, "bias"));
+    cifg.push_back(-1);
+    cifg.push_back(-1);
+    cifg.push_back(variable({2, 4}, "lstm_output_state"));
+    cifg.push_back(variable({2, 4}, "lstm_cell_state"));
+    const int y_cifg = w.AddTensor(kKilnFloat32, {2, 4}, "y_cifg");
+    w.AddOp(kKilnBuiltinLstm, cifg, {y_cifg}, KilnLSTMParams{kKilnActTanh, 0.0f, 0.0f, kKilnLSTMFullKernel, false});
+    const int y_svdf = w.AddTensor(kKilnFloat32, {2, 3}, "y_svdf");
+    w.AddOp(kKilnBuiltinSvdf,
+            {x2, weights({6, 4}, "weights_feature"), weights({6, 5}, "weights_time"), weights({3}, "svdf_bias"),
+             variable({2, 30}, "svdf_state")},
+            {y_svdf}, KilnSVDFParams{2, kKilnActRelu, false});
+    const int y_rnn = w.AddTensor(kKilnFloat32, {2, 3}, "y_rnn");
+    w.AddOp(kKilnBuiltinRnn,
+            {x2, weights({3, 4}, "rnn_w"), weights({3, 3}, "rnn_r"), weights({3}, "rnn_b"), variable({2, 3}, "rnn_h")},
+            {y_rnn}, KilnRNNParams{kKilnActTanh, false});
+    const int y_seq_rnn = w.AddTensor(kKilnFloat32, {2, 3, 3}, "y_seq_rnn");
+    w.AddOp(kKilnBuiltinUnidirectionalSequenceRnn,
+            {x, weights({3, 4}, "seq_rnn_w"), weights({3, 3}, "seq_rnn_r"), weights({3}, "seq_rnn_b"),
+             variable({3, 3}, "seq_rnn_h")},
+            {y_seq_rnn}, KilnSequenceRNNParams{true, kKilnActRelu, false});
+    std::vector<int> bidi_lstm = {x};
+    for (int d = 0; d < 2; ++d) {
+      for (int g = 0; g < 4; ++g) bidi_lstm.push_back(weights({2, 4}, "bidi_w"));
+      for (int g = 0; g < 4; ++g) bidi_lstm.push_back(weights({2, 2}, "bidi_r"));
+      for (int g = 0; g < 3; ++g) bidi_lstm.push_back(-1);
+      for (int g = 0; g < 4; ++g) bidi_lstm.push_back(weights({2}, "bidi_b"));
+      bidi_lstm.push_back(-1);
+      bidi_lstm.push_back(-1);
+    }
+    for (int d = 0; d < 4; ++d) bidi_lstm.push_back(variable({3, 2}, "bidi_lstm_state"));
+    for (int i = 0; i < 9; ++i) bidi_lstm.push_back(-1);
+    const int y_bidi_fw = w.AddTensor(kKilnFloat32, {2, 3, 2}, "y_bidi_fw");
+    const int y_bidi_bw = w.AddTensor(kKilnFloat32, {2, 3, 2}, "y_bidi_bw");
+    w.AddOp(kKilnBuiltinBidirectionalSequenceLstm, bidi_lstm, {y_bidi_fw, y_bidi_bw},
+            KilnBidirectionalSequenceLSTMParams{kKilnActTanh, 0.0f, 0.0f, false, true, false});
+    const int y_bidi_rnn = w.AddTensor(kKilnFloat32, {2, 3, 5}, "y_bidi_rnn");
+    w.AddOp(kKilnBuiltinBidirectionalSequenceRnn,
+            {x, weights({3, 4}, "bidi_rnn_fw_w"), weights({3, 3}, "bidi_rnn_fw_r"), weights({3}, "bidi_rnn_fw_b"),
+             variable({2, 3}, "bidi_rnn_fw_h"), weights({2, 4}, "bidi_rnn_bw_w"), weights({2, 2}, "bidi_rnn_bw_r"),
+             weights({2}, "bidi_rnn_bw_b"), variable({2, 2}, "bidi_rnn_bw_h"), -1, -1, -1},
+            {y_bidi_rnn}, KilnBidirectionalSequenceRNNParams{false, kKilnActTanh, true, false});
+    // LSTM's basic kernel, its state in two graph inputs that it writes back.
+    const int prev_h = w.AddTensor(kKilnFloat32, {2, 3}, "basic_prev_activation");
+    const int prev_c = w.AddTensor(kKilnFloat32, {2, 3}, "basic_prev_state");
+    std::vector<int> basic_outputs;
+    for (std::vector<int> shape : {std::vector<int>{2, 3}, {2, 3}, {2, 7}, {2, 12}}) {
+      basic_outputs.push_back(w.AddTensor(kKilnFloat32, shape, "basic_out"));
+    }
+    w.AddOp(kKilnBuiltinLstm, {x2, prev_h, weights({12, 7}, "basic_w"), weights({12}, "basic_b"), prev_c},
+            basic_outputs, KilnLSTMParams{kKilnActTanh, 0.0f, 0.0f, kKilnLSTMBasicKernel, false});
+    w.SetInputs({x, x2, prev_h, prev_c});
+    w.SetOutputs({y_lstm, y_cifg, y_svdf, y_rnn, y_seq_rnn, y_bidi_fw, y_bidi_bw, y_bidi_rnn, basic_outputs[0],
+                  basic_outputs[1], basic_outputs[2], basic_outputs[3]});
+    seeds.push_back({"sequence_ops", std::move(w)});
+  }
   const struct {
     const char* name;
     KilnBuiltinOperator code;

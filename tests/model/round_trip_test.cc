@@ -264,6 +264,70 @@ ModelDesc OneOpWithoutOptions(KilnBuiltinOperator code, int inputs = 1) {
   return ReadOrDie(w.Finish());
 }
 
+TEST(RoundTripTest, RecurrentOps) {
+  ModelDesc model;
+  {
+    const auto* out = RoundTrip(kKilnBuiltinLstm,
+                                KilnLSTMParams{kKilnActRelu6, 1.5f, 0.25f, kKilnLSTMBasicKernel, true}, &model);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->activation, kKilnActRelu6);
+    EXPECT_EQ(out->cell_clip, 1.5f);
+    EXPECT_EQ(out->proj_clip, 0.25f);
+    EXPECT_EQ(out->kernel_type, kKilnLSTMBasicKernel);
+    EXPECT_TRUE(out->asymmetric_quantize_inputs);
+  }
+  {
+    const auto* out = RoundTrip(kKilnBuiltinUnidirectionalSequenceLstm,
+                                KilnUnidirectionalSequenceLSTMParams{kKilnActTanh, 2.0f, 0.5f, true, false, true},
+                                &model);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->activation, kKilnActTanh);
+    EXPECT_EQ(out->cell_clip, 2.0f);
+    EXPECT_EQ(out->proj_clip, 0.5f);
+    EXPECT_TRUE(out->time_major);
+    EXPECT_FALSE(out->asymmetric_quantize_inputs);
+    EXPECT_TRUE(out->diagonal_recurrent_tensors);
+  }
+  {
+    const auto* out = RoundTrip(kKilnBuiltinSvdf, KilnSVDFParams{3, kKilnActRelu, true}, &model);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->rank, 3);
+    EXPECT_EQ(out->activation, kKilnActRelu);
+    EXPECT_TRUE(out->asymmetric_quantize_inputs);
+  }
+  {
+    const auto* out = RoundTrip(kKilnBuiltinRnn, KilnRNNParams{kKilnActReluN1To1, false}, &model);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->activation, kKilnActReluN1To1);
+  }
+  {
+    const auto* out =
+        RoundTrip(kKilnBuiltinUnidirectionalSequenceRnn, KilnSequenceRNNParams{true, kKilnActTanh, true}, &model);
+    ASSERT_NE(out, nullptr);
+    EXPECT_TRUE(out->time_major);
+    EXPECT_EQ(out->activation, kKilnActTanh);
+    EXPECT_TRUE(out->asymmetric_quantize_inputs);
+  }
+  {
+    const auto* out = RoundTrip(kKilnBuiltinBidirectionalSequenceLstm,
+                                KilnBidirectionalSequenceLSTMParams{kKilnActTanh, 3.0f, 0.0f, true, false, true},
+                                &model);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->cell_clip, 3.0f);
+    EXPECT_TRUE(out->merge_outputs);
+    EXPECT_FALSE(out->time_major);
+    EXPECT_TRUE(out->asymmetric_quantize_inputs);
+  }
+  {
+    const auto* out = RoundTrip(kKilnBuiltinBidirectionalSequenceRnn,
+                                KilnBidirectionalSequenceRNNParams{true, kKilnActRelu, true, false}, &model);
+    ASSERT_NE(out, nullptr);
+    EXPECT_TRUE(out->time_major);
+    EXPECT_EQ(out->activation, kKilnActRelu);
+    EXPECT_TRUE(out->merge_outputs);
+  }
+}
+
 TEST(RoundTripTest, AbsentOptionsTakeTheFormatDefaults) {
   ModelDesc model = OneOpWithoutOptions(kKilnBuiltinAdd, 2);
   auto* add = static_cast<const KilnAddParams*>(model.subgraphs[0].operators[0].builtin_data.get());

@@ -1031,6 +1031,8 @@ def main():
         y = m.output([3, 5, 7], np.float32, "y")
         m.write(out_dir, name, code, 1, [x], [y])
     space_models(out_dir)
+    from sequence_op_models import sequence_models  # LSTM, SVDF, RNN: tests/models/sequence_op_models.py
+    sequence_models(out_dir)
 
 
 # Quantization each quantized type gets in the space ops' models (input and output alike).

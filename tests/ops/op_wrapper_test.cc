@@ -99,7 +99,10 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinStablehloShiftLeft, kKilnBuiltinReal,
                                   kKilnBuiltinImag,          kKilnBuiltinComplexAbs,
                                   kKilnBuiltinRfft2d,        kKilnBuiltinEmbeddingLookupSparse,
-                                  kKilnBuiltinRandomUniform, kKilnBuiltinRandomStandardNormal};
+                                  kKilnBuiltinRandomUniform, kKilnBuiltinRandomStandardNormal,
+                                  kKilnBuiltinUnidirectionalSequenceLstm, kKilnBuiltinLstm, kKilnBuiltinSvdf,
+                                  kKilnBuiltinRnn, kKilnBuiltinUnidirectionalSequenceRnn,
+                                  kKilnBuiltinBidirectionalSequenceLstm, kKilnBuiltinBidirectionalSequenceRnn};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

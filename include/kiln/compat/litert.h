@@ -74,6 +74,7 @@
 #define TfLiteInterpreterResizeInputTensor             KilnInterpreterResizeInputTensor
 #define TfLiteInterpreterAllocateTensors               KilnInterpreterAllocateTensors
 #define TfLiteInterpreterInvoke                        KilnInterpreterInvoke
+#define TfLiteInterpreterResetVariableTensors          KilnInterpreterResetVariableTensors
 #define TfLiteInterpreterGetOutputTensorCount          KilnInterpreterGetOutputTensorCount
 #define TfLiteInterpreterGetOutputTensor               KilnInterpreterGetOutputTensor
 #define TfLiteTensorType                               KilnTensorType
