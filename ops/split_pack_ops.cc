@@ -264,7 +264,27 @@ KilnStatus PackInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct RepeatState {
   reference::RepeatParams params;
   size_t element_size = 0;
+  bool dynamic = false;  // multiples or shape computed at run time: Invoke plans and sizes the output
+  bool tile = false;
 };
+
+// Plans TILE or BROADCAST_TO from the values of `vector` (multiples or shape) and sizes the output.
+KilnStatus RepeatPlan(KilnOpaqueContext* context, bool tile, const KilnOpaqueTensor* input,
+                      const KilnOpaqueTensor* vector, KilnOpaqueTensor* output, RepeatState* state) {
+  const char* op = tile ? "TILE" : "BROADCAST_TO";
+  std::vector<int64_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, tile ? "multiples" : "shape", vector, &values));
+  if (!tile && values.size() > static_cast<size_t>(kMaxBroadcastRank)) {
+    KilnOpaqueContextReportError(context, "%s: shape %s has %zu dimensions; at most %d are supported", op,
+                                 TensorLabel(vector).c_str(), values.size(), kMaxBroadcastRank);
+    return kKilnError;
+  }
+  std::string error;
+  const bool ok = tile ? reference::MakeTile(TensorDims(input), values, &state->params, &error)
+                       : reference::MakeBroadcastTo(TensorDims(input), values, &state->params, &error);
+  if (!ok) return ReportShapeError(context, op, input, error);
+  return ResizeOutput(context, op, output, state->params.output_dims);
+}
 
 // TILE (`tile` true) or BROADCAST_TO: input and a constant int32/int64 vector (multiples or shape).
 KilnStatus RepeatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool tile) {
@@ -282,18 +302,17 @@ KilnStatus RepeatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool 
   KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, types, &state->element_size));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, role, vector, 1, 1));
   if (!tile) KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxBroadcastRank));
-  std::vector<int64_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadShapeInput(context, op, role, vector, &values));
-  if (!tile && values.size() > static_cast<size_t>(kMaxBroadcastRank)) {
-    KilnOpaqueContextReportError(context, "%s: shape %s has %zu dimensions; at most %d are supported", op,
-                                 TensorLabel(vector).c_str(), values.size(), kMaxBroadcastRank);
+  const KilnType vector_type = KilnOpaqueTensorType(vector);
+  if (vector_type != kKilnInt32 && vector_type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: %s %s has type %s; expected int32 or int64", op, role,
+                                 TensorLabel(vector).c_str(), KilnTypeGetName(vector_type));
     return kKilnError;
   }
-  std::string error;
-  const bool ok = tile ? reference::MakeTile(TensorDims(input), values, &state->params, &error)
-                       : reference::MakeBroadcastTo(TensorDims(input), values, &state->params, &error);
-  if (!ok) return ReportShapeError(context, op, input, error);
-  return ResizeOutput(context, op, output, state->params.output_dims);
+  // Computed at run time: the output is dynamic (as LiteRT), planned and sized at Invoke.
+  state->tile = tile;
+  state->dynamic = !IsConstant(vector);
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
+  return RepeatPlan(context, tile, input, vector, output, state);
 }
 
 KilnStatus TilePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -306,10 +325,14 @@ KilnStatus BroadcastToPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) 
 KilnStatus RepeatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TILE/BROADCAST_TO";
   KILN_OPS_GET_STATE(RepeatState, state, context, node, op);
-  const int64_t out_count = reference::NumElements(state->params.output_dims);
-  if (out_count == 0) return kKilnOk;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        RepeatPlan(context, state->tile, input, KilnOpaqueNodeGetInput(context, node, 1), output, state));
+  }
+  const int64_t out_count = reference::NumElements(state->params.output_dims);
+  if (out_count == 0) return kKilnOk;
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input,
                                       reference::NumElements(state->params.input_dims), state->element_size));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state->element_size));

@@ -196,6 +196,24 @@ int main(int argc, char** argv) {
     w.SetOutputs({z});
     seeds.push_back({"unsorted_segment", std::move(w)});
   }
+  {  // dynamic shapes from the fuzzer's bytes: WHERE -> GATHER_ND -> ADD (prepared at Invoke), UNIQUE
+    ModelWriter w;
+    const int c = w.AddTensor(kKilnBool, {3, 4}, "c");
+    const int x = w.AddTensor(kKilnFloat32, {3, 4}, "x");
+    const int where = w.AddTensor(kKilnInt64, {1, 2}, "where");
+    w.AddOp(kKilnBuiltinWhere, {c}, {where});
+    const int picked = w.AddTensor(kKilnFloat32, {1}, "picked");
+    w.AddOp(kKilnBuiltinGatherNd, {x, where}, {picked});
+    const int sum = w.AddTensor(kKilnFloat32, {1}, "sum");
+    w.AddOp(kKilnBuiltinAdd, {picked, picked}, {sum}, KilnAddParams{kKilnActNone, false});
+    const int ids = w.AddTensor(kKilnInt32, {6}, "ids");
+    const int values = w.AddTensor(kKilnInt32, {1}, "values");
+    const int idx = w.AddTensor(kKilnInt32, {6}, "idx");
+    w.AddOp(kKilnBuiltinUnique, {ids}, {values, idx});
+    w.SetInputs({c, x, ids});
+    w.SetOutputs({sum, values, idx});
+    seeds.push_back({"dynamic_where_unique", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   const struct {
     const char* name;

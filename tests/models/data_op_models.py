@@ -382,9 +382,41 @@ def unsorted_segments(out_dir):
         m.write(out_dir, name, OPS.RANK, 1, [x], [y], S.BuiltinOptions.RankOptions, S.RankOptionsT())
 
 
+def dynamic_models(out_dir):
+    """WHERE and UNIQUE: outputs whose shape depends on the values (dynamic tensors, sized at Invoke). The declared
+    output shape is a placeholder; LiteRT and Kiln both report the shape the values give. (Rank 0, which LiteRT's
+    WHERE refuses, and empty inputs, which litert_bench cannot feed, are in tests/ops/dynamic_wrapper_test.cc.)"""
+    # WHERE of a model input (random values: bool half true, int8/int32 some zeros, float none) and of constants.
+    for dtype, shape in [(np.bool_, [4, 5]), (np.bool_, [2, 3, 2, 2]), (np.int8, [300]), (np.int32, [3, 40]),
+                         (np.float32, [2, 3]), (np.uint8, [2, 2, 2, 2, 2, 2]), (np.int64, [64])]:
+        m = Model()
+        x = m.tensor(shape, dtype, "condition")
+        y = m.output([1, len(shape)], np.int64, "coordinates")
+        name = "where_%s_rank%d" % (np.dtype(dtype).name, len(shape))
+        m.write(out_dir, name, OPS.WHERE, 2 if dtype in (np.int8, np.uint8, np.int64) else 1, [x], [y])
+    for name, dtype, data in [("where_const_float", np.float32, [[0.0, 1.5, -0.0], [2.0, 0.0, -3.0]]),
+                              ("where_const_bool_none", np.bool_, [[False, False], [False, False]])]:
+        m = Model()
+        x = m.tensor(np.shape(data), dtype, "condition", data)
+        y = m.output([1, 2], np.int64, "coordinates")
+        m.write(out_dir, name, OPS.WHERE, 1, [x], [y])
+    # UNIQUE of a model input (int8 over its range, int32 in [-128, 127]: many repeats) with int32 and int64 idx.
+    for dtype, n, idx_type in [(np.int8, 500, np.int32), (np.int32, 200, np.int64), (np.float32, 7, np.int32),
+                               (np.uint8, 600, np.int64), (np.int16, 50, np.int32), (np.int64, 300, np.int32)]:
+        m = Model()
+        x = m.tensor([n], dtype, "x")
+        y = m.output([1], dtype, "y")
+        idx = m.output([n], idx_type, "idx")
+        o = S.UniqueOptionsT()
+        o.idxOutType = TYPES[idx_type]
+        m.write(out_dir, "unique_%s_idx_%s_%d" % (np.dtype(dtype).name, np.dtype(idx_type).name, n), OPS.UNIQUE, 1,
+                [x], [y, idx], S.BuiltinOptions.UniqueOptions, o)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    dynamic_models(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)

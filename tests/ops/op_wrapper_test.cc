@@ -84,7 +84,8 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinTopkV2,        kKilnBuiltinUnsortedSegmentSum,
                                   kKilnBuiltinUnsortedSegmentProd, kKilnBuiltinUnsortedSegmentMax,
                                   kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank,
-                                  kKilnBuiltinRelu0To1};
+                                  kKilnBuiltinRelu0To1,
+                                  kKilnBuiltinWhere,         kKilnBuiltinUnique};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

@@ -1,0 +1,142 @@
+// The WHERE and UNIQUE reference kernels (ops/reference/dynamic.h) against plain loops written here: many shapes
+// and ranks, empty tensors, bool bytes other than 0 and 1, signed zeros and NaN.
+#include "ops/reference/dynamic.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace kiln::ops::reference {
+namespace {
+
+// Plain WHERE: every flat index whose element is non-zero, unravelled by repeated division.
+template <typename T>
+std::vector<int64_t> PlainWhere(const std::vector<T>& input, const Dims& dims) {
+  std::vector<int64_t> out;
+  for (size_t flat = 0; flat < input.size(); ++flat) {
+    if (!(input[flat] != T(0))) continue;
+    std::vector<int64_t> coordinate(dims.size());
+    int64_t rest = static_cast<int64_t>(flat);
+    for (size_t d = dims.size(); d-- > 0;) {
+      coordinate[d] = rest % dims[d];
+      rest /= dims[d];
+    }
+    out.insert(out.end(), coordinate.begin(), coordinate.end());
+  }
+  return out;
+}
+
+template <typename T>
+void CheckWhere(const std::vector<T>& input, const Dims& dims) {
+  const int64_t count = CountNonZero(input.data(), static_cast<int64_t>(input.size()));
+  std::vector<int64_t> got(static_cast<size_t>(count) * dims.size() + 1, -7);  // one guard element
+  WhereCoordinates(input.data(), dims, got.data());
+  EXPECT_EQ(got.back(), -7) << "wrote past the end";
+  got.pop_back();
+  EXPECT_EQ(got, PlainWhere(input, dims));
+}
+
+TEST(WhereTest, ShapesRanksAndTypes) {
+  std::mt19937 rng(5);
+  const std::vector<Dims> shapes = {{1},
+                                    {7},
+                                    {3, 4},
+                                    {2, 1, 5},
+                                    {2, 3, 1, 2},
+                                    {1, 2, 2, 1, 3},
+                                    {2, 2, 1, 2, 3, 2},
+                                    {0},
+                                    {3, 0, 2},
+                                    {1, 1, 1, 1, 1, 1}};
+  for (const Dims& dims : shapes) {
+    const size_t n = static_cast<size_t>(NumElements(dims));
+    std::vector<uint8_t> bytes(n);
+    std::vector<float> floats(n);
+    std::vector<int32_t> ints(n);
+    std::vector<int64_t> longs(n);
+    std::vector<int8_t> chars(n);
+    for (size_t i = 0; i < n; ++i) {
+      bytes[i] = rng() % 3 == 0 ? 0 : static_cast<uint8_t>(rng() % 256 | 1);  // bool bytes other than 1 too
+      floats[i] = rng() % 2 ? 0.0f : static_cast<float>(static_cast<int>(rng() % 9) - 4);
+      ints[i] = static_cast<int32_t>(rng() % 3) - 1;
+      longs[i] = rng() % 2 ? 0 : (int64_t{1} << 40);
+      chars[i] = static_cast<int8_t>(rng() % 3) - 1;
+    }
+    CheckWhere(bytes, dims);
+    CheckWhere(floats, dims);
+    CheckWhere(ints, dims);
+    CheckWhere(longs, dims);
+    CheckWhere(chars, dims);
+  }
+}
+
+TEST(WhereTest, SignedZeroIsFalseNaNIsTrue) {
+  const std::vector<float> x = {-0.0f, 0.0f, NAN, 1e-45f};
+  EXPECT_EQ(CountNonZero(x.data(), 4), 2);
+  std::vector<int64_t> got(2);
+  WhereCoordinates(x.data(), Dims{4}, got.data());
+  EXPECT_EQ(got, (std::vector<int64_t>{2, 3}));
+}
+
+// Plain UNIQUE: a linear search of the values seen so far (== equality).
+template <typename T>
+void CheckUnique(const std::vector<T>& input) {
+  std::vector<T> want_values;
+  std::vector<int32_t> want_idx;
+  for (const T& v : input) {
+    size_t j = 0;
+    while (j < want_values.size() && !(want_values[j] == v)) ++j;
+    if (j == want_values.size()) want_values.push_back(v);
+    want_idx.push_back(static_cast<int32_t>(j));
+  }
+  std::vector<T> values;
+  std::vector<int32_t> idx(input.size());
+  Unique(input.data(), static_cast<int64_t>(input.size()), &values, idx.data());
+  EXPECT_EQ(values, want_values);
+  EXPECT_EQ(idx, want_idx);
+  std::vector<int64_t> idx64(input.size());
+  Unique(input.data(), static_cast<int64_t>(input.size()), &values, idx64.data());
+  EXPECT_EQ(std::vector<int32_t>(idx64.begin(), idx64.end()), want_idx);
+}
+
+TEST(UniqueTest, OrderOfFirstAppearance) {
+  std::mt19937 rng(9);
+  for (size_t n : {0u, 1u, 2u, 17u, 300u}) {
+    std::vector<int8_t> a(n);
+    std::vector<uint8_t> b(n);
+    std::vector<int16_t> c(n);
+    std::vector<int32_t> d(n);
+    std::vector<int64_t> e(n);
+    std::vector<float> f(n);
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = static_cast<int8_t>(rng() % 256 - 128);
+      b[i] = static_cast<uint8_t>(rng() % 7);
+      c[i] = static_cast<int16_t>(rng() % 40 - 20);
+      d[i] = static_cast<int32_t>(rng() % 11) - 5;
+      e[i] = (rng() % 2 ? -1 : 1) * (int64_t{1} << 50) + static_cast<int64_t>(rng() % 3);
+      f[i] = static_cast<float>(rng() % 5) * 0.25f - 0.5f;
+    }
+    CheckUnique(a);
+    CheckUnique(b);
+    CheckUnique(c);
+    CheckUnique(d);
+    CheckUnique(e);
+    CheckUnique(f);
+  }
+}
+
+TEST(UniqueTest, SignedZerosAreOneValue) {
+  const std::vector<float> x = {0.0f, -0.0f, 1.0f, 0.0f};
+  std::vector<float> values;
+  std::vector<int32_t> idx(4);
+  Unique(x.data(), 4, &values, idx.data());
+  ASSERT_EQ(values.size(), 2u);
+  EXPECT_FALSE(std::signbit(values[0]));  // the first appearance is kept
+  EXPECT_EQ(idx, (std::vector<int32_t>{0, 0, 1, 0}));
+}
+
+}  // namespace
+}  // namespace kiln::ops::reference

@@ -1,0 +1,184 @@
+// WHERE and UNIQUE through the interpreter, on single-op ModelWriter models: dynamic outputs sized at Invoke
+// (and a constant WHERE sized at Prepare), each type, empty tensors, and the errors with their messages.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kiln/c_api.h"
+#include "runtime/model/model_writer.h"
+#include "tests/ops/wrapper_runner.h"
+
+namespace kiln::ops {
+namespace {
+
+using wrapper_testing::ExpectErrorMentions;
+using wrapper_testing::Runner;
+
+template <typename T>
+void ExpectWhere(KilnType type, const std::vector<int>& dims, const std::vector<T>& values,
+                 const std::vector<int64_t>& want, bool constant) {
+  ModelWriter w;
+  const int c = constant ? w.AddConstTensor(type, dims, "condition", values) : w.AddTensor(type, dims, "condition");
+  const int y = w.AddTensor(kKilnInt64, {1, static_cast<int>(dims.size())}, "y");
+  w.AddOp(kKilnBuiltinWhere, {c}, {y});
+  w.SetInputs(constant ? std::vector<int>{} : std::vector<int>{c});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  if (!constant && !values.empty()) r.SetInput(0, values.data(), values.size() * sizeof(T));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  const int count = static_cast<int>(want.size() / dims.size());
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{count, static_cast<int>(dims.size())}));
+  EXPECT_EQ(r.OutputAs<int64_t>(), want);
+}
+
+TEST(WhereWrapperTest, TypesShapesConstantAndRunTime) {
+  for (bool constant : {false, true}) {
+    ExpectWhere<uint8_t>(kKilnBool, {2, 3}, {0, 1, 0, 9, 0, 255}, {0, 1, 1, 0, 1, 2}, constant);
+    ExpectWhere<float>(kKilnFloat32, {4}, {0.0f, -0.0f, 2.5f, -1.0f}, {2, 3}, constant);
+    ExpectWhere<int32_t>(kKilnInt32, {1, 2, 2}, {0, 5, 0, -3}, {0, 0, 1, 0, 1, 1}, constant);
+    ExpectWhere<int64_t>(kKilnInt64, {3}, {0, 0, 0}, {}, constant);
+    ExpectWhere<int8_t>(kKilnInt8, {1, 1, 1, 1, 1, 2}, {-1, 0}, {0, 0, 0, 0, 0, 0}, constant);
+    ExpectWhere<uint8_t>(kKilnUInt8, {2, 1}, {3, 4}, {0, 0, 1, 0}, constant);
+    ExpectWhere<uint32_t>(kKilnUInt32, {2}, {0, 7}, {1}, constant);
+    if (!constant) ExpectWhere<uint8_t>(kKilnBool, {2, 0, 3}, {}, {}, constant);  // empty (a constant needs data)
+  }
+}
+
+TEST(WhereWrapperTest, PrepareErrors) {
+  {
+    ModelWriter w;  // rank 0 (LiteRT fails it too)
+    const int c = w.AddTensor(kKilnBool, {}, "cond0");
+    const int y = w.AddTensor(kKilnInt64, {1, 0}, "y");
+    w.AddOp(kKilnBuiltinWhere, {c}, {y});
+    w.SetInputs({c});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"WHERE", "'cond0'", "rank 0"});
+  }
+  {
+    ModelWriter w;  // int32 output
+    const int c = w.AddTensor(kKilnBool, {3}, "c");
+    const int y = w.AddTensor(kKilnInt32, {1, 1}, "coords");
+    w.AddOp(kKilnBuiltinWhere, {c}, {y});
+    w.SetInputs({c});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"WHERE", "'coords'", "int64"});
+  }
+  {
+    ModelWriter w;  // int16 condition
+    const int c = w.AddTensor(kKilnInt16, {3}, "c16");
+    const int y = w.AddTensor(kKilnInt64, {1, 1}, "y");
+    w.AddOp(kKilnBuiltinWhere, {c}, {y});
+    w.SetInputs({c});
+    w.SetOutputs({y});
+    Runner r(w);
+    ExpectErrorMentions(r, {"WHERE", "'c16'", "int16"});
+  }
+}
+
+template <typename T, typename I>
+void ExpectUnique(KilnType type, KilnType index_type, const std::vector<T>& x, const std::vector<T>& values,
+                  const std::vector<I>& idx) {
+  ModelWriter w;
+  const int in = w.AddTensor(type, {static_cast<int>(x.size())}, "x");
+  const int y = w.AddTensor(type, {1}, "y");
+  const int i = w.AddTensor(index_type, {static_cast<int>(x.size())}, "idx");
+  w.AddOp(kKilnBuiltinUnique, {in}, {y, i});
+  w.SetInputs({in});
+  w.SetOutputs({y, i});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  if (!x.empty()) r.SetInput(0, x.data(), x.size() * sizeof(T));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(0), std::vector<int>{static_cast<int>(values.size())});
+  EXPECT_EQ(r.OutputAs<T>(0), values);
+  EXPECT_EQ(r.OutputDims(1), std::vector<int>{static_cast<int>(x.size())});
+  EXPECT_EQ(r.OutputAs<I>(1), idx);
+}
+
+TEST(UniqueWrapperTest, TypesAndIndexTypes) {
+  ExpectUnique<float, int32_t>(kKilnFloat32, kKilnInt32, {1.5f, -2.0f, 1.5f, 0.0f, -0.0f}, {1.5f, -2.0f, 0.0f},
+                               {0, 1, 0, 2, 2});
+  ExpectUnique<int8_t, int64_t>(kKilnInt8, kKilnInt64, {-128, 127, -128, 127, 0}, {-128, 127, 0}, {0, 1, 0, 1, 2});
+  ExpectUnique<uint8_t, int32_t>(kKilnUInt8, kKilnInt32, {7, 7, 7}, {7}, {0, 0, 0});
+  ExpectUnique<int16_t, int32_t>(kKilnInt16, kKilnInt32, {3, 2, 1}, {3, 2, 1}, {0, 1, 2});
+  ExpectUnique<int32_t, int64_t>(kKilnInt32, kKilnInt64, {5, -5, 5, -5, 6}, {5, -5, 6}, {0, 1, 0, 1, 2});
+  ExpectUnique<int64_t, int32_t>(kKilnInt64, kKilnInt32, {int64_t{1} << 40, 1, int64_t{1} << 40}, {int64_t{1} << 40, 1},
+                                 {0, 1, 0});
+  ExpectUnique<int32_t, int32_t>(kKilnInt32, kKilnInt32, {}, {}, {});  // empty
+}
+
+TEST(UniqueWrapperTest, PrepareErrors) {
+  auto build = [](ModelWriter& w, KilnType type, const std::vector<int>& dims, KilnType value_type,
+                  KilnType index_type) {
+    const int in = w.AddTensor(type, dims, "x");
+    const int y = w.AddTensor(value_type, {1}, "values");
+    const int i = w.AddTensor(index_type, {1}, "idx");
+    w.AddOp(kKilnBuiltinUnique, {in}, {y, i});
+    w.SetInputs({in});
+    w.SetOutputs({y, i});
+  };
+  {
+    ModelWriter w;
+    build(w, kKilnFloat32, {2, 2}, kKilnFloat32, kKilnInt32);
+    Runner r(w);
+    ExpectErrorMentions(r, {"UNIQUE", "'x'", "rank"});
+  }
+  {
+    ModelWriter w;
+    build(w, kKilnFloat32, {4}, kKilnFloat32, kKilnInt16);
+    Runner r(w);
+    ExpectErrorMentions(r, {"UNIQUE", "'idx'", "int32 or int64"});
+  }
+  {
+    ModelWriter w;
+    build(w, kKilnBool, {4}, kKilnBool, kKilnInt32);
+    Runner r(w);
+    ExpectErrorMentions(r, {"UNIQUE", "'x'", "bool"});
+  }
+  {
+    ModelWriter w;
+    build(w, kKilnInt32, {4}, kKilnFloat32, kKilnInt32);
+    Runner r(w);
+    ExpectErrorMentions(r, {"UNIQUE", "'values'", "float32"});
+  }
+}
+
+// TILE multiples and BROADCAST_TO's shape computed at run time: the output is dynamic, sized at Invoke from the
+// values; bad values fail Invoke naming the op and the input.
+TEST(RunTimeShapeWrapperTest, TileAndBroadcastTo) {
+  for (bool tile : {true, false}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnInt32, {2, 1}, "x");
+    const int v = w.AddTensor(kKilnInt64, {2}, tile ? "multiples" : "shape");
+    const int y = w.AddTensor(kKilnInt32, {1, 1}, "y");
+    const int op = w.AddOp(tile ? kKilnBuiltinTile : kKilnBuiltinBroadcastTo, {x, v}, {y});
+    if (!tile) w.SetOpVersion(op, 2);
+    w.SetInputs({x, v});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t in[] = {4, 7};
+    r.SetInput(0, in, sizeof(in));
+    const int64_t first[] = {tile ? 1 : 2, 3};
+    r.SetInput(1, first, sizeof(first));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 3}));
+    EXPECT_EQ(r.OutputAs<int32_t>(), (std::vector<int32_t>{4, 4, 4, 7, 7, 7}));
+    const int64_t second[] = {tile ? 2 : 2, tile ? 0 : 0};  // empty
+    r.SetInput(1, second, sizeof(second));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{tile ? 4 : 2, 0}));
+    const int64_t bad[] = {-1, 2};
+    r.SetInput(1, bad, sizeof(bad));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find(tile ? "TILE: input 'x'" : "BROADCAST_TO: input 'x'"), std::string::npos) << r.errors();
+  }
+}
+
+}  // namespace
+}  // namespace kiln::ops
