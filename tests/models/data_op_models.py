@@ -6,7 +6,8 @@ type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE,
 the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
-and BATCH_MATMUL) for litert_compare.py --generate,
+and BATCH_MATMUL; WHERE and UNIQUE, and run-time shape inputs of STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE and
+BROADCAST_TO, whose outputs are dynamic) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -53,6 +54,32 @@ class Model:
         index = self.tensor(shape, dtype, name, quant=quant)
         self.inputs.pop()
         return index
+
+    def write_ops(self, out_dir, name, ops, outputs):
+        """Several operators: ops is a list of (code, version, inputs, outputs, options_type, options)."""
+        codes, operators = [], []
+        for code, version, inputs, outs, options_type, options in ops:
+            if (code, version) not in codes:
+                codes.append((code, version))
+            op = S.OperatorT()
+            op.opcodeIndex, op.inputs, op.outputs = codes.index((code, version)), inputs, outs
+            op.builtinOptionsType, op.builtinOptions = options_type, options
+            operators.append(op)
+        opcodes = []
+        for code, version in codes:
+            opcode = S.OperatorCodeT()
+            opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
+            opcodes.append(opcode)
+        graph = S.SubGraphT()
+        graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, outputs, operators
+        graph.name = "main"
+        model = S.ModelT()
+        model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, opcodes, [graph], self.buffers
+        model.description = "data_op_models.py"
+        builder = flatbuffers.Builder(1024)
+        builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+        with open(os.path.join(out_dir, name + ".tflite"), "wb") as f:
+            f.write(builder.Output())
 
     def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None):
         opcode = S.OperatorCodeT()
@@ -411,6 +438,66 @@ def dynamic_models(out_dir):
         o.idxOutType = TYPES[idx_type]
         m.write(out_dir, "unique_%s_idx_%s_%d" % (np.dtype(dtype).name, np.dtype(idx_type).name, n), OPS.UNIQUE, 1,
                 [x], [y, idx], S.BuiltinOptions.UniqueOptions, o)
+
+    # Shape inputs computed at run time: each is a FLOOR_DIV of constants by 1 (so it is no constant of the model,
+    # and its values are fixed), which makes the op's output dynamic in LiteRT and in Kiln. LiteRT's SLICE wants
+    # the declared output rank right, so every placeholder shape has the final rank.
+    def computed(m, name, values, dtype=np.int32):
+        a = m.tensor([len(values)], dtype, name + "_a", values)
+        one = m.tensor([len(values)], dtype, name + "_one", [1] * len(values))
+        t = m.output([len(values)], dtype, name)
+        return t, (OPS.FLOOR_DIV, 1, [a, one], [t], 0, None)
+
+    for name, shape, begin, end, strides, masks in [
+            ("strided_slice_runtime", [3, 4, 5], [0, 1, -1], [3, 4, 0], [1, 2, -2], (0, 0, 0, 0, 0)),
+            ("strided_slice_runtime_masks", [4, 6], [1, 5], [0, -7], [2, -1], (0b01, 0b01, 0, 0, 0)),
+            ("strided_slice_runtime_shrink", [2, 3, 4], [1, 0, 1], [2, 3, 3], [1, 1, 1], (0, 0, 0, 0, 0b001))]:
+        m = Model()
+        x = m.tensor(shape, np.float32, "x")
+        b, add_b = computed(m, "begin", begin)
+        e, add_e = computed(m, "end", end)
+        st, add_s = computed(m, "strides", strides)
+        y = m.output([1] * (len(shape) - bin(masks[4]).count("1")), np.float32, "y")
+        o = S.StridedSliceOptionsT()
+        o.beginMask, o.endMask, o.ellipsisMask, o.newAxisMask, o.shrinkAxisMask = masks
+        m.write_ops(out_dir, name, [add_b, add_e, add_s,
+                                    (OPS.STRIDED_SLICE, 1, [x, b, e, st], [y], S.BuiltinOptions.StridedSliceOptions,
+                                     o)], [y])
+    # (LiteRT 2.3.0's SLICE then checks the output's declared shape against the one it computes: declared right.)
+    for name, dtype, shape, begin, size, out in [
+            ("slice_runtime_size", np.float32, [3, 4], [1, 0], [2, -1], [2, 4]),
+            ("slice_runtime_int8", np.int8, [2, 3, 4], [0, 1, 1], [-1, 2, 3], [2, 2, 3])]:
+        m = Model()
+        quant = (0.05, -3) if dtype == np.int8 else None
+        x = m.tensor(shape, dtype, "x", quant=quant)
+        b, add_b = computed(m, "begin", begin)
+        sz, add_s = computed(m, "size", size)
+        y = m.output(out, dtype, "y", quant=quant)
+        m.write_ops(out_dir, name, [add_b, add_s, (OPS.SLICE, 1, [x, b, sz], [y], 0, None)], [y])
+    for name, axis in [("expand_dims_runtime_last", -1), ("expand_dims_runtime_first", 0)]:
+        m = Model()
+        x = m.tensor([2, 3], np.float32, "x")
+        a, add_a = computed(m, "axis", [axis])
+        y = m.output([1, 1, 1], np.float32, "y")
+        m.write_ops(out_dir, name, [add_a, (OPS.EXPAND_DIMS, 1, [x, a], [y], 0, None)], [y])
+    m = Model()
+    x = m.tensor([2, 1, 3], np.float32, "x")
+    mul, add_m = computed(m, "multiples", [2, 3, 1])
+    y = m.output([1, 1, 1], np.float32, "y")
+    m.write_ops(out_dir, "tile_runtime", [add_m, (OPS.TILE, 1, [x, mul], [y], 0, None)], [y])
+    m = Model()
+    x = m.tensor([3, 1], np.int32, "x")
+    sh, add_s = computed(m, "shape", [2, 3, 4])
+    y = m.output([1, 1, 1], np.int32, "y")
+    m.write_ops(out_dir, "broadcast_to_runtime", [add_s, (OPS.BROADCAST_TO, 2, [x, sh], [y], 0, None)], [y])
+    # A dynamic chain: WHERE's coordinates pick elements of params (GATHER_ND), prepared again at Invoke.
+    m = Model()
+    c = m.tensor([3, 4], np.bool_, "condition")
+    p = m.tensor([3, 4, 2], np.float32, "params")
+    w = m.output([1, 2], np.int64, "coordinates")
+    y = m.output([1, 2], np.float32, "picked")
+    m.write_ops(out_dir, "where_gather_nd_chain", [(OPS.WHERE, 1, [c], [w], 0, None),
+                                                   (OPS.GATHER_ND, 1, [p, w], [y], 0, None)], [y])
 
 
 def main():
