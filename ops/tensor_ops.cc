@@ -2,6 +2,7 @@
 // or uint8), MEAN and SUM (float32 or int8).
 #include "ops/reference/tensor_ops.h"
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -66,6 +67,9 @@ KilnStatus ReshapePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   std::vector<int32_t> requested;
   const bool shape_is_vector = shape_tensor != nullptr && KilnOpaqueTensorNumDims(shape_tensor) == 1 &&
                                KilnOpaqueTensorType(shape_tensor) == kKilnInt32;
+  if (shape_is_vector && !IsConstant(shape_tensor) && !options_have_shape) {
+    return MakeOutputDynamic(context, op, output);  // as LiteRT: shaped at Invoke from the values (ReshapeInvoke)
+  }
   if (shape_is_vector && (IsConstant(shape_tensor) || !options_have_shape)) {
     KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "shape", shape_tensor, false, &requested));
   } else if (options != nullptr) {
@@ -89,7 +93,36 @@ KilnStatus ReshapePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 KilnStatus ReshapeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  return CopyInvoke(context, node, "RESHAPE");
+  constexpr const char* op = "RESHAPE";
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const auto* options = static_cast<const KilnReshapeParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const KilnOpaqueTensor* shape_tensor = GetOptionalInput(context, node, 1);
+  if (KilnOpaqueTensorGetAllocationType(output) == kKilnDynamic && shape_tensor != nullptr &&
+      !IsConstant(shape_tensor) && KilnOpaqueTensorNumDims(shape_tensor) == 1 &&
+      KilnOpaqueTensorType(shape_tensor) == kKilnInt32 && !(options != nullptr && options->num_dimensions > 0)) {
+    // The shape computed at run time (as Prepare decided): read now, checked against the input's element count.
+    const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+    std::vector<int64_t> values;
+    KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "shape", shape_tensor, &values));
+    std::vector<int32_t> requested;
+    for (int64_t v : values) {
+      if (v < INT32_MIN || v > INT32_MAX) {
+        KilnOpaqueContextReportError(context, "%s: shape %s holds %lld, out of range", op,
+                                     TensorLabel(shape_tensor).c_str(), static_cast<long long>(v));
+        return kKilnError;
+      }
+      requested.push_back(static_cast<int32_t>(v));
+    }
+    Dims output_dims;
+    std::string error;
+    if (!reference::ReshapeOutputShape(TensorDims(input), requested, &output_dims, &error)) {
+      KilnOpaqueContextReportError(context, "%s: input %s with the run-time shape %s: %s", op,
+                                   TensorLabel(input).c_str(), TensorLabel(shape_tensor).c_str(), error.c_str());
+      return kKilnError;
+    }
+    KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, output, output_dims));
+  }
+  return CopyInvoke(context, node, op);
 }
 
 KilnStatus SqueezePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {

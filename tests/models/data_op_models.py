@@ -490,6 +490,19 @@ def dynamic_models(out_dir):
     sh, add_s = computed(m, "shape", [2, 3, 4])
     y = m.output([1, 1, 1], np.int32, "y")
     m.write_ops(out_dir, "broadcast_to_runtime", [add_s, (OPS.BROADCAST_TO, 2, [x, sh], [y], 0, None)], [y])
+    for name, shape in [("reshape_runtime_shape", [3, -1]), ("reshape_runtime_flat", [-1])]:
+        m = Model()
+        x = m.tensor([2, 3, 2], np.float32, "x")
+        sh, add_s = computed(m, "shape", shape)
+        y = m.output([1] * len(shape), np.float32, "y")
+        m.write_ops(out_dir, name, [add_s, (OPS.RESHAPE, 1, [x, sh], [y], 0, None)], [y])
+    for name, dtype, dims_type, dims in [("fill_runtime_dims_float32", np.float32, np.int32, [2, 3, 4]),
+                                         ("fill_runtime_dims_int32", np.int32, np.int32, [5, 1])]:
+        m = Model()
+        d, add_d = computed(m, "dims", dims, dims_type)
+        v = m.tensor([], dtype, "value")
+        y = m.output([1] * len(dims), dtype, "y")
+        m.write_ops(out_dir, name, [add_d, (OPS.FILL, 1, [d, v], [y], 0, None)], [y])
     # A dynamic chain: WHERE's coordinates pick elements of params (GATHER_ND), prepared again at Invoke.
     m = Model()
     c = m.tensor([3, 4], np.bool_, "condition")

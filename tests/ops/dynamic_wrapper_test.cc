@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/c_api.h"
@@ -178,6 +179,32 @@ TEST(RunTimeShapeWrapperTest, TileAndBroadcastTo) {
     EXPECT_NE(r.Invoke(), kKilnOk);
     EXPECT_NE(r.errors().find(tile ? "TILE: input 'x'" : "BROADCAST_TO: input 'x'"), std::string::npos) << r.errors();
   }
+}
+
+// RESHAPE with a run-time shape vector and no new_shape option: a dynamic output, shaped at Invoke.
+TEST(RunTimeShapeWrapperTest, Reshape) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+  const int shape = w.AddTensor(kKilnInt32, {2}, "shape");
+  const int y = w.AddTensor(kKilnFloat32, {1, 1}, "y");
+  w.AddOp(kKilnBuiltinReshape, {x, shape}, {y});
+  w.SetInputs({x, shape});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {1, 2, 3, 4, 5, 6};
+  r.SetInput(0, in, sizeof(in));
+  for (const auto& [s, want] : std::vector<std::pair<std::vector<int32_t>, std::vector<int>>>{
+           {{3, 2}, {3, 2}}, {{-1, 1}, {6, 1}}, {{1, -1}, {1, 6}}}) {
+    r.SetInput(1, s.data(), s.size() * 4);
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), want);
+    EXPECT_EQ(r.Output(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  }
+  const int32_t bad[] = {4, 2};
+  r.SetInput(1, bad, sizeof(bad));
+  EXPECT_NE(r.Invoke(), kKilnOk);
+  EXPECT_NE(r.errors().find("RESHAPE: input 'x' with the run-time shape 'shape'"), std::string::npos) << r.errors();
 }
 
 }  // namespace

@@ -530,7 +530,7 @@ TEST(OpWrapperTest, RejectsShapesThatDoNotBroadcast) {
   ExpectErrorMentions(r, {"SUB", "[2, 3]", "[4]", "do not broadcast"});
 }
 
-TEST(OpWrapperTest, ReshapeFromConstantShapeFromOptionsAndRejectsRuntimeShape) {
+TEST(OpWrapperTest, ReshapeFromConstantShapeFromOptionsAndRuntimeShape) {
   {
     ModelWriter w;
     const int x = w.AddTensor(kKilnFloat32, {2, 3, 2}, "x");
@@ -573,7 +573,8 @@ TEST(OpWrapperTest, ReshapeFromConstantShapeFromOptionsAndRejectsRuntimeShape) {
     w.SetInputs({x, shape});
     w.SetOutputs({y});
     Runner r(w);
-    ExpectErrorMentions(r, {"RESHAPE", "runtime_shape", "constant"});
+    // A run-time shape without the option: a dynamic output, shaped at Invoke (dynamic_wrapper_test.cc).
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
   }
   {
     ModelWriter w;
