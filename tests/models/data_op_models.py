@@ -442,10 +442,11 @@ def dynamic_models(out_dir):
     # Shape inputs computed at run time: each is a FLOOR_DIV of constants by 1 (so it is no constant of the model,
     # and its values are fixed), which makes the op's output dynamic in LiteRT and in Kiln. LiteRT's SLICE wants
     # the declared output rank right, so every placeholder shape has the final rank.
-    def computed(m, name, values, dtype=np.int32):
-        a = m.tensor([len(values)], dtype, name + "_a", values)
-        one = m.tensor([len(values)], dtype, name + "_one", [1] * len(values))
-        t = m.output([len(values)], dtype, name)
+    def computed(m, name, values, dtype=np.int32, scalar=False):
+        shape = [] if scalar else [len(values)]
+        a = m.tensor(shape, dtype, name + "_a", values)
+        one = m.tensor(shape, dtype, name + "_one", [1] * len(values))
+        t = m.output(shape, dtype, name)
         return t, (OPS.FLOOR_DIV, 1, [a, one], [t], 0, None)
 
     for name, shape, begin, end, strides, masks in [
@@ -503,6 +504,29 @@ def dynamic_models(out_dir):
         v = m.tensor([], dtype, "value")
         y = m.output([1] * len(dims), dtype, "y")
         m.write_ops(out_dir, name, [add_d, (OPS.FILL, 1, [d, v], [y], 0, None)], [y])
+    for name, start, limit, delta in [("range_runtime_up", 2, 11, 3), ("range_runtime_down", 5, -4, -2)]:
+        m = Model()
+        a, add_a = computed(m, "start", [start], scalar=True)
+        b, add_b = computed(m, "limit", [limit], scalar=True)
+        c, add_c = computed(m, "delta", [delta], scalar=True)
+        y = m.output([1], np.int32, "y")
+        m.write_ops(out_dir, name, [add_a, add_b, add_c, (OPS.RANGE, 1, [a, b, c], [y], 0, None)], [y])
+    m = Model()
+    x = m.tensor([3, 7], np.float32, "x")
+    k, add_k = computed(m, "k", [3], scalar=True)
+    v = m.output([3, 1], np.float32, "values")
+    i = m.output([3, 1], np.int32, "indices")
+    m.write_ops(out_dir, "topk_v2_runtime_k", [add_k, (OPS.TOPK_V2, 1, [x, k], [v, i], 0, None)], [v, i])
+    m = Model()
+    i = m.tensor([2, 3], np.int32, "indices", [[0, 3, 1], [2, -1, 4]])
+    d, add_d = computed(m, "depth", [4], scalar=True)
+    a = m.tensor([], np.float32, "on_value", 2.0)
+    b = m.tensor([], np.float32, "off_value", -1.0)
+    y = m.output([1, 1, 1], np.float32, "y")
+    o = S.OneHotOptionsT()
+    o.axis = 1
+    m.write_ops(out_dir, "one_hot_runtime_depth", [add_d, (OPS.ONE_HOT, 1, [i, d, a, b], [y],
+                                                           S.BuiltinOptions.OneHotOptions, o)], [y])
     # A dynamic chain: WHERE's coordinates pick elements of params (GATHER_ND), prepared again at Invoke.
     m = Model()
     c = m.tensor([3, 4], np.bool_, "condition")
