@@ -442,10 +442,10 @@ def dynamic_models(out_dir):
     # Shape inputs computed at run time: each is a FLOOR_DIV of constants by 1 (so it is no constant of the model,
     # and its values are fixed), which makes the op's output dynamic in LiteRT and in Kiln. LiteRT's SLICE wants
     # the declared output rank right, so every placeholder shape has the final rank.
-    def computed(m, name, values, dtype=np.int32, scalar=False):
-        shape = [] if scalar else [len(values)]
-        a = m.tensor(shape, dtype, name + "_a", values)
-        one = m.tensor(shape, dtype, name + "_one", [1] * len(values))
+    def computed(m, name, values, dtype=np.int32, scalar=False, shape=None):
+        shape = shape if shape is not None else [] if scalar else [len(values)]
+        a = m.tensor(shape, dtype, name + "_a", np.reshape(values, shape))
+        one = m.tensor(shape, dtype, name + "_one", np.ones(shape, dtype))
         t = m.output(shape, dtype, name)
         return t, (OPS.FLOOR_DIV, 1, [a, one], [t], 0, None)
 
@@ -527,6 +527,20 @@ def dynamic_models(out_dir):
     o.axis = 1
     m.write_ops(out_dir, "one_hot_runtime_depth", [add_d, (OPS.ONE_HOT, 1, [i, d, a, b], [y],
                                                            S.BuiltinOptions.OneHotOptions, o)], [y])
+    for name, code, version in [("pad_runtime_paddings", OPS.PAD, 1), ("padv2_runtime_paddings", OPS.PADV2, 1),
+                                ("mirror_pad_runtime_paddings", OPS.MIRROR_PAD, 1)]:
+        m = Model()
+        x = m.tensor([2, 3, 3], np.float32, "x")
+        p, add_p = computed(m, "paddings", [0, 1, 2, 1, 1, 0], shape=[3, 2])
+        inputs = [x, p]
+        if code == OPS.PADV2:
+            inputs.append(m.tensor([], np.float32, "constant_values", 4.5))
+        y = m.output([1, 1, 1], np.float32, "y")
+        options_type, options = 0, None
+        if code == OPS.MIRROR_PAD:
+            options_type, options = S.BuiltinOptions.MirrorPadOptions, S.MirrorPadOptionsT()
+            options.mode = S.MirrorPadMode.SYMMETRIC
+        m.write_ops(out_dir, name, [add_p, (code, version, inputs, [y], options_type, options)], [y])
     # A dynamic chain: WHERE's coordinates pick elements of params (GATHER_ND), prepared again at Invoke.
     m = Model()
     c = m.tensor([3, 4], np.bool_, "condition")

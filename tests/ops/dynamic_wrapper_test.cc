@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/builtin_op_data.h"
 #include "kiln/c_api.h"
 #include "runtime/model/model_writer.h"
 #include "tests/ops/wrapper_runner.h"
@@ -205,6 +206,63 @@ TEST(RunTimeShapeWrapperTest, Reshape) {
   r.SetInput(1, bad, sizeof(bad));
   EXPECT_NE(r.Invoke(), kKilnOk);
   EXPECT_NE(r.errors().find("RESHAPE: input 'x' with the run-time shape 'shape'"), std::string::npos) << r.errors();
+}
+
+// PAD and PADV2 with paddings computed at run time: a dynamic output, sized at Invoke; a negative padding fails there.
+TEST(RunTimeShapeWrapperTest, PadAndPadV2) {
+  for (bool v2 : {false, true}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 2}, "x");
+    const int pads = w.AddTensor(kKilnInt32, {2, 2}, "paddings");
+    const int y = w.AddTensor(kKilnFloat32, {1, 1}, "y");
+    std::vector<int> inputs = {x, pads};
+    if (v2) inputs.push_back(w.AddConstTensor(kKilnFloat32, {}, "fill", std::vector<float>{9}));
+    w.AddOp(v2 ? kKilnBuiltinPadv2 : kKilnBuiltinPad, inputs, {y});
+    w.SetInputs({x, pads});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {1, 2, 3, 4};
+    r.SetInput(0, in, sizeof(in));
+    const int32_t p1[] = {1, 0, 0, 1};
+    r.SetInput(1, p1, sizeof(p1));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{3, 3}));
+    const float f = v2 ? 9.0f : 0.0f;
+    EXPECT_EQ(r.Output(), (std::vector<float>{f, f, f, 1, 2, f, 3, 4, f}));
+    const int32_t p2[] = {0, 0, 0, 0};
+    r.SetInput(1, p2, sizeof(p2));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.Output(), (std::vector<float>{1, 2, 3, 4}));
+    const int32_t bad[] = {0, -1, 0, 0};
+    r.SetInput(1, bad, sizeof(bad));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("paddings 'paddings' has padding (0, -1) for dimension 0"), std::string::npos)
+        << r.errors();
+  }
+}
+
+// MIRROR_PAD with paddings computed at run time: sized at Invoke; paddings too large for the mode fail there.
+TEST(RunTimeShapeWrapperTest, MirrorPad) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnInt32, {3}, "x");
+  const int pads = w.AddTensor(kKilnInt64, {1, 2}, "pads");
+  const int y = w.AddTensor(kKilnInt32, {1}, "y");
+  w.AddOp(kKilnBuiltinMirrorPad, {x, pads}, {y}, KilnMirrorPadParams{kKilnMirrorPadReflect});
+  w.SetInputs({x, pads});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const int32_t in[] = {1, 2, 3};
+  r.SetInput(0, in, sizeof(in));
+  const int64_t p1[] = {2, 1};
+  r.SetInput(1, p1, sizeof(p1));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputAs<int32_t>(), (std::vector<int32_t>{3, 2, 1, 2, 3, 2}));
+  const int64_t bad[] = {3, 0};
+  r.SetInput(1, bad, sizeof(bad));
+  EXPECT_NE(r.Invoke(), kKilnOk);
+  EXPECT_NE(r.errors().find("MIRROR_PAD: input 'x' [3], paddings 'pads'"), std::string::npos) << r.errors();
 }
 
 }  // namespace

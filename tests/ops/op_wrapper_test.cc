@@ -1267,7 +1267,7 @@ TEST(OpWrapperTest, Relu0To1FloatInt8AndInt16Refused) {
   ExpectErrorMentions(r, {"RELU_0_TO_1", "int16 input 'x'"});
 }
 
-TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
+TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddings) {
   {
     ModelWriter w;
     const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
@@ -1296,7 +1296,8 @@ TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
     w.SetInputs({x, pads});
     w.SetOutputs({y});
     Runner r(w);
-    ExpectErrorMentions(r, {"PAD", "runtime_pads", "constant"});
+    // Run-time paddings: a dynamic output, sized at Invoke (dynamic_wrapper_test.cc tests the values).
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
   }
 }
 
