@@ -1,9 +1,11 @@
-// WHERE and UNIQUE: operators whose output shape depends on the input's values. Their output is dynamic (see
-// KilnOpaqueTensorSetAllocationTypeToDynamic): sized at Invoke, once the values are known, as LiteRT does.
-// A WHERE of a constant is sized in Prepare instead.
+// WHERE, UNIQUE and NON_MAX_SUPPRESSION_V4/V5: operators whose output shape depends on the input's values. Their output
+// is dynamic (see KilnOpaqueTensorSetAllocationTypeToDynamic): sized at Invoke, once the values are known, as LiteRT
+// does. A WHERE of a constant is sized in Prepare instead.
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/c_api_opaque.h"
@@ -170,6 +172,143 @@ KilnStatus UniqueInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return status;
 }
 
+// NON_MAX_SUPPRESSION_V4 (v5: true): boxes [n, 4], scores [n], max_output_size, iou_threshold, score_threshold
+// (, soft_nms_sigma) -> selected_indices [max_output_size] (, selected_scores), valid_outputs (a scalar). The
+// selected outputs are dynamic when max_output_size is computed at run time.
+struct NmsState {
+  bool dynamic = false;
+};
+
+KilnStatus NmsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool v5) {
+  const char* op = v5 ? "NON_MAX_SUPPRESSION_V5" : "NON_MAX_SUPPRESSION_V4";
+  KILN_OPS_GET_STATE(NmsState, state, context, node, op);
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, v5 ? 6 : 5, v5 ? 6 : 5, v5 ? 3 : 2));
+  const KilnOpaqueTensor *boxes, *scores, *max_size, *iou, *score_threshold, *sigma = nullptr;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "boxes", &boxes));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "scores", &scores));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "max_output_size", &max_size));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 3, "iou_threshold", &iou));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 4, "score_threshold", &score_threshold));
+  if (v5) KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 5, "soft_nms_sigma", &sigma));
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "boxes", boxes));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "boxes", boxes, 2, 2));
+  const Dims box_dims = TensorDims(boxes);
+  if (box_dims[1] != 4) {
+    KilnOpaqueContextReportError(context, "%s: boxes %s has shape %s; expected [num_boxes, 4]", op,
+                                 TensorLabel(boxes).c_str(), DimsToString(box_dims).c_str());
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "scores", scores));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "scores", scores, 1, 1));
+  if (TensorDims(scores)[0] != box_dims[0]) {
+    KilnOpaqueContextReportError(context, "%s: scores %s has %lld values for %lld boxes in %s", op,
+                                 TensorLabel(scores).c_str(), static_cast<long long>(TensorDims(scores)[0]),
+                                 static_cast<long long>(box_dims[0]), TensorLabel(boxes).c_str());
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "max_output_size", max_size, kKilnInt32));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "max_output_size", max_size, 0, 0));
+  const std::pair<const char*, const KilnOpaqueTensor*> scalars[] = {
+      {"iou_threshold", iou}, {"score_threshold", score_threshold}, {"soft_nms_sigma", sigma}};
+  for (const auto& [role, tensor] : scalars) {
+    if (tensor == nullptr) continue;
+    KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, role, tensor));
+    KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, role, tensor, 0, 0));
+  }
+  KilnOpaqueTensor* indices;
+  KilnOpaqueTensor* valid;
+  KilnOpaqueTensor* selected_scores = nullptr;
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 0, &indices));
+  if (v5) KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, 1, &selected_scores));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, v5 ? 2 : 1, &valid));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "selected_indices output", indices, kKilnInt32));
+  if (v5) KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "selected_scores output", selected_scores));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "valid_outputs output", valid, kKilnInt32));
+  KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, valid, Dims{}));
+  state->dynamic = !IsConstant(max_size);  // then the selected outputs are sized at Invoke (as LiteRT)
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(MakeOutputDynamic(context, op, indices));
+    return v5 ? MakeOutputDynamic(context, op, selected_scores) : kKilnOk;
+  }
+  const int32_t* size;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "max_output_size", max_size, 1, &size));
+  if (*size < 0) {
+    KilnOpaqueContextReportError(context, "%s: max_output_size %s is %d; it must be >= 0", op,
+                                 TensorLabel(max_size).c_str(), *size);
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, indices, Dims{*size}));
+  return v5 ? ResizeOutput(context, op, selected_scores, Dims{*size}) : kKilnOk;
+}
+
+KilnStatus NmsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, bool v5) {
+  const char* op = v5 ? "NON_MAX_SUPPRESSION_V5" : "NON_MAX_SUPPRESSION_V4";
+  KILN_OPS_GET_STATE(NmsState, state, context, node, op);
+  const KilnOpaqueTensor* boxes = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* scores = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* max_size = KilnOpaqueNodeGetInput(context, node, 2);
+  KilnOpaqueTensor* indices = KilnOpaqueNodeGetOutput(context, node, 0);
+  KilnOpaqueTensor* selected_scores = v5 ? KilnOpaqueNodeGetOutput(context, node, 1) : nullptr;
+  KilnOpaqueTensor* valid = KilnOpaqueNodeGetOutput(context, node, v5 ? 2 : 1);
+  const int32_t* size;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "max_output_size", max_size, 1, &size));
+  if (*size < 0) {
+    KilnOpaqueContextReportError(context, "%s: max_output_size %s is %d; it must be >= 0", op,
+                                 TensorLabel(max_size).c_str(), *size);
+    return kKilnError;
+  }
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, indices, Dims{*size}));
+    if (v5) KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, selected_scores, Dims{*size}));
+  }
+  const int64_t n = TensorDims(boxes)[0];
+  const int64_t out_count = reference::NumElements(TensorDims(indices));
+  if (out_count != *size) {  // a constant max_output_size sized the output in Prepare
+    KilnOpaqueContextReportError(context, "%s: selected_indices %s holds %lld values, not max_output_size %d", op,
+                                 TensorLabel(indices).c_str(), static_cast<long long>(out_count), *size);
+    return kKilnError;
+  }
+  const float *box_data, *score_data, *iou, *score_threshold, *sigma = nullptr;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "boxes", boxes, n * 4, &box_data));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "scores", scores, n, &score_data));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "iou_threshold", KilnOpaqueNodeGetInput(context, node, 3), 1, &iou));
+  KILN_OPAQUE_ENSURE_STATUS(
+      GetTypedData(context, op, "score_threshold", KilnOpaqueNodeGetInput(context, node, 4), 1, &score_threshold));
+  if (v5) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        GetTypedData(context, op, "soft_nms_sigma", KilnOpaqueNodeGetInput(context, node, 5), 1, &sigma));
+    if (!(*sigma >= 0.0f)) {
+      KilnOpaqueContextReportError(context, "%s: soft_nms_sigma %s is %g; it must be >= 0 (as LiteRT)", op,
+                                   TensorLabel(KilnOpaqueNodeGetInput(context, node, 5)).c_str(),
+                                   static_cast<double>(*sigma));
+      return kKilnError;
+    }
+  }
+  int32_t* out_indices;
+  float* out_scores = nullptr;
+  int32_t* out_valid;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "selected_indices output", indices, *size, &out_indices));
+  if (v5)
+    KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "selected_scores output", selected_scores, *size, &out_scores));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "valid_outputs output", valid, 1, &out_valid));
+  if (n > INT32_MAX) {
+    KilnOpaqueContextReportError(context, "%s: boxes %s has too many boxes", op, TensorLabel(boxes).c_str());
+    return kKilnError;
+  }
+  // Unused entries are zero, as LiteRT leaves them.
+  if (*size > 0) std::memset(out_indices, 0, static_cast<size_t>(*size) * sizeof(int32_t));
+  if (out_scores != nullptr && *size > 0) std::memset(out_scores, 0, static_cast<size_t>(*size) * sizeof(float));
+  *out_valid = reference::NonMaxSuppression(box_data, static_cast<int>(n), score_data, *size, *iou, *score_threshold,
+                                            sigma != nullptr ? *sigma : 0.0f, out_indices, out_scores);
+  return kKilnOk;
+}
+
+KilnStatus NmsV4Prepare(KilnOpaqueContext* context, KilnOpaqueNode* node) { return NmsPrepare(context, node, false); }
+KilnStatus NmsV4Invoke(KilnOpaqueContext* context, KilnOpaqueNode* node) { return NmsInvoke(context, node, false); }
+KilnStatus NmsV5Prepare(KilnOpaqueContext* context, KilnOpaqueNode* node) { return NmsPrepare(context, node, true); }
+KilnStatus NmsV5Invoke(KilnOpaqueContext* context, KilnOpaqueNode* node) { return NmsInvoke(context, node, true); }
+
 }  // namespace
 
 void AddDynamicOps(std::vector<BuiltinOp>* table) {
@@ -177,6 +316,11 @@ void AddDynamicOps(std::vector<BuiltinOp>* table) {
   table->push_back({kKilnBuiltinWhere, 1, 2, MakeOperator<NoState>(kKilnBuiltinWhere, 2, &WherePrepare, &WhereInvoke)});
   table->push_back(
       {kKilnBuiltinUnique, 1, 1, MakeOperator<NoState>(kKilnBuiltinUnique, 1, &UniquePrepare, &UniqueInvoke)});
+  // NON_MAX_SUPPRESSION_V4 and V5: v1 each (LiteRT 2.3.0), float32.
+  table->push_back({kKilnBuiltinNonMaxSuppressionV4, 1, 1,
+                    MakeOperator<NmsState>(kKilnBuiltinNonMaxSuppressionV4, 1, &NmsV4Prepare, &NmsV4Invoke)});
+  table->push_back({kKilnBuiltinNonMaxSuppressionV5, 1, 1,
+                    MakeOperator<NmsState>(kKilnBuiltinNonMaxSuppressionV5, 1, &NmsV5Prepare, &NmsV5Invoke)});
 }
 
 }  // namespace kiln::ops

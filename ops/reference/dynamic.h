@@ -3,6 +3,7 @@
 #ifndef KILN_OPS_REFERENCE_DYNAMIC_H_
 #define KILN_OPS_REFERENCE_DYNAMIC_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -50,6 +51,33 @@ void Unique(const T* input, int64_t count, std::vector<T>* values, Index* indice
     indices[i] = it->second;
   }
 }
+
+// NON_MAX_SUPPRESSION_V4/V5: the intersection over union of boxes i and j of `boxes` ([n, 4] as y1, x1, y2, x2,
+// corners in either order); 0 where either box has no area.
+inline float BoxIou(const float* boxes, int i, int j) {
+  const float* a = boxes + 4 * static_cast<int64_t>(i);
+  const float* b = boxes + 4 * static_cast<int64_t>(j);
+  const float a_y0 = std::min(a[0], a[2]), a_y1 = std::max(a[0], a[2]);
+  const float a_x0 = std::min(a[1], a[3]), a_x1 = std::max(a[1], a[3]);
+  const float b_y0 = std::min(b[0], b[2]), b_y1 = std::max(b[0], b[2]);
+  const float b_x0 = std::min(b[1], b[3]), b_x1 = std::max(b[1], b[3]);
+  const float area_a = (a_y1 - a_y0) * (a_x1 - a_x0);
+  const float area_b = (b_y1 - b_y0) * (b_x1 - b_x0);
+  if (area_a <= 0 || area_b <= 0) return 0.0f;
+  const float h = std::max(std::min(a_y1, b_y1) - std::max(a_y0, b_y0), 0.0f);
+  const float w = std::max(std::min(a_x1, b_x1) - std::max(a_x0, b_x0), 0.0f);
+  const float overlap = h * w;
+  return overlap / (area_a + area_b - overlap);
+}
+
+// Greedy non-max suppression as TensorFlow (and LiteRT) define it: candidates above score_threshold, highest
+// score first (a std::priority_queue, so that equal scores come out in the order LiteRT's does); one is dropped
+// when its IoU with an already selected box is >= iou_threshold. With soft_nms_sigma > 0 (V5) a candidate's
+// score decays by exp(-0.5 * iou^2 / sigma) per selected box instead, and it is selected only once its score
+// survives a full pass unchanged. Writes up to max_output_size indices (and scores where `selected_scores` is not
+// null); returns how many.
+int NonMaxSuppression(const float* boxes, int num_boxes, const float* scores, int max_output_size, float iou_threshold,
+                      float score_threshold, float soft_nms_sigma, int32_t* selected_indices, float* selected_scores);
 
 }  // namespace kiln::ops::reference
 

@@ -6,8 +6,9 @@ type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE,
 the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
-and BATCH_MATMUL; WHERE and UNIQUE, and run-time shape inputs of STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE and
-BROADCAST_TO, whose outputs are dynamic) for litert_compare.py --generate,
+and BATCH_MATMUL; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, and run-time shape inputs of STRIDED_SLICE, SLICE,
+EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2 and MIRROR_PAD, whose outputs
+are dynamic) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -541,6 +542,33 @@ def dynamic_models(out_dir):
             options_type, options = S.BuiltinOptions.MirrorPadOptions, S.MirrorPadOptionsT()
             options.mode = S.MirrorPadMode.SYMMETRIC
         m.write_ops(out_dir, name, [add_p, (code, version, inputs, [y], options_type, options)], [y])
+    # NON_MAX_SUPPRESSION_V4/V5 on random boxes and scores (model inputs), max_output_size constant or computed.
+    for name, v5, n, max_size, iou, threshold, sigma, runtime in [
+            ("nms_v4", False, 40, 10, 0.3, 0.0, 0.0, False), ("nms_v4_all", False, 12, 20, 0.5, -2.0, 0.0, False),
+            ("nms_v4_runtime_max", False, 30, 6, 0.2, 0.1, 0.0, True),
+            ("nms_v5_hard", True, 40, 10, 0.4, 0.0, 0.0, False), ("nms_v5_soft", True, 40, 12, 1.0, 0.05, 0.5, False),
+            ("nms_v5_soft_runtime_max", True, 25, 8, 0.6, -0.5, 0.3, True)]:
+        m = Model()
+        b = m.tensor([n, 4], np.float32, "boxes")
+        sc = m.tensor([n], np.float32, "scores")
+        ops = []
+        if runtime:
+            k, op_k = computed(m, "max_output_size", [max_size], scalar=True)
+            ops.append(op_k)
+        else:
+            k = m.tensor([], np.int32, "max_output_size", max_size)
+        i = m.tensor([], np.float32, "iou_threshold", iou)
+        t = m.tensor([], np.float32, "score_threshold", threshold)
+        inputs = [b, sc, k, i, t]
+        if v5:
+            inputs.append(m.tensor([], np.float32, "soft_nms_sigma", sigma))
+        sel = m.output([max_size], np.int32, "selected_indices")
+        outs = [sel]
+        if v5:
+            outs.append(m.output([max_size], np.float32, "selected_scores"))
+        outs.append(m.output([], np.int32, "valid_outputs"))
+        ops.append((OPS.NON_MAX_SUPPRESSION_V5 if v5 else OPS.NON_MAX_SUPPRESSION_V4, 1, inputs, outs, 0, None))
+        m.write_ops(out_dir, name, ops, outs)
     # A dynamic chain: WHERE's coordinates pick elements of params (GATHER_ND), prepared again at Invoke.
     m = Model()
     c = m.tensor([3, 4], np.bool_, "condition")

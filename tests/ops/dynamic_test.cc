@@ -1,9 +1,10 @@
-// The WHERE and UNIQUE reference kernels (ops/reference/dynamic.h) against plain loops written here: many shapes
-// and ranks, empty tensors, bool bytes other than 0 and 1, signed zeros and NaN.
+// The WHERE, UNIQUE and NON_MAX_SUPPRESSION reference kernels (ops/reference/dynamic.h) against plain loops written
+// here: many shapes and ranks, empty tensors, bool bytes other than 0 and 1, signed zeros and NaN.
 #include "ops/reference/dynamic.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -136,6 +137,82 @@ TEST(UniqueTest, SignedZerosAreOneValue) {
   ASSERT_EQ(values.size(), 2u);
   EXPECT_FALSE(std::signbit(values[0]));  // the first appearance is kept
   EXPECT_EQ(idx, (std::vector<int32_t>{0, 0, 1, 0}));
+}
+
+// Plain hard NMS: candidates sorted by score (distinct scores here), each kept unless it overlaps a kept box by
+// iou >= threshold; the IoU written out from the corner formula.
+std::vector<int32_t> PlainNms(const std::vector<float>& boxes, const std::vector<float>& scores, int max_out,
+                              float iou_threshold, float score_threshold) {
+  std::vector<int> order;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i] > score_threshold) order.push_back(static_cast<int>(i));
+  }
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return scores[a] > scores[b]; });
+  auto iou = [&](int a, int b) {
+    auto lo = [](float u, float v) { return u < v ? u : v; };
+    auto hi = [](float u, float v) { return u < v ? v : u; };
+    const float* p = &boxes[4 * a];
+    const float* q = &boxes[4 * b];
+    const float pa = (hi(p[0], p[2]) - lo(p[0], p[2])) * (hi(p[1], p[3]) - lo(p[1], p[3]));
+    const float qa = (hi(q[0], q[2]) - lo(q[0], q[2])) * (hi(q[1], q[3]) - lo(q[1], q[3]));
+    if (pa <= 0 || qa <= 0) return 0.0f;
+    const float ih = hi(0.0f, lo(hi(p[0], p[2]), hi(q[0], q[2])) - hi(lo(p[0], p[2]), lo(q[0], q[2])));
+    const float iw = hi(0.0f, lo(hi(p[1], p[3]), hi(q[1], q[3])) - hi(lo(p[1], p[3]), lo(q[1], q[3])));
+    return ih * iw / (pa + qa - ih * iw);
+  };
+  std::vector<int32_t> kept;
+  for (int c : order) {
+    if (static_cast<int>(kept.size()) >= max_out) break;
+    bool ok = true;
+    for (int k : kept) ok = ok && iou(c, k) < iou_threshold;
+    if (ok) kept.push_back(c);
+  }
+  return kept;
+}
+
+TEST(NonMaxSuppressionTest, HardSuppressionMatchesAPlainGreedyLoop) {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int n : {0, 1, 2, 7, 40, 100}) {
+    for (float iou_threshold : {0.0f, 0.3f, 0.7f, 1.0f}) {
+      std::vector<float> boxes(4 * n), scores(n);
+      for (float& b : boxes) b = u(rng);
+      for (int i = 0; i < n; ++i) scores[i] = u(rng) + 1e-4f * i;  // distinct
+      for (int max_out : {0, 3, n}) {
+        std::vector<int32_t> got(max_out + 1, -9);
+        const int count =
+            NonMaxSuppression(boxes.data(), n, scores.data(), max_out, iou_threshold, -0.2f, 0.0f, got.data(), nullptr);
+        EXPECT_EQ(got[max_out], -9) << "wrote past max_output_size";
+        got.resize(count);
+        EXPECT_EQ(got, PlainNms(boxes, scores, max_out, iou_threshold, -0.2f)) << n << " " << iou_threshold;
+      }
+    }
+  }
+}
+
+TEST(NonMaxSuppressionTest, SoftSuppressionDecaysScores) {
+  // Box 1 overlaps box 0 with IoU 1/3 (it is half of a box twice its size... see below); box 2 is apart.
+  const std::vector<float> boxes = {0, 0, 1, 2, 0, 1, 1, 3, 5, 5, 6, 6};  // [0,1]x[0,2], [0,1]x[1,3], [5,6]x[5,6]
+  const std::vector<float> scores = {0.9f, 0.8f, 0.7f};
+  std::vector<int32_t> idx(3);
+  std::vector<float> out(3);
+  // IoU(0, 1) = 1 / (2 + 2 - 1) = 1/3: with sigma 0.5 box 1's score becomes 0.8 * exp(-(1/3)^2), below box 2's
+  // 0.7? 0.8 * exp(-1/9) = 0.7158..., still above: order 0, 1, 2.
+  const int count = NonMaxSuppression(boxes.data(), 3, scores.data(), 3, 1.0f, 0.0f, 0.5f, idx.data(), out.data());
+  ASSERT_EQ(count, 3);
+  EXPECT_EQ(idx, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_FLOAT_EQ(out[0], 0.9f);
+  EXPECT_NEAR(out[1], 0.8f * std::exp(-1.0f / 9.0f), 1e-6f);
+  EXPECT_FLOAT_EQ(out[2], 0.7f);
+  // A score threshold above the decayed score drops box 1.
+  const int kept = NonMaxSuppression(boxes.data(), 3, scores.data(), 3, 1.0f, 0.72f, 0.5f, idx.data(), out.data());
+  ASSERT_EQ(kept, 1);
+  EXPECT_EQ(idx[0], 0);
+  // Hard suppression at iou_threshold 1/3 drops it too.
+  const int hard = NonMaxSuppression(boxes.data(), 3, scores.data(), 3, 0.3f, 0.0f, 0.0f, idx.data(), nullptr);
+  ASSERT_EQ(hard, 2);
+  EXPECT_EQ(idx[0], 0);
+  EXPECT_EQ(idx[1], 2);
 }
 
 }  // namespace

@@ -265,5 +265,108 @@ TEST(RunTimeShapeWrapperTest, MirrorPad) {
   EXPECT_NE(r.errors().find("MIRROR_PAD: input 'x' [3], paddings 'pads'"), std::string::npos) << r.errors();
 }
 
+// NON_MAX_SUPPRESSION_V4/V5: boxes and scores at run time; max_output_size constant (sized in Prepare) or computed
+// (a dynamic output); unused entries zero; valid_outputs a scalar; errors named.
+void BuildNms(ModelWriter& w, bool v5, bool runtime_max, int32_t max_size, float sigma, int n = 3) {
+  const int b = w.AddTensor(kKilnFloat32, {n, 4}, "boxes");
+  const int s = w.AddTensor(kKilnFloat32, {n}, "scores");
+  const int k = runtime_max ? w.AddTensor(kKilnInt32, {}, "max_output_size")
+                            : w.AddConstTensor(kKilnInt32, {}, "max_output_size", std::vector<int32_t>{max_size});
+  const int iou = w.AddConstTensor(kKilnFloat32, {}, "iou", std::vector<float>{0.3f});
+  const int t = w.AddConstTensor(kKilnFloat32, {}, "threshold", std::vector<float>{0.0f});
+  std::vector<int> inputs = {b, s, k, iou, t};
+  if (v5) inputs.push_back(w.AddConstTensor(kKilnFloat32, {}, "sigma", std::vector<float>{sigma}));
+  const int sel = w.AddTensor(kKilnInt32, {1}, "selected");
+  std::vector<int> outputs = {sel};
+  if (v5) outputs.push_back(w.AddTensor(kKilnFloat32, {1}, "selected_scores"));
+  outputs.push_back(w.AddTensor(kKilnInt32, {}, "valid"));
+  w.AddOp(v5 ? kKilnBuiltinNonMaxSuppressionV5 : kKilnBuiltinNonMaxSuppressionV4, inputs, outputs);
+  w.SetInputs(runtime_max ? std::vector<int>{b, s, k} : std::vector<int>{b, s});
+  w.SetOutputs(outputs);
+}
+
+TEST(NmsWrapperTest, ConstantAndRunTimeMaxOutputSize) {
+  const float boxes[] = {0, 0, 1, 2, 0, 1, 1, 3, 5, 5, 6, 6};
+  const float scores[] = {0.9f, 0.8f, 0.7f};
+  for (bool v5 : {false, true}) {
+    for (bool runtime_max : {false, true}) {
+      ModelWriter w;
+      BuildNms(w, v5, runtime_max, 4, 0.0f);
+      Runner r(w);
+      ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+      r.SetInput(0, boxes, sizeof(boxes));
+      r.SetInput(1, scores, sizeof(scores));
+      const int32_t max_size = 4;
+      if (runtime_max) r.SetInput(2, &max_size, sizeof(max_size));
+      ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+      EXPECT_EQ(r.OutputDims(0), std::vector<int>{4});
+      EXPECT_EQ(r.OutputAs<int32_t>(0), (std::vector<int32_t>{0, 2, 0, 0}));  // box 1 overlaps box 0 by 1/3
+      EXPECT_EQ(r.OutputDims(v5 ? 2 : 1), std::vector<int>{});
+      EXPECT_EQ(r.OutputAs<int32_t>(v5 ? 2 : 1), std::vector<int32_t>{2});
+      if (v5) EXPECT_EQ(r.Output(1), (std::vector<float>{0.9f, 0.7f, 0, 0}));
+      if (runtime_max) {
+        const int32_t one = 1;
+        r.SetInput(2, &one, sizeof(one));
+        ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+        EXPECT_EQ(r.OutputAs<int32_t>(0), std::vector<int32_t>{0});
+        const int32_t negative = -1;
+        r.SetInput(2, &negative, sizeof(negative));
+        EXPECT_NE(r.Invoke(), kKilnOk);
+        EXPECT_NE(r.errors().find("max_output_size 'max_output_size' is -1"), std::string::npos) << r.errors();
+      }
+    }
+  }
+}
+
+TEST(NmsWrapperTest, Errors) {
+  {
+    ModelWriter w;
+    BuildNms(w, false, false, -2, 0.0f);
+    Runner r(w);
+    ExpectErrorMentions(r, {"NON_MAX_SUPPRESSION_V4", "max_output_size 'max_output_size' is -2"});
+  }
+  {
+    ModelWriter w;
+    BuildNms(w, true, false, 2, -0.5f);
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float boxes[12] = {};
+    const float scores[3] = {1, 1, 1};
+    r.SetInput(0, boxes, sizeof(boxes));
+    r.SetInput(1, scores, sizeof(scores));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("NON_MAX_SUPPRESSION_V5: soft_nms_sigma 'sigma' is -0.5"), std::string::npos)
+        << r.errors();
+  }
+  {
+    ModelWriter w;  // boxes [3, 3]
+    const int b = w.AddTensor(kKilnFloat32, {3, 3}, "bad_boxes");
+    const int s = w.AddTensor(kKilnFloat32, {3}, "scores");
+    const int k = w.AddConstTensor(kKilnInt32, {}, "k", std::vector<int32_t>{2});
+    const int f = w.AddConstTensor(kKilnFloat32, {}, "f", std::vector<float>{0.5f});
+    const int sel = w.AddTensor(kKilnInt32, {2}, "selected");
+    const int valid = w.AddTensor(kKilnInt32, {}, "valid");
+    w.AddOp(kKilnBuiltinNonMaxSuppressionV4, {b, s, k, f, f}, {sel, valid});
+    w.SetInputs({b, s});
+    w.SetOutputs({sel, valid});
+    Runner r(w);
+    ExpectErrorMentions(r, {"NON_MAX_SUPPRESSION_V4", "boxes 'bad_boxes' has shape [3, 3]"});
+  }
+  {
+    ModelWriter w;  // 4 scores for 3 boxes
+    const int b = w.AddTensor(kKilnFloat32, {3, 4}, "boxes");
+    const int s = w.AddTensor(kKilnFloat32, {4}, "scores4");
+    const int k = w.AddConstTensor(kKilnInt32, {}, "k", std::vector<int32_t>{2});
+    const int f = w.AddConstTensor(kKilnFloat32, {}, "f", std::vector<float>{0.5f});
+    const int sel = w.AddTensor(kKilnInt32, {2}, "selected");
+    const int valid = w.AddTensor(kKilnInt32, {}, "valid");
+    w.AddOp(kKilnBuiltinNonMaxSuppressionV4, {b, s, k, f, f}, {sel, valid});
+    w.SetInputs({b, s});
+    w.SetOutputs({sel, valid});
+    Runner r(w);
+    ExpectErrorMentions(r, {"NON_MAX_SUPPRESSION_V4", "scores 'scores4' has 4 values for 3 boxes"});
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops
