@@ -7,8 +7,8 @@ the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FL
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
 and BATCH_MATMUL; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, and run-time shape inputs of STRIDED_SLICE, SLICE,
-EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2 and MIRROR_PAD, whose outputs
-are dynamic) for litert_compare.py --generate,
+EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD, SPLIT and SPLIT_V,
+whose outputs are dynamic) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -542,6 +542,23 @@ def dynamic_models(out_dir):
             options_type, options = S.BuiltinOptions.MirrorPadOptions, S.MirrorPadOptionsT()
             options.mode = S.MirrorPadMode.SYMMETRIC
         m.write_ops(out_dir, name, [add_p, (code, version, inputs, [y], options_type, options)], [y])
+    m = Model()
+    a, add_a = computed(m, "axis", [-1], scalar=True)
+    x = m.tensor([2, 6], np.float32, "x")
+    outs = [m.output([1, 1], np.float32, "y%d" % k) for k in range(3)]
+    o = S.SplitOptionsT()
+    o.numSplits = 3
+    m.write_ops(out_dir, "split_runtime_axis", [add_a, (OPS.SPLIT, 1, [a, x], outs, S.BuiltinOptions.SplitOptions, o)],
+                outs)
+    m = Model()
+    x = m.tensor([5, 2], np.float32, "x")
+    sz, add_s = computed(m, "size_splits", [2, -1])
+    a, add_a = computed(m, "axis", [0], scalar=True)
+    outs = [m.output([1, 1], np.float32, "y%d" % k) for k in range(2)]
+    o = S.SplitVOptionsT()
+    o.numSplits = 2
+    m.write_ops(out_dir, "split_v_runtime_sizes", [add_s, add_a, (OPS.SPLIT_V, 1, [x, sz, a], outs,
+                                                                  S.BuiltinOptions.SplitVOptions, o)], outs)
     # NON_MAX_SUPPRESSION_V4/V5 on random boxes and scores (model inputs), max_output_size constant or computed.
     for name, v5, n, max_size, iou, threshold, sigma, runtime in [
             ("nms_v4", False, 40, 10, 0.3, 0.0, 0.0, False), ("nms_v4_all", False, 12, 20, 0.5, -2.0, 0.0, False),
