@@ -1,6 +1,7 @@
 // WHERE, UNIQUE and NON_MAX_SUPPRESSION_V4/V5: operators whose output shape depends on the input's values. Their output
 // is dynamic (see KilnOpaqueTensorSetAllocationTypeToDynamic): sized at Invoke, once the values are known, as LiteRT
 // does. A WHERE of a constant is sized in Prepare instead.
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -309,6 +310,61 @@ KilnStatus NmsV4Invoke(KilnOpaqueContext* context, KilnOpaqueNode* node) { retur
 KilnStatus NmsV5Prepare(KilnOpaqueContext* context, KilnOpaqueNode* node) { return NmsPrepare(context, node, true); }
 KilnStatus NmsV5Invoke(KilnOpaqueContext* context, KilnOpaqueNode* node) { return NmsInvoke(context, node, true); }
 
+// BROADCAST_ARGS: two 1-D int32 or int64 shapes (computed at run time or not) -> their broadcast shape, of the
+// longer one's length (known in Prepare); shapes that do not broadcast fail Invoke naming both tensors.
+KilnStatus BroadcastArgsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  constexpr const char* kOp = "BROADCAST_ARGS";
+  KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, kOp, 2, 2, 1));
+  const KilnOpaqueTensor *a, *b;
+  KilnOpaqueTensor* output;
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, kOp, 0, "s0", &a));
+  KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, kOp, 1, "s1", &b));
+  KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, kOp, 0, &output));
+  const KilnType type = KilnOpaqueTensorType(a);
+  if (type != kKilnInt32 && type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: s0 %s has type %s; expected int32 or int64", kOp, TensorLabel(a).c_str(),
+                                 KilnTypeGetName(type));
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, kOp, "s1", b, type));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, kOp, "output", output, type));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, kOp, "s0", a, 1, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, kOp, "s1", b, 1, 1));
+  return ResizeOutput(context, kOp, output, Dims{std::max(TensorDims(a)[0], TensorDims(b)[0])});
+}
+
+template <typename T>
+KilnStatus BroadcastArgsTyped(KilnOpaqueContext* context, const KilnOpaqueTensor* a, const KilnOpaqueTensor* b,
+                              KilnOpaqueTensor* output) {
+  constexpr const char* kOp = "BROADCAST_ARGS";
+  const int64_t na = TensorDims(a)[0], nb = TensorDims(b)[0];
+  const T *pa, *pb;
+  T* out;
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, kOp, "s0", a, na, &pa));
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, kOp, "s1", b, nb, &pb));
+  // Copied: a constant int64 shape may sit only 4-byte aligned in the model file.
+  std::vector<T> va(static_cast<size_t>(na)), vb(static_cast<size_t>(nb)), result;
+  if (na > 0) std::memcpy(va.data(), static_cast<const void*>(pa), va.size() * sizeof(T));
+  if (nb > 0) std::memcpy(vb.data(), static_cast<const void*>(pb), vb.size() * sizeof(T));
+  size_t bad = 0;
+  if (!reference::BroadcastShapes(va, vb, &result, &bad)) {
+    KilnOpaqueContextReportError(context, "%s: shapes s0 %s and s1 %s do not broadcast (output dimension %zu)", kOp,
+                                 TensorLabel(a).c_str(), TensorLabel(b).c_str(), bad);
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, kOp, "output", output, static_cast<int64_t>(result.size()), &out));
+  if (!result.empty()) std::memcpy(static_cast<void*>(out), result.data(), result.size() * sizeof(T));
+  return kKilnOk;
+}
+
+KilnStatus BroadcastArgsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
+  const KilnOpaqueTensor* a = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* b = KilnOpaqueNodeGetInput(context, node, 1);
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  return KilnOpaqueTensorType(a) == kKilnInt64 ? BroadcastArgsTyped<int64_t>(context, a, b, output)
+                                               : BroadcastArgsTyped<int32_t>(context, a, b, output);
+}
+
 }  // namespace
 
 void AddDynamicOps(std::vector<BuiltinOp>* table) {
@@ -316,6 +372,9 @@ void AddDynamicOps(std::vector<BuiltinOp>* table) {
   table->push_back({kKilnBuiltinWhere, 1, 2, MakeOperator<NoState>(kKilnBuiltinWhere, 2, &WherePrepare, &WhereInvoke)});
   table->push_back(
       {kKilnBuiltinUnique, 1, 1, MakeOperator<NoState>(kKilnBuiltinUnique, 1, &UniquePrepare, &UniqueInvoke)});
+  // BROADCAST_ARGS v1.
+  table->push_back({kKilnBuiltinBroadcastArgs, 1, 1,
+                    MakeOperator<NoState>(kKilnBuiltinBroadcastArgs, 1, &BroadcastArgsPrepare, &BroadcastArgsInvoke)});
   // NON_MAX_SUPPRESSION_V4 and V5: v1 each (LiteRT 2.3.0), float32.
   table->push_back({kKilnBuiltinNonMaxSuppressionV4, 1, 1,
                     MakeOperator<NmsState>(kKilnBuiltinNonMaxSuppressionV4, 1, &NmsV4Prepare, &NmsV4Invoke)});

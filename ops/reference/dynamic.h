@@ -79,6 +79,29 @@ inline float BoxIou(const float* boxes, int i, int j) {
 int NonMaxSuppression(const float* boxes, int num_boxes, const float* scores, int max_output_size, float iou_threshold,
                       float score_threshold, float soft_nms_sigma, int32_t* selected_indices, float* selected_scores);
 
+// BROADCAST_ARGS: the broadcast of shapes a and b (numpy rules, aligned at the back) into `out`, which holds
+// max(a.size(), b.size()) values. Returns false, with the position (counted in `out`) of the first pair that is
+// neither equal nor has a 1, where the shapes do not broadcast.
+template <typename T>
+bool BroadcastShapes(const std::vector<T>& a, const std::vector<T>& b, std::vector<T>* out, size_t* bad) {
+  const size_t n = std::max(a.size(), b.size());
+  out->assign(n, T(1));
+  for (size_t i = 0; i < n; ++i) {
+    const T x = i < a.size() ? a[a.size() - 1 - i] : T(1);
+    const T y = i < b.size() ? b[b.size() - 1 - i] : T(1);
+    T& r = (*out)[n - 1 - i];
+    if (x == y || y == T(1)) {
+      r = x;
+    } else if (x == T(1)) {
+      r = y;
+    } else {
+      *bad = n - 1 - i;
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace kiln::ops::reference
 
 #endif  // KILN_OPS_REFERENCE_DYNAMIC_H_

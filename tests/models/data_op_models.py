@@ -6,9 +6,9 @@ type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE,
 the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
-and BATCH_MATMUL; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, and run-time shape inputs of STRIDED_SLICE, SLICE,
-EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD, SPLIT and SPLIT_V,
-whose outputs are dynamic) for litert_compare.py --generate,
+and BATCH_MATMUL; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, BROADCAST_ARGS, and run-time shape inputs of
+STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD,
+SPLIT and SPLIT_V, whose outputs are dynamic) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -559,6 +559,22 @@ def dynamic_models(out_dir):
     o.numSplits = 2
     m.write_ops(out_dir, "split_v_runtime_sizes", [add_s, add_a, (OPS.SPLIT_V, 1, [x, sz, a], outs,
                                                                   S.BuiltinOptions.SplitVOptions, o)], outs)
+    # BROADCAST_ARGS of constant shapes, alone and feeding BROADCAST_TO (whose output is then dynamic).
+    for name, dtype, s0, s1 in [("broadcast_args_int32", np.int32, [2, 1, 3], [4, 1]),
+                                ("broadcast_args_int64", np.int64, [1], [5, 1, 2])]:
+        m = Model()
+        a = m.tensor([len(s0)], dtype, "s0", s0)
+        b = m.tensor([len(s1)], dtype, "s1", s1)
+        y = m.output([max(len(s0), len(s1))], dtype, "shape")
+        m.write(out_dir, name, OPS.BROADCAST_ARGS, 1, [a, b], [y])
+    m = Model()
+    x = m.tensor([3, 1], np.float32, "x")
+    a = m.tensor([2], np.int32, "s0", [3, 1])
+    b = m.tensor([3], np.int32, "s1", [2, 1, 4])
+    sh = m.output([3], np.int32, "shape")
+    y = m.output([1, 1, 1], np.float32, "y")
+    m.write_ops(out_dir, "broadcast_args_to_runtime", [(OPS.BROADCAST_ARGS, 1, [a, b], [sh], 0, None),
+                                                       (OPS.BROADCAST_TO, 2, [x, sh], [y], 0, None)], [y])
     # NON_MAX_SUPPRESSION_V4/V5 on random boxes and scores (model inputs), max_output_size constant or computed.
     for name, v5, n, max_size, iou, threshold, sigma, runtime in [
             ("nms_v4", False, 40, 10, 0.3, 0.0, 0.0, False), ("nms_v4_all", False, 12, 20, 0.5, -2.0, 0.0, False),

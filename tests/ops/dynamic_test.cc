@@ -215,5 +215,43 @@ TEST(NonMaxSuppressionTest, SoftSuppressionDecaysScores) {
   EXPECT_EQ(idx[1], 2);
 }
 
+TEST(BroadcastShapesTest, AgainstAPlainRule) {
+  // Every pair of shapes of rank <= 3 over {0, 1, 2, 3}: the result, or the failure, by a plain per-axis rule.
+  const std::vector<int32_t> values = {0, 1, 2, 3};
+  std::vector<std::vector<int32_t>> shapes = {{}};
+  for (size_t rank = 1; rank <= 3; ++rank) {
+    const size_t count = shapes.size();
+    for (size_t i = 0; i < count; ++i) {
+      if (shapes[i].size() != rank - 1) continue;
+      for (int32_t v : values) {
+        std::vector<int32_t> s = shapes[i];
+        s.push_back(v);
+        shapes.push_back(s);
+      }
+    }
+  }
+  for (const auto& a : shapes) {
+    for (const auto& b : shapes) {
+      const size_t n = std::max(a.size(), b.size());
+      std::vector<int32_t> want(n);
+      bool ok = true;
+      for (size_t k = 0; k < n; ++k) {  // k counts from the back
+        const int32_t x = k < a.size() ? a[a.size() - 1 - k] : 1;
+        const int32_t y = k < b.size() ? b[b.size() - 1 - k] : 1;
+        if (x != y && x != 1 && y != 1) ok = false;
+        want[n - 1 - k] = x == 1 ? y : x;
+      }
+      std::vector<int32_t> got;
+      size_t bad = 0;
+      ASSERT_EQ(BroadcastShapes(a, b, &got, &bad), ok);
+      if (ok) EXPECT_EQ(got, want);
+    }
+  }
+  std::vector<int64_t> got;
+  size_t bad = 0;
+  EXPECT_FALSE(BroadcastShapes<int64_t>({2, 3, 4}, {5, 4}, &got, &bad));
+  EXPECT_EQ(bad, 1u);
+}
+
 }  // namespace
 }  // namespace kiln::ops::reference

@@ -368,5 +368,53 @@ TEST(NmsWrapperTest, Errors) {
   }
 }
 
+// BROADCAST_ARGS at run time, feeding BROADCAST_TO (whose output is then dynamic); shapes that do not broadcast
+// fail Invoke naming both tensors.
+TEST(BroadcastArgsWrapperTest, FeedsBroadcastTo) {
+  ModelWriter w;
+  const int a = w.AddTensor(kKilnInt64, {2}, "s0");
+  const int b = w.AddTensor(kKilnInt64, {3}, "s1");
+  const int shape = w.AddTensor(kKilnInt64, {3}, "shape");
+  const int x = w.AddTensor(kKilnInt32, {2, 1}, "x");
+  const int y = w.AddTensor(kKilnInt32, {1, 1, 1}, "y");
+  w.AddOp(kKilnBuiltinBroadcastArgs, {a, b}, {shape});
+  const int to = w.AddOp(kKilnBuiltinBroadcastTo, {x, shape}, {y});
+  w.SetOpVersion(to, 2);
+  w.SetInputs({a, b, x});
+  w.SetOutputs({shape, y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const int64_t s0[] = {2, 1}, s1[] = {3, 1, 4};
+  const int32_t in[] = {5, 6};
+  r.SetInput(0, s0, sizeof(s0));
+  r.SetInput(1, s1, sizeof(s1));
+  r.SetInput(2, in, sizeof(in));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputAs<int64_t>(0), (std::vector<int64_t>{3, 2, 4}));
+  EXPECT_EQ(r.OutputDims(1), (std::vector<int>{3, 2, 4}));
+  std::vector<int32_t> want;
+  for (int i = 0; i < 3; ++i) {
+    for (int v : {5, 6}) want.insert(want.end(), 4, v);
+  }
+  EXPECT_EQ(r.OutputAs<int32_t>(1), want);
+  const int64_t bad[] = {3, 5, 4};
+  r.SetInput(1, bad, sizeof(bad));
+  EXPECT_NE(r.Invoke(), kKilnOk);
+  EXPECT_NE(r.errors().find("BROADCAST_ARGS: shapes s0 's0' and s1 's1' do not broadcast"), std::string::npos)
+      << r.errors();
+}
+
+TEST(BroadcastArgsWrapperTest, PrepareErrors) {
+  ModelWriter w;
+  const int a = w.AddTensor(kKilnInt32, {2}, "s0");
+  const int b = w.AddTensor(kKilnInt64, {3}, "s1");
+  const int y = w.AddTensor(kKilnInt32, {3}, "y");
+  w.AddOp(kKilnBuiltinBroadcastArgs, {a, b}, {y});
+  w.SetInputs({a, b});
+  w.SetOutputs({y});
+  Runner r(w);
+  ExpectErrorMentions(r, {"BROADCAST_ARGS", "s1 's1' has type int64"});
+}
+
 }  // namespace
 }  // namespace kiln::ops
