@@ -236,7 +236,35 @@ KilnStatus GatherNdInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct ScatterNdState {
   reference::GatherNdParams params;
   int64_t output_count = 0;
+  bool dynamic = false;  // shape computed at run time: Invoke plans and sizes the output
 };
+
+// Plans SCATTER_ND from shape's values (each >= 0) and sizes the output.
+KilnStatus ScatterNdSize(KilnOpaqueContext* context, KilnOpaqueNode* node, ScatterNdState* state) {
+  constexpr const char* op = "SCATTER_ND";
+  const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* updates = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* shape = KilnOpaqueNodeGetInput(context, node, 2);
+  std::vector<int64_t> shape_values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "shape", shape, &shape_values));
+  for (size_t d = 0; d < shape_values.size(); ++d) {
+    if (shape_values[d] < 0) {
+      KilnOpaqueContextReportError(context, "%s: shape %s holds %lld at %zu; dimensions must be non-negative", op,
+                                   TensorLabel(shape).c_str(), static_cast<long long>(shape_values[d]), d);
+      return kKilnError;
+    }
+  }
+  const Dims output_dims(shape_values.begin(), shape_values.end());
+  std::string error;
+  if (!reference::MakeScatterNdParams(output_dims, TensorDims(indices), TensorDims(updates), &state->params, &error)) {
+    KilnOpaqueContextReportError(context, "%s: shape %s, indices %s, updates %s: %s", op, TensorLabel(shape).c_str(),
+                                 TensorLabel(indices).c_str(), TensorLabel(updates).c_str(), error.c_str());
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, 0), output_dims));
+  state->output_count = reference::NumElements(output_dims);
+  return kKilnOk;
+}
 
 KilnStatus ScatterNdPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SCATTER_ND";
@@ -260,25 +288,9 @@ KilnStatus ScatterNdPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, type));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "shape", shape, 1, 1));
-  if (!IsConstant(shape)) return RefuseRuntimeInput(context, op, "shape", shape);
-  std::vector<int64_t> shape_values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "shape", shape, &shape_values));
-  for (size_t d = 0; d < shape_values.size(); ++d) {
-    if (shape_values[d] < 0) {
-      KilnOpaqueContextReportError(context, "%s: shape %s holds %lld at %zu; dimensions must be non-negative", op,
-                                   TensorLabel(shape).c_str(), static_cast<long long>(shape_values[d]), d);
-      return kKilnError;
-    }
-  }
-  const Dims output_dims(shape_values.begin(), shape_values.end());
-  std::string error;
-  if (!reference::MakeScatterNdParams(output_dims, TensorDims(indices), TensorDims(updates), &state->params, &error)) {
-    KilnOpaqueContextReportError(context, "%s: shape %s, indices %s, updates %s: %s", op, TensorLabel(shape).c_str(),
-                                 TensorLabel(indices).c_str(), TensorLabel(updates).c_str(), error.c_str());
-    return kKilnError;
-  }
-  state->output_count = reference::NumElements(output_dims);
-  return ResizeOutput(context, op, output, output_dims);
+  state->dynamic = !IsConstant(shape);  // a run-time shape: a dynamic output, sized at Invoke (as LiteRT)
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
+  return ScatterNdSize(context, node, state);
 }
 
 template <typename T>
@@ -291,6 +303,7 @@ bool RunScatterNd(const reference::GatherNdParams& p, const std::vector<int64_t>
 KilnStatus ScatterNdInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SCATTER_ND";
   KILN_OPS_GET_STATE(ScatterNdState, state, context, node, op);
+  if (state->dynamic) KILN_OPAQUE_ENSURE_STATUS(ScatterNdSize(context, node, state));
   const reference::GatherNdParams& p = state->params;
   const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 0);
   const KilnOpaqueTensor* updates = KilnOpaqueNodeGetInput(context, node, 1);

@@ -8,7 +8,7 @@ GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
 and BATCH_MATMUL; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, BROADCAST_ARGS, and run-time shape inputs of
 STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD,
-SPLIT and SPLIT_V, whose outputs are dynamic) for litert_compare.py --generate,
+SPLIT, SPLIT_V and SCATTER_ND, whose outputs are dynamic) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -559,6 +559,12 @@ def dynamic_models(out_dir):
     o.numSplits = 2
     m.write_ops(out_dir, "split_v_runtime_sizes", [add_s, add_a, (OPS.SPLIT_V, 1, [x, sz, a], outs,
                                                                   S.BuiltinOptions.SplitVOptions, o)], outs)
+    m = Model()
+    i = m.tensor([3, 2], np.int32, "indices", [[0, 1], [2, 0], [0, 1]])
+    u = m.tensor([3, 4], np.float32, "updates")
+    sh, add_s = computed(m, "shape", [3, 2, 4])
+    y = m.output([1, 1, 1], np.float32, "y")
+    m.write_ops(out_dir, "scatter_nd_runtime_shape", [add_s, (OPS.SCATTER_ND, 1, [i, u, sh], [y], 0, None)], [y])
     # BROADCAST_ARGS of constant shapes, alone and feeding BROADCAST_TO (whose output is then dynamic).
     for name, dtype, s0, s1 in [("broadcast_args_int32", np.int32, [2, 1, 3], [4, 1]),
                                 ("broadcast_args_int64", np.int64, [1], [5, 1, 2])]:
