@@ -49,15 +49,6 @@ KilnStatus CheckSingleValue(KilnOpaqueContext* context, const char* op, const ch
   return kKilnError;
 }
 
-KilnStatus RefuseRuntimeInput(KilnOpaqueContext* context, const char* op, const char* role,
-                              const KilnOpaqueTensor* tensor) {
-  KilnOpaqueContextReportError(context,
-                               "%s: %s %s is computed at run time, and the output's shape depends on its values; "
-                               "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-                               op, role, TensorLabel(tensor).c_str());
-  return kKilnError;
-}
-
 // The message for an index entry outside [0, dim) at flat position `bad` of `indices`.
 KilnStatus ReportBadIndex(KilnOpaqueContext* context, const char* op, const reference::GatherNdParams& p,
                           const std::vector<int64_t>& indices, int64_t bad, const KilnOpaqueTensor* index_tensor,
@@ -642,7 +633,28 @@ constexpr const char* SegmentName(SegmentOp op) {
 struct SegmentState {
   int64_t num_ids = 0, inner = 1, num_segments = 0;
   KilnType type = kKilnFloat32;
+  bool dynamic = false;  // num_segments computed at run time: Invoke sizes the output
 };
+
+// Reads num_segments (>= 0) and sizes the output [num_segments] + data's remaining dimensions.
+KilnStatus SegmentSize(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, SegmentState* state) {
+  const KilnOpaqueTensor* data = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* ids = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* num = KilnOpaqueNodeGetInput(context, node, 2);
+  std::vector<int64_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "num_segments", num, &values));
+  if (values.size() != 1 || values[0] < 0 || values[0] > INT32_MAX) {
+    KilnOpaqueContextReportError(context, "%s: num_segments %s is %lld; expected >= 0", op, TensorLabel(num).c_str(),
+                                 static_cast<long long>(values.empty() ? -1 : values[0]));
+    return kKilnError;
+  }
+  state->num_segments = values[0];
+  const Dims data_dims = TensorDims(data);
+  const Dims row(data_dims.begin() + static_cast<std::ptrdiff_t>(TensorDims(ids).size()), data_dims.end());
+  Dims out_dims = {state->num_segments};
+  out_dims.insert(out_dims.end(), row.begin(), row.end());
+  return ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, 0), out_dims);
+}
 
 template <SegmentOp kOp>
 KilnStatus SegmentPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -665,14 +677,6 @@ KilnStatus SegmentPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckIndexType(context, op, "segment_ids", ids, false));
   KILN_OPAQUE_ENSURE_STATUS(CheckIndexType(context, op, "num_segments", num, false));
   KILN_OPAQUE_ENSURE_STATUS(CheckSingleValue(context, op, "num_segments", num));
-  if (!IsConstant(num)) return RefuseRuntimeInput(context, op, "num_segments", num);
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "num_segments", num, false, &values));
-  if (values[0] < 0) {
-    KilnOpaqueContextReportError(context, "%s: num_segments %s is %d; expected >= 0", op, TensorLabel(num).c_str(),
-                                 values[0]);
-    return kKilnError;
-  }
   // segment_ids' shape must begin data's: each id picks a row of the remaining dimensions.
   const Dims data_dims = TensorDims(data), id_dims = TensorDims(ids);
   if (id_dims.size() > data_dims.size() || !std::equal(id_dims.begin(), id_dims.end(), data_dims.begin())) {
@@ -682,18 +686,18 @@ KilnStatus SegmentPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     return kKilnError;
   }
   state->num_ids = reference::NumElements(id_dims);
-  state->num_segments = values[0];
   const Dims row(data_dims.begin() + static_cast<std::ptrdiff_t>(id_dims.size()), data_dims.end());
   state->inner = reference::NumElements(row);
-  Dims out_dims = {state->num_segments};
-  out_dims.insert(out_dims.end(), row.begin(), row.end());
-  return ResizeOutput(context, op, output, out_dims);
+  state->dynamic = !IsConstant(num);  // a run-time num_segments: a dynamic output, sized at Invoke (as LiteRT)
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
+  return SegmentSize(context, node, op, state);
 }
 
 template <SegmentOp kOp>
 KilnStatus SegmentInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = SegmentName(kOp);
   KILN_OPS_GET_STATE(SegmentState, state, context, node, op);
+  if (state->dynamic) KILN_OPAQUE_ENSURE_STATUS(SegmentSize(context, node, op, state));
   const KilnOpaqueTensor* ids_tensor = KilnOpaqueNodeGetInput(context, node, 1);
   const int32_t* raw_ids;
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "segment_ids", ids_tensor, state->num_ids, &raw_ids));

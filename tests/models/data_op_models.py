@@ -8,7 +8,7 @@ GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
 and BATCH_MATMUL; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, BROADCAST_ARGS, and run-time shape inputs of
 STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD,
-SPLIT, SPLIT_V and SCATTER_ND, whose outputs are dynamic) for litert_compare.py --generate,
+SPLIT, SPLIT_V, SCATTER_ND and UNSORTED_SEGMENT_SUM, whose outputs are dynamic) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -565,6 +565,13 @@ def dynamic_models(out_dir):
     sh, add_s = computed(m, "shape", [3, 2, 4])
     y = m.output([1, 1, 1], np.float32, "y")
     m.write_ops(out_dir, "scatter_nd_runtime_shape", [add_s, (OPS.SCATTER_ND, 1, [i, u, sh], [y], 0, None)], [y])
+    m = Model()
+    d = m.tensor([5, 3], np.float32, "data")
+    ids = m.tensor([5], np.int32, "segment_ids", [0, 3, 0, -1, 2])
+    num, add_n = computed(m, "num_segments", [4])
+    y = m.output([1, 1], np.float32, "y")
+    m.write_ops(out_dir, "unsorted_segment_sum_runtime_num", [add_n, (OPS.UNSORTED_SEGMENT_SUM, 1, [d, ids, num], [y],
+                                                                      0, None)], [y])
     # BROADCAST_ARGS of constant shapes, alone and feeding BROADCAST_TO (whose output is then dynamic).
     for name, dtype, s0, s1 in [("broadcast_args_int32", np.int32, [2, 1, 3], [4, 1]),
                                 ("broadcast_args_int64", np.int64, [1], [5, 1, 2])]:

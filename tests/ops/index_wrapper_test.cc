@@ -528,7 +528,8 @@ TEST(TopKWrapperTest, ValuesIndicesAndErrors) {
 }
 
 // UNSORTED_SEGMENT_MAX through the interpreter (ids at run time, a dropped id, an empty segment), and the
-// refusals: an id past num_segments at Invoke, a run-time num_segments, ids that do not begin data's shape.
+// refusals: an id past num_segments at Invoke, a run-time num_segments (sized at Invoke), ids that do not begin
+// data's shape.
 TEST(UnsortedSegmentWrapperTest, RunsAndRefusesClearly) {
   {
     ModelWriter w;
@@ -565,7 +566,23 @@ TEST(UnsortedSegmentWrapperTest, RunsAndRefusesClearly) {
     w.SetInputs({data, num});
     w.SetOutputs({y});
     Runner r(w);
-    ExpectErrorMentions(r, {"UNSORTED_SEGMENT_SUM", "num_segments 'num'", "constant"});
+    // A run-time num_segments: a dynamic output sized at Invoke; too few segments for the ids fail there.
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    r.SetInput(0, in, sizeof(in));
+    const int32_t three = 3;
+    r.SetInput(1, &three, sizeof(three));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{3, 2}));
+    EXPECT_EQ(r.Output(), (std::vector<float>{6, 8, 10, 12, 0, 0}));
+    const int32_t one = 1;
+    r.SetInput(1, &one, sizeof(one));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("is not below num_segments 1"), std::string::npos) << r.errors();
+    const int32_t negative = -2;
+    r.SetInput(1, &negative, sizeof(negative));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("UNSORTED_SEGMENT_SUM: num_segments 'num' is -2"), std::string::npos) << r.errors();
   }
   {
     ModelWriter w;
