@@ -34,6 +34,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddComplexOps(all);
     AddRandomOps(all);
     AddSequenceOps(all);
+    AddDynamicOps(all);
     return all;
   }();
   return *table;

@@ -452,7 +452,27 @@ KilnStatus ZerosLikeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct FillState {
   size_t element_size = 4;
   int64_t count = 0;
+  bool dynamic = false;  // dims computed at run time: Invoke sizes the output
 };
+
+// Sizes FILL's output from dims' values (each >= 0).
+KilnStatus FillResize(KilnOpaqueContext* context, const KilnOpaqueTensor* dims, KilnOpaqueTensor* output,
+                      FillState* state) {
+  constexpr const char* op = "FILL";
+  std::vector<int64_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "dims", dims, &values));
+  Dims out(values.begin(), values.end());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] < 0 || out[i] > INT32_MAX) {
+      KilnOpaqueContextReportError(context, "%s: dims %s holds %lld at element %zu; dimensions must be in [0, 2^31)",
+                                   op, TensorLabel(dims).c_str(), static_cast<long long>(out[i]), i);
+      return kKilnError;
+    }
+  }
+  KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, output, out));
+  state->count = reference::NumElements(TensorDims(output));
+  return kKilnOk;
+}
 
 KilnStatus FillPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "FILL";
@@ -469,26 +489,27 @@ KilnStatus FillPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   static const std::vector<KilnType> kTypes = {kKilnFloat32, kKilnInt32, kKilnInt64, kKilnBool,
                                                kKilnInt8,    kKilnUInt8, kKilnInt16};
   KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, value, output, kTypes, &state->element_size));
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "dims", dims, /*allow_int64=*/true, &values));
-  Dims out(values.begin(), values.end());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] < 0) {
-      KilnOpaqueContextReportError(context, "%s: dims %s holds %lld at element %zu; dimensions must be >= 0", op,
-                                   TensorLabel(dims).c_str(), static_cast<long long>(out[i]), i);
-      return kKilnError;
-    }
+  const KilnType dims_type = KilnOpaqueTensorType(dims);
+  if (dims_type != kKilnInt32 && dims_type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: dims %s has type %s; expected int32 or int64", op,
+                                 TensorLabel(dims).c_str(), KilnTypeGetName(dims_type));
+    return kKilnError;
   }
-  state->count = reference::NumElements(out);
-  return ResizeOutput(context, op, output, out);
+  // dims computed at run time: the output is dynamic (as LiteRT), sized at Invoke.
+  state->dynamic = !IsConstant(dims);
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
+  return FillResize(context, dims, output, state);
 }
 
 KilnStatus FillInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "FILL";
   KILN_OPS_GET_STATE(FillState, state, context, node, op);
-  if (state->count == 0) return kKilnOk;
   const KilnOpaqueTensor* value = KilnOpaqueNodeGetInput(context, node, 1);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(FillResize(context, KilnOpaqueNodeGetInput(context, node, 0), output, state));
+  }
+  if (state->count == 0) return kKilnOk;
   const size_t size = state->element_size;
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "value", value, 1, size));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, state->count, size));

@@ -49,15 +49,6 @@ KilnStatus CheckSingleValue(KilnOpaqueContext* context, const char* op, const ch
   return kKilnError;
 }
 
-KilnStatus RefuseRuntimeInput(KilnOpaqueContext* context, const char* op, const char* role,
-                              const KilnOpaqueTensor* tensor) {
-  KilnOpaqueContextReportError(context,
-                               "%s: %s %s is computed at run time, and the output's shape depends on its values; "
-                               "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-                               op, role, TensorLabel(tensor).c_str());
-  return kKilnError;
-}
-
 // The message for an index entry outside [0, dim) at flat position `bad` of `indices`.
 KilnStatus ReportBadIndex(KilnOpaqueContext* context, const char* op, const reference::GatherNdParams& p,
                           const std::vector<int64_t>& indices, int64_t bad, const KilnOpaqueTensor* index_tensor,
@@ -80,7 +71,33 @@ struct OneHotState {
   int64_t depth = 0;
   int64_t outer = 1, inner = 1;
   size_t element_size = 0;
+  bool dynamic = false;  // depth computed at run time: Invoke sizes the output
 };
+
+// Sizes ONE_HOT's output from depth's value (constant in Prepare, or at Invoke).
+KilnStatus OneHotSize(KilnOpaqueContext* context, KilnOpaqueNode* node, OneHotState* state) {
+  constexpr const char* op = "ONE_HOT";
+  const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* depth = KilnOpaqueNodeGetInput(context, node, 1);
+  std::vector<int64_t> depth_value;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "depth", depth, &depth_value));
+  const auto* options = static_cast<const KilnOneHotParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const int axis = options != nullptr ? options->axis : 0;  // the schema's default, as LiteRT
+  const Dims index_dims = TensorDims(indices);
+  Dims output_dims;
+  std::string error;
+  if (depth_value.size() != 1 ||
+      !reference::OneHotOutputShape(index_dims, axis, depth_value[0], &output_dims, &state->axis, &error)) {
+    KilnOpaqueContextReportError(context, "%s: indices %s, depth %s: %s", op, TensorLabel(indices).c_str(),
+                                 TensorLabel(depth).c_str(),
+                                 depth_value.size() != 1 ? "expected a single value" : error.c_str());
+    return kKilnError;
+  }
+  state->depth = depth_value[0];
+  state->outer = reference::NumElements(Dims(index_dims.begin(), index_dims.begin() + state->axis));
+  state->inner = reference::NumElements(Dims(index_dims.begin() + state->axis, index_dims.end()));
+  return ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, 0), output_dims);
+}
 
 KilnStatus OneHotPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "ONE_HOT";
@@ -108,28 +125,15 @@ KilnStatus OneHotPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "on_value", on, type));
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "off_value", off, type));
-  if (!IsConstant(depth)) return RefuseRuntimeInput(context, op, "depth", depth);
-  std::vector<int64_t> depth_value;
-  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "depth", depth, &depth_value));
-  const auto* options = static_cast<const KilnOneHotParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  const int axis = options != nullptr ? options->axis : 0;  // the schema's default, as LiteRT
-  const Dims index_dims = TensorDims(indices);
-  Dims output_dims;
-  std::string error;
-  if (!reference::OneHotOutputShape(index_dims, axis, depth_value[0], &output_dims, &state->axis, &error)) {
-    KilnOpaqueContextReportError(context, "%s: indices %s, depth %s: %s", op, TensorLabel(indices).c_str(),
-                                 TensorLabel(depth).c_str(), error.c_str());
-    return kKilnError;
-  }
-  state->depth = depth_value[0];
-  state->outer = reference::NumElements(Dims(index_dims.begin(), index_dims.begin() + state->axis));
-  state->inner = reference::NumElements(Dims(index_dims.begin() + state->axis, index_dims.end()));
-  return ResizeOutput(context, op, output, output_dims);
+  state->dynamic = !IsConstant(depth);  // a run-time depth: a dynamic output, sized at Invoke (as LiteRT)
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
+  return OneHotSize(context, node, state);
 }
 
 KilnStatus OneHotInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "ONE_HOT";
   KILN_OPS_GET_STATE(OneHotState, state, context, node, op);
+  if (state->dynamic) KILN_OPAQUE_ENSURE_STATUS(OneHotSize(context, node, state));
   const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 0);
   const KilnOpaqueTensor* on = KilnOpaqueNodeGetInput(context, node, 2);
   const KilnOpaqueTensor* off = KilnOpaqueNodeGetInput(context, node, 3);
@@ -223,7 +227,35 @@ KilnStatus GatherNdInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct ScatterNdState {
   reference::GatherNdParams params;
   int64_t output_count = 0;
+  bool dynamic = false;  // shape computed at run time: Invoke plans and sizes the output
 };
+
+// Plans SCATTER_ND from shape's values (each >= 0) and sizes the output.
+KilnStatus ScatterNdSize(KilnOpaqueContext* context, KilnOpaqueNode* node, ScatterNdState* state) {
+  constexpr const char* op = "SCATTER_ND";
+  const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* updates = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* shape = KilnOpaqueNodeGetInput(context, node, 2);
+  std::vector<int64_t> shape_values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "shape", shape, &shape_values));
+  for (size_t d = 0; d < shape_values.size(); ++d) {
+    if (shape_values[d] < 0) {
+      KilnOpaqueContextReportError(context, "%s: shape %s holds %lld at %zu; dimensions must be non-negative", op,
+                                   TensorLabel(shape).c_str(), static_cast<long long>(shape_values[d]), d);
+      return kKilnError;
+    }
+  }
+  const Dims output_dims(shape_values.begin(), shape_values.end());
+  std::string error;
+  if (!reference::MakeScatterNdParams(output_dims, TensorDims(indices), TensorDims(updates), &state->params, &error)) {
+    KilnOpaqueContextReportError(context, "%s: shape %s, indices %s, updates %s: %s", op, TensorLabel(shape).c_str(),
+                                 TensorLabel(indices).c_str(), TensorLabel(updates).c_str(), error.c_str());
+    return kKilnError;
+  }
+  KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, 0), output_dims));
+  state->output_count = reference::NumElements(output_dims);
+  return kKilnOk;
+}
 
 KilnStatus ScatterNdPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SCATTER_ND";
@@ -247,25 +279,9 @@ KilnStatus ScatterNdPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, type));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "shape", shape, 1, 1));
-  if (!IsConstant(shape)) return RefuseRuntimeInput(context, op, "shape", shape);
-  std::vector<int64_t> shape_values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "shape", shape, &shape_values));
-  for (size_t d = 0; d < shape_values.size(); ++d) {
-    if (shape_values[d] < 0) {
-      KilnOpaqueContextReportError(context, "%s: shape %s holds %lld at %zu; dimensions must be non-negative", op,
-                                   TensorLabel(shape).c_str(), static_cast<long long>(shape_values[d]), d);
-      return kKilnError;
-    }
-  }
-  const Dims output_dims(shape_values.begin(), shape_values.end());
-  std::string error;
-  if (!reference::MakeScatterNdParams(output_dims, TensorDims(indices), TensorDims(updates), &state->params, &error)) {
-    KilnOpaqueContextReportError(context, "%s: shape %s, indices %s, updates %s: %s", op, TensorLabel(shape).c_str(),
-                                 TensorLabel(indices).c_str(), TensorLabel(updates).c_str(), error.c_str());
-    return kKilnError;
-  }
-  state->output_count = reference::NumElements(output_dims);
-  return ResizeOutput(context, op, output, output_dims);
+  state->dynamic = !IsConstant(shape);  // a run-time shape: a dynamic output, sized at Invoke (as LiteRT)
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
+  return ScatterNdSize(context, node, state);
 }
 
 template <typename T>
@@ -278,6 +294,7 @@ bool RunScatterNd(const reference::GatherNdParams& p, const std::vector<int64_t>
 KilnStatus ScatterNdInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SCATTER_ND";
   KILN_OPS_GET_STATE(ScatterNdState, state, context, node, op);
+  if (state->dynamic) KILN_OPAQUE_ENSURE_STATUS(ScatterNdSize(context, node, state));
   const reference::GatherNdParams& p = state->params;
   const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 0);
   const KilnOpaqueTensor* updates = KilnOpaqueNodeGetInput(context, node, 1);
@@ -395,6 +412,7 @@ struct RangeState {
   int64_t count = 0;
   int64_t int_start = 0, int_delta = 0;
   float float_start = 0, float_delta = 0;
+  bool dynamic = false;  // an input computed at run time: Invoke counts and sizes the output
 };
 
 template <typename T>
@@ -418,6 +436,9 @@ KilnStatus PrepareRangeCount(KilnOpaqueContext* context, const char* op, const K
   return kKilnOk;
 }
 
+KilnStatus RangeSize(KilnOpaqueContext* context, const KilnOpaqueTensor* const* inputs, KilnOpaqueTensor* output,
+                     RangeState* state);
+
 KilnStatus RangePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "RANGE";
   KILN_OPS_GET_STATE(RangeState, state, context, node, op);
@@ -438,8 +459,18 @@ KilnStatus RangePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, kRoles[k], inputs[k], 0, 0));  // scalars, as LiteRT
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output", output, type));
+  // An input computed at run time: a dynamic output, counted and sized at Invoke (as LiteRT).
+  state->dynamic = !IsConstant(inputs[0]) || !IsConstant(inputs[1]) || !IsConstant(inputs[2]);
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
+  return RangeSize(context, inputs, output, state);
+}
+
+KilnStatus RangeSize(KilnOpaqueContext* context, const KilnOpaqueTensor* const* inputs, KilnOpaqueTensor* output,
+                     RangeState* state) {
+  constexpr const char* op = "RANGE";
+  static constexpr const char* kRoles[3] = {"start", "limit", "delta"};
+  const KilnType type = KilnOpaqueTensorType(inputs[0]);
   for (int k = 0; k < 3; ++k) {
-    if (!IsConstant(inputs[k])) return RefuseRuntimeInput(context, op, kRoles[k], inputs[k]);
     KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, kRoles[k], inputs[k], 1, ElementSize(type)));
   }
   if (type == kKilnInt32) {
@@ -456,6 +487,12 @@ KilnStatus RangeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "RANGE";
   KILN_OPS_GET_STATE(RangeState, state, context, node, op);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  if (state->dynamic) {
+    const KilnOpaqueTensor* inputs[3] = {KilnOpaqueNodeGetInput(context, node, 0),
+                                         KilnOpaqueNodeGetInput(context, node, 1),
+                                         KilnOpaqueNodeGetInput(context, node, 2)};
+    KILN_OPAQUE_ENSURE_STATUS(RangeSize(context, inputs, output, state));
+  }
   if (state->count == 0) return kKilnOk;
   switch (KilnOpaqueTensorType(output)) {
     case kKilnInt32: {
@@ -484,7 +521,30 @@ KilnStatus RangeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 struct TopKState {
   int64_t rows = 0, n = 0, k = 0;
+  bool dynamic = false;  // k computed at run time: Invoke sizes the outputs
 };
+
+// Sizes TOPK_V2's outputs from k's value (constant in Prepare, or at Invoke).
+KilnStatus TopKSize(KilnOpaqueContext* context, KilnOpaqueNode* node, TopKState* state) {
+  constexpr const char* op = "TOPK_V2";
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* k = KilnOpaqueNodeGetInput(context, node, 1);
+  std::vector<int64_t> k_value;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "k", k, &k_value));
+  Dims dims = TensorDims(input);
+  state->n = dims.back();
+  if (k_value.size() != 1 || k_value[0] < 0 || k_value[0] > state->n) {
+    KilnOpaqueContextReportError(context, "%s: k %s is %lld; input %s has %lld values along its last dimension", op,
+                                 TensorLabel(k).c_str(), static_cast<long long>(k_value.empty() ? -1 : k_value[0]),
+                                 TensorLabel(input).c_str(), static_cast<long long>(state->n));
+    return kKilnError;
+  }
+  state->k = k_value[0];
+  state->rows = reference::NumElements(Dims(dims.begin(), dims.end() - 1));
+  dims.back() = state->k;
+  KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, 0), dims));
+  return ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, 1), dims);
+}
 
 KilnStatus TopKPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TOPK_V2";
@@ -510,22 +570,12 @@ KilnStatus TopKPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "k", k, kKilnInt32));
   KILN_OPAQUE_ENSURE_STATUS(CheckSingleValue(context, op, "k", k));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 1, 8));
-  if (!IsConstant(k)) return RefuseRuntimeInput(context, op, "k", k);
-  std::vector<int64_t> k_value;
-  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "k", k, &k_value));
-  Dims dims = TensorDims(input);
-  state->n = dims.back();
-  if (k_value[0] < 0 || k_value[0] > state->n) {
-    KilnOpaqueContextReportError(context, "%s: k %s is %lld; input %s has %lld values along its last dimension", op,
-                                 TensorLabel(k).c_str(), static_cast<long long>(k_value[0]), TensorLabel(input).c_str(),
-                                 static_cast<long long>(state->n));
-    return kKilnError;
+  state->dynamic = !IsConstant(k);  // a run-time k: dynamic outputs, sized at Invoke (as LiteRT)
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(MakeOutputDynamic(context, op, values));
+    return MakeOutputDynamic(context, op, indices);
   }
-  state->k = k_value[0];
-  state->rows = reference::NumElements(Dims(dims.begin(), dims.end() - 1));
-  dims.back() = state->k;
-  KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, values, dims));
-  return ResizeOutput(context, op, indices, dims);
+  return TopKSize(context, node, state);
 }
 
 template <typename T>
@@ -554,6 +604,7 @@ KilnStatus RunTopK(KilnOpaqueContext* context, KilnOpaqueNode* node, const char*
 KilnStatus TopKInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TOPK_V2";
   KILN_OPS_GET_STATE(TopKState, state, context, node, op);
+  if (state->dynamic) KILN_OPAQUE_ENSURE_STATUS(TopKSize(context, node, state));
   if (state->rows * state->k == 0) return kKilnOk;
   switch (KilnOpaqueTensorType(KilnOpaqueNodeGetInput(context, node, 0))) {
     case kKilnFloat32: return RunTopK<float>(context, node, op, *state);
@@ -582,7 +633,28 @@ constexpr const char* SegmentName(SegmentOp op) {
 struct SegmentState {
   int64_t num_ids = 0, inner = 1, num_segments = 0;
   KilnType type = kKilnFloat32;
+  bool dynamic = false;  // num_segments computed at run time: Invoke sizes the output
 };
+
+// Reads num_segments (>= 0) and sizes the output [num_segments] + data's remaining dimensions.
+KilnStatus SegmentSize(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, SegmentState* state) {
+  const KilnOpaqueTensor* data = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* ids = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* num = KilnOpaqueNodeGetInput(context, node, 2);
+  std::vector<int64_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "num_segments", num, &values));
+  if (values.size() != 1 || values[0] < 0 || values[0] > INT32_MAX) {
+    KilnOpaqueContextReportError(context, "%s: num_segments %s is %lld; expected >= 0", op, TensorLabel(num).c_str(),
+                                 static_cast<long long>(values.empty() ? -1 : values[0]));
+    return kKilnError;
+  }
+  state->num_segments = values[0];
+  const Dims data_dims = TensorDims(data);
+  const Dims row(data_dims.begin() + static_cast<std::ptrdiff_t>(TensorDims(ids).size()), data_dims.end());
+  Dims out_dims = {state->num_segments};
+  out_dims.insert(out_dims.end(), row.begin(), row.end());
+  return ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, 0), out_dims);
+}
 
 template <SegmentOp kOp>
 KilnStatus SegmentPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -605,14 +677,6 @@ KilnStatus SegmentPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckIndexType(context, op, "segment_ids", ids, false));
   KILN_OPAQUE_ENSURE_STATUS(CheckIndexType(context, op, "num_segments", num, false));
   KILN_OPAQUE_ENSURE_STATUS(CheckSingleValue(context, op, "num_segments", num));
-  if (!IsConstant(num)) return RefuseRuntimeInput(context, op, "num_segments", num);
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "num_segments", num, false, &values));
-  if (values[0] < 0) {
-    KilnOpaqueContextReportError(context, "%s: num_segments %s is %d; expected >= 0", op, TensorLabel(num).c_str(),
-                                 values[0]);
-    return kKilnError;
-  }
   // segment_ids' shape must begin data's: each id picks a row of the remaining dimensions.
   const Dims data_dims = TensorDims(data), id_dims = TensorDims(ids);
   if (id_dims.size() > data_dims.size() || !std::equal(id_dims.begin(), id_dims.end(), data_dims.begin())) {
@@ -622,18 +686,18 @@ KilnStatus SegmentPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     return kKilnError;
   }
   state->num_ids = reference::NumElements(id_dims);
-  state->num_segments = values[0];
   const Dims row(data_dims.begin() + static_cast<std::ptrdiff_t>(id_dims.size()), data_dims.end());
   state->inner = reference::NumElements(row);
-  Dims out_dims = {state->num_segments};
-  out_dims.insert(out_dims.end(), row.begin(), row.end());
-  return ResizeOutput(context, op, output, out_dims);
+  state->dynamic = !IsConstant(num);  // a run-time num_segments: a dynamic output, sized at Invoke (as LiteRT)
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
+  return SegmentSize(context, node, op, state);
 }
 
 template <SegmentOp kOp>
 KilnStatus SegmentInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = SegmentName(kOp);
   KILN_OPS_GET_STATE(SegmentState, state, context, node, op);
+  if (state->dynamic) KILN_OPAQUE_ENSURE_STATUS(SegmentSize(context, node, op, state));
   const KilnOpaqueTensor* ids_tensor = KilnOpaqueNodeGetInput(context, node, 1);
   const int32_t* raw_ids;
   KILN_OPAQUE_ENSURE_STATUS(GetTypedData(context, op, "segment_ids", ids_tensor, state->num_ids, &raw_ids));

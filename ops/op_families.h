@@ -32,6 +32,7 @@ void AddStablehloOps(std::vector<BuiltinOp>* table);       // stablehlo_ops.cc
 void AddComplexOps(std::vector<BuiltinOp>* table);         // complex_ops.cc
 void AddRandomOps(std::vector<BuiltinOp>* table);          // random_ops.cc
 void AddSequenceOps(std::vector<BuiltinOp>* table);        // sequence_ops.cc (LSTM, SVDF, RNN)
+void AddDynamicOps(std::vector<BuiltinOp>* table);         // dynamic_ops.cc
 
 }  // namespace kiln::ops
 

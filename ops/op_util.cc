@@ -151,6 +151,17 @@ KilnStatus ResizeOutput(KilnOpaqueContext* context, const char* op, KilnOpaqueTe
   return status;
 }
 
+KilnStatus MakeOutputDynamic(KilnOpaqueContext* context, const char* op, KilnOpaqueTensor* output) {
+  if (KilnOpaqueTensorSetAllocationTypeToDynamic(output) != kKilnOk) {
+    KilnOpaqueContextReportError(context,
+                                 "%s: output %s cannot be dynamic (a constant or a variable), but its shape depends "
+                                 "on values known only at Invoke",
+                                 op, TensorLabel(output).c_str());
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
 KilnStatus CheckData(KilnOpaqueContext* context, const char* op, const char* role,
                      const KilnOpaqueTensor* tensor, int64_t count, size_t element_size) {
   if (count == 0) return kKilnOk;

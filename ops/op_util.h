@@ -74,6 +74,10 @@ KilnStatus CheckRank(KilnOpaqueContext* context, const char* op, const char* rol
 KilnStatus ResizeOutput(KilnOpaqueContext* context, const char* op, KilnOpaqueTensor* tensor,
                         const Dims& dims);
 
+// Makes an op's output dynamic (KilnOpaqueTensorSetAllocationTypeToDynamic): its shape depends on values known
+// only at Invoke, where the op resizes it. Fails, naming the op and the output, for a constant or variable output.
+KilnStatus MakeOutputDynamic(KilnOpaqueContext* context, const char* op, KilnOpaqueTensor* output);
+
 // Reads a constant integer tensor (int32, or int64 where `allow_int64`) whose data is available in Prepare;
 // fails with a clear message if the tensor is not constant, has another type, or its data is missing.
 KilnStatus ReadConstantInts(KilnOpaqueContext* context, const char* op, const char* role,

@@ -30,22 +30,12 @@ KilnStatus CheckIndexVector(KilnOpaqueContext* context, const char* op, const ch
   return CheckRank(context, op, role, tensor, 1, 1);
 }
 
-// Fails Prepare for an input the output's shape depends on but that is only known at run time.
-KilnStatus RefuseRuntimeInput(KilnOpaqueContext* context, const char* op, const char* role,
-                              const KilnOpaqueTensor* tensor) {
-  KilnOpaqueContextReportError(
-      context,
-      "%s: %s %s is computed at run time, and the output's shape depends on its values; "
-      "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-      op, role, TensorLabel(tensor).c_str());
-  return kKilnError;
-}
-
 // The state of STRIDED_SLICE and SLICE: the plan where Prepare could make it, else what Invoke needs to make
 // it.
 struct SliceState {
   reference::StridedSlicePlan plan;
   bool plan_ready = false;  // false: Invoke plans from the run-time values and checks the shape Prepare set
+  bool dynamic = false;     // the output's shape depends on run-time values: Invoke plans and resizes it
   Dims output_dims;
   size_t element_size = 0;
   reference::StridedSliceSpec spec;  // STRIDED_SLICE
@@ -106,10 +96,12 @@ KilnStatus StridedSlicePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node)
     spec.offset = options->offset;
   }
   // The output's shape is known in Prepare where strides and end are constant and, without the offset option,
-  // begin too (as LiteRT, which otherwise makes the output dynamic).
-  if (!IsConstant(strides)) return RefuseRuntimeInput(context, op, "strides", strides);
-  if (!IsConstant(end)) return RefuseRuntimeInput(context, op, "end", end);
-  if (!spec.offset && !IsConstant(begin)) return RefuseRuntimeInput(context, op, "begin", begin);
+  // begin too; otherwise the output is dynamic (as LiteRT): Invoke plans the slice and sizes it.
+  state->dynamic = !IsConstant(strides) || !IsConstant(end) || (!spec.offset && !IsConstant(begin));
+  if (state->dynamic) {
+    state->plan_ready = false;
+    return MakeOutputDynamic(context, op, output);
+  }
   KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "end", end, &spec.end));
   KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "strides", strides, &spec.strides));
   const Dims input_dims = TensorDims(input);
@@ -155,11 +147,31 @@ KilnStatus StridedSliceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) 
   reference::StridedSliceSpec spec = state->spec;
   KILN_OPAQUE_ENSURE_STATUS(
       ReadIntValues(context, op, "begin", KilnOpaqueNodeGetInput(context, node, 1), &spec.begin));
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "end", KilnOpaqueNodeGetInput(context, node, 2), &spec.end));
+    KILN_OPAQUE_ENSURE_STATUS(
+        ReadIntValues(context, op, "strides", KilnOpaqueNodeGetInput(context, node, 3), &spec.strides));
+  }
   reference::StridedSlicePlan plan;
   std::string error;
   if (!reference::MakeStridedSlicePlan(TensorDims(input), spec, &plan, &error)) {
-    KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
+    KilnOpaqueContextReportError(context, "%s: input %s with the run-time begin, end and strides: %s", op,
+                                 TensorLabel(input).c_str(), error.c_str());
     return kKilnError;
+  }
+  if (state->dynamic) {
+    if (spec.offset) {
+      Dims offset_dims;
+      if (!reference::StridedSliceOffsetShape(TensorDims(input), spec, &offset_dims, &error) ||
+          offset_dims != plan.output_dims) {
+        KilnOpaqueContextReportError(context, "%s: input %s: the run-time offset slice %s runs past the input%s%s", op,
+                                     TensorLabel(input).c_str(), DimsToString(plan.output_dims).c_str(),
+                                     error.empty() ? "" : ": ", error.c_str());
+        return kKilnError;
+      }
+    }
+    state->output_dims = plan.output_dims;
+    KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, 0), plan.output_dims));
   }
   return InvokeSlicePlan(context, node, op, *state, plan);
 }
@@ -185,26 +197,23 @@ KilnStatus SlicePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxSliceRank));
   const Dims input_dims = TensorDims(input);
-  if (!IsConstant(size)) return RefuseRuntimeInput(context, op, "size", size);
-  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "size", size, &state->size));
+  // A run-time size, or a run-time begin with a -1 in size, makes the output dynamic (as LiteRT).
+  state->plan_ready = false;
+  state->dynamic = !IsConstant(size);
+  if (!state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "size", size, &state->size));
+    if (!IsConstant(begin)) {
+      for (int64_t s : state->size) state->dynamic = state->dynamic || s == -1;
+    }
+  }
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
   std::string error;
   state->plan_ready = IsConstant(begin);
   std::vector<int64_t> begin_values;
   if (state->plan_ready) {
     KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "begin", begin, &begin_values));
   } else {
-    // A run-time begin: the shape is the constant size, which then may not use -1.
-    for (size_t d = 0; d < state->size.size(); ++d) {
-      if (state->size[d] == -1) {
-        KilnOpaqueContextReportError(
-            context,
-            "%s: size %s holds -1 at %zu and begin %s is computed at run time, so the "
-            "output's shape depends on run-time values; Kiln sizes outputs in Prepare",
-            op, TensorLabel(size).c_str(), d, TensorLabel(begin).c_str());
-        return kKilnError;
-      }
-    }
-    begin_values.assign(state->size.size(), 0);
+    begin_values.assign(state->size.size(), 0);  // a run-time begin: the shape is the constant size
   }
   if (!reference::MakeSlicePlan(input_dims, begin_values, state->size, &state->plan, &error)) {
     KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
@@ -222,16 +231,40 @@ KilnStatus SliceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   std::vector<int64_t> begin;
   KILN_OPAQUE_ENSURE_STATUS(
       ReadIntValues(context, op, "begin", KilnOpaqueNodeGetInput(context, node, 1), &begin));
+  std::vector<int64_t> size = state->size;
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "size", KilnOpaqueNodeGetInput(context, node, 2), &size));
+  }
   reference::StridedSlicePlan plan;
   std::string error;
-  if (!reference::MakeSlicePlan(TensorDims(input), begin, state->size, &plan, &error)) {
-    KilnOpaqueContextReportError(context, "%s: input %s: %s", op, TensorLabel(input).c_str(), error.c_str());
+  if (!reference::MakeSlicePlan(TensorDims(input), begin, size, &plan, &error)) {
+    KilnOpaqueContextReportError(context, "%s: input %s with the run-time begin and size: %s", op,
+                                 TensorLabel(input).c_str(), error.c_str());
     return kKilnError;
+  }
+  if (state->dynamic) {
+    state->output_dims = plan.output_dims;
+    KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, 0), plan.output_dims));
   }
   return InvokeSlicePlan(context, node, op, *state, plan);
 }
 
 // EXPAND_DIMS only adds a dimension of size 1: the data is copied as it is.
+KilnStatus ExpandDimsResize(KilnOpaqueContext* context, const KilnOpaqueTensor* input, const KilnOpaqueTensor* axis,
+                            KilnOpaqueTensor* output) {
+  constexpr const char* op = "EXPAND_DIMS";
+  std::vector<int64_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "axis", axis, &values));
+  Dims output_dims;
+  std::string error;
+  if (values.size() != 1 || !reference::ExpandDimsOutputShape(TensorDims(input), values[0], &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: axis %s: %s", op, TensorLabel(axis).c_str(),
+                                 values.size() != 1 ? "expected a single value" : error.c_str());
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, output_dims);
+}
+
 KilnStatus ExpandDimsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "EXPAND_DIMS";
   KILN_OPAQUE_ENSURE_STATUS(CheckArity(context, node, op, 2, 2, 1));
@@ -255,22 +288,17 @@ KilnStatus ExpandDimsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                  TensorLabel(axis).c_str(), DimsToString(TensorDims(axis)).c_str());
     return kKilnError;
   }
-  if (!IsConstant(axis)) return RefuseRuntimeInput(context, op, "axis", axis);
-  std::vector<int64_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "axis", axis, &values));
-  Dims output_dims;
-  std::string error;
-  if (!reference::ExpandDimsOutputShape(TensorDims(input), values[0], &output_dims, &error)) {
-    KilnOpaqueContextReportError(context, "%s: axis %s: %s", op, TensorLabel(axis).c_str(), error.c_str());
-    return kKilnError;
-  }
-  return ResizeOutput(context, op, output, output_dims);
+  if (!IsConstant(axis)) return MakeOutputDynamic(context, op, output);  // sized at Invoke, as LiteRT
+  return ExpandDimsResize(context, input, axis, output);
 }
 
 KilnStatus ExpandDimsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "EXPAND_DIMS";
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  if (KilnOpaqueTensorGetAllocationType(output) == kKilnDynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(ExpandDimsResize(context, input, KilnOpaqueNodeGetInput(context, node, 1), output));
+  }
   const size_t bytes = KilnOpaqueTensorByteSize(input);
   if (bytes == 0) return kKilnOk;
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input, static_cast<int64_t>(bytes), 1));

@@ -217,7 +217,37 @@ struct MirrorPadState {
   std::vector<int64_t> before, after;
   bool reflect = true;
   size_t element_size = 0;
+  bool dynamic = false;  // paddings computed at run time: Invoke reads them and sizes the output
 };
+
+// Reads MIRROR_PAD's paddings ([rank, 2]) and sizes the output; bad paddings fail naming the op and tensors.
+KilnStatus MirrorPadSize(KilnOpaqueContext* context, const KilnOpaqueTensor* input, const KilnOpaqueTensor* paddings,
+                         KilnOpaqueTensor* output, MirrorPadState* state) {
+  constexpr const char* op = "MIRROR_PAD";
+  const int64_t rank = static_cast<int64_t>(state->input_dims.size());
+  std::vector<int64_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "paddings", paddings, &values));
+  if (static_cast<int64_t>(values.size()) != 2 * rank) {
+    KilnOpaqueContextReportError(context, "%s: paddings %s has %zu values; expected %lld", op,
+                                 TensorLabel(paddings).c_str(), values.size(), static_cast<long long>(2 * rank));
+    return kKilnError;
+  }
+  state->before.assign(static_cast<size_t>(rank), 0);
+  state->after.assign(static_cast<size_t>(rank), 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    state->before[d] = values[2 * d];
+    state->after[d] = values[2 * d + 1];
+  }
+  Dims output_dims;
+  std::string error;
+  if (!reference::MirrorPadShape(state->input_dims, state->before, state->after, state->reflect, &output_dims,
+                                 &error)) {
+    KilnOpaqueContextReportError(context, "%s: input %s %s, paddings %s: %s", op, TensorLabel(input).c_str(),
+                                 DimsToString(state->input_dims).c_str(), TensorLabel(paddings).c_str(), error.c_str());
+    return kKilnError;
+  }
+  return ResizeOutput(context, op, output, output_dims);
+}
 
 KilnStatus MirrorPadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "MIRROR_PAD";
@@ -246,28 +276,30 @@ KilnStatus MirrorPadPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                  static_cast<long long>(rank), TensorLabel(input).c_str());
     return kKilnError;
   }
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "paddings", paddings, true, &values));
-  state->before.assign(static_cast<size_t>(rank), 0);
-  state->after.assign(static_cast<size_t>(rank), 0);
-  for (int64_t d = 0; d < rank; ++d) {
-    state->before[d] = values[2 * d];
-    state->after[d] = values[2 * d + 1];
-  }
-  Dims output_dims;
-  std::string error;
-  if (!reference::MirrorPadShape(state->input_dims, state->before, state->after, state->reflect, &output_dims,
-                                 &error)) {
-    KilnOpaqueContextReportError(context, "%s: input %s %s: %s", op, TensorLabel(input).c_str(),
-                                 DimsToString(state->input_dims).c_str(), error.c_str());
+  const KilnType paddings_type = KilnOpaqueTensorType(paddings);
+  if (paddings_type != kKilnInt32 && paddings_type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: paddings %s has type %s; expected int32 or int64", op,
+                                 TensorLabel(paddings).c_str(), KilnTypeGetName(paddings_type));
     return kKilnError;
   }
-  return ResizeOutput(context, op, output, output_dims);
+  // Paddings computed at run time: a dynamic output, sized at Invoke (as LiteRT).
+  state->dynamic = !IsConstant(paddings);
+  if (state->dynamic) {
+    state->before.assign(static_cast<size_t>(rank), 0);
+    state->after.assign(static_cast<size_t>(rank), 0);
+    return MakeOutputDynamic(context, op, output);
+  }
+  return MirrorPadSize(context, input, paddings, output, state);
 }
 
 KilnStatus MirrorPadInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "MIRROR_PAD";
   KILN_OPS_GET_STATE(MirrorPadState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(MirrorPadSize(context, KilnOpaqueNodeGetInput(context, node, 0),
+                                            KilnOpaqueNodeGetInput(context, node, 1),
+                                            KilnOpaqueNodeGetOutput(context, node, 0), state));
+  }
   Dims output_dims = state->input_dims;
   for (size_t d = 0; d < output_dims.size(); ++d) output_dims[d] += state->before[d] + state->after[d];
   const int64_t out_count = reference::NumElements(output_dims);

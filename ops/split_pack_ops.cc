@@ -24,26 +24,21 @@ const std::vector<KilnType>& SplitTypes() {
   return types;
 }
 
-KilnStatus RefuseRuntime(KilnOpaqueContext* context, const char* op, const char* role,
-                         const KilnOpaqueTensor* tensor) {
-  KilnOpaqueContextReportError(
-      context,
-      "%s: %s %s is computed at run time, and the output's shape depends on its values; "
-      "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-      op, role, TensorLabel(tensor).c_str());
-  return kKilnError;
-}
-
-// A constant int32/int64 input's values; a run-time one fails Prepare.
-KilnStatus ReadShapeInput(KilnOpaqueContext* context, const char* op, const char* role,
-                          const KilnOpaqueTensor* tensor, std::vector<int64_t>* values) {
+KilnStatus CheckShapeInputType(KilnOpaqueContext* context, const char* op, const char* role,
+                               const KilnOpaqueTensor* tensor) {
   const KilnType type = KilnOpaqueTensorType(tensor);
   if (type != kKilnInt32 && type != kKilnInt64) {
     KilnOpaqueContextReportError(context, "%s: %s %s has type %s; expected int32 or int64", op, role,
                                  TensorLabel(tensor).c_str(), KilnTypeGetName(type));
     return kKilnError;
   }
-  if (!IsConstant(tensor)) return RefuseRuntime(context, op, role, tensor);
+  return kKilnOk;
+}
+
+// An int32/int64 input's values (constant or computed at run time: its data must be there).
+KilnStatus ReadShapeInput(KilnOpaqueContext* context, const char* op, const char* role, const KilnOpaqueTensor* tensor,
+                          std::vector<int64_t>* values) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckShapeInputType(context, op, role, tensor));
   return ReadIntValues(context, op, role, tensor, values);
 }
 
@@ -60,6 +55,7 @@ struct SplitState {
   int input_index = 0;  // SPLIT's input comes after its axis
   const char* op = "";  // for Invoke's messages
   std::vector<void*> outputs;
+  bool dynamic = false;  // SPLIT/SPLIT_V: axis or size_splits computed at run time, the outputs sized at Invoke
 };
 
 // Checks every output against the input and sizes it.
@@ -86,6 +82,22 @@ KilnStatus CheckOutputCount(KilnOpaqueContext* context, const KilnOpaqueNode* no
   return kKilnError;
 }
 
+// A run-time axis or size_splits: every output dynamic (its type checked now), sized at Invoke.
+KilnStatus MakeSplitOutputsDynamic(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op,
+                                   const KilnOpaqueTensor* input, SplitState* state) {
+  for (int i = 0; i < KilnOpaqueNodeNumberOfOutputs(node); ++i) {
+    KilnOpaqueTensor* output;
+    KILN_OPAQUE_ENSURE_STATUS(GetOutput(context, node, op, i, &output));
+    KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, SplitTypes(), &state->element_size));
+    KILN_OPAQUE_ENSURE_STATUS(MakeOutputDynamic(context, op, output));
+  }
+  state->outputs.assign(static_cast<size_t>(KilnOpaqueNodeNumberOfOutputs(node)), nullptr);
+  return kKilnOk;
+}
+
+KilnStatus SplitSize(KilnOpaqueContext* context, KilnOpaqueNode* node, SplitState* state);
+KilnStatus SplitVSize(KilnOpaqueContext* context, KilnOpaqueNode* node, SplitState* state);
+
 KilnStatus SplitPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SPLIT";
   KILN_OPS_GET_STATE(SplitState, state, context, node, op);
@@ -102,6 +114,19 @@ KilnStatus SplitPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 0, "axis", &axis));
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 1, "input", &input));
   state->input_index = 1;
+  KILN_OPAQUE_ENSURE_STATUS(CheckShapeInputType(context, op, "axis", axis));
+  state->dynamic = !IsConstant(axis);  // as LiteRT: every output dynamic, sized at Invoke
+  if (state->dynamic) return MakeSplitOutputsDynamic(context, node, op, input, state);
+  return SplitSize(context, node, state);
+}
+
+// Sizes SPLIT's outputs from the axis' value (constant in Prepare, or at Invoke).
+KilnStatus SplitSize(KilnOpaqueContext* context, KilnOpaqueNode* node, SplitState* state) {
+  constexpr const char* op = "SPLIT";
+  const KilnOpaqueTensor* axis = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 1);
+  const auto* options = static_cast<const KilnSplitParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const int num_splits = options != nullptr ? options->num_splits : 0;
   std::vector<int64_t> axis_values;
   KILN_OPAQUE_ENSURE_STATUS(ReadShapeInput(context, op, "axis", axis, &axis_values));
   if (axis_values.size() != 1) {
@@ -135,6 +160,21 @@ KilnStatus SplitVPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(GetRequiredInput(context, node, op, 2, "axis", &axis));
   state->input_index = 0;
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "size_splits", size_splits, 1, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckShapeInputType(context, op, "size_splits", size_splits));
+  KILN_OPAQUE_ENSURE_STATUS(CheckShapeInputType(context, op, "axis", axis));
+  state->dynamic = !IsConstant(size_splits) || !IsConstant(axis);  // as LiteRT: outputs sized at Invoke
+  if (state->dynamic) return MakeSplitOutputsDynamic(context, node, op, input, state);
+  return SplitVSize(context, node, state);
+}
+
+// Sizes SPLIT_V's outputs from size_splits' and axis' values (constant in Prepare, or at Invoke).
+KilnStatus SplitVSize(KilnOpaqueContext* context, KilnOpaqueNode* node, SplitState* state) {
+  constexpr const char* op = "SPLIT_V";
+  const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+  const KilnOpaqueTensor* size_splits = KilnOpaqueNodeGetInput(context, node, 1);
+  const KilnOpaqueTensor* axis = KilnOpaqueNodeGetInput(context, node, 2);
+  const auto* options = static_cast<const KilnSplitVParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const int num_splits = options != nullptr ? options->num_splits : 0;
   std::vector<int64_t> sizes, axis_values;
   KILN_OPAQUE_ENSURE_STATUS(ReadShapeInput(context, op, "size_splits", size_splits, &sizes));
   KILN_OPAQUE_ENSURE_STATUS(ReadShapeInput(context, op, "axis", axis, &axis_values));
@@ -182,6 +222,10 @@ KilnStatus UnpackPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 KilnStatus SplitInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPS_GET_STATE(SplitState, state, context, node, "SPLIT");
   const char* op = state->op;
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(state->input_index == 1 ? SplitSize(context, node, state)
+                                                      : SplitVSize(context, node, state));
+  }
   const reference::AxisPieces& p = state->pieces;
   int64_t total = 0;
   for (size_t i = 0; i < p.sizes.size(); ++i) {
@@ -264,7 +308,27 @@ KilnStatus PackInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct RepeatState {
   reference::RepeatParams params;
   size_t element_size = 0;
+  bool dynamic = false;  // multiples or shape computed at run time: Invoke plans and sizes the output
+  bool tile = false;
 };
+
+// Plans TILE or BROADCAST_TO from the values of `vector` (multiples or shape) and sizes the output.
+KilnStatus RepeatPlan(KilnOpaqueContext* context, bool tile, const KilnOpaqueTensor* input,
+                      const KilnOpaqueTensor* vector, KilnOpaqueTensor* output, RepeatState* state) {
+  const char* op = tile ? "TILE" : "BROADCAST_TO";
+  std::vector<int64_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, tile ? "multiples" : "shape", vector, &values));
+  if (!tile && values.size() > static_cast<size_t>(kMaxBroadcastRank)) {
+    KilnOpaqueContextReportError(context, "%s: shape %s has %zu dimensions; at most %d are supported", op,
+                                 TensorLabel(vector).c_str(), values.size(), kMaxBroadcastRank);
+    return kKilnError;
+  }
+  std::string error;
+  const bool ok = tile ? reference::MakeTile(TensorDims(input), values, &state->params, &error)
+                       : reference::MakeBroadcastTo(TensorDims(input), values, &state->params, &error);
+  if (!ok) return ReportShapeError(context, op, input, error);
+  return ResizeOutput(context, op, output, state->params.output_dims);
+}
 
 // TILE (`tile` true) or BROADCAST_TO: input and a constant int32/int64 vector (multiples or shape).
 KilnStatus RepeatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool tile) {
@@ -282,18 +346,17 @@ KilnStatus RepeatPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool 
   KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, types, &state->element_size));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, role, vector, 1, 1));
   if (!tile) KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxBroadcastRank));
-  std::vector<int64_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadShapeInput(context, op, role, vector, &values));
-  if (!tile && values.size() > static_cast<size_t>(kMaxBroadcastRank)) {
-    KilnOpaqueContextReportError(context, "%s: shape %s has %zu dimensions; at most %d are supported", op,
-                                 TensorLabel(vector).c_str(), values.size(), kMaxBroadcastRank);
+  const KilnType vector_type = KilnOpaqueTensorType(vector);
+  if (vector_type != kKilnInt32 && vector_type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: %s %s has type %s; expected int32 or int64", op, role,
+                                 TensorLabel(vector).c_str(), KilnTypeGetName(vector_type));
     return kKilnError;
   }
-  std::string error;
-  const bool ok = tile ? reference::MakeTile(TensorDims(input), values, &state->params, &error)
-                       : reference::MakeBroadcastTo(TensorDims(input), values, &state->params, &error);
-  if (!ok) return ReportShapeError(context, op, input, error);
-  return ResizeOutput(context, op, output, state->params.output_dims);
+  // Computed at run time: the output is dynamic (as LiteRT), planned and sized at Invoke.
+  state->tile = tile;
+  state->dynamic = !IsConstant(vector);
+  if (state->dynamic) return MakeOutputDynamic(context, op, output);
+  return RepeatPlan(context, tile, input, vector, output, state);
 }
 
 KilnStatus TilePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -306,10 +369,14 @@ KilnStatus BroadcastToPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) 
 KilnStatus RepeatInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TILE/BROADCAST_TO";
   KILN_OPS_GET_STATE(RepeatState, state, context, node, op);
-  const int64_t out_count = reference::NumElements(state->params.output_dims);
-  if (out_count == 0) return kKilnOk;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        RepeatPlan(context, state->tile, input, KilnOpaqueNodeGetInput(context, node, 1), output, state));
+  }
+  const int64_t out_count = reference::NumElements(state->params.output_dims);
+  if (out_count == 0) return kKilnOk;
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "input", input,
                                       reference::NumElements(state->params.input_dims), state->element_size));
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, "output", output, out_count, state->element_size));

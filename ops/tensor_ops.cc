@@ -2,6 +2,7 @@
 // or uint8), MEAN and SUM (float32 or int8).
 #include "ops/reference/tensor_ops.h"
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -66,6 +67,9 @@ KilnStatus ReshapePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   std::vector<int32_t> requested;
   const bool shape_is_vector = shape_tensor != nullptr && KilnOpaqueTensorNumDims(shape_tensor) == 1 &&
                                KilnOpaqueTensorType(shape_tensor) == kKilnInt32;
+  if (shape_is_vector && !IsConstant(shape_tensor) && !options_have_shape) {
+    return MakeOutputDynamic(context, op, output);  // as LiteRT: shaped at Invoke from the values (ReshapeInvoke)
+  }
   if (shape_is_vector && (IsConstant(shape_tensor) || !options_have_shape)) {
     KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "shape", shape_tensor, false, &requested));
   } else if (options != nullptr) {
@@ -89,7 +93,36 @@ KilnStatus ReshapePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 }
 
 KilnStatus ReshapeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  return CopyInvoke(context, node, "RESHAPE");
+  constexpr const char* op = "RESHAPE";
+  KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);
+  const auto* options = static_cast<const KilnReshapeParams*>(KilnOpaqueNodeGetBuiltinData(node));
+  const KilnOpaqueTensor* shape_tensor = GetOptionalInput(context, node, 1);
+  if (KilnOpaqueTensorGetAllocationType(output) == kKilnDynamic && shape_tensor != nullptr &&
+      !IsConstant(shape_tensor) && KilnOpaqueTensorNumDims(shape_tensor) == 1 &&
+      KilnOpaqueTensorType(shape_tensor) == kKilnInt32 && !(options != nullptr && options->num_dimensions > 0)) {
+    // The shape computed at run time (as Prepare decided): read now, checked against the input's element count.
+    const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
+    std::vector<int64_t> values;
+    KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "shape", shape_tensor, &values));
+    std::vector<int32_t> requested;
+    for (int64_t v : values) {
+      if (v < INT32_MIN || v > INT32_MAX) {
+        KilnOpaqueContextReportError(context, "%s: shape %s holds %lld, out of range", op,
+                                     TensorLabel(shape_tensor).c_str(), static_cast<long long>(v));
+        return kKilnError;
+      }
+      requested.push_back(static_cast<int32_t>(v));
+    }
+    Dims output_dims;
+    std::string error;
+    if (!reference::ReshapeOutputShape(TensorDims(input), requested, &output_dims, &error)) {
+      KilnOpaqueContextReportError(context, "%s: input %s with the run-time shape %s: %s", op,
+                                   TensorLabel(input).c_str(), TensorLabel(shape_tensor).c_str(), error.c_str());
+      return kKilnError;
+    }
+    KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, output, output_dims));
+  }
+  return CopyInvoke(context, node, op);
 }
 
 KilnStatus SqueezePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -281,7 +314,37 @@ struct PadState {
   KilnType type = kKilnFloat32;  // or int8, uint8
   int32_t zero_point = 0;
   bool has_value = false;  // PADV2 with constant_values: the fill value is read from it in Invoke
+  bool dynamic = false;    // paddings computed at run time: Invoke reads them and sizes the output
 };
+
+// Reads paddings' values ([rank, 2], each >= 0) and sizes PAD's output.
+KilnStatus PadSize(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* paddings,
+                   KilnOpaqueTensor* output, PadState* state) {
+  std::vector<int64_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "paddings", paddings, &values));
+  reference::PadParams& p = state->params;
+  const int64_t rank = static_cast<int64_t>(p.input_dims.size());
+  if (static_cast<int64_t>(values.size()) != 2 * rank) {
+    KilnOpaqueContextReportError(context, "%s: paddings %s has %zu values; expected %lld", op,
+                                 TensorLabel(paddings).c_str(), values.size(), static_cast<long long>(2 * rank));
+    return kKilnError;
+  }
+  p.before.assign(rank, 0);
+  p.after.assign(rank, 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (values[2 * d] < 0 || values[2 * d + 1] < 0 || values[2 * d] > INT32_MAX || values[2 * d + 1] > INT32_MAX) {
+      KilnOpaqueContextReportError(
+          context, "%s: paddings %s has padding (%lld, %lld) for dimension %lld; each must be in [0, 2^31)", op,
+          TensorLabel(paddings).c_str(), static_cast<long long>(values[2 * d]),
+          static_cast<long long>(values[2 * d + 1]), static_cast<long long>(d));
+      return kKilnError;
+    }
+    p.before[d] = values[2 * d];
+    p.after[d] = values[2 * d + 1];
+  }
+  p.value = 0.0f;
+  return ResizeOutput(context, op, output, reference::PadOutputShape(p));
+}
 
 // PADV2's optional constant_values: one element of the input's type (int8, uint8: quantized as the output, so
 // that its stored value is the fill, as LiteRT requires).
@@ -334,28 +397,29 @@ KilnStatus PadPrepareImpl(KilnOpaqueContext* context, KilnOpaqueNode* node, cons
                                  static_cast<long long>(rank), TensorLabel(input).c_str());
     return kKilnError;
   }
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "paddings", paddings, true, &values));
-  reference::PadParams& p = state->params;
-  p.input_dims = input_dims;
-  p.before.assign(rank, 0);
-  p.after.assign(rank, 0);
-  for (int64_t d = 0; d < rank; ++d) {
-    if (values[2 * d] < 0 || values[2 * d + 1] < 0) {
-      KilnOpaqueContextReportError(context, "%s: paddings %s has negative padding (%d, %d) for dimension %lld", op,
-                                   TensorLabel(paddings).c_str(), values[2 * d], values[2 * d + 1],
-                                   static_cast<long long>(d));
-      return kKilnError;
-    }
-    p.before[d] = values[2 * d];
-    p.after[d] = values[2 * d + 1];
+  const KilnType paddings_type = KilnOpaqueTensorType(paddings);
+  if (paddings_type != kKilnInt32 && paddings_type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: paddings %s has type %s; expected int32 or int64", op,
+                                 TensorLabel(paddings).c_str(), KilnTypeGetName(paddings_type));
+    return kKilnError;
   }
-  p.value = 0.0f;
-  return ResizeOutput(context, op, output, reference::PadOutputShape(p));
+  state->params.input_dims = input_dims;
+  // Paddings computed at run time: a dynamic output, sized at Invoke (as LiteRT).
+  state->dynamic = !IsConstant(paddings);
+  if (state->dynamic) {
+    state->params.before.assign(rank, 0);
+    state->params.after.assign(rank, 0);
+    return MakeOutputDynamic(context, op, output);
+  }
+  return PadSize(context, op, paddings, output, state);
 }
 
 KilnStatus PadInvokeImpl(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op) {
   KILN_OPS_GET_STATE(PadState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PadSize(context, op, KilnOpaqueNodeGetInput(context, node, 1),
+                                      KilnOpaqueNodeGetOutput(context, node, 0), state));
+  }
   reference::PadParams& p = state->params;
   const int64_t output_count = reference::NumElements(reference::PadOutputShape(p));
   if (output_count == 0) return kKilnOk;

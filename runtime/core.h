@@ -130,6 +130,7 @@ struct KilnTensor {
   int quantized_dimension = 0;
   // Memory this tensor owns (dynamic tensors, variables); arena tensors point into the interpreter's arena.
   std::unique_ptr<void, void (*)(void*)> owned{nullptr, std::free};
+  size_t capacity = 0;  // a dynamic tensor's bytes of `owned`: grows to the largest shape seen, never shrinks
   // The compute context that made it (KilnTensorCreate), or null for an interpreter's tensor.
   struct KilnContext* context = nullptr;
 };

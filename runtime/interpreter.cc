@@ -18,6 +18,12 @@ namespace {
 
 KilnOpaqueNode* AsOpaqueNode(Node* node) { return reinterpret_cast<KilnOpaqueNode*>(node); }
 
+// As KilnOpaqueTensorSetAllocationTypeToDynamic: memory comes with the shape (Interpreter::EnsureDynamicMemory).
+void MakeDynamic(KilnTensor* t) {
+  t->allocation = kKilnDynamic;
+  t->data = nullptr;
+}
+
 }  // namespace
 
 std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData> model,
@@ -281,11 +287,13 @@ KilnStatus Interpreter::AllocateTensors() {
   }
 
   state_ = State::kPreparing;
+  dynamic_reason_.assign(nodes_.size(), std::string());
   for (Node& node : nodes_) {
     if (KilnStatus s = TakeOutputType(node); s != kKilnOk) {
       state_ = State::kNeedsPrepare;
       return s;
     }
+    if (MarkDynamicNode(node)) continue;  // prepared at Invoke, once its inputs have their shapes
     const KilnStatus s = node.op->Prepare(AsContext(), AsOpaqueNode(&node));
     if (s != kKilnOk) {
       ReportError("Node number %d (%s) failed to prepare.", node.index, NodeName(node).c_str());
@@ -408,6 +416,8 @@ void Interpreter::PlanHostPartitions() {
     });
     if (writes_variable) {
       host_placement_[i] = "reference kernel (writes a variable tensor)";
+    } else if (const std::string dynamic = DynamicTensorOf(node); !dynamic.empty()) {
+      host_placement_[i] = "reference kernel (" + dynamic + ")";
     } else if (engine_ == nullptr) {
       host_placement_[i] = options_.use_reference_kernels ? "reference kernel (reference kernels asked for)"
                                                           : "reference kernel (no host engine in this build)";
@@ -519,16 +529,10 @@ KilnStatus Interpreter::PlanAndAllocate() {
   for (size_t r = 0; r < requests.size(); ++r) {
     tensors_[request_tensor[r]]->data = static_cast<uint8_t*>(arena_.get()) + plan.offsets[r];
   }
-  // Dynamic tensors that ops added get memory of their own, sized by what Prepare set.
+  // Dynamic tensors get memory of their own, sized by what Prepare set (Invoke resizes them).
   for (size_t i = 0; i < tensors_.size(); ++i) {
     KilnTensor* t = tensors_[i].get();
-    if (t->allocation != kKilnDynamic) continue;
-    t->owned.reset(AlignedAlloc(t->bytes));
-    if (t->owned == nullptr) {
-      ReportError("out of memory for dynamic tensor %zu ('%s', %zu bytes)", i, t->name.c_str(), t->bytes);
-      return kKilnOutOfMemory;
-    }
-    t->data = t->owned.get();
+    if (t->allocation == kKilnDynamic && !EnsureDynamicMemory(t)) return kKilnOutOfMemory;
   }
   arena_bytes_ = plan.arena_bytes;
   naive_bytes_ = plan.naive_bytes;
@@ -563,6 +567,14 @@ KilnStatus Interpreter::Invoke() {
     Node& node = nodes_[i];
     if (folded_[i]) continue;
     const Clock::time_point start = options_.profiling ? Clock::now() : Clock::time_point();
+    if (!dynamic_reason_[i].empty()) {
+      if (PrepareDynamicNode(node) != kKilnOk) {
+        ReportError("Node number %d (%s) failed to prepare at Invoke (%s).", node.index, NodeName(node).c_str(),
+                    dynamic_reason_[i].c_str());
+        state_ = State::kReady;
+        return kKilnError;
+      }
+    }
     if (host_partition_of_node_[i] >= 0) {
       const HostPartition& p = host_partitions_[host_partition_of_node_[i]];
       std::string error;
@@ -642,23 +654,87 @@ KilnStatus Interpreter::ResizeTensor(KilnTensor* t, KilnIntArray* new_size) {
                 t->allocation == kKilnMmapRo ? "a constant" : "a variable");
     return kKilnError;
   }
-  const size_t old_bytes = t->bytes;
+  const std::vector<int> old_dims = t->dims;
   std::string error;
   if (!SetTensorShape(t, dims.data(), static_cast<int>(dims.size()), &error)) {
     ReportError("ResizeTensor: tensor '%s': %s", t->name.c_str(), error.c_str());
     return kKilnError;
   }
-  // While ops run, an arena tensor whose size changes moves to memory of its own.
-  if (state_ == State::kInvoking && (t->bytes != old_bytes || t->allocation == kKilnDynamic)) {
-    if (t->bytes == old_bytes && t->data != nullptr) return kKilnOk;
-    void* memory = AlignedAlloc(t->bytes);
-    if (memory == nullptr && t->bytes > 0) {
-      ReportError("ResizeTensor: out of memory for tensor '%s' (%zu bytes)", t->name.c_str(), t->bytes);
-      return kKilnOutOfMemory;
+  if (state_ != State::kInvoking) return kKilnOk;
+  // While ops run, only a dynamic tensor may change shape: it gets memory of its own for the new size.
+  if (t->allocation == kKilnDynamic) return EnsureDynamicMemory(t) ? kKilnOk : kKilnOutOfMemory;
+  if (dims != old_dims) {
+    SetTensorShape(t, old_dims.data(), static_cast<int>(old_dims.size()), &error);
+    ReportError(
+        "ResizeTensor: tensor '%s' is planned in the arena and cannot change shape during Invoke; its op "
+        "must make it dynamic in Prepare (KilnOpaqueTensorSetAllocationTypeToDynamic)",
+        t->name.c_str());
+    return kKilnError;
+  }
+  return kKilnOk;
+}
+
+bool Interpreter::EnsureDynamicMemory(KilnTensor* t) {
+  if (t->data != nullptr && t->owned != nullptr && t->bytes <= t->capacity) return true;
+  // Never null, even for an empty tensor: ops may check for memory before reading zero elements.
+  const size_t capacity = std::max(t->bytes, kTensorAlignment);
+  void* memory = AlignedAlloc(capacity);
+  if (memory == nullptr) {
+    ReportError("out of memory for dynamic tensor '%s' (%zu bytes)", t->name.c_str(), t->bytes);
+    return false;
+  }
+  t->owned.reset(memory);
+  t->data = memory;
+  t->capacity = capacity;
+  return true;
+}
+
+std::string Interpreter::DynamicTensorOf(const Node& node) const {
+  if (!dynamic_reason(node.index).empty()) return dynamic_reason(node.index);
+  for (int index : node.outputs) {
+    const KilnTensor* t = tensor(index);
+    if (t != nullptr && t->allocation == kKilnDynamic) {
+      return "output '" + t->name + "' is dynamic: its shape is known only at Invoke";
     }
-    t->owned.reset(memory);
-    t->data = memory;
-    t->allocation = kKilnDynamic;
+  }
+  return std::string();
+}
+
+const std::string& Interpreter::dynamic_reason(int index) const {
+  static const std::string kNone;
+  return index >= 0 && static_cast<size_t>(index) < dynamic_reason_.size() ? dynamic_reason_[index] : kNone;
+}
+
+bool Interpreter::MarkDynamicNode(const Node& node) {
+  std::string& reason = dynamic_reason_[static_cast<size_t>(node.index)];
+  for (int index : node.inputs) {
+    const KilnTensor* t = tensor(index);
+    if (t != nullptr && t->allocation == kKilnDynamic) {
+      reason = "input '" + t->name + "' is dynamic: its shape is known only at Invoke";
+      break;
+    }
+  }
+  if (reason.empty()) return false;
+  for (const std::vector<int>* list : {&node.outputs, &node.temporaries}) {
+    for (int index : *list) {
+      KilnTensor* t = tensor(index);
+      if (t != nullptr && t->allocation == kKilnArenaRw) MakeDynamic(t);
+    }
+  }
+  return true;
+}
+
+KilnStatus Interpreter::PrepareDynamicNode(Node& node) {
+  // In Invoke's state, so that what Prepare resizes gets its memory at once.
+  if (KilnStatus s = node.op->Prepare(AsContext(), AsOpaqueNode(&node)); s != kKilnOk) return s;
+  for (const std::vector<int>* list : {&node.outputs, &node.temporaries}) {
+    for (int index : *list) {
+      KilnTensor* t = tensor(index);
+      if (t == nullptr) continue;
+      // A temporary the op names only now: memory of its own, as the arena was planned without it.
+      if (t->allocation == kKilnArenaRw) MakeDynamic(t);
+      if (t->allocation == kKilnDynamic && !EnsureDynamicMemory(t)) return kKilnOutOfMemory;
+    }
   }
   return kKilnOk;
 }

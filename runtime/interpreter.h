@@ -117,6 +117,11 @@ class Interpreter {
   int num_threads() const;
   // Whether node `index` was computed once at AllocateTensors (a DEQUANTIZE of constants): Invoke skips it.
   bool folded(int index) const { return index < static_cast<int>(folded_.size()) && folded_[index]; }
+  // Why node `index`'s shapes are known only at Invoke ("input 'x' is dynamic"), or empty. Such a node reads a
+  // dynamic tensor: it is prepared again before it runs at each Invoke.
+  const std::string& dynamic_reason(int index) const;
+  // The same, or why the node's own output is dynamic ("output 'y' is dynamic"): no host run or partition takes it.
+  std::string DynamicTensorOf(const Node& node) const;
   // Whether node's op is Kiln's own builtin op (not one the user registered in its place).
   bool IsKilnBuiltin(const Node& node) const;
 
@@ -147,6 +152,13 @@ class Interpreter {
   // Groups consecutive device nodes into partitions and records the plan (again only where it changed).
   void PlanDevicePartitions();
   void FreeNodes();
+  // Dynamic shapes (outputs whose shape is known only at Invoke). MarkDynamicNode: whether `node` reads a dynamic
+  // tensor; if so its outputs and temporaries become dynamic too and its Prepare waits for Invoke.
+  bool MarkDynamicNode(const Node& node);
+  // Prepares a dynamic node again at Invoke, then gives its dynamic outputs and temporaries memory.
+  KilnStatus PrepareDynamicNode(Node& node);
+  // Gives dynamic tensor `t` memory of its own for its current size (kept when large enough).
+  bool EnsureDynamicMemory(KilnTensor* t);
   std::string NodeName(const Node& node) const;
 
   std::shared_ptr<const ModelData> model_;
@@ -171,6 +183,7 @@ class Interpreter {
   std::vector<std::string> host_placement_;
   std::vector<bool> engine_internal_;
   std::vector<bool> folded_;  // per node: computed once by FoldConstants
+  std::vector<std::string> dynamic_reason_;  // per node: why it is prepared at Invoke (empty: it is not)
   std::vector<ProfileEvent> profile_;
   // Names a group of nodes for its profile event: "31 nodes: CONV_2D x14, DEPTHWISE_CONV_2D x13, ...".
   std::string GroupName(int first, int last) const;  // per tensor: lives only inside a

@@ -194,6 +194,16 @@ KilnAllocationType KilnOpaqueTensorGetAllocationType(const KilnOpaqueTensor* ten
   return tensor ? AsTensor(tensor)->allocation : kKilnMemNone;
 }
 
+KilnStatus KilnOpaqueTensorSetAllocationTypeToDynamic(KilnOpaqueTensor* tensor) {
+  if (tensor == nullptr) return kKilnInvalidArgument;
+  KilnTensor* t = AsTensor(tensor);
+  if (t->allocation == kKilnDynamic) return kKilnOk;
+  if (t->allocation != kKilnArenaRw || t->context != nullptr) return kKilnError;
+  t->allocation = kKilnDynamic;
+  t->data = nullptr;  // memory of its own comes with its shape (Interpreter::EnsureDynamicMemory)
+  return kKilnOk;
+}
+
 const char* KilnOpaqueTensorName(const KilnOpaqueTensor* tensor) {
   return tensor ? AsTensor(tensor)->name.c_str() : "";
 }

@@ -84,7 +84,7 @@ void PlanPartitions(Interpreter* interpreter, std::vector<Partition>* partitions
     return false;
   };
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!OnAccelerator(nodes[i])) continue;
+    if (!OnAccelerator(nodes[i]) || !interpreter->DynamicTensorOf(nodes[i]).empty()) continue;
     if (!partitions->empty() && partitions->back().last == static_cast<int>(i) - 1 &&
         !reads_bound_from(nodes[i], partitions->back())) {
       partitions->back().last = static_cast<int>(i);
@@ -110,6 +110,8 @@ void PlanPartitions(Interpreter* interpreter, std::vector<Partition>* partitions
       if (partition_of[i] >= 0) {
         where = label + " runs on " + devices->accelerator()->label() + ", in partition " +
                 std::to_string(partition_of[i]);
+      } else if (const std::string dynamic = interpreter->DynamicTensorOf(node); !dynamic.empty()) {
+        where = label + " runs on the host, not in a partition: " + dynamic;
       } else if (KernelOpScript(node) == nullptr || devices == nullptr) {
         where = label + " has no script (its Init failed)";
       } else {

@@ -65,7 +65,9 @@ KILN_CAPI_EXPORT KilnStatus KilnOpaqueNodeTemporaries(const KilnOpaqueNode* node
  * ------------------------------------------------------------------------------------------------------- */
 
 /* Sets a tensor's shape. Takes ownership of `new_size`, even on failure. Resizing a constant (model-owned)
- * tensor to another shape is an error. */
+ * tensor to another shape is an error. During Invoke only a dynamic tensor (see
+ * KilnOpaqueTensorSetAllocationTypeToDynamic) may change shape: it gets memory of its own for the new size;
+ * resizing a tensor planned in the arena to another shape then fails, naming the tensor. */
 KILN_CAPI_EXPORT KilnStatus KilnOpaqueContextResizeTensor(KilnOpaqueContext* context,
                                                           KilnOpaqueTensor* tensor, KilnIntArray* new_size);
 /* The tensor with index `index` in the graph, or NULL if out of range. */
@@ -115,6 +117,12 @@ KILN_CAPI_EXPORT int32_t KilnOpaqueTensorDim(const KilnOpaqueTensor* tensor, int
 KILN_CAPI_EXPORT size_t KilnOpaqueTensorByteSize(const KilnOpaqueTensor* tensor);
 KILN_CAPI_EXPORT void* KilnOpaqueTensorData(const KilnOpaqueTensor* tensor);
 KILN_CAPI_EXPORT KilnAllocationType KilnOpaqueTensorGetAllocationType(const KilnOpaqueTensor* tensor);
+/* Makes an op's output (or temporary) dynamic, as LiteRT's TfLiteOpaqueTensorSetAllocationTypeToDynamic: called in
+ * Prepare when the output's shape depends on values known only at Invoke. The tensor is then not planned in the
+ * arena; the op resizes it in Invoke (KilnOpaqueContextResizeTensor), which gives it memory of its own, and every
+ * later node that reads it is prepared again before it runs. Only a tensor planned in the arena (or one already
+ * dynamic) may become dynamic: kKilnError for constants, variables and custom memory. */
+KILN_CAPI_EXPORT KilnStatus KilnOpaqueTensorSetAllocationTypeToDynamic(KilnOpaqueTensor* tensor);
 KILN_CAPI_EXPORT const char* KilnOpaqueTensorName(const KilnOpaqueTensor* tensor);
 KILN_CAPI_EXPORT KilnQuantizationParams KilnOpaqueTensorGetQuantizationParams(const KilnOpaqueTensor* tensor);
 /* Per-channel quantization: `*out_count` scales and zero points along `*out_quantized_dimension`. For a

@@ -409,6 +409,36 @@ int main(int argc, char** argv) {
     w.SetOutputs({uniform, normal});
     seeds.push_back({"random", std::move(w)});
   }
+  {  // dynamic shapes from the fuzzer's bytes: WHERE -> GATHER_ND -> ADD (prepared at Invoke), UNIQUE, NMS
+    ModelWriter w;
+    const int c = w.AddTensor(kKilnBool, {3, 4}, "c");
+    const int x = w.AddTensor(kKilnFloat32, {3, 4}, "x");
+    const int where = w.AddTensor(kKilnInt64, {1, 2}, "where");
+    w.AddOp(kKilnBuiltinWhere, {c}, {where});
+    const int picked = w.AddTensor(kKilnFloat32, {1}, "picked");
+    w.AddOp(kKilnBuiltinGatherNd, {x, where}, {picked});
+    const int sum = w.AddTensor(kKilnFloat32, {1}, "sum");
+    w.AddOp(kKilnBuiltinAdd, {picked, picked}, {sum}, KilnAddParams{kKilnActNone, false});
+    const int ids = w.AddTensor(kKilnInt32, {6}, "ids");
+    const int values = w.AddTensor(kKilnInt32, {1}, "values");
+    const int idx = w.AddTensor(kKilnInt32, {6}, "idx");
+    w.AddOp(kKilnBuiltinUnique, {ids}, {values, idx});
+    // NMS with boxes, scores and max_output_size from the fuzzer's bytes (NaN, negative sizes, ties).
+    const int boxes = w.AddTensor(kKilnFloat32, {5, 4}, "boxes");
+    const int scores = w.AddTensor(kKilnFloat32, {5}, "scores");
+    const int max_size = w.AddTensor(kKilnInt32, {}, "max_size");
+    const int iou = w.AddConstTensor<float>(kKilnFloat32, {}, "iou", {0.5f});
+    const int threshold = w.AddConstTensor<float>(kKilnFloat32, {}, "threshold", {0.0f});
+    const int sigma = w.AddConstTensor<float>(kKilnFloat32, {}, "sigma", {0.5f});
+    const int selected = w.AddTensor(kKilnInt32, {1}, "selected");
+    const int selected_scores = w.AddTensor(kKilnFloat32, {1}, "selected_scores");
+    const int valid = w.AddTensor(kKilnInt32, {}, "valid");
+    w.AddOp(kKilnBuiltinNonMaxSuppressionV5, {boxes, scores, max_size, iou, threshold, sigma},
+            {selected, selected_scores, valid});
+    w.SetInputs({c, x, ids, boxes, scores, max_size});
+    w.SetOutputs({sum, values, idx, selected, selected_scores, valid});
+    seeds.push_back({"dynamic_where_unique", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   {
     // The recurrent ops, their state in variable tensors: UNIDIRECTIONAL_SEQUENCE_LSTM with every optional part

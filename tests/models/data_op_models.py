@@ -7,7 +7,9 @@ the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FL
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
 reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
 and BATCH_MATMUL; TFLite_Detection_PostProcess, DENSIFY with sparse constants, a FULLY_CONNECTED reading sparse
-weights, CONV_3D and CONV_3D_TRANSPOSE) for litert_compare.py --generate,
+weights, CONV_3D and CONV_3D_TRANSPOSE; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, BROADCAST_ARGS, and run-time shape inputs of
+STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD,
+SPLIT, SPLIT_V, SCATTER_ND and UNSORTED_SEGMENT_SUM, whose outputs are dynamic) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -59,6 +61,32 @@ class Model:
         index = self.tensor(shape, dtype, name, quant=quant)
         self.inputs.pop()
         return index
+
+    def write_ops(self, out_dir, name, ops, outputs):
+        """Several operators: ops is a list of (code, version, inputs, outputs, options_type, options)."""
+        codes, operators = [], []
+        for code, version, inputs, outs, options_type, options in ops:
+            if (code, version) not in codes:
+                codes.append((code, version))
+            op = S.OperatorT()
+            op.opcodeIndex, op.inputs, op.outputs = codes.index((code, version)), inputs, outs
+            op.builtinOptionsType, op.builtinOptions = options_type, options
+            operators.append(op)
+        opcodes = []
+        for code, version in codes:
+            opcode = S.OperatorCodeT()
+            opcode.builtinCode, opcode.deprecatedBuiltinCode, opcode.version = code, min(code, 127), version
+            opcodes.append(opcode)
+        graph = S.SubGraphT()
+        graph.tensors, graph.inputs, graph.outputs, graph.operators = self.tensors, self.inputs, outputs, operators
+        graph.name = "main"
+        model = S.ModelT()
+        model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, opcodes, [graph], self.buffers
+        model.description = "data_op_models.py"
+        builder = flatbuffers.Builder(1024)
+        builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+        with open(os.path.join(out_dir, name + ".tflite"), "wb") as f:
+            f.write(builder.Output())
 
     def write(self, out_dir, name, code, version, inputs, outputs, options_type=0, options=None, custom=None,
               then=()):
@@ -902,6 +930,221 @@ def random_models(out_dir):
             m.write(out_dir, op_name + tag, code, 1, [s], [y], S.BuiltinOptions.RandomOptions, o)
 
 
+def dynamic_models(out_dir):
+    """WHERE and UNIQUE: outputs whose shape depends on the values (dynamic tensors, sized at Invoke). The declared
+    output shape is a placeholder; LiteRT and Kiln both report the shape the values give. (Rank 0, which LiteRT's
+    WHERE refuses, and empty inputs, which litert_bench cannot feed, are in tests/ops/dynamic_wrapper_test.cc.)"""
+    # WHERE of a model input (random values: bool half true, int8/int32 some zeros, float none) and of constants.
+    for dtype, shape in [(np.bool_, [4, 5]), (np.bool_, [2, 3, 2, 2]), (np.int8, [300]), (np.int32, [3, 40]),
+                         (np.float32, [2, 3]), (np.uint8, [2, 2, 2, 2, 2, 2]), (np.int64, [64])]:
+        m = Model()
+        x = m.tensor(shape, dtype, "condition")
+        y = m.output([1, len(shape)], np.int64, "coordinates")
+        name = "where_%s_rank%d" % (np.dtype(dtype).name, len(shape))
+        m.write(out_dir, name, OPS.WHERE, 2 if dtype in (np.int8, np.uint8, np.int64) else 1, [x], [y])
+    for name, dtype, data in [("where_const_float", np.float32, [[0.0, 1.5, -0.0], [2.0, 0.0, -3.0]]),
+                              ("where_const_bool_none", np.bool_, [[False, False], [False, False]])]:
+        m = Model()
+        x = m.tensor(np.shape(data), dtype, "condition", data)
+        y = m.output([1, 2], np.int64, "coordinates")
+        m.write(out_dir, name, OPS.WHERE, 1, [x], [y])
+    # UNIQUE of a model input (int8 over its range, int32 in [-128, 127]: many repeats) with int32 and int64 idx.
+    for dtype, n, idx_type in [(np.int8, 500, np.int32), (np.int32, 200, np.int64), (np.float32, 7, np.int32),
+                               (np.uint8, 600, np.int64), (np.int16, 50, np.int32), (np.int64, 300, np.int32)]:
+        m = Model()
+        x = m.tensor([n], dtype, "x")
+        y = m.output([1], dtype, "y")
+        idx = m.output([n], idx_type, "idx")
+        o = S.UniqueOptionsT()
+        o.idxOutType = TYPES[idx_type]
+        m.write(out_dir, "unique_%s_idx_%s_%d" % (np.dtype(dtype).name, np.dtype(idx_type).name, n), OPS.UNIQUE, 1,
+                [x], [y, idx], S.BuiltinOptions.UniqueOptions, o)
+
+    # Shape inputs computed at run time: each is a FLOOR_DIV of constants by 1 (so it is no constant of the model,
+    # and its values are fixed), which makes the op's output dynamic in LiteRT and in Kiln. LiteRT's SLICE wants
+    # the declared output rank right, so every placeholder shape has the final rank.
+    def computed(m, name, values, dtype=np.int32, scalar=False, shape=None):
+        shape = shape if shape is not None else [] if scalar else [len(values)]
+        a = m.tensor(shape, dtype, name + "_a", np.reshape(values, shape))
+        one = m.tensor(shape, dtype, name + "_one", np.ones(shape, dtype))
+        t = m.output(shape, dtype, name)
+        return t, (OPS.FLOOR_DIV, 1, [a, one], [t], 0, None)
+
+    for name, shape, begin, end, strides, masks in [
+            ("strided_slice_runtime", [3, 4, 5], [0, 1, -1], [3, 4, 0], [1, 2, -2], (0, 0, 0, 0, 0)),
+            ("strided_slice_runtime_masks", [4, 6], [1, 5], [0, -7], [2, -1], (0b01, 0b01, 0, 0, 0)),
+            ("strided_slice_runtime_shrink", [2, 3, 4], [1, 0, 1], [2, 3, 3], [1, 1, 1], (0, 0, 0, 0, 0b001))]:
+        m = Model()
+        x = m.tensor(shape, np.float32, "x")
+        b, add_b = computed(m, "begin", begin)
+        e, add_e = computed(m, "end", end)
+        st, add_s = computed(m, "strides", strides)
+        y = m.output([1] * (len(shape) - bin(masks[4]).count("1")), np.float32, "y")
+        o = S.StridedSliceOptionsT()
+        o.beginMask, o.endMask, o.ellipsisMask, o.newAxisMask, o.shrinkAxisMask = masks
+        m.write_ops(out_dir, name, [add_b, add_e, add_s,
+                                    (OPS.STRIDED_SLICE, 1, [x, b, e, st], [y], S.BuiltinOptions.StridedSliceOptions,
+                                     o)], [y])
+    # (LiteRT 2.3.0's SLICE then checks the output's declared shape against the one it computes: declared right.)
+    for name, dtype, shape, begin, size, out in [
+            ("slice_runtime_size", np.float32, [3, 4], [1, 0], [2, -1], [2, 4]),
+            ("slice_runtime_int8", np.int8, [2, 3, 4], [0, 1, 1], [-1, 2, 3], [2, 2, 3])]:
+        m = Model()
+        quant = (0.05, -3) if dtype == np.int8 else None
+        x = m.tensor(shape, dtype, "x", quant=quant)
+        b, add_b = computed(m, "begin", begin)
+        sz, add_s = computed(m, "size", size)
+        y = m.output(out, dtype, "y", quant=quant)
+        m.write_ops(out_dir, name, [add_b, add_s, (OPS.SLICE, 1, [x, b, sz], [y], 0, None)], [y])
+    for name, axis in [("expand_dims_runtime_last", -1), ("expand_dims_runtime_first", 0)]:
+        m = Model()
+        x = m.tensor([2, 3], np.float32, "x")
+        a, add_a = computed(m, "axis", [axis])
+        y = m.output([1, 1, 1], np.float32, "y")
+        m.write_ops(out_dir, name, [add_a, (OPS.EXPAND_DIMS, 1, [x, a], [y], 0, None)], [y])
+    m = Model()
+    x = m.tensor([2, 1, 3], np.float32, "x")
+    mul, add_m = computed(m, "multiples", [2, 3, 1])
+    y = m.output([1, 1, 1], np.float32, "y")
+    m.write_ops(out_dir, "tile_runtime", [add_m, (OPS.TILE, 1, [x, mul], [y], 0, None)], [y])
+    m = Model()
+    x = m.tensor([3, 1], np.int32, "x")
+    sh, add_s = computed(m, "shape", [2, 3, 4])
+    y = m.output([1, 1, 1], np.int32, "y")
+    m.write_ops(out_dir, "broadcast_to_runtime", [add_s, (OPS.BROADCAST_TO, 2, [x, sh], [y], 0, None)], [y])
+    for name, shape in [("reshape_runtime_shape", [3, -1]), ("reshape_runtime_flat", [-1])]:
+        m = Model()
+        x = m.tensor([2, 3, 2], np.float32, "x")
+        sh, add_s = computed(m, "shape", shape)
+        y = m.output([1] * len(shape), np.float32, "y")
+        m.write_ops(out_dir, name, [add_s, (OPS.RESHAPE, 1, [x, sh], [y], 0, None)], [y])
+    for name, dtype, dims_type, dims in [("fill_runtime_dims_float32", np.float32, np.int32, [2, 3, 4]),
+                                         ("fill_runtime_dims_int32", np.int32, np.int32, [5, 1])]:
+        m = Model()
+        d, add_d = computed(m, "dims", dims, dims_type)
+        v = m.tensor([], dtype, "value")
+        y = m.output([1] * len(dims), dtype, "y")
+        m.write_ops(out_dir, name, [add_d, (OPS.FILL, 1, [d, v], [y], 0, None)], [y])
+    for name, start, limit, delta in [("range_runtime_up", 2, 11, 3), ("range_runtime_down", 5, -4, -2)]:
+        m = Model()
+        a, add_a = computed(m, "start", [start], scalar=True)
+        b, add_b = computed(m, "limit", [limit], scalar=True)
+        c, add_c = computed(m, "delta", [delta], scalar=True)
+        y = m.output([1], np.int32, "y")
+        m.write_ops(out_dir, name, [add_a, add_b, add_c, (OPS.RANGE, 1, [a, b, c], [y], 0, None)], [y])
+    m = Model()
+    x = m.tensor([3, 7], np.float32, "x")
+    k, add_k = computed(m, "k", [3], scalar=True)
+    v = m.output([3, 1], np.float32, "values")
+    i = m.output([3, 1], np.int32, "indices")
+    m.write_ops(out_dir, "topk_v2_runtime_k", [add_k, (OPS.TOPK_V2, 1, [x, k], [v, i], 0, None)], [v, i])
+    m = Model()
+    i = m.tensor([2, 3], np.int32, "indices", [[0, 3, 1], [2, -1, 4]])
+    d, add_d = computed(m, "depth", [4], scalar=True)
+    a = m.tensor([], np.float32, "on_value", 2.0)
+    b = m.tensor([], np.float32, "off_value", -1.0)
+    y = m.output([1, 1, 1], np.float32, "y")
+    o = S.OneHotOptionsT()
+    o.axis = 1
+    m.write_ops(out_dir, "one_hot_runtime_depth", [add_d, (OPS.ONE_HOT, 1, [i, d, a, b], [y],
+                                                           S.BuiltinOptions.OneHotOptions, o)], [y])
+    for name, code, version in [("pad_runtime_paddings", OPS.PAD, 1), ("padv2_runtime_paddings", OPS.PADV2, 1),
+                                ("mirror_pad_runtime_paddings", OPS.MIRROR_PAD, 1)]:
+        m = Model()
+        x = m.tensor([2, 3, 3], np.float32, "x")
+        p, add_p = computed(m, "paddings", [0, 1, 2, 1, 1, 0], shape=[3, 2])
+        inputs = [x, p]
+        if code == OPS.PADV2:
+            inputs.append(m.tensor([], np.float32, "constant_values", 4.5))
+        y = m.output([1, 1, 1], np.float32, "y")
+        options_type, options = 0, None
+        if code == OPS.MIRROR_PAD:
+            options_type, options = S.BuiltinOptions.MirrorPadOptions, S.MirrorPadOptionsT()
+            options.mode = S.MirrorPadMode.SYMMETRIC
+        m.write_ops(out_dir, name, [add_p, (code, version, inputs, [y], options_type, options)], [y])
+    m = Model()
+    a, add_a = computed(m, "axis", [-1], scalar=True)
+    x = m.tensor([2, 6], np.float32, "x")
+    outs = [m.output([1, 1], np.float32, "y%d" % k) for k in range(3)]
+    o = S.SplitOptionsT()
+    o.numSplits = 3
+    m.write_ops(out_dir, "split_runtime_axis", [add_a, (OPS.SPLIT, 1, [a, x], outs, S.BuiltinOptions.SplitOptions, o)],
+                outs)
+    m = Model()
+    x = m.tensor([5, 2], np.float32, "x")
+    sz, add_s = computed(m, "size_splits", [2, -1])
+    a, add_a = computed(m, "axis", [0], scalar=True)
+    outs = [m.output([1, 1], np.float32, "y%d" % k) for k in range(2)]
+    o = S.SplitVOptionsT()
+    o.numSplits = 2
+    m.write_ops(out_dir, "split_v_runtime_sizes", [add_s, add_a, (OPS.SPLIT_V, 1, [x, sz, a], outs,
+                                                                  S.BuiltinOptions.SplitVOptions, o)], outs)
+    m = Model()
+    i = m.tensor([3, 2], np.int32, "indices", [[0, 1], [2, 0], [0, 1]])
+    u = m.tensor([3, 4], np.float32, "updates")
+    sh, add_s = computed(m, "shape", [3, 2, 4])
+    y = m.output([1, 1, 1], np.float32, "y")
+    m.write_ops(out_dir, "scatter_nd_runtime_shape", [add_s, (OPS.SCATTER_ND, 1, [i, u, sh], [y], 0, None)], [y])
+    m = Model()
+    d = m.tensor([5, 3], np.float32, "data")
+    ids = m.tensor([5], np.int32, "segment_ids", [0, 3, 0, -1, 2])
+    num, add_n = computed(m, "num_segments", [4])
+    y = m.output([1, 1], np.float32, "y")
+    m.write_ops(out_dir, "unsorted_segment_sum_runtime_num", [add_n, (OPS.UNSORTED_SEGMENT_SUM, 1, [d, ids, num], [y],
+                                                                      0, None)], [y])
+    # BROADCAST_ARGS of constant shapes, alone and feeding BROADCAST_TO (whose output is then dynamic).
+    for name, dtype, s0, s1 in [("broadcast_args_int32", np.int32, [2, 1, 3], [4, 1]),
+                                ("broadcast_args_int64", np.int64, [1], [5, 1, 2])]:
+        m = Model()
+        a = m.tensor([len(s0)], dtype, "s0", s0)
+        b = m.tensor([len(s1)], dtype, "s1", s1)
+        y = m.output([max(len(s0), len(s1))], dtype, "shape")
+        m.write(out_dir, name, OPS.BROADCAST_ARGS, 1, [a, b], [y])
+    m = Model()
+    x = m.tensor([3, 1], np.float32, "x")
+    a = m.tensor([2], np.int32, "s0", [3, 1])
+    b = m.tensor([3], np.int32, "s1", [2, 1, 4])
+    sh = m.output([3], np.int32, "shape")
+    y = m.output([1, 1, 1], np.float32, "y")
+    m.write_ops(out_dir, "broadcast_args_to_runtime", [(OPS.BROADCAST_ARGS, 1, [a, b], [sh], 0, None),
+                                                       (OPS.BROADCAST_TO, 2, [x, sh], [y], 0, None)], [y])
+    # NON_MAX_SUPPRESSION_V4/V5 on random boxes and scores (model inputs), max_output_size constant or computed.
+    for name, v5, n, max_size, iou, threshold, sigma, runtime in [
+            ("nms_v4", False, 40, 10, 0.3, 0.0, 0.0, False), ("nms_v4_all", False, 12, 20, 0.5, -2.0, 0.0, False),
+            ("nms_v4_runtime_max", False, 30, 6, 0.2, 0.1, 0.0, True),
+            ("nms_v5_hard", True, 40, 10, 0.4, 0.0, 0.0, False), ("nms_v5_soft", True, 40, 12, 1.0, 0.05, 0.5, False),
+            ("nms_v5_soft_runtime_max", True, 25, 8, 0.6, -0.5, 0.3, True)]:
+        m = Model()
+        b = m.tensor([n, 4], np.float32, "boxes")
+        sc = m.tensor([n], np.float32, "scores")
+        ops = []
+        if runtime:
+            k, op_k = computed(m, "max_output_size", [max_size], scalar=True)
+            ops.append(op_k)
+        else:
+            k = m.tensor([], np.int32, "max_output_size", max_size)
+        i = m.tensor([], np.float32, "iou_threshold", iou)
+        t = m.tensor([], np.float32, "score_threshold", threshold)
+        inputs = [b, sc, k, i, t]
+        if v5:
+            inputs.append(m.tensor([], np.float32, "soft_nms_sigma", sigma))
+        sel = m.output([max_size], np.int32, "selected_indices")
+        outs = [sel]
+        if v5:
+            outs.append(m.output([max_size], np.float32, "selected_scores"))
+        outs.append(m.output([], np.int32, "valid_outputs"))
+        ops.append((OPS.NON_MAX_SUPPRESSION_V5 if v5 else OPS.NON_MAX_SUPPRESSION_V4, 1, inputs, outs, 0, None))
+        m.write_ops(out_dir, name, ops, outs)
+    # A dynamic chain: WHERE's coordinates pick elements of params (GATHER_ND), prepared again at Invoke.
+    m = Model()
+    c = m.tensor([3, 4], np.bool_, "condition")
+    p = m.tensor([3, 4, 2], np.float32, "params")
+    w = m.output([1, 2], np.int64, "coordinates")
+    y = m.output([1, 2], np.float32, "picked")
+    m.write_ops(out_dir, "where_gather_nd_chain", [(OPS.WHERE, 1, [c], [w], 0, None),
+                                                   (OPS.GATHER_ND, 1, [p, w], [y], 0, None)], [y])
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
@@ -915,6 +1158,7 @@ def main():
     stablehlo_models(out_dir)
     small_ops(out_dir)
     small_ops_with_options(out_dir)
+    dynamic_models(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)

@@ -112,7 +112,17 @@ TEST(OneHotWrapperTest, Errors) {
     w.SetInputs({d});
     w.SetOutputs({y});
     Runner r(w);
-    ExpectErrorMentions(r, {"ONE_HOT: depth 'depth' is computed at run time"});
+    // A run-time depth: a dynamic output, sized at Invoke; a negative depth fails there naming it.
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const int32_t depth = 3;
+    r.SetInput(0, &depth, sizeof(depth));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 3}));
+    EXPECT_EQ(r.Output(), (std::vector<float>{1, 0, 0, 0, 1, 0}));
+    const int32_t bad = -1;
+    r.SetInput(0, &bad, sizeof(bad));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("ONE_HOT: indices 'indices', depth 'depth'"), std::string::npos) << r.errors();
   }
   {
     ModelWriter w;
@@ -255,8 +265,7 @@ TEST(ScatterNdWrapperTest, PrepareErrors) {
             true,
             "SCATTER_ND: shape 'shape', indices 'indices', updates 'updates': updates have shape [3]; indices and "
             "shape need [2]"},
-           {kKilnInt32, kKilnFloat32, {2}, {-4}, true, "SCATTER_ND: shape 'shape' holds -4 at 0"},
-           {kKilnInt32, kKilnFloat32, {2}, {4}, false, "SCATTER_ND: shape 'shape' is computed at run time"}}) {
+           {kKilnInt32, kKilnFloat32, {2}, {-4}, true, "SCATTER_ND: shape 'shape' holds -4 at 0"}}) {
     ModelWriter w;
     const int i = w.AddTensor(c.index_type, {2, 1}, "indices");
     const int u = w.AddTensor(c.update_type, c.update_dims, "updates");
@@ -269,6 +278,32 @@ TEST(ScatterNdWrapperTest, PrepareErrors) {
     Runner r(w);
     ExpectErrorMentions(r, {c.message});
   }
+}
+
+TEST(ScatterNdWrapperTest, RunTimeShape) {
+  // A run-time shape: a dynamic output, sized at Invoke; indices out of the new shape fail there.
+  ModelWriter w;
+  const int i = w.AddConstTensor(kKilnInt32, {2, 1}, "indices", std::vector<int32_t>{1, 3});
+  const int u = w.AddConstTensor(kKilnFloat32, {2}, "updates", std::vector<float>{5, 7});
+  const int s = w.AddTensor(kKilnInt32, {1}, "shape");
+  const int y = w.AddTensor(kKilnFloat32, {1}, "y");
+  w.AddOp(kKilnBuiltinScatterNd, {i, u, s}, {y});
+  w.SetInputs({s});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const int32_t five = 5;
+  r.SetInput(0, &five, sizeof(five));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.Output(), (std::vector<float>{0, 5, 0, 7, 0}));
+  const int32_t three = 3;
+  r.SetInput(0, &three, sizeof(three));
+  EXPECT_NE(r.Invoke(), kKilnOk);
+  EXPECT_NE(r.errors().find("SCATTER_ND"), std::string::npos) << r.errors();
+  const int32_t negative = -1;
+  r.SetInput(0, &negative, sizeof(negative));
+  EXPECT_NE(r.Invoke(), kKilnOk);
+  EXPECT_NE(r.errors().find("SCATTER_ND: shape 'shape' holds -1 at 0"), std::string::npos) << r.errors();
 }
 
 TEST(AddNWrapperTest, SumsAndErrors) {
@@ -335,6 +370,36 @@ void BuildRange(ModelWriter& w, KilnType type, T start, T limit, T delta, bool c
   w.SetOutputs({y});
 }
 
+TEST(TopKWrapperTest, RunTimeK) {
+  // A run-time k: dynamic outputs, sized at Invoke; k out of range fails there naming it.
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+  const int k = w.AddTensor(kKilnInt32, {}, "k");
+  const int v = w.AddTensor(kKilnFloat32, {2, 1}, "values");
+  const int i = w.AddTensor(kKilnInt32, {2, 1}, "indices");
+  w.AddOp(kKilnBuiltinTopkV2, {x, k}, {v, i});
+  w.SetInputs({x, k});
+  w.SetOutputs({v, i});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {1, 5, 3, 9, 7, 8};
+  r.SetInput(0, in, sizeof(in));
+  const int32_t two = 2;
+  r.SetInput(1, &two, sizeof(two));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(0), (std::vector<int>{2, 2}));
+  EXPECT_EQ(r.Output(0), (std::vector<float>{5, 3, 9, 8}));
+  EXPECT_EQ(r.OutputAs<int32_t>(1), (std::vector<int32_t>{1, 2, 0, 2}));
+  const int32_t zero = 0;
+  r.SetInput(1, &zero, sizeof(zero));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(1), (std::vector<int>{2, 0}));
+  const int32_t four = 4;
+  r.SetInput(1, &four, sizeof(four));
+  EXPECT_NE(r.Invoke(), kKilnOk);
+  EXPECT_NE(r.errors().find("TOPK_V2: k 'k' is 4; input 'x' has 3 values"), std::string::npos) << r.errors();
+}
+
 TEST(RangeWrapperTest, ValuesAndErrors) {
   {
     ModelWriter w;
@@ -378,7 +443,20 @@ TEST(RangeWrapperTest, ValuesAndErrors) {
     ModelWriter w;
     BuildRange<int32_t>(w, kKilnInt32, 0, 5, 1, false);
     Runner r(w);
-    ExpectErrorMentions(r, {"RANGE: limit 'limit' is computed at run time"});
+    // A run-time limit: a dynamic output, counted at Invoke; a limit behind start fails there.
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    for (int32_t limit : {3, 0, 6}) {
+      r.SetInput(0, &limit, sizeof(limit));
+      ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+      std::vector<int32_t> want;
+      for (int32_t v = 0; v < limit; ++v) want.push_back(v);
+      EXPECT_EQ(r.OutputAs<int32_t>(), want);
+      EXPECT_EQ(r.OutputDims(), std::vector<int>{limit});
+    }
+    const int32_t bad = -2;
+    r.SetInput(0, &bad, sizeof(bad));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("delta's sign points away from limit"), std::string::npos) << r.errors();
   }
   {
     ModelWriter w;
@@ -424,18 +502,16 @@ TEST(TopKWrapperTest, ValuesIndicesAndErrors) {
     bool k_constant;
     std::string message;
   };
-  for (const Case& c :
-       std::vector<Case>{{kKilnFloat32,
-                          kKilnInt32,
-                          {2, 3},
-                          4,
-                          true,
-                          "TOPK_V2: k 'k' is 4; input 'x' has 3 values along its last dimension"},
-                         {kKilnFloat32, kKilnInt32, {2, 3}, -1, true, "TOPK_V2: k 'k' is -1"},
-                         {kKilnFloat32, kKilnInt32, {2, 3}, 1, false, "TOPK_V2: k 'k' is computed at run time"},
-                         {kKilnFloat32, kKilnInt64, {2, 3}, 1, true, "TOPK_V2: k 'k' has type int64"},
-                         {kKilnBool, kKilnInt32, {2, 3}, 1, true, "TOPK_V2: input 'x' has type bool"},
-                         {kKilnFloat32, kKilnInt32, {}, 1, true, "TOPK_V2: input 'x'"}}) {
+  for (const Case& c : std::vector<Case>{{kKilnFloat32,
+                                          kKilnInt32,
+                                          {2, 3},
+                                          4,
+                                          true,
+                                          "TOPK_V2: k 'k' is 4; input 'x' has 3 values along its last dimension"},
+                                         {kKilnFloat32, kKilnInt32, {2, 3}, -1, true, "TOPK_V2: k 'k' is -1"},
+                                         {kKilnFloat32, kKilnInt64, {2, 3}, 1, true, "TOPK_V2: k 'k' has type int64"},
+                                         {kKilnBool, kKilnInt32, {2, 3}, 1, true, "TOPK_V2: input 'x' has type bool"},
+                                         {kKilnFloat32, kKilnInt32, {}, 1, true, "TOPK_V2: input 'x'"}}) {
     ModelWriter w;
     const int x = w.AddTensor(c.input_type, c.dims, "x");
     const int k = !c.k_constant            ? w.AddTensor(c.k_type, {}, "k")
@@ -452,7 +528,8 @@ TEST(TopKWrapperTest, ValuesIndicesAndErrors) {
 }
 
 // UNSORTED_SEGMENT_MAX through the interpreter (ids at run time, a dropped id, an empty segment), and the
-// refusals: an id past num_segments at Invoke, a run-time num_segments, ids that do not begin data's shape.
+// refusals: an id past num_segments at Invoke, a run-time num_segments (sized at Invoke), ids that do not begin
+// data's shape.
 TEST(UnsortedSegmentWrapperTest, RunsAndRefusesClearly) {
   {
     ModelWriter w;
@@ -489,7 +566,23 @@ TEST(UnsortedSegmentWrapperTest, RunsAndRefusesClearly) {
     w.SetInputs({data, num});
     w.SetOutputs({y});
     Runner r(w);
-    ExpectErrorMentions(r, {"UNSORTED_SEGMENT_SUM", "num_segments 'num'", "constant"});
+    // A run-time num_segments: a dynamic output sized at Invoke; too few segments for the ids fail there.
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    const float in[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    r.SetInput(0, in, sizeof(in));
+    const int32_t three = 3;
+    r.SetInput(1, &three, sizeof(three));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{3, 2}));
+    EXPECT_EQ(r.Output(), (std::vector<float>{6, 8, 10, 12, 0, 0}));
+    const int32_t one = 1;
+    r.SetInput(1, &one, sizeof(one));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("is not below num_segments 1"), std::string::npos) << r.errors();
+    const int32_t negative = -2;
+    r.SetInput(1, &negative, sizeof(negative));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("UNSORTED_SEGMENT_SUM: num_segments 'num' is -2"), std::string::npos) << r.errors();
   }
   {
     ModelWriter w;

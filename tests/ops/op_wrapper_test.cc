@@ -102,7 +102,10 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinRandomUniform, kKilnBuiltinRandomStandardNormal,
                                   kKilnBuiltinUnidirectionalSequenceLstm, kKilnBuiltinLstm, kKilnBuiltinSvdf,
                                   kKilnBuiltinRnn, kKilnBuiltinUnidirectionalSequenceRnn,
-                                  kKilnBuiltinBidirectionalSequenceLstm, kKilnBuiltinBidirectionalSequenceRnn};
+                                  kKilnBuiltinBidirectionalSequenceLstm, kKilnBuiltinBidirectionalSequenceRnn,
+                                  kKilnBuiltinWhere,         kKilnBuiltinUnique,
+                                  kKilnBuiltinNonMaxSuppressionV4, kKilnBuiltinNonMaxSuppressionV5,
+                                  kKilnBuiltinBroadcastArgs};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
@@ -547,7 +550,7 @@ TEST(OpWrapperTest, RejectsShapesThatDoNotBroadcast) {
   ExpectErrorMentions(r, {"SUB", "[2, 3]", "[4]", "do not broadcast"});
 }
 
-TEST(OpWrapperTest, ReshapeFromConstantShapeFromOptionsAndRejectsRuntimeShape) {
+TEST(OpWrapperTest, ReshapeFromConstantShapeFromOptionsAndRuntimeShape) {
   {
     ModelWriter w;
     const int x = w.AddTensor(kKilnFloat32, {2, 3, 2}, "x");
@@ -590,7 +593,8 @@ TEST(OpWrapperTest, ReshapeFromConstantShapeFromOptionsAndRejectsRuntimeShape) {
     w.SetInputs({x, shape});
     w.SetOutputs({y});
     Runner r(w);
-    ExpectErrorMentions(r, {"RESHAPE", "runtime_shape", "constant"});
+    // A run-time shape without the option: a dynamic output, shaped at Invoke (dynamic_wrapper_test.cc).
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
   }
   {
     ModelWriter w;
@@ -1288,7 +1292,7 @@ TEST(OpWrapperTest, Relu0To1FloatInt8AndInt16Refused) {
   ExpectErrorMentions(r, {"RELU_0_TO_1", "int16 input 'x'"});
 }
 
-TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
+TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddings) {
   {
     ModelWriter w;
     const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
@@ -1317,7 +1321,8 @@ TEST(OpWrapperTest, TransposeAndPadWithConstantsAndRuntimePaddingsRejected) {
     w.SetInputs({x, pads});
     w.SetOutputs({y});
     Runner r(w);
-    ExpectErrorMentions(r, {"PAD", "runtime_pads", "constant"});
+    // Run-time paddings: a dynamic output, sized at Invoke (dynamic_wrapper_test.cc tests the values).
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
   }
 }
 

@@ -40,7 +40,7 @@ TEST(SplitPackOpsTest, SplitNegativeAxisAndUnevenSplit) {
   }
 }
 
-TEST(SplitPackOpsTest, SplitVInt8WithMinusOneAndRuntimeSizesRefused) {
+TEST(SplitPackOpsTest, SplitVInt8WithMinusOneAndRuntimeSizes) {
   for (bool constant : {true, false}) {
     ModelWriter w;
     const int x = w.AddTensor(kKilnInt8, {5}, "x");
@@ -54,17 +54,50 @@ TEST(SplitPackOpsTest, SplitVInt8WithMinusOneAndRuntimeSizesRefused) {
     w.SetInputs(constant ? std::vector<int>{x} : std::vector<int>{x, sizes});
     w.SetOutputs({a, b});
     Runner r(w);
-    if (!constant) {
-      ExpectErrorMentions(r, {"SPLIT_V", "size_splits 'sizes' is computed at run time"});
-      continue;
-    }
     ASSERT_EQ(r.status(), kKilnOk) << r.errors();
     const int8_t in[] = {-128, -1, 0, 1, 127};
     r.SetInput(0, in, sizeof(in));
+    const int64_t sizes_value[] = {1, -1};
+    if (!constant) r.SetInput(1, sizes_value, sizeof(sizes_value));  // run-time sizes: dynamic outputs
     ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
     EXPECT_EQ(r.OutputAs<int8_t>(0), (std::vector<int8_t>{-128}));
     EXPECT_EQ(r.OutputAs<int8_t>(1), (std::vector<int8_t>{-1, 0, 1, 127}));
+    if (constant) continue;
+    const int64_t other[] = {3, 2};
+    r.SetInput(1, other, sizeof(other));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(0), std::vector<int>{3});
+    EXPECT_EQ(r.OutputAs<int8_t>(1), (std::vector<int8_t>{1, 127}));
+    const int64_t bad[] = {3, 3};
+    r.SetInput(1, bad, sizeof(bad));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("SPLIT_V: input 'x'"), std::string::npos) << r.errors();
   }
+}
+
+TEST(SplitPackOpsTest, SplitRuntimeAxis) {
+  ModelWriter w;
+  const int axis = w.AddTensor(kKilnInt32, {}, "axis");
+  const int x = w.AddTensor(kKilnFloat32, {2, 4}, "x");
+  const int a = w.AddTensor(kKilnFloat32, {1}, "a");
+  const int b = w.AddTensor(kKilnFloat32, {1}, "b");
+  w.AddOp(kKilnBuiltinSplit, {axis, x}, {a, b}, KilnSplitParams{2});
+  w.SetInputs({axis, x});
+  w.SetOutputs({a, b});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const float in[] = {0, 1, 2, 3, 4, 5, 6, 7};
+  r.SetInput(1, in, sizeof(in));
+  for (int32_t value : {0, -1}) {
+    r.SetInput(0, &value, sizeof(value));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(0), value == 0 ? (std::vector<int>{1, 4}) : (std::vector<int>{2, 2}));
+    EXPECT_EQ(r.Output(1), value == 0 ? (std::vector<float>{4, 5, 6, 7}) : (std::vector<float>{2, 3, 6, 7}));
+  }
+  const int32_t bad = 2;
+  r.SetInput(0, &bad, sizeof(bad));
+  EXPECT_NE(r.Invoke(), kKilnOk);
+  EXPECT_NE(r.errors().find("SPLIT: input 'x'"), std::string::npos) << r.errors();
 }
 
 TEST(SplitPackOpsTest, PackAlongLastAxisAndShapeMismatch) {

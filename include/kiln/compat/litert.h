@@ -146,6 +146,7 @@
 #define TfLiteOpaqueTensorByteSize                     KilnOpaqueTensorByteSize
 #define TfLiteOpaqueTensorData                         KilnOpaqueTensorData
 #define TfLiteOpaqueTensorGetAllocationType            KilnOpaqueTensorGetAllocationType
+#define TfLiteOpaqueTensorSetAllocationTypeToDynamic   KilnOpaqueTensorSetAllocationTypeToDynamic
 #define TfLiteOpaqueTensorName                         KilnOpaqueTensorName
 #define TfLiteOpaqueTensorGetQuantizationParams        KilnOpaqueTensorGetQuantizationParams
 #define TfLiteOpaqueTensorCopyFromBuffer               KilnOpaqueTensorCopyFromBuffer
