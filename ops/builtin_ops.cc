@@ -24,6 +24,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddSpaceOps(all);
     AddCompareLogicOps(all);
     AddIndexOps(all);
+    AddControlFlowOps(all);
     return all;
   }();
   return *table;

@@ -22,6 +22,7 @@ void AddNormalizationOps(std::vector<BuiltinOp>* table);   // normalization_ops.
 void AddSpaceOps(std::vector<BuiltinOp>* table);           // space_ops.cc
 void AddCompareLogicOps(std::vector<BuiltinOp>* table);    // compare_logic_ops.cc
 void AddIndexOps(std::vector<BuiltinOp>* table);           // index_ops.cc
+void AddControlFlowOps(std::vector<BuiltinOp>* table);     // control_flow_ops.cc (+ resource variables)
 
 }  // namespace kiln::ops
 

@@ -20,27 +20,40 @@ KilnOpaqueNode* AsOpaqueNode(Node* node) { return reinterpret_cast<KilnOpaqueNod
 
 }  // namespace
 
-std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData> model,
-                                                 const KilnInterpreterOptions& options,
-                                                 const BuiltinOpTable& builtins, HostEngineFactory engine,
-                                                 KilnStatus* status) {
+std::unique_ptr<Interpreter> Interpreter::CreateFor(std::shared_ptr<const ModelData> model,
+                                                    const KilnInterpreterOptions& options,
+                                                    const BuiltinOpTable& builtins, HostEngineFactory engine,
+                                                    Interpreter* root, int index, KilnStatus* status) {
   std::unique_ptr<Interpreter> interpreter(new Interpreter());
   interpreter->model_ = std::move(model);
   interpreter->options_ = options;
   interpreter->builtins_ = &builtins;
+  interpreter->engine_factory_given_ = engine;
   interpreter->engine_factory_ = options.use_reference_kernels ? nullptr : engine;
+  interpreter->root_ = root != nullptr ? root : interpreter.get();
+  interpreter->subgraph_index_ = index;
   *status = kKilnOk;
   if (interpreter->model_->desc.subgraphs.empty()) {
     interpreter->ReportError("model has no subgraphs");
     *status = kKilnInvalidModel;
     return nullptr;
   }
-  interpreter->graph_ = &interpreter->model_->desc.subgraphs[0];
+  interpreter->graph_ = &interpreter->model_->desc.subgraphs[static_cast<size_t>(index)];
   if (!interpreter->BuildTensors()) {
     *status = kKilnOutOfMemory;
     return nullptr;
   }
   if (!interpreter->ResolveBuiltins(status)) return nullptr;
+  return interpreter;
+}
+
+std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData> model,
+                                                 const KilnInterpreterOptions& options,
+                                                 const BuiltinOpTable& builtins, HostEngineFactory engine,
+                                                 KilnStatus* status) {
+  std::unique_ptr<Interpreter> interpreter =
+      CreateFor(std::move(model), options, builtins, engine, nullptr, 0, status);
+  if (interpreter == nullptr) return nullptr;
   // gpu-only is a promise about the whole interpreter, so it is checked now rather than at the first kernel.
   if (options.device_policy == kKilnDeviceGpuOnly && interpreter->devices() == nullptr) {
     *status = kKilnUnsupported;
@@ -50,6 +63,7 @@ std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData
 }
 
 Interpreter::~Interpreter() {
+  subgraphs_.clear();  // the children first: they use this root's devices
   host_partitions_.clear();  // before the engine whose threads they use
   engine_.reset();
   FreeNodes();
@@ -69,7 +83,48 @@ bool Interpreter::IsKilnBuiltin(const Node& node) const {
   return false;
 }
 
+Interpreter* Interpreter::Subgraph(int index) {
+  const int count = static_cast<int>(model_->desc.subgraphs.size());
+  if (index < 0 || index >= count) {
+    ReportError("subgraph %d does not exist (the model has %d subgraphs)", index, count);
+    return nullptr;
+  }
+  if (index == 0) return root_;
+  Interpreter* root = root_;
+  if (root->subgraphs_.size() < static_cast<size_t>(count)) root->subgraphs_.resize(static_cast<size_t>(count));
+  std::unique_ptr<Interpreter>& child = root->subgraphs_[static_cast<size_t>(index)];
+  if (child == nullptr) {
+    KilnStatus status = kKilnOk;
+    child = CreateFor(root->model_, root->options_, *root->builtins_, root->engine_factory_given_, root, index,
+                      &status);
+    if (child == nullptr) {
+      ReportError("subgraph %d ('%s') could not be built", index,
+                  model_->desc.subgraphs[static_cast<size_t>(index)].name.c_str());
+      return nullptr;
+    }
+  }
+  return child.get();
+}
+
+int32_t Interpreter::ResourceId(const std::string& container, const std::string& shared_name) {
+  Interpreter* root = root_;
+  auto [it, added] =
+      root->resource_ids_.emplace(std::make_pair(container, shared_name), static_cast<int32_t>(root->resources_.size()));
+  if (added) {
+    root->resources_.emplace_back();
+    root->resources_.back().name = container + "/" + shared_name;
+  }
+  return it->second;
+}
+
+subgraph_hook::ResourceVariable* Interpreter::Resource(int32_t id) {
+  Interpreter* root = root_;
+  if (id < 0 || static_cast<size_t>(id) >= root->resources_.size()) return nullptr;
+  return &root->resources_[static_cast<size_t>(id)];
+}
+
 DeviceSet* Interpreter::devices() {
+  if (root_ != this) return root_->devices();
   if (devices_ == nullptr && !devices_failed_) {
     DriverOptions options;
     options.policy = static_cast<DevicePolicy>(options_.device_policy);

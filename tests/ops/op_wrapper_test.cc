@@ -84,7 +84,10 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinTopkV2,        kKilnBuiltinUnsortedSegmentSum,
                                   kKilnBuiltinUnsortedSegmentProd, kKilnBuiltinUnsortedSegmentMax,
                                   kKilnBuiltinUnsortedSegmentMin, kKilnBuiltinRank,
-                                  kKilnBuiltinRelu0To1};
+                                  kKilnBuiltinRelu0To1,
+                                  kKilnBuiltinIf,            kKilnBuiltinWhile,
+                                  kKilnBuiltinCallOnce,      kKilnBuiltinVarHandle,
+                                  kKilnBuiltinReadVariable,  kKilnBuiltinAssignVariable};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;
