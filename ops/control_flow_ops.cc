@@ -54,9 +54,9 @@ KilnStatus CopyTensor(KilnOpaqueContext* context, KilnOpaqueContext* to_context,
   }
   if (from == to) return kKilnOk;
   if (KilnOpaqueTensorType(from) != KilnOpaqueTensorType(to)) {
-    KilnOpaqueContextReportError(context, "%s: %s: %s is %s but %s is %s", op, what.c_str(),
-                                 TensorLabel(from).c_str(), KilnTypeGetName(KilnOpaqueTensorType(from)),
-                                 TensorLabel(to).c_str(), KilnTypeGetName(KilnOpaqueTensorType(to)));
+    KilnOpaqueContextReportError(context, "%s: %s: %s is %s but %s is %s", op, what.c_str(), TensorLabel(from).c_str(),
+                                 KilnTypeGetName(KilnOpaqueTensorType(from)), TensorLabel(to).c_str(),
+                                 KilnTypeGetName(KilnOpaqueTensorType(to)));
     return kKilnError;
   }
   const std::vector<int> dims = ShapeOf(from);
@@ -149,8 +149,8 @@ std::vector<const KilnOpaqueTensor*> NodeOutputs(KilnOpaqueContext* context, con
   return outputs;
 }
 
-KilnStatus CheckPresent(KilnOpaqueContext* context, const char* op,
-                        const std::vector<const KilnOpaqueTensor*>& tensors, const char* role) {
+KilnStatus CheckPresent(KilnOpaqueContext* context, const char* op, const std::vector<const KilnOpaqueTensor*>& tensors,
+                        const char* role) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i] == nullptr) {
       KilnOpaqueContextReportError(context, "%s: %s %zu is missing", op, role, i);
@@ -176,19 +176,11 @@ KilnStatus ReadCondition(KilnOpaqueContext* context, const char* op, const KilnO
   switch (type) {
     case kKilnBool:
     case kKilnInt8:
-    case kKilnUInt8:
-      size = 1;
-      break;
-    case kKilnInt16:
-      size = 2;
-      break;
+    case kKilnUInt8: size = 1; break;
+    case kKilnInt16: size = 2; break;
     case kKilnInt32:
-    case kKilnFloat32:
-      size = 4;
-      break;
-    case kKilnInt64:
-      size = 8;
-      break;
+    case kKilnFloat32: size = 4; break;
+    case kKilnInt64: size = 8; break;
     default:
       KilnOpaqueContextReportError(context, "%s: condition %s has type %s; expected bool or a number", op,
                                    TensorLabel(cond).c_str(), KilnTypeGetName(type));
@@ -247,15 +239,16 @@ KilnStatus IfPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     const std::vector<int> else_dims = ShapeOf(SubgraphTensor(branches[1], false, static_cast<int>(i)));
     if (then_dims != else_dims) {
       KilnOpaqueContextReportError(
-          context, "%s: output %zu (%s) has shape %s in then subgraph %d but %s in else subgraph %d; Kiln needs "
+          context,
+          "%s: output %zu (%s) has shape %s in then subgraph %d but %s in else subgraph %d; Kiln needs "
           "both branches to give the same shape",
           op, i, TensorLabel(outputs[i]).c_str(), ShapeString(then_dims).c_str(), indices[0],
           ShapeString(else_dims).c_str(), indices[1]);
       return kKilnError;
     }
     Dims dims(then_dims.begin(), then_dims.end());
-    KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, static_cast<int>(i)),
-                                           dims));
+    KILN_OPAQUE_ENSURE_STATUS(
+        ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, static_cast<int>(i)), dims));
   }
   return kKilnOk;
 }
@@ -302,8 +295,7 @@ KilnStatus WhilePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     if (KilnOpaqueTensorType(inputs[i]) != KilnOpaqueTensorType(outputs[i])) {
       KilnOpaqueContextReportError(context, "%s: loop variable %zu: input %s is %s but output %s is %s", op, i,
                                    TensorLabel(inputs[i]).c_str(), KilnTypeGetName(KilnOpaqueTensorType(inputs[i])),
-                                   TensorLabel(outputs[i]).c_str(),
-                                   KilnTypeGetName(KilnOpaqueTensorType(outputs[i])));
+                                   TensorLabel(outputs[i]).c_str(), KilnTypeGetName(KilnOpaqueTensorType(outputs[i])));
       return kKilnError;
     }
   }
@@ -311,8 +303,7 @@ KilnStatus WhilePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   if (cond == nullptr) return kKilnError;
   KilnOpaqueContext* body = hook::GetSubgraph(context, params->body_subgraph_index, op);
   if (body == nullptr) return kKilnError;
-  KILN_OPAQUE_ENSURE_STATUS(
-      PrepareCallee(context, op, "cond", params->cond_subgraph_index, cond, inputs, {nullptr}));
+  KILN_OPAQUE_ENSURE_STATUS(PrepareCallee(context, op, "cond", params->cond_subgraph_index, cond, inputs, {nullptr}));
   const KilnOpaqueTensor* cond_output = SubgraphTensor(cond, false, 0);
   if (KilnOpaqueTensorType(cond_output) != kKilnBool) {
     KilnOpaqueContextReportError(context, "%s: cond subgraph %d output %s is %s; expected bool", op,
@@ -327,15 +318,16 @@ KilnStatus WhilePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     const std::vector<int> out = ShapeOf(SubgraphTensor(body, false, static_cast<int>(i)));
     if (in != out) {
       KilnOpaqueContextReportError(
-          context, "%s: body subgraph %d changes loop variable %zu (%s) from shape %s to %s; Kiln runs WHILE only "
+          context,
+          "%s: body subgraph %d changes loop variable %zu (%s) from shape %s to %s; Kiln runs WHILE only "
           "with loop variables of fixed shape",
           op, params->body_subgraph_index, i, TensorLabel(inputs[i]).c_str(), ShapeString(in).c_str(),
           ShapeString(out).c_str());
       return kKilnError;
     }
     Dims dims(in.begin(), in.end());
-    KILN_OPAQUE_ENSURE_STATUS(ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, static_cast<int>(i)),
-                                           dims));
+    KILN_OPAQUE_ENSURE_STATUS(
+        ResizeOutput(context, op, KilnOpaqueNodeGetOutput(context, node, static_cast<int>(i)), dims));
   }
   return kKilnOk;
 }
@@ -360,8 +352,8 @@ KilnStatus WhileInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   for (uint64_t iteration = 0;; ++iteration) {
     KILN_OPAQUE_ENSURE_STATUS(EnsurePrepared(context, op, cond, vars));
     for (int i = 0; i < n; ++i) {
-      KILN_OPAQUE_ENSURE_STATUS(CopyTensor(context, cond, op, "cond input " + std::to_string(i), vars[i],
-                                           SubgraphTensor(cond, true, i)));
+      KILN_OPAQUE_ENSURE_STATUS(
+          CopyTensor(context, cond, op, "cond input " + std::to_string(i), vars[i], SubgraphTensor(cond, true, i)));
     }
     KILN_OPAQUE_ENSURE_STATUS(hook::InvokeSubgraph(context, cond, op));
     bool go_on = false;
@@ -374,8 +366,8 @@ KilnStatus WhileInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
     }
     KILN_OPAQUE_ENSURE_STATUS(EnsurePrepared(context, op, body, vars));
     for (int i = 0; i < n; ++i) {
-      KILN_OPAQUE_ENSURE_STATUS(CopyTensor(context, body, op, "body input " + std::to_string(i), vars[i],
-                                           SubgraphTensor(body, true, i)));
+      KILN_OPAQUE_ENSURE_STATUS(
+          CopyTensor(context, body, op, "body input " + std::to_string(i), vars[i], SubgraphTensor(body, true, i)));
     }
     KILN_OPAQUE_ENSURE_STATUS(hook::InvokeSubgraph(context, body, op));
     for (int i = 0; i < n; ++i) {
@@ -383,9 +375,8 @@ KilnStatus WhileInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       const std::vector<int> before = ShapeOf(vars[i]);
       const std::vector<int> after = ShapeOf(result);
       if (before != after) {
-        KilnOpaqueContextReportError(context,
-                                     "%s: body subgraph %d changed loop variable %d (%s) from shape %s to %s", op,
-                                     params->body_subgraph_index, i, TensorLabel(vars[i]).c_str(),
+        KilnOpaqueContextReportError(context, "%s: body subgraph %d changed loop variable %d (%s) from shape %s to %s",
+                                     op, params->body_subgraph_index, i, TensorLabel(vars[i]).c_str(),
                                      ShapeString(before).c_str(), ShapeString(after).c_str());
         return kKilnError;
       }
@@ -434,8 +425,7 @@ struct VarHandleState {
   int32_t id = -1;
 };
 
-KilnStatus CheckResource(KilnOpaqueContext* context, const char* op, const char* role,
-                         const KilnOpaqueTensor* tensor) {
+KilnStatus CheckResource(KilnOpaqueContext* context, const char* op, const char* role, const KilnOpaqueTensor* tensor) {
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, role, tensor, kKilnResource));
   if (KilnOpaqueTensorByteSize(tensor) < sizeof(int32_t)) {
     KilnOpaqueContextReportError(context, "%s: %s %s has shape %s; a resource tensor needs one element", op, role,
@@ -502,9 +492,9 @@ KilnStatus ReadVariableInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) 
     return kKilnError;
   }
   if (variable->type != KilnOpaqueTensorType(output)) {
-    KilnOpaqueContextReportError(context, "%s: variable '%s' holds %s but output %s is %s", op,
-                                 variable->name.c_str(), KilnTypeGetName(variable->type),
-                                 TensorLabel(output).c_str(), KilnTypeGetName(KilnOpaqueTensorType(output)));
+    KilnOpaqueContextReportError(context, "%s: variable '%s' holds %s but output %s is %s", op, variable->name.c_str(),
+                                 KilnTypeGetName(variable->type), TensorLabel(output).c_str(),
+                                 KilnTypeGetName(KilnOpaqueTensorType(output)));
     return kKilnError;
   }
   if (variable->dims != ShapeOf(output) || variable->data.size() != KilnOpaqueTensorByteSize(output)) {
@@ -562,8 +552,7 @@ KilnStatus AssignVariableInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
 void AddControlFlowOps(std::vector<BuiltinOp>* table) {
   // LiteRT 2.3.0 registers each of these at version 1 only; it registers no CALL.
   table->push_back({kKilnBuiltinIf, 1, 1, MakeOperator<NoState>(kKilnBuiltinIf, 1, &IfPrepare, &IfInvoke)});
-  table->push_back(
-      {kKilnBuiltinWhile, 1, 1, MakeOperator<NoState>(kKilnBuiltinWhile, 1, &WhilePrepare, &WhileInvoke)});
+  table->push_back({kKilnBuiltinWhile, 1, 1, MakeOperator<NoState>(kKilnBuiltinWhile, 1, &WhilePrepare, &WhileInvoke)});
   table->push_back({kKilnBuiltinCallOnce, 1, 1,
                     MakeOperator<CallOnceState>(kKilnBuiltinCallOnce, 1, &CallOncePrepare, &CallOnceInvoke)});
   table->push_back({kKilnBuiltinVarHandle, 1, 1,

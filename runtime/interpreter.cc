@@ -108,8 +108,8 @@ Interpreter* Interpreter::Subgraph(int index) {
 
 int32_t Interpreter::ResourceId(const std::string& container, const std::string& shared_name) {
   Interpreter* root = root_;
-  auto [it, added] =
-      root->resource_ids_.emplace(std::make_pair(container, shared_name), static_cast<int32_t>(root->resources_.size()));
+  const int32_t next = static_cast<int32_t>(root->resources_.size());
+  auto [it, added] = root->resource_ids_.emplace(std::make_pair(container, shared_name), next);
   if (added) {
     root->resources_.emplace_back();
     root->resources_.back().name = container + "/" + shared_name;

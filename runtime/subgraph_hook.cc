@@ -30,8 +30,7 @@ KilnOpaqueContext* GetSubgraph(KilnOpaqueContext* context, int index, const char
   Interpreter* interpreter = From(context);
   const int count = SubgraphCount(context);
   if (index < 0 || index >= count) {
-    interpreter->ReportError("%s: subgraph index %d is out of range (the model has %d subgraphs)", op, index,
-                             count);
+    interpreter->ReportError("%s: subgraph index %d is out of range (the model has %d subgraphs)", op, index, count);
     return nullptr;
   }
   Interpreter* subgraph = interpreter->Subgraph(index);

@@ -215,8 +215,9 @@ int Session::InputCount() const {
 }
 
 KilnTensor* Session::Input(int index) const {
-  return runner_ != nullptr ? KilnSignatureRunnerGetInputTensor(runner_, KilnSignatureRunnerGetInputName(runner_, index))
-                            : KilnInterpreterGetInputTensor(interpreter_, index);
+  return runner_ != nullptr
+             ? KilnSignatureRunnerGetInputTensor(runner_, KilnSignatureRunnerGetInputName(runner_, index))
+             : KilnInterpreterGetInputTensor(interpreter_, index);
 }
 
 std::string Session::InputName(int index) const {
@@ -302,8 +303,9 @@ bool Session::SetInputs(const std::vector<InputSpec>& specs, uint32_t seed, bool
     }
     given[index] = std::move(array);
   }
-  if ((runner_ != nullptr ? KilnSignatureRunnerAllocateTensors(runner_) : KilnInterpreterAllocateTensors(interpreter_)) !=
-      kKilnOk) {
+  const KilnStatus allocated =
+      runner_ != nullptr ? KilnSignatureRunnerAllocateTensors(runner_) : KilnInterpreterAllocateTensors(interpreter_);
+  if (allocated != kKilnOk) {
     HintCustomOps();
     return false;
   }

@@ -415,8 +415,7 @@ TEST(CallOnceWrapperTest, Errors) {
     const float x[2] = {1, 2};
     r.SetInput(0, x, sizeof(x));
     EXPECT_NE(r.Invoke(), kKilnOk);
-    EXPECT_NE(r.errors().find("READ_VARIABLE: variable '/total' is read before any ASSIGN_VARIABLE"),
-              std::string::npos)
+    EXPECT_NE(r.errors().find("READ_VARIABLE: variable '/total' is read before any ASSIGN_VARIABLE"), std::string::npos)
         << r.errors();
   }
   {  // an init subgraph with inputs
@@ -460,8 +459,7 @@ TEST(CallOnceWrapperTest, Errors) {
     Runner r(w);
     ASSERT_EQ(r.status(), kKilnOk) << r.errors();
     EXPECT_NE(r.Invoke(), kKilnOk);
-    EXPECT_NE(r.errors().find("READ_VARIABLE: variable '/n' holds int32 but output 'v' is float32"),
-              std::string::npos)
+    EXPECT_NE(r.errors().find("READ_VARIABLE: variable '/n' holds int32 but output 'v' is float32"), std::string::npos)
         << r.errors();
   }
   {  // a resource tensor holding an id no VAR_HANDLE made
@@ -544,8 +542,7 @@ TEST(SignatureRunnerTest, TwoSignaturesOnDifferentSubgraphs) {
   ASSERT_EQ(KilnTensorCopyFromBuffer(KilnSignatureRunnerGetInputTensor(square, "value"), in4, sizeof(in4)), kKilnOk);
   ASSERT_EQ(KilnSignatureRunnerInvoke(square), kKilnOk) << errors;
   float out4[4];
-  ASSERT_EQ(KilnTensorCopyToBuffer(KilnSignatureRunnerGetOutputTensor(square, "squared"), out4, sizeof(out4)),
-            kKilnOk);
+  ASSERT_EQ(KilnTensorCopyToBuffer(KilnSignatureRunnerGetOutputTensor(square, "squared"), out4, sizeof(out4)), kKilnOk);
   EXPECT_EQ(std::vector<float>(out4, out4 + 4), (std::vector<float>{1, 4, 9, 0.25f}));
 
   // NULL key: the first signature, over subgraph 0.
