@@ -570,6 +570,48 @@ TEST(SignatureRunnerTest, TwoSignaturesOnDifferentSubgraphs) {
   KilnModelDelete(model);
 }
 
+TEST(SignatureRunnerTest, SignaturesShareVariables) {
+  // "read" (subgraph 0) reads variable "state"; "write" (subgraph 1) assigns it its input.
+  ModelWriter w;
+  const int h = w.AddTensor(kKilnResource, {}, "h");
+  const int v = w.AddTensor(kKilnFloat32, {2}, "v");
+  w.AddOp(kKilnBuiltinVarHandle, {}, {h}, KilnVarHandleParams{"c", "state"});
+  w.AddOp(kKilnBuiltinReadVariable, {h}, {v});
+  w.SetInputs({});
+  w.SetOutputs({v});
+  w.AddSubgraph("write");
+  const int x = w.AddTensor(kKilnFloat32, {2}, "x");
+  const int h1 = w.AddTensor(kKilnResource, {}, "h1");
+  w.AddOp(kKilnBuiltinVarHandle, {}, {h1}, KilnVarHandleParams{"c", "state"});
+  w.AddOp(kKilnBuiltinAssignVariable, {h1, x}, {});
+  w.SetInputs({x});
+  w.SetOutputs({});
+  w.AddSignature("read", 0, {}, {{"value", v}});
+  w.AddSignature("write", 1, {{"new_value", x}}, {});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  KilnSignatureRunner* read = KilnInterpreterGetSignatureRunner(r.interpreter(), "read");
+  KilnSignatureRunner* write = KilnInterpreterGetSignatureRunner(r.interpreter(), "write");
+  ASSERT_NE(read, nullptr);
+  ASSERT_NE(write, nullptr);
+  ASSERT_EQ(KilnSignatureRunnerAllocateTensors(read), kKilnOk) << r.errors();
+  EXPECT_NE(KilnSignatureRunnerInvoke(read), kKilnOk);  // nothing assigned yet
+  EXPECT_NE(r.errors().find("variable 'c/state' is read before any ASSIGN_VARIABLE"), std::string::npos);
+  ASSERT_EQ(KilnSignatureRunnerAllocateTensors(write), kKilnOk) << r.errors();
+  for (float base : {3.0f, -1.0f}) {
+    const float x_values[2] = {base, base * 2};
+    ASSERT_EQ(KilnTensorCopyFromBuffer(KilnSignatureRunnerGetInputTensor(write, "new_value"), x_values, 8), kKilnOk);
+    ASSERT_EQ(KilnSignatureRunnerInvoke(write), kKilnOk) << r.errors();
+    ASSERT_EQ(KilnSignatureRunnerInvoke(read), kKilnOk) << r.errors();
+    float out[2];
+    ASSERT_EQ(KilnTensorCopyToBuffer(KilnSignatureRunnerGetOutputTensor(read, "value"), out, 8), kKilnOk);
+    EXPECT_EQ(out[0], base);
+    EXPECT_EQ(out[1], base * 2);
+  }
+  KilnSignatureRunnerDelete(read);
+  KilnSignatureRunnerDelete(write);
+}
+
 TEST(SignatureRunnerTest, ModelWithoutSignatures) {
   ModelWriter w;
   BuildIf(w, kKilnBool, {}, {2});
