@@ -6,6 +6,7 @@
 // planning its tensors in its own arena. Shapes are fixed at Prepare: a WHILE body that changes a loop
 // variable's shape, or IF branches whose outputs differ in shape, fail Prepare (LiteRT makes such outputs
 // dynamic tensors instead).
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -33,9 +34,8 @@ std::string ShapeString(const std::vector<int>& dims) {
   return s + "]";
 }
 
-// "subgraph 2 ('body')" for messages.
-std::string SubgraphLabel(const char* role, KilnOpaqueContext* context, int index) {
-  (void)context;
+// "body subgraph 2" for messages.
+std::string SubgraphLabel(const char* role, int index) {
   return std::string(role) + " subgraph " + std::to_string(index);
 }
 
@@ -90,7 +90,7 @@ KilnStatus CopyTensor(KilnOpaqueContext* context, KilnOpaqueContext* to_context,
 KilnStatus PrepareCallee(KilnOpaqueContext* context, const char* op, const char* role, int index,
                          KilnOpaqueContext* subgraph, const std::vector<const KilnOpaqueTensor*>& inputs,
                          const std::vector<const KilnOpaqueTensor*>& outputs) {
-  const std::string label = SubgraphLabel(role, context, index);
+  const std::string label = SubgraphLabel(role, index);
   const size_t sub_inputs = hook::SubgraphInputs(subgraph).size();
   const size_t sub_outputs = hook::SubgraphOutputs(subgraph).size();
   if (sub_inputs != inputs.size() || sub_outputs != outputs.size()) {
