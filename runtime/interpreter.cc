@@ -158,7 +158,19 @@ void Interpreter::ReportError(const char* format, ...) {
 }
 
 void Interpreter::ReportErrorV(const char* format, va_list args) {
-  ReportV(options_.reporter, options_.reporter_user_data, format, args);
+  if (subgraph_index_ == 0) {
+    ReportV(options_.reporter, options_.reporter_user_data, format, args);
+    return;
+  }
+  // A child's messages (its ops', its nodes') say which subgraph they come from.
+  va_list copy;
+  va_copy(copy, args);
+  const int length = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string message(length > 0 ? static_cast<size_t>(length) : 0, '\0');
+  if (length > 0) std::vsnprintf(message.data(), message.size() + 1, format, args);
+  Report(options_.reporter, options_.reporter_user_data, "subgraph %d ('%s'): %s", subgraph_index_,
+         graph_ != nullptr ? Printable(graph_->name).c_str() : "", message.c_str());
 }
 
 bool Interpreter::BuildTensors() {

@@ -185,7 +185,9 @@ TEST(IfWrapperTest, BadInputFailsPrepare) {
     w.AddOp(kKilnBuiltinIf, {c0, c0, x0}, {z}, KilnIfParams{3, 3});
     w.SetOutputs({2, z});
     Runner r(w);
-    ExpectErrorMentions(r, {"IF in subgraph 3 ('loop') calls subgraph 3 ('loop')", "recursion"});
+    // The child's messages name it.
+    ExpectErrorMentions(r, {"subgraph 3 ('loop'): IF in subgraph 3 ('loop') calls subgraph 3 ('loop')", "recursion",
+                            "subgraph 3 ('loop'): Node number 0 (IF) failed to prepare."});
   }
 }
 
