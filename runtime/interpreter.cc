@@ -123,6 +123,12 @@ subgraph_hook::ResourceVariable* Interpreter::Resource(int32_t id) {
   return &root->resources_[static_cast<size_t>(id)];
 }
 
+HostEngine* Interpreter::host_engine() {
+  if (root_ != this) return root_->host_engine();  // one engine (one worker pool) for the whole interpreter
+  if (engine_ == nullptr && engine_factory_ != nullptr) engine_ = engine_factory_(num_threads());
+  return engine_.get();
+}
+
 DeviceSet* Interpreter::devices() {
   if (root_ != this) return root_->devices();
   if (devices_ == nullptr && !devices_failed_) {
@@ -359,7 +365,7 @@ KilnStatus Interpreter::AllocateTensors() {
     std::string error;
     if (!part.run->Bind(this, &error)) {
       ReportError("Nodes %d to %d (host run %zu on %s) failed to prepare: %s", part.first, part.last, p,
-                  engine_->name(), error.c_str());
+                  host_engine()->name(), error.c_str());
       state_ = State::kNeedsPrepare;
       return kKilnError;
     }
@@ -430,7 +436,7 @@ void Interpreter::PlanHostPartitions() {
   host_partition_of_node_.assign(nodes_.size(), -1);
   host_placement_.assign(nodes_.size(), std::string());
   engine_internal_.assign(tensors_.size(), false);
-  if (engine_ == nullptr && engine_factory_ != nullptr) engine_ = engine_factory_(num_threads());
+  HostEngine* const engine = host_engine();
   std::vector<bool> supported(nodes_.size(), false);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& node = nodes_[i];
@@ -441,13 +447,13 @@ void Interpreter::PlanHostPartitions() {
       continue;
     }
     std::string reason;
-    if (engine_ == nullptr) {
+    if (engine == nullptr) {
       host_placement_[i] = options_.use_reference_kernels ? "reference kernel (reference kernels asked for)"
                                                           : "reference kernel (no host engine in this build)";
-    } else if (engine_->Supports(*this, node, &reason)) {
+    } else if (engine->Supports(*this, node, &reason)) {
       supported[i] = true;
     } else {
-      host_placement_[i] = "reference kernel (" + std::string(engine_->name()) + ": " + reason + ")";
+      host_placement_[i] = "reference kernel (" + std::string(engine->name()) + ": " + reason + ")";
     }
   }
   // Tensors read outside a run (or graph outputs, or variables) cross its edge; the rest stay inside it.
@@ -484,13 +490,13 @@ void Interpreter::PlanHostPartitions() {
     }
     std::string error;
     std::unique_ptr<HostRun> run =
-        engine_->Build(this, static_cast<int>(start), static_cast<int>(end), internal, &error);
+        engine->Build(this, static_cast<int>(start), static_cast<int>(end), internal, &error);
     const int index = static_cast<int>(host_partitions_.size());
     for (size_t n = start; n <= end; ++n) {
       if (folded_[n]) continue;
       host_placement_[n] =
-          run != nullptr ? std::string(engine_->name()) + ", in host run " + std::to_string(index)
-                         : "reference kernel (" + std::string(engine_->name()) + " could not build nodes " +
+          run != nullptr ? std::string(engine->name()) + ", in host run " + std::to_string(index)
+                         : "reference kernel (" + std::string(engine->name()) + " could not build nodes " +
                                std::to_string(start) + " to " + std::to_string(end) + ": " + error + ")";
     }
     if (run != nullptr) {
@@ -600,10 +606,10 @@ KilnStatus Interpreter::Invoke() {
       const HostPartition& p = host_partitions_[host_partition_of_node_[i]];
       std::string error;
       const bool ok = p.run->Invoke(&error);
-      if (ok) record(start, p.first, p.last, GroupName(p.first, p.last), engine_->name());
+      if (ok) record(start, p.first, p.last, GroupName(p.first, p.last), host_engine()->name());
       if (!ok) {
         ReportError("Nodes %d to %d (host run %d on %s) failed to invoke: %s", p.first, p.last,
-                    host_partition_of_node_[i], engine_->name(), error.c_str());
+                    host_partition_of_node_[i], host_engine()->name(), error.c_str());
         state_ = State::kReady;
         return kKilnError;
       }

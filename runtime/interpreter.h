@@ -102,7 +102,10 @@ class Interpreter {
   // (xnnpack: ...)". Empty for custom and kernel ops, and before AllocateTensors.
   const std::string& host_placement(int index) const { return host_placement_[index]; }
   // The host engine's name, or null when none is in use (none built, or reference kernels asked for).
-  const char* host_engine_name() const { return engine_ != nullptr ? engine_->name() : nullptr; }
+  const char* host_engine_name() const {
+    const Interpreter* owner = root_;  // the root's engine serves every subgraph
+    return owner->engine_ != nullptr ? owner->engine_->name() : nullptr;
+  }
   // With profiling on: one event per unit of work of the last Invoke.
   struct ProfileEvent {
     int first = 0;
@@ -159,6 +162,9 @@ class Interpreter {
   KilnStatus PlanAndAllocate();
   // Groups the builtin nodes the host engine supports into runs and builds them; records where each runs.
   void PlanHostPartitions();
+  // The host engine (made on first use, from the factory; null without one). The root's: every subgraph of an
+  // interpreter runs on one worker pool, one subgraph at a time.
+  HostEngine* host_engine();
   // Runs once, now, each DEQUANTIZE whose input is a constant of the model (float16 or int8 weights), and
   // makes its output a constant: Invoke skips the node, and the host engine packs the result as weights.
   void FoldConstants();
