@@ -125,8 +125,8 @@ class Interpreter {
 
   // Several subgraphs (docs/architecture.md, "Subgraphs"): the interpreter the C API creates runs subgraph 0
   // and owns one child Interpreter per other subgraph that a control-flow op or a signature runner reaches,
-  // created on first use. A child shares the root's model, options, op table, error reporter, devices and
-  // decision log, and plans its tensors in its own arena.
+  // created on first use. A child shares the root's model, options, op table, error reporter, host engine,
+  // devices and decision log, and plans its tensors in its own arena.
   int subgraph_index() const { return subgraph_index_; }
   Interpreter* root() { return root_; }
   const ModelDesc& model_desc() const { return model_->desc; }
