@@ -191,6 +191,25 @@ TEST(IfWrapperTest, BadInputFailsPrepare) {
   }
 }
 
+TEST(IfWrapperTest, BranchWithAnUnsupportedOpFailsPrepare) {
+  ModelWriter w;
+  const int c = w.AddTensor(kKilnBool, {}, "cond");
+  const int x = w.AddTensor(kKilnFloat32, {2}, "x");
+  const int y = w.AddTensor(kKilnFloat32, {2}, "y");
+  w.AddOp(kKilnBuiltinIf, {c, x}, {y}, KilnIfParams{1, 1});
+  w.SetInputs({c, x});
+  w.SetOutputs({y});
+  w.AddSubgraph("then");
+  const int a = w.AddTensor(kKilnFloat32, {2}, "a");
+  const int b = w.AddTensor(kKilnFloat32, {2}, "b");
+  w.AddOp(kKilnBuiltinHashtable, {a}, {b});
+  w.SetInputs({a});
+  w.SetOutputs({b});
+  Runner r(w);  // the interpreter is made (subgraph 0 resolves); the branch fails when IF prepares it
+  ExpectErrorMentions(r, {"subgraph 1 ('then'): Unsupported builtin op HASHTABLE", "IF: subgraph 1 could not be built",
+                          "Node number 0 (IF) failed to prepare."});
+}
+
 // Main: WHILE(i, acc) with cond i < limit and body (i + 1, acc + acc).
 void BuildCountingWhile(ModelWriter& w, const std::vector<int>& dims, float limit) {
   const int i = w.AddTensor(kKilnFloat32, {}, "i");
