@@ -35,6 +35,7 @@ const std::vector<BuiltinOp>& BuiltinOps() {
     AddRandomOps(all);
     AddSequenceOps(all);
     AddDynamicOps(all);
+    AddControlFlowOps(all);
     return all;
   }();
   return *table;

@@ -1,8 +1,9 @@
 // The table of builtin ops.
 //
 // Every builtin is a KilnOperator written against the public opaque API (kiln/c_api_opaque.h), exactly as a
-// user's custom op would be: builtins get no private access to the interpreter. Options arrive parsed, as the
-// structs of kiln/builtin_op_data.h, through KilnOpaqueNodeGetBuiltinData.
+// user's custom op would be: builtins get no private access to the interpreter (except IF, WHILE, CALL_ONCE and
+// the resource-variable ops, which reach other subgraphs through runtime/subgraph_hook.h). Options arrive parsed,
+// as the structs of kiln/builtin_op_data.h, through KilnOpaqueNodeGetBuiltinData.
 #ifndef KILN_OPS_BUILTIN_OPS_H_
 #define KILN_OPS_BUILTIN_OPS_H_
 

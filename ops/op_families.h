@@ -33,6 +33,7 @@ void AddComplexOps(std::vector<BuiltinOp>* table);         // complex_ops.cc
 void AddRandomOps(std::vector<BuiltinOp>* table);          // random_ops.cc
 void AddSequenceOps(std::vector<BuiltinOp>* table);        // sequence_ops.cc (LSTM, SVDF, RNN)
 void AddDynamicOps(std::vector<BuiltinOp>* table);         // dynamic_ops.cc
+void AddControlFlowOps(std::vector<BuiltinOp>* table);     // control_flow_ops.cc (+ resource variables)
 
 }  // namespace kiln::ops
 

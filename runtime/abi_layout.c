@@ -522,6 +522,17 @@ KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, time_major, 0);
 KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, activation, 4);
 KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, merge_outputs, 8);
 KILN_ABI_OFFSET(struct KilnBidirectionalSequenceRNNParams, asymmetric_quantize_inputs, 9);
+KILN_ABI_SIZE(struct KilnIfParams, 8, 4);
+KILN_ABI_OFFSET(struct KilnIfParams, then_subgraph_index, 0);
+KILN_ABI_OFFSET(struct KilnIfParams, else_subgraph_index, 4);
+KILN_ABI_SIZE(struct KilnWhileParams, 8, 4);
+KILN_ABI_OFFSET(struct KilnWhileParams, cond_subgraph_index, 0);
+KILN_ABI_OFFSET(struct KilnWhileParams, body_subgraph_index, 4);
+KILN_ABI_SIZE(struct KilnCallOnceParams, 4, 4);
+KILN_ABI_OFFSET(struct KilnCallOnceParams, init_subgraph_index, 0);
+KILN_ABI_SIZE(struct KilnVarHandleParams, 16, 8);
+KILN_ABI_OFFSET(struct KilnVarHandleParams, container, 0);
+KILN_ABI_OFFSET(struct KilnVarHandleParams, shared_name, 8);
 
 /* Enums cross the interfaces as int-sized values. */
 KILN_ABI_ENUM(enum KilnStatus, 4); /* kiln/common.h */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -400,6 +401,113 @@ KilnStatus KilnInterpreterAllocateTensors(KilnInterpreter* interpreter) {
   if (interpreter == nullptr) return kKilnInvalidArgument;
   return interpreter->impl->AllocateTensors();
 }
+
+struct KilnSignatureRunner {
+  kiln::Interpreter* executor;  // of the signature's subgraph, owned by the interpreter
+  const kiln::SignatureDesc* signature;
+};
+
+namespace {
+
+const kiln::SignatureTensor* FindSignatureTensor(const std::vector<kiln::SignatureTensor>& list, const char* name) {
+  if (name == nullptr) return nullptr;
+  for (const kiln::SignatureTensor& t : list) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+const char* SignatureTensorName(const std::vector<kiln::SignatureTensor>& list, int32_t index) {
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) return nullptr;
+  return list[static_cast<size_t>(index)].name.c_str();
+}
+
+}  // namespace
+
+int32_t KilnInterpreterGetSignatureCount(const KilnInterpreter* interpreter) {
+  return interpreter != nullptr ? static_cast<int32_t>(interpreter->impl->model_desc().signatures.size()) : 0;
+}
+
+const char* KilnInterpreterGetSignatureKey(const KilnInterpreter* interpreter, int32_t signature_index) {
+  if (interpreter == nullptr || signature_index < 0 ||
+      static_cast<size_t>(signature_index) >= interpreter->impl->model_desc().signatures.size()) {
+    return nullptr;
+  }
+  return interpreter->impl->model_desc().signatures[static_cast<size_t>(signature_index)].key.c_str();
+}
+
+KilnSignatureRunner* KilnInterpreterGetSignatureRunner(const KilnInterpreter* interpreter, const char* signature_key) {
+  if (interpreter == nullptr) return nullptr;
+  kiln::Interpreter* root = interpreter->impl.get();
+  const std::vector<kiln::SignatureDesc>& signatures = root->model_desc().signatures;
+  const kiln::SignatureDesc* signature = nullptr;
+  for (const kiln::SignatureDesc& s : signatures) {
+    if (signature_key == nullptr || s.key == signature_key) {
+      signature = &s;
+      break;
+    }
+  }
+  if (signature == nullptr) {
+    root->ReportError("KilnInterpreterGetSignatureRunner: the model has no signature '%s' (it has %zu)",
+                      signature_key != nullptr ? signature_key : "(first)", signatures.size());
+    return nullptr;
+  }
+  kiln::Interpreter* executor = root->Subgraph(signature->subgraph_index);
+  if (executor == nullptr) return nullptr;
+  return new (std::nothrow) KilnSignatureRunner{executor, signature};
+}
+
+size_t KilnSignatureRunnerGetInputCount(const KilnSignatureRunner* runner) {
+  return runner != nullptr ? runner->signature->inputs.size() : 0;
+}
+
+const char* KilnSignatureRunnerGetInputName(const KilnSignatureRunner* runner, int32_t input_index) {
+  return runner != nullptr ? SignatureTensorName(runner->signature->inputs, input_index) : nullptr;
+}
+
+KilnStatus KilnSignatureRunnerResizeInputTensor(KilnSignatureRunner* runner, const char* input_name,
+                                                const int* input_dims, int32_t input_dims_size) {
+  if (runner == nullptr || input_name == nullptr) return kKilnInvalidArgument;
+  const kiln::SignatureTensor* input = FindSignatureTensor(runner->signature->inputs, input_name);
+  const std::vector<int>& inputs = runner->executor->inputs();
+  const auto it = input != nullptr ? std::find(inputs.begin(), inputs.end(), input->tensor_index) : inputs.end();
+  if (it == inputs.end()) {
+    runner->executor->ReportError("KilnSignatureRunnerResizeInputTensor: signature '%s' has no input '%s'",
+                                  runner->signature->key.c_str(), input_name);
+    return kKilnError;
+  }
+  return runner->executor->ResizeInputTensor(static_cast<int>(it - inputs.begin()), input_dims, input_dims_size);
+}
+
+KilnStatus KilnSignatureRunnerAllocateTensors(KilnSignatureRunner* runner) {
+  return runner != nullptr ? runner->executor->AllocateTensors() : kKilnInvalidArgument;
+}
+
+KilnTensor* KilnSignatureRunnerGetInputTensor(KilnSignatureRunner* runner, const char* input_name) {
+  if (runner == nullptr) return nullptr;
+  const kiln::SignatureTensor* input = FindSignatureTensor(runner->signature->inputs, input_name);
+  return input != nullptr ? runner->executor->tensor(input->tensor_index) : nullptr;
+}
+
+KilnStatus KilnSignatureRunnerInvoke(KilnSignatureRunner* runner) {
+  return runner != nullptr ? runner->executor->Invoke() : kKilnInvalidArgument;
+}
+
+size_t KilnSignatureRunnerGetOutputCount(const KilnSignatureRunner* runner) {
+  return runner != nullptr ? runner->signature->outputs.size() : 0;
+}
+
+const char* KilnSignatureRunnerGetOutputName(const KilnSignatureRunner* runner, int32_t output_index) {
+  return runner != nullptr ? SignatureTensorName(runner->signature->outputs, output_index) : nullptr;
+}
+
+const KilnTensor* KilnSignatureRunnerGetOutputTensor(const KilnSignatureRunner* runner, const char* output_name) {
+  if (runner == nullptr) return nullptr;
+  const kiln::SignatureTensor* output = FindSignatureTensor(runner->signature->outputs, output_name);
+  return output != nullptr ? runner->executor->tensor(output->tensor_index) : nullptr;
+}
+
+void KilnSignatureRunnerDelete(KilnSignatureRunner* runner) { delete runner; }
 
 KilnStatus KilnInterpreterInvoke(KilnInterpreter* interpreter) {
   if (interpreter == nullptr) return kKilnInvalidArgument;

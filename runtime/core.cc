@@ -70,6 +70,8 @@ bool SetTensorShape(KilnTensor* tensor, const int* dims, int num_dims, std::stri
   }
   size_t element = TypeSize(tensor->type);
   if (element == 0 && tensor->type != kKilnString && tensor->type != kKilnNoType) element = 1;
+  // A resource tensor holds the int32 id of a resource variable (VAR_HANDLE), as in LiteRT.
+  if (tensor->type == kKilnResource) element = sizeof(int32_t);
   if (element != 0 && static_cast<uint64_t>(count) > std::numeric_limits<size_t>::max() / element) {
     *error = "shape is too large for memory";
     return false;

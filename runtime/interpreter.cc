@@ -26,27 +26,40 @@ void MakeDynamic(KilnTensor* t) {
 
 }  // namespace
 
-std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData> model,
-                                                 const KilnInterpreterOptions& options,
-                                                 const BuiltinOpTable& builtins, HostEngineFactory engine,
-                                                 KilnStatus* status) {
+std::unique_ptr<Interpreter> Interpreter::CreateFor(std::shared_ptr<const ModelData> model,
+                                                    const KilnInterpreterOptions& options,
+                                                    const BuiltinOpTable& builtins, HostEngineFactory engine,
+                                                    Interpreter* root, int index, KilnStatus* status) {
   std::unique_ptr<Interpreter> interpreter(new Interpreter());
   interpreter->model_ = std::move(model);
   interpreter->options_ = options;
   interpreter->builtins_ = &builtins;
+  interpreter->engine_factory_given_ = engine;
   interpreter->engine_factory_ = options.use_reference_kernels ? nullptr : engine;
+  interpreter->root_ = root != nullptr ? root : interpreter.get();
+  interpreter->subgraph_index_ = index;
   *status = kKilnOk;
   if (interpreter->model_->desc.subgraphs.empty()) {
     interpreter->ReportError("model has no subgraphs");
     *status = kKilnInvalidModel;
     return nullptr;
   }
-  interpreter->graph_ = &interpreter->model_->desc.subgraphs[0];
+  interpreter->graph_ = &interpreter->model_->desc.subgraphs[static_cast<size_t>(index)];
   if (!interpreter->BuildTensors()) {
     *status = kKilnOutOfMemory;
     return nullptr;
   }
   if (!interpreter->ResolveBuiltins(status)) return nullptr;
+  return interpreter;
+}
+
+std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData> model,
+                                                 const KilnInterpreterOptions& options,
+                                                 const BuiltinOpTable& builtins, HostEngineFactory engine,
+                                                 KilnStatus* status) {
+  std::unique_ptr<Interpreter> interpreter =
+      CreateFor(std::move(model), options, builtins, engine, nullptr, 0, status);
+  if (interpreter == nullptr) return nullptr;
   // gpu-only is a promise about the whole interpreter, so it is checked now rather than at the first kernel.
   if (options.device_policy == kKilnDeviceGpuOnly && interpreter->devices() == nullptr) {
     *status = kKilnUnsupported;
@@ -56,6 +69,7 @@ std::unique_ptr<Interpreter> Interpreter::Create(std::shared_ptr<const ModelData
 }
 
 Interpreter::~Interpreter() {
+  subgraphs_.clear();  // the children first: they use this root's devices
   host_partitions_.clear();  // before the engine whose threads they use
   engine_.reset();
   FreeNodes();
@@ -75,7 +89,54 @@ bool Interpreter::IsKilnBuiltin(const Node& node) const {
   return false;
 }
 
+Interpreter* Interpreter::Subgraph(int index) {
+  const int count = static_cast<int>(model_->desc.subgraphs.size());
+  if (index < 0 || index >= count) {
+    ReportError("subgraph %d does not exist (the model has %d subgraphs)", index, count);
+    return nullptr;
+  }
+  if (index == 0) return root_;
+  Interpreter* root = root_;
+  if (root->subgraphs_.size() < static_cast<size_t>(count)) root->subgraphs_.resize(static_cast<size_t>(count));
+  std::unique_ptr<Interpreter>& child = root->subgraphs_[static_cast<size_t>(index)];
+  if (child == nullptr) {
+    KilnStatus status = kKilnOk;
+    child = CreateFor(root->model_, root->options_, *root->builtins_, root->engine_factory_given_, root, index,
+                      &status);
+    if (child == nullptr) {
+      ReportError("subgraph %d ('%s') could not be built", index,
+                  model_->desc.subgraphs[static_cast<size_t>(index)].name.c_str());
+      return nullptr;
+    }
+  }
+  return child.get();
+}
+
+int32_t Interpreter::ResourceId(const std::string& container, const std::string& shared_name) {
+  Interpreter* root = root_;
+  const int32_t next = static_cast<int32_t>(root->resources_.size());
+  auto [it, added] = root->resource_ids_.emplace(std::make_pair(container, shared_name), next);
+  if (added) {
+    root->resources_.emplace_back();
+    root->resources_.back().name = container + "/" + shared_name;
+  }
+  return it->second;
+}
+
+subgraph_hook::ResourceVariable* Interpreter::Resource(int32_t id) {
+  Interpreter* root = root_;
+  if (id < 0 || static_cast<size_t>(id) >= root->resources_.size()) return nullptr;
+  return &root->resources_[static_cast<size_t>(id)];
+}
+
+HostEngine* Interpreter::host_engine() {
+  if (root_ != this) return root_->host_engine();  // one engine (one worker pool) for the whole interpreter
+  if (engine_ == nullptr && engine_factory_ != nullptr) engine_ = engine_factory_(num_threads());
+  return engine_.get();
+}
+
 DeviceSet* Interpreter::devices() {
+  if (root_ != this) return root_->devices();
   if (devices_ == nullptr && !devices_failed_) {
     DriverOptions options;
     options.policy = static_cast<DevicePolicy>(options_.device_policy);
@@ -109,7 +170,19 @@ void Interpreter::ReportError(const char* format, ...) {
 }
 
 void Interpreter::ReportErrorV(const char* format, va_list args) {
-  ReportV(options_.reporter, options_.reporter_user_data, format, args);
+  if (subgraph_index_ == 0) {
+    ReportV(options_.reporter, options_.reporter_user_data, format, args);
+    return;
+  }
+  // A child's messages (its ops', its nodes') say which subgraph they come from.
+  va_list copy;
+  va_copy(copy, args);
+  const int length = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string message(length > 0 ? static_cast<size_t>(length) : 0, '\0');
+  if (length > 0) std::vsnprintf(message.data(), message.size() + 1, format, args);
+  Report(options_.reporter, options_.reporter_user_data, "subgraph %d ('%s'): %s", subgraph_index_,
+         graph_ != nullptr ? Printable(graph_->name).c_str() : "", message.c_str());
 }
 
 bool Interpreter::BuildTensors() {
@@ -312,7 +385,7 @@ KilnStatus Interpreter::AllocateTensors() {
     std::string error;
     if (!part.run->Bind(this, &error)) {
       ReportError("Nodes %d to %d (host run %zu on %s) failed to prepare: %s", part.first, part.last, p,
-                  engine_->name(), error.c_str());
+                  host_engine()->name(), error.c_str());
       state_ = State::kNeedsPrepare;
       return kKilnError;
     }
@@ -398,7 +471,7 @@ void Interpreter::PlanHostPartitions() {
   host_partition_of_node_.assign(nodes_.size(), -1);
   host_placement_.assign(nodes_.size(), std::string());
   engine_internal_.assign(tensors_.size(), false);
-  if (engine_ == nullptr && engine_factory_ != nullptr) engine_ = engine_factory_(num_threads());
+  HostEngine* const engine = host_engine();
   std::vector<bool> supported(nodes_.size(), false);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& node = nodes_[i];
@@ -418,13 +491,13 @@ void Interpreter::PlanHostPartitions() {
       host_placement_[i] = "reference kernel (writes a variable tensor)";
     } else if (const std::string dynamic = DynamicTensorOf(node); !dynamic.empty()) {
       host_placement_[i] = "reference kernel (" + dynamic + ")";
-    } else if (engine_ == nullptr) {
+    } else if (engine == nullptr) {
       host_placement_[i] = options_.use_reference_kernels ? "reference kernel (reference kernels asked for)"
                                                           : "reference kernel (no host engine in this build)";
-    } else if (engine_->Supports(*this, node, &reason)) {
+    } else if (engine->Supports(*this, node, &reason)) {
       supported[i] = true;
     } else {
-      host_placement_[i] = "reference kernel (" + std::string(engine_->name()) + ": " + reason + ")";
+      host_placement_[i] = "reference kernel (" + std::string(engine->name()) + ": " + reason + ")";
     }
   }
   // Tensors read outside a run (or graph outputs, or variables) cross its edge; the rest stay inside it.
@@ -461,13 +534,13 @@ void Interpreter::PlanHostPartitions() {
     }
     std::string error;
     std::unique_ptr<HostRun> run =
-        engine_->Build(this, static_cast<int>(start), static_cast<int>(end), internal, &error);
+        engine->Build(this, static_cast<int>(start), static_cast<int>(end), internal, &error);
     const int index = static_cast<int>(host_partitions_.size());
     for (size_t n = start; n <= end; ++n) {
       if (folded_[n]) continue;
       host_placement_[n] =
-          run != nullptr ? std::string(engine_->name()) + ", in host run " + std::to_string(index)
-                         : "reference kernel (" + std::string(engine_->name()) + " could not build nodes " +
+          run != nullptr ? std::string(engine->name()) + ", in host run " + std::to_string(index)
+                         : "reference kernel (" + std::string(engine->name()) + " could not build nodes " +
                                std::to_string(start) + " to " + std::to_string(end) + ": " + error + ")";
     }
     if (run != nullptr) {
@@ -579,10 +652,10 @@ KilnStatus Interpreter::Invoke() {
       const HostPartition& p = host_partitions_[host_partition_of_node_[i]];
       std::string error;
       const bool ok = p.run->Invoke(&error);
-      if (ok) record(start, p.first, p.last, GroupName(p.first, p.last), engine_->name());
+      if (ok) record(start, p.first, p.last, GroupName(p.first, p.last), host_engine()->name());
       if (!ok) {
         ReportError("Nodes %d to %d (host run %d on %s) failed to invoke: %s", p.first, p.last,
-                    host_partition_of_node_[i], engine_->name(), error.c_str());
+                    host_partition_of_node_[i], host_engine()->name(), error.c_str());
         state_ = State::kReady;
         return kKilnError;
       }

@@ -5,14 +5,17 @@
 #define KILN_RUNTIME_INTERPRETER_H_
 
 #include <cstdarg>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/core.h"
 #include "runtime/device/decision_log.h"
 #include "runtime/host_engine.h"
 #include "runtime/partition.h"
+#include "runtime/subgraph_hook.h"
 
 namespace kiln {
 
@@ -88,8 +91,8 @@ class Interpreter {
   // The devices kernel-backed ops run on, chosen by the device policy on first use. Null (reported, and
   // recorded) if none can be opened.
   DeviceSet* devices();
-  DecisionLog& decisions() { return decisions_; }
-  const DecisionLog& decisions() const { return decisions_; }
+  DecisionLog& decisions() { return root_->decisions_; }
+  const DecisionLog& decisions() const { return root_->decisions_; }
   const std::vector<Partition>& partitions() const { return partitions_; }
   // Host runs: consecutive builtin nodes the host engine runs as one (planned at AllocateTensors).
   struct HostPartition {
@@ -102,7 +105,10 @@ class Interpreter {
   // (xnnpack: ...)". Empty for custom and kernel ops, and before AllocateTensors.
   const std::string& host_placement(int index) const { return host_placement_[index]; }
   // The host engine's name, or null when none is in use (none built, or reference kernels asked for).
-  const char* host_engine_name() const { return engine_ != nullptr ? engine_->name() : nullptr; }
+  const char* host_engine_name() const {
+    const Interpreter* owner = root_;  // the root's engine serves every subgraph
+    return owner->engine_ != nullptr ? owner->engine_->name() : nullptr;
+  }
   // With profiling on: one event per unit of work of the last Invoke.
   struct ProfileEvent {
     int first = 0;
@@ -125,6 +131,22 @@ class Interpreter {
   // Whether node's op is Kiln's own builtin op (not one the user registered in its place).
   bool IsKilnBuiltin(const Node& node) const;
 
+  // Several subgraphs (docs/architecture.md, "Subgraphs"): the interpreter the C API creates runs subgraph 0
+  // and owns one child Interpreter per other subgraph that a control-flow op or a signature runner reaches,
+  // created on first use. A child shares the root's model, options, op table, error reporter, host engine,
+  // devices and decision log, and plans its tensors in its own arena.
+  int subgraph_index() const { return subgraph_index_; }
+  Interpreter* root() { return root_; }
+  const ModelDesc& model_desc() const { return model_->desc; }
+  // The executor of subgraph `index`: this interpreter's root for 0, else the root's child (created now if
+  // needed). Null, after a report, when out of range or its ops do not resolve.
+  Interpreter* Subgraph(int index);
+  bool preparing() const { return state_ == State::kPreparing; }
+  bool invoking() const { return state_ == State::kInvoking; }
+  // Resource variables live in the root (see subgraph_hook.h).
+  int32_t ResourceId(const std::string& container, const std::string& shared_name);
+  subgraph_hook::ResourceVariable* Resource(int32_t id);
+
   KilnOpaqueContext* AsContext() { return reinterpret_cast<KilnOpaqueContext*>(this); }
   static Interpreter* FromContext(KilnOpaqueContext* c) { return reinterpret_cast<Interpreter*>(c); }
   static const Interpreter* FromContext(const KilnOpaqueContext* c) {
@@ -135,6 +157,11 @@ class Interpreter {
   enum class State { kNeedsPrepare, kPreparing, kReady, kInvoking };
 
   Interpreter() = default;
+  // Builds the graph of subgraph `index` and resolves its builtins (Create's work, shared with the children).
+  static std::unique_ptr<Interpreter> CreateFor(std::shared_ptr<const ModelData> model,
+                                                const KilnInterpreterOptions& options,
+                                                const BuiltinOpTable& builtins, HostEngineFactory engine,
+                                                Interpreter* root, int index, KilnStatus* status);
   bool BuildTensors();
   bool ResolveBuiltins(KilnStatus* status);
   // Finds the operator for `desc`: user operators (last added first) win over builtins. Null if none.
@@ -143,6 +170,9 @@ class Interpreter {
   KilnStatus PlanAndAllocate();
   // Groups the builtin nodes the host engine supports into runs and builds them; records where each runs.
   void PlanHostPartitions();
+  // The host engine (made on first use, from the factory; null without one). The root's: every subgraph of an
+  // interpreter runs on one worker pool, one subgraph at a time.
+  HostEngine* host_engine();
   // Runs once, now, each DEQUANTIZE whose input is a constant of the model (float16 or int8 weights), and
   // makes its output a constant: Invoke skips the node, and the host engine packs the result as weights.
   void FoldConstants();
@@ -192,6 +222,14 @@ class Interpreter {
   std::vector<int> partition_of_node_;  // index into partitions_ for a partition's first node, else -1
   std::string recorded_plan_;           // the node/partition decisions last recorded, to record changes only
   int planned_faults_ = 0;              // the device faults the partitions were planned after (DeviceSet::faults)
+  Interpreter* root_ = this;             // the interpreter the C API created; itself for the root
+  int subgraph_index_ = 0;
+  HostEngineFactory engine_factory_given_ = nullptr;  // as Create got it, for the children
+  // Root only: the children by subgraph index ([0] stays null), and the resource variables by id. Last, so
+  // that the children go before the devices they use.
+  std::map<std::pair<std::string, std::string>, int32_t> resource_ids_;
+  std::vector<subgraph_hook::ResourceVariable> resources_;
+  std::vector<std::unique_ptr<Interpreter>> subgraphs_;
 };
 
 }  // namespace kiln

@@ -193,7 +193,54 @@ std::unique_ptr<Session> Session::Open(const std::string& model_path, const Sess
   if (session->interpreter_ == nullptr) session->HintCustomOps();
   KilnModelDelete(model);  // the interpreter keeps what it needs
   if (session->interpreter_ == nullptr) return nullptr;
+  if (!options.signature.empty()) {
+    session->runner_ = KilnInterpreterGetSignatureRunner(session->interpreter_, options.signature.c_str());
+    if (session->runner_ == nullptr) {
+      std::string keys;
+      for (int32_t i = 0; i < KilnInterpreterGetSignatureCount(session->interpreter_); ++i) {
+        keys += std::string(i ? ", " : "") + "'" + Printable(KilnInterpreterGetSignatureKey(session->interpreter_, i)) +
+                "'";
+      }
+      std::fprintf(stderr, "kiln: --signature %s: the model's signatures are: %s\n",
+                   Printable(options.signature.c_str()).c_str(), keys.empty() ? "(none)" : keys.c_str());
+      return nullptr;
+    }
+  }
   return session;
+}
+
+int Session::InputCount() const {
+  return runner_ != nullptr ? static_cast<int>(KilnSignatureRunnerGetInputCount(runner_))
+                            : KilnInterpreterGetInputTensorCount(interpreter_);
+}
+
+KilnTensor* Session::Input(int index) const {
+  return runner_ != nullptr
+             ? KilnSignatureRunnerGetInputTensor(runner_, KilnSignatureRunnerGetInputName(runner_, index))
+             : KilnInterpreterGetInputTensor(interpreter_, index);
+}
+
+std::string Session::InputName(int index) const {
+  return runner_ != nullptr ? KilnSignatureRunnerGetInputName(runner_, index) : KilnTensorName(Input(index));
+}
+
+int Session::OutputCount() const {
+  return runner_ != nullptr ? static_cast<int>(KilnSignatureRunnerGetOutputCount(runner_))
+                            : KilnInterpreterGetOutputTensorCount(interpreter_);
+}
+
+const KilnTensor* Session::Output(int index) const {
+  return runner_ != nullptr
+             ? KilnSignatureRunnerGetOutputTensor(runner_, KilnSignatureRunnerGetOutputName(runner_, index))
+             : KilnInterpreterGetOutputTensor(interpreter_, index);
+}
+
+std::string Session::OutputName(int index) const {
+  return runner_ != nullptr ? KilnSignatureRunnerGetOutputName(runner_, index) : KilnTensorName(Output(index));
+}
+
+KilnStatus Session::Invoke() {
+  return runner_ != nullptr ? KilnSignatureRunnerInvoke(runner_) : KilnInterpreterInvoke(interpreter_);
 }
 
 void Session::HintCustomOps() const {
@@ -206,6 +253,7 @@ void Session::HintCustomOps() const {
 }
 
 Session::~Session() {
+  KilnSignatureRunnerDelete(runner_);
   KilnInterpreterDelete(interpreter_);
   for (KilnOperator* op : ops_) KilnOperatorDelete(op);
   for (KilnModule* m : modules_) KilnModuleDelete(m);
@@ -213,14 +261,14 @@ Session::~Session() {
 
 bool Session::SetInputs(const std::vector<InputSpec>& specs, uint32_t seed, bool verbose) {
   std::map<int, NpyArray> given;
-  const int num_inputs = KilnInterpreterGetInputTensorCount(interpreter_);
+  const int num_inputs = InputCount();
   for (size_t s = 0; s < specs.size(); ++s) {
     int index = -1;
     if (specs[s].name.empty()) {
       index = static_cast<int>(s);
     } else {
       for (int i = 0; i < num_inputs; ++i) {
-        if (specs[s].name == KilnTensorName(KilnInterpreterGetInputTensor(interpreter_, i))) index = i;
+        if (specs[s].name == InputName(i)) index = i;
       }
     }
     if (index < 0 || index >= num_inputs) {
@@ -235,7 +283,7 @@ bool Session::SetInputs(const std::vector<InputSpec>& specs, uint32_t seed, bool
       std::fprintf(stderr, "kiln: %s\n", error.c_str());
       return false;
     }
-    KilnTensor* t = KilnInterpreterGetInputTensor(interpreter_, index);
+    KilnTensor* t = Input(index);
     if (array.type != KilnTensorType(t)) {
       std::fprintf(stderr, "kiln: %s is %s, but input %d ('%s') is %s\n", specs[s].file.c_str(),
                    KilnTypeGetName(array.type), index, Printable(KilnTensorName(t)).c_str(),
@@ -244,20 +292,26 @@ bool Session::SetInputs(const std::vector<InputSpec>& specs, uint32_t seed, bool
     }
     if (array.shape != TensorShape(t)) {
       std::vector<int> dims(array.shape.begin(), array.shape.end());
-      if (KilnInterpreterResizeInputTensor(interpreter_, index, dims.data(), static_cast<int>(dims.size())) !=
-          kKilnOk) {
+      const KilnStatus resized =
+          runner_ != nullptr
+              ? KilnSignatureRunnerResizeInputTensor(runner_, InputName(index).c_str(), dims.data(),
+                                                     static_cast<int>(dims.size()))
+              : KilnInterpreterResizeInputTensor(interpreter_, index, dims.data(), static_cast<int>(dims.size()));
+      if (resized != kKilnOk) {
         return false;
       }
     }
     given[index] = std::move(array);
   }
-  if (KilnInterpreterAllocateTensors(interpreter_) != kKilnOk) {
+  const KilnStatus allocated =
+      runner_ != nullptr ? KilnSignatureRunnerAllocateTensors(runner_) : KilnInterpreterAllocateTensors(interpreter_);
+  if (allocated != kKilnOk) {
     HintCustomOps();
     return false;
   }
   std::mt19937 rng(seed);
   for (int i = 0; i < num_inputs; ++i) {
-    KilnTensor* t = KilnInterpreterGetInputTensor(interpreter_, i);
+    KilnTensor* t = Input(i);
     auto it = given.find(i);
     if (it == given.end()) {
       FillRandom(t, &rng);

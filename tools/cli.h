@@ -65,6 +65,7 @@ struct SessionOptions {
   bool profiling = false;
   std::vector<KernelOpSpec> kernel_ops;
   DeviceFlags device;
+  std::string signature;  // --signature KEY: run that signature's subgraph; empty: subgraph 0
 };
 
 // A model's interpreter, with the operators and kernel modules its --op flags made.
@@ -77,10 +78,19 @@ class Session {
   // Reads the --input files (resizing inputs to their shapes), allocates tensors, and fills the inputs not
   // given with seeded random values. Prints one line per input when `verbose`. False after printing why.
   bool SetInputs(const std::vector<InputSpec>& specs, uint32_t seed, bool verbose);
+  // The inputs and outputs run: the signature's (by its names) with --signature, else subgraph 0's.
+  int InputCount() const;
+  KilnTensor* Input(int index) const;
+  std::string InputName(int index) const;
+  int OutputCount() const;
+  const KilnTensor* Output(int index) const;
+  std::string OutputName(int index) const;
+  KilnStatus Invoke();
 
  private:
   Session() = default;
   KilnInterpreter* interpreter_ = nullptr;
+  KilnSignatureRunner* runner_ = nullptr;  // with --signature
   std::vector<KilnOperator*> ops_;
   std::vector<KilnModule*> modules_;
   std::string unserved_custom_op_;  // a custom op of the model no --op serves, for HintCustomOps

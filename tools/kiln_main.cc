@@ -51,7 +51,7 @@ void Usage(FILE* out) {
       "  kiln run MODEL [--input NAME=FILE.npy | --input FILE.npy]... [--output-dir DIR]\n"
       "                 [--dequantize-outputs] [--seed N] [--threads N] [--reference-kernels]\n"
       "                 [--op NAME=MODULE.kmod:KERNEL]... [--device cpu|gpu|gpu-only|auto] [--driver PATH]\n"
-      "                 [--explain]\n"
+      "                 [--explain] [--signature KEY]\n"
       "      --input an input as .npy, of the input's own type (float32, int8, uint8, int16, int32, int64,\n"
       "              bool, ...); inputs not given get seeded random values (--seed, default 0)\n"
       "      --output-dir writes output <i> as DIR/output_<i>.npy, of the output's own type\n"
@@ -66,6 +66,8 @@ void Usage(FILE* out) {
       "               GPU or accelerator when a driver has one)\n"
       "      --driver a driver library or directory to load instead of $KILN_DRIVER and the default\n"
       "      --explain print which driver and device runs each node, and why\n"
+      "      --signature run the model's signature KEY (its subgraph, inputs and outputs by the signature's\n"
+      "               names; `kiln inspect` lists them) instead of subgraph 0\n"
       "  kiln inspect MODEL | MODULE.kmod [--device ...] [--driver PATH]\n"
       "  kiln inspect --devices [--device ...] [--driver PATH]\n"
       "  kiln ops [--missing]  the builtin ops Kiln serves and their versions, one per line; with\n"
@@ -254,6 +256,23 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
   };
   print_tensors("inputs", KilnModelGetInputCount(model), KilnModelGetInputTensorIndex);
   print_tensors("outputs", KilnModelGetOutputCount(model), KilnModelGetOutputTensorIndex);
+  // Signatures (kiln run --signature KEY): key, subgraph, and the names of inputs and outputs.
+  for (int32_t s = 0; s < KilnModelGetSignatureCount(model); ++s) {
+    const char* key = "";
+    int32_t subgraph = 0, num_inputs = 0, num_outputs = 0;
+    KilnModelGetSignature(model, s, &key, &subgraph, &num_inputs, &num_outputs);
+    std::printf("signature %d: '%s' (subgraph %d)\n", s, Printable(key).c_str(), subgraph);
+    for (int32_t i = 0; i < num_inputs + num_outputs; ++i) {
+      const char* name = "";
+      int32_t tensor = 0;
+      if (i < num_inputs) {
+        KilnModelGetSignatureInput(model, s, i, &name, &tensor);
+      } else {
+        KilnModelGetSignatureOutput(model, s, i - num_inputs, &name, &tensor);
+      }
+      std::printf("  %s '%s' (tensor %d)\n", i < num_inputs ? "input" : "output", Printable(name).c_str(), tensor);
+    }
+  }
   std::printf("operators:\n");
   int unresolved = 0;
   for (int32_t i = 0; i < KilnModelGetOperatorCount(model); ++i) {
@@ -352,13 +371,13 @@ int Run(const std::string& path, const std::vector<InputSpec>& specs, const std:
   const DeviceFlags& device = options.device;
   int rc = 1;
   if (!session->SetInputs(specs, seed, true)) goto done;
-  if (KilnInterpreterInvoke(interpreter) != kKilnOk) goto done;
-  for (int i = 0; i < KilnInterpreterGetOutputTensorCount(interpreter); ++i) {
-    const KilnTensor* t = KilnInterpreterGetOutputTensor(interpreter, i);
+  if (session->Invoke() != kKilnOk) goto done;
+  for (int i = 0; i < session->OutputCount(); ++i) {
+    const KilnTensor* t = session->Output(i);
     const KilnType type = KilnTensorType(t);
     const size_t element = KilnTypeGetSize(type);
     const size_t count = element ? KilnTensorByteSize(t) / element : 0;
-    std::printf("output %d '%s': %s%s = [%s]\n", i, Printable(KilnTensorName(t)).c_str(),
+    std::printf("output %d '%s': %s%s = [%s]\n", i, Printable(session->OutputName(i).c_str()).c_str(),
                 KilnTypeGetName(type), ShapeString(TensorShape(t)).c_str(),
                 FirstValues(type, static_cast<const uint8_t*>(KilnTensorData(t)), count).c_str());
     const std::string stem = output_dir.empty() ? "" : output_dir + "/output_" + std::to_string(i);
@@ -533,6 +552,8 @@ int main(int argc, char** argv) {
       device.driver = value("--driver");
     } else if (arg == "--explain") {
       device.explain = true;
+    } else if (arg == "--signature" && command == "run") {
+      options.signature = value("--signature");
     } else if (arg == "--devices" && command == "inspect") {
       devices = true;
     } else if (!arg.empty() && arg[0] == '-') {

@@ -368,6 +368,30 @@ typedef struct KilnBidirectionalSequenceRNNParams {
   bool asymmetric_quantize_inputs;
 } KilnBidirectionalSequenceRNNParams;
 
+/* IF: cond picks subgraph then_subgraph_index (true) or else_subgraph_index (false). */
+typedef struct KilnIfParams {
+  int then_subgraph_index;
+  int else_subgraph_index;
+} KilnIfParams;
+
+/* WHILE: runs body_subgraph_index while cond_subgraph_index's single bool output is true. */
+typedef struct KilnWhileParams {
+  int cond_subgraph_index;
+  int body_subgraph_index;
+} KilnWhileParams;
+
+/* CALL_ONCE: runs init_subgraph_index once per interpreter, at the node's first Invoke. */
+typedef struct KilnCallOnceParams {
+  int init_subgraph_index;
+} KilnCallOnceParams;
+
+/* VAR_HANDLE: the resource variable named (container, shared_name). The strings point into the model's bytes
+ * (NUL-terminated; empty when the model gives none) and live as long as the model. */
+typedef struct KilnVarHandleParams {
+  const char* container;
+  const char* shared_name;
+} KilnVarHandleParams;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

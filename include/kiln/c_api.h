@@ -219,6 +219,51 @@ KILN_CAPI_EXPORT int32_t KilnInterpreterGetOutputTensorCount(const KilnInterpret
 KILN_CAPI_EXPORT const KilnTensor* KilnInterpreterGetOutputTensor(const KilnInterpreter* interpreter,
                                                                   int32_t output_index);
 
+/* --- Signature runners (LiteRT's TfLiteSignatureRunner, with Kiln for TfLite) ---
+ * A signature (SignatureDef, see KilnModelGetSignature) is a named entry point over one subgraph, whose inputs
+ * and outputs are reached by name. A runner over a signature of subgraph k runs subgraph k, planned in its own
+ * arena: that is how models with several entry points (a model's "encode" and "decode", a trainable model's
+ * "train" and "infer") are used. Every runner of an interpreter shares its resource variables.
+ *
+ * The number of signatures the interpreter's model has (0 for a NULL interpreter). */
+KILN_CAPI_EXPORT int32_t KilnInterpreterGetSignatureCount(const KilnInterpreter* interpreter);
+/* The key of signature `signature_index` ("serving_default"), or NULL when out of range. Lives as long as the
+ * interpreter. */
+KILN_CAPI_EXPORT const char* KilnInterpreterGetSignatureKey(const KilnInterpreter* interpreter,
+                                                            int32_t signature_index);
+/* A runner for the signature with key `signature_key` (NULL: the model's first signature). NULL when there is
+ * no such signature or its subgraph's ops do not resolve (reported to the interpreter's error reporter). The
+ * caller deletes it with KilnSignatureRunnerDelete, before deleting the interpreter. Call
+ * KilnSignatureRunnerAllocateTensors before the first Invoke. */
+KILN_CAPI_EXPORT KilnSignatureRunner* KilnInterpreterGetSignatureRunner(const KilnInterpreter* interpreter,
+                                                                        const char* signature_key);
+/* The signature's inputs: their count, and input `input_index`'s name (NULL when out of range; lives as long as
+ * the interpreter). */
+KILN_CAPI_EXPORT size_t KilnSignatureRunnerGetInputCount(const KilnSignatureRunner* signature_runner);
+KILN_CAPI_EXPORT const char* KilnSignatureRunnerGetInputName(const KilnSignatureRunner* signature_runner,
+                                                             int32_t input_index);
+/* Changes the shape of the input named `input_name`, as KilnInterpreterResizeInputTensor does. kKilnError for a
+ * name the signature does not have (reported), kKilnInvalidArgument for NULL arguments. */
+KILN_CAPI_EXPORT KilnStatus KilnSignatureRunnerResizeInputTensor(KilnSignatureRunner* signature_runner,
+                                                                 const char* input_name, const int* input_dims,
+                                                                 int32_t input_dims_size);
+/* Prepares the signature's subgraph, as KilnInterpreterAllocateTensors does for subgraph 0. */
+KILN_CAPI_EXPORT KilnStatus KilnSignatureRunnerAllocateTensors(KilnSignatureRunner* signature_runner);
+/* The input named `input_name`, or NULL when the signature has none of that name. */
+KILN_CAPI_EXPORT KilnTensor* KilnSignatureRunnerGetInputTensor(KilnSignatureRunner* signature_runner,
+                                                               const char* input_name);
+/* Runs the signature's subgraph. Tensors must have been allocated since the last resize. */
+KILN_CAPI_EXPORT KilnStatus KilnSignatureRunnerInvoke(KilnSignatureRunner* signature_runner);
+/* The signature's outputs: their count, output `output_index`'s name (NULL when out of range), and the output
+ * named `output_name` (NULL when there is none). */
+KILN_CAPI_EXPORT size_t KilnSignatureRunnerGetOutputCount(const KilnSignatureRunner* signature_runner);
+KILN_CAPI_EXPORT const char* KilnSignatureRunnerGetOutputName(const KilnSignatureRunner* signature_runner,
+                                                              int32_t output_index);
+KILN_CAPI_EXPORT const KilnTensor* KilnSignatureRunnerGetOutputTensor(const KilnSignatureRunner* signature_runner,
+                                                                      const char* output_name);
+/* NULL is a no-op. The subgraph it ran stays prepared in the interpreter. */
+KILN_CAPI_EXPORT void KilnSignatureRunnerDelete(KilnSignatureRunner* signature_runner);
+
 /* Memory used for intermediate tensors: the planned arena, and what one buffer per tensor would take.
  * Valid after a successful KilnInterpreterAllocateTensors. Either out pointer may be NULL. */
 KILN_CAPI_EXPORT KilnStatus KilnInterpreterGetArenaStats(const KilnInterpreter* interpreter,

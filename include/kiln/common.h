@@ -41,6 +41,7 @@ extern "C" {
 typedef struct KilnModel KilnModel;                             /* kiln/c_api.h */
 typedef struct KilnInterpreterOptions KilnInterpreterOptions;   /* kiln/c_api.h */
 typedef struct KilnInterpreter KilnInterpreter;                 /* kiln/c_api.h */
+typedef struct KilnSignatureRunner KilnSignatureRunner;         /* kiln/c_api.h */
 typedef struct KilnTensor KilnTensor;                           /* kiln/c_api.h, kiln/compute.h */
 typedef struct KilnOperator KilnOperator;                       /* kiln/operator.h */
 typedef struct KilnOpaqueContext KilnOpaqueContext;             /* kiln/c_api_opaque.h */

@@ -201,8 +201,7 @@ class Interpreter:
                                  % (signature_key, [s["key"] for s in signatures]))
             signature = matches[0]
         if signature["subgraph"] != 0:
-            raise ValueError("signature '%s' runs subgraph %d; Kiln runs the main subgraph (0) only"
-                             % (signature["key"], signature["subgraph"]))
+            return _SubgraphSignatureRunner(self, signature)
         return SignatureRunner(self, signature)
 
     # ---- Kiln's additions ----
@@ -309,3 +308,64 @@ class SignatureRunner:
             raise ValueError("signature '%s' has no input '%s'; its inputs are %s" % (self._key, name,
                                                                                      sorted(self._inputs)))
         return self._inputs[name]
+
+
+class _SubgraphSignatureRunner:
+    """A signature over a subgraph other than 0 (a model's second entry point), run through the C API's signature
+    runner (KilnSignatureRunner): the same calls as SignatureRunner, its tensors those of that subgraph."""
+
+    def __init__(self, interpreter, signature):
+        self._impl = interpreter._impl
+        self._key = signature["key"]
+        self._inputs = [name for name, _ in signature["inputs"]]
+        self._outputs = [name for name, _ in signature["outputs"]]
+        self._allocated = False
+
+    def get_input_details(self):
+        return {name: self._details(False, name) for name in self._inputs}
+
+    def get_output_details(self):
+        return {name: self._details(True, name) for name in self._outputs}
+
+    def resize_tensor_input(self, input_name, new_shape):
+        self._impl.signature_resize(self._key, self._input(input_name), [int(d) for d in new_shape])
+        self._allocated = False
+
+    def allocate_tensors(self):
+        self._impl.signature_allocate(self._key)
+        self._allocated = True
+
+    def invoke(self, **kwargs):
+        self(**kwargs)
+
+    def __call__(self, **kwargs):
+        missing = sorted(set(self._inputs) - set(kwargs))
+        if len(kwargs) != len(self._inputs) or missing:
+            raise ValueError("signature '%s' takes inputs %s; got %s" % (self._key, sorted(self._inputs),
+                                                                        sorted(kwargs)))
+        values = {name: np.asarray(value) for name, value in kwargs.items()}
+        for name, value in values.items():
+            if list(value.shape) != list(self._details(False, name)["shape"]):
+                self.resize_tensor_input(name, value.shape)
+        if not self._allocated:
+            self.allocate_tensors()
+        for name, value in values.items():
+            view = self._impl.signature_view(self._key, False, name)
+            if value.dtype != view.dtype:
+                raise ValueError("signature '%s': input '%s' is %s, got %s" % (self._key, name, view.dtype,
+                                                                                value.dtype))
+            view[...] = value
+        self._impl.signature_invoke(self._key)
+        return {name: np.array(self._impl.signature_view(self._key, True, name)) for name in self._outputs}
+
+    def _details(self, output, name):
+        d = self._impl.signature_details(self._key, output, name)
+        if isinstance(d["dtype"], np.dtype):
+            d["dtype"] = d["dtype"].type
+        return d
+
+    def _input(self, name):
+        if name not in self._inputs:
+            raise ValueError("signature '%s' has no input '%s'; its inputs are %s" % (self._key, name,
+                                                                                     sorted(self._inputs)))
+        return name

@@ -9,6 +9,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -465,6 +466,7 @@ class Interpreter {
   }
 
   ~Interpreter() {
+    for (auto& entry : runners_) KilnSignatureRunnerDelete(entry.second);
     KilnInterpreterDelete(interpreter_);
     for (KilnOperator* op : operators_) KilnOperatorDelete(op);
     KilnInterpreterOptionsDelete(options_);
@@ -532,6 +534,58 @@ class Interpreter {
     const KilnTensor* t = me.Tensor(output, i);
     if (KilnTensorData(t) == nullptr) {
       throw KilnException("tensor '" + std::string(KilnTensorName(t)) + "' has no memory yet; call allocate_tensors()");
+    }
+    return View(KilnTensorType(t), Shape(t), KilnTensorData(t), self);
+  }
+
+  // Signature runners over any subgraph (KilnSignatureRunner), by signature key and tensor name.
+  void SignatureResize(const std::string& key, const std::string& name, const std::vector<int>& dims) {
+    messages_.Check(KilnSignatureRunnerResizeInputTensor(Runner(key), name.c_str(), dims.data(),
+                                                         static_cast<int32_t>(dims.size())),
+                    "could not resize input '" + name + "' of signature '" + key + "'");
+  }
+
+  void SignatureAllocate(const std::string& key) {
+    KilnSignatureRunner* runner = Runner(key);
+    KilnStatus s;
+    {
+      py::gil_scoped_release release;
+      s = KilnSignatureRunnerAllocateTensors(runner);
+    }
+    messages_.Check(s, "allocate_tensors failed for signature '" + key + "'");
+  }
+
+  void SignatureInvoke(const std::string& key) {
+    KilnSignatureRunner* runner = Runner(key);
+    KilnStatus s;
+    {
+      py::gil_scoped_release release;
+      s = KilnSignatureRunnerInvoke(runner);
+    }
+    messages_.Check(s, "invoke failed for signature '" + key + "'");
+  }
+
+  // The signature's tensor `name`: shape and dtype (LiteRT's details, less the index), and a NumPy view of it
+  // (after allocation) kept alive by `self`.
+  py::dict SignatureDetails(const std::string& key, bool output, const std::string& name) {
+    const KilnTensor* t = SignatureTensor(key, output, name);
+    py::dict d;
+    d["name"] = name;
+    std::vector<int32_t> shape;
+    for (int k = 0; k < KilnTensorNumDims(t); ++k) shape.push_back(KilnTensorDim(t, k));
+    d["shape"] = py::array_t<int32_t>(static_cast<py::ssize_t>(shape.size()), shape.data());
+    const std::string dtype = DtypeName(KilnTensorType(t));
+    d["dtype"] = dtype.empty() ? py::object(py::str(KilnTypeGetName(KilnTensorType(t)))) : py::object(py::dtype(dtype));
+    const KilnQuantizationParams q = KilnTensorQuantizationParams(t);
+    d["quantization"] = py::make_tuple(q.scale, q.zero_point);
+    return d;
+  }
+
+  static py::array SignatureView(py::object self, const std::string& key, bool output, const std::string& name) {
+    auto& me = self.cast<Interpreter&>();
+    const KilnTensor* t = me.SignatureTensor(key, output, name);
+    if (KilnTensorData(t) == nullptr) {
+      throw KilnException("tensor '" + name + "' of signature '" + key + "' has no memory yet; call allocate_tensors()");
     }
     return View(KilnTensorType(t), Shape(t), KilnTensorData(t), self);
   }
@@ -611,6 +665,25 @@ class Interpreter {
     return output ? KilnInterpreterGetOutputTensor(interpreter_, i) : KilnInterpreterGetInputTensor(interpreter_, i);
   }
 
+  KilnSignatureRunner* Runner(const std::string& key) {
+    auto it = runners_.find(key);
+    if (it != runners_.end()) return it->second;
+    KilnSignatureRunner* runner = KilnInterpreterGetSignatureRunner(interpreter_, key.c_str());
+    if (runner == nullptr) messages_.Raise("no signature runner for '" + key + "'");
+    runners_[key] = runner;
+    return runner;
+  }
+
+  const KilnTensor* SignatureTensor(const std::string& key, bool output, const std::string& name) {
+    KilnSignatureRunner* runner = Runner(key);
+    const KilnTensor* t = output ? KilnSignatureRunnerGetOutputTensor(runner, name.c_str())
+                                 : KilnSignatureRunnerGetInputTensor(runner, name.c_str());
+    if (t == nullptr) {
+      throw py::value_error("signature '" + key + "' has no " + (output ? "output" : "input") + " '" + name + "'");
+    }
+    return t;
+  }
+
   void AddCustomOp(const py::tuple& entry) {
     const std::string name = py::cast<std::string>(entry[0]);
     const std::string kind = py::cast<std::string>(entry[1]);
@@ -651,6 +724,7 @@ class Interpreter {
   KilnInterpreterOptions* options_ = nullptr;
   KilnInterpreter* interpreter_ = nullptr;
   std::vector<KilnOperator*> operators_;
+  std::map<std::string, KilnSignatureRunner*> runners_;  // by signature key, deleted before the interpreter
   std::vector<std::unique_ptr<PythonOp>> python_ops_;
   std::vector<py::object> keep_;
 };
@@ -891,7 +965,12 @@ PYBIND11_MODULE(_kiln, m) {
       .def("decisions", &Interpreter::GetDecisions)
       .def("profile", &Interpreter::Profile)
       .def("nodes", &Interpreter::Nodes)
-      .def("signatures", &Interpreter::Signatures);
+      .def("signatures", &Interpreter::Signatures)
+      .def("signature_resize", &Interpreter::SignatureResize)
+      .def("signature_allocate", &Interpreter::SignatureAllocate)
+      .def("signature_invoke", &Interpreter::SignatureInvoke)
+      .def("signature_details", &Interpreter::SignatureDetails)
+      .def("signature_view", &Interpreter::SignatureView);
 
   py::class_<Context>(m, "Context")
       .def(py::init<const std::string&, int, const std::string&>())

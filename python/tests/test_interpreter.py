@@ -326,3 +326,48 @@ def test_profile_and_nodes(models_dir):
     events = it.profile()
     assert events and all(e["duration_ns"] >= 0 for e in events)
     assert [n["op"] for n in it.nodes()] == ["FULLY_CONNECTED"] * 3
+
+
+def test_signature_runner_on_another_subgraph(source_dir, tmp_path):
+    """A signature over subgraph 1 runs that subgraph (KilnSignatureRunner), beside one over subgraph 0."""
+    import json
+    import shutil
+    import subprocess
+    flatc = shutil.which("flatc")
+    if flatc is None:
+        pytest.skip("flatc is not installed")
+
+    def reshape_graph(in_shape, out_shape, in_name, out_name):
+        return {"tensors": [{"type": "FLOAT32", "buffer": 0, "shape": in_shape, "name": in_name},
+                            {"type": "FLOAT32", "buffer": 0, "shape": out_shape, "name": out_name}],
+                "inputs": [0], "outputs": [1],
+                "operators": [{"opcode_index": 0, "inputs": [0], "outputs": [1],
+                               "builtin_options_type": "ReshapeOptions", "builtin_options": {"new_shape": out_shape}}]}
+    model = {"version": 3,
+             "operator_codes": [{"deprecated_builtin_code": 22, "builtin_code": "RESHAPE", "version": 1}],
+             "subgraphs": [reshape_graph([2, 3], [6], "x", "y"), reshape_graph([6], [3, 2], "a", "b")],
+             "buffers": [{}],
+             "signature_defs": [
+                 {"signature_key": "flat", "subgraph_index": 0, "inputs": [{"name": "grid", "tensor_index": 0}],
+                  "outputs": [{"name": "row", "tensor_index": 1}]},
+                 {"signature_key": "unflat", "subgraph_index": 1, "inputs": [{"name": "row_in", "tensor_index": 0}],
+                  "outputs": [{"name": "pairs", "tensor_index": 1}]}]}
+    (tmp_path / "two.json").write_text(json.dumps(model))
+    subprocess.run([flatc, "-b", "-o", str(tmp_path), os.path.join(source_dir, "runtime", "model", "tflite.fbs"),
+                    str(tmp_path / "two.json")], check=True)
+    it = kiln.Interpreter(model_path=str(tmp_path / "two.tflite"))
+    assert it.get_signature_list() == {"flat": {"inputs": ["grid"], "outputs": ["row"]},
+                                       "unflat": {"inputs": ["row_in"], "outputs": ["pairs"]}}
+    unflat = it.get_signature_runner("unflat")
+    details = unflat.get_input_details()["row_in"]
+    assert list(details["shape"]) == [6] and details["dtype"] == np.float32
+    x = np.arange(6, dtype=np.float32)
+    out = unflat(row_in=x)
+    assert set(out) == {"pairs"}
+    np.testing.assert_array_equal(out["pairs"], x.reshape(3, 2))
+    flat = it.get_signature_runner("flat")
+    np.testing.assert_array_equal(flat(grid=x.reshape(2, 3))["row"], x)
+    with pytest.raises(ValueError, match="takes inputs"):
+        unflat(grid=x)
+    with pytest.raises(ValueError, match="input 'row_in' is float32"):
+        unflat(row_in=x.astype(np.int32))

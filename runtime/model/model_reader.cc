@@ -1299,6 +1299,38 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       }
       return true;
     }
+    case kKilnBuiltinIf: {
+      KILN_GET_OPTIONS(IfOptions, options);
+      KilnIfParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->then_subgraph_index = options->then_subgraph_index();
+      params->else_subgraph_index = options->else_subgraph_index();
+      return true;
+    }
+    case kKilnBuiltinWhile: {
+      KILN_GET_OPTIONS(WhileOptions, options);
+      KilnWhileParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->cond_subgraph_index = options->cond_subgraph_index();
+      params->body_subgraph_index = options->body_subgraph_index();
+      return true;
+    }
+    case kKilnBuiltinCallOnce: {
+      KILN_GET_OPTIONS(CallOnceOptions, options);
+      KilnCallOnceParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      params->init_subgraph_index = options->init_subgraph_index();
+      return true;
+    }
+    case kKilnBuiltinVarHandle: {
+      KILN_GET_OPTIONS(VarHandleOptions, options);
+      KilnVarHandleParams* params;
+      desc->builtin_data = AllocateParams(&params);
+      // Flatbuffer strings are NUL-terminated inside the model's bytes, which outlive the params.
+      params->container = options->container() != nullptr ? options->container()->c_str() : "";
+      params->shared_name = options->shared_name() != nullptr ? options->shared_name()->c_str() : "";
+      return true;
+    }
     case kKilnBuiltinMean:
     case kKilnBuiltinSum:
     case kKilnBuiltinReduceMax:

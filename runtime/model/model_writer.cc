@@ -471,6 +471,17 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
         break;
       case OptionsKind::kBidiRnn:
         matches = code == kKilnBuiltinBidirectionalSequenceRnn;
+      case OptionsKind::kIf:
+        matches = code == kKilnBuiltinIf;
+        break;
+      case OptionsKind::kWhile:
+        matches = code == kKilnBuiltinWhile;
+        break;
+      case OptionsKind::kCallOnce:
+        matches = code == kKilnBuiltinCallOnce;
+        break;
+      case OptionsKind::kVarHandle:
+        matches = code == kKilnBuiltinVarHandle;
         break;
       case OptionsKind::kReducer:
         matches = code == kKilnBuiltinMean || code == kKilnBuiltinSum || code == kKilnBuiltinReduceMax ||
@@ -557,7 +568,20 @@ KILN_ADD_OP_WITH(KilnRNNParams, kRnn)
 KILN_ADD_OP_WITH(KilnSequenceRNNParams, kSequenceRnn)
 KILN_ADD_OP_WITH(KilnBidirectionalSequenceLSTMParams, kBidiLstm)
 KILN_ADD_OP_WITH(KilnBidirectionalSequenceRNNParams, kBidiRnn)
+KILN_ADD_OP_WITH(KilnIfParams, kIf)
+KILN_ADD_OP_WITH(KilnWhileParams, kWhile)
+KILN_ADD_OP_WITH(KilnCallOnceParams, kCallOnce)
 #undef KILN_ADD_OP_WITH
+
+int ModelWriter::AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+                       const KilnVarHandleParams& params) {
+  const int index = AddOpImpl(code, inputs, outputs, OptionsKind::kVarHandle, nullptr, 0);
+  if (index < 0) return index;
+  Operator& op = subgraphs_[static_cast<size_t>(current_)].operators[static_cast<size_t>(index)];
+  op.container = params.container != nullptr ? params.container : "";
+  op.shared_name = params.shared_name != nullptr ? params.shared_name : "";
+  return index;
+}
 
 int ModelWriter::AddCustomOp(const std::string& name, const std::vector<int>& inputs,
                              const std::vector<int>& outputs, const std::vector<uint8_t>& options) {
@@ -1185,6 +1209,34 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
             options_type = fb::BuiltinOptions::ArgMinOptions;
             options = fb::CreateArgMinOptions(b, type).Union();
           }
+          break;
+        }
+        case OptionsKind::kIf: {
+          KilnIfParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::IfOptions;
+          options = fb::CreateIfOptions(b, p.then_subgraph_index, p.else_subgraph_index).Union();
+          break;
+        }
+        case OptionsKind::kWhile: {
+          KilnWhileParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::WhileOptions;
+          options = fb::CreateWhileOptions(b, p.cond_subgraph_index, p.body_subgraph_index).Union();
+          break;
+        }
+        case OptionsKind::kCallOnce: {
+          KilnCallOnceParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::CallOnceOptions;
+          options = fb::CreateCallOnceOptions(b, p.init_subgraph_index).Union();
+          break;
+        }
+        case OptionsKind::kVarHandle: {
+          auto container = b.CreateString(op.container);
+          auto shared_name = b.CreateString(op.shared_name);
+          options_type = fb::BuiltinOptions::VarHandleOptions;
+          options = fb::CreateVarHandleOptions(b, container, shared_name).Union();
           break;
         }
       }

@@ -191,6 +191,15 @@ class ModelWriter {
             const KilnArgMaxParams& params);  // ARG_MAX
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnArgMinParams& params);  // ARG_MIN
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnIfParams& params);  // IF
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnWhileParams& params);  // WHILE
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnCallOnceParams& params);  // CALL_ONCE
+  // VAR_HANDLE: the strings are copied now (null reads as empty).
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnVarHandleParams& params);  // VAR_HANDLE
   // A custom op named `name`; `options` is usually FlexMap(...).Finish().
   int AddCustomOp(const std::string& name, const std::vector<int>& inputs, const std::vector<int>& outputs,
                   const std::vector<uint8_t>& options = {});
@@ -298,7 +307,11 @@ class ModelWriter {
     kRnn,
     kSequenceRnn,
     kBidiLstm,
-    kBidiRnn
+    kBidiRnn,
+    kIf,
+    kWhile,
+    kCallOnce,
+    kVarHandle
   };
   struct Operator {
     int builtin_code = 0;
@@ -310,6 +323,7 @@ class ModelWriter {
     // The options struct's bytes (one of builtin_op_data.h's POD structs).
     std::vector<uint8_t> options;
     std::vector<uint8_t> custom_options;
+    std::string container, shared_name;  // VAR_HANDLE's strings (the params' pointers are not kept)
     bool has_opcode_override = false;
     uint32_t opcode_override = 0;
     bool has_new_shape_override = false;

@@ -171,6 +171,14 @@ KILN_ABI_PROBE size_t kiln_abi_probe_KilnBidirectionalSequenceLSTMParams(const s
 size_t kiln_abi_probe_KilnBidirectionalSequenceLSTMParams(const struct KilnBidirectionalSequenceLSTMParams* value) { return value ? sizeof(*value) : 0; }
 KILN_ABI_PROBE size_t kiln_abi_probe_KilnBidirectionalSequenceRNNParams(const struct KilnBidirectionalSequenceRNNParams* value);
 size_t kiln_abi_probe_KilnBidirectionalSequenceRNNParams(const struct KilnBidirectionalSequenceRNNParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnIfParams(const struct KilnIfParams* value);
+size_t kiln_abi_probe_KilnIfParams(const struct KilnIfParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnWhileParams(const struct KilnWhileParams* value);
+size_t kiln_abi_probe_KilnWhileParams(const struct KilnWhileParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnCallOnceParams(const struct KilnCallOnceParams* value);
+size_t kiln_abi_probe_KilnCallOnceParams(const struct KilnCallOnceParams* value) { return value ? sizeof(*value) : 0; }
+KILN_ABI_PROBE size_t kiln_abi_probe_KilnVarHandleParams(const struct KilnVarHandleParams* value);
+size_t kiln_abi_probe_KilnVarHandleParams(const struct KilnVarHandleParams* value) { return value ? sizeof(*value) : 0; }
 
 /* Enums (by value: their enumerators are part of the ABI). */
 KILN_ABI_PROBE int kiln_abi_probe_KilnStatus(enum KilnStatus value);

@@ -543,6 +543,76 @@ int main(int argc, char** argv) {
               {"ceil", kKilnBuiltinCeil},   {"round", kKilnBuiltinRound}};
   for (const auto& m : math) seeds.push_back({m.name, Plain(m.code)});
 
+  {
+    // Control flow and resource variables over six subgraphs: CALL_ONCE(init 5) assigns variable "v";
+    // IF(cond, x) doubles (1) or squares (2) x; WHILE(i, y) runs body 4 (i + 1, y + y) while cond 3 (i < 3);
+    // the variable is read, added to the loop's result and assigned back.
+    ModelWriter w;
+    const KilnAddParams add{kKilnActNone, false};
+    const KilnMulParams mul{kKilnActNone};
+    const int cond = w.AddTensor(kKilnBool, {}, "cond");
+    const int x = w.AddTensor(kKilnFloat32, {2}, "x");
+    const int y = w.AddTensor(kKilnFloat32, {2}, "y");
+    const int i = w.AddConstTensor<float>(kKilnFloat32, {}, "i", {0.0f});
+    const int i_out = w.AddTensor(kKilnFloat32, {}, "i_out");
+    const int acc = w.AddTensor(kKilnFloat32, {2}, "acc");
+    const int h = w.AddTensor(kKilnResource, {}, "h");
+    const int v = w.AddTensor(kKilnFloat32, {2}, "v");
+    const int z = w.AddTensor(kKilnFloat32, {2}, "z");
+    w.AddOp(kKilnBuiltinCallOnce, {}, {}, KilnCallOnceParams{5});
+    w.AddOp(kKilnBuiltinIf, {cond, x}, {y}, KilnIfParams{1, 2});
+    w.AddOp(kKilnBuiltinWhile, {i, y}, {i_out, acc}, KilnWhileParams{3, 4});
+    w.AddOp(kKilnBuiltinVarHandle, {}, {h}, KilnVarHandleParams{"", "v"});
+    w.AddOp(kKilnBuiltinReadVariable, {h}, {v});
+    w.AddOp(kKilnBuiltinAdd, {v, acc}, {z}, add);
+    w.AddOp(kKilnBuiltinAssignVariable, {h, z}, {});
+    w.SetInputs({cond, x});
+    w.SetOutputs({i_out, z});
+    for (int square = 0; square < 2; ++square) {  // subgraphs 1 and 2
+      w.AddSubgraph(square ? "else" : "then");
+      const int a = w.AddTensor(kKilnFloat32, {2}, "a");
+      const int b = w.AddTensor(kKilnFloat32, {2}, "b");
+      if (square) {
+        w.AddOp(kKilnBuiltinMul, {a, a}, {b}, mul);
+      } else {
+        w.AddOp(kKilnBuiltinAdd, {a, a}, {b}, add);
+      }
+      w.SetInputs({a});
+      w.SetOutputs({b});
+    }
+    w.AddSubgraph("cond");  // 3
+    {
+      const int ci = w.AddTensor(kKilnFloat32, {}, "ci");
+      const int ca = w.AddTensor(kKilnFloat32, {2}, "ca");
+      const int limit = w.AddConstTensor<float>(kKilnFloat32, {}, "limit", {3.0f});
+      const int go = w.AddTensor(kKilnBool, {}, "go");
+      w.AddOp(kKilnBuiltinLess, {ci, limit}, {go});
+      w.SetInputs({ci, ca});
+      w.SetOutputs({go});
+    }
+    w.AddSubgraph("body");  // 4
+    {
+      const int bi = w.AddTensor(kKilnFloat32, {}, "bi");
+      const int ba = w.AddTensor(kKilnFloat32, {2}, "ba");
+      const int one = w.AddConstTensor<float>(kKilnFloat32, {}, "one", {1.0f});
+      const int bi2 = w.AddTensor(kKilnFloat32, {}, "bi2");
+      const int ba2 = w.AddTensor(kKilnFloat32, {2}, "ba2");
+      w.AddOp(kKilnBuiltinAdd, {bi, one}, {bi2}, add);
+      w.AddOp(kKilnBuiltinAdd, {ba, ba}, {ba2}, add);
+      w.SetInputs({bi, ba});
+      w.SetOutputs({bi2, ba2});
+    }
+    w.AddSubgraph("init");  // 5
+    {
+      const int ih = w.AddTensor(kKilnResource, {}, "ih");
+      const int k = w.AddConstTensor<float>(kKilnFloat32, {2}, "k", {10.0f, 20.0f});
+      w.AddOp(kKilnBuiltinVarHandle, {}, {ih}, KilnVarHandleParams{"", "v"});
+      w.AddOp(kKilnBuiltinAssignVariable, {ih, k}, {});
+      w.SetInputs({});
+      w.SetOutputs({});
+    }
+    seeds.push_back({"control_flow", std::move(w)});
+  }
   for (Seed& seed : seeds) {
     const std::vector<uint8_t> bytes = seed.writer.Finish();
     if (bytes.empty()) {

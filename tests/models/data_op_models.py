@@ -1145,6 +1145,169 @@ def dynamic_models(out_dir):
                                                    (OPS.GATHER_ND, 1, [p, w], [y], 0, None)], [y])
 
 
+
+class Graph:
+    """One subgraph of a multi-subgraph model (control_flow_models): tensors, inputs, outputs, operators."""
+
+    def __init__(self, model_buffers, name):
+        self.buffers, self.name = model_buffers, name
+        self.tensors, self.inputs, self.outputs, self.ops = [], [], [], []
+
+    def tensor(self, shape, dtype, name, data=None):
+        t = S.TensorT()
+        t.shape, t.name, t.buffer = list(shape), name, 0
+        t.type = S.TensorType.RESOURCE if dtype == "resource" else TYPES[dtype]
+        if data is not None:
+            b = S.BufferT()
+            b.data = list(np.asarray(data, dtype=dtype).reshape(-1).view(np.uint8).tobytes())
+            self.buffers.append(b)
+            t.buffer = len(self.buffers) - 1
+        self.tensors.append(t)
+        return len(self.tensors) - 1
+
+    def op(self, code, inputs, outputs, options_type=0, options=None):
+        self.ops.append((code, inputs, outputs, options_type, options))
+
+
+def write_graphs(out_dir, name, graphs, buffers):
+    """A model of several subgraphs (graphs[0] is main); every op at version 1."""
+    codes = []
+    model_graphs = []
+    for g in graphs:
+        ops = []
+        for code, inputs, outputs, options_type, options in g.ops:
+            if code not in codes:
+                codes.append(code)
+            op = S.OperatorT()
+            op.opcodeIndex, op.inputs, op.outputs = codes.index(code), inputs, outputs
+            op.builtinOptionsType, op.builtinOptions = options_type, options
+            ops.append(op)
+        sg = S.SubGraphT()
+        sg.tensors, sg.inputs, sg.outputs, sg.operators, sg.name = g.tensors, g.inputs, g.outputs, ops, g.name
+        model_graphs.append(sg)
+    opcodes = []
+    for code in codes:
+        oc = S.OperatorCodeT()
+        oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = code, min(code, 127), 1
+        opcodes.append(oc)
+    model = S.ModelT()
+    model.version, model.operatorCodes, model.subgraphs, model.buffers = 3, opcodes, model_graphs, buffers
+    model.description = "data_op_models.py"
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    with open(os.path.join(out_dir, name + ".tflite"), "wb") as f:
+        f.write(builder.Output())
+
+
+def if_options(then_index, else_index):
+    o = S.IfOptionsT()
+    o.thenSubgraphIndex, o.elseSubgraphIndex = then_index, else_index
+    return S.BuiltinOptions.IfOptions, o
+
+
+def while_options(cond_index, body_index):
+    o = S.WhileOptionsT()
+    o.condSubgraphIndex, o.bodySubgraphIndex = cond_index, body_index
+    return S.BuiltinOptions.WhileOptions, o
+
+
+def unary_graph(buffers, name, shape, square):
+    """A subgraph from float32 a to a + a (or a * a where square)."""
+    g = Graph(buffers, name)
+    a = g.tensor(shape, np.float32, "a")
+    b = g.tensor(shape, np.float32, "b")
+    if square:
+        g.op(OPS.MUL, [a, a], [b], S.BuiltinOptions.MulOptions, S.MulOptionsT())
+    else:
+        g.op(OPS.ADD, [a, a], [b], S.BuiltinOptions.AddOptions, S.AddOptionsT())
+    g.inputs, g.outputs = [a], [b]
+    return g
+
+
+def counting_graphs(buffers, shape, limit, body_if=None):
+    """WHILE's cond (i < limit) and body (i + 1, acc * 0.5 + acc; or acc through an IF on i < 2 over subgraphs
+    body_if) over float32 loop variables i (scalar) and acc (shape)."""
+    cond = Graph(buffers, "cond")
+    ci, ca = cond.tensor([], np.float32, "ci"), cond.tensor(shape, np.float32, "ca")
+    lim = cond.tensor([], np.float32, "limit", [limit])
+    go = cond.tensor([], np.bool_, "go")
+    cond.op(OPS.LESS, [ci, lim], [go])
+    cond.inputs, cond.outputs = [ci, ca], [go]
+    body = Graph(buffers, "body")
+    bi, ba = body.tensor([], np.float32, "bi"), body.tensor(shape, np.float32, "ba")
+    one = body.tensor([], np.float32, "one", [1.0])
+    bi2, ba2 = body.tensor([], np.float32, "bi2"), body.tensor(shape, np.float32, "ba2")
+    body.op(OPS.ADD, [bi, one], [bi2], S.BuiltinOptions.AddOptions, S.AddOptionsT())
+    if body_if is None:
+        half = body.tensor([], np.float32, "half", [0.5])
+        scaled = body.tensor(shape, np.float32, "scaled")
+        body.op(OPS.MUL, [ba, half], [scaled], S.BuiltinOptions.MulOptions, S.MulOptionsT())
+        body.op(OPS.ADD, [scaled, ba], [ba2], S.BuiltinOptions.AddOptions, S.AddOptionsT())
+    else:
+        two = body.tensor([], np.float32, "two", [2.0])
+        small = body.tensor([], np.bool_, "small")
+        body.op(OPS.LESS, [bi, two], [small])
+        body.op(OPS.IF, [small, ba], [ba2], *if_options(*body_if))
+    body.inputs, body.outputs = [bi, ba], [bi2, ba2]
+    return cond, body
+
+
+def control_flow_models(out_dir):
+    """IF (constant and random conditions), WHILE (counting, zero iterations, an IF nested in the body) and the
+    CALL_ONCE + VAR_HANDLE/READ_VARIABLE/ASSIGN_VARIABLE pattern the TF converter emits for a stateful model."""
+    for name, shape, cond_value in [("if_then", [2, 3], True), ("if_else", [2, 3], False), ("if_random", [4], None),
+                                    ("if_scalar_else", [], False), ("if_rank5", [1, 2, 1, 2, 3], True)]:
+        buffers = [S.BufferT()]
+        main = Graph(buffers, "main")
+        c = main.tensor([], np.bool_, "cond", None if cond_value is None else [cond_value])
+        x = main.tensor(shape, np.float32, "x")
+        y = main.tensor(shape, np.float32, "y")
+        main.op(OPS.IF, [c, x], [y], *if_options(1, 2))
+        main.inputs = ([c] if cond_value is None else []) + [x]
+        main.outputs = [y]
+        write_graphs(out_dir, name, [main, unary_graph(buffers, "then", shape, False),
+                                     unary_graph(buffers, "else", shape, True)], buffers)
+    for name, shape, start, limit, nested in [("while_count", [2, 3], 0.0, 5.0, False),
+                                              ("while_zero_iterations", [4], 7.0, 5.0, False),
+                                              ("while_scalar", [], -3.0, 2.0, False),
+                                              ("while_nested_if", [3], 0.0, 4.0, True)]:
+        buffers = [S.BufferT()]
+        main = Graph(buffers, "main")
+        i = main.tensor([], np.float32, "i", [start])
+        acc = main.tensor(shape, np.float32, "acc")
+        i_out, acc_out = main.tensor([], np.float32, "i_out"), main.tensor(shape, np.float32, "acc_out")
+        main.op(OPS.WHILE, [i, acc], [i_out, acc_out], *while_options(1, 2))
+        main.inputs, main.outputs = [acc], [i_out, acc_out]
+        cond, body = counting_graphs(buffers, shape, limit, (3, 4) if nested else None)
+        graphs = [main, cond, body]
+        if nested:
+            graphs += [unary_graph(buffers, "then", shape, False), unary_graph(buffers, "else", shape, True)]
+        write_graphs(out_dir, name, graphs, buffers)
+    # CALL_ONCE(init) assigns the variable [10, 20, 30]; main reads it, adds x, outputs and assigns the sum.
+    buffers = [S.BufferT()]
+    main = Graph(buffers, "main")
+    x = main.tensor([3], np.float32, "x")
+    h = main.tensor([], "resource", "handle")
+    v = main.tensor([3], np.float32, "v")
+    y = main.tensor([3], np.float32, "y")
+    once = S.CallOnceOptionsT()
+    once.initSubgraphIndex = 1
+    main.op(OPS.CALL_ONCE, [], [], S.BuiltinOptions.CallOnceOptions, once)
+    handle = S.VarHandleOptionsT()
+    handle.container, handle.sharedName = "", "total"
+    main.op(OPS.VAR_HANDLE, [], [h], S.BuiltinOptions.VarHandleOptions, handle)
+    main.op(OPS.READ_VARIABLE, [h], [v])
+    main.op(OPS.ADD, [v, x], [y], S.BuiltinOptions.AddOptions, S.AddOptionsT())
+    main.op(OPS.ASSIGN_VARIABLE, [h, y], [])
+    main.inputs, main.outputs = [x], [y]
+    init = Graph(buffers, "init")
+    ih = init.tensor([], "resource", "init_handle")
+    k = init.tensor([3], np.float32, "k", [10.0, 20.0, 30.0])
+    init.op(OPS.VAR_HANDLE, [], [ih], S.BuiltinOptions.VarHandleOptions, handle)
+    init.op(OPS.ASSIGN_VARIABLE, [ih, k], [])
+    write_graphs(out_dir, "call_once_variable", [main, init], buffers)
+
+
 def main():
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
@@ -1277,6 +1440,7 @@ def main():
     space_models(out_dir)
     from sequence_op_models import sequence_models  # LSTM, SVDF, RNN: tests/models/sequence_op_models.py
     sequence_models(out_dir)
+    control_flow_models(out_dir)
 
 
 # Quantization each quantized type gets in the space ops' models (input and output alike).

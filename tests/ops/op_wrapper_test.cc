@@ -105,7 +105,10 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinBidirectionalSequenceLstm, kKilnBuiltinBidirectionalSequenceRnn,
                                   kKilnBuiltinWhere,         kKilnBuiltinUnique,
                                   kKilnBuiltinNonMaxSuppressionV4, kKilnBuiltinNonMaxSuppressionV5,
-                                  kKilnBuiltinBroadcastArgs};
+                                  kKilnBuiltinBroadcastArgs,
+                                  kKilnBuiltinIf,            kKilnBuiltinWhile,
+                                  kKilnBuiltinCallOnce,      kKilnBuiltinVarHandle,
+                                  kKilnBuiltinReadVariable,  kKilnBuiltinAssignVariable};
   std::set<int> seen;
   for (const BuiltinOp& k : BuiltinOps()) {
     ASSERT_NE(k.op, nullptr) << k.builtin_code;

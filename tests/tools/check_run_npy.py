@@ -10,6 +10,9 @@
    3.14; ../shared/models/MANIFEST.md); the dequantized output must be within 0.05 of sin of the input
    dequantized with the model's own input quantization, and equal to scale * (q - zero_point) of the int8
    output file.
+3. --signature: a model of two subgraphs with a signature on each ("flat": [2, 3] -> [6] on subgraph 0,
+   "unflat": [6] -> [3, 2] on subgraph 1); `kiln run --signature unflat` takes the input and prints the output
+   by the signature's names; `kiln inspect` lists both; an unknown key fails, listing the keys.
 
 Usage: check_run_npy.py KILN FLATC SCHEMA MODELS_DIR WORK_DIR
 """
@@ -106,6 +109,49 @@ def check_types(kiln, flatc, schema, work):
         print("ok: %s round trip, per-channel dequantized %s" % (type_name, real.tolist()))
 
 
+def check_signatures(kiln, flatc, schema, work):
+    """--signature runs a signature's subgraph (1 here), by the signature's input and output names."""
+    def reshape_graph(in_shape, out_shape, in_name, out_name):
+        return {"tensors": [{"type": "FLOAT32", "buffer": 0, "shape": in_shape, "name": in_name},
+                            {"type": "FLOAT32", "buffer": 0, "shape": out_shape, "name": out_name}],
+                "inputs": [0], "outputs": [1],
+                "operators": [{"opcode_index": 0, "inputs": [0], "outputs": [1],
+                               "builtin_options_type": "ReshapeOptions", "builtin_options": {"new_shape": out_shape}}]}
+    model = {
+        "version": 3,
+        "operator_codes": [{"deprecated_builtin_code": RESHAPE, "builtin_code": "RESHAPE", "version": 1}],
+        "subgraphs": [reshape_graph([2, 3], [6], "x", "y"), reshape_graph([6], [3, 2], "a", "b")],
+        "buffers": [{}],
+        "signature_defs": [
+            {"signature_key": "flat", "subgraph_index": 0, "inputs": [{"name": "grid", "tensor_index": 0}],
+             "outputs": [{"name": "row", "tensor_index": 1}]},
+            {"signature_key": "unflat", "subgraph_index": 1, "inputs": [{"name": "row_in", "tensor_index": 0}],
+             "outputs": [{"name": "pairs", "tensor_index": 1}]}],
+    }
+    json_path = os.path.join(work, "two_signatures.json")
+    with open(json_path, "w") as f:
+        json.dump(model, f)
+    subprocess.run([flatc, "-b", "-o", work, schema, json_path], check=True)
+    path = os.path.join(work, "two_signatures.tflite")
+    x = np.arange(6, dtype=np.float32) * 1.5
+    x_path = os.path.join(work, "row.npy")
+    np.save(x_path, x)
+    out_dir = os.path.join(work, "out_signature")
+    stdout = run([kiln, "run", path, "--signature", "unflat", "--input", "row_in=" + x_path, "--output-dir", out_dir])
+    if "output 0 'pairs': float32[3, 2]" not in stdout:
+        fail("--signature unflat: the output is not printed as 'pairs' float32[3, 2]")
+    y = np.load(os.path.join(out_dir, "output_0.npy"))
+    if y.shape != (3, 2) or not np.array_equal(y, x.reshape(3, 2)):
+        fail("--signature unflat: output %s%s, expected %s" % (y.shape, y.tolist(), x.reshape(3, 2).tolist()))
+    stdout = run([kiln, "inspect", path])
+    if "signature 1: 'unflat' (subgraph 1)" not in stdout or "input 'row_in' (tensor 0)" not in stdout:
+        fail("kiln inspect does not list the signatures")
+    bad = subprocess.run([kiln, "run", path, "--signature", "nope"], capture_output=True, text=True)
+    if bad.returncode == 0 or "the model's signatures are: 'flat', 'unflat'" not in bad.stderr:
+        fail("--signature nope: exit %d, stderr %s" % (bad.returncode, bad.stderr))
+    print("ok: --signature runs subgraph 1 by the signature's names; inspect lists the signatures")
+
+
 def check_hello_world(kiln, flatc, schema, models, work):
     model = os.path.join(models, "tm_hello_world_int8.tflite")
     if not os.path.exists(model):
@@ -147,6 +193,7 @@ def main():
     kiln, flatc, schema, models, work = sys.argv[1:6]
     os.makedirs(work, exist_ok=True)
     check_types(kiln, flatc, schema, work)
+    check_signatures(kiln, flatc, schema, work)
     check_hello_world(kiln, flatc, schema, models, work)
     print("passed")
 
