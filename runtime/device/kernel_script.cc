@@ -21,9 +21,13 @@ std::unique_ptr<KernelScript> KernelScript::Create(DeviceSet* devices, std::shar
   s->module_ = std::move(module);
   s->user_data_ = user_data;
   s->placement_ = &devices->Place(s->module_);
-  bool any_accel = false, any_cpu = !s->module_->desc().invokables.empty();
+  bool any_accel = false, any_cpu = !s->module_->desc().invokables.empty() || s->module_->desc().has_init;
   for (bool on : s->placement_->kernel_on_accelerator) (on ? any_accel : any_cpu) = true;
   for (bool on : s->placement_->reduction_on_accelerator) (on ? any_accel : any_cpu) = true;
+  // init() runs on the CPU instance (an accelerator's driver does not run it, kiln/hal.h): that instance comes
+  // first, so that the shadow holds what init() set and the accelerator instance takes it before its first
+  // launch.
+  if (s->module_->desc().has_init && s->Cpu() == nullptr) return nullptr;
   KernelDevice* accel = devices->accelerator();
   if (any_accel && accel != nullptr) {
     s->accel_.script = DeviceScript::Create(accel, s->module_, user_data);
@@ -34,7 +38,7 @@ std::unique_ptr<KernelScript> KernelScript::Create(DeviceSet* devices, std::shar
                           "script of " + ModuleLabel(*s->module_) + ": " + accel->label() + " could not create it" +
                               (errors.empty() ? "" : ": " + errors) + "; its kernels run on " +
                               devices->cpu()->label());
-    } else {
+    } else if (s->shadow_.empty()) {
       s->ReadBack(&s->accel_);
     }
   }
@@ -87,7 +91,8 @@ KilnStatus KernelScript::Sync(Instance* instance) {
 
 void KernelScript::ReadBack(Instance* instance) {
   for (const GlobalDesc& g : module_->desc().globals) {
-    if (!g.settable() || g.is_allocation || g.type.kind == KernelTypeKind::kPointer) continue;
+    // Static globals too: they are not settable, but an invokable's writes must reach the accelerator.
+    if (g.is_const || g.is_allocation || g.type.kind == KernelTypeKind::kPointer) continue;
     std::vector<uint8_t> bytes(g.size);
     if (instance->script->GetGlobal(g.name, bytes.data(), bytes.size()) != kKilnOk) continue;
     auto it = shadow_.find(g.name);
@@ -230,8 +235,9 @@ void KernelScript::AcceleratorWorkDone() {
 
 KilnStatus KernelScript::SetGlobal(const std::string& name, const void* data, size_t size) {
   const GlobalDesc* g = module_->desc().FindGlobal(name);
-  if (g == nullptr) {
-    reporter()->ReportError("%s: the script has no global '%s'", module_->name().c_str(), name.c_str());
+  if (g == nullptr || g->is_static) {
+    reporter()->ReportError("%s: the script has no global '%s'%s", module_->name().c_str(), name.c_str(),
+                            g == nullptr ? "" : " it exports (it is static)");
     return kKilnInvalidArgument;
   }
   if (g->is_const) {
@@ -259,12 +265,13 @@ KilnStatus KernelScript::SetGlobal(const std::string& name, const void* data, si
 
 KilnStatus KernelScript::GetGlobal(const std::string& name, void* data, size_t size) {
   const GlobalDesc* g = module_->desc().FindGlobal(name);
-  if (g == nullptr || size != g->size) {
-    reporter()->ReportError("%s: %s", module_->name().c_str(),
-                            g == nullptr ? ("the script has no global '" + name + "'").c_str()
-                                         : ("global '" + name + "' is " + std::to_string(g->size) + " bytes, " +
-                                            std::to_string(size) + " asked for")
-                                               .c_str());
+  if (g == nullptr || g->is_static || size != g->size) {
+    reporter()->ReportError(
+        "%s: %s", module_->name().c_str(),
+        g == nullptr || g->is_static
+            ? ("the script has no global '" + name + "'" + (g ? " it exports (it is static)" : "")).c_str()
+            : ("global '" + name + "' is " + std::to_string(g->size) + " bytes, " + std::to_string(size) + " asked for")
+                  .c_str());
     return kKilnInvalidArgument;
   }
   auto it = shadow_.find(name);
@@ -394,11 +401,14 @@ KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size,
   const flexbuffers::TypedVector keys = map.Keys();
   const flexbuffers::Vector values = map.Values();
   std::string names;
-  for (const GlobalDesc& g : module_->desc().globals) names += (names.empty() ? "" : ", ") + g.name;
+  for (const GlobalDesc& g : module_->desc().globals) {
+    if (!g.is_static) names += (names.empty() ? "" : ", ") + g.name;
+  }
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::string key = keys[i].AsKey();
     const flexbuffers::Reference v = values[i];
     const GlobalDesc* g = module_->desc().FindGlobal(key);
+    if (g != nullptr && g->is_static) g = nullptr;  // not the script's to export
     // TensorFlow's converter gives every custom op its TF attributes: the dtype "T" and internal "_..." keys.
     // They configure nothing here; a kernel that wants one declares a global of that name.
     const bool converter_attribute = key == "T" || (!key.empty() && key[0] == '_');

@@ -254,6 +254,58 @@ float4 RS_KERNEL mix_all(float4 in) {
   }
 }
 
+// A static global that an invokable or init() writes (the image-filter pattern: a setter computes a table the
+// kernels read) is reflected as static and read from the global block, like a non-static one; the runtime
+// carries its value there. One nobody writes stays a constant folded into the shader, and one holding an object
+// handle keeps the kernel on the CPU with a reason.
+TEST(GpuLoweringTest, StaticGlobalsAScriptWritesAreReadFromTheGlobalBlock) {
+  const CompileResult result = Compile(R"(#pragma version(1)
+#pragma rs java_package_name(t)
+typedef struct Window { int lo; int hi; uchar4 fill; } Window;
+static float sLut[4];
+static Window sWindow;
+static int sNeverWritten = 9;
+static rs_allocation sScratch;
+static void fill(float gain) { for (int i = 0; i < 4; ++i) sLut[i] = (float)i * gain; }
+static int sOrphan;
+static void orphan(void) { sOrphan = 1; }  // never called: clang emits neither
+void init() { fill(0.5f); sWindow.lo = -3; }
+void setGain(float gain) {
+  fill(gain);
+  sScratch = rsCreateAllocation(rsCreateType(rsCreateElement(RS_TYPE_FLOAT_32), 4));
+}
+float RS_KERNEL lut(uchar in) { return sLut[in & 3] + (float)(sWindow.lo + sNeverWritten); }
+float RS_KERNEL scratch(float in) { return in + (float)rsAllocationGetDimX(sScratch); }
+)",
+                                       "statics.rs");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  const GlobalDesc* lut = result.module.FindGlobal("sLut");
+  ASSERT_NE(lut, nullptr) << "a written static global is reflected";
+  EXPECT_TRUE(lut->is_static);
+  EXPECT_FALSE(lut->settable());
+  EXPECT_EQ(lut->size, 16u);
+  const GlobalDesc* window = result.module.FindGlobal("sWindow");
+  ASSERT_NE(window, nullptr);
+  EXPECT_TRUE(window->is_static);
+  EXPECT_EQ(result.module.FindGlobal("sNeverWritten"), nullptr) << "an unwritten static is a constant";
+  EXPECT_EQ(result.module.FindGlobal("sScratch"), nullptr) << "a static object handle is not carried";
+  ASSERT_NE(result.module.FindGlobal("sOrphan"), nullptr) << "written, though by code nothing calls";
+  EXPECT_EQ(result.module.FindGlobal("sOrphan")->default_value, std::vector<uint8_t>(4, 0));
+  const std::string& glsl = Glsl(result, "lut");
+  ASSERT_FALSE(glsl.empty()) << CpuOnlyReason(result, "lut");
+  EXPECT_NE(glsl.find("float g_sLut[4];"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("uint g_sWindow[3];"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("const int c_sNeverWritten = 9;"), std::string::npos) << glsl;
+  EXPECT_NE(CpuOnlyReason(result, "scratch").find("allocation 'sScratch', which has no GPU binding"), std::string::npos)
+      << CpuOnlyReason(result, "scratch");
+  EXPECT_NE(CpuOnlyReason(result, "scratch").find("(statics.rs:17:"), std::string::npos);
+  const spirv::SpirvPayload payload = Payload(result.module);
+  bool found = false;
+  for (const spirv::SpirvGlobal& g : payload.globals) found = found || g.name == "sLut";
+  EXPECT_TRUE(found) << "sLut has a row in the GPU global table";
+  EXPECT_NE(DescribeKernelModule(result.module).find("global sLut: "), std::string::npos);
+}
+
 TEST(GpuLoweringTest, SmallIntegerElementsUseEightAndSixteenBitStorage) {
   const CompileResult result = Compile(R"(
 #pragma version(1)

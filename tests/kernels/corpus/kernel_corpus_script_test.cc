@@ -76,6 +76,8 @@ TEST_F(Corpus, GlobalsSetFromTheApi) {
     EXPECT_EQ(bad.count(), 0) << bad.Report();
     Release();
   }
+  // apply_offsets reads static sBias, which setBias wrote on the CPU: it runs on a GPU driver all the same.
+  EXPECT_TRUE(RanOnDriver("globals", "apply_offsets"));
 }
 
 TEST_F(Corpus, PointerGlobalsBoundToAllocations) {
@@ -277,6 +279,60 @@ TEST_F(Corpus, InitAndInvokables) {
   ExpectExact1<float, float>(s, "tint", 4, 4, 4, Uniform(-1e3, 1e3), [&](const float* in, float* out) {
     for (int l = 0; l < 4; ++l) out[l] = in[l] * params.color[l];
   });
+  // A script with init(): init() and the invokables run on the CPU, the kernels on a GPU driver.
+  EXPECT_TRUE(RanOnDriver("init_invoke", "apply"));
+  EXPECT_TRUE(RanOnDriver("init_invoke", "tint"));
+}
+
+// static_tables.rs: init() and setters fill static globals (a float table, an int4, a struct) that the API cannot
+// see; kernels read them. On a GPU driver those kernels run there, with the values the CPU side computed.
+TEST_F(Corpus, StaticGlobalsComputedOnTheCpuReachTheKernels) {
+  KilnScript* s = Script("static_tables");
+  ASSERT_NE(s, nullptr) << messages_.All();
+  float table[256] = {};
+  EXPECT_EQ(KilnScriptGetGlobal(s, "sLut", table, sizeof table), kKilnInvalidArgument);
+  EXPECT_NE(messages_.All().find("no global 'sLut' it exports (it is static)"), std::string::npos) << messages_.All();
+  EXPECT_EQ(KilnScriptSetGlobal(s, "sLut", table, sizeof table), kKilnInvalidArgument);
+
+  // What init() left.
+  ExpectExact1<uint8_t, float>(s, "lut", 1, 1, 1, FullRange<uint8_t>(),
+                               [](const uint8_t* in, float* out) { *out = static_cast<float>(*in) * 0.5f; });
+  const int32_t offset = 17;
+  ASSERT_EQ(KilnScriptSetGlobal(s, "gOffset", &offset, 4), kKilnOk);
+  const auto small = [](size_t n, uint32_t seed) { return RandomInts<int32_t>(n, -100000, 100000, seed); };
+  ExpectExact1<int32_t, int32_t>(s, "weigh", 4, 1, 1, small, [&](const int32_t* in, int32_t* out) {
+    *out = in[0] * 3 + in[1] * -5 + in[2] * 7 + in[3] * 11 + offset;
+  });
+  ExpectExact1<int32_t, int32_t>(s, "window", 1, 1, 1, small,
+                                 [](const int32_t* in, int32_t* out) { *out = std::clamp(*in, -100, 100) + 1; });
+  ExpectExact1<uint8_t, uint8_t>(s, "tint", 4, 4, 4, FullRange<uint8_t>(), [](const uint8_t* in, uint8_t* out) {
+    for (int l = 0; l < 4; ++l) out[l] = static_cast<uint8_t>(in[l] + l + 1);
+  });
+
+  // Setters change them between launches; every launch sees the latest values.
+  const float gain = -3.25f;
+  ASSERT_EQ(KilnScriptInvoke(s, "setGain", &gain, sizeof gain), kKilnOk) << messages_.All();
+  struct {
+    int32_t lo, hi;
+    uint8_t fill[4];
+  } window = {-5000, 70000, {250, 0, 128, 255}};
+  ASSERT_EQ(KilnScriptInvoke(s, "setWindow", &window, sizeof window), kKilnOk) << messages_.All();
+  const int32_t weights[4] = {-1, 2, -3, 4};
+  ASSERT_EQ(KilnScriptInvoke(s, "setWeights", weights, sizeof weights), kKilnOk) << messages_.All();
+  ExpectExact1<uint8_t, float>(s, "lut", 1, 1, 1, FullRange<uint8_t>(),
+                               [&](const uint8_t* in, float* out) { *out = static_cast<float>(*in) * gain; });
+  ExpectExact1<int32_t, int32_t>(s, "weigh", 4, 1, 1, small, [&](const int32_t* in, int32_t* out) {
+    *out = -in[0] + in[1] * 2 - in[2] * 3 + in[3] * 4 + offset;
+  });
+  ExpectExact1<int32_t, int32_t>(s, "window", 1, 1, 1, small, [](const int32_t* in, int32_t* out) {
+    *out = std::clamp(*in, -5000, 70000) + 3;  // init(), setGain, setWindow each counted
+  });
+  ExpectExact1<uint8_t, uint8_t>(s, "tint", 4, 4, 4, FullRange<uint8_t>(), [&](const uint8_t* in, uint8_t* out) {
+    for (int l = 0; l < 4; ++l) out[l] = static_cast<uint8_t>(in[l] + window.fill[l]);
+  });
+  for (const char* kernel : {"lut", "weigh", "window", "tint"}) {
+    EXPECT_TRUE(RanOnDriver("static_tables", kernel)) << kernel << " did not run on the driver";
+  }
 }
 
 TEST_F(Corpus, ForEachFromAnInvokable) {

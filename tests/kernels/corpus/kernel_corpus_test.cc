@@ -40,6 +40,9 @@
 //   object_info.rs        ask, plus_extent: rsElementGet*, rsElementGetSubElement*, rsCreateVectorElement,
 //                         rsCreateType (full form), rsAllocationGetDim*
 //   init_invoke.rs        init, setParams, accumulate, reset, apply, tint: init(), invokables with arguments
+//                         (init() and invokables on the CPU, the kernels on a GPU driver)
+//   static_tables.rs      init, setGain, setWindow, setWeights, lut, weigh, window, tint: static globals (a table,
+//                         an int4, a struct) that init()/setters compute on the CPU and kernels read on the GPU
 //   foreach_invokable.rs  add_bias, square, pipeline, square_range: rsForEach / rsForEachWithOptions from an invokable
 //   reduce_sum.rs         sum_long, dot_int, mean, wrapping_sum: reductions (initializer/accumulator/combiner/
 //                         outconverter, two inputs, accumulator as combiner)
@@ -564,10 +567,11 @@ class DriverPlacementCheck : public ::testing::Environment {
         Corpus::unique_on_driver_.size(), all,
         all ? 100.0 * static_cast<double>(Corpus::unique_on_driver_.size()) / static_cast<double>(all) : 0.0);
     EXPECT_GT(Corpus::total_on_driver_, 0) << "no corpus kernel ran on " << driver;
-    // The share, not just "some": 172 of the 226 distinct kernels and reductions (76%) reach lavapipe today,
-    // the rest with a recorded CPU-only reason. A regression that sends a tenth of them back to the CPU fails
-    // here; raise the floor as the GPU lowering grows.
-    constexpr double kMinimumShareOnDriver = 0.70;
+    // The share, not just "some": 193 of the 241 distinct kernels and reductions (80%) reach lavapipe today
+    // (kernels of scripts with init() and kernels reading static globals an invokable writes included), the
+    // rest with a recorded CPU-only reason. A regression that sends a few of them back to the CPU fails here;
+    // raise the floor as the GPU lowering grows.
+    constexpr double kMinimumShareOnDriver = 0.78;
     EXPECT_GE(static_cast<double>(Corpus::unique_on_driver_.size()),
               kMinimumShareOnDriver * static_cast<double>(all))
         << "only " << Corpus::unique_on_driver_.size() << " of " << all << " corpus kernels ran on "
