@@ -306,6 +306,38 @@ float RS_KERNEL scratch(float in) { return in + (float)rsAllocationGetDimX(sScra
   EXPECT_NE(DescribeKernelModule(result.module).find("global sLut: "), std::string::npos);
 }
 
+// rsMatrixMultiply(&m, v) and rsMatrixGet(&m, col, row) read a matrix (global or local) on the GPU, summing in
+// the CPU library's order; the functions that write a matrix keep the kernel on the CPU, with a reason.
+TEST(GpuLoweringTest, MatrixReadsHaveAGpuFormAndMatrixWritesStayOnTheCpu) {
+  const CompileResult result = Compile(R"(#pragma version(1)
+#pragma rs java_package_name(t)
+rs_matrix4x4 gM4;
+rs_matrix3x3 gM3;
+float4 RS_KERNEL mul(float3 in) { return rsMatrixMultiply(&gM4, in) + rsMatrixGet(&gM4, 3, 1); }
+float3 RS_KERNEL mul3(float2 in) { return rsMatrixMultiply(&gM3, in); }
+float4 RS_KERNEL ident(float4 in) {
+  rs_matrix4x4 m;
+  rsMatrixLoadIdentity(&m);
+  return rsMatrixMultiply(&m, in);
+}
+)",
+                                       "matrices.rs");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  const std::string& glsl = Glsl(result, "mul");
+  ASSERT_FALSE(glsl.empty()) << CpuOnlyReason(result, "mul");
+  EXPECT_NE(glsl.find("vec4 kiln_matmul4(float a[16], vec4 v)"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("precise vec4 r"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find(", 1.0))"), std::string::npos) << "float3 widened with w = 1\n" << glsl;
+  EXPECT_NE(glsl.find(".f_m[min(uint("), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find(" * 4u + uint("), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("), 15u)]"), std::string::npos) << glsl;
+  const std::string& glsl3 = Glsl(result, "mul3");
+  ASSERT_FALSE(glsl3.empty()) << CpuOnlyReason(result, "mul3");
+  EXPECT_NE(glsl3.find(", 0.0))"), std::string::npos) << "float2 widened with z = 0\n" << glsl3;
+  EXPECT_EQ(CpuOnlyReason(result, "ident"),
+            "spirv: a call to 'rsMatrixLoadIdentity', which has no GPU form (rs_matrix functions) (matrices.rs:9:3)");
+}
+
 TEST(GpuLoweringTest, SmallIntegerElementsUseEightAndSixteenBitStorage) {
   const CompileResult result = Compile(R"(
 #pragma version(1)
