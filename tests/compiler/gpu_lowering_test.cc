@@ -338,6 +338,75 @@ float4 RS_KERNEL ident(float4 in) {
             "spirv: a call to 'rsMatrixLoadIdentity', which has no GPU form (rs_matrix functions) (matrices.rs:9:3)");
 }
 
+// docs/kernel-language.md's RenderScript API table: each row's Example, compiled as a kernel of its own, must
+// compile (CPU "yes") or fail with a located kilnc error (CPU "no"), and have a GPU form exactly when the GPU
+// column says "yes".
+TEST(GpuLoweringTest, RenderScriptApiTableMatchesTheCompiler) {
+  const std::string doc = ReadFile(std::string(KILN_SOURCE_DIR) + "/docs/kernel-language.md");
+  const size_t begin = doc.find("<!-- api-table-begin -->");
+  const size_t end = doc.find("<!-- api-table-end -->");
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  struct Row {
+    std::string function;
+    bool cpu, gpu;
+    std::string example;
+  };
+  std::vector<Row> rows;
+  std::istringstream lines(doc.substr(begin, end - begin));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0) continue;  // the header, the rule and the markers
+    std::vector<std::string> cells;
+    size_t at = 1;
+    for (size_t bar; (bar = line.find(" | ", at)) != std::string::npos; at = bar + 3) {
+      cells.push_back(line.substr(at, bar - at));
+    }
+    const size_t last = line.rfind(" |");
+    cells.push_back(line.substr(at, last - at));
+    ASSERT_EQ(cells.size(), 4u) << line;
+    for (std::string& cell : cells) {
+      while (!cell.empty() && cell.front() == ' ') cell.erase(0, 1);
+    }
+    ASSERT_TRUE(cells[1] == "yes" || cells[1] == "no") << line;
+    ASSERT_TRUE(cells[2] == "yes" || cells[2] == "no") << line;
+    ASSERT_TRUE(cells[3].size() > 2 && cells[3].front() == '`' && cells[3].back() == '`') << line;
+    rows.push_back({cells[0], cells[1] == "yes", cells[2] == "yes", cells[3].substr(1, cells[3].size() - 2)});
+  }
+  ASSERT_GE(rows.size(), 25u);
+  const std::string prelude =
+      "#pragma version(1)\n#pragma rs java_package_name(t)\nrs_allocation gA;\nrs_matrix4x4 gM4;\n"
+      "rs_matrix3x3 gM3;\nrs_matrix2x2 gM2;\nint32_t gI;\n";
+  const auto kernel = [](size_t i, const std::string& body) {
+    return "float RS_KERNEL k" + std::to_string(i) +
+           "(float in, rs_kernel_context context, uint32_t x, uint32_t y) {\n  float f = 0.0f;\n  uint u = 0u;\n  " +
+           body + "\n  return in + f + (float)u;\n}\n";
+  };
+  std::string source = prelude;
+  std::vector<size_t> compiled;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].cpu) {
+      source += kernel(i, rows[i].example);
+      compiled.push_back(i);
+      continue;
+    }
+    EXPECT_FALSE(rows[i].gpu) << rows[i].function << ": no CPU support but a GPU form";
+    CompileResult alone;
+    CompileKernelSource(prelude + kernel(i, rows[i].example), "api_row.rs", CompileOptions(), &alone);
+    EXPECT_FALSE(alone.ok) << rows[i].function << " compiles: its CPU column should say yes";
+    EXPECT_NE(alone.diagnostics.find("api_row.rs:"), std::string::npos) << alone.diagnostics;
+    EXPECT_EQ(alone.diagnostics.find("internal error"), std::string::npos) << alone.diagnostics;
+  }
+  const CompileResult result = Compile(source, "api_table.rs");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  for (size_t i : compiled) {
+    const std::string name = "k" + std::to_string(i);
+    const bool has_gpu_form = !Glsl(result, name).empty();
+    EXPECT_EQ(has_gpu_form, rows[i].gpu) << rows[i].function << " (" << rows[i].example << "): the table says GPU "
+                                         << (rows[i].gpu ? "yes" : "no")
+                                         << "; kilnc: " << (has_gpu_form ? "a GPU form" : CpuOnlyReason(result, name));
+  }
+}
+
 TEST(GpuLoweringTest, SmallIntegerElementsUseEightAndSixteenBitStorage) {
   const CompileResult result = Compile(R"(
 #pragma version(1)
