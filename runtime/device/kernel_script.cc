@@ -8,8 +8,55 @@
 #include <cstring>
 
 #include "flatbuffers/flexbuffers.h"
+#include "kiln/kernel_abi.h"
 
 namespace kiln {
+
+namespace {
+
+// The allocation a kernel sees for `tensor` passed as an invokable's rs_allocation argument: scalars of its type,
+// or uchar4 pixels for a uint8 [..., 4] tensor (as KilnScriptBindAllocation infers them); dimensions beyond three
+// fold into z. `error` is set when the tensor cannot be one.
+KilnKernelAllocation TensorAllocationView(const KilnTensor& tensor, std::string* error) {
+  KilnKernelAllocation view{};
+  view.struct_size = sizeof view;
+  std::vector<int64_t> cells(tensor.dims.begin(), tensor.dims.end());
+  const size_t lane = TypeSize(tensor.type);
+  if (lane == 0 || (tensor.data == nullptr && tensor.bytes != 0)) {
+    *error = lane == 0 ? "the tensor has no element type" : "the tensor has no memory";
+    return view;
+  }
+  view.vector_size = 1;
+  if (tensor.type == kKilnUInt8 && cells.size() >= 2 && cells.back() == 4) {
+    view.vector_size = 4;
+    cells.pop_back();
+  }
+  if (cells.size() > 3) {
+    int64_t z = 1;
+    for (size_t i = 0; i + 2 < cells.size(); ++i) z *= cells[i];
+    cells = {z, cells[cells.size() - 2], cells.back()};
+  }
+  uint32_t dims[3] = {0, 0, 0};
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (cells[cells.size() - 1 - i] < 0 || cells[cells.size() - 1 - i] > UINT32_MAX) {
+      *error = "a dimension does not fit an allocation";
+      return view;
+    }
+    dims[i] = static_cast<uint32_t>(cells[cells.size() - 1 - i]);
+  }
+  if (cells.empty()) dims[0] = 1;
+  view.element_type = tensor.type;
+  view.element_size = static_cast<uint32_t>(lane * view.vector_size);
+  view.dim_x = dims[0];
+  view.dim_y = dims[1];
+  view.dim_z = dims[2];
+  view.stride_y = static_cast<uint64_t>(view.element_size) * (dims[0] ? dims[0] : 1);
+  view.stride_z = view.stride_y * (dims[1] ? dims[1] : 1);
+  view.data = tensor.data;
+  return view;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------------------
 // KernelScript
@@ -357,7 +404,37 @@ KilnStatus KernelScript::Invoke(int invokable_index, const void* args, size_t si
     return kKilnInvalidArgument;
   }
   if (KilnStatus s = CheckPointerGlobals("invokable", inv.name, inv.pointer_globals); s != kKilnOk) return s;
-  return NoteForgotten(OnCpu([&](DeviceScript* script) { return script->Invoke(invokable_index, args, size); }));
+  // An rs_allocation parameter is passed a KilnTensor* (or NULL) in the argument block: the CPU instance, where
+  // invokables run, gets a view of the tensor's memory there instead, valid for this call.
+  std::vector<uint8_t> packed(static_cast<const uint8_t*>(args), static_cast<const uint8_t*>(args) + size);
+  std::vector<KilnKernelAllocation> views;
+  views.reserve(inv.params.size());
+  for (const ParamDesc& p : inv.params) {
+    if (p.type.kind != KernelTypeKind::kAllocation) continue;
+    if (p.type.array_size != 0 || p.offset + sizeof(void*) > packed.size()) {
+      reporter()->ReportError(
+          "%s: invokable '%s': parameter '%s' is an array of rs_allocation, which cannot be "
+          "passed from the host",
+          module_->name().c_str(), inv.name.c_str(), p.name.c_str());
+      return kKilnInvalidArgument;
+    }
+    const KilnTensor* tensor = nullptr;
+    std::memcpy(&tensor, packed.data() + p.offset, sizeof tensor);
+    KilnKernelAllocation* view = nullptr;
+    if (tensor != nullptr) {
+      std::string error;
+      views.push_back(TensorAllocationView(*tensor, &error));
+      if (!error.empty()) {
+        reporter()->ReportError("%s: invokable '%s': rs_allocation parameter '%s': %s", module_->name().c_str(),
+                                inv.name.c_str(), p.name.c_str(), error.c_str());
+        return kKilnInvalidArgument;
+      }
+      view = &views.back();
+    }
+    std::memcpy(packed.data() + p.offset, &view, sizeof view);
+  }
+  return NoteForgotten(
+      OnCpu([&](DeviceScript* script) { return script->Invoke(invokable_index, packed.data(), packed.size()); }));
 }
 
 KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* inputs, int num_inputs, void* result,

@@ -335,6 +335,80 @@ TEST_F(Corpus, StaticGlobalsComputedOnTheCpuReachTheKernels) {
   }
 }
 
+// invoke_allocation.rs: an invokable's rs_allocation parameter takes a KilnTensor* in the argument block (NULL
+// is a null allocation); it reads and writes the tensor, and a kernel (on a GPU driver, there) uses the result.
+TEST_F(Corpus, InvokablesTakeAllocationArguments) {
+  KilnScript* s = Script("invoke_allocation");
+  ASSERT_NE(s, nullptr) << messages_.All();
+  for (const Cells& cells : OddShapes()) {
+    if (cells.size() != 1) continue;  // a 1D allocation
+    SCOPED_TRACE(ShapeName(cells));
+    const size_t n = CellCount(cells);
+    std::vector<float> values(n);
+    for (size_t i = 0; i < n; ++i) values[i] = static_cast<float>(static_cast<int>(i % 7) - 3);  // exact sums
+    KilnTensor* t = In(cells, 1, values);
+    struct {
+      KilnTensor* a;
+      float scale;
+    } args = {t, 0.5f};
+    static_assert(sizeof args == 16, "sum packs rs_allocation, float at offsets 0, 8");
+    ASSERT_EQ(KilnScriptInvoke(s, "sum", &args, sizeof args), kKilnOk) << messages_.All();
+    float sum = 0;
+    int32_t count = 0;
+    ASSERT_EQ(KilnScriptGetGlobal(s, "gSum", &sum, 4), kKilnOk);
+    ASSERT_EQ(KilnScriptGetGlobal(s, "gCount", &count, 4), kKilnOk);
+    double want = 0;
+    for (float v : values) want += v;
+    EXPECT_EQ(sum, static_cast<float>(want * 0.5));
+    EXPECT_EQ(count, static_cast<int32_t>(n));
+    const float k = -2.0f;
+    struct {
+      KilnTensor* a;
+      float k;
+    } scale = {t, k};
+    ASSERT_EQ(KilnScriptInvoke(s, "scaleInPlace", &scale, sizeof scale), kKilnOk) << messages_.All();
+    const auto scaled = Read<float>(t);
+    Mismatches bad;
+    for (size_t i = 0; i < n; ++i) {
+      if (scaled[i] != values[i] * k) bad.Add(i, "scaleInPlace got " + Text(scaled[i]));
+    }
+    EXPECT_EQ(bad.count(), 0) << bad.Report();
+    // A kernel uses the sum the invokable computed.
+    const auto out = Map<float>(s, "times_sum", {In(cells, 1, values)}, cells, 1);
+    ASSERT_EQ(out.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      if (out[i] != values[i] * sum) bad.Add(i, "times_sum got " + Text(out[i]));
+    }
+    EXPECT_EQ(bad.count(), 0) << bad.Report();
+    Release();
+  }
+  // NULL is a null allocation (rsIsObject is false).
+  struct {
+    KilnTensor* a;
+    float scale;
+  } none = {nullptr, 1.0f};
+  ASSERT_EQ(KilnScriptInvoke(s, "sum", &none, sizeof none), kKilnOk) << messages_.All();
+  int32_t count = 0;
+  ASSERT_EQ(KilnScriptGetGlobal(s, "gCount", &count, 4), kKilnOk);
+  EXPECT_EQ(count, -1);
+  // A uint8 [h, w, 4] tensor is an image of uchar4 pixels, after an int argument.
+  const Cells image = {3, 5};
+  std::vector<uint8_t> pixels(3 * 5 * 4);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i);
+  struct {
+    int32_t unused;
+    KilnTensor* image;
+  } px = {0, In(image, 4, pixels)};
+  static_assert(sizeof px == 16, "pixels packs int, rs_allocation at offsets 0, 8");
+  ASSERT_EQ(KilnScriptInvoke(s, "pixels", &px, sizeof px), kKilnOk) << messages_.All();
+  float green = 0;
+  ASSERT_EQ(KilnScriptGetGlobal(s, "gCount", &count, 4), kKilnOk);
+  ASSERT_EQ(KilnScriptGetGlobal(s, "gSum", &green, 4), kKilnOk);
+  EXPECT_EQ(count, 5 * 1000 + 3) << "x is the innermost cell dimension";
+  EXPECT_EQ(green, static_cast<float>(pixels[(2 * 5 + 1) * 4 + 1]));
+  EXPECT_TRUE(RanOnDriver("invoke_allocation", "times_sum"));
+}
+
 TEST_F(Corpus, ForEachFromAnInvokable) {
   KilnScript* s = Script("foreach_invokable");
   ASSERT_NE(s, nullptr) << messages_.All();

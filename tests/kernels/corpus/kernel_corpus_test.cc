@@ -43,6 +43,8 @@
 //                         (init() and invokables on the CPU, the kernels on a GPU driver)
 //   static_tables.rs      init, setGain, setWindow, setWeights, lut, weigh, window, tint: static globals (a table,
 //                         an int4, a struct) that init()/setters compute on the CPU and kernels read on the GPU
+//   invoke_allocation.rs  sum, scaleInPlace, pixels, times_sum: invokables taking rs_allocation arguments (a tensor
+//                         passed in KilnScriptInvoke's argument block), read, written, and a kernel using the result
 //   foreach_invokable.rs  add_bias, square, pipeline, square_range: rsForEach / rsForEachWithOptions from an invokable
 //   reduce_sum.rs         sum_long, dot_int, mean, wrapping_sum: reductions (initializer/accumulator/combiner/
 //                         outconverter, two inputs, accumulator as combiner)
