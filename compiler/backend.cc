@@ -124,10 +124,18 @@ bool ConstantBytes(const llvm::Constant* c, const llvm::DataLayout& layout, uint
   return false;
 }
 
-bool FillDefaultValues(const llvm::Module& module, KernelModuleDesc* desc, std::string* diagnostics) {
+bool FillDefaultValues(llvm::Module& module, KernelModuleDesc* desc, std::string* diagnostics) {
   const llvm::DataLayout& layout = module.getDataLayout();
   for (GlobalDesc& global : desc->globals) {
-    const llvm::GlobalVariable* gv = module.getNamedGlobal(global.name);
+    llvm::GlobalVariable* gv = module.getNamedGlobal(global.name);
+    if (!gv && global.is_static) {
+      // Clang emits a static global only where emitted code uses it (a store in a static function nothing
+      // calls does not count): the reflection still names it, so it gets its zero bytes here.
+      llvm::Type* bytes = llvm::ArrayType::get(llvm::Type::getInt8Ty(module.getContext()), global.size);
+      gv = new llvm::GlobalVariable(module, bytes, false, llvm::GlobalValue::InternalLinkage,
+                                    llvm::Constant::getNullValue(bytes), global.name);
+      gv->setAlignment(llvm::Align(std::max<uint32_t>(global.alignment, 1)));
+    }
     if (!gv) {
       *diagnostics += "kilnc: internal error: reflected global '" + global.name + "' has no IR definition\n";
       return false;

@@ -34,6 +34,24 @@ const LibraryEntry kLibrary[] = {
      "ivec2 kiln_unpack_i16(uint w) {\n"
      "  return ivec2(bitfieldExtract(int(w), 0, 16), bitfieldExtract(int(w), 16, 16));\n}\n"},
     {"kiln_pack_16", "", "uint kiln_pack_16(uvec2 v) { return (v.x & 65535u) | (v.y << 16); }\n"},
+    // rsMatrixMultiply(&m, v): column-major m times a column vector, summed in the CPU library's order
+    // (compiler/rslib/rs_util.c); `precise` keeps the products and sums from being fused.
+    {"kiln_matmul4", "",
+     "vec4 kiln_matmul4(float a[16], vec4 v) {\n"
+     "  precise vec4 r = vec4(a[0] * v.x + a[4] * v.y + a[8] * v.z + a[12] * v.w,\n"
+     "                        a[1] * v.x + a[5] * v.y + a[9] * v.z + a[13] * v.w,\n"
+     "                        a[2] * v.x + a[6] * v.y + a[10] * v.z + a[14] * v.w,\n"
+     "                        a[3] * v.x + a[7] * v.y + a[11] * v.z + a[15] * v.w);\n"
+     "  return r;\n}\n"},
+    {"kiln_matmul3", "",
+     "vec3 kiln_matmul3(float a[9], vec3 v) {\n"
+     "  precise vec3 r = vec3(a[0] * v.x + a[3] * v.y + a[6] * v.z, a[1] * v.x + a[4] * v.y + a[7] * v.z,\n"
+     "                        a[2] * v.x + a[5] * v.y + a[8] * v.z);\n"
+     "  return r;\n}\n"},
+    {"kiln_matmul2", "",
+     "vec2 kiln_matmul2(float a[4], vec2 v) {\n"
+     "  precise vec2 r = vec2(a[0] * v.x + a[2] * v.y, a[1] * v.x + a[3] * v.y);\n"
+     "  return r;\n}\n"},
     // C's % truncates toward zero (the sign of the dividend); GLSL leaves negative operands undefined.
     {"kiln_rem", "",
      "int kiln_rem(int a, int b) { return a - b * (a / b); }\n"
@@ -46,10 +64,8 @@ const LibraryEntry kLibrary[] = {
      "  return uintBitsToFloat((floatBitsToUint(m) & 0x7fffffffu) | (floatBitsToUint(s) & "
      "0x80000000u));\n}\n"},
     // fmin/fmax: with one NaN operand, the other (C99 and OpenCL); GLSL's min/max leave NaN undefined.
-    {"kiln_fmin", "",
-     "float kiln_fmin(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : min(a, b)); }\n"},
-    {"kiln_fmax", "",
-     "float kiln_fmax(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : max(a, b)); }\n"},
+    {"kiln_fmin", "", "float kiln_fmin(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : min(a, b)); }\n"},
+    {"kiln_fmax", "", "float kiln_fmax(float a, float b) { return isnan(a) ? b : (isnan(b) ? a : max(a, b)); }\n"},
     {"kiln_fdim", "",
      "float kiln_fdim(float a, float b) { return (isnan(a) || isnan(b)) ? a + b : (a > b ? a - b : 0.0); "
      "}\n"},
@@ -274,8 +290,7 @@ const LibraryEntry kLibrary[] = {
      "  return isnan(x) ? x : r;\n}\n"},
     {"kiln_asinpi", "kiln_asin", "float kiln_asinpi(float x) { return kiln_asin(x) * 0.318309873; }\n"},
     {"kiln_acospi", "kiln_acos", "float kiln_acospi(float x) { return kiln_acos(x) * 0.318309873; }\n"},
-    {"kiln_atan2pi", "kiln_atan2",
-     "float kiln_atan2pi(float y, float x) { return kiln_atan2(y, x) * 0.318309873; }\n"},
+    {"kiln_atan2pi", "kiln_atan2", "float kiln_atan2pi(float y, float x) { return kiln_atan2(y, x) * 0.318309873; }\n"},
 };
 
 // ---- Math functions of the kernel library without a body in the prelude ----
@@ -416,6 +431,45 @@ std::string VectorOverloads(const std::string& name, int arity) {
   return out;
 }
 
+// A read of an rs_matrix2x2/3x3/4x4 through `&matrix`: the matrix's `m` array (column-major, element (col, row)
+// at col * N + row, as compiler/rslib/rs_util.c stores it) multiplied by a vector or indexed.
+std::string KernelLowering::MatrixCall(const clang::CallExpr* e, bool get) {
+  const clang::SourceLocation loc = e->getBeginLoc();
+  const std::string name = get ? "rsMatrixGet" : "rsMatrixMultiply";
+  const auto* address = llvm::dyn_cast<clang::UnaryOperator>(e->getArg(0)->IgnoreParenImpCasts());
+  if (!address || address->getOpcode() != clang::UO_AddrOf) {
+    Fail(loc, "a call to '" + name + "' whose matrix is not written '&matrix' (a matrix pointer)");
+  }
+  const clang::QualType matrix = address->getSubExpr()->getType().getCanonicalType().getUnqualifiedType();
+  const auto* record = matrix->getAs<clang::RecordType>();
+  const std::string record_name = record ? record->getDecl()->getNameAsString() : "";
+  const int dim = record_name == "rs_matrix4x4"   ? 4
+                  : record_name == "rs_matrix3x3" ? 3
+                  : record_name == "rs_matrix2x2" ? 2
+                                                  : 0;
+  if (dim == 0) Fail(loc, "a call to '" + name + "' on a '" + matrix.getAsString() + "'");
+  const std::string values = "(" + Expr(address->getSubExpr()) + ").f_m";
+  if (get) {
+    // Out-of-range (col, row) is undefined in C; here it reads the last element rather than past the array.
+    return values + "[min(uint(" + Expr(e->getArg(1)) + ") * " + std::to_string(dim) + "u + uint(" +
+           Expr(e->getArg(2)) + "), " + std::to_string(dim * dim - 1) + "u)]";
+  }
+  const clang::QualType vector = e->getArg(1)->getType().getCanonicalType();
+  const auto* vt = vector->getAs<clang::VectorType>();
+  const unsigned lanes = vt ? vt->getNumElements() : 0;
+  std::string v = Expr(e->getArg(1));
+  if (lanes == 0 || lanes > static_cast<unsigned>(dim) || lanes < 2) {
+    Fail(loc, "a call to 'rsMatrixMultiply' with a '" + vector.getAsString() + "'");
+  }
+  // RenderScript's widening: a missing z is 0 and a missing w is 1.
+  if (dim == 4 && lanes == 3) v = "vec4(" + v + ", 1.0)";
+  if (dim == 4 && lanes == 2) v = "vec4(" + v + ", 0.0, 1.0)";
+  if (dim == 3 && lanes == 2) v = "vec3(" + v + ", 0.0)";
+  const std::string helper = "kiln_matmul" + std::to_string(dim);
+  Use(helper);
+  return helper + "(" + values + ", " + v + ")";
+}
+
 void KernelLowering::Use(const std::string& name) {
   if (library_.count(name)) return;
   if (name.size() > 4 && name.compare(name.size() - 4, 4, "#vec") == 0) {
@@ -494,6 +548,11 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
   if (name == "rsGetDimX") return "kiln.dim.x";
   if (name == "rsGetDimY") return "kiln.dim.y";
   if (name == "rsGetDimZ") return "kiln.dim.z";
+  // rsMatrixMultiply(&m, v) and rsMatrixGet(&m, col, row) read a matrix value (a global or a local); the forms
+  // that write a matrix (Load*, Set, Multiply(&m, &rhs), Inverse, ...) stay on the CPU.
+  if ((name == "rsMatrixMultiply" && n == 2 && !e->getType()->isVoidType()) || (name == "rsMatrixGet" && n == 3)) {
+    return MatrixCall(e, name == "rsMatrixGet");
+  }
   // Launches and allocations without levels of detail, cube faces or array dimensions (as on the CPU).
   static const std::set<std::string> kAbsentDims = {
       "rsGetLod",       "rsGetArray0",    "rsGetArray1",    "rsGetArray2",           "rsGetArray3",

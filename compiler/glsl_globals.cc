@@ -273,7 +273,8 @@ std::string KernelLowering::VarRef(const clang::VarDecl* var, clang::SourceLocat
   }
   if (!slot) {
     Fail(loc, "static global '" + var->getNameAsString() +
-                  "', which the script writes and the GPU cannot see (make it a non-static global)");
+                  "', which the script writes and which holds an object handle or pointer (only plain data is "
+                  "carried to the GPU)");
   }
   if (!slot->why_not.empty()) Fail(loc, "global '" + var->getNameAsString() + "': " + slot->why_not);
   if (slot->allocation) {

@@ -23,53 +23,12 @@
 
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
+#include "compiler/global_writes.h"
 #include "compiler/glsl_lowering_internal.h"
 #include "compiler/prelude_files.h"
 
 namespace kiln {
 namespace compiler {
-namespace {
-
-// ---- Which file-scope variables any function writes (a static one that nobody writes is a constant) ----
-
-class GlobalWriteScanner : public clang::RecursiveASTVisitor<GlobalWriteScanner> {
- public:
-  std::set<const clang::VarDecl*> written;
-
-  bool VisitBinaryOperator(clang::BinaryOperator* op) {
-    if (op->isAssignmentOp()) Mark(op->getLHS());
-    return true;
-  }
-  bool VisitUnaryOperator(clang::UnaryOperator* op) {
-    if (op->isIncrementDecrementOp() || op->getOpcode() == clang::UO_AddrOf) Mark(op->getSubExpr());
-    return true;
-  }
-
- private:
-  void Mark(const clang::Expr* e) {
-    for (int depth = 0; e && depth < 64; ++depth) {
-      e = e->IgnoreParenImpCasts();
-      if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
-        if (const auto* var = llvm::dyn_cast<clang::VarDecl>(ref->getDecl())) {
-          if (var->hasGlobalStorage()) written.insert(var->getCanonicalDecl());
-        }
-        return;
-      }
-      if (const auto* member = llvm::dyn_cast<clang::MemberExpr>(e)) {
-        e = member->getBase();
-      } else if (const auto* subscript = llvm::dyn_cast<clang::ArraySubscriptExpr>(e)) {
-        e = subscript->getBase();
-      } else if (const auto* swizzle = llvm::dyn_cast<clang::ExtVectorElementExpr>(e)) {
-        e = swizzle->getBase();
-      } else {
-        return;
-      }
-    }
-  }
-};
-
-}  // namespace
-
 void ScriptLowering::Run() {
   GlobalWriteScanner scanner;
   scanner.TraverseDecl(context_.getTranslationUnitDecl());

@@ -92,6 +92,7 @@ class KernelLowering {
   std::string StructName(const clang::RecordDecl* record, clang::SourceLocation loc);
   std::string ValueLiteral(const clang::APValue& value, clang::QualType type, clang::SourceLocation loc);
   std::string Wrap(const std::string& text, clang::QualType type);
+  std::string MatrixCall(const clang::CallExpr* e, bool get);
   std::string Convert(const std::string& text, clang::QualType from, clang::QualType to,
                       clang::SourceLocation loc);
   std::string ToBool(const std::string& text, clang::QualType type, clang::SourceLocation loc);

@@ -11,6 +11,7 @@
 #include "clang/AST/RecordLayout.h"
 #include "compiler/analyzer.h"
 #include "compiler/frontend.h"
+#include "compiler/global_writes.h"
 
 namespace kiln {
 namespace compiler {
@@ -578,17 +579,42 @@ void Analyzer::AnalyzeInvokables() {
   }
 }
 
+namespace {
+
+// Numbers, vectors and structs and arrays of them: no object handle or pointer anywhere.
+bool IsPlainData(const KernelTypeDesc& type) {
+  if (type.kind == KernelTypeKind::kScalar) return true;
+  if (type.kind != KernelTypeKind::kStruct) return false;
+  return std::all_of(type.fields.begin(), type.fields.end(),
+                     [](const KernelFieldDesc& f) { return IsPlainData(f.type); });
+}
+
+}  // namespace
+
 void Analyzer::AnalyzeGlobals() {
   std::set<const clang::VarDecl*> seen;
+  // A static global the code writes (a setter or init() computing a table the kernels read) is reflected too,
+  // hidden from the API, so that the runtime can carry its value to a GPU instance; one nobody writes is a
+  // constant, left to the optimizer and folded into GPU code.
+  GlobalWriteScanner writes;
+  writes.TraverseDecl(context_.getTranslationUnitDecl());
   for (const clang::VarDecl* vd : globals_) {
     const clang::VarDecl* definition = vd->getDefinition();
     if (!definition) definition = vd->getActingDefinition();  // C's tentative definition: `int x;`
-    if (!definition || vd->getStorageClass() == clang::SC_Static) continue;
+    if (!definition) continue;
+    const bool is_static = vd->getCanonicalDecl()->getStorageClass() == clang::SC_Static;
+    if (is_static && (definition->getType().isConstQualified() || !writes.written.count(vd->getCanonicalDecl()))) {
+      continue;
+    }
     if (!seen.insert(definition->getCanonicalDecl()).second) continue;
     GlobalDesc desc;
     desc.name = definition->getNameAsString();
+    desc.is_static = is_static;
     const clang::QualType type = definition->getType();
-    if (!Describe(type, &desc.type)) {
+    if (is_static) {
+      // Only plain data moves between devices; a static object handle or pointer stays on the CPU instance.
+      if (!Describe(type, &desc.type) || !IsPlainData(desc.type)) continue;
+    } else if (!Describe(type, &desc.type)) {
       diags_.Report(definition->getLocation(), diag_global_)
           << desc.name << ("type " + Spelling(type) + " cannot be reflected (make the global static)");
       continue;

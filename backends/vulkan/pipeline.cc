@@ -157,10 +157,6 @@ bool CheckProgram(Device* device, Module* module, ShaderProgram* program, uint32
                       LevelString(kDriverLevel);
     return false;
   }
-  if (module->has_init) {
-    program->reason = "the module has an init() invokable, which the Vulkan driver cannot run";
-    return false;
-  }
   if (uint32_t missing = required_features & ~device->enabled_features) {
     program->reason = std::string("needs device features the Vulkan device ") + pd.props.deviceName +
                       " lacks: " + FeatureNames(missing);

@@ -33,12 +33,8 @@ KilnStatus ScriptCreate(KilnHalModule* handle, void* script_user_data, KilnHalSc
   KILN_VK_REQUIRE(module);
   Instance* instance = module->device->instance;
   if (!out_script) return instance->Fail(kKilnInvalidArgument, "script_create: out_script is NULL");
-  if (module->has_init) {
-    return instance->Fail(kKilnUnsupported,
-                          "script " + module->name +
-                              ": the module has an init() invokable, which the Vulkan driver "
-                              "cannot run");
-  }
+  // init() is not run here (this driver runs no invokables, kiln/hal.h): the runtime runs it on the CPU and
+  // sets the globals it left, static ones included, before any launch.
   auto script = std::make_unique<Script>();
   script->module = module;
   script->user_data = script_user_data;

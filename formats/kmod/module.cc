@@ -461,6 +461,11 @@ bool Convert(const fb::Module* m, KernelModuleDesc* out, std::string* error) {
       d.default_value = Bytes(g->default_value());
       d.is_const = g->is_const();
       d.is_allocation = g->is_allocation();
+      d.is_static = g->is_static();
+      if (d.is_static && (d.is_const || d.is_allocation)) {
+        *error = "global " + std::to_string(i) + " '" + d.name + "': a static global is never const or an allocation";
+        return false;
+      }
       if (g->accessed_as()) {
         for (flatbuffers::uoffset_t k = 0; k < g->accessed_as()->size(); ++k) {
           const int type = g->accessed_as()->Get(k);
@@ -724,7 +729,7 @@ bool WriteKernelModule(const KernelModuleDesc& m, std::vector<uint8_t>* out, std
     const std::vector<int32_t> accessed(g.accessed_as.begin(), g.accessed_as.end());
     auto accessed_as = accessed.empty() ? 0 : b.CreateVector(accessed);
     globals.push_back(fb::CreateGlobal(b, name, type, g.size, g.alignment, value, g.is_const, g.is_allocation,
-                                       accessed_as));
+                                       accessed_as, g.is_static));
   }
   std::vector<flatbuffers::Offset<fb::Invokable>> invokables;
   for (const InvokableDesc& f : m.invokables) {
@@ -806,7 +811,7 @@ std::string DescribeKernelModule(const KernelModuleDesc& m) {
   }
   for (const GlobalDesc& g : m.globals) {
     s << "  global " << g.name << ": " << TypeLine(g.type) << (g.is_const ? " const" : "")
-      << (g.is_allocation ? " allocation" : "") << " default [";
+      << (g.is_allocation ? " allocation" : "") << (g.is_static ? " static" : "") << " default [";
     // Enough bytes to recognize a value; big arrays would drown the rest.
     constexpr size_t kShownBytes = 32;
     for (size_t i = 0; i < g.default_value.size() && i < kShownBytes; ++i) {

@@ -108,8 +108,12 @@ struct GlobalDesc {
   // rsSetElementAt_int4, ...), sorted and unique; empty when it uses none. The runtime warns when a tensor of
   // another type is bound (its bytes would be read as the accessor's type).
   std::vector<KilnType> accessed_as;
+  // A `static` global that the script's code writes (an invokable or init() computing a table, say): reflected
+  // so that the runtime can carry its value from the CPU instance to a GPU one, but not visible to the API,
+  // which can neither set nor read it, as in RenderScript.
+  bool is_static = false;
 
-  bool settable() const { return !is_const; }
+  bool settable() const { return !is_const && !is_static; }
   // `float* gWeights;`: a pointer the host binds to a tensor, unlike an rs_allocation (both are allocations).
   bool is_pointer() const { return is_allocation && type.kind == KernelTypeKind::kPointer; }
 };

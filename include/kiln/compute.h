@@ -147,7 +147,10 @@ typedef struct KilnLaunchOptions {
 KILN_CAPI_EXPORT KilnStatus KilnScriptForEach(KilnScript* script, const char* kernel,
                                               const KilnTensor* const* inputs, int32_t num_inputs,
                                               KilnTensor* output, const KilnLaunchOptions* launch_options);
-/* Calls invokable `name` with `size` bytes of arguments packed in declaration order at natural alignment. */
+/* Calls invokable `name` with `size` bytes of arguments packed in declaration order at natural alignment. An
+ * `rs_allocation` parameter (8 bytes) takes a `KilnTensor*` (NULL: a null allocation, rsIsObject is false): the
+ * invokable reads and writes the tensor's memory during the call, as an allocation shaped as
+ * KilnScriptBindAllocation would shape it (scalars of its type, uchar4 pixels for uint8 [..., 4]). */
 KILN_CAPI_EXPORT KilnStatus KilnScriptInvoke(KilnScript* script, const char* name, const void* args,
                                              size_t size);
 /* Runs reduction `name` (#pragma rs reduce) over the inputs' cells and writes its result (`result_size`

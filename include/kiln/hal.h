@@ -356,7 +356,9 @@ typedef struct KilnHalDriver {
 
   /* -- Script instances -- */
   /* A fresh copy of the module's globals, at their defaults; runs init() when the module has
-   * KILN_HAL_MODULE_HAS_INIT. `script_user_data` is passed back through KilnHalServices.send_to_client. */
+   * KILN_HAL_MODULE_HAS_INIT. A driver without script_invoke does not run it: the runtime runs init() (and every
+   * invokable) on the CPU driver and sets the globals they wrote, static ones included, through script_set_global
+   * before the next launch. `script_user_data` is passed back through KilnHalServices.send_to_client. */
   KilnStatus (*script_create)(KilnHalModule* module, void* script_user_data, KilnHalScript** out_script);
   KilnStatus (*script_destroy)(KilnHalScript* script);
   /* Globals by source name; `size` must equal the global's. */

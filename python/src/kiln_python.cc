@@ -224,6 +224,7 @@ class Module {
       gd["size"] = g.size;
       gd["is_const"] = g.is_const;
       gd["is_allocation"] = g.is_allocation;
+      gd["is_static"] = g.is_static;
       gd["default"] = py::bytes(reinterpret_cast<const char*>(g.default_value.data()), g.default_value.size());
       globals.append(gd);
     }

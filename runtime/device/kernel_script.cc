@@ -8,8 +8,55 @@
 #include <cstring>
 
 #include "flatbuffers/flexbuffers.h"
+#include "kiln/kernel_abi.h"
 
 namespace kiln {
+
+namespace {
+
+// The allocation a kernel sees for `tensor` passed as an invokable's rs_allocation argument: scalars of its type,
+// or uchar4 pixels for a uint8 [..., 4] tensor (as KilnScriptBindAllocation infers them); dimensions beyond three
+// fold into z. `error` is set when the tensor cannot be one.
+KilnKernelAllocation TensorAllocationView(const KilnTensor& tensor, std::string* error) {
+  KilnKernelAllocation view{};
+  view.struct_size = sizeof view;
+  std::vector<int64_t> cells(tensor.dims.begin(), tensor.dims.end());
+  const size_t lane = TypeSize(tensor.type);
+  if (lane == 0 || (tensor.data == nullptr && tensor.bytes != 0)) {
+    *error = lane == 0 ? "the tensor has no element type" : "the tensor has no memory";
+    return view;
+  }
+  view.vector_size = 1;
+  if (tensor.type == kKilnUInt8 && cells.size() >= 2 && cells.back() == 4) {
+    view.vector_size = 4;
+    cells.pop_back();
+  }
+  if (cells.size() > 3) {
+    int64_t z = 1;
+    for (size_t i = 0; i + 2 < cells.size(); ++i) z *= cells[i];
+    cells = {z, cells[cells.size() - 2], cells.back()};
+  }
+  uint32_t dims[3] = {0, 0, 0};
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (cells[cells.size() - 1 - i] < 0 || cells[cells.size() - 1 - i] > UINT32_MAX) {
+      *error = "a dimension does not fit an allocation";
+      return view;
+    }
+    dims[i] = static_cast<uint32_t>(cells[cells.size() - 1 - i]);
+  }
+  if (cells.empty()) dims[0] = 1;
+  view.element_type = tensor.type;
+  view.element_size = static_cast<uint32_t>(lane * view.vector_size);
+  view.dim_x = dims[0];
+  view.dim_y = dims[1];
+  view.dim_z = dims[2];
+  view.stride_y = static_cast<uint64_t>(view.element_size) * (dims[0] ? dims[0] : 1);
+  view.stride_z = view.stride_y * (dims[1] ? dims[1] : 1);
+  view.data = tensor.data;
+  return view;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------------------
 // KernelScript
@@ -21,9 +68,13 @@ std::unique_ptr<KernelScript> KernelScript::Create(DeviceSet* devices, std::shar
   s->module_ = std::move(module);
   s->user_data_ = user_data;
   s->placement_ = &devices->Place(s->module_);
-  bool any_accel = false, any_cpu = !s->module_->desc().invokables.empty();
+  bool any_accel = false, any_cpu = !s->module_->desc().invokables.empty() || s->module_->desc().has_init;
   for (bool on : s->placement_->kernel_on_accelerator) (on ? any_accel : any_cpu) = true;
   for (bool on : s->placement_->reduction_on_accelerator) (on ? any_accel : any_cpu) = true;
+  // init() runs on the CPU instance (an accelerator's driver does not run it, kiln/hal.h): that instance comes
+  // first, so that the shadow holds what init() set and the accelerator instance takes it before its first
+  // launch.
+  if (s->module_->desc().has_init && s->Cpu() == nullptr) return nullptr;
   KernelDevice* accel = devices->accelerator();
   if (any_accel && accel != nullptr) {
     s->accel_.script = DeviceScript::Create(accel, s->module_, user_data);
@@ -34,7 +85,7 @@ std::unique_ptr<KernelScript> KernelScript::Create(DeviceSet* devices, std::shar
                           "script of " + ModuleLabel(*s->module_) + ": " + accel->label() + " could not create it" +
                               (errors.empty() ? "" : ": " + errors) + "; its kernels run on " +
                               devices->cpu()->label());
-    } else {
+    } else if (s->shadow_.empty()) {
       s->ReadBack(&s->accel_);
     }
   }
@@ -87,7 +138,8 @@ KilnStatus KernelScript::Sync(Instance* instance) {
 
 void KernelScript::ReadBack(Instance* instance) {
   for (const GlobalDesc& g : module_->desc().globals) {
-    if (!g.settable() || g.is_allocation || g.type.kind == KernelTypeKind::kPointer) continue;
+    // Static globals too: they are not settable, but an invokable's writes must reach the accelerator.
+    if (g.is_const || g.is_allocation || g.type.kind == KernelTypeKind::kPointer) continue;
     std::vector<uint8_t> bytes(g.size);
     if (instance->script->GetGlobal(g.name, bytes.data(), bytes.size()) != kKilnOk) continue;
     auto it = shadow_.find(g.name);
@@ -230,8 +282,9 @@ void KernelScript::AcceleratorWorkDone() {
 
 KilnStatus KernelScript::SetGlobal(const std::string& name, const void* data, size_t size) {
   const GlobalDesc* g = module_->desc().FindGlobal(name);
-  if (g == nullptr) {
-    reporter()->ReportError("%s: the script has no global '%s'", module_->name().c_str(), name.c_str());
+  if (g == nullptr || g->is_static) {
+    reporter()->ReportError("%s: the script has no global '%s'%s", module_->name().c_str(), name.c_str(),
+                            g == nullptr ? "" : " it exports (it is static)");
     return kKilnInvalidArgument;
   }
   if (g->is_const) {
@@ -259,12 +312,13 @@ KilnStatus KernelScript::SetGlobal(const std::string& name, const void* data, si
 
 KilnStatus KernelScript::GetGlobal(const std::string& name, void* data, size_t size) {
   const GlobalDesc* g = module_->desc().FindGlobal(name);
-  if (g == nullptr || size != g->size) {
-    reporter()->ReportError("%s: %s", module_->name().c_str(),
-                            g == nullptr ? ("the script has no global '" + name + "'").c_str()
-                                         : ("global '" + name + "' is " + std::to_string(g->size) + " bytes, " +
-                                            std::to_string(size) + " asked for")
-                                               .c_str());
+  if (g == nullptr || g->is_static || size != g->size) {
+    reporter()->ReportError(
+        "%s: %s", module_->name().c_str(),
+        g == nullptr || g->is_static
+            ? ("the script has no global '" + name + "'" + (g ? " it exports (it is static)" : "")).c_str()
+            : ("global '" + name + "' is " + std::to_string(g->size) + " bytes, " + std::to_string(size) + " asked for")
+                  .c_str());
     return kKilnInvalidArgument;
   }
   auto it = shadow_.find(name);
@@ -350,7 +404,37 @@ KilnStatus KernelScript::Invoke(int invokable_index, const void* args, size_t si
     return kKilnInvalidArgument;
   }
   if (KilnStatus s = CheckPointerGlobals("invokable", inv.name, inv.pointer_globals); s != kKilnOk) return s;
-  return NoteForgotten(OnCpu([&](DeviceScript* script) { return script->Invoke(invokable_index, args, size); }));
+  // An rs_allocation parameter is passed a KilnTensor* (or NULL) in the argument block: the CPU instance, where
+  // invokables run, gets a view of the tensor's memory there instead, valid for this call.
+  std::vector<uint8_t> packed(static_cast<const uint8_t*>(args), static_cast<const uint8_t*>(args) + size);
+  std::vector<KilnKernelAllocation> views;
+  views.reserve(inv.params.size());
+  for (const ParamDesc& p : inv.params) {
+    if (p.type.kind != KernelTypeKind::kAllocation) continue;
+    if (p.type.array_size != 0 || p.offset + sizeof(void*) > packed.size()) {
+      reporter()->ReportError(
+          "%s: invokable '%s': parameter '%s' is an array of rs_allocation, which cannot be "
+          "passed from the host",
+          module_->name().c_str(), inv.name.c_str(), p.name.c_str());
+      return kKilnInvalidArgument;
+    }
+    const KilnTensor* tensor = nullptr;
+    std::memcpy(&tensor, packed.data() + p.offset, sizeof tensor);
+    KilnKernelAllocation* view = nullptr;
+    if (tensor != nullptr) {
+      std::string error;
+      views.push_back(TensorAllocationView(*tensor, &error));
+      if (!error.empty()) {
+        reporter()->ReportError("%s: invokable '%s': rs_allocation parameter '%s': %s", module_->name().c_str(),
+                                inv.name.c_str(), p.name.c_str(), error.c_str());
+        return kKilnInvalidArgument;
+      }
+      view = &views.back();
+    }
+    std::memcpy(packed.data() + p.offset, &view, sizeof view);
+  }
+  return NoteForgotten(
+      OnCpu([&](DeviceScript* script) { return script->Invoke(invokable_index, packed.data(), packed.size()); }));
 }
 
 KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* inputs, int num_inputs, void* result,
@@ -394,11 +478,14 @@ KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size,
   const flexbuffers::TypedVector keys = map.Keys();
   const flexbuffers::Vector values = map.Values();
   std::string names;
-  for (const GlobalDesc& g : module_->desc().globals) names += (names.empty() ? "" : ", ") + g.name;
+  for (const GlobalDesc& g : module_->desc().globals) {
+    if (!g.is_static) names += (names.empty() ? "" : ", ") + g.name;
+  }
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::string key = keys[i].AsKey();
     const flexbuffers::Reference v = values[i];
     const GlobalDesc* g = module_->desc().FindGlobal(key);
+    if (g != nullptr && g->is_static) g = nullptr;  // not the script's to export
     // TensorFlow's converter gives every custom op its TF attributes: the dtype "T" and internal "_..." keys.
     // They configure nothing here; a kernel that wants one declares a global of that name.
     const bool converter_attribute = key == "T" || (!key.empty() && key[0] == '_');

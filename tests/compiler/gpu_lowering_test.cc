@@ -254,6 +254,159 @@ float4 RS_KERNEL mix_all(float4 in) {
   }
 }
 
+// A static global that an invokable or init() writes (the image-filter pattern: a setter computes a table the
+// kernels read) is reflected as static and read from the global block, like a non-static one; the runtime
+// carries its value there. One nobody writes stays a constant folded into the shader, and one holding an object
+// handle keeps the kernel on the CPU with a reason.
+TEST(GpuLoweringTest, StaticGlobalsAScriptWritesAreReadFromTheGlobalBlock) {
+  const CompileResult result = Compile(R"(#pragma version(1)
+#pragma rs java_package_name(t)
+typedef struct Window { int lo; int hi; uchar4 fill; } Window;
+static float sLut[4];
+static Window sWindow;
+static int sNeverWritten = 9;
+static rs_allocation sScratch;
+static void fill(float gain) { for (int i = 0; i < 4; ++i) sLut[i] = (float)i * gain; }
+static int sOrphan;
+static void orphan(void) { sOrphan = 1; }  // never called: clang emits neither
+void init() { fill(0.5f); sWindow.lo = -3; }
+void setGain(float gain) {
+  fill(gain);
+  sScratch = rsCreateAllocation(rsCreateType(rsCreateElement(RS_TYPE_FLOAT_32), 4));
+}
+float RS_KERNEL lut(uchar in) { return sLut[in & 3] + (float)(sWindow.lo + sNeverWritten); }
+float RS_KERNEL scratch(float in) { return in + (float)rsAllocationGetDimX(sScratch); }
+)",
+                                       "statics.rs");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  const GlobalDesc* lut = result.module.FindGlobal("sLut");
+  ASSERT_NE(lut, nullptr) << "a written static global is reflected";
+  EXPECT_TRUE(lut->is_static);
+  EXPECT_FALSE(lut->settable());
+  EXPECT_EQ(lut->size, 16u);
+  const GlobalDesc* window = result.module.FindGlobal("sWindow");
+  ASSERT_NE(window, nullptr);
+  EXPECT_TRUE(window->is_static);
+  EXPECT_EQ(result.module.FindGlobal("sNeverWritten"), nullptr) << "an unwritten static is a constant";
+  EXPECT_EQ(result.module.FindGlobal("sScratch"), nullptr) << "a static object handle is not carried";
+  ASSERT_NE(result.module.FindGlobal("sOrphan"), nullptr) << "written, though by code nothing calls";
+  EXPECT_EQ(result.module.FindGlobal("sOrphan")->default_value, std::vector<uint8_t>(4, 0));
+  const std::string& glsl = Glsl(result, "lut");
+  ASSERT_FALSE(glsl.empty()) << CpuOnlyReason(result, "lut");
+  EXPECT_NE(glsl.find("float g_sLut[4];"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("uint g_sWindow[3];"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("const int c_sNeverWritten = 9;"), std::string::npos) << glsl;
+  EXPECT_NE(CpuOnlyReason(result, "scratch").find("allocation 'sScratch', which has no GPU binding"), std::string::npos)
+      << CpuOnlyReason(result, "scratch");
+  EXPECT_NE(CpuOnlyReason(result, "scratch").find("(statics.rs:17:"), std::string::npos);
+  const spirv::SpirvPayload payload = Payload(result.module);
+  bool found = false;
+  for (const spirv::SpirvGlobal& g : payload.globals) found = found || g.name == "sLut";
+  EXPECT_TRUE(found) << "sLut has a row in the GPU global table";
+  EXPECT_NE(DescribeKernelModule(result.module).find("global sLut: "), std::string::npos);
+}
+
+// rsMatrixMultiply(&m, v) and rsMatrixGet(&m, col, row) read a matrix (global or local) on the GPU, summing in
+// the CPU library's order; the functions that write a matrix keep the kernel on the CPU, with a reason.
+TEST(GpuLoweringTest, MatrixReadsHaveAGpuFormAndMatrixWritesStayOnTheCpu) {
+  const CompileResult result = Compile(R"(#pragma version(1)
+#pragma rs java_package_name(t)
+rs_matrix4x4 gM4;
+rs_matrix3x3 gM3;
+float4 RS_KERNEL mul(float3 in) { return rsMatrixMultiply(&gM4, in) + rsMatrixGet(&gM4, 3, 1); }
+float3 RS_KERNEL mul3(float2 in) { return rsMatrixMultiply(&gM3, in); }
+float4 RS_KERNEL ident(float4 in) {
+  rs_matrix4x4 m;
+  rsMatrixLoadIdentity(&m);
+  return rsMatrixMultiply(&m, in);
+}
+)",
+                                       "matrices.rs");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  const std::string& glsl = Glsl(result, "mul");
+  ASSERT_FALSE(glsl.empty()) << CpuOnlyReason(result, "mul");
+  EXPECT_NE(glsl.find("vec4 kiln_matmul4(float a[16], vec4 v)"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("precise vec4 r"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find(", 1.0))"), std::string::npos) << "float3 widened with w = 1\n" << glsl;
+  EXPECT_NE(glsl.find(".f_m[min(uint("), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find(" * 4u + uint("), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("), 15u)]"), std::string::npos) << glsl;
+  const std::string& glsl3 = Glsl(result, "mul3");
+  ASSERT_FALSE(glsl3.empty()) << CpuOnlyReason(result, "mul3");
+  EXPECT_NE(glsl3.find(", 0.0))"), std::string::npos) << "float2 widened with z = 0\n" << glsl3;
+  EXPECT_EQ(CpuOnlyReason(result, "ident"),
+            "spirv: a call to 'rsMatrixLoadIdentity', which has no GPU form (rs_matrix functions) (matrices.rs:9:3)");
+}
+
+// docs/kernel-language.md's RenderScript API table: each row's Example, compiled as a kernel of its own, must
+// compile (CPU "yes") or fail with a located kilnc error (CPU "no"), and have a GPU form exactly when the GPU
+// column says "yes".
+TEST(GpuLoweringTest, RenderScriptApiTableMatchesTheCompiler) {
+  const std::string doc = ReadFile(std::string(KILN_SOURCE_DIR) + "/docs/kernel-language.md");
+  const size_t begin = doc.find("<!-- api-table-begin -->");
+  const size_t end = doc.find("<!-- api-table-end -->");
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  struct Row {
+    std::string function;
+    bool cpu, gpu;
+    std::string example;
+  };
+  std::vector<Row> rows;
+  std::istringstream lines(doc.substr(begin, end - begin));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0) continue;  // the header, the rule and the markers
+    std::vector<std::string> cells;
+    size_t at = 1;
+    for (size_t bar; (bar = line.find(" | ", at)) != std::string::npos; at = bar + 3) {
+      cells.push_back(line.substr(at, bar - at));
+    }
+    const size_t last = line.rfind(" |");
+    cells.push_back(line.substr(at, last - at));
+    ASSERT_EQ(cells.size(), 4u) << line;
+    for (std::string& cell : cells) {
+      while (!cell.empty() && cell.front() == ' ') cell.erase(0, 1);
+    }
+    ASSERT_TRUE(cells[1] == "yes" || cells[1] == "no") << line;
+    ASSERT_TRUE(cells[2] == "yes" || cells[2] == "no") << line;
+    ASSERT_TRUE(cells[3].size() > 2 && cells[3].front() == '`' && cells[3].back() == '`') << line;
+    rows.push_back({cells[0], cells[1] == "yes", cells[2] == "yes", cells[3].substr(1, cells[3].size() - 2)});
+  }
+  ASSERT_GE(rows.size(), 25u);
+  const std::string prelude =
+      "#pragma version(1)\n#pragma rs java_package_name(t)\nrs_allocation gA;\nrs_matrix4x4 gM4;\n"
+      "rs_matrix3x3 gM3;\nrs_matrix2x2 gM2;\nint32_t gI;\n";
+  const auto kernel = [](size_t i, const std::string& body) {
+    return "float RS_KERNEL k" + std::to_string(i) +
+           "(float in, rs_kernel_context context, uint32_t x, uint32_t y) {\n  float f = 0.0f;\n  uint u = 0u;\n  " +
+           body + "\n  return in + f + (float)u;\n}\n";
+  };
+  std::string source = prelude;
+  std::vector<size_t> compiled;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].cpu) {
+      source += kernel(i, rows[i].example);
+      compiled.push_back(i);
+      continue;
+    }
+    EXPECT_FALSE(rows[i].gpu) << rows[i].function << ": no CPU support but a GPU form";
+    CompileResult alone;
+    CompileKernelSource(prelude + kernel(i, rows[i].example), "api_row.rs", CompileOptions(), &alone);
+    EXPECT_FALSE(alone.ok) << rows[i].function << " compiles: its CPU column should say yes";
+    EXPECT_NE(alone.diagnostics.find("api_row.rs:"), std::string::npos) << alone.diagnostics;
+    EXPECT_EQ(alone.diagnostics.find("internal error"), std::string::npos) << alone.diagnostics;
+  }
+  const CompileResult result = Compile(source, "api_table.rs");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  for (size_t i : compiled) {
+    const std::string name = "k" + std::to_string(i);
+    const bool has_gpu_form = !Glsl(result, name).empty();
+    EXPECT_EQ(has_gpu_form, rows[i].gpu) << rows[i].function << " (" << rows[i].example << "): the table says GPU "
+                                         << (rows[i].gpu ? "yes" : "no")
+                                         << "; kilnc: " << (has_gpu_form ? "a GPU form" : CpuOnlyReason(result, name));
+  }
+}
+
 TEST(GpuLoweringTest, SmallIntegerElementsUseEightAndSixteenBitStorage) {
   const CompileResult result = Compile(R"(
 #pragma version(1)

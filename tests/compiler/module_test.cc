@@ -275,6 +275,34 @@ TEST(ModuleTest, ReaderRefusesUnknownAccessorTypes) {
   EXPECT_NE(ReadError(Write(m)).find("accessed as unknown element type 30"), std::string::npos);
 }
 
+// A static global a script writes round-trips with is_static (shown as "static"), is not settable, and the
+// reader refuses a static global that is also const or an allocation (kilnc never writes one).
+TEST(ModuleTest, StaticGlobalsRoundTripAndAreNeverConstOrAllocations) {
+  KernelModuleDesc m = SampleModule();
+  GlobalDesc lut;
+  lut.name = "sLut";
+  lut.type = Scalar(kKilnFloat32, 1, 4);
+  lut.type.array_size = 4;
+  lut.type.size = 16;
+  lut.size = 16;
+  lut.alignment = 4;
+  lut.default_value.assign(16, 0);
+  lut.is_static = true;
+  m.globals.push_back(lut);
+  KernelModuleDesc read;
+  std::string error;
+  const std::vector<uint8_t> bytes = Write(m);
+  ASSERT_TRUE(ReadKernelModule(bytes.data(), bytes.size(), &read, &error)) << error;
+  ASSERT_EQ(read.globals.size(), m.globals.size());
+  EXPECT_TRUE(read.globals.back().is_static);
+  EXPECT_FALSE(read.globals.back().settable());
+  EXPECT_FALSE(read.globals[0].is_static);
+  EXPECT_NE(DescribeKernelModule(read).find("global sLut: "), std::string::npos);
+  EXPECT_NE(DescribeKernelModule(read).find(" static default ["), std::string::npos) << DescribeKernelModule(read);
+  m.globals.back().is_const = true;
+  EXPECT_NE(ReadError(Write(m)).find("'sLut': a static global is never const or an allocation"), std::string::npos);
+}
+
 TEST(ModuleTest, ReaderRefusesUnknownPointerGlobals) {
   const struct {
     const char* what;

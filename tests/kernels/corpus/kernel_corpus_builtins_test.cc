@@ -215,6 +215,69 @@ TEST_F(Corpus, MatrixGlobalsAndProducts) {
     EXPECT_EQ(bad.count(), 0) << bad.Report();
     Release();
   }
+  for (const char* kernel : {"mul4", "mul3", "mul2"}) {
+    EXPECT_TRUE(RanOnDriver("matrix", kernel)) << kernel << " did not run on the driver";
+  }
+}
+
+// The widening forms of rsMatrixMultiply, rsMatrixGet and a kernel-local matrix; with mul4/mul3/mul2 they have a
+// GPU form, so on a GPU driver they run there.
+TEST_F(Corpus, MatrixReadsInKernels) {
+  KilnScript* s = Script("matrix");
+  ASSERT_NE(s, nullptr) << messages_.All();
+  const auto m4 = RandomFloats(16, -2, 2, 1700), m3 = RandomFloats(9, -2, 2, 1701), m2 = RandomFloats(4, -2, 2, 1702);
+  ASSERT_EQ(KilnScriptSetGlobal(s, "gM4", m4.data(), 64), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptSetGlobal(s, "gM3", m3.data(), 36), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptSetGlobal(s, "gM2", m2.data(), 16), kKilnOk) << messages_.All();
+  // Row r of m * (v, fill...): the result within gamma_N of the double sum (RenderScript allows either rounding
+  // order of the sum, fused or not).
+  const auto within = [](const std::vector<float>& m, int dim, const std::vector<double>& in, float got, int r) {
+    double exact = 0, mag = 0;
+    for (int c = 0; c < dim; ++c) {
+      exact += static_cast<double>(m[c * dim + r]) * in[c];
+      mag += std::fabs(static_cast<double>(m[c * dim + r]) * in[c]);
+    }
+    return std::fabs(got - exact) <= Gamma(dim) * mag;
+  };
+  uint32_t seed = 1710;
+  for (const Cells& cells : OddShapes()) {
+    SCOPED_TRACE(ShapeName(cells));
+    const size_t n = CellCount(cells);
+    const auto v = RandomFloats(4 * n, -100, 100, seed++);  // float3 cells are 4 lanes wide (the 4th unused)
+    const std::vector<float> v2(v.begin(), v.begin() + 2 * n);
+    const auto idx = RandomInts<uint32_t>(n, 0, 0xffffffffu, seed++);
+    const auto o43 = Map<float>(s, "mul4_xyz", {In(cells, 4, v)}, cells, 4);
+    const auto o42 = Map<float>(s, "mul4_xy", {In(cells, 2, v2)}, cells, 4);
+    const auto o32 = Map<float>(s, "mul3_xy", {In(cells, 2, v2)}, cells, 4);
+    const auto got = Map<float>(s, "get4", {In(cells, 1, idx)}, cells, 1);
+    const auto loc = Map<float>(s, "local2", {In(cells, 2, v2)}, cells, 2);
+    ASSERT_TRUE(o43.size() == 4 * n && o42.size() == 4 * n && o32.size() == 4 * n && got.size() == n &&
+                loc.size() == 2 * n);
+    Mismatches bad;
+    for (size_t k = 0; k < n; ++k) {
+      const double x = v[4 * k], y = v[4 * k + 1], z = v[4 * k + 2];
+      const double x2 = v2[2 * k], y2 = v2[2 * k + 1];
+      for (int r = 0; r < 4; ++r) {
+        if (!within(m4, 4, {x, y, z, 1.0}, o43[4 * k + r], r)) bad.Add(k, "mul4_xyz row " + std::to_string(r));
+        if (!within(m4, 4, {x2, y2, 0.0, 1.0}, o42[4 * k + r], r)) bad.Add(k, "mul4_xy row " + std::to_string(r));
+      }
+      for (int r = 0; r < 3; ++r) {
+        if (!within(m3, 3, {x2, y2, 0.0}, o32[4 * k + r], r)) bad.Add(k, "mul3_xy row " + std::to_string(r));
+      }
+      const uint32_t i = idx[k];
+      const float want_get = m4[(i % 4) * 4 + (i / 4) % 4] + m2[(i % 2) * 2 + 1];
+      if (!Same(got[k], want_get)) bad.Add(k, "get4 got " + Text(got[k]) + " want " + Text(want_get));
+      const std::vector<float> local = {v2[2 * k + 1], 2.0f, -1.0f, v2[2 * k]};
+      for (int r = 0; r < 2; ++r) {
+        if (!within(local, 2, {x2, y2}, loc[2 * k + r], r)) bad.Add(k, "local2 row " + std::to_string(r));
+      }
+    }
+    EXPECT_EQ(bad.count(), 0) << bad.Report();
+    Release();
+  }
+  for (const char* kernel : {"mul4_xyz", "mul4_xy", "mul3_xy", "get4", "local2"}) {
+    EXPECT_TRUE(RanOnDriver("matrix", kernel)) << kernel << " did not run on the driver";
+  }
 }
 
 // build(angle, scale, tx): T(tx) * S(scale) * Rz(angle) (post-multiplied, degrees), its inverse, and

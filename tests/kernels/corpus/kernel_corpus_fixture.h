@@ -302,6 +302,26 @@ class Corpus : public ::testing::Test {
     return Read<T>(out);
   }
 
+  // Under KILN_TEST_DRIVER: whether the decision log says kernel `kernel` of `kmod` ran on the driver (and
+  // never on the CPU). Without a driver there is nothing to check, and it is true.
+  bool RanOnDriver(const std::string& kmod, const std::string& kernel) const {
+    const char* driver = std::getenv("KILN_TEST_DRIVER");
+    if (driver == nullptr || *driver == '\0') return true;
+    const std::string prefix = "kernel " + kernel + " (" + kmod + ".kmod) runs on ";
+    bool on_driver = false;
+    for (int i = 0; i < KilnContextGetDecisionCount(context_); ++i) {
+      KilnDecisionKind kind;
+      const char* subject = nullptr;
+      const char* message = nullptr;
+      if (KilnContextGetDecision(context_, i, &kind, &subject, &message) != kKilnOk || message == nullptr) continue;
+      const std::string text = message;
+      if (text.rfind(prefix, 0) != 0) continue;
+      if (text.compare(prefix.size(), 3, "CPU") == 0) return false;
+      on_driver = true;
+    }
+    return on_driver;
+  }
+
   // A one-input kernel checked bit for bit: `ref(in_lanes_ptr, out_lanes_ptr)` per cell; `checked` output lanes
   // are compared (3 for a 3-vector, whose fourth lane is padding).
   template <typename InT, typename OutT, typename Ref>

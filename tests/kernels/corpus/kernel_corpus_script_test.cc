@@ -76,6 +76,8 @@ TEST_F(Corpus, GlobalsSetFromTheApi) {
     EXPECT_EQ(bad.count(), 0) << bad.Report();
     Release();
   }
+  // apply_offsets reads static sBias, which setBias wrote on the CPU: it runs on a GPU driver all the same.
+  EXPECT_TRUE(RanOnDriver("globals", "apply_offsets"));
 }
 
 TEST_F(Corpus, PointerGlobalsBoundToAllocations) {
@@ -277,6 +279,134 @@ TEST_F(Corpus, InitAndInvokables) {
   ExpectExact1<float, float>(s, "tint", 4, 4, 4, Uniform(-1e3, 1e3), [&](const float* in, float* out) {
     for (int l = 0; l < 4; ++l) out[l] = in[l] * params.color[l];
   });
+  // A script with init(): init() and the invokables run on the CPU, the kernels on a GPU driver.
+  EXPECT_TRUE(RanOnDriver("init_invoke", "apply"));
+  EXPECT_TRUE(RanOnDriver("init_invoke", "tint"));
+}
+
+// static_tables.rs: init() and setters fill static globals (a float table, an int4, a struct) that the API cannot
+// see; kernels read them. On a GPU driver those kernels run there, with the values the CPU side computed.
+TEST_F(Corpus, StaticGlobalsComputedOnTheCpuReachTheKernels) {
+  KilnScript* s = Script("static_tables");
+  ASSERT_NE(s, nullptr) << messages_.All();
+  float table[256] = {};
+  EXPECT_EQ(KilnScriptGetGlobal(s, "sLut", table, sizeof table), kKilnInvalidArgument);
+  EXPECT_NE(messages_.All().find("no global 'sLut' it exports (it is static)"), std::string::npos) << messages_.All();
+  EXPECT_EQ(KilnScriptSetGlobal(s, "sLut", table, sizeof table), kKilnInvalidArgument);
+
+  // What init() left.
+  ExpectExact1<uint8_t, float>(s, "lut", 1, 1, 1, FullRange<uint8_t>(),
+                               [](const uint8_t* in, float* out) { *out = static_cast<float>(*in) * 0.5f; });
+  const int32_t offset = 17;
+  ASSERT_EQ(KilnScriptSetGlobal(s, "gOffset", &offset, 4), kKilnOk);
+  const auto small = [](size_t n, uint32_t seed) { return RandomInts<int32_t>(n, -100000, 100000, seed); };
+  ExpectExact1<int32_t, int32_t>(s, "weigh", 4, 1, 1, small, [&](const int32_t* in, int32_t* out) {
+    *out = in[0] * 3 + in[1] * -5 + in[2] * 7 + in[3] * 11 + offset;
+  });
+  ExpectExact1<int32_t, int32_t>(s, "window", 1, 1, 1, small,
+                                 [](const int32_t* in, int32_t* out) { *out = std::clamp(*in, -100, 100) + 1; });
+  ExpectExact1<uint8_t, uint8_t>(s, "tint", 4, 4, 4, FullRange<uint8_t>(), [](const uint8_t* in, uint8_t* out) {
+    for (int l = 0; l < 4; ++l) out[l] = static_cast<uint8_t>(in[l] + l + 1);
+  });
+
+  // Setters change them between launches; every launch sees the latest values.
+  const float gain = -3.25f;
+  ASSERT_EQ(KilnScriptInvoke(s, "setGain", &gain, sizeof gain), kKilnOk) << messages_.All();
+  struct {
+    int32_t lo, hi;
+    uint8_t fill[4];
+  } window = {-5000, 70000, {250, 0, 128, 255}};
+  ASSERT_EQ(KilnScriptInvoke(s, "setWindow", &window, sizeof window), kKilnOk) << messages_.All();
+  const int32_t weights[4] = {-1, 2, -3, 4};
+  ASSERT_EQ(KilnScriptInvoke(s, "setWeights", weights, sizeof weights), kKilnOk) << messages_.All();
+  ExpectExact1<uint8_t, float>(s, "lut", 1, 1, 1, FullRange<uint8_t>(),
+                               [&](const uint8_t* in, float* out) { *out = static_cast<float>(*in) * gain; });
+  ExpectExact1<int32_t, int32_t>(s, "weigh", 4, 1, 1, small, [&](const int32_t* in, int32_t* out) {
+    *out = -in[0] + in[1] * 2 - in[2] * 3 + in[3] * 4 + offset;
+  });
+  ExpectExact1<int32_t, int32_t>(s, "window", 1, 1, 1, small, [](const int32_t* in, int32_t* out) {
+    *out = std::clamp(*in, -5000, 70000) + 3;  // init(), setGain, setWindow each counted
+  });
+  ExpectExact1<uint8_t, uint8_t>(s, "tint", 4, 4, 4, FullRange<uint8_t>(), [&](const uint8_t* in, uint8_t* out) {
+    for (int l = 0; l < 4; ++l) out[l] = static_cast<uint8_t>(in[l] + window.fill[l]);
+  });
+  for (const char* kernel : {"lut", "weigh", "window", "tint"}) {
+    EXPECT_TRUE(RanOnDriver("static_tables", kernel)) << kernel << " did not run on the driver";
+  }
+}
+
+// invoke_allocation.rs: an invokable's rs_allocation parameter takes a KilnTensor* in the argument block (NULL
+// is a null allocation); it reads and writes the tensor, and a kernel (on a GPU driver, there) uses the result.
+TEST_F(Corpus, InvokablesTakeAllocationArguments) {
+  KilnScript* s = Script("invoke_allocation");
+  ASSERT_NE(s, nullptr) << messages_.All();
+  for (const Cells& cells : OddShapes()) {
+    if (cells.size() != 1) continue;  // a 1D allocation
+    SCOPED_TRACE(ShapeName(cells));
+    const size_t n = CellCount(cells);
+    std::vector<float> values(n);
+    for (size_t i = 0; i < n; ++i) values[i] = static_cast<float>(static_cast<int>(i % 7) - 3);  // exact sums
+    KilnTensor* t = In(cells, 1, values);
+    struct {
+      KilnTensor* a;
+      float scale;
+    } args = {t, 0.5f};
+    static_assert(sizeof args == 16, "sum packs rs_allocation, float at offsets 0, 8");
+    ASSERT_EQ(KilnScriptInvoke(s, "sum", &args, sizeof args), kKilnOk) << messages_.All();
+    float sum = 0;
+    int32_t count = 0;
+    ASSERT_EQ(KilnScriptGetGlobal(s, "gSum", &sum, 4), kKilnOk);
+    ASSERT_EQ(KilnScriptGetGlobal(s, "gCount", &count, 4), kKilnOk);
+    double want = 0;
+    for (float v : values) want += v;
+    EXPECT_EQ(sum, static_cast<float>(want * 0.5));
+    EXPECT_EQ(count, static_cast<int32_t>(n));
+    const float k = -2.0f;
+    struct {
+      KilnTensor* a;
+      float k;
+    } scale = {t, k};
+    ASSERT_EQ(KilnScriptInvoke(s, "scaleInPlace", &scale, sizeof scale), kKilnOk) << messages_.All();
+    const auto scaled = Read<float>(t);
+    Mismatches bad;
+    for (size_t i = 0; i < n; ++i) {
+      if (scaled[i] != values[i] * k) bad.Add(i, "scaleInPlace got " + Text(scaled[i]));
+    }
+    EXPECT_EQ(bad.count(), 0) << bad.Report();
+    // A kernel uses the sum the invokable computed.
+    const auto out = Map<float>(s, "times_sum", {In(cells, 1, values)}, cells, 1);
+    ASSERT_EQ(out.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      if (out[i] != values[i] * sum) bad.Add(i, "times_sum got " + Text(out[i]));
+    }
+    EXPECT_EQ(bad.count(), 0) << bad.Report();
+    Release();
+  }
+  // NULL is a null allocation (rsIsObject is false).
+  struct {
+    KilnTensor* a;
+    float scale;
+  } none = {nullptr, 1.0f};
+  ASSERT_EQ(KilnScriptInvoke(s, "sum", &none, sizeof none), kKilnOk) << messages_.All();
+  int32_t count = 0;
+  ASSERT_EQ(KilnScriptGetGlobal(s, "gCount", &count, 4), kKilnOk);
+  EXPECT_EQ(count, -1);
+  // A uint8 [h, w, 4] tensor is an image of uchar4 pixels, after an int argument.
+  const Cells image = {3, 5};
+  std::vector<uint8_t> pixels(3 * 5 * 4);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i);
+  struct {
+    int32_t unused;
+    KilnTensor* image;
+  } px = {0, In(image, 4, pixels)};
+  static_assert(sizeof px == 16, "pixels packs int, rs_allocation at offsets 0, 8");
+  ASSERT_EQ(KilnScriptInvoke(s, "pixels", &px, sizeof px), kKilnOk) << messages_.All();
+  float green = 0;
+  ASSERT_EQ(KilnScriptGetGlobal(s, "gCount", &count, 4), kKilnOk);
+  ASSERT_EQ(KilnScriptGetGlobal(s, "gSum", &green, 4), kKilnOk);
+  EXPECT_EQ(count, 5 * 1000 + 3) << "x is the innermost cell dimension";
+  EXPECT_EQ(green, static_cast<float>(pixels[(2 * 5 + 1) * 4 + 1]));
+  EXPECT_TRUE(RanOnDriver("invoke_allocation", "times_sum"));
 }
 
 TEST_F(Corpus, ForEachFromAnInvokable) {

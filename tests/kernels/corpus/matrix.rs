@@ -14,6 +14,19 @@ float gProbe;
 float4 RS_KERNEL mul4(float4 in) { return rsMatrixMultiply(&gM4, in); }
 float3 RS_KERNEL mul3(float3 in) { return rsMatrixMultiply(&gM3, in); }
 float2 RS_KERNEL mul2(float2 in) { return rsMatrixMultiply(&gM2, in); }
+/* The widening forms (a missing z is 0, a missing w is 1), rsMatrixGet, and a matrix local to the kernel. */
+float4 RS_KERNEL mul4_xyz(float3 in) { return rsMatrixMultiply(&gM4, in); }
+float4 RS_KERNEL mul4_xy(float2 in) { return rsMatrixMultiply(&gM4, in); }
+float3 RS_KERNEL mul3_xy(float2 in) { return rsMatrixMultiply(&gM3, in); }
+float RS_KERNEL get4(uint in) { return rsMatrixGet(&gM4, in % 4u, (in / 4u) % 4u) + rsMatrixGet(&gM2, in % 2u, 1); }
+float2 RS_KERNEL local2(float2 in) {
+  rs_matrix2x2 m;
+  m.m[0] = in.y;
+  m.m[1] = 2.0f;
+  m.m[2] = -1.0f;
+  m.m[3] = in.x;
+  return rsMatrixMultiply(&m, in);
+}
 
 void build(float angle, float scale, float tx) {
   rs_matrix4x4 rotate, product;
