@@ -471,6 +471,7 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
         break;
       case OptionsKind::kBidiRnn:
         matches = code == kKilnBuiltinBidirectionalSequenceRnn;
+        break;
       case OptionsKind::kIf:
         matches = code == kKilnBuiltinIf;
         break;
