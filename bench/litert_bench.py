@@ -28,9 +28,16 @@ computes on quantized values (`quantized`) and whether it is a hybrid model, qua
 activations, which LiteRT computes by quantizing the activations on the fly (`hybrid`).
 
 Exit status: 0 ran; 2 bad arguments or inputs; 3 LiteRT cannot load or run this model (the message says why).
+
+litert_bench.py --serve runs many such commands in one process, so that LiteRT is imported once
+(tests/models/litert_compare.py): each line of standard input is a JSON list of the arguments above, and each
+answer is one line of standard output, a JSON object {"rc": exit status, "stdout": ..., "stderr": ...}. What
+LiteRT's own C++ code prints goes to standard error.
 """
 import argparse
+import contextlib
 import importlib.metadata
+import io
 import json
 import os
 import re
@@ -155,7 +162,7 @@ def load_inputs(specs, details):
     return given
 
 
-def main():
+def main(argv=None):
     p = argparse.ArgumentParser(description="Run a .tflite model with LiteRT and time it.")
     p.add_argument("model")
     p.add_argument("--threads", type=int, default=1, help="num_threads for the interpreter (default 1)")
@@ -171,7 +178,7 @@ def main():
     p.add_argument("--builtin-resolver", action="store_true",
                    help="LiteRT's builtin kernels without its default delegate "
                         "(OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.runs < 1 or args.warmup < 0:
         p.error("--runs must be at least 1 and --warmup at least 0")
 
@@ -280,5 +287,28 @@ def main():
     return 0
 
 
+def serve():
+    """--serve: one command per line of standard input, one JSON answer per line (see the top of the file)."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # C++ output must not mix with the answers
+    for line in sys.stdin:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = main(json.loads(line))
+            except SystemExit as e:  # argparse errors, sys.exit("message")
+                if isinstance(e.code, int) or e.code is None:
+                    rc = e.code or 0
+                else:
+                    print(e.code, file=sys.stderr)
+                    rc = 1
+            except Exception as e:  # what would end a single run with a traceback ends this command only
+                print("litert_bench: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+                rc = 1
+        answers.write(json.dumps({"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()}) + "\n")
+        answers.flush()
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve() if sys.argv[1:] == ["--serve"] else main())

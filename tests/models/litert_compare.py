@@ -33,19 +33,25 @@ fails, 77 (skip) when the models folder is absent or LiteRT cannot be installed 
 Models named *_litert_builtin are held to LiteRT's builtin kernels instead of its reference resolver, and models
 named *_litert_ref_only hold Kiln's default path, too, to LiteRT's reference kernels (see the constants below).
 
+Models are compared --jobs at a time; each of those threads keeps one LiteRT process (litert_bench.py --serve), so
+LiteRT is imported once per thread rather than once per model.
+
 --generate SCRIPT first writes the models folder with SCRIPT (ctest litert_int8_ops: the single-op int8 models of
 tests/models/int8_op_models.py).
 
 usage: litert_compare.py --kiln KILN --models-dir DIR --venv DIR [--python PY] [--bench-dir DIR] [--threads N]
-                         [--seed S] [--work DIR] [--generate SCRIPT] [MODEL_NAME...]
+                         [--seed S] [--work DIR] [--jobs N] [--generate SCRIPT] [MODEL_NAME...]
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import types
 
 import numpy as np
 
@@ -56,6 +62,47 @@ HYBRID_RTOL = 1e-2
 SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "WARNING: ThreadSanitizer")
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.normpath(os.path.join(HERE, "..", "..", "bench"))
+
+
+class LiteRTWorkers:
+    """One `litert_bench.py --serve` process per thread: LiteRT is imported once per thread, not once per model
+    (that import was most of the time of a comparison). A worker that dies (LiteRT crashed on a model) fails that
+    command, exit status and all, and is started again for the next."""
+
+    def __init__(self, venv_python, bench_dir):
+        self.command = [venv_python, os.path.join(bench_dir, "litert_bench.py"), "--serve"]
+        self.local = threading.local()
+        self.lock = threading.Lock()
+        self.all = []
+
+    def run(self, argv):
+        """litert_bench.py ARGV in this thread's worker: an object with .returncode and .stderr."""
+        proc = getattr(self.local, "proc", None)
+        if proc is None or proc.poll() is not None:
+            proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True)
+            self.local.proc = proc
+            with self.lock:
+                self.all.append(proc)
+        try:
+            proc.stdin.write(json.dumps(argv) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if line:
+            answer = json.loads(line)
+            return types.SimpleNamespace(returncode=answer["rc"], stderr=answer["stderr"])
+        status = proc.wait()
+        self.local.proc = None
+        return types.SimpleNamespace(returncode=status or 1,
+                                     stderr="litert_bench: the LiteRT process ended (status %s) on this model" % status)
+
+    def close(self):
+        for proc in self.all:
+            if proc.poll() is None:
+                proc.stdin.close()
+                proc.wait()
 
 
 class Result:
@@ -124,10 +171,9 @@ def check_model(path, args, venv_python, work):
     name = os.path.splitext(os.path.basename(path))[0]
     inputs_dir = os.path.join(work, name, "inputs")
     litert_dir = os.path.join(work, name, "litert")
-    bench = subprocess.run(
-        [venv_python, os.path.join(args.bench_dir, "litert_bench.py"), path, "--threads", str(args.threads),
-         "--runs", "1", "--warmup", "0", "--seed", str(args.seed), "--save-inputs", inputs_dir,
-         "--save-outputs", litert_dir], capture_output=True, text=True)
+    bench = args.litert.run(
+        [path, "--threads", str(args.threads), "--runs", "1", "--warmup", "0", "--seed", str(args.seed),
+         "--save-inputs", inputs_dir, "--save-outputs", litert_dir])
     if bench.returncode == 3:
         r = Result(name)
         # "litert_bench: LiteRT cannot load MODEL: why" -> "cannot load: why"
@@ -192,10 +238,9 @@ def run_litert_reference(r, path, args, venv_python, inputs_dir, ref_dir):
     if os.path.splitext(os.path.basename(path))[0].endswith(BUILTIN_SUFFIX):
         resolver = "--builtin-resolver"
         r.notes.append("held to LiteRT's builtin kernels: its reference kernel for this op is broken")
-    bench = subprocess.run(
-        [venv_python, os.path.join(args.bench_dir, "litert_bench.py"), path, "--threads", str(args.threads),
-         "--runs", "1", "--warmup", "0", resolver, "--save-outputs", ref_dir,
-         *kiln_input_args(inputs_dir)], capture_output=True, text=True)
+    bench = args.litert.run(
+        [path, "--threads", str(args.threads), "--runs", "1", "--warmup", "0", resolver, "--save-outputs", ref_dir,
+         *kiln_input_args(inputs_dir)])
     if bench.returncode != 0:
         r.verdict = "FAILED"
         r.notes.append("LiteRT's reference resolver did not run: %s" % first_error_line(bench.stderr))
@@ -317,11 +362,14 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--work", help="keep inputs and outputs here (default: a temporary folder)")
+    p.add_argument("--jobs", type=int, default=2, help="models compared at once (default 2)")
     p.add_argument("--generate", metavar="SCRIPT",
                    help="first write the models into --models-dir with SCRIPT, run by the LiteRT environment's "
                         "Python (tests/models/int8_op_models.py)")
     p.add_argument("models", nargs="*", help="only these models (file names without .tflite)")
     args = p.parse_args()
+    if args.jobs < 1:
+        p.error("--jobs must be at least 1")
     start = time.monotonic()
 
     print("bounds: float |kiln - litert| <= %g * max(1, |litert|); quantized: reference kernels byte-exact, "
@@ -356,9 +404,15 @@ def main():
     models = sorted(f for f in os.listdir(args.models_dir) if f.endswith(".tflite"))
     if args.models:
         models = [m for m in models if os.path.splitext(m)[0] in args.models]
-    with tempfile.TemporaryDirectory() as tmp:
+    args.litert = LiteRTWorkers(venv_python, args.bench_dir)
+    with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         work = args.work or tmp
-        results = [r for m in models for r in check_model(os.path.join(args.models_dir, m), args, venv_python, work)]
+        try:
+            per_model = pool.map(lambda m: check_model(os.path.join(args.models_dir, m), args, venv_python, work),
+                                 models)
+            results = [r for rs in per_model for r in rs]
+        finally:
+            args.litert.close()
 
     ran = [r for r in results if not r.verdict.startswith("skipped")]
     print_table("float models (bound %g relative):" % FLOAT_RTOL, [r for r in ran if r.kind == "float"],
@@ -376,9 +430,9 @@ def main():
     bad = [r for r in ran if r.verdict != "ok"]
     failed = [r for r in bad if r.verdict == "FAILED"]
     print("%d agree, %d disagree, %d failed, %d skipped (%d models; Kiln's %s; LiteRT and Kiln at %d threads, "
-          "seed %d, %.0f s)" % (len(ran) - len(bad), len(bad) - len(failed), len(failed), len(skipped), len(models),
-                                " and ".join(l or "default path" for l, _ in args.variants), args.threads,
-                                args.seed, time.monotonic() - start))
+          "seed %d, %d at once, %.0f s)" % (len(ran) - len(bad), len(bad) - len(failed), len(failed), len(skipped),
+                                            len(models), " and ".join(l or "default path" for l, _ in args.variants),
+                                            args.threads, args.seed, args.jobs, time.monotonic() - start))
     if bad:
         print("FAILED: " + ", ".join(r.model for r in bad))
         return 1

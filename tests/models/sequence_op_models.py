@@ -290,10 +290,11 @@ def sequence_models(out_dir):
     rnn(out_dir, "uni_rnn_hybrid", 2, 3, 4, max_time=4, hybrid=True, activation=ACT.RELU)
     # BIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_RNN
     # (LiteRT requires the backward direction to have the forward one's cells and outputs. Merged and batch-major,
-    # its kernel offsets each batch row's output state by the merged width, past the state from the third row on:
-    # two rows agree.)
+    # its kernel offsets each batch row's output state by the merged width instead of the cell count, so from the
+    # second row on it reads past the state: with two rows LiteRT's own answers change from run to run (seen
+    # 2026-12-04, up to 0.76 apart). One row here; Kiln's kernel tests cover more rows.)
     bidi_lstm(out_dir, "bidi_lstm_basic", bw=(5, 5))
-    bidi_lstm(out_dir, "bidi_lstm_merged_batch_major", merge=True, time_major=False, n_batch=2, bw=(5, 5))
+    bidi_lstm(out_dir, "bidi_lstm_merged_batch_major", merge=True, time_major=False, n_batch=1, bw=(5, 5))
     bidi_lstm(out_dir, "bidi_lstm_projection_peephole", fw=(5, 3), bw=(5, 3), peephole=True, merge=True)
     bidi_lstm(out_dir, "bidi_lstm_cifg_stacking", cifg=True, aux="stacking", time_major=False, bw=(5, 5))
     bidi_lstm(out_dir, "bidi_lstm_non_stacking", aux="non_stacking", merge=True, bw=(5, 5))
