@@ -4,6 +4,7 @@
 // the structural checks the verifier cannot know about (indices, sizes, execution order), then the
 // builtin options. Every error names where it is: subgraph, tensor or operator index, and a name.
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -16,6 +17,7 @@
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/builtin_ops.h"
+#include "runtime/model/limits.h"
 #include "runtime/model/model.h"
 #include "runtime/model/sparsity.h"
 #include "tflite_generated.h"
@@ -27,9 +29,7 @@ namespace fb = ::kiln::tflite;
 
 // The schema version of the "TFL3" layout (buffers at the model level).
 constexpr uint32_t kSchemaVersion = 3;
-// No single tensor may claim more than this many bytes. Real models stay far below it; the limit keeps a
-// corrupt shape from turning into a huge allocation later on.
-constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 36;  // 64 GiB
+std::atomic<uint64_t> max_tensor_bytes{kDefaultMaxTensorBytes};  // MaxTensorBytes()
 
 std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string Format(const char* format, ...) {
@@ -423,6 +423,7 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
   }
   if (tensor->shape() != nullptr) desc->shape.assign(tensor->shape()->begin(), tensor->shape()->end());
   // Element count and byte size in 64 bits with an overflow check per step; the limit is far below 2^64.
+  const uint64_t limit = MaxTensorBytes();
   uint64_t elements = 1;
   for (size_t d = 0; d < desc->shape.size(); ++d) {
     int dim = desc->shape[d];
@@ -430,16 +431,16 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
       return Fail(Format("%s: negative dimension %d at index %zu of shape %s", where.c_str(), dim, d,
                          ShapeString(desc->shape).c_str()));
     }
-    if (dim != 0 && elements > kMaxTensorBytes / static_cast<uint64_t>(dim)) {
+    if (dim != 0 && elements > limit / static_cast<uint64_t>(dim)) {
       return Fail(Format("%s: shape %s is too large (element count overflows the limit of %" PRIu64 ")",
-                         where.c_str(), ShapeString(desc->shape).c_str(), kMaxTensorBytes));
+                         where.c_str(), ShapeString(desc->shape).c_str(), limit));
     }
     elements *= static_cast<uint64_t>(dim);
   }
   uint64_t type_size = TypeSize(desc->type);
-  if (type_size != 0 && elements > kMaxTensorBytes / type_size) {
+  if (type_size != 0 && elements > limit / type_size) {
     return Fail(Format("%s: %s%s needs more than %" PRIu64 " bytes", where.c_str(), TypeName(desc->type),
-                       ShapeString(desc->shape).c_str(), kMaxTensorBytes));
+                       ShapeString(desc->shape).c_str(), limit));
   }
   uint64_t byte_size = elements * type_size;
 
@@ -1535,5 +1536,9 @@ size_t TypeSize(KilnType type) {
   }
   return 0;
 }
+
+uint64_t MaxTensorBytes() { return max_tensor_bytes.load(std::memory_order_relaxed); }
+
+void SetMaxTensorBytes(uint64_t bytes) { max_tensor_bytes.store(bytes, std::memory_order_relaxed); }
 
 }  // namespace kiln
