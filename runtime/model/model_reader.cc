@@ -180,6 +180,7 @@ class Reader {
   bool ReadIndexList(const std::string& where, const char* kind, const flatbuffers::Vector<int32_t>* indices,
                      int tensor_count, bool allow_absent, std::vector<int>* out);
   bool CheckExecutionOrder(int subgraph_index, const SubgraphDesc& desc);
+  void MarkEmptyConstants(SubgraphDesc* desc);
   bool ParseBuiltinOptions(const std::string& where, const fb::Operator* op, OperatorDesc* desc);
   // Locates `size` bytes at file offset `offset` (the >2 GB layout), or fails naming `what`.
   bool ExternalBytes(const std::string& what, uint64_t offset, uint64_t size, Bytes* out);
@@ -414,7 +415,32 @@ bool Reader::ReadSubgraph(int index, const fb::SubGraph* subgraph, SubgraphDesc*
       return false;
     }
   }
+  MarkEmptyConstants(desc);
   return CheckExecutionOrder(index, *desc);
+}
+
+void Reader::MarkEmptyConstants(SubgraphDesc* desc) {
+  // A tensor of 0 elements that no operator writes and that is not an input holds nothing to compute: LiteRT
+  // takes it whatever its buffer says (none, or 0 bytes), as an arena tensor nobody reads from. Kiln makes it an
+  // empty constant, so that the execution-order rule below accepts it and ops read 0 elements of it.
+  static const uint8_t kEmpty[8] = {};
+  std::vector<bool> written(desc->tensors.size(), false);
+  for (const OperatorDesc& op : desc->operators) {
+    for (int t : op.outputs) written[static_cast<size_t>(t)] = true;
+  }
+  for (int t : desc->inputs) written[static_cast<size_t>(t)] = true;
+  for (size_t t = 0; t < desc->tensors.size(); ++t) {
+    TensorDesc& tensor = desc->tensors[t];
+    if (written[t] || tensor.data != nullptr || tensor.is_variable || tensor.type == kKilnString ||
+        tensor.type == kKilnResource || tensor.type == kKilnVariant) {
+      continue;
+    }
+    bool empty = false;
+    for (int dim : tensor.shape) empty = empty || dim == 0;
+    if (!empty) continue;
+    tensor.data = kEmpty;
+    tensor.data_size = 0;
+  }
 }
 
 bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, TensorDesc* desc) {
