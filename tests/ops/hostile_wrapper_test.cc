@@ -68,7 +68,7 @@ TEST(HostileModelTest, HugePoolingWindowsFinishQuickly) {
         sum += v;
         squares += v * v;
       }
-      expected[c] = code == kKilnBuiltinMaxPool2d ? max
+      expected[c] = code == kKilnBuiltinMaxPool2d  ? max
                     : code == kKilnBuiltinL2Pool2d ? std::sqrt(squares / 9)
                                                    : sum / 9;
     }
@@ -231,8 +231,7 @@ TEST(HostileModelTest, EmptyInputCopiesTakeNull) {
   EXPECT_EQ(KilnTensorCopyToBuffer(KilnInterpreterGetOutputTensor(r.interpreter(), 0), nullptr, 0), kKilnOk);
   EXPECT_EQ(r.OutputDims(), (std::vector<int>{0, 3}));
   float one = 0;
-  EXPECT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(r.interpreter(), 0), &one, 4),
-            kKilnInvalidArgument);
+  EXPECT_EQ(KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(r.interpreter(), 0), &one, 4), kKilnInvalidArgument);
 }
 
 }  // namespace
