@@ -613,6 +613,10 @@ KilnStatus KilnTensorGetPerChannelQuantization(const KilnTensor* tensor, const f
 }
 
 KilnStatus KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* input_data, size_t input_data_size) {
+  // An empty tensor takes an empty buffer, whose pointer may be null (an empty std::vector's, NumPy's).
+  if (tensor != nullptr && tensor->bytes == 0 && input_data_size == 0 && tensor->allocation != kKilnMmapRo) {
+    return kKilnOk;
+  }
   if (tensor == nullptr || input_data == nullptr || tensor->data == nullptr) return kKilnInvalidArgument;
   if (tensor->allocation == kKilnMmapRo || input_data_size != tensor->bytes) return kKilnInvalidArgument;
   std::memcpy(tensor->data, input_data, input_data_size);
@@ -620,6 +624,7 @@ KilnStatus KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* input_data, 
 }
 
 KilnStatus KilnTensorCopyToBuffer(const KilnTensor* tensor, void* output_data, size_t output_data_size) {
+  if (tensor != nullptr && tensor->bytes == 0 && output_data_size == 0) return kKilnOk;  // empty, as above
   if (tensor == nullptr || output_data == nullptr || tensor->data == nullptr) return kKilnInvalidArgument;
   if (output_data_size != tensor->bytes) return kKilnInvalidArgument;
   std::memcpy(output_data, tensor->data, output_data_size);

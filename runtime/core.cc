@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 
+#include "runtime/model/limits.h"
+
 namespace kiln {
 
 std::string Printable(const std::string& text) {
@@ -72,8 +74,14 @@ bool SetTensorShape(KilnTensor* tensor, const int* dims, int num_dims, std::stri
   if (element == 0 && tensor->type != kKilnString && tensor->type != kKilnNoType) element = 1;
   // A resource tensor holds the int32 id of a resource variable (VAR_HANDLE), as in LiteRT.
   if (tensor->type == kKilnResource) element = sizeof(int32_t);
-  if (element != 0 && static_cast<uint64_t>(count) > std::numeric_limits<size_t>::max() / element) {
-    *error = "shape is too large for memory";
+  // The one memory rule (MaxTensorBytes, model.h): checked before anything is allocated for the tensor.
+  const uint64_t limit = MaxTensorBytes();
+  const uint64_t unit = element == 0 ? 1 : element;
+  if (static_cast<uint64_t>(count) > limit / unit ||
+      static_cast<uint64_t>(count) > std::numeric_limits<size_t>::max() / unit) {
+    std::string text = "[";
+    for (size_t d = 0; d < shape.size(); ++d) text += (d ? "," : "") + std::to_string(shape[d]);
+    *error = "shape " + text + "] needs more than " + std::to_string(limit) + " bytes, the limit on one tensor";
     return false;
   }
   tensor->dims = std::move(shape);

@@ -12,6 +12,7 @@
 
 #include "runtime/arena_planner.h"
 #include "runtime/device/device_set.h"
+#include "runtime/model/limits.h"
 
 namespace kiln {
 namespace {
@@ -592,6 +593,11 @@ KilnStatus Interpreter::PlanAndAllocate() {
   }
   ArenaPlan plan = PlanArena(requests, kTensorAlignment);
   arena_.reset();
+  if (plan.arena_bytes > MaxTensorBytes()) {  // the one memory rule (model.h), before allocating
+    ReportError("the tensor arena needs %zu bytes, more than the limit of %llu bytes", plan.arena_bytes,
+                static_cast<unsigned long long>(MaxTensorBytes()));
+    return kKilnOutOfMemory;
+  }
   if (plan.arena_bytes > 0) {
     arena_.reset(AlignedAlloc(plan.arena_bytes));
     if (arena_ == nullptr) {

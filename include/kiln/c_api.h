@@ -334,7 +334,8 @@ KILN_CAPI_EXPORT KilnStatus KilnTensorGetPerChannelQuantization(const KilnTensor
                                                                 const float** out_scales,
                                                                 const int32_t** out_zero_points,
                                                                 int* out_count, int* out_quantized_dimension);
-/* Copies exactly KilnTensorByteSize bytes; any other `input_data_size` is kKilnInvalidArgument. */
+/* Copies exactly KilnTensorByteSize bytes; any other `input_data_size` is kKilnInvalidArgument. An empty tensor
+ * (0 bytes) takes a size of 0 with any pointer, null included, and copies nothing. */
 KILN_CAPI_EXPORT KilnStatus KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* input_data,
                                                      size_t input_data_size);
 KILN_CAPI_EXPORT KilnStatus KilnTensorCopyToBuffer(const KilnTensor* output_tensor, void* output_data,

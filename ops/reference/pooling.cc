@@ -47,6 +47,14 @@ void Pool(const PoolParams& p, const float* input, float* output, Reduce reduce)
 }  // namespace
 
 void AveragePoolFloat(const PoolParams& params, const float* input, float* output) {
+  if (UseSeparablePool(params)) {
+    SeparablePool<double>(
+        params, [&](int64_t i) { return static_cast<double>(input[i]); }, &SumRanges<double>,
+        [&](double sum, int64_t cells, int64_t o) {
+          output[o] = Activate(params.activation, cells == 0 ? 0.0f : static_cast<float>(sum / cells));
+        });
+    return;
+  }
   Pool(params, input, output, [](const Window& w, auto at) {
     float sum = 0.0f;
     int64_t count = 0;
@@ -61,6 +69,16 @@ void AveragePoolFloat(const PoolParams& params, const float* input, float* outpu
 }
 
 void MaxPoolFloat(const PoolParams& params, const float* input, float* output) {
+  if (UseSeparablePool(params)) {
+    constexpr float kLowest = std::numeric_limits<float>::lowest();
+    SeparablePool<float>(
+        params, [&](int64_t i) { return input[i]; },
+        [](const float* v, int64_t n, const std::vector<PoolRange>& r, float* out) {
+          MaxRanges(v, n, r, out, kLowest);
+        },
+        [&](float max, int64_t, int64_t o) { output[o] = Activate(params.activation, max); });
+    return;
+  }
   Pool(params, input, output, [](const Window& w, auto at) {
     float max = std::numeric_limits<float>::lowest();
     for (int64_t y = w.y_begin; y < w.y_end; ++y) {
@@ -71,6 +89,15 @@ void MaxPoolFloat(const PoolParams& params, const float* input, float* output) {
 }
 
 void L2PoolFloat(const PoolParams& params, const float* input, float* output) {
+  if (UseSeparablePool(params)) {
+    SeparablePool<double>(
+        params, [&](int64_t i) { return static_cast<double>(input[i]) * input[i]; }, &SumRanges<double>,
+        [&](double sum_squares, int64_t cells, int64_t o) {
+          output[o] =
+              Activate(params.activation, cells == 0 ? 0.0f : static_cast<float>(std::sqrt(sum_squares / cells)));
+        });
+    return;
+  }
   Pool(params, input, output, [](const Window& w, auto at) {
     float sum_squares = 0.0f;
     int64_t count = 0;

@@ -261,6 +261,16 @@ int8_t AddInt8(const AddInt8Params& p, int8_t a, int8_t b) { return static_cast<
 template <typename T>
 void AveragePoolQuantized(const PoolParams& p, int32_t activation_min, int32_t activation_max, const T* input,
                           T* output) {
+  if (UseSeparablePool(p)) {  // a huge window: linear time (pooling.h), the same integer result
+    SeparablePool<int64_t>(
+        p, [&](int64_t i) { return static_cast<int64_t>(input[i]); }, &SumRanges<int64_t>,
+        [&](int64_t sum, int64_t count, int64_t o) {
+          int64_t average = 0;
+          if (count > 0) average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+          output[o] = static_cast<T>(std::clamp<int64_t>(average, activation_min, activation_max));
+        });
+    return;
+  }
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t oy = 0; oy < p.output_height; ++oy) {
       for (int64_t ox = 0; ox < p.output_width; ++ox) {
@@ -271,17 +281,17 @@ void AveragePoolQuantized(const PoolParams& p, int32_t activation_min, int32_t a
         const int64_t fx_begin = std::max<int64_t>(0, -x0),
                       fx_end = std::min(p.filter_width, p.input_width - x0);
         for (int64_t c = 0; c < p.channels; ++c) {
-          int32_t sum = 0;
-          int32_t count = 0;
+          int64_t sum = 0;  // int64: a window of more than 2^23 cells would overflow int32
+          int64_t count = 0;
           for (int64_t fy = fy_begin; fy < fy_end; ++fy) {
             for (int64_t fx = fx_begin; fx < fx_end; ++fx) {
               sum += input[((b * p.input_height + y0 + fy) * p.input_width + x0 + fx) * p.channels + c];
               ++count;
             }
           }
-          int32_t average = 0;
+          int64_t average = 0;
           if (count > 0) average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
-          average = std::min(std::max(average, activation_min), activation_max);
+          average = std::clamp<int64_t>(average, activation_min, activation_max);
           output[((b * p.output_height + oy) * p.output_width + ox) * p.channels + c] =
               static_cast<T>(average);
         }
@@ -293,6 +303,17 @@ void AveragePoolQuantized(const PoolParams& p, int32_t activation_min, int32_t a
 template <typename T>
 void MaxPoolQuantized(const PoolParams& p, int32_t activation_min, int32_t activation_max, const T* input,
                       T* output) {
+  if (UseSeparablePool(p)) {  // a huge window: linear time (pooling.h), the same result
+    SeparablePool<int32_t>(
+        p, [&](int64_t i) { return static_cast<int32_t>(input[i]); },
+        [](const int32_t* v, int64_t n, const std::vector<PoolRange>& r, int32_t* out) {
+          MaxRanges<int32_t>(v, n, r, out, std::numeric_limits<T>::min());
+        },
+        [&](int32_t max, int64_t, int64_t o) {
+          output[o] = static_cast<T>(std::min(std::max(max, activation_min), activation_max));
+        });
+    return;
+  }
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t oy = 0; oy < p.output_height; ++oy) {
       for (int64_t ox = 0; ox < p.output_width; ++ox) {

@@ -314,8 +314,14 @@ bool SupportsShapes(const Interpreter& interpreter, const Node& node, std::strin
         *reason = "input is not 4-D";
         return false;
       }
-      if (p->filter_width * p->filter_height == 1 && (p->stride_width != 1 || p->stride_height != 1)) {
+      if (p->filter_width == 1 && p->filter_height == 1 && (p->stride_width != 1 || p->stride_height != 1)) {
         *reason = "a 1x1 window with a stride above 1";
+        return false;
+      }
+      // XNNPACK's work and indirection buffer grow with the whole window; the reference kernels visit only the
+      // part inside the input, so a window larger than the input (a fuzzer's filter of millions) stays there.
+      if (p->filter_height > in(0)->dims[1] || p->filter_width > in(0)->dims[2]) {
+        *reason = "a window larger than the input";
         return false;
       }
       return CheckActivation(p->activation, reason);
@@ -782,7 +788,7 @@ bool SubgraphBuilder::DefineNode(const Node& node, const uint32_t pad[4], std::s
       const auto* p = ParamsOf<KilnPoolParams>(node);
       OutputRange(output, p->activation, &lo, &hi);
       const uint32_t flags = p->padding == kKilnPaddingSame ? XNN_FLAG_TENSORFLOW_SAME_PADDING : 0;
-      if (p->filter_width * p->filter_height == 1) {
+      if (p->filter_width == 1 && p->filter_height == 1) {
         status = xnn_define_clamp(subgraph_, lo, hi, in[0], out, 0);  // a 1x1 window, stride 1: a copy
       } else if (node.desc->builtin_code == kKilnBuiltinAveragePool2d) {
         status = xnn_define_average_pooling_2d(subgraph_, 0, 0, 0, 0, p->filter_height, p->filter_width,

@@ -4,6 +4,7 @@
 // the structural checks the verifier cannot know about (indices, sizes, execution order), then the
 // builtin options. Every error names where it is: subgraph, tensor or operator index, and a name.
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -16,6 +17,7 @@
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/builtin_ops.h"
+#include "runtime/model/limits.h"
 #include "runtime/model/model.h"
 #include "runtime/model/sparsity.h"
 #include "tflite_generated.h"
@@ -27,9 +29,7 @@ namespace fb = ::kiln::tflite;
 
 // The schema version of the "TFL3" layout (buffers at the model level).
 constexpr uint32_t kSchemaVersion = 3;
-// No single tensor may claim more than this many bytes. Real models stay far below it; the limit keeps a
-// corrupt shape from turning into a huge allocation later on.
-constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 36;  // 64 GiB
+std::atomic<uint64_t> max_tensor_bytes{kDefaultMaxTensorBytes};  // MaxTensorBytes()
 
 std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string Format(const char* format, ...) {
@@ -180,6 +180,7 @@ class Reader {
   bool ReadIndexList(const std::string& where, const char* kind, const flatbuffers::Vector<int32_t>* indices,
                      int tensor_count, bool allow_absent, std::vector<int>* out);
   bool CheckExecutionOrder(int subgraph_index, const SubgraphDesc& desc);
+  void MarkEmptyConstants(SubgraphDesc* desc);
   bool ParseBuiltinOptions(const std::string& where, const fb::Operator* op, OperatorDesc* desc);
   // Locates `size` bytes at file offset `offset` (the >2 GB layout), or fails naming `what`.
   bool ExternalBytes(const std::string& what, uint64_t offset, uint64_t size, Bytes* out);
@@ -414,7 +415,32 @@ bool Reader::ReadSubgraph(int index, const fb::SubGraph* subgraph, SubgraphDesc*
       return false;
     }
   }
+  MarkEmptyConstants(desc);
   return CheckExecutionOrder(index, *desc);
+}
+
+void Reader::MarkEmptyConstants(SubgraphDesc* desc) {
+  // A tensor of 0 elements that no operator writes and that is not an input holds nothing to compute: LiteRT
+  // takes it whatever its buffer says (none, or 0 bytes), as an arena tensor nobody reads from. Kiln makes it an
+  // empty constant, so that the execution-order rule below accepts it and ops read 0 elements of it.
+  static const uint8_t kEmpty[8] = {};
+  std::vector<bool> written(desc->tensors.size(), false);
+  for (const OperatorDesc& op : desc->operators) {
+    for (int t : op.outputs) written[static_cast<size_t>(t)] = true;
+  }
+  for (int t : desc->inputs) written[static_cast<size_t>(t)] = true;
+  for (size_t t = 0; t < desc->tensors.size(); ++t) {
+    TensorDesc& tensor = desc->tensors[t];
+    if (written[t] || tensor.data != nullptr || tensor.is_variable || tensor.type == kKilnString ||
+        tensor.type == kKilnResource || tensor.type == kKilnVariant) {
+      continue;
+    }
+    bool empty = false;
+    for (int dim : tensor.shape) empty = empty || dim == 0;
+    if (!empty) continue;
+    tensor.data = kEmpty;
+    tensor.data_size = 0;
+  }
 }
 
 bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, TensorDesc* desc) {
@@ -423,6 +449,7 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
   }
   if (tensor->shape() != nullptr) desc->shape.assign(tensor->shape()->begin(), tensor->shape()->end());
   // Element count and byte size in 64 bits with an overflow check per step; the limit is far below 2^64.
+  const uint64_t limit = MaxTensorBytes();
   uint64_t elements = 1;
   for (size_t d = 0; d < desc->shape.size(); ++d) {
     int dim = desc->shape[d];
@@ -430,16 +457,16 @@ bool Reader::ReadTensor(const std::string& where, const fb::Tensor* tensor, Tens
       return Fail(Format("%s: negative dimension %d at index %zu of shape %s", where.c_str(), dim, d,
                          ShapeString(desc->shape).c_str()));
     }
-    if (dim != 0 && elements > kMaxTensorBytes / static_cast<uint64_t>(dim)) {
+    if (dim != 0 && elements > limit / static_cast<uint64_t>(dim)) {
       return Fail(Format("%s: shape %s is too large (element count overflows the limit of %" PRIu64 ")",
-                         where.c_str(), ShapeString(desc->shape).c_str(), kMaxTensorBytes));
+                         where.c_str(), ShapeString(desc->shape).c_str(), limit));
     }
     elements *= static_cast<uint64_t>(dim);
   }
   uint64_t type_size = TypeSize(desc->type);
-  if (type_size != 0 && elements > kMaxTensorBytes / type_size) {
+  if (type_size != 0 && elements > limit / type_size) {
     return Fail(Format("%s: %s%s needs more than %" PRIu64 " bytes", where.c_str(), TypeName(desc->type),
-                       ShapeString(desc->shape).c_str(), kMaxTensorBytes));
+                       ShapeString(desc->shape).c_str(), limit));
   }
   uint64_t byte_size = elements * type_size;
 
@@ -1535,5 +1562,9 @@ size_t TypeSize(KilnType type) {
   }
   return 0;
 }
+
+uint64_t MaxTensorBytes() { return max_tensor_bytes.load(std::memory_order_relaxed); }
+
+void SetMaxTensorBytes(uint64_t bytes) { max_tensor_bytes.store(bytes, std::memory_order_relaxed); }
 
 }  // namespace kiln

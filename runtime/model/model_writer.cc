@@ -267,7 +267,7 @@ int ModelWriter::AddConstTensor(KilnType type, const std::vector<int>& shape, co
             " bytes of data, but the shape needs " + std::to_string(count * element_size));
       return -1;
     }
-    if (size == 0) {
+    if (size == 0 && count != 0) {
       Error("AddConstTensor '" + name + "': no data (an empty buffer means 'not a constant' in .tflite)");
       return -1;
     }

@@ -11,6 +11,7 @@
 
 #include "kiln/c_api.h"
 #include "runtime/core.h"
+#include "runtime/model/limits.h"
 #include "runtime/subgraph_hook.h"
 
 namespace {
@@ -47,6 +48,10 @@ constexpr uint64_t kWhileIterations = 1000;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kiln::subgraph_hook::SetWhileIterationLimit(kWhileIterations);
+  // Kiln's one memory rule (no tensor and no arena above MaxTensorBytes) at the fuzzer's budget: an output an op
+  // sizes from constants (TILE multiples, FILL dims, ONE_HOT depth, ...) must fail before allocating, not reach
+  // libFuzzer's malloc limit.
+  kiln::SetMaxTensorBytes(4 * kBudget);
   KilnModel* model = KilnModelCreateWithErrorReporter(data, size, Quiet, nullptr);
   if (model == nullptr) return 0;
   if (DeclaredBytes(model) > kBudget) {

@@ -613,6 +613,25 @@ int main(int argc, char** argv) {
     }
     seeds.push_back({"control_flow", std::move(w)});
   }
+  {
+    // Issue #14's hostile cases in one graph: a MAX_POOL_2D window of 2^30 over a 3x3 input (runs, bounded by
+    // the output), an empty constant (0 elements, no data) concatenated, and a TILE by constant multiples, which
+    // mutations grow past the memory rule (refused at Prepare).
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 3, 3, 2}, "x");
+    const int pooled = w.AddTensor(kKilnFloat32, {1, 3, 3, 2}, "pooled");
+    const int empty = w.AddTensor(kKilnFloat32, {0, 3, 3, 2}, "empty");
+    const int joined = w.AddTensor(kKilnFloat32, {1, 3, 3, 2}, "joined");
+    const int multiples = w.AddConstTensor<int32_t>(kKilnInt32, {4}, "multiples", {2, 1, 1, 1});
+    const int tiled = w.AddTensor(kKilnFloat32, {2, 3, 3, 2}, "tiled");
+    w.AddOp(kKilnBuiltinMaxPool2d, {x}, {pooled},
+            KilnPoolParams{kKilnPaddingSame, 1, 1, 1 << 30, 1 << 30, kKilnActNone});
+    w.AddOp(kKilnBuiltinConcatenation, {empty, pooled}, {joined}, KilnConcatenationParams{0, kKilnActNone});
+    w.AddOp(kKilnBuiltinTile, {joined, multiples}, {tiled});
+    w.SetInputs({x});
+    w.SetOutputs({tiled});
+    seeds.push_back({"hostile", std::move(w)});
+  }
   for (Seed& seed : seeds) {
     const std::vector<uint8_t> bytes = seed.writer.Finish();
     if (bytes.empty()) {

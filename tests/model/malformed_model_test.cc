@@ -202,6 +202,37 @@ TEST(MalformedModelTest, HugeDimensionsOverflow) {
   EXPECT_MODEL_ERROR(big.w.Finish(), "tensor 4 'big'");
 }
 
+// A tensor of 0 elements that nothing writes holds no data (no buffer, or a buffer of 0 bytes): LiteRT takes it,
+// and so does Kiln, as an empty constant. One with elements and no data is still refused.
+TEST(MalformedModelTest, EmptyTensorWithoutDataIsAnEmptyConstant) {
+  for (bool zero_byte_buffer : {false, true}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+    const int e = zero_byte_buffer ? w.AddConstTensor(kKilnFloat32, {0, 3}, "e", nullptr, 0)
+                                   : w.AddTensor(kKilnFloat32, {0, 3}, "e");
+    const int y = w.AddTensor(kKilnFloat32, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinConcatenation, {x, e}, {y}, KilnConcatenationParams{0, kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    const std::vector<uint8_t> bytes = w.Finish();
+    ASSERT_FALSE(bytes.empty()) << w.error();
+    ModelDesc model;
+    std::string error;
+    ASSERT_TRUE(ReadModel(bytes.data(), bytes.size(), &model, &error)) << error;
+    const TensorDesc& empty = model.subgraphs[0].tensors[static_cast<size_t>(e)];
+    EXPECT_NE(empty.data, nullptr);
+    EXPECT_EQ(empty.data_size, 0u);
+  }
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 3}, "x");
+  const int e = w.AddTensor(kKilnFloat32, {1, 3}, "e");
+  const int y = w.AddTensor(kKilnFloat32, {3, 3}, "y");
+  w.AddOp(kKilnBuiltinConcatenation, {x, e}, {y}, KilnConcatenationParams{0, kKilnActNone});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  EXPECT_MODEL_ERROR(w.Finish(), "input 1 reads tensor 1 'e' before it has a value");
+}
+
 TEST(MalformedModelTest, OpReadsATensorThatDoesNotExist) {
   SmallModel m;
   m.w.OverrideOpInputs(m.mul, {m.y, 57});

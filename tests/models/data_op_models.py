@@ -5,7 +5,8 @@ CAST; DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, PADV
 type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND;
 the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
-reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
+reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D (with MAX_POOL_2D and AVERAGE_POOL_2D also over
+1000x1000 windows), L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
 and BATCH_MATMUL; TFLite_Detection_PostProcess, DENSIFY with sparse constants, a FULLY_CONNECTED reading sparse
 weights, CONV_3D and CONV_3D_TRANSPOSE; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, BROADCAST_ARGS, and run-time shape inputs of
 STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD,
@@ -207,6 +208,17 @@ def normalization_and_scans(out_dir):
         o.strideH, o.strideW = stride
         o.padding = padding
         m.write(out_dir, name, OPS.L2_POOL_2D, 1, [x], [y], S.BuiltinOptions.Pool2DOptions, o)
+    # Windows of 1000x1000 over 40x40 (issue #14): Kiln's separable pass (ops/reference/pooling.h) against LiteRT's.
+    for op, name in [(OPS.MAX_POOL_2D, "max_pool_huge_window"), (OPS.AVERAGE_POOL_2D, "average_pool_huge_window"),
+                     (OPS.L2_POOL_2D, "l2_pool_huge_window")]:
+        m = Model()
+        x = m.tensor([1, 40, 40, 2], np.float32, "x")
+        y = m.output([1, 20, 40, 2], np.float32, "y")
+        o = S.Pool2DOptionsT()
+        o.filterHeight = o.filterWidth = 1000
+        o.strideH, o.strideW = 2, 1
+        o.padding = S.Padding.SAME
+        m.write(out_dir, name, op, 1, [x], [y], S.BuiltinOptions.Pool2DOptions, o)
     for name, shape in [("l2_norm", [3, 8]), ("l2_norm_4d", [2, 3, 4, 5]), ("l2_norm_1d", [7])]:
         m = Model()
         x = m.tensor(shape, np.float32, "x")

@@ -14,6 +14,9 @@
    "unflat": [6] -> [3, 2] on subgraph 1); `kiln run --signature unflat` takes the input and prints the output
    by the signature's names; `kiln inspect` lists both; an unknown key fails, listing the keys.
 
+4. An empty input: a one-ABS model ([2, 3] float32) run on a .npy of shape (0, 3) (LiteRT takes empty tensors)
+   writes an output_0.npy of shape (0, 3).
+
 Usage: check_run_npy.py KILN FLATC SCHEMA MODELS_DIR WORK_DIR
 """
 import json
@@ -109,6 +112,32 @@ def check_types(kiln, flatc, schema, work):
         print("ok: %s round trip, per-channel dequantized %s" % (type_name, real.tolist()))
 
 
+def check_empty_input(kiln, flatc, schema, work):
+    model = {
+        "version": 3,
+        "operator_codes": [{"deprecated_builtin_code": 101, "builtin_code": "ABS", "version": 1}],
+        "subgraphs": [{
+            "tensors": [{"type": "FLOAT32", "buffer": 0, "shape": [2, 3], "name": "x"},
+                        {"type": "FLOAT32", "buffer": 0, "shape": [2, 3], "name": "y"}],
+            "inputs": [0], "outputs": [1],
+            "operators": [{"opcode_index": 0, "inputs": [0], "outputs": [1]}],
+        }],
+        "buffers": [{}],
+    }
+    json_path = os.path.join(work, "abs_empty.json")
+    with open(json_path, "w") as f:
+        json.dump(model, f)
+    subprocess.run([flatc, "-b", "-o", work, schema, json_path], check=True)
+    x_path = os.path.join(work, "x_empty.npy")
+    np.save(x_path, np.zeros((0, 3), np.float32))
+    out_dir = os.path.join(work, "out_empty")
+    run([kiln, "run", os.path.join(work, "abs_empty.tflite"), "--input", "x=" + x_path, "--output-dir", out_dir])
+    y = np.load(os.path.join(out_dir, "output_0.npy"))
+    if y.dtype != np.float32 or y.shape != (0, 3):
+        fail("empty input: output_0.npy is %s%s, expected float32 (0, 3)" % (y.dtype, y.shape))
+    print("ok: an empty (0, 3) input gives an empty (0, 3) output")
+
+
 def check_signatures(kiln, flatc, schema, work):
     """--signature runs a signature's subgraph (1 here), by the signature's input and output names."""
     def reshape_graph(in_shape, out_shape, in_name, out_name):
@@ -194,6 +223,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     check_types(kiln, flatc, schema, work)
     check_signatures(kiln, flatc, schema, work)
+    check_empty_input(kiln, flatc, schema, work)
     check_hello_world(kiln, flatc, schema, models, work)
     print("passed")
 
