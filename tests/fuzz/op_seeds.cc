@@ -439,6 +439,42 @@ int main(int argc, char** argv) {
     w.SetOutputs({sum, values, idx, selected, selected_scores, valid});
     seeds.push_back({"dynamic_where_unique", std::move(w)});
   }
+  {  // shape-deciding inputs computed at run time (FLOOR_DIV of constants by 1: mutations change the values, which
+     // Invoke reads): TRANSPOSE, MEAN, REDUCE_MAX, RESIZE_BILINEAR, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND,
+     // TRANSPOSE_CONV
+    ModelWriter w;
+    auto computed = [&](std::vector<int> shape, std::vector<int32_t> values, const char* name) {
+      const int a = w.AddConstTensor<int32_t>(kKilnInt32, shape, name, values);
+      const int one = w.AddConstTensor<int32_t>(kKilnInt32, shape, "one", std::vector<int32_t>(values.size(), 1));
+      const int t = w.AddTensor(kKilnInt32, shape, name);
+      w.AddOp(kKilnBuiltinFloorDiv, {a, one}, {t});
+      return t;
+    };
+    const int x = w.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
+    const int transposed = w.AddTensor(kKilnFloat32, {1, 1, 1}, "transposed");
+    w.AddOp(kKilnBuiltinTranspose, {x, computed({3}, {2, 0, 1}, "perm")}, {transposed});
+    const int mean = w.AddTensor(kKilnFloat32, {1}, "mean");
+    w.AddOp(kKilnBuiltinMean, {transposed, computed({2}, {0, -1}, "axes")}, {mean}, KilnReducerParams{true});
+    const int max = w.AddTensor(kKilnFloat32, {1}, "max");
+    w.AddOp(kKilnBuiltinReduceMax, {x, computed({1}, {1}, "max_axes")}, {max}, KilnReducerParams{false});
+    const int image = w.AddTensor(kKilnFloat32, {1, 4, 4, 2}, "image");
+    const int resized = w.AddTensor(kKilnFloat32, {1, 1, 1, 2}, "resized");
+    w.AddOp(kKilnBuiltinResizeBilinear, {image, computed({2}, {6, 2}, "size")}, {resized},
+            KilnResizeBilinearParams{false, true});
+    const int batched = w.AddTensor(kKilnFloat32, {1, 1, 1, 2}, "batched");
+    w.AddOp(kKilnBuiltinSpaceToBatchNd,
+            {image, computed({2}, {2, 2}, "block"), computed({2, 2}, {0, 0, 1, 1}, "paddings")}, {batched});
+    const int unbatched = w.AddTensor(kKilnFloat32, {1, 1, 1, 2}, "unbatched");
+    w.AddOp(kKilnBuiltinBatchToSpaceNd,
+            {batched, computed({2}, {2, 2}, "block2"), computed({2, 2}, {0, 0, 1, 1}, "crops")}, {unbatched});
+    const int filter = w.AddConstTensor<float>(kKilnFloat32, {3, 2, 2, 2}, "filter", std::vector<float>(24, 0.5f));
+    const int deconv = w.AddTensor(kKilnFloat32, {1, 1, 1, 3}, "deconv");
+    w.AddOp(kKilnBuiltinTransposeConv, {computed({4}, {1, 8, 8, 3}, "output_shape"), filter, image}, {deconv},
+            KilnTransposeConvParams{kKilnPaddingSame, 2, 2, kKilnActNone});
+    w.SetInputs({x, image});
+    w.SetOutputs({mean, max, unbatched, deconv});
+    seeds.push_back({"runtime_shapes", std::move(w)});
+  }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   {
     // The recurrent ops, their state in variable tensors: UNIDIRECTIONAL_SEQUENCE_LSTM with every optional part

@@ -9,7 +9,8 @@ reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LO
 and BATCH_MATMUL; TFLite_Detection_PostProcess, DENSIFY with sparse constants, a FULLY_CONNECTED reading sparse
 weights, CONV_3D and CONV_3D_TRANSPOSE; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, BROADCAST_ARGS, and run-time shape inputs of
 STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD,
-SPLIT, SPLIT_V, SCATTER_ND and UNSORTED_SEGMENT_SUM, whose outputs are dynamic) for litert_compare.py --generate,
+SPLIT, SPLIT_V, SCATTER_ND, UNSORTED_SEGMENT_SUM, TRANSPOSE, the reductions, RESIZE_*, SPACE_TO_BATCH_ND,
+BATCH_TO_SPACE_ND and TRANSPOSE_CONV, whose outputs are dynamic) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -1252,6 +1253,99 @@ def counting_graphs(buffers, shape, limit, body_if=None):
     return cond, body
 
 
+def runtime_shape_models(out_dir):
+    """TRANSPOSE, the reductions, RESIZE_*, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND and TRANSPOSE_CONV with their
+    shape-deciding input computed at run time (a FLOOR_DIV of constants by 1: no constant of the model, fixed
+    values), which makes the output dynamic in LiteRT and in Kiln; quantized variants too."""
+    def computed(m, name, values, shape=None):
+        shape = shape if shape is not None else [len(values)]
+        a = m.tensor(shape, np.int32, name + "_a", np.reshape(values, shape))
+        one = m.tensor(shape, np.int32, name + "_one", np.ones(shape, np.int32))
+        t = m.output(shape, np.int32, name)
+        return t, (OPS.FLOOR_DIV, 1, [a, one], [t], 0, None)
+
+    q8 = {np.int8: (0.05, -3), np.uint8: (0.05, 120), np.int16: (0.01, 0)}
+    for dtype, shape, perm, version in [(np.float32, [2, 3, 4], [2, 0, 1], 1), (np.int8, [2, 3, 4, 5], [3, 1, 0, 2], 2),
+                                        (np.uint8, [3, 1, 2, 2, 2], [4, 3, 2, 1, 0], 5),
+                                        (np.float32, [2, 1, 2, 3, 1, 2], [5, 0, 4, 1, 3, 2], 6)]:
+        m = Model()
+        x = m.tensor(shape, dtype, "x", quant=q8.get(dtype))
+        p, add_p = computed(m, "perm", perm)
+        y = m.output([1] * len(shape), dtype, "y", quant=q8.get(dtype))
+        m.write_ops(out_dir, "transpose_runtime_perm_%s_rank%d" % (np.dtype(dtype).name, len(shape)),
+                    [add_p, (OPS.TRANSPOSE, version, [x, p], [y], 0, None)], [y])
+    for name, code, version, dtype, shape, axes, keep_dims in [
+            ("mean", OPS.MEAN, 1, np.float32, [2, 3, 4], [0, 2], False),
+            ("mean_keep", OPS.MEAN, 1, np.float32, [2, 3, 4], [-1], True),
+            ("mean_int8_hw", OPS.MEAN, 2, np.int8, [1, 4, 5, 3], [1, 2], True),
+            ("mean_uint8", OPS.MEAN, 2, np.uint8, [2, 4, 3], [1], False),
+            ("sum", OPS.SUM, 1, np.float32, [3, 2, 4], [1, 0], True),
+            ("sum_int8_litert_builtin_", OPS.SUM, 2, np.int8, [2, 5, 3], [2], False),  # LiteRT's reference is broken
+            ("reduce_max", OPS.REDUCE_MAX, 1, np.float32, [4, 3, 2], [0, 2], False),
+            ("reduce_max_int8", OPS.REDUCE_MAX, 2, np.int8, [4, 3, 2], [1], True),
+            ("reduce_min_int32", OPS.REDUCE_MIN, 3, np.int32, [4, 3], [-2], False),
+            ("reduce_prod", OPS.REDUCE_PROD, 1, np.float32, [2, 3, 2], [1], False),
+            ("reduce_any", OPS.REDUCE_ANY, 1, np.bool_, [4, 3, 2], [0, 2], False),
+            ("reduce_all", OPS.REDUCE_ALL, 1, np.bool_, [3, 4], [1], True)]:
+        m = Model()
+        quant = {np.int8: (0.05, -3), np.uint8: (0.05, 120)}.get(dtype)
+        x = m.tensor(shape, dtype, "x", quant=quant)
+        a, add_a = computed(m, "axes", axes)
+        y = m.output([1], dtype, "y", quant=quant)
+        o = S.ReducerOptionsT()
+        o.keepDims = keep_dims
+        name = name[:-len("_litert_builtin_")] + "_runtime_axes_litert_builtin" if name.endswith("_") else \
+            name + "_runtime_axes"
+        m.write_ops(out_dir, name, [add_a, (code, version, [x, a], [y],
+                                                              S.BuiltinOptions.ReducerOptions, o)], [y])
+    for name, code, version, dtype, shape, size, align, half in [
+            ("resize_bilinear", OPS.RESIZE_BILINEAR, 1, np.float32, [1, 3, 4, 2], [5, 7], False, False),
+            ("resize_bilinear_half", OPS.RESIZE_BILINEAR, 3, np.float32, [2, 4, 3, 1], [3, 8], False, True),
+            ("resize_bilinear_int8", OPS.RESIZE_BILINEAR, 2, np.int8, [1, 3, 3, 2], [6, 5], True, False),
+            ("resize_nearest", OPS.RESIZE_NEAREST_NEIGHBOR, 1, np.float32, [1, 3, 4, 2], [7, 5], False, False),
+            ("resize_nearest_uint8", OPS.RESIZE_NEAREST_NEIGHBOR, 3, np.uint8, [2, 4, 4, 1], [2, 3], False, True)]:
+        m = Model()
+        x = m.tensor(shape, dtype, "x", quant=q8.get(dtype))
+        sz, add_s = computed(m, "size", size)
+        y = m.output([1, 1, 1, 1], dtype, "y", quant=q8.get(dtype))
+        if code == OPS.RESIZE_BILINEAR:
+            options_type, o = S.BuiltinOptions.ResizeBilinearOptions, S.ResizeBilinearOptionsT()
+        else:
+            options_type, o = S.BuiltinOptions.ResizeNearestNeighborOptions, S.ResizeNearestNeighborOptionsT()
+        o.alignCorners, o.halfPixelCenters = align, half
+        m.write_ops(out_dir, name + "_runtime_size", [add_s, (code, version, [x, sz], [y], options_type, o)], [y])
+    for name, code, version, dtype, shape, block, pads in [
+            ("space_to_batch_nd", OPS.SPACE_TO_BATCH_ND, 1, np.float32, [2, 3, 5, 2], [2, 3], [[1, 0], [0, 1]]),
+            ("space_to_batch_nd_int8", OPS.SPACE_TO_BATCH_ND, 2, np.int8, [1, 4, 4, 3], [2, 2], [[0, 2], [2, 0]]),
+            ("space_to_batch_nd_rank3", OPS.SPACE_TO_BATCH_ND, 1, np.float32, [2, 5, 3], [3], [[2, 2]]),
+            ("batch_to_space_nd", OPS.BATCH_TO_SPACE_ND, 1, np.float32, [12, 2, 2, 2], [2, 3], [[1, 0], [0, 1]]),
+            ("batch_to_space_nd_int8", OPS.BATCH_TO_SPACE_ND, 2, np.int8, [4, 3, 2, 1], [2, 2], [[0, 1], [1, 0]])]:
+        m = Model()
+        x = m.tensor(shape, dtype, "x", quant=q8.get(dtype))
+        b, add_b = computed(m, "block_shape", block)
+        p, add_p = computed(m, "paddings", np.reshape(pads, [-1]), shape=[len(pads), 2])
+        y = m.output([1] * len(shape), dtype, "y", quant=q8.get(dtype))
+        m.write_ops(out_dir, name + "_runtime_block", [add_b, add_p, (code, version, [x, b, p], [y], 0, None)], [y])
+    rng = np.random.default_rng(11)
+    for name, dtype, version, in_shape, filt, out_shape, stride, padding in [
+            ("transpose_conv", np.float32, 1, [1, 3, 4, 2], [3, 3, 3, 2], [1, 6, 8, 3], 2, S.Padding.SAME),
+            ("transpose_conv_valid", np.float32, 1, [2, 2, 3, 1], [2, 2, 2, 1], [2, 4, 7, 2], 2, S.Padding.VALID),
+            ("transpose_conv_int8", np.int8, 2, [1, 3, 3, 2], [2, 3, 3, 2], [1, 5, 6, 2], 2, S.Padding.SAME)]:
+        m = Model()
+        s, add_s = computed(m, "output_shape", out_shape)
+        if dtype == np.int8:
+            w = m.tensor(filt, np.int8, "filter", rng.integers(-100, 100, filt), quant=(0.02, 0))
+        else:
+            w = m.tensor(filt, np.float32, "filter", rng.uniform(-1, 1, filt))
+        x = m.tensor(in_shape, dtype, "x", quant=(0.05, -2) if dtype == np.int8 else None)
+        y = m.output([1, 1, 1, 1], dtype, "y", quant=(0.1, 3) if dtype == np.int8 else None)
+        o = S.TransposeConvOptionsT()
+        o.padding, o.strideW, o.strideH = padding, stride, stride
+        m.write_ops(out_dir, name + "_runtime_output_shape",
+                    [add_s, (OPS.TRANSPOSE_CONV, version, [s, w, x], [y], S.BuiltinOptions.TransposeConvOptions, o)],
+                    [y])
+
+
 def control_flow_models(out_dir):
     """IF (constant and random conditions), WHILE (counting, zero iterations, an IF nested in the body) and the
     CALL_ONCE + VAR_HANDLE/READ_VARIABLE/ASSIGN_VARIABLE pattern the TF converter emits for a stateful model."""
@@ -1322,6 +1416,7 @@ def main():
     small_ops(out_dir)
     small_ops_with_options(out_dir)
     dynamic_models(out_dir)
+    runtime_shape_models(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)
