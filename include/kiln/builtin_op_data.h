@@ -301,7 +301,7 @@ typedef struct KilnEmbeddingLookupSparseParams {
   KilnCombinerType combiner;
 } KilnEmbeddingLookupSparseParams;
 
-/* RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL: the Philox generator's seeds as the model stores them (the ops use the
+/* RANDOM_UNIFORM, RANDOM_STANDARD_NORMAL and MULTINOMIAL: the Philox generator's seeds as the model stores them (the ops use the
  * low 32 bits of each, sign-extended, as LiteRT does; both 0: seeds drawn at random). */
 typedef struct KilnRandomParams {
   int64_t seed;

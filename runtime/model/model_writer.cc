@@ -401,7 +401,8 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
         matches = code == kKilnBuiltinEmbeddingLookupSparse;
         break;
       case OptionsKind::kRandom:
-        matches = code == kKilnBuiltinRandomUniform || code == kKilnBuiltinRandomStandardNormal;
+        matches = code == kKilnBuiltinRandomUniform || code == kKilnBuiltinRandomStandardNormal ||
+                  code == kKilnBuiltinMultinomial;
         break;
       case OptionsKind::kBatchMatMul:
         matches = code == kKilnBuiltinBatchMatmul;

@@ -399,14 +399,19 @@ int main(int argc, char** argv) {
     seeds.push_back({"embedding_lookup_sparse", std::move(w)});
   }
   {
-    ModelWriter w;  // RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL, fixed seeds
+    ModelWriter w;  // RANDOM_UNIFORM, RANDOM_STANDARD_NORMAL and MULTINOMIAL, fixed seeds
     const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 5});
     const int uniform = w.AddTensor(kKilnFloat32, {3, 5}, "uniform");
     const int normal = w.AddTensor(kKilnFloat32, {3, 5}, "normal");
     w.AddOp(kKilnBuiltinRandomUniform, {shape}, {uniform}, KilnRandomParams{1, 2});
     w.AddOp(kKilnBuiltinRandomStandardNormal, {shape}, {normal}, KilnRandomParams{-3, 4});
-    w.SetInputs({});
-    w.SetOutputs({uniform, normal});
+    // MULTINOMIAL of logits from the fuzzer's bytes (NaN, infinities), the count a constant scalar.
+    const int logits = w.AddTensor(kKilnFloat32, {2, 3}, "logits");
+    const int count = w.AddConstTensor<int32_t>(kKilnInt32, {}, "num_samples", {5});
+    const int samples = w.AddTensor(kKilnInt64, {2, 5}, "samples");
+    w.AddOp(kKilnBuiltinMultinomial, {logits, count}, {samples}, KilnRandomParams{1, 2});
+    w.SetInputs({logits});
+    w.SetOutputs({uniform, normal, samples});
     seeds.push_back({"random", std::move(w)});
   }
   {  // dynamic shapes from the fuzzer's bytes: WHERE -> GATHER_ND -> ADD (prepared at Invoke), UNIQUE, NMS

@@ -5,7 +5,7 @@ CAST; DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, PADV
 type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND;
 the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
-reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
+reductions REDUCE_MAX/MIN/PROD/ANY/ALL, MULTINOMIAL, CUMSUM, L2_POOL_2D, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
 and BATCH_MATMUL; TFLite_Detection_PostProcess, DENSIFY with sparse constants, a FULLY_CONNECTED reading sparse
 weights, CONV_3D and CONV_3D_TRANSPOSE; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, BROADCAST_ARGS, and run-time shape inputs of
 STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD,
@@ -929,6 +929,44 @@ def random_models(out_dir):
             o = S.RandomOptionsT()
             o.seed, o.seed2 = seed, seed2
             m.write(out_dir, op_name + tag, code, 1, [s], [y], S.BuiltinOptions.RandomOptions, o)
+    # RANDOM_* with the shape computed at run time (FLOOR_DIV of constants by 1): a dynamic output.
+    for op_name, code in [("random_uniform", OPS.RANDOM_UNIFORM),
+                          ("random_standard_normal", OPS.RANDOM_STANDARD_NORMAL)]:
+        m = Model()
+        a = m.tensor([2], np.int32, "shape_a", [3, 5])
+        one = m.tensor([2], np.int32, "shape_one", [1, 1])
+        s = m.output([2], np.int32, "shape")
+        y = m.output([1, 1], np.float32, "y")
+        o = S.RandomOptionsT()
+        o.seed, o.seed2 = 5, -9
+        m.write_ops(out_dir, op_name + "_runtime_shape", [(OPS.FLOOR_DIV, 1, [a, one], [s], 0, None),
+                                                          (code, 1, [s], [y], S.BuiltinOptions.RandomOptions, o)], [y])
+    # MULTINOMIAL (Philox draws from a copy of the generator, two uint32 per draw, LiteRT's skip-ahead): logits a
+    # model input (random floats) or constant (with -inf and NaN, skipped), int64 or int32 output, odd sample counts
+    # (blocks carried across rows), num_samples constant or computed at run time.
+    for tag, logits_shape, logits, samples, out_type, seed, seed2, run_time in [
+            ("", [3, 5], None, 7, np.int64, 1, 2, False),
+            ("_int32", [2, 4], None, 9, np.int32, -7, 3, False),
+            ("_const_logits", [2, 4], [[0.0, -np.inf, 2.0, 1.0], [np.nan, 3.0, 3.0, -1.0]], 11, np.int64, 42, 0,
+             False),
+            ("_one_class", [4, 1], None, 3, np.int64, 3, 4, False),
+            ("_wide", [1, 300], None, 64, np.int32, 123, 456, False),
+            ("_runtime_num_samples", [2, 6], None, 5, np.int64, 9, 8, True)]:
+        m = Model()
+        x = m.tensor(logits_shape, np.float32, "logits", logits)
+        ops = []
+        if run_time:
+            a = m.tensor([], np.int32, "num_samples_a", samples)
+            one = m.tensor([], np.int32, "num_samples_one", 1)
+            n = m.output([], np.int32, "num_samples")
+            ops.append((OPS.FLOOR_DIV, 1, [a, one], [n], 0, None))
+        else:
+            n = m.tensor([], np.int32, "num_samples", samples)
+        y = m.output([logits_shape[0], samples], out_type, "y")
+        o = S.RandomOptionsT()
+        o.seed, o.seed2 = seed, seed2
+        ops.append((OPS.MULTINOMIAL, 1, [x, n], [y], S.BuiltinOptions.RandomOptions, o))
+        m.write_ops(out_dir, "multinomial" + tag, ops, [y])
 
 
 def dynamic_models(out_dir):

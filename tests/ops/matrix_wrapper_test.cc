@@ -844,7 +844,6 @@ TEST(RandomWrapperTest, SeededSequencesContinueAndRefusals) {
     std::string message;
   };
   const Case cases[] = {
-      {kKilnInt32, kKilnFloat32, {2}, false, "RANDOM_STANDARD_NORMAL: shape 's' is computed at run time"},
       {kKilnInt64, kKilnFloat32, {2}, true, "shape 's' has type int64"},
       {kKilnInt32, kKilnFloat64, {2}, true, "output 'y'"},
       {kKilnInt32, kKilnFloat32, {2, -1}, true, "shape 's' holds -1 at 1"},

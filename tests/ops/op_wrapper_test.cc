@@ -100,6 +100,7 @@ TEST(BuiltinOpsTest, TableIsConsistent) {
                                   kKilnBuiltinImag,          kKilnBuiltinComplexAbs,
                                   kKilnBuiltinRfft2d,        kKilnBuiltinEmbeddingLookupSparse,
                                   kKilnBuiltinRandomUniform, kKilnBuiltinRandomStandardNormal,
+                                  kKilnBuiltinMultinomial,
                                   kKilnBuiltinUnidirectionalSequenceLstm, kKilnBuiltinLstm, kKilnBuiltinSvdf,
                                   kKilnBuiltinRnn, kKilnBuiltinUnidirectionalSequenceRnn,
                                   kKilnBuiltinBidirectionalSequenceLstm, kKilnBuiltinBidirectionalSequenceRnn,

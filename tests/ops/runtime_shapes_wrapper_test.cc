@@ -443,5 +443,103 @@ TEST(RunTimeShapesTest, TransposeConv) {
                      {"TRANSPOSE_CONV: output_shape 's' [1, 3, 3]"});
 }
 
+// RANDOM_UNIFORM with a run-time shape: sized at Invoke, the sequence continuing across Invokes as with a constant
+// shape (LiteRT's values for seeds (1, 2): random_test.cc); a negative dimension fails Invoke naming it.
+TEST(RunTimeShapesTest, RandomUniform) {
+  OpModel m{kKilnFloat32, {1}, kKilnInt32, {1}, [](ModelWriter& w, int x, int s, int y) {
+              w.AddOp(kKilnBuiltinRandomUniform, {s}, {y}, KilnRandomParams{1, 2});
+            }};
+  ModelWriter w;
+  const int s = w.AddTensor(kKilnInt32, {1}, "s");
+  const int y = w.AddTensor(kKilnFloat32, {1}, "y");
+  m.add_op(w, -1, s, y);
+  w.SetInputs({s});
+  w.SetOutputs({y});
+  Runner r(w);
+  ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+  const int32_t five[] = {5};
+  r.SetInput(0, five, sizeof(five));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{5}));
+  EXPECT_FLOAT_EQ(r.Output()[0], 0.40639675f);
+  EXPECT_FLOAT_EQ(r.Output()[4], 0.4121536f);
+  const int32_t one[] = {1};
+  r.SetInput(0, one, sizeof(one));
+  ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+  EXPECT_EQ(r.OutputDims(), (std::vector<int>{1}));
+  EXPECT_FLOAT_EQ(r.Output()[0], 0.8690897f);
+  const int32_t bad[] = {-2};
+  r.SetInput(0, bad, sizeof(bad));
+  EXPECT_NE(r.Invoke(), kKilnOk);
+  EXPECT_NE(r.errors().find("RANDOM_UNIFORM: shape 's' holds -2 at 0"), std::string::npos) << r.errors();
+}
+
+// MULTINOMIAL against LiteRT 2.3.0's measured samples (seeds (-7, 3), two Invokes: the generator skips ahead), with
+// num_samples constant and at run time; refusals name the op and tensor.
+TEST(MultinomialWrapperTest, LiteRtSamplesRunTimeCountsAndRefusals) {
+  const float logits[] = {0.5f, -1.0f, 2.0f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+  const std::vector<int32_t> first = {2, 2, 0, 0, 2, 0, 3, 2, 2, 0, 3, 3, 3, 3, 0, 0, 2, 3};
+  const std::vector<int32_t> second = {2, 2, 2, 0, 2, 0, 0, 2, 2, 1, 3, 0, 3, 3, 1, 3, 3, 0};
+  for (bool run_time : {false, true}) {
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {2, 4}, "logits");
+    const int n = run_time ? w.AddTensor(kKilnInt32, {}, "n") : w.AddConstTensor<int32_t>(kKilnInt32, {}, "n", {9});
+    const int y = w.AddTensor(kKilnInt32, {2, 9}, "y");
+    w.AddOp(kKilnBuiltinMultinomial, {x, n}, {y}, KilnRandomParams{-7, 3});
+    w.SetInputs(run_time ? std::vector<int>{x, n} : std::vector<int>{x});
+    w.SetOutputs({y});
+    Runner r(w);
+    ASSERT_EQ(r.status(), kKilnOk) << r.errors();
+    r.SetInput(0, logits, sizeof(logits));
+    const int32_t nine[] = {9};
+    if (run_time) r.SetInput(1, nine, sizeof(nine));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 9}));
+    EXPECT_EQ(r.OutputAs<int32_t>(), first);
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputAs<int32_t>(), second);
+    if (!run_time) continue;
+    const int32_t zero[] = {0}, three[] = {3}, bad[] = {-1};
+    r.SetInput(1, zero, sizeof(zero));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 0}));
+    r.SetInput(1, three, sizeof(three));
+    ASSERT_EQ(r.Invoke(), kKilnOk) << r.errors();
+    EXPECT_EQ(r.OutputDims(), (std::vector<int>{2, 3}));
+    for (int32_t v : r.OutputAs<int32_t>()) EXPECT_TRUE(v >= 0 && v < 4) << v;
+    r.SetInput(1, bad, sizeof(bad));
+    EXPECT_NE(r.Invoke(), kKilnOk);
+    EXPECT_NE(r.errors().find("MULTINOMIAL: num_samples 'n' holds [-1]; expected one value >= 0"), std::string::npos)
+        << r.errors();
+  }
+  struct Case {
+    KilnType logits_type;
+    std::vector<int> logits_dims, n_dims;
+    KilnType output_type;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {kKilnInt32, {2, 4}, {}, kKilnInt64, "MULTINOMIAL: logits 'logits' has type int32"},
+           {kKilnFloat32, {2, 4, 1}, {}, kKilnInt64, "MULTINOMIAL: logits 'logits'"},
+           {kKilnFloat32, {2, 0}, {}, kKilnInt64, "logits 'logits' has shape [2, 0]; it needs at least one class"},
+           {kKilnFloat32, {2, 4}, {1}, kKilnInt64, "MULTINOMIAL: num_samples 'n'"},
+           {kKilnFloat32,
+            {2, 4},
+            {},
+            kKilnFloat32,
+            "MULTINOMIAL: output 'y' has type float32; expected int32 or int64"},
+       }) {
+    ModelWriter w;
+    const int x = w.AddTensor(c.logits_type, c.logits_dims, "logits");
+    const int n = w.AddConstTensor<int32_t>(kKilnInt32, c.n_dims, "n", {3});
+    const int y = w.AddTensor(c.output_type, {2, 3}, "y");
+    w.AddOp(kKilnBuiltinMultinomial, {x, n}, {y}, KilnRandomParams{1, 2});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w);
+    wrapper_testing::ExpectErrorMentions(r, {c.message});
+  }
+}
+
 }  // namespace
 }  // namespace kiln::ops
