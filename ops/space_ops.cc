@@ -337,6 +337,8 @@ struct ReverseState {
   Dims input_dims;
   int64_t first = 0, last = -1;  // the reversed axes, consecutive; none where first > last
   size_t element_size = 0;
+  bool run_time_axis = false;  // axis computed at run time: Invoke prepares again to read it (same output shape)
+  bool at_invoke = false;      // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 KilnStatus ReversePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -351,10 +353,17 @@ KilnStatus ReversePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReverseTypes(), &state->element_size));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxReverseRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axis", axis, 1, 1));
-  // As LiteRT: int32 axes.
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axis", axis, false, &values));
+  // As LiteRT: int32 axes, constant or computed at run time (read at Invoke; the output keeps the input's shape).
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "axis", axis, kKilnInt32));
   state->input_dims = TensorDims(input);
+  state->run_time_axis = !IsConstant(axis);
+  if (state->run_time_axis && !state->at_invoke) {
+    state->first = 0;
+    state->last = -1;
+    return ResizeOutput(context, op, output, state->input_dims);
+  }
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "axis", axis, false, &values));
   const int64_t rank = static_cast<int64_t>(state->input_dims.size());
   if (static_cast<int64_t>(values.size()) > rank) {
     KilnOpaqueContextReportError(context, "%s: axis %s has %zu entries, more than input %s has dimensions (%lld)", op,
@@ -385,12 +394,16 @@ KilnStatus ReversePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   state->first = axes.empty() ? 0 : axes.front();
   state->last = axes.empty() ? -1 : axes.back();
+  if (state->at_invoke) return kKilnOk;  // the output already has the input's shape
   return ResizeOutput(context, op, output, state->input_dims);
 }
 
 KilnStatus ReverseInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "REVERSE_V2";
   KILN_OPS_GET_STATE(ReverseState, state, context, node, op);
+  if (state->run_time_axis) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return ReversePrepare(context, node); }));
+  }
   const int64_t count = reference::NumElements(state->input_dims);
   if (count == 0) return kKilnOk;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);

@@ -859,7 +859,27 @@ KilnStatus ReduceElementsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
 struct CumsumState {
   reference::CumsumParams params;
   KilnType type = kKilnFloat32;
+  bool run_time_axis = false;  // axis computed at run time: read and checked at Invoke (the shape does not change)
 };
+
+// Reads CUMSUM's axis: one int32 value in [-rank, rank).
+KilnStatus CumsumAxis(KilnOpaqueContext* context, const KilnOpaqueTensor* axis, const KilnOpaqueTensor* input,
+                      CumsumState* state) {
+  constexpr const char* op = "CUMSUM";
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "axis", axis, false, &values));
+  const int64_t rank = static_cast<int64_t>(state->params.dims.size());
+  if (values.size() != 1 || values[0] < -rank || values[0] >= rank) {
+    KilnOpaqueContextReportError(
+        context, "%s: axis %s holds %s; it must be one value in [%lld, %lld) for input %s of rank %lld", op,
+        TensorLabel(axis).c_str(), DimsToString(Dims(values.begin(), values.end())).c_str(),
+        static_cast<long long>(-rank), static_cast<long long>(rank), TensorLabel(input).c_str(),
+        static_cast<long long>(rank));
+    return kKilnError;
+  }
+  state->params.axis = static_cast<int>(values[0] < 0 ? values[0] + rank : values[0]);
+  return kKilnOk;
+}
 
 KilnStatus CumsumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CUMSUM";
@@ -876,20 +896,22 @@ KilnStatus CumsumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       CheckMovedTypes(context, op, input, output, {kKilnFloat32, kKilnInt32, kKilnInt64}, &element_size));
   state->type = KilnOpaqueTensorType(input);
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "axis", axis, kKilnInt32));
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axis", axis, false, &values));
   const Dims dims = TensorDims(input);
-  const int64_t rank = static_cast<int64_t>(dims.size());
-  if (values.size() != 1 || values[0] < -rank || values[0] >= rank) {
-    KilnOpaqueContextReportError(context, "%s: axis %s must be one value in [%lld, %lld) for input %s of rank %lld",
-                                 op, TensorLabel(axis).c_str(), static_cast<long long>(-rank),
-                                 static_cast<long long>(rank), TensorLabel(input).c_str(),
-                                 static_cast<long long>(rank));
-    return kKilnError;
+  state->params.dims = dims;
+  state->params.axis = 0;
+  // An axis computed at run time (as LiteRT allows): the output keeps the input's shape; Invoke reads the axis.
+  state->run_time_axis = !IsConstant(axis);
+  if (state->run_time_axis) {
+    const int64_t count = reference::NumElements(TensorDims(axis));
+    if (count != 1) {
+      KilnOpaqueContextReportError(context, "%s: axis %s has %lld elements; expected one value", op,
+                                   TensorLabel(axis).c_str(), static_cast<long long>(count));
+      return kKilnError;
+    }
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(CumsumAxis(context, axis, input, state));
   }
   const auto* options = static_cast<const KilnCumsumParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  state->params.dims = dims;
-  state->params.axis = static_cast<int>(values[0] < 0 ? values[0] + rank : values[0]);
   state->params.exclusive = options != nullptr && options->exclusive;
   state->params.reverse = options != nullptr && options->reverse;
   return ResizeOutput(context, op, output, dims);
@@ -899,6 +921,10 @@ KilnStatus CumsumInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CUMSUM";
   KILN_OPS_GET_STATE(CumsumState, state, context, node, op);
   const int64_t count = reference::NumElements(state->params.dims);
+  if (state->run_time_axis) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        CumsumAxis(context, KilnOpaqueNodeGetInput(context, node, 1), KilnOpaqueNodeGetInput(context, node, 0), state));
+  }
   if (count == 0) return kKilnOk;
   const auto run = [&](auto type_tag) {
     using T = decltype(type_tag);

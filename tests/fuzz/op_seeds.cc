@@ -446,7 +446,7 @@ int main(int argc, char** argv) {
   }
   {  // shape-deciding inputs computed at run time (FLOOR_DIV of constants by 1: mutations change the values, which
      // Invoke reads): TRANSPOSE, MEAN, REDUCE_MAX, RESIZE_BILINEAR, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND,
-     // TRANSPOSE_CONV
+     // TRANSPOSE_CONV, ARG_MAX, CUMSUM, REVERSE_V2
     ModelWriter w;
     auto computed = [&](std::vector<int> shape, std::vector<int32_t> values, const char* name) {
       const int a = w.AddConstTensor<int32_t>(kKilnInt32, shape, name, values);
@@ -476,8 +476,14 @@ int main(int argc, char** argv) {
     const int deconv = w.AddTensor(kKilnFloat32, {1, 1, 1, 3}, "deconv");
     w.AddOp(kKilnBuiltinTransposeConv, {computed({4}, {1, 8, 8, 3}, "output_shape"), filter, image}, {deconv},
             KilnTransposeConvParams{kKilnPaddingSame, 2, 2, kKilnActNone});
+    const int arg = w.AddTensor(kKilnInt64, {1}, "arg");
+    w.AddOp(kKilnBuiltinArgMax, {x, computed({1}, {-1}, "arg_axis")}, {arg}, KilnArgMaxParams{kKilnInt64});
+    const int sums = w.AddTensor(kKilnFloat32, {2, 3, 4}, "sums");
+    w.AddOp(kKilnBuiltinCumsum, {x, computed({}, {1}, "cumsum_axis")}, {sums}, KilnCumsumParams{true, false});
+    const int reversed = w.AddTensor(kKilnFloat32, {2, 3, 4}, "reversed");
+    w.AddOp(kKilnBuiltinReverseV2, {sums, computed({2}, {2, 1}, "reverse_axes")}, {reversed});
     w.SetInputs({x, image});
-    w.SetOutputs({mean, max, unbatched, deconv});
+    w.SetOutputs({mean, max, unbatched, deconv, arg, reversed});
     seeds.push_back({"runtime_shapes", std::move(w)});
   }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});

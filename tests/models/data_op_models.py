@@ -1292,7 +1292,8 @@ def counting_graphs(buffers, shape, limit, body_if=None):
 
 
 def runtime_shape_models(out_dir):
-    """TRANSPOSE, the reductions, RESIZE_*, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND and TRANSPOSE_CONV with their
+    """TRANSPOSE, the reductions, RESIZE_*, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, TRANSPOSE_CONV, ARG_MAX/ARG_MIN,
+    CUMSUM and REVERSE_V2 with their
     shape-deciding input computed at run time (a FLOOR_DIV of constants by 1: no constant of the model, fixed
     values), which makes the output dynamic in LiteRT and in Kiln; quantized variants too."""
     def computed(m, name, values, shape=None):
@@ -1364,6 +1365,31 @@ def runtime_shape_models(out_dir):
         p, add_p = computed(m, "paddings", np.reshape(pads, [-1]), shape=[len(pads), 2])
         y = m.output([1] * len(shape), dtype, "y", quant=q8.get(dtype))
         m.write_ops(out_dir, name + "_runtime_block", [add_b, add_p, (code, version, [x, b, p], [y], 0, None)], [y])
+    # ARG_MAX/ARG_MIN (a dynamic output), CUMSUM and REVERSE_V2 (the input's shape, the axis read at Invoke).
+    for name, code, version, dtype, shape, axis, out_type in [
+            ("arg_max", OPS.ARG_MAX, 1, np.float32, [3, 4, 5], [1], np.int64),
+            ("arg_max_int8", OPS.ARG_MAX, 2, np.int8, [4, 6], [-1], np.int32),
+            ("arg_min", OPS.ARG_MIN, 1, np.float32, [2, 3, 4], [0], np.int32),
+            ("cumsum", OPS.CUMSUM, 1, np.float32, [3, 4, 2], [1], None),
+            ("cumsum_int32", OPS.CUMSUM, 1, np.int32, [5, 3], [-1], None),
+            ("reverse_v2", OPS.REVERSE_V2, 1, np.float32, [2, 3, 4], [1], None),
+            ("reverse_v2_two_axes", OPS.REVERSE_V2, 2, np.int8, [2, 3, 4], [1, 2], None)]:
+        m = Model()
+        x = m.tensor(shape, dtype, "x", quant=q8.get(dtype) if code == OPS.REVERSE_V2 or out_type else None)
+        a, add_a = computed(m, "axis", axis)
+        options_type, o = 0, None
+        if code == OPS.ARG_MAX:
+            options_type, o = S.BuiltinOptions.ArgMaxOptions, S.ArgMaxOptionsT()
+            o.outputType = TYPES[out_type]
+        elif code == OPS.ARG_MIN:
+            options_type, o = S.BuiltinOptions.ArgMinOptions, S.ArgMinOptionsT()
+            o.outputType = TYPES[out_type]
+        elif code == OPS.CUMSUM:
+            options_type, o = S.BuiltinOptions.CumsumOptions, S.CumsumOptionsT()
+            o.exclusive, o.reverse = False, True
+        y = m.output([1] if out_type else shape, out_type or dtype, "y",
+                     quant=q8.get(dtype) if code == OPS.REVERSE_V2 else None)
+        m.write_ops(out_dir, name + "_runtime_axis", [add_a, (code, version, [x, a], [y], options_type, o)], [y])
     rng = np.random.default_rng(11)
     for name, dtype, version, in_shape, filt, out_shape, stride, padding in [
             ("transpose_conv", np.float32, 1, [1, 3, 4, 2], [3, 3, 3, 2], [1, 6, 8, 3], 2, S.Padding.SAME),

@@ -85,6 +85,7 @@ struct OpModel {
   std::vector<int> shape_dims;
   // Adds the op (and any constants) reading x and s into y; may set quantization on x and y.
   std::function<void(ModelWriter&, int x, int s, int y)> add_op;
+  KilnType output_type = kKilnNoType;  // y's type where it is not x's
 };
 
 // Builds `m` with s a graph input (run_time) or a constant holding `values`.
@@ -93,7 +94,7 @@ std::vector<uint8_t> BuildModel(const OpModel& m, bool run_time, const std::vect
   const std::vector<uint8_t> bytes = IntBytes(m.shape_type, values);
   const int s = run_time ? w->AddTensor(m.shape_type, m.shape_dims, "s")
                          : w->AddConstTensor(m.shape_type, m.shape_dims, "s", bytes.data(), bytes.size());
-  const int y = w->AddTensor(m.type, {1}, "y");
+  const int y = w->AddTensor(m.output_type != kKilnNoType ? m.output_type : m.type, {1}, "y");
   m.add_op(*w, x, s, y);
   w->SetInputs(run_time ? std::vector<int>{x, s} : std::vector<int>{x});
   w->SetOutputs({y});
@@ -441,6 +442,63 @@ TEST(RunTimeShapesTest, TransposeConv) {
                      {"TRANSPOSE_CONV: output_shape 's' [1, -3, 3, 1]"});
   ExpectRunTimeFails({kKilnFloat32, {1, 2, 2, 1}, kKilnInt32, {3}, add}, {1, 3, 3},
                      {"TRANSPOSE_CONV: output_shape 's' [1, 3, 3]"});
+}
+
+TEST(RunTimeShapesTest, ArgMaxAndArgMin) {
+  for (KilnBuiltinOperator code : {kKilnBuiltinArgMax, kKilnBuiltinArgMin}) {
+    for (KilnType type : {kKilnFloat32, kKilnInt8, kKilnUInt8, kKilnInt32, kKilnBool}) {
+      for (KilnType index : {kKilnInt32, kKilnInt64}) {
+        SCOPED_TRACE(std::to_string(code) + " " + KilnTypeGetName(type) + " " + KilnTypeGetName(index));
+        const auto add = [=](ModelWriter& w, int x, int s, int y) {
+          if (type == kKilnInt8 || type == kKilnUInt8) Quantize(w, {x}, 0.5f, 1);
+          if (code == kKilnBuiltinArgMax) {
+            w.AddOp(code, {x, s}, {y}, KilnArgMaxParams{index});
+          } else {
+            w.AddOp(code, {x, s}, {y}, KilnArgMinParams{index});
+          }
+        };
+        ExpectRunTimeMatchesConstant({type, {2, 3, 4}, kKilnInt32, {1}, add, index}, {{0}, {2}, {-1}, {1}, {-3}});
+        ExpectRunTimeMatchesConstant({type, {5}, kKilnInt64, {}, add, index}, {{0}, {-1}});
+        ExpectRunTimeFails({type, {2, 3}, kKilnInt32, {1}, add, index}, {2},
+                           {code == kKilnBuiltinArgMax ? "ARG_MAX" : "ARG_MIN", "axis 2 is out of range [-2, 2)"});
+        ExpectRunTimeFails({type, {2, 0}, kKilnInt32, {1}, add, index}, {1}, {"dimension 1 is empty"});
+      }
+    }
+  }
+}
+
+// CUMSUM and REVERSE_V2 keep the input's shape: a run-time axis is read at Invoke.
+TEST(RunTimeShapesTest, CumsumAndReverseV2Axis) {
+  for (KilnType type : {kKilnFloat32, kKilnInt32, kKilnInt64}) {
+    for (bool exclusive : {false, true}) {
+      for (bool reverse : {false, true}) {
+        const auto add = [=](ModelWriter& w, int x, int s, int y) {
+          w.AddOp(kKilnBuiltinCumsum, {x, s}, {y}, KilnCumsumParams{exclusive, reverse});
+        };
+        ExpectRunTimeMatchesConstant({type, {2, 3, 4}, kKilnInt32, {}, add}, {{0}, {2}, {-1}, {1}, {-3}});
+        ExpectRunTimeMatchesConstant({type, {3, 0, 2}, kKilnInt32, {1}, add}, {{1}, {0}});
+      }
+    }
+  }
+  const auto cumsum = [](ModelWriter& w, int x, int s, int y) {
+    w.AddOp(kKilnBuiltinCumsum, {x, s}, {y}, KilnCumsumParams{false, false});
+  };
+  ExpectRunTimeFails({kKilnFloat32, {2, 3}, kKilnInt32, {}, cumsum}, {2},
+                     {"CUMSUM: axis 's' holds [2]; it must be one value in [-2, 2)"});
+  const auto reverse = [](ModelWriter& w, int x, int s, int y) { w.AddOp(kKilnBuiltinReverseV2, {x, s}, {y}); };
+  for (KilnType type : {kKilnFloat32, kKilnUInt8, kKilnInt8, kKilnInt16, kKilnInt32, kKilnInt64, kKilnBool}) {
+    SCOPED_TRACE(KilnTypeGetName(type));
+    const auto add = [=](ModelWriter& w, int x, int s, int y) {
+      if (type == kKilnInt8 || type == kKilnUInt8 || type == kKilnInt16) Quantize(w, {x, y}, 0.5f, 0);
+      reverse(w, x, s, y);
+    };
+    ExpectRunTimeMatchesConstant({type, {2, 3, 4}, kKilnInt32, {1}, add}, {{0}, {2}, {-1}, {1}});
+    ExpectRunTimeMatchesConstant({type, {2, 3, 4}, kKilnInt32, {2}, add}, {{0, 1}, {2, 1}, {-1, -2}});
+  }
+  ExpectRunTimeFails({kKilnFloat32, {2, 3, 4}, kKilnInt32, {2}, reverse}, {0, 2},
+                     {"REVERSE_V2: axis 's' names dimensions 0 and 2"});
+  ExpectRunTimeFails({kKilnFloat32, {2, 3, 4}, kKilnInt32, {1}, reverse}, {3},
+                     {"REVERSE_V2: axis 's' holds 3, outside [-3, 3)"});
 }
 
 // RANDOM_UNIFORM with a run-time shape: sized at Invoke, the sequence continuing across Invokes as with a constant
