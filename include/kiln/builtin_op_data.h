@@ -67,7 +67,8 @@ typedef struct KilnConv3DParams {
   KilnFusedActivation activation;
 } KilnConv3DParams;
 
-/* TRANSPOSE_CONV. Inputs: output shape (a constant int32 [4]), filter [out_c, h, w, in_c], input, optional bias. */
+/* TRANSPOSE_CONV. Inputs: output shape (an int32 [4], constant or computed at run time), filter [out_c, h, w, in_c],
+ * input, optional bias. */
 typedef struct KilnTransposeConvParams {
   KilnPadding padding;
   int stride_width;

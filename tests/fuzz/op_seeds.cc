@@ -446,7 +446,7 @@ int main(int argc, char** argv) {
   }
   {  // shape-deciding inputs computed at run time (FLOOR_DIV of constants by 1: mutations change the values, which
      // Invoke reads): TRANSPOSE, MEAN, REDUCE_MAX, RESIZE_BILINEAR, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND,
-     // TRANSPOSE_CONV, ARG_MAX, CUMSUM, REVERSE_V2
+     // TRANSPOSE_CONV, ARG_MAX, CUMSUM, REVERSE_V2, SEGMENT_SUM, SPARSE_TO_DENSE
     ModelWriter w;
     auto computed = [&](std::vector<int> shape, std::vector<int32_t> values, const char* name) {
       const int a = w.AddConstTensor<int32_t>(kKilnInt32, shape, name, values);
@@ -482,8 +482,16 @@ int main(int argc, char** argv) {
     w.AddOp(kKilnBuiltinCumsum, {x, computed({}, {1}, "cumsum_axis")}, {sums}, KilnCumsumParams{true, false});
     const int reversed = w.AddTensor(kKilnFloat32, {2, 3, 4}, "reversed");
     w.AddOp(kKilnBuiltinReverseV2, {sums, computed({2}, {2, 1}, "reverse_axes")}, {reversed});
+    const int segments = w.AddTensor(kKilnFloat32, {1, 3, 4}, "segments");
+    w.AddOp(kKilnBuiltinSegmentSum, {x, computed({2}, {0, 1}, "segment_ids")}, {segments});
+    const int dense = w.AddTensor(kKilnFloat32, {1, 1}, "dense");
+    w.AddOp(kKilnBuiltinSparseToDense,
+            {w.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "indices", {0, 1, 2, 0}),
+             computed({2}, {3, 2}, "dense_shape"), w.AddConstTensor<float>(kKilnFloat32, {2}, "values", {1.5f, -2.0f}),
+             w.AddConstTensor<float>(kKilnFloat32, {}, "default", {0.0f})},
+            {dense});
     w.SetInputs({x, image});
-    w.SetOutputs({mean, max, unbatched, deconv, arg, reversed});
+    w.SetOutputs({mean, max, unbatched, deconv, arg, reversed, segments, dense});
     seeds.push_back({"runtime_shapes", std::move(w)});
   }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});

@@ -1293,7 +1293,7 @@ def counting_graphs(buffers, shape, limit, body_if=None):
 
 def runtime_shape_models(out_dir):
     """TRANSPOSE, the reductions, RESIZE_*, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, TRANSPOSE_CONV, ARG_MAX/ARG_MIN,
-    CUMSUM and REVERSE_V2 with their
+    CUMSUM, REVERSE_V2, SEGMENT_SUM, SPARSE_TO_DENSE, RFFT2D, EMBEDDING_LOOKUP_SPARSE and CONV_3D_TRANSPOSE with their
     shape-deciding input computed at run time (a FLOOR_DIV of constants by 1: no constant of the model, fixed
     values), which makes the output dynamic in LiteRT and in Kiln; quantized variants too."""
     def computed(m, name, values, shape=None):
@@ -1390,6 +1390,56 @@ def runtime_shape_models(out_dir):
         y = m.output([1] if out_type else shape, out_type or dtype, "y",
                      quant=q8.get(dtype) if code == OPS.REVERSE_V2 else None)
         m.write_ops(out_dir, name + "_runtime_axis", [add_a, (code, version, [x, a], [y], options_type, o)], [y])
+    # SEGMENT_SUM's ids, SPARSE_TO_DENSE's output_shape, RFFT2D's fft_length, EMBEDDING_LOOKUP_SPARSE's dense_shape
+    # and CONV_3D_TRANSPOSE's output shape computed at run time: dynamic outputs.
+    for dtype in (np.float32, np.int32):
+        m = Model()
+        x = m.tensor([5, 3], dtype, "data")
+        ids, add_ids = computed(m, "segment_ids", [0, 0, 1, 2, 2])
+        y = m.output([1, 3], dtype, "y")
+        m.write_ops(out_dir, "segment_sum_%s_runtime_ids" % np.dtype(dtype).name,
+                    [add_ids, (OPS.SEGMENT_SUM, 1, [x, ids], [y], 0, None)], [y])
+    m = Model()
+    indices = m.tensor([3, 2], np.int32, "indices", [[0, 1], [2, 0], [1, 1]])
+    shape, add_shape = computed(m, "output_shape", [3, 4])
+    values = m.tensor([3], np.float32, "values")
+    fill = m.tensor([], np.float32, "default_value", -2.5)
+    y = m.output([1, 1], np.float32, "y")
+    m.write_ops(out_dir, "sparse_to_dense_runtime_shape",
+                [add_shape, (OPS.SPARSE_TO_DENSE, 1, [indices, shape, values, fill], [y], 0, None)], [y])
+    m = Model()
+    x = m.tensor([2, 4, 6], np.float32, "x")
+    length, add_length = computed(m, "fft_length", [4, 8])
+    spectrum = m.output([1, 1, 1], np.complex64, "spectrum")
+    re = m.output([1, 1, 1], np.float32, "real")
+    im = m.output([1, 1, 1], np.float32, "imag")
+    m.write_ops(out_dir, "rfft2d_runtime_fft_length",
+                [add_length, (OPS.RFFT2D, 1, [x, length], [spectrum], 0, None),
+                 (OPS.REAL, 1, [spectrum], [re], 0, None), (OPS.IMAG, 1, [spectrum], [im], 0, None)], [re, im])
+    m = Model()
+    ids = m.tensor([3], np.int32, "ids", [1, 0, 3])
+    indices = m.tensor([3, 2], np.int32, "indices", [[0, 0], [0, 1], [1, 0]])
+    dense, add_dense = computed(m, "dense_shape", [3, 2])
+    weights = m.tensor([3], np.float32, "weights", [0.5, 2.0, -1.0])
+    params = m.tensor([4, 3], np.float32, "params")
+    y = m.output([1, 1], np.float32, "y")
+    o = S.EmbeddingLookupSparseOptionsT()
+    o.combiner = S.CombinerType.MEAN
+    m.write_ops(out_dir, "embedding_lookup_sparse_runtime_dense_shape",
+                [add_dense, (OPS.EMBEDDING_LOOKUP_SPARSE, 1, [ids, indices, dense, weights, params], [y],
+                             S.BuiltinOptions.EmbeddingLookupSparseOptions, o)], [y])
+    m = Model()
+    out_shape, add_out = computed(m, "output_shape", [1, 4, 6, 4, 3])
+    filt = m.tensor([2, 2, 2, 3, 2], np.float32, "filter", np.random.default_rng(5).uniform(-1, 1, [2, 2, 2, 3, 2]))
+    x = m.tensor([1, 2, 3, 2, 2], np.float32, "x")
+    y = m.output([1, 1, 1, 1, 1], np.float32, "y")
+    o = S.Conv3DOptionsT()
+    o.padding = S.Padding.SAME
+    o.strideD, o.strideH, o.strideW = 2, 2, 2
+    o.dilationDFactor, o.dilationHFactor, o.dilationWFactor = 1, 1, 1
+    m.write_ops(out_dir, "conv3d_transpose_runtime_output_shape",
+                [add_out, (OPS.CONV_3D_TRANSPOSE, 1, [out_shape, filt, x], [y], S.BuiltinOptions.Conv3DOptions, o)],
+                [y])
     rng = np.random.default_rng(11)
     for name, dtype, version, in_shape, filt, out_shape, stride, padding in [
             ("transpose_conv", np.float32, 1, [1, 3, 4, 2], [3, 3, 3, 2], [1, 6, 8, 3], 2, S.Padding.SAME),

@@ -501,6 +501,53 @@ TEST(RunTimeShapesTest, CumsumAndReverseV2Axis) {
                      {"REVERSE_V2: axis 's' holds 3, outside [-3, 3)"});
 }
 
+// SEGMENT_SUM's ids, SPARSE_TO_DENSE's output_shape, RFFT2D's fft_length, EMBEDDING_LOOKUP_SPARSE's dense_shape and
+// CONV_3D_TRANSPOSE's output shape at run time: dynamic outputs sized at Invoke.
+TEST(RunTimeShapesTest, SegmentsSparseSpectraAndConv3dTranspose) {
+  for (KilnType type : {kKilnFloat32, kKilnInt32}) {
+    const auto add = [](ModelWriter& w, int x, int s, int y) { w.AddOp(kKilnBuiltinSegmentSum, {x, s}, {y}); };
+    ExpectRunTimeMatchesConstant({type, {5, 2, 3}, kKilnInt32, {5}, add},
+                                 {{0, 0, 1, 1, 2}, {0, 1, 2, 3, 4}, {0, 0, 0, 0, 0}, {0, 1, 1, 1, 2}});
+    ExpectRunTimeFails({type, {3, 2}, kKilnInt32, {3}, add}, {0, 2, 2},
+                       {"SEGMENT_SUM: segment id 2 at position 1 of segment_ids 's' breaks their order"});
+  }
+  const auto to_dense = [](ModelWriter& w, int x, int s, int y) {
+    const int indices = w.AddConstTensor<int32_t>(kKilnInt32, {3, 2}, "indices", {0, 1, 2, 0, 1, 1});
+    const int fill = w.AddConstTensor<float>(kKilnFloat32, {}, "default", {-1});
+    w.AddOp(kKilnBuiltinSparseToDense, {indices, s, x, fill}, {y});
+  };
+  ExpectRunTimeMatchesConstant({kKilnFloat32, {3}, kKilnInt32, {2}, to_dense}, {{3, 2}, {4, 5}, {3, 3}});
+  ExpectRunTimeFails(
+      {kKilnFloat32, {3}, kKilnInt32, {2}, to_dense}, {2, 2},
+      {"SPARSE_TO_DENSE", "index tuple 1 of indices 'indices', [2, 0], lies outside the output's shape"});
+  ExpectRunTimeFails({kKilnFloat32, {3}, kKilnInt32, {3}, to_dense}, {3, 2, 1}, {"SPARSE_TO_DENSE", "indices"});
+  const auto rfft = [](ModelWriter& w, int x, int s, int y) { w.AddOp(kKilnBuiltinRfft2d, {x, s}, {y}); };
+  ExpectRunTimeMatchesConstant({kKilnFloat32, {2, 4, 6}, kKilnInt32, {2}, rfft, kKilnComplex64},
+                               {{4, 8}, {2, 2}, {8, 4}, {1, 16}});
+  ExpectRunTimeFails({kKilnFloat32, {4, 4}, kKilnInt32, {2}, rfft, kKilnComplex64}, {4, 3},
+                     {"RFFT2D: fft_length 's' holds 3 at 1; expected a power of two"});
+  const auto lookup = [](ModelWriter& w, int x, int s, int y) {
+    const int ids = w.AddConstTensor<int32_t>(kKilnInt32, {3}, "ids", {1, 0, 3});
+    const int indices = w.AddConstTensor<int32_t>(kKilnInt32, {3, 2}, "indices", {0, 0, 0, 1, 1, 0});
+    const int weights = w.AddConstTensor<float>(kKilnFloat32, {3}, "weights", {0.5f, 2.0f, -1.0f});
+    w.AddOp(kKilnBuiltinEmbeddingLookupSparse, {ids, indices, s, weights, x}, {y},
+            KilnEmbeddingLookupSparseParams{kKilnCombinerSum});
+  };
+  ExpectRunTimeMatchesConstant({kKilnFloat32, {4, 3}, kKilnInt32, {2}, lookup}, {{2, 2}, {5, 7}, {3, 1}});
+  ExpectRunTimeFails({kKilnFloat32, {4, 3}, kKilnInt32, {2}, lookup}, {-2, 2},
+                     {"EMBEDDING_LOOKUP_SPARSE: dense_shape 's' holds -2 at 0"});
+  const auto deconv = [](ModelWriter& w, int x, int s, int y) {
+    const int filter = w.AddConstTensor<float>(kKilnFloat32, {2, 2, 2, 3, 2}, "filter", std::vector<float>(48, 0.25f));
+    w.AddOp(kKilnBuiltinConv3dTranspose, {s, filter, x}, {y},
+            KilnConv3DParams{kKilnPaddingSame, 2, 2, 2, 1, 1, 1, kKilnActNone});
+  };
+  ExpectRunTimeMatchesConstant({kKilnFloat32, {1, 2, 3, 2, 2}, kKilnInt32, {5}, deconv},
+                               {{1, 4, 6, 4, 3}, {1, 3, 5, 3, 3}, {1, 4, 5, 4, 3}});
+  ExpectRunTimeFails({kKilnFloat32, {1, 2, 3, 2, 2}, kKilnInt32, {5}, deconv}, {1, 9, 6, 4, 3},
+                     {"CONV_3D_TRANSPOSE: input 'x' has shape [1, 2, 3, 2, 2], but a convolution of the output shape "
+                      "[1, 9, 6, 4, 3]"});
+}
+
 // RANDOM_UNIFORM with a run-time shape: sized at Invoke, the sequence continuing across Invokes as with a constant
 // shape (LiteRT's values for seeds (1, 2): random_test.cc); a negative dimension fails Invoke naming it.
 TEST(RunTimeShapesTest, RandomUniform) {
