@@ -57,6 +57,9 @@ struct ArgState {
   ElementType index_type = ElementType::kInt32;
   int64_t input_count = 0;
   int64_t output_count = 0;
+  bool is_max = true;
+  bool dynamic = false;    // axis computed at run time: Invoke prepares again and sizes the output
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 KilnStatus ArgPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool is_max) {
@@ -108,14 +111,10 @@ KilnStatus ArgPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, bool is_
                                  DimsToString(TensorDims(axis)).c_str());
     return kKilnError;
   }
-  if (!IsConstant(axis)) {
-    KilnOpaqueContextReportError(
-        context,
-        "%s: axis %s is computed at run time, and the output's shape depends on its value; "
-        "Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-        op, TensorLabel(axis).c_str());
-    return kKilnError;
-  }
+  // An axis computed at run time: a dynamic output, sized at Invoke (as LiteRT), which runs this again.
+  state->is_max = is_max;
+  state->dynamic = !IsConstant(axis);
+  if (state->dynamic && !state->at_invoke) return MakeOutputDynamic(context, op, output);
   std::vector<int64_t> axis_values;
   KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "axis", axis, &axis_values));
   const Dims dims = TensorDims(input);
@@ -140,6 +139,9 @@ KilnStatus ArgMinPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 KilnStatus ArgInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "ARG_MAX/ARG_MIN";
   KILN_OPS_GET_STATE(ArgState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return ArgPrepare(context, node, state->is_max); }));
+  }
   if (state->output_count == 0) return kKilnOk;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);
   KilnOpaqueTensor* output = KilnOpaqueNodeGetOutput(context, node, 0);

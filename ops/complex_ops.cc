@@ -90,6 +90,8 @@ KilnStatus PartInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 
 struct RfftState {
   int64_t batches = 0, rows = 0, cols = 0, fft_rows = 0, fft_cols = 0;
+  bool dynamic = false;    // fft_length computed at run time: Invoke prepares again and sizes the output
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 KilnStatus RfftPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -111,15 +113,14 @@ KilnStatus RfftPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                  TensorLabel(length).c_str(), static_cast<long long>(TensorDims(length)[0]));
     return kKilnError;
   }
-  if (!IsConstant(length)) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: fft_length %s is computed at run time, and the output's shape depends on its "
-                                 "values; Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-                                 op, TensorLabel(length).c_str());
-    return kKilnError;
+  // fft_length computed at run time: a dynamic output (as LiteRT); Invoke runs this again with its values.
+  state->dynamic = !IsConstant(length);
+  if (state->dynamic && !state->at_invoke) {
+    state->batches = 0;
+    return MakeOutputDynamic(context, op, output);
   }
   std::vector<int32_t> fft;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "fft_length", length, false, &fft));
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "fft_length", length, false, &fft));
   for (int k = 0; k < 2; ++k) {
     // Powers of two, as LiteRT requires; 2^30 at most, so the sizes below stay far inside int64.
     if (fft[k] < 1 || fft[k] > (1 << 30) || (fft[k] & (fft[k] - 1)) != 0) {
@@ -150,6 +151,7 @@ KilnStatus RfftPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 KilnStatus RfftInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "RFFT2D";
   KILN_OPS_GET_STATE(RfftState, state, context, node, op);
+  if (state->dynamic) KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return RfftPrepare(context, node); }));
   const int64_t out_count = state->batches * state->fft_rows * (state->fft_cols / 2 + 1);
   if (out_count == 0) return kKilnOk;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);

@@ -17,6 +17,8 @@ struct Conv3DState {
   reference::Conv3DShape shape;
   int64_t input_count = 0, filter_count = 0, output_count = 0;
   bool has_bias = false;
+  bool dynamic = false;    // CONV_3D_TRANSPOSE's output shape computed at run time: Invoke prepares again, sizing
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 KilnStatus ComputeWindow(KilnOpaqueContext* context, const char* op, reference::Padding padding, const char* axis,
@@ -125,8 +127,15 @@ KilnStatus Conv3DTransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* no
   KILN_OPAQUE_ENSURE_STATUS(CheckFloat32(context, op, "output", output));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 5, 5));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "filter", filter, 5, 5));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output shape", shape_tensor, kKilnInt32));
+  // An output shape computed at run time: a dynamic output (as LiteRT); Invoke runs this again with its values.
+  state->dynamic = !IsConstant(shape_tensor);
+  if (state->dynamic && !state->at_invoke) {
+    state->output_count = 0;
+    return MakeOutputDynamic(context, op, output);
+  }
   std::vector<int32_t> shape;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "output shape", shape_tensor, false, &shape));
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "output shape", shape_tensor, false, &shape));
   const Dims in = TensorDims(input), f = TensorDims(filter);
   if (shape.size() != 5 || TensorDims(shape_tensor).size() != 1) {
     KilnOpaqueContextReportError(context, "%s: output shape %s has shape %s; expected 5 values", op,
@@ -195,6 +204,9 @@ KilnStatus Conv3DTransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* no
 KilnStatus Conv3DTransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const char* op = kConv3DTranspose;
   KILN_OPS_GET_STATE(Conv3DState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return Conv3DTransposePrepare(context, node); }));
+  }
   if (state->output_count == 0) return kKilnOk;
   const float *input, *filter, *bias = nullptr;
   float* output;

@@ -272,9 +272,12 @@ struct TransposeConvState {
   FloatWeights filter;
   KilnType type = kKilnFloat32;  // or int8, uint8, int16 (16x8)
   reference::WeightedQuantParams quant;
+  bool dynamic = false;    // output_shape computed at run time: Invoke prepares again and sizes the output
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
-// TRANSPOSE_CONV: inputs output_shape (a constant int32 [4]), filter [out_c, h, w, in_c], input [n, h, w, in_c],
+// TRANSPOSE_CONV: inputs output_shape (an int32 [4], constant or computed at run time: then the output is dynamic,
+// as in LiteRT, and Invoke runs this again to read it), filter [out_c, h, w, in_c], input [n, h, w, in_c],
 // optional bias [out_c]. float32 (filter float32 or constant int8, dequantized), int8 input and output with a
 // symmetric int8 filter (per tensor or per channel along dimension 0), or uint8 input, output and filter (per
 // tensor, with a zero point); int32 bias. 16x8: symmetric int16 input and output, the int8 filter, int64 bias.
@@ -304,15 +307,19 @@ KilnStatus TransposeConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 4, 4));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "filter", filter, 4, 4));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "output_shape", output_shape, 1, 1));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "output_shape", output_shape, kKilnInt32));
+  state->dynamic = !IsConstant(output_shape);
+  if (state->dynamic && !state->at_invoke) return MakeOutputDynamic(context, op, output);
   std::vector<int32_t> shape;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "output_shape", output_shape, false, &shape));
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "output_shape", output_shape, false, &shape));
   const Dims in = TensorDims(input), f = TensorDims(filter);
   if (shape.size() != 4 || shape[0] != in[0] || shape[1] <= 0 || shape[2] <= 0 || shape[3] != f[0] ||
       f[3] != in[3]) {
     KilnOpaqueContextReportError(context,
-                                 "%s: output_shape %s, filter %s of shape %s and input %s of shape %s do not fit "
+                                 "%s: output_shape %s %s, filter %s of shape %s and input %s of shape %s do not fit "
                                  "(expected [batch, h, w, filter dim 0] and filter [out_c, h, w, input channels])",
-                                 op, TensorLabel(output_shape).c_str(), TensorLabel(filter).c_str(),
+                                 op, TensorLabel(output_shape).c_str(),
+                                 DimsToString(Dims(shape.begin(), shape.end())).c_str(), TensorLabel(filter).c_str(),
                                  DimsToString(f).c_str(), TensorLabel(input).c_str(), DimsToString(in).c_str());
     return kKilnError;
   }
@@ -361,6 +368,9 @@ KilnStatus TransposeConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
 KilnStatus TransposeConvInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TRANSPOSE_CONV";
   KILN_OPS_GET_STATE(TransposeConvState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return TransposeConvPrepare(context, node); }));
+  }
   const reference::TransposeConvParams& p = state->params;
   const int64_t output_count = p.batch * p.output_height * p.output_width * p.output_channels;
   if (output_count == 0) return kKilnOk;

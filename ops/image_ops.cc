@@ -1,5 +1,5 @@
 // RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR: float32, int8, uint8 or int16 NHWC, the output size from a
-// constant int32 [height, width] second input.
+// int32 [height, width] second input (constant, or computed at run time: a dynamic output).
 #include "kiln/builtin_op_data.h"
 #include "kiln/c_api_opaque.h"
 #include "ops/op_families.h"
@@ -13,10 +13,13 @@ struct ResizeState {
   reference::ResizeBilinearParams params;
   KilnType type = kKilnFloat32;
   size_t element_size = sizeof(float);
+  bool dynamic = false;    // size computed at run time: Invoke prepares again and sizes the output
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 // RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR: float32, int8, uint8 or int16 (a quantized output must carry the
-// input's quantization: both kernels work on the stored values), a 4-D input, a constant [height, width].
+// input's quantization: both kernels work on the stored values), a 4-D input, an int32 [height, width] constant or
+// computed at run time (then the output is dynamic, sized at Invoke, as LiteRT).
 KilnStatus ResizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool align_corners,
                          bool half_pixel_centers) {
   KILN_OPS_GET_STATE(ResizeState, state, context, node, op);
@@ -31,11 +34,14 @@ KilnStatus ResizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
   KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, kTypes, &state->element_size));
   state->type = KilnOpaqueTensorType(input);
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 4, 4));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "size", size, kKilnInt32));
+  state->dynamic = !IsConstant(size);
+  if (state->dynamic && !state->at_invoke) return MakeOutputDynamic(context, op, output);
   std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "size", size, false, &values));
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "size", size, false, &values));
   if (values.size() != 2 || values[0] <= 0 || values[1] <= 0) {
-    KilnOpaqueContextReportError(context, "%s: size %s must hold two positive values, [height, width]", op,
-                                 TensorLabel(size).c_str());
+    KilnOpaqueContextReportError(context, "%s: size %s must hold two positive values, [height, width]; it holds %s", op,
+                                 TensorLabel(size).c_str(), DimsToString(Dims(values.begin(), values.end())).c_str());
     return kKilnError;
   }
   const Dims in = TensorDims(input);
@@ -51,8 +57,10 @@ KilnStatus ResizePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
   return ResizeOutput(context, op, output, Dims{p.batch, p.output_height, p.output_width, p.channels});
 }
 
-KilnStatus ResizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool bilinear) {
+KilnStatus ResizeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool bilinear,
+                        KilnStatus (*prepare)(KilnOpaqueContext*, KilnOpaqueNode*)) {
   KILN_OPS_GET_STATE(ResizeState, state, context, node, op);
+  if (state->dynamic) KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return prepare(context, node); }));
   const reference::ResizeBilinearParams& p = state->params;
   const int64_t in_count = p.batch * p.input_height * p.input_width * p.channels;
   const int64_t out_count = p.batch * p.output_height * p.output_width * p.channels;
@@ -92,7 +100,7 @@ KilnStatus ResizeBilinearPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
                        options != nullptr && options->half_pixel_centers);
 }
 KilnStatus ResizeBilinearInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  return ResizeInvoke(context, node, "RESIZE_BILINEAR", true);
+  return ResizeInvoke(context, node, "RESIZE_BILINEAR", true, &ResizeBilinearPrepare);
 }
 KilnStatus ResizeNearestPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const auto* options = static_cast<const KilnResizeNearestNeighborParams*>(KilnOpaqueNodeGetBuiltinData(node));
@@ -100,7 +108,7 @@ KilnStatus ResizeNearestPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
                        options != nullptr && options->half_pixel_centers);
 }
 KilnStatus ResizeNearestInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
-  return ResizeInvoke(context, node, "RESIZE_NEAREST_NEIGHBOR", false);
+  return ResizeInvoke(context, node, "RESIZE_NEAREST_NEIGHBOR", false, &ResizeNearestPrepare);
 }
 
 }  // namespace

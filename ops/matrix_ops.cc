@@ -25,6 +25,8 @@ struct SegmentSumState {
   std::vector<int32_t> ids;  // aligned copy of the constant ids
   int64_t inner = 1, segments = 0;
   KilnType type = kKilnFloat32;
+  bool dynamic = false;    // segment_ids computed at run time: Invoke prepares again and sizes the output
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 KilnStatus SegmentSumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -54,16 +56,15 @@ KilnStatus SegmentSumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
                                  TensorLabel(data).c_str(), static_cast<long long>(data_dims[0]));
     return kKilnError;
   }
-  if (!IsConstant(ids)) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: segment_ids %s are computed at run time, and the output's shape depends on "
-                                 "their values; Kiln sizes outputs in Prepare, so they must be a constant tensor of "
-                                 "the model",
-                                 op, TensorLabel(ids).c_str());
-    return kKilnError;
+  // segment_ids computed at run time: a dynamic output (as LiteRT); Invoke runs this again with the ids.
+  state->dynamic = !IsConstant(ids);
+  if (state->dynamic && !state->at_invoke) {
+    state->ids.clear();
+    state->segments = 0;
+    return MakeOutputDynamic(context, op, output);
   }
   std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "segment_ids", ids, false, &values));
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "segment_ids", ids, false, &values));
   int64_t bad = -1;
   state->segments = reference::SortedSegmentCount(values.data(), static_cast<int64_t>(values.size()), &bad);
   if (state->segments < 0) {
@@ -85,6 +86,9 @@ KilnStatus SegmentSumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 KilnStatus SegmentSumInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SEGMENT_SUM";
   KILN_OPS_GET_STATE(SegmentSumState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return SegmentSumPrepare(context, node); }));
+  }
   const int64_t rows = static_cast<int64_t>(state->ids.size());
   if (state->segments * state->inner == 0) return kKilnOk;
   const auto run = [&](auto tag) {
@@ -352,14 +356,16 @@ KilnStatus ReverseSequenceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* nod
   return kKilnOk;
 }
 
-// ---- SPARSE_TO_DENSE: indices (read at Invoke), output_shape (constant), values, default_value -> a tensor of
-// output_shape holding default_value but where an index tuple puts its value.
+// ---- SPARSE_TO_DENSE: indices (read at Invoke), output_shape (constant or computed at run time), values,
+// default_value -> a tensor of output_shape holding default_value but where an index tuple puts its value.
 
 struct SparseToDenseState {
   Dims dims;
   int64_t tuples = 0, depth = 0;
   bool scalar_value = false;
   size_t element_size = 0;
+  bool dynamic = false;    // output_shape computed at run time: Invoke prepares again and sizes the output
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 KilnStatus SparseToDensePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -397,12 +403,11 @@ KilnStatus SparseToDensePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
                                  TensorLabel(default_value).c_str(), DimsToString(TensorDims(default_value)).c_str());
     return kKilnError;
   }
-  if (!IsConstant(shape)) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: output_shape %s is computed at run time, and the output's shape depends on its "
-                                 "values; Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-                                 op, TensorLabel(shape).c_str());
-    return kKilnError;
+  // output_shape computed at run time: a dynamic output (as LiteRT); Invoke runs this again with its values.
+  state->dynamic = !IsConstant(shape);
+  if (state->dynamic && !state->at_invoke) {
+    state->dims.clear();
+    return MakeOutputDynamic(context, op, output);
   }
   std::vector<int64_t> shape_values;
   KILN_OPAQUE_ENSURE_STATUS(ReadIntValues(context, op, "output_shape", shape, &shape_values));
@@ -448,6 +453,9 @@ KilnStatus SparseToDensePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node
 KilnStatus SparseToDenseInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "SPARSE_TO_DENSE";
   KILN_OPS_GET_STATE(SparseToDenseState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return SparseToDensePrepare(context, node); }));
+  }
   const KilnOpaqueTensor* indices = KilnOpaqueNodeGetInput(context, node, 0);
   const KilnOpaqueTensor* values = KilnOpaqueNodeGetInput(context, node, 2);
   const KilnOpaqueTensor* default_value = KilnOpaqueNodeGetInput(context, node, 3);
@@ -482,13 +490,16 @@ KilnStatus SparseToDenseInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node)
   return kKilnOk;
 }
 
-// ---- EMBEDDING_LOOKUP_SPARSE: ids [N], indices [N, R], dense_shape [R] (constant), weights [N], params [V, ...]
+// ---- EMBEDDING_LOOKUP_SPARSE: ids [N], indices [N, R], dense_shape [R] (constant or computed at run time),
+// weights [N], params [V, ...]
 // -> float32 dense_shape[:R-1] + params[1:]: the weighted params rows of each output row, combined.
 
 struct SparseLookupState {
   Dims dense;  // dense_shape[:R-1]
   int64_t lookups = 0, rank = 0, rows = 0, width = 1, vocabulary = 0;
   reference::Combiner combiner = reference::Combiner::kSum;
+  bool dynamic = false;    // dense_shape computed at run time: Invoke prepares again and sizes the output
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 KilnStatus SparseLookupPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -528,15 +539,14 @@ KilnStatus SparseLookupPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node)
                                  TensorLabel(indices).c_str(), DimsToString(index_dims).c_str());
     return kKilnError;
   }
-  if (!IsConstant(shape)) {
-    KilnOpaqueContextReportError(context,
-                                 "%s: dense_shape %s is computed at run time, and the output's shape depends on its "
-                                 "values; Kiln sizes outputs in Prepare, so it must be a constant tensor of the model",
-                                 op, TensorLabel(shape).c_str());
-    return kKilnError;
+  // dense_shape computed at run time: a dynamic output (as LiteRT); Invoke runs this again with its values.
+  state->dynamic = !IsConstant(shape);
+  if (state->dynamic && !state->at_invoke) {
+    state->rows = state->width = 0;
+    return MakeOutputDynamic(context, op, output);
   }
   std::vector<int32_t> dense;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "dense_shape", shape, false, &dense));
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "dense_shape", shape, false, &dense));
   for (size_t d = 0; d < dense.size(); ++d) {
     if (dense[d] < 0) {
       KilnOpaqueContextReportError(context, "%s: dense_shape %s holds %d at %zu; dimensions must be non-negative", op,
@@ -568,6 +578,9 @@ KilnStatus SparseLookupPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node)
 KilnStatus SparseLookupInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "EMBEDDING_LOOKUP_SPARSE";
   KILN_OPS_GET_STATE(SparseLookupState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return SparseLookupPrepare(context, node); }));
+  }
   const KilnOpaqueTensor* ids_tensor = KilnOpaqueNodeGetInput(context, node, 0);
   const KilnOpaqueTensor* indices_tensor = KilnOpaqueNodeGetInput(context, node, 1);
   const int64_t n = state->lookups, out_count = state->rows * state->width;

@@ -217,6 +217,17 @@ KilnStatus ReadConstantInts(KilnOpaqueContext* context, const char* op, const ch
                                  op, role, TensorLabel(tensor).c_str());
     return kKilnError;
   }
+  return ReadInt32Values(context, op, role, tensor, allow_int64, values);
+}
+
+KilnStatus ReadInt32Values(KilnOpaqueContext* context, const char* op, const char* role, const KilnOpaqueTensor* tensor,
+                           bool allow_int64, std::vector<int32_t>* values) {
+  const KilnType type = KilnOpaqueTensorType(tensor);
+  if (type != kKilnInt32 && !(allow_int64 && type == kKilnInt64)) {
+    KilnOpaqueContextReportError(context, "%s: %s %s has type %s; expected int32%s", op, role,
+                                 TensorLabel(tensor).c_str(), KilnTypeGetName(type), allow_int64 ? " or int64" : "");
+    return kKilnError;
+  }
   const int64_t count = reference::NumElements(TensorDims(tensor));
   const size_t element_size = type == kKilnInt64 ? 8 : 4;
   KILN_OPAQUE_ENSURE_STATUS(CheckData(context, op, role, tensor, count, element_size));

@@ -83,6 +83,11 @@ KilnStatus MakeOutputDynamic(KilnOpaqueContext* context, const char* op, KilnOpa
 KilnStatus ReadConstantInts(KilnOpaqueContext* context, const char* op, const char* role,
                             const KilnOpaqueTensor* tensor, bool allow_int64, std::vector<int32_t>* values);
 
+// As ReadConstantInts, for a tensor constant or computed at run time (its data must be there: in Prepare only for
+// a constant, otherwise at Invoke).
+KilnStatus ReadInt32Values(KilnOpaqueContext* context, const char* op, const char* role, const KilnOpaqueTensor* tensor,
+                           bool allow_int64, std::vector<int32_t>* values);
+
 // Reads an int32 or int64 tensor's values (constant or not; its data must be there) as int64. `role` names it.
 KilnStatus ReadIntValues(KilnOpaqueContext* context, const char* op, const char* role,
                          const KilnOpaqueTensor* tensor, std::vector<int64_t>* values);
@@ -256,6 +261,17 @@ KilnOperator* MakeOperator(KilnBuiltinOperator code, int version,
     KilnOpaqueContextReportError((context), "%s: node state missing (out of memory?)", op); \
     return kKilnError;                                                                      \
   }
+
+// Runs an op's Prepare again at Invoke, with its state's `at_invoke` set meanwhile: for an op whose input deciding
+// the output's shape is computed at run time, Prepare made the output dynamic (MakeOutputDynamic) and returned; run
+// from Invoke it reads the values, checks them and sizes the output.
+template <typename State, typename PrepareFn>
+KilnStatus PrepareAtInvoke(State* state, PrepareFn prepare) {
+  state->at_invoke = true;
+  const KilnStatus status = prepare();
+  state->at_invoke = false;
+  return status;
+}
 
 // Invoke's data of a tensor of element type T (int8_t, int32_t; const for inputs), checked to hold `count`
 // elements; a null tensor (an absent optional input) gives null.

@@ -91,10 +91,13 @@ struct BatchSpaceState {
   reference::BatchSpaceParams params;
   size_t element_size = 0;
   int64_t pad = 0;  // SPACE_TO_BATCH_ND's fill: 0, or the output's zero point for a quantized type
+  bool dynamic = false;    // block_shape or paddings/crops computed at run time: Invoke prepares again, sizing
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
-// SPACE_TO_BATCH_ND (`to_batch`) and BATCH_TO_SPACE_ND: input, a constant int32 block_shape [rank - 2] and constant
-// int32 paddings or crops [rank - 2, 2], read here.
+// SPACE_TO_BATCH_ND (`to_batch`) and BATCH_TO_SPACE_ND: input, an int32 block_shape [rank - 2] and int32 paddings
+// or crops [rank - 2, 2], read here; where either is computed at run time, the output is dynamic (as LiteRT) and
+// Invoke runs this again to read them.
 KilnStatus BatchSpacePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool to_batch) {
   KILN_OPS_GET_STATE(BatchSpaceState, state, context, node, op);
   const char* pads_role = to_batch ? "paddings" : "crops";
@@ -142,9 +145,13 @@ KilnStatus BatchSpacePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, c
     return kKilnError;
   }
   // LiteRT reads both as int32.
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "block_shape", block, kKilnInt32));
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, pads_role, pads, kKilnInt32));
+  state->dynamic = !IsConstant(block) || !IsConstant(pads);
+  if (state->dynamic && !state->at_invoke) return MakeOutputDynamic(context, op, output);
   std::vector<int32_t> block_values, pad_values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "block_shape", block, false, &block_values));
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, pads_role, pads, false, &pad_values));
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "block_shape", block, false, &block_values));
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, pads_role, pads, false, &pad_values));
   const std::vector<int64_t> block64(block_values.begin(), block_values.end());
   const std::vector<int64_t> pads64(pad_values.begin(), pad_values.end());
   Dims output_dims;
@@ -162,6 +169,9 @@ KilnStatus BatchSpacePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, c
 
 KilnStatus BatchSpaceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool to_batch) {
   KILN_OPS_GET_STATE(BatchSpaceState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return BatchSpacePrepare(context, node, op, to_batch); }));
+  }
   const reference::BatchSpaceParams& p = state->params;
   const int64_t in_count = reference::NumElements(p.input);
   const int64_t out_count = reference::NumElements(p.output);
@@ -327,6 +337,8 @@ struct ReverseState {
   Dims input_dims;
   int64_t first = 0, last = -1;  // the reversed axes, consecutive; none where first > last
   size_t element_size = 0;
+  bool run_time_axis = false;  // axis computed at run time: Invoke prepares again to read it (same output shape)
+  bool at_invoke = false;      // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 KilnStatus ReversePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
@@ -341,10 +353,17 @@ KilnStatus ReversePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReverseTypes(), &state->element_size));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxReverseRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axis", axis, 1, 1));
-  // As LiteRT: int32 axes.
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axis", axis, false, &values));
+  // As LiteRT: int32 axes, constant or computed at run time (read at Invoke; the output keeps the input's shape).
+  KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "axis", axis, kKilnInt32));
   state->input_dims = TensorDims(input);
+  state->run_time_axis = !IsConstant(axis);
+  if (state->run_time_axis && !state->at_invoke) {
+    state->first = 0;
+    state->last = -1;
+    return ResizeOutput(context, op, output, state->input_dims);
+  }
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "axis", axis, false, &values));
   const int64_t rank = static_cast<int64_t>(state->input_dims.size());
   if (static_cast<int64_t>(values.size()) > rank) {
     KilnOpaqueContextReportError(context, "%s: axis %s has %zu entries, more than input %s has dimensions (%lld)", op,
@@ -375,12 +394,16 @@ KilnStatus ReversePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   }
   state->first = axes.empty() ? 0 : axes.front();
   state->last = axes.empty() ? -1 : axes.back();
+  if (state->at_invoke) return kKilnOk;  // the output already has the input's shape
   return ResizeOutput(context, op, output, state->input_dims);
 }
 
 KilnStatus ReverseInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "REVERSE_V2";
   KILN_OPS_GET_STATE(ReverseState, state, context, node, op);
+  if (state->run_time_axis) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return ReversePrepare(context, node); }));
+  }
   const int64_t count = reference::NumElements(state->input_dims);
   if (count == 0) return kKilnOk;
   const KilnOpaqueTensor* input = KilnOpaqueNodeGetInput(context, node, 0);

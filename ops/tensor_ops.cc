@@ -472,7 +472,26 @@ KilnStatus PadV2Invoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
 struct TransposeState {
   reference::TransposeParams params;
   KilnType type = kKilnFloat32;  // or int8, uint8
+  bool dynamic = false;          // perm computed at run time: Invoke reads it and sizes the output
 };
+
+// Reads perm's values (a permutation of the input's dimensions) and sizes TRANSPOSE's output.
+KilnStatus TransposeSize(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* input,
+                         const KilnOpaqueTensor* perm, KilnOpaqueTensor* output, TransposeState* state) {
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "perm", perm, true, &values));
+  const Dims input_dims = TensorDims(input);
+  Dims output_dims;
+  std::string error;
+  if (!reference::TransposeOutputShape(input_dims, values, &output_dims, &error)) {
+    KilnOpaqueContextReportError(context, "%s: perm %s holds %s: %s", op, TensorLabel(perm).c_str(),
+                                 DimsToString(Dims(values.begin(), values.end())).c_str(), error.c_str());
+    return kKilnError;
+  }
+  state->params.input_dims = input_dims;
+  state->params.perm = std::move(values);
+  return ResizeOutput(context, op, output, output_dims);
+}
 
 KilnStatus TransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TRANSPOSE";
@@ -485,23 +504,30 @@ KilnStatus TransposePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       GetMovingInputOutput(context, node, op, "perm", &input, &perm, &output, &state->type, &zero_point));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "input", input, 0, kMaxTransposeRank));
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "perm", perm, 1, 1));
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "perm", perm, true, &values));
-  const Dims input_dims = TensorDims(input);
-  Dims output_dims;
-  std::string error;
-  if (!reference::TransposeOutputShape(input_dims, values, &output_dims, &error)) {
-    KilnOpaqueContextReportError(context, "%s: perm %s: %s", op, TensorLabel(perm).c_str(), error.c_str());
+  const KilnType perm_type = KilnOpaqueTensorType(perm);
+  if (perm_type != kKilnInt32 && perm_type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: perm %s has type %s; expected int32 or int64", op,
+                                 TensorLabel(perm).c_str(), KilnTypeGetName(perm_type));
     return kKilnError;
   }
-  state->params.input_dims = input_dims;
-  state->params.perm = std::move(values);
-  return ResizeOutput(context, op, output, output_dims);
+  // perm computed at run time: a dynamic output, sized at Invoke (as LiteRT).
+  state->dynamic = !IsConstant(perm);
+  if (state->dynamic) {
+    state->params.input_dims = TensorDims(input);
+    state->params.perm.clear();
+    return MakeOutputDynamic(context, op, output);
+  }
+  return TransposeSize(context, op, input, perm, output, state);
 }
 
 KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "TRANSPOSE";
   KILN_OPS_GET_STATE(TransposeState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(TransposeSize(context, op, KilnOpaqueNodeGetInput(context, node, 0),
+                                            KilnOpaqueNodeGetInput(context, node, 1),
+                                            KilnOpaqueNodeGetOutput(context, node, 0), state));
+  }
   const int64_t count = reference::NumElements(state->params.input_dims);
   if (count == 0) return kKilnOk;
   if (state->type != kKilnFloat32) {
@@ -522,13 +548,27 @@ KilnStatus TransposeInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   return kKilnOk;
 }
 
-// The axes of a reduction (MEAN, SUM, REDUCE_*): a constant int32/int64 scalar or 1-D tensor, read as written
+// A reduction whose axes are computed at run time (as LiteRT): Prepare checks the axes tensor's rank and type and
+// makes the output dynamic; Invoke runs Prepare again with the values there (`at_invoke`), which sizes the output.
+KilnStatus DeferReductionAxes(KilnOpaqueContext* context, const char* op, const KilnOpaqueTensor* axes,
+                              KilnOpaqueTensor* output) {
+  KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axes", axes, 0, 1));
+  const KilnType type = KilnOpaqueTensorType(axes);
+  if (type != kKilnInt32 && type != kKilnInt64) {
+    KilnOpaqueContextReportError(context, "%s: axes %s has type %s; expected int32 or int64", op,
+                                 TensorLabel(axes).c_str(), KilnTypeGetName(type));
+    return kKilnError;
+  }
+  return MakeOutputDynamic(context, op, output);
+}
+
+// The axes of a reduction (MEAN, SUM, REDUCE_*): an int32/int64 scalar or 1-D tensor, read as written
 // into `values`, and with the keep_dims option the reduction's shape and output dimensions.
 KilnStatus PrepareReductionAxes(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op,
                                 const KilnOpaqueTensor* input, const KilnOpaqueTensor* axes,
                                 std::vector<int32_t>* values, reference::MeanParams* params, Dims* output_dims) {
   KILN_OPAQUE_ENSURE_STATUS(CheckRank(context, op, "axes", axes, 0, 1));
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axes", axes, true, values));
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "axes", axes, true, values));
   const auto* options = static_cast<const KilnReducerParams*>(KilnOpaqueNodeGetBuiltinData(node));
   const bool keep_dims = options != nullptr && options->keep_dims;
   std::string error;
@@ -547,6 +587,8 @@ struct MeanState {
   bool hw = false;  // int8 over height and width with keep_dims: LiteRT's integer Mean kernel
   reference::MeanHwInt8Params int8;
   reference::ReduceInt8Params reduce;
+  bool dynamic = false;    // axes computed at run time: Invoke prepares again and sizes the output
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 // MEAN and SUM: float32, or int8, uint8 and int16 (the int8 kernels and cases LiteRT's reference reduce has;
@@ -566,6 +608,8 @@ KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
   } else {
     KILN_OPAQUE_ENSURE_STATUS(GetFloatInputOutput(context, node, op, 2, 2, &input, &output, "axes", &axes));
   }
+  state->dynamic = !IsConstant(axes);
+  if (state->dynamic && !state->at_invoke) return DeferReductionAxes(context, op, axes, output);
   std::vector<int32_t> values;  // as written (LiteRT's MEAN picks its kernel by them)
   Dims output_dims;
   KILN_OPAQUE_ENSURE_STATUS(
@@ -613,6 +657,9 @@ KilnStatus ReducePrepare(KilnOpaqueContext* context, KilnOpaqueNode* node, const
 
 KilnStatus ReduceInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node, const char* op, bool is_sum) {
   KILN_OPS_GET_STATE(MeanState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return ReducePrepare(context, node, op, is_sum); }));
+  }
   if (state->output_count == 0) return kKilnOk;
   const int64_t input_count = reference::NumElements(state->params.input_dims);
   if (state->is_int8) {
@@ -694,6 +741,8 @@ struct ReduceElementsState {
   KilnType type = kKilnFloat32;
   bool quantized_prod = false;  // REDUCE_PROD on quantized int8 or int16 (`prod`)
   reference::ReduceProdQuantizedParams prod;
+  bool dynamic = false;    // axes computed at run time: Invoke prepares again and sizes the output
+  bool at_invoke = false;  // Prepare running from Invoke (PrepareAtInvoke)
 };
 
 // REDUCE_PROD on a quantized int8 or int16 input (LiteRT's QuantizedReduceProd): the output of the same type,
@@ -757,6 +806,8 @@ KilnStatus ReduceElementsPrepare(KilnOpaqueContext* context, KilnOpaqueNode* nod
     size_t element_size = 0;
     KILN_OPAQUE_ENSURE_STATUS(CheckMovedTypes(context, op, input, output, ReduceTypes(kKind), &element_size));
   }
+  state->dynamic = !IsConstant(axes);
+  if (state->dynamic && !state->at_invoke) return DeferReductionAxes(context, op, axes, output);
   std::vector<int32_t> values;
   Dims output_dims;
   KILN_OPAQUE_ENSURE_STATUS(
@@ -770,6 +821,9 @@ template <ReduceKind kKind>
 KilnStatus ReduceElementsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = ReduceName(kKind);
   KILN_OPS_GET_STATE(ReduceElementsState, state, context, node, op);
+  if (state->dynamic) {
+    KILN_OPAQUE_ENSURE_STATUS(PrepareAtInvoke(state, [&] { return ReduceElementsPrepare<kKind>(context, node); }));
+  }
   if (state->output_count == 0) return kKilnOk;
   const int64_t input_count = reference::NumElements(state->params.input_dims);
   const auto run = [&](auto type_tag) {
@@ -805,7 +859,27 @@ KilnStatus ReduceElementsInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node
 struct CumsumState {
   reference::CumsumParams params;
   KilnType type = kKilnFloat32;
+  bool run_time_axis = false;  // axis computed at run time: read and checked at Invoke (the shape does not change)
 };
+
+// Reads CUMSUM's axis: one int32 value in [-rank, rank).
+KilnStatus CumsumAxis(KilnOpaqueContext* context, const KilnOpaqueTensor* axis, const KilnOpaqueTensor* input,
+                      CumsumState* state) {
+  constexpr const char* op = "CUMSUM";
+  std::vector<int32_t> values;
+  KILN_OPAQUE_ENSURE_STATUS(ReadInt32Values(context, op, "axis", axis, false, &values));
+  const int64_t rank = static_cast<int64_t>(state->params.dims.size());
+  if (values.size() != 1 || values[0] < -rank || values[0] >= rank) {
+    KilnOpaqueContextReportError(
+        context, "%s: axis %s holds %s; it must be one value in [%lld, %lld) for input %s of rank %lld", op,
+        TensorLabel(axis).c_str(), DimsToString(Dims(values.begin(), values.end())).c_str(),
+        static_cast<long long>(-rank), static_cast<long long>(rank), TensorLabel(input).c_str(),
+        static_cast<long long>(rank));
+    return kKilnError;
+  }
+  state->params.axis = static_cast<int>(values[0] < 0 ? values[0] + rank : values[0]);
+  return kKilnOk;
+}
 
 KilnStatus CumsumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CUMSUM";
@@ -822,20 +896,22 @@ KilnStatus CumsumPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
       CheckMovedTypes(context, op, input, output, {kKilnFloat32, kKilnInt32, kKilnInt64}, &element_size));
   state->type = KilnOpaqueTensorType(input);
   KILN_OPAQUE_ENSURE_STATUS(CheckType(context, op, "axis", axis, kKilnInt32));
-  std::vector<int32_t> values;
-  KILN_OPAQUE_ENSURE_STATUS(ReadConstantInts(context, op, "axis", axis, false, &values));
   const Dims dims = TensorDims(input);
-  const int64_t rank = static_cast<int64_t>(dims.size());
-  if (values.size() != 1 || values[0] < -rank || values[0] >= rank) {
-    KilnOpaqueContextReportError(context, "%s: axis %s must be one value in [%lld, %lld) for input %s of rank %lld",
-                                 op, TensorLabel(axis).c_str(), static_cast<long long>(-rank),
-                                 static_cast<long long>(rank), TensorLabel(input).c_str(),
-                                 static_cast<long long>(rank));
-    return kKilnError;
+  state->params.dims = dims;
+  state->params.axis = 0;
+  // An axis computed at run time (as LiteRT allows): the output keeps the input's shape; Invoke reads the axis.
+  state->run_time_axis = !IsConstant(axis);
+  if (state->run_time_axis) {
+    const int64_t count = reference::NumElements(TensorDims(axis));
+    if (count != 1) {
+      KilnOpaqueContextReportError(context, "%s: axis %s has %lld elements; expected one value", op,
+                                   TensorLabel(axis).c_str(), static_cast<long long>(count));
+      return kKilnError;
+    }
+  } else {
+    KILN_OPAQUE_ENSURE_STATUS(CumsumAxis(context, axis, input, state));
   }
   const auto* options = static_cast<const KilnCumsumParams*>(KilnOpaqueNodeGetBuiltinData(node));
-  state->params.dims = dims;
-  state->params.axis = static_cast<int>(values[0] < 0 ? values[0] + rank : values[0]);
   state->params.exclusive = options != nullptr && options->exclusive;
   state->params.reverse = options != nullptr && options->reverse;
   return ResizeOutput(context, op, output, dims);
@@ -845,6 +921,10 @@ KilnStatus CumsumInvoke(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   constexpr const char* op = "CUMSUM";
   KILN_OPS_GET_STATE(CumsumState, state, context, node, op);
   const int64_t count = reference::NumElements(state->params.dims);
+  if (state->run_time_axis) {
+    KILN_OPAQUE_ENSURE_STATUS(
+        CumsumAxis(context, KilnOpaqueNodeGetInput(context, node, 1), KilnOpaqueNodeGetInput(context, node, 0), state));
+  }
   if (count == 0) return kKilnOk;
   const auto run = [&](auto type_tag) {
     using T = decltype(type_tag);

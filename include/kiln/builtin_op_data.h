@@ -67,7 +67,8 @@ typedef struct KilnConv3DParams {
   KilnFusedActivation activation;
 } KilnConv3DParams;
 
-/* TRANSPOSE_CONV. Inputs: output shape (a constant int32 [4]), filter [out_c, h, w, in_c], input, optional bias. */
+/* TRANSPOSE_CONV. Inputs: output shape (an int32 [4], constant or computed at run time), filter [out_c, h, w, in_c],
+ * input, optional bias. */
 typedef struct KilnTransposeConvParams {
   KilnPadding padding;
   int stride_width;
@@ -301,7 +302,7 @@ typedef struct KilnEmbeddingLookupSparseParams {
   KilnCombinerType combiner;
 } KilnEmbeddingLookupSparseParams;
 
-/* RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL: the Philox generator's seeds as the model stores them (the ops use the
+/* RANDOM_UNIFORM, RANDOM_STANDARD_NORMAL and MULTINOMIAL: the Philox generator's seeds as the model stores them (the ops use the
  * low 32 bits of each, sign-extended, as LiteRT does; both 0: seeds drawn at random). */
 typedef struct KilnRandomParams {
   int64_t seed;

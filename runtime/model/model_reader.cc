@@ -1234,7 +1234,8 @@ bool Reader::ParseBuiltinOptions(const std::string& where, const fb::Operator* o
       return true;
     }
     case kKilnBuiltinRandomUniform:
-    case kKilnBuiltinRandomStandardNormal: {
+    case kKilnBuiltinRandomStandardNormal:
+    case kKilnBuiltinMultinomial: {
       KILN_GET_OPTIONS(RandomOptions, options);
       KilnRandomParams* params;
       desc->builtin_data = AllocateParams(&params);

@@ -401,7 +401,8 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
         matches = code == kKilnBuiltinEmbeddingLookupSparse;
         break;
       case OptionsKind::kRandom:
-        matches = code == kKilnBuiltinRandomUniform || code == kKilnBuiltinRandomStandardNormal;
+        matches = code == kKilnBuiltinRandomUniform || code == kKilnBuiltinRandomStandardNormal ||
+                  code == kKilnBuiltinMultinomial;
         break;
       case OptionsKind::kBatchMatMul:
         matches = code == kKilnBuiltinBatchMatmul;
@@ -420,6 +421,12 @@ int ModelWriter::AddOpImpl(KilnBuiltinOperator code, const std::vector<int>& inp
         break;
       case OptionsKind::kResizeBilinear:
         matches = code == kKilnBuiltinResizeBilinear;
+        break;
+      case OptionsKind::kResizeNearestNeighbor:
+        matches = code == kKilnBuiltinResizeNearestNeighbor;
+        break;
+      case OptionsKind::kTransposeConv:
+        matches = code == kKilnBuiltinTransposeConv;
         break;
       case OptionsKind::kStridedSlice:
         matches = code == kKilnBuiltinStridedSlice;
@@ -547,6 +554,8 @@ KILN_ADD_OP_WITH(KilnGeluParams, kGelu)
 KILN_ADD_OP_WITH(KilnBatchMatMulParams, kBatchMatMul)
 KILN_ADD_OP_WITH(KilnLeakyReluParams, kLeakyRelu)
 KILN_ADD_OP_WITH(KilnResizeBilinearParams, kResizeBilinear)
+KILN_ADD_OP_WITH(KilnResizeNearestNeighborParams, kResizeNearestNeighbor)
+KILN_ADD_OP_WITH(KilnTransposeConvParams, kTransposeConv)
 KILN_ADD_OP_WITH(KilnStridedSliceParams, kStridedSlice)
 KILN_ADD_OP_WITH(KilnGatherParams, kGather)
 KILN_ADD_OP_WITH(KilnOneHotParams, kOneHot)
@@ -1065,6 +1074,22 @@ std::vector<uint8_t> ModelWriter::Build(uint64_t data_start, std::vector<uint8_t
           params(&p);
           options_type = fb::BuiltinOptions::ResizeBilinearOptions;
           options = fb::CreateResizeBilinearOptions(b, p.align_corners, p.half_pixel_centers).Union();
+          break;
+        }
+        case OptionsKind::kResizeNearestNeighbor: {
+          KilnResizeNearestNeighborParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::ResizeNearestNeighborOptions;
+          options = fb::CreateResizeNearestNeighborOptions(b, p.align_corners, p.half_pixel_centers).Union();
+          break;
+        }
+        case OptionsKind::kTransposeConv: {
+          KilnTransposeConvParams p;
+          params(&p);
+          options_type = fb::BuiltinOptions::TransposeConvOptions;
+          options = fb::CreateTransposeConvOptions(b, ToFilePadding(p.padding), p.stride_width, p.stride_height,
+                                                   ToFileActivation(p.activation))
+                        .Union();
           break;
         }
         case OptionsKind::kStridedSlice: {

@@ -145,6 +145,10 @@ class ModelWriter {
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnResizeBilinearParams& params);  // RESIZE_BILINEAR
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnResizeNearestNeighborParams& params);  // RESIZE_NEAREST_NEIGHBOR
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
+            const KilnTransposeConvParams& params);  // TRANSPOSE_CONV
+  int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnStridedSliceParams& params);  // STRIDED_SLICE
   int AddOp(KilnBuiltinOperator code, const std::vector<int>& inputs, const std::vector<int>& outputs,
             const KilnGatherParams& params);  // GATHER
@@ -286,6 +290,8 @@ class ModelWriter {
     kBatchMatMul,
     kLeakyRelu,
     kResizeBilinear,
+    kResizeNearestNeighbor,
+    kTransposeConv,
     kStridedSlice,
     kGather,
     kOneHot,

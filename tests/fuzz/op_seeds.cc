@@ -399,14 +399,19 @@ int main(int argc, char** argv) {
     seeds.push_back({"embedding_lookup_sparse", std::move(w)});
   }
   {
-    ModelWriter w;  // RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL, fixed seeds
+    ModelWriter w;  // RANDOM_UNIFORM, RANDOM_STANDARD_NORMAL and MULTINOMIAL, fixed seeds
     const int shape = w.AddConstTensor<int32_t>(kKilnInt32, {2}, "shape", {3, 5});
     const int uniform = w.AddTensor(kKilnFloat32, {3, 5}, "uniform");
     const int normal = w.AddTensor(kKilnFloat32, {3, 5}, "normal");
     w.AddOp(kKilnBuiltinRandomUniform, {shape}, {uniform}, KilnRandomParams{1, 2});
     w.AddOp(kKilnBuiltinRandomStandardNormal, {shape}, {normal}, KilnRandomParams{-3, 4});
-    w.SetInputs({});
-    w.SetOutputs({uniform, normal});
+    // MULTINOMIAL of logits from the fuzzer's bytes (NaN, infinities), the count a constant scalar.
+    const int logits = w.AddTensor(kKilnFloat32, {2, 3}, "logits");
+    const int count = w.AddConstTensor<int32_t>(kKilnInt32, {}, "num_samples", {5});
+    const int samples = w.AddTensor(kKilnInt64, {2, 5}, "samples");
+    w.AddOp(kKilnBuiltinMultinomial, {logits, count}, {samples}, KilnRandomParams{1, 2});
+    w.SetInputs({logits});
+    w.SetOutputs({uniform, normal, samples});
     seeds.push_back({"random", std::move(w)});
   }
   {  // dynamic shapes from the fuzzer's bytes: WHERE -> GATHER_ND -> ADD (prepared at Invoke), UNIQUE, NMS
@@ -438,6 +443,56 @@ int main(int argc, char** argv) {
     w.SetInputs({c, x, ids, boxes, scores, max_size});
     w.SetOutputs({sum, values, idx, selected, selected_scores, valid});
     seeds.push_back({"dynamic_where_unique", std::move(w)});
+  }
+  {  // shape-deciding inputs computed at run time (FLOOR_DIV of constants by 1: mutations change the values, which
+     // Invoke reads): TRANSPOSE, MEAN, REDUCE_MAX, RESIZE_BILINEAR, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND,
+     // TRANSPOSE_CONV, ARG_MAX, CUMSUM, REVERSE_V2, SEGMENT_SUM, SPARSE_TO_DENSE
+    ModelWriter w;
+    auto computed = [&](std::vector<int> shape, std::vector<int32_t> values, const char* name) {
+      const int a = w.AddConstTensor<int32_t>(kKilnInt32, shape, name, values);
+      const int one = w.AddConstTensor<int32_t>(kKilnInt32, shape, "one", std::vector<int32_t>(values.size(), 1));
+      const int t = w.AddTensor(kKilnInt32, shape, name);
+      w.AddOp(kKilnBuiltinFloorDiv, {a, one}, {t});
+      return t;
+    };
+    const int x = w.AddTensor(kKilnFloat32, {2, 3, 4}, "x");
+    const int transposed = w.AddTensor(kKilnFloat32, {1, 1, 1}, "transposed");
+    w.AddOp(kKilnBuiltinTranspose, {x, computed({3}, {2, 0, 1}, "perm")}, {transposed});
+    const int mean = w.AddTensor(kKilnFloat32, {1}, "mean");
+    w.AddOp(kKilnBuiltinMean, {transposed, computed({2}, {0, -1}, "axes")}, {mean}, KilnReducerParams{true});
+    const int max = w.AddTensor(kKilnFloat32, {1}, "max");
+    w.AddOp(kKilnBuiltinReduceMax, {x, computed({1}, {1}, "max_axes")}, {max}, KilnReducerParams{false});
+    const int image = w.AddTensor(kKilnFloat32, {1, 4, 4, 2}, "image");
+    const int resized = w.AddTensor(kKilnFloat32, {1, 1, 1, 2}, "resized");
+    w.AddOp(kKilnBuiltinResizeBilinear, {image, computed({2}, {6, 2}, "size")}, {resized},
+            KilnResizeBilinearParams{false, true});
+    const int batched = w.AddTensor(kKilnFloat32, {1, 1, 1, 2}, "batched");
+    w.AddOp(kKilnBuiltinSpaceToBatchNd,
+            {image, computed({2}, {2, 2}, "block"), computed({2, 2}, {0, 0, 1, 1}, "paddings")}, {batched});
+    const int unbatched = w.AddTensor(kKilnFloat32, {1, 1, 1, 2}, "unbatched");
+    w.AddOp(kKilnBuiltinBatchToSpaceNd,
+            {batched, computed({2}, {2, 2}, "block2"), computed({2, 2}, {0, 0, 1, 1}, "crops")}, {unbatched});
+    const int filter = w.AddConstTensor<float>(kKilnFloat32, {3, 2, 2, 2}, "filter", std::vector<float>(24, 0.5f));
+    const int deconv = w.AddTensor(kKilnFloat32, {1, 1, 1, 3}, "deconv");
+    w.AddOp(kKilnBuiltinTransposeConv, {computed({4}, {1, 8, 8, 3}, "output_shape"), filter, image}, {deconv},
+            KilnTransposeConvParams{kKilnPaddingSame, 2, 2, kKilnActNone});
+    const int arg = w.AddTensor(kKilnInt64, {1}, "arg");
+    w.AddOp(kKilnBuiltinArgMax, {x, computed({1}, {-1}, "arg_axis")}, {arg}, KilnArgMaxParams{kKilnInt64});
+    const int sums = w.AddTensor(kKilnFloat32, {2, 3, 4}, "sums");
+    w.AddOp(kKilnBuiltinCumsum, {x, computed({}, {1}, "cumsum_axis")}, {sums}, KilnCumsumParams{true, false});
+    const int reversed = w.AddTensor(kKilnFloat32, {2, 3, 4}, "reversed");
+    w.AddOp(kKilnBuiltinReverseV2, {sums, computed({2}, {2, 1}, "reverse_axes")}, {reversed});
+    const int segments = w.AddTensor(kKilnFloat32, {1, 3, 4}, "segments");
+    w.AddOp(kKilnBuiltinSegmentSum, {x, computed({2}, {0, 1}, "segment_ids")}, {segments});
+    const int dense = w.AddTensor(kKilnFloat32, {1, 1}, "dense");
+    w.AddOp(kKilnBuiltinSparseToDense,
+            {w.AddConstTensor<int32_t>(kKilnInt32, {2, 2}, "indices", {0, 1, 2, 0}),
+             computed({2}, {3, 2}, "dense_shape"), w.AddConstTensor<float>(kKilnFloat32, {2}, "values", {1.5f, -2.0f}),
+             w.AddConstTensor<float>(kKilnFloat32, {}, "default", {0.0f})},
+            {dense});
+    w.SetInputs({x, image});
+    w.SetOutputs({mean, max, unbatched, deconv, arg, reversed, segments, dense});
+    seeds.push_back({"runtime_shapes", std::move(w)});
   }
   seeds.push_back({"gelu", UnaryWithAxes(kKilnBuiltinGelu, kKilnFloat32, {}, KilnGeluParams{true})});
   {

@@ -5,12 +5,13 @@ CAST; DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, PADV
 type LiteRT takes; the float32 math of one input: ABS, NEG, SQRT, RSQRT, SQUARE, LOG, SIN, COS, FLOOR, CEIL, ROUND;
 the comparisons, logical ops, SELECT, SELECT_V2, ZEROS_LIKE, FILL, FLOOR_DIV, FLOOR_MOD, POW and SIGN; ONE_HOT,
 GATHER_ND, SCATTER_ND, RANGE, TOPK_V2 and ADD_N; the
-reductions REDUCE_MAX/MIN/PROD/ANY/ALL, CUMSUM, L2_POOL_2D (with MAX_POOL_2D and AVERAGE_POOL_2D also over
-1000x1000 windows), L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
+reductions REDUCE_MAX/MIN/PROD/ANY/ALL, MULTINOMIAL, CUMSUM, L2_POOL_2D (with MAX_POOL_2D and AVERAGE_POOL_2D also
+over 1000x1000 windows), L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, GELU
 and BATCH_MATMUL; TFLite_Detection_PostProcess, DENSIFY with sparse constants, a FULLY_CONNECTED reading sparse
 weights, CONV_3D and CONV_3D_TRANSPOSE; WHERE, UNIQUE, NON_MAX_SUPPRESSION_V4/V5, BROADCAST_ARGS, and run-time shape inputs of
 STRIDED_SLICE, SLICE, EXPAND_DIMS, TILE, BROADCAST_TO, RESHAPE, FILL, RANGE, TOPK_V2, ONE_HOT, PAD, PADV2, MIRROR_PAD,
-SPLIT, SPLIT_V, SCATTER_ND and UNSORTED_SEGMENT_SUM, whose outputs are dynamic) for litert_compare.py --generate,
+SPLIT, SPLIT_V, SCATTER_ND, UNSORTED_SEGMENT_SUM, TRANSPOSE, the reductions, RESIZE_*, SPACE_TO_BATCH_ND,
+BATCH_TO_SPACE_ND and TRANSPOSE_CONV, whose outputs are dynamic) for litert_compare.py --generate,
 so that Kiln's kernels are held to LiteRT op by op: float32 inputs (and int8 ones, quantized, for the ops that move
 bytes), every index input constant (litert_bench draws random values for model inputs, which would be out of range
 for GATHER's indices).
@@ -940,6 +941,44 @@ def random_models(out_dir):
             o = S.RandomOptionsT()
             o.seed, o.seed2 = seed, seed2
             m.write(out_dir, op_name + tag, code, 1, [s], [y], S.BuiltinOptions.RandomOptions, o)
+    # RANDOM_* with the shape computed at run time (FLOOR_DIV of constants by 1): a dynamic output.
+    for op_name, code in [("random_uniform", OPS.RANDOM_UNIFORM),
+                          ("random_standard_normal", OPS.RANDOM_STANDARD_NORMAL)]:
+        m = Model()
+        a = m.tensor([2], np.int32, "shape_a", [3, 5])
+        one = m.tensor([2], np.int32, "shape_one", [1, 1])
+        s = m.output([2], np.int32, "shape")
+        y = m.output([1, 1], np.float32, "y")
+        o = S.RandomOptionsT()
+        o.seed, o.seed2 = 5, -9
+        m.write_ops(out_dir, op_name + "_runtime_shape", [(OPS.FLOOR_DIV, 1, [a, one], [s], 0, None),
+                                                          (code, 1, [s], [y], S.BuiltinOptions.RandomOptions, o)], [y])
+    # MULTINOMIAL (Philox draws from a copy of the generator, two uint32 per draw, LiteRT's skip-ahead): logits a
+    # model input (random floats) or constant (with -inf and NaN, skipped), int64 or int32 output, odd sample counts
+    # (blocks carried across rows), num_samples constant or computed at run time.
+    for tag, logits_shape, logits, samples, out_type, seed, seed2, run_time in [
+            ("", [3, 5], None, 7, np.int64, 1, 2, False),
+            ("_int32", [2, 4], None, 9, np.int32, -7, 3, False),
+            ("_const_logits", [2, 4], [[0.0, -np.inf, 2.0, 1.0], [np.nan, 3.0, 3.0, -1.0]], 11, np.int64, 42, 0,
+             False),
+            ("_one_class", [4, 1], None, 3, np.int64, 3, 4, False),
+            ("_wide", [1, 300], None, 64, np.int32, 123, 456, False),
+            ("_runtime_num_samples", [2, 6], None, 5, np.int64, 9, 8, True)]:
+        m = Model()
+        x = m.tensor(logits_shape, np.float32, "logits", logits)
+        ops = []
+        if run_time:
+            a = m.tensor([], np.int32, "num_samples_a", samples)
+            one = m.tensor([], np.int32, "num_samples_one", 1)
+            n = m.output([], np.int32, "num_samples")
+            ops.append((OPS.FLOOR_DIV, 1, [a, one], [n], 0, None))
+        else:
+            n = m.tensor([], np.int32, "num_samples", samples)
+        y = m.output([logits_shape[0], samples], out_type, "y")
+        o = S.RandomOptionsT()
+        o.seed, o.seed2 = seed, seed2
+        ops.append((OPS.MULTINOMIAL, 1, [x, n], [y], S.BuiltinOptions.RandomOptions, o))
+        m.write_ops(out_dir, "multinomial" + tag, ops, [y])
 
 
 def dynamic_models(out_dir):
@@ -1264,6 +1303,175 @@ def counting_graphs(buffers, shape, limit, body_if=None):
     return cond, body
 
 
+def runtime_shape_models(out_dir):
+    """TRANSPOSE, the reductions, RESIZE_*, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, TRANSPOSE_CONV, ARG_MAX/ARG_MIN,
+    CUMSUM, REVERSE_V2, SEGMENT_SUM, SPARSE_TO_DENSE, RFFT2D, EMBEDDING_LOOKUP_SPARSE and CONV_3D_TRANSPOSE with their
+    shape-deciding input computed at run time (a FLOOR_DIV of constants by 1: no constant of the model, fixed
+    values), which makes the output dynamic in LiteRT and in Kiln; quantized variants too."""
+    def computed(m, name, values, shape=None):
+        shape = shape if shape is not None else [len(values)]
+        a = m.tensor(shape, np.int32, name + "_a", np.reshape(values, shape))
+        one = m.tensor(shape, np.int32, name + "_one", np.ones(shape, np.int32))
+        t = m.output(shape, np.int32, name)
+        return t, (OPS.FLOOR_DIV, 1, [a, one], [t], 0, None)
+
+    q8 = {np.int8: (0.05, -3), np.uint8: (0.05, 120), np.int16: (0.01, 0)}
+    for dtype, shape, perm, version in [(np.float32, [2, 3, 4], [2, 0, 1], 1), (np.int8, [2, 3, 4, 5], [3, 1, 0, 2], 2),
+                                        (np.uint8, [3, 1, 2, 2, 2], [4, 3, 2, 1, 0], 5),
+                                        (np.float32, [2, 1, 2, 3, 1, 2], [5, 0, 4, 1, 3, 2], 6)]:
+        m = Model()
+        x = m.tensor(shape, dtype, "x", quant=q8.get(dtype))
+        p, add_p = computed(m, "perm", perm)
+        y = m.output([1] * len(shape), dtype, "y", quant=q8.get(dtype))
+        m.write_ops(out_dir, "transpose_runtime_perm_%s_rank%d" % (np.dtype(dtype).name, len(shape)),
+                    [add_p, (OPS.TRANSPOSE, version, [x, p], [y], 0, None)], [y])
+    for name, code, version, dtype, shape, axes, keep_dims in [
+            ("mean", OPS.MEAN, 1, np.float32, [2, 3, 4], [0, 2], False),
+            ("mean_keep", OPS.MEAN, 1, np.float32, [2, 3, 4], [-1], True),
+            ("mean_int8_hw", OPS.MEAN, 2, np.int8, [1, 4, 5, 3], [1, 2], True),
+            ("mean_uint8", OPS.MEAN, 2, np.uint8, [2, 4, 3], [1], False),
+            ("sum", OPS.SUM, 1, np.float32, [3, 2, 4], [1, 0], True),
+            ("sum_int8_litert_builtin_", OPS.SUM, 2, np.int8, [2, 5, 3], [2], False),  # LiteRT's reference is broken
+            ("reduce_max", OPS.REDUCE_MAX, 1, np.float32, [4, 3, 2], [0, 2], False),
+            ("reduce_max_int8", OPS.REDUCE_MAX, 2, np.int8, [4, 3, 2], [1], True),
+            ("reduce_min_int32", OPS.REDUCE_MIN, 3, np.int32, [4, 3], [-2], False),
+            ("reduce_prod", OPS.REDUCE_PROD, 1, np.float32, [2, 3, 2], [1], False),
+            ("reduce_any", OPS.REDUCE_ANY, 1, np.bool_, [4, 3, 2], [0, 2], False),
+            ("reduce_all", OPS.REDUCE_ALL, 1, np.bool_, [3, 4], [1], True)]:
+        m = Model()
+        quant = {np.int8: (0.05, -3), np.uint8: (0.05, 120)}.get(dtype)
+        x = m.tensor(shape, dtype, "x", quant=quant)
+        a, add_a = computed(m, "axes", axes)
+        y = m.output([1], dtype, "y", quant=quant)
+        o = S.ReducerOptionsT()
+        o.keepDims = keep_dims
+        name = name[:-len("_litert_builtin_")] + "_runtime_axes_litert_builtin" if name.endswith("_") else \
+            name + "_runtime_axes"
+        m.write_ops(out_dir, name, [add_a, (code, version, [x, a], [y],
+                                                              S.BuiltinOptions.ReducerOptions, o)], [y])
+    for name, code, version, dtype, shape, size, align, half in [
+            ("resize_bilinear", OPS.RESIZE_BILINEAR, 1, np.float32, [1, 3, 4, 2], [5, 7], False, False),
+            ("resize_bilinear_half", OPS.RESIZE_BILINEAR, 3, np.float32, [2, 4, 3, 1], [3, 8], False, True),
+            ("resize_bilinear_int8", OPS.RESIZE_BILINEAR, 2, np.int8, [1, 3, 3, 2], [6, 5], True, False),
+            ("resize_nearest", OPS.RESIZE_NEAREST_NEIGHBOR, 1, np.float32, [1, 3, 4, 2], [7, 5], False, False),
+            ("resize_nearest_uint8", OPS.RESIZE_NEAREST_NEIGHBOR, 3, np.uint8, [2, 4, 4, 1], [2, 3], False, True)]:
+        m = Model()
+        x = m.tensor(shape, dtype, "x", quant=q8.get(dtype))
+        sz, add_s = computed(m, "size", size)
+        y = m.output([1, 1, 1, 1], dtype, "y", quant=q8.get(dtype))
+        if code == OPS.RESIZE_BILINEAR:
+            options_type, o = S.BuiltinOptions.ResizeBilinearOptions, S.ResizeBilinearOptionsT()
+        else:
+            options_type, o = S.BuiltinOptions.ResizeNearestNeighborOptions, S.ResizeNearestNeighborOptionsT()
+        o.alignCorners, o.halfPixelCenters = align, half
+        m.write_ops(out_dir, name + "_runtime_size", [add_s, (code, version, [x, sz], [y], options_type, o)], [y])
+    for name, code, version, dtype, shape, block, pads in [
+            ("space_to_batch_nd", OPS.SPACE_TO_BATCH_ND, 1, np.float32, [2, 3, 5, 2], [2, 3], [[1, 0], [0, 1]]),
+            ("space_to_batch_nd_int8", OPS.SPACE_TO_BATCH_ND, 2, np.int8, [1, 4, 4, 3], [2, 2], [[0, 2], [2, 0]]),
+            ("space_to_batch_nd_rank3", OPS.SPACE_TO_BATCH_ND, 1, np.float32, [2, 5, 3], [3], [[2, 2]]),
+            ("batch_to_space_nd", OPS.BATCH_TO_SPACE_ND, 1, np.float32, [12, 2, 2, 2], [2, 3], [[1, 0], [0, 1]]),
+            ("batch_to_space_nd_int8", OPS.BATCH_TO_SPACE_ND, 2, np.int8, [4, 3, 2, 1], [2, 2], [[0, 1], [1, 0]])]:
+        m = Model()
+        x = m.tensor(shape, dtype, "x", quant=q8.get(dtype))
+        b, add_b = computed(m, "block_shape", block)
+        p, add_p = computed(m, "paddings", np.reshape(pads, [-1]), shape=[len(pads), 2])
+        y = m.output([1] * len(shape), dtype, "y", quant=q8.get(dtype))
+        m.write_ops(out_dir, name + "_runtime_block", [add_b, add_p, (code, version, [x, b, p], [y], 0, None)], [y])
+    # ARG_MAX/ARG_MIN (a dynamic output), CUMSUM and REVERSE_V2 (the input's shape, the axis read at Invoke).
+    for name, code, version, dtype, shape, axis, out_type in [
+            ("arg_max", OPS.ARG_MAX, 1, np.float32, [3, 4, 5], [1], np.int64),
+            ("arg_max_int8", OPS.ARG_MAX, 2, np.int8, [4, 6], [-1], np.int32),
+            ("arg_min", OPS.ARG_MIN, 1, np.float32, [2, 3, 4], [0], np.int32),
+            ("cumsum", OPS.CUMSUM, 1, np.float32, [3, 4, 2], [1], None),
+            ("cumsum_int32", OPS.CUMSUM, 1, np.int32, [5, 3], [-1], None),
+            ("reverse_v2", OPS.REVERSE_V2, 1, np.float32, [2, 3, 4], [1], None),
+            ("reverse_v2_two_axes", OPS.REVERSE_V2, 2, np.int8, [2, 3, 4], [1, 2], None)]:
+        m = Model()
+        x = m.tensor(shape, dtype, "x", quant=q8.get(dtype) if code == OPS.REVERSE_V2 or out_type else None)
+        a, add_a = computed(m, "axis", axis)
+        options_type, o = 0, None
+        if code == OPS.ARG_MAX:
+            options_type, o = S.BuiltinOptions.ArgMaxOptions, S.ArgMaxOptionsT()
+            o.outputType = TYPES[out_type]
+        elif code == OPS.ARG_MIN:
+            options_type, o = S.BuiltinOptions.ArgMinOptions, S.ArgMinOptionsT()
+            o.outputType = TYPES[out_type]
+        elif code == OPS.CUMSUM:
+            options_type, o = S.BuiltinOptions.CumsumOptions, S.CumsumOptionsT()
+            o.exclusive, o.reverse = False, True
+        y = m.output([1] if out_type else shape, out_type or dtype, "y",
+                     quant=q8.get(dtype) if code == OPS.REVERSE_V2 else None)
+        m.write_ops(out_dir, name + "_runtime_axis", [add_a, (code, version, [x, a], [y], options_type, o)], [y])
+    # SEGMENT_SUM's ids, SPARSE_TO_DENSE's output_shape, RFFT2D's fft_length, EMBEDDING_LOOKUP_SPARSE's dense_shape
+    # and CONV_3D_TRANSPOSE's output shape computed at run time: dynamic outputs.
+    for dtype in (np.float32, np.int32):
+        m = Model()
+        x = m.tensor([5, 3], dtype, "data")
+        ids, add_ids = computed(m, "segment_ids", [0, 0, 1, 2, 2])
+        y = m.output([1, 3], dtype, "y")
+        m.write_ops(out_dir, "segment_sum_%s_runtime_ids" % np.dtype(dtype).name,
+                    [add_ids, (OPS.SEGMENT_SUM, 1, [x, ids], [y], 0, None)], [y])
+    m = Model()
+    indices = m.tensor([3, 2], np.int32, "indices", [[0, 1], [2, 0], [1, 1]])
+    shape, add_shape = computed(m, "output_shape", [3, 4])
+    values = m.tensor([3], np.float32, "values")
+    fill = m.tensor([], np.float32, "default_value", -2.5)
+    y = m.output([1, 1], np.float32, "y")
+    m.write_ops(out_dir, "sparse_to_dense_runtime_shape",
+                [add_shape, (OPS.SPARSE_TO_DENSE, 1, [indices, shape, values, fill], [y], 0, None)], [y])
+    m = Model()
+    x = m.tensor([2, 4, 6], np.float32, "x")
+    length, add_length = computed(m, "fft_length", [4, 8])
+    spectrum = m.output([1, 1, 1], np.complex64, "spectrum")
+    re = m.output([1, 1, 1], np.float32, "real")
+    im = m.output([1, 1, 1], np.float32, "imag")
+    m.write_ops(out_dir, "rfft2d_runtime_fft_length",
+                [add_length, (OPS.RFFT2D, 1, [x, length], [spectrum], 0, None),
+                 (OPS.REAL, 1, [spectrum], [re], 0, None), (OPS.IMAG, 1, [spectrum], [im], 0, None)], [re, im])
+    m = Model()
+    ids = m.tensor([3], np.int32, "ids", [1, 0, 3])
+    indices = m.tensor([3, 2], np.int32, "indices", [[0, 0], [0, 1], [1, 0]])
+    dense, add_dense = computed(m, "dense_shape", [3, 2])
+    weights = m.tensor([3], np.float32, "weights", [0.5, 2.0, -1.0])
+    params = m.tensor([4, 3], np.float32, "params")
+    y = m.output([1, 1], np.float32, "y")
+    o = S.EmbeddingLookupSparseOptionsT()
+    o.combiner = S.CombinerType.MEAN
+    m.write_ops(out_dir, "embedding_lookup_sparse_runtime_dense_shape",
+                [add_dense, (OPS.EMBEDDING_LOOKUP_SPARSE, 1, [ids, indices, dense, weights, params], [y],
+                             S.BuiltinOptions.EmbeddingLookupSparseOptions, o)], [y])
+    m = Model()
+    out_shape, add_out = computed(m, "output_shape", [1, 4, 6, 4, 3])
+    filt = m.tensor([2, 2, 2, 3, 2], np.float32, "filter", np.random.default_rng(5).uniform(-1, 1, [2, 2, 2, 3, 2]))
+    x = m.tensor([1, 2, 3, 2, 2], np.float32, "x")
+    y = m.output([1, 1, 1, 1, 1], np.float32, "y")
+    o = S.Conv3DOptionsT()
+    o.padding = S.Padding.SAME
+    o.strideD, o.strideH, o.strideW = 2, 2, 2
+    o.dilationDFactor, o.dilationHFactor, o.dilationWFactor = 1, 1, 1
+    m.write_ops(out_dir, "conv3d_transpose_runtime_output_shape",
+                [add_out, (OPS.CONV_3D_TRANSPOSE, 1, [out_shape, filt, x], [y], S.BuiltinOptions.Conv3DOptions, o)],
+                [y])
+    rng = np.random.default_rng(11)
+    for name, dtype, version, in_shape, filt, out_shape, stride, padding in [
+            ("transpose_conv", np.float32, 1, [1, 3, 4, 2], [3, 3, 3, 2], [1, 6, 8, 3], 2, S.Padding.SAME),
+            ("transpose_conv_valid", np.float32, 1, [2, 2, 3, 1], [2, 2, 2, 1], [2, 4, 7, 2], 2, S.Padding.VALID),
+            ("transpose_conv_int8", np.int8, 2, [1, 3, 3, 2], [2, 3, 3, 2], [1, 5, 6, 2], 2, S.Padding.SAME)]:
+        m = Model()
+        s, add_s = computed(m, "output_shape", out_shape)
+        if dtype == np.int8:
+            w = m.tensor(filt, np.int8, "filter", rng.integers(-100, 100, filt), quant=(0.02, 0))
+        else:
+            w = m.tensor(filt, np.float32, "filter", rng.uniform(-1, 1, filt))
+        x = m.tensor(in_shape, dtype, "x", quant=(0.05, -2) if dtype == np.int8 else None)
+        y = m.output([1, 1, 1, 1], dtype, "y", quant=(0.1, 3) if dtype == np.int8 else None)
+        o = S.TransposeConvOptionsT()
+        o.padding, o.strideW, o.strideH = padding, stride, stride
+        m.write_ops(out_dir, name + "_runtime_output_shape",
+                    [add_s, (OPS.TRANSPOSE_CONV, version, [s, w, x], [y], S.BuiltinOptions.TransposeConvOptions, o)],
+                    [y])
+
+
 def control_flow_models(out_dir):
     """IF (constant and random conditions), WHILE (counting, zero iterations, an IF nested in the body) and the
     CALL_ONCE + VAR_HANDLE/READ_VARIABLE/ASSIGN_VARIABLE pattern the TF converter emits for a stateful model."""
@@ -1334,6 +1542,7 @@ def main():
     small_ops(out_dir)
     small_ops_with_options(out_dir)
     dynamic_models(out_dir)
+    runtime_shape_models(out_dir)
     reductions(out_dir)
     normalization_and_scans(out_dir)
     gelu(out_dir)

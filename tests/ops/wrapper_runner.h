@@ -25,13 +25,15 @@ inline void CollectErrors(void* user_data, const char* format, va_list args) {
 // Builds the model, creates an interpreter and allocates tensors; `status` tells how far it got.
 class Runner {
  public:
-  explicit Runner(ModelWriter& writer) {
+  // `reference_kernels`: no host (XNNPACK) run, as for nodes with dynamic tensors.
+  explicit Runner(ModelWriter& writer, bool reference_kernels = false) {
     bytes_ = writer.Finish();
     EXPECT_FALSE(bytes_.empty()) << writer.error();
     model_ = KilnModelCreate(bytes_.data(), bytes_.size());
     EXPECT_NE(model_, nullptr);
     KilnInterpreterOptions* options = KilnInterpreterOptionsCreate();
     KilnInterpreterOptionsSetErrorReporter(options, &CollectErrors, &errors_);
+    if (reference_kernels) KilnInterpreterOptionsSetUseReferenceKernels(options, true);
     interpreter_ = KilnInterpreterCreate(model_, options);
     KilnInterpreterOptionsDelete(options);
     EXPECT_NE(interpreter_, nullptr) << errors_;
