@@ -466,6 +466,37 @@ const LibraryEntry kLibrary[] = {
      "  return isinf(x) ? uintBitsToFloat(0x7fc00000u) : v;\n}\n"},
 };
 
+// ---- rsRand (see KernelLowering::Call) ----
+const LibraryEntry kRandLibrary = {
+    "kiln_rand", "",
+    "uint kiln_rand_calls = 0u;\n"
+    "uint kiln_rand_next() {\n"
+    "  uvec4 c = uvec4(gl_GlobalInvocationID + kiln.origin.xyz, kiln_rand_calls);\n"
+    "  kiln_rand_calls += 1u;\n"
+    "  uvec2 k = uvec2(kiln.dim.w, 0x4b494c4eu);\n"
+    "  for (int i = 0; i < 10; ++i) {\n"
+    "    uint hi0, lo0, hi1, lo1;\n"
+    "    umulExtended(0xd2511f53u, c.x, hi0, lo0);\n"
+    "    umulExtended(0xcd9e8d57u, c.z, hi1, lo1);\n"
+    "    c = uvec4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);\n"
+    "    k += uvec2(0x9e3779b9u, 0xbb67ae85u);\n"
+    "  }\n"
+    "  return c.x;\n}\n"
+    "float kiln_rand_unit() { return float(kiln_rand_next() >> 8) * 5.96046448e-08; }\n"
+    "int kiln_rand_int(int max_value) {\n"
+    "  uint hi, lo;\n"
+    "  umulExtended(kiln_rand_next(), uint(max(max_value, 0)), hi, lo);\n"
+    "  return int(hi);\n}\n"
+    "int kiln_rand_int(int min_value, int max_value) {\n"
+    "  uint r = kiln_rand_next();\n"
+    "  uint hi, lo;\n"
+    "  umulExtended(r, uint(max_value) - uint(min_value), hi, lo);\n"
+    "  return max_value <= min_value ? min_value : int(uint(min_value) + hi);\n}\n"
+    "float kiln_rand_float(float max_value) { precise float v = kiln_rand_unit() * max_value; return v; }\n"
+    "float kiln_rand_float(float min_value, float max_value) {\n"
+    "  precise float v = min_value + kiln_rand_unit() * (max_value - min_value);\n"
+    "  return v;\n}\n"};
+
 // ---- Math functions of the kernel library without a body in the prelude ----
 
 enum class MathKind {
@@ -575,6 +606,7 @@ bool IsNativeOrHalf(const std::string& name) {
 }  // namespace
 
 const LibraryEntry* FindLibrary(const std::string& name) {
+  if (name == kRandLibrary.name) return &kRandLibrary;
   for (const LibraryEntry& e : kLibrary) {
     if (name == e.name) return &e;
   }
@@ -739,13 +771,23 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
   if (kAbsentDims.count(name)) return "0u";
   if (name == "rsGetFace") return "0";  // RS_ALLOCATION_CUBEMAP_FACE_POSITIVE_X (an enum: int)
   if (name == "rsGetDimHasFaces") return "false";
+  // rsRand on the GPU: a counter-based generator (Philox4x32-10) keyed by the launch's seed (kiln.dim.w, which
+  // the driver advances per launch of the script) and counting over (cell, call number in the invocation), with
+  // the CPU library's mapping of the random bits to the ranges (docs/kernel-math.md, "Random numbers").
+  if (name == "rsRand" && (n == 1 || n == 2)) {
+    if (reduction_) Fail(loc, "a call to 'rsRand' in a reduction, which has no GPU form (no per-launch seed)");
+    const bool is_float = callee->getParamDecl(0)->getType()->isRealFloatingType();
+    Use("kiln_rand");
+    std::string out = is_float ? "kiln_rand_float(" : "kiln_rand_int(";
+    for (unsigned i = 0; i < n; ++i) out += std::string(i ? ", " : "") + (is_float ? "float(" : "int(") + arg(i) + ")";
+    return out + ")";
+  }
   // Runtime functions that need the CPU driver (kiln/kernel_abi.h services, script state, pointers).
   static const std::pair<const char*, const char*> kCpuOnly[] = {
       {"rsAtomic", "atomics"},
       {"rsDebug", "debug output to the host"},
       {"rsSendToClient", "messages to the host"},
       {"rsForEach", "launching kernels"},
-      {"rsRand", "the script's random stream"},
       {"rsMatrix", "rs_matrix functions"},
       {"rsGetElementAtYuv", "YUV allocation access"},
       {"rsAllocationCopy", "allocation copies"},

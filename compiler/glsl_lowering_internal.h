@@ -127,6 +127,7 @@ class KernelLowering {
   bool needs_8bit_ = false;
   bool needs_16bit_ = false;
   bool needs_allocation_info_ = false;
+  bool reduction_ = false;    // lowering a reduction (dim.w is its group count, not a random seed)
   bool needs_fault_ = false;  // an allocation access can fault: declare the fault record (binding 27)
   std::set<const clang::VarDecl*> pointer_params_;  // pointer parameters lowered to in/inout parameters
   // The GLSL name of a pointer parameter that `e` names, or "" when `e` is not one.

@@ -680,5 +680,27 @@ static void noisyCombine(int* a, const int* b) { *a += *b; }
   EXPECT_EQ(reread.reductions[0].cpu_only_reasons, result.module.reductions[0].cpu_only_reasons);
 }
 
+// rsRand: a kernel gets a GPU form (Philox keyed by the launch's seed in kiln.dim.w); a reduction that calls it
+// stays on the CPU with the reason (its dim.w is the group count).
+TEST(GpuLoweringTest, RsRandHasAGpuFormInKernelsNotInReductions) {
+  const CompileResult result = Compile(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+#pragma rs reduce(noise) accumulator(noiseAccum)
+int RS_KERNEL dice(uint32_t x) { return rsRand(1, 7) + (int)rsRand(2.0f) + rsRand(3) + (int)rsRand(1.0f, 2.0f); }
+static void noiseAccum(int* a, int v) { *a += v + rsRand(3); }
+)");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  EXPECT_EQ(CpuOnlyReason(result, "dice"), "");
+  const std::string glsl = Glsl(result, "dice");
+  EXPECT_NE(glsl.find("kiln_rand_int(int(1), int(7))"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("kiln.dim.w"), std::string::npos) << glsl;
+  ASSERT_EQ(result.module.reductions.size(), 1u);
+  ASSERT_EQ(result.module.reductions[0].cpu_only_reasons.size(), 1u);
+  EXPECT_NE(result.module.reductions[0].cpu_only_reasons[0].find("a call to 'rsRand' in a reduction"),
+            std::string::npos)
+      << result.module.reductions[0].cpu_only_reasons[0];
+}
+
 }  // namespace
 }  // namespace kiln

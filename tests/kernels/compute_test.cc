@@ -730,6 +730,90 @@ INSTANTIATE_TEST_SUITE_P(Devices, OneMemory,
                                                ),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+// rsRand on the CPU driver and on the Vulkan driver (issue #12): every form stays in its range, the values of a
+// launch are roughly uniform, two calls in one cell differ, and each launch draws a new stream.
+class RandomStreams : public BindingLifetime {
+ protected:
+  template <typename T>
+  std::vector<T> Run(KilnScript* script, const char* kernel, std::vector<int> dims, KilnType type) {
+    KilnTensor* out = Tensor(type, dims);
+    std::vector<T> v;
+    if (out == nullptr || KilnScriptForEach(script, kernel, nullptr, 0, out, nullptr) != kKilnOk) {
+      ADD_FAILURE() << kernel << ": " << messages_.All();
+      return v;
+    }
+    v.resize(KilnTensorByteSize(out) / sizeof(T));
+    KilnTensorCopyToBuffer(out, v.data(), v.size() * sizeof(T));
+    if (OnGpu()) {
+      EXPECT_NE(Decisions().find(std::string("kernel ") + kernel + " (random_streams.kmod) runs on kiln-vulkan"),
+                std::string::npos)
+          << Decisions();
+    }
+    return v;
+  }
+};
+
+TEST_P(RandomStreams, RangesUniformityAndFreshStreams) {
+  KilnScript* script = Script("random_streams");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  const int n = 1 << 16;
+  const std::vector<float> first = Run<float>(script, "two_units", {n, 2}, kKilnFloat32);
+  const std::vector<float> second = Run<float>(script, "two_units", {n, 2}, kKilnFloat32);
+  ASSERT_EQ(first.size(), 2u * n);
+  ASSERT_EQ(second.size(), 2u * n);
+  std::vector<double> hist(16);
+  double sum = 0;
+  int same_cell = 0, same_launch = 0, bad = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int l = 0; l < 2; ++l) {
+      const float v = first[2 * i + l];
+      if (!(v >= 0.0f && v < 1.0f)) {
+        if (bad++ < 5) ADD_FAILURE() << "rsRand(1.0f) = " << v;
+        continue;
+      }
+      ++hist[static_cast<int>(v * 16)];
+      sum += v;
+    }
+    same_cell += first[2 * i] == first[2 * i + 1];
+    same_launch += first[2 * i] == second[2 * i];
+  }
+  // 24-bit values: among 2^16 pairs a few equal ones are chance (expected about 0.004 each).
+  EXPECT_LE(same_cell, 4) << "two calls in one cell repeat";
+  EXPECT_LE(same_launch, 4) << "the second launch repeats the first";
+  double chi2 = 0;
+  const double expect = 2.0 * n / hist.size();
+  for (double h : hist) chi2 += (h - expect) * (h - expect) / expect;
+  EXPECT_LT(chi2, 60.0) << "15 degrees of freedom: far beyond p = 1e-6";
+  EXPECT_NEAR(sum / (2.0 * n), 0.5, 6 * std::sqrt(1.0 / 12.0 / (2.0 * n)));
+
+  const std::vector<int32_t> ints = Run<int32_t>(script, "ints", {n}, kKilnInt32);
+  ASSERT_EQ(ints.size(), static_cast<size_t>(n));
+  int low = 0, high = 0;
+  for (int32_t v : ints) {
+    if (v < -7 || v >= 1000) {
+      if (bad++ < 5) ADD_FAILURE() << "rsRand(-7, 1000) = " << v;
+    }
+    low += v == -7;
+    high += v == 999;
+  }
+  EXPECT_GT(low, 0);   // both ends are reached (about 65 each)
+  EXPECT_GT(high, 0);
+  for (int32_t v : Run<int32_t>(script, "empty_ranges", {100}, kKilnInt32)) ASSERT_EQ(v, 95);
+  int negative = 0;
+  for (int32_t v : Run<int32_t>(script, "whole_range", {4096}, kKilnInt32)) negative += v < 0;
+  EXPECT_GT(negative, 1700);  // about half of 4096
+  EXPECT_LT(negative, 2400);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, RandomStreams,
+                         ::testing::Values(std::string("cpu")
+#ifdef KILN_VULKAN_DRIVER
+                                               ,
+                                           std::string("vulkan")
+#endif
+                                               ),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
 TEST(ComputeModules, BadModulesGiveClearErrors) {
   Messages messages;
   std::FILE* f = std::fopen(KmodPath("atan_op").c_str(), "rb");
