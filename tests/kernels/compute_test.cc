@@ -814,6 +814,61 @@ INSTANTIATE_TEST_SUITE_P(Devices, RandomStreams,
                                                ),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+// Math through the compute API on the CPU driver and on the Vulkan driver (issue #12 item 5): under
+// rs_fp_imprecise small arguments keep their relative accuracy (docs/kernel-math.md, "GPU forms and precision
+// pragmas"; the full sweep over every binade is GpuLoweringVulkanTest in tests/gpu_lowering).
+class MathOnEveryDevice : public RandomStreams {};
+
+TEST_P(MathOnEveryDevice, ImpreciseHyperbolicsOfSmallArgumentsAreAccurate) {
+  KilnScript* script = Script("math_pragmas");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  const std::vector<float> in = {1e-8f, -1e-30f, 1e-4f, -0.001f, 0.3f, -2.0f, 10.0f, 0x1p-100f};
+  KilnTensor* t = Floats(in);
+  ASSERT_NE(t, nullptr);
+  const int n = static_cast<int>(in.size());
+  KilnTensor* out = Tensor(kKilnFloat32, {n});
+  KilnTensor* out4 = Tensor(kKilnFloat32, {n, 4});
+  ASSERT_EQ(KilnScriptForEach(script, "imprecise_sinh", &t, 1, out, nullptr), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptForEach(script, "imprecise_mix", &t, 1, out4, nullptr), kKilnOk) << messages_.All();
+  if (OnGpu()) {
+    for (const char* kernel : {"imprecise_sinh", "imprecise_mix"}) {
+      EXPECT_NE(Decisions().find(std::string("kernel ") + kernel + " (math_pragmas.kmod) runs on kiln-vulkan"),
+                std::string::npos)
+          << Decisions();
+    }
+  }
+  std::vector<float> s(n), m(4 * n);
+  KilnTensorCopyToBuffer(out, s.data(), s.size() * sizeof(float));
+  KilnTensorCopyToBuffer(out4, m.data(), m.size() * sizeof(float));
+  // Error in ulps of the exact (long double) result.
+  const auto ulps = [](float got, long double exact) {
+    int e = 0;
+    std::frexp(std::fabs(exact), &e);
+    return static_cast<double>(std::fabs(got - exact) / std::ldexp(1.0L, std::max(e - 24, -149)));
+  };
+  for (int i = 0; i < n; ++i) {
+    const long double x = in[i];
+    EXPECT_LE(ulps(s[i], std::sinh(x)), 4.0) << "sinh(" << in[i] << ") = " << s[i];
+    EXPECT_LE(ulps(m[4 * i], std::cosh(x)), 4.0) << "cosh(" << in[i] << ") = " << m[4 * i];
+    EXPECT_LE(ulps(m[4 * i + 1], std::tanh(x)), 5.0) << "tanh(" << in[i] << ") = " << m[4 * i + 1];
+    EXPECT_LE(ulps(m[4 * i + 2], std::sin(x)), 256.0) << "native_sin(" << in[i] << ") = " << m[4 * i + 2];
+    if (std::fabs(x) >= 0x1p-20L) {  // pow: native_powr's domain on the GPU
+      EXPECT_LE(ulps(m[4 * i + 3], x * x * x), 8192.0) << "pow(" << in[i] << ", 3) = " << m[4 * i + 3];
+    }
+  }
+  EXPECT_EQ(s[0], 1e-8f);    // the issue's example: 2.98e-8 before
+  EXPECT_EQ(s[1], -1e-30f);  // and -2.98e-8
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, MathOnEveryDevice,
+                         ::testing::Values(std::string("cpu")
+#ifdef KILN_VULKAN_DRIVER
+                                               ,
+                                           std::string("vulkan")
+#endif
+                                               ),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
 TEST(ComputeModules, BadModulesGiveClearErrors) {
   Messages messages;
   std::FILE* f = std::fopen(KmodPath("atan_op").c_str(), "rb");
