@@ -614,12 +614,13 @@ const LibraryEntry* FindLibrary(const std::string& name) {
 }
 
 const std::set<std::string> kComponentwise = {
-    "kiln_copysign", "kiln_fmin",  "kiln_fmax",    "kiln_round", "kiln_fract", "kiln_atan",
-    "kiln_atanpi",   "kiln_atan2", "kiln_atan2pi", "kiln_exp",   "kiln_exp2",  "kiln_exp10",
-    "kiln_log",      "kiln_log2",  "kiln_log10",   "kiln_asin",  "kiln_acos",  "kiln_asinpi",
-    "kiln_acospi",   "kiln_fdim",  "kiln_sin",     "kiln_cos",   "kiln_tan",
-    "kiln_sinh",     "kiln_cosh",  "kiln_tanh",    "kiln_native_exp", "kiln_native_exp2", "kiln_native_powr",
-    "kiln_pow_imprecise", "kiln_native_sin", "kiln_native_cos", "kiln_native_tan"};
+    "kiln_copysign",   "kiln_fmin",       "kiln_fmax",        "kiln_round",       "kiln_fract",
+    "kiln_atan",       "kiln_atanpi",     "kiln_atan2",       "kiln_atan2pi",     "kiln_exp",
+    "kiln_exp2",       "kiln_exp10",      "kiln_log",         "kiln_log2",        "kiln_log10",
+    "kiln_asin",       "kiln_acos",       "kiln_asinpi",      "kiln_acospi",      "kiln_fdim",
+    "kiln_sin",        "kiln_cos",        "kiln_tan",         "kiln_sinh",        "kiln_cosh",
+    "kiln_tanh",       "kiln_native_exp", "kiln_native_exp2", "kiln_native_powr", "kiln_pow_imprecise",
+    "kiln_native_sin", "kiln_native_cos", "kiln_native_tan"};
 
 std::string VectorOverloads(const std::string& name, int arity) {
   std::string out;

@@ -457,9 +457,9 @@ float RS_KERNEL fine(float in) { return native_exp(in) * gScale; }
             "spirv: a call to 'rsAtomicInc', which has no GPU form (atomics) (reasons.rs:11:3)");
   EXPECT_NE(CpuOnlyReason(result, "writes").find("a write to script global 'gCount'"), std::string::npos);
   EXPECT_NE(CpuOnlyReason(result, "writes").find("(reasons.rs:14:"), std::string::npos);
-  EXPECT_NE(CpuOnlyReason(result, "sine").find(
-                "'pow': the GPU form (kiln_pow_imprecise, native_powr's algorithm) does not meet the CPU's "
-                "precision bound"),
+  EXPECT_NE(CpuOnlyReason(result, "sine")
+                .find("'pow': the GPU form (kiln_pow_imprecise, native_powr's algorithm) does not meet the CPU's "
+                      "precision bound"),
             std::string::npos);
   EXPECT_NE(CpuOnlyReason(result, "halves").find("half"), std::string::npos);
   EXPECT_EQ(CpuOnlyReason(result, "root"), "");  // root(in, out): `in`/`inout` parameters

@@ -754,16 +754,16 @@ struct MathCase {
   const char* function;  // called as function(in) (or with the constant second argument below)
   const char* second;    // nullptr, or a float literal for a two-argument function
   std::function<long double(long double)> ref;
-  double bound;          // ulps, the documented bound
-  double lo, hi;         // |x| range where the bound applies ([0, inf] = every float)
-  bool positive_only;    // the domain is x > 0 only (native_powr)
+  double bound;        // ulps, the documented bound
+  double lo, hi;       // |x| range where the bound applies ([0, inf] = every float)
+  bool positive_only;  // the domain is x > 0 only (native_powr)
 };
 
 // Checks one driver's outputs against the case's bound; returns the worst error inside the domain. A
 // subnormal input may be read as zero and a result below 2^-126 may be flushed to zero (Vulkan allows both;
 // the native_ forms flush on the CPU too). Under rs_fp_imprecise infinities and NaNs are out of scope.
-double CheckBound(const MathCase& c, const std::vector<float>& in, const std::vector<uint8_t>& out,
-                  const char* driver, bool imprecise) {
+double CheckBound(const MathCase& c, const std::vector<float>& in, const std::vector<uint8_t>& out, const char* driver,
+                  bool imprecise) {
   double worst = 0;
   int failures = 0;
   for (size_t i = 0; i < in.size() && (i + 1) * 4 <= out.size(); ++i) {
@@ -774,8 +774,7 @@ double CheckBound(const MathCase& c, const std::vector<float>& in, const std::ve
     const float a = std::fabs(x);
     const bool finite_case = std::isfinite(x) && std::isfinite(ref) && std::fabs(ref) <= FLT_MAX;
     if (imprecise && !finite_case) continue;
-    const bool in_domain =
-        std::isnan(x) || (a >= c.lo && a <= c.hi && (!c.positive_only || x > 0 || std::isnan(x)));
+    const bool in_domain = std::isnan(x) || (a >= c.lo && a <= c.hi && (!c.positive_only || x > 0 || std::isnan(x)));
     if (!in_domain) {
       // Outside the documented range only NaN-ness is promised (a finite input gives a non-NaN result).
       if (std::isfinite(x) && !std::isnan(ref) && std::isnan(got) && failures++ < 5)
@@ -787,8 +786,8 @@ double CheckBound(const MathCase& c, const std::vector<float>& in, const std::ve
     if (std::fabs(ref) < std::ldexp(1.0L, -126) && std::fabs(got) <= std::ldexp(1.0f, -126)) err = 0;
     if (err > c.bound && failures++ < 5) {
       ADD_FAILURE() << driver << " " << c.function << "(" << x << (c.second ? std::string(", ") + c.second : "")
-                    << ") = " << got << ", exact " << static_cast<double>(ref) << ": " << err
-                    << " ulp, bound " << c.bound;
+                    << ") = " << got << ", exact " << static_cast<double>(ref) << ": " << err << " ulp, bound "
+                    << c.bound;
     }
     if (err <= c.bound) worst = std::max(worst, err);
   }
@@ -856,8 +855,8 @@ TEST_F(GpuLoweringVulkanTest, EveryMathFunctionsGpuFormMeetsItsDocumentedBoundOv
       }
     }
   }
-  for (float special : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, FLT_MAX, -FLT_MAX, 0x1p-149f, -0x1p-149f, 1e-8f,
-                        -1e-30f, 88.72f, 89.41f, -103.97f, 0.5f, 1.0f, -1.0f, 3.14159274f, 1.57079637f}) {
+  for (float special : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, FLT_MAX, -FLT_MAX, 0x1p-149f, -0x1p-149f, 1e-8f, -1e-30f,
+                        88.72f, 89.41f, -103.97f, 0.5f, 1.0f, -1.0f, 3.14159274f, 1.57079637f}) {
     in.push_back(special);
   }
   for (const bool imprecise : {false, true}) {

@@ -796,7 +796,7 @@ TEST_P(RandomStreams, RangesUniformityAndFreshStreams) {
     low += v == -7;
     high += v == 999;
   }
-  EXPECT_GT(low, 0);   // both ends are reached (about 65 each)
+  EXPECT_GT(low, 0);  // both ends are reached (about 65 each)
   EXPECT_GT(high, 0);
   for (int32_t v : Run<int32_t>(script, "empty_ranges", {100}, kKilnInt32)) ASSERT_EQ(v, 95);
   int negative = 0;
