@@ -783,6 +783,11 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
     for (unsigned i = 0; i < n; ++i) out += std::string(i ? ", " : "") + (is_float ? "float(" : "int(") + arg(i) + ")";
     return out + ")";
   }
+  if (name == "rsSample") {
+    Fail(loc,
+         "a call to 'rsSample', which has no GPU form yet (it reads float4 or uchar4 texels, chosen by the "
+         "bound allocation's element size at run time; a GPU form fixes one element type per allocation)");
+  }
   // Runtime functions that need the CPU driver (kiln/kernel_abi.h services, script state, pointers).
   static const std::pair<const char*, const char*> kCpuOnly[] = {
       {"rsAtomic", "atomics"},

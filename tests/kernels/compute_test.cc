@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -861,6 +862,164 @@ TEST_P(MathOnEveryDevice, ImpreciseHyperbolicsOfSmallArgumentsAreAccurate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, MathOnEveryDevice,
+                         ::testing::Values(std::string("cpu")
+#ifdef KILN_VULKAN_DRIVER
+                                               ,
+                                           std::string("vulkan")
+#endif
+                                               ),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// rsSample (issue #12): every wrap mode and filter, 1D and 2D, float4 and uchar4 images, coordinates inside,
+// outside and far outside [0, 1] (and NaN), against a plain C++ reference of docs/kernel-language.md's sampling
+// rules, on the CPU driver and with the GPU policy on Vulkan (rsSample kernels stay on the CPU there, with the
+// reason; the rsSamplerGet* kernel runs on the GPU).
+namespace sampler_ref {
+constexpr uint32_t kNearest = 0, kLinear = 1, kLinearMipLinear = 2, kWrap = 3, kClamp = 4, kLinearMipNearest = 5,
+                   kMirrored = 6;
+struct Sampler {  // rs_sampler's 24 bytes
+  uint32_t min_filter, mag_filter, wrap_s, wrap_t, wrap_r;
+  float anisotropy;
+};
+int Index(float v) {
+  if (std::isnan(v)) v = 0;
+  v = std::min(std::max(v, -16777216.0f), 16777216.0f);
+  return static_cast<int>(std::floor(v));
+}
+int Wrap(uint32_t mode, int i, int n) {
+  if (mode == kWrap) return ((i % n) + n) % n;
+  if (mode == kMirrored) {
+    const int m = ((i % (2 * n)) + 2 * n) % (2 * n);
+    return m < n ? m : 2 * n - 1 - m;
+  }
+  return std::min(std::max(i, 0), n - 1);
+}
+// image: w x h texels of 4 floats (already divided by 255 for uchar4 images).
+std::array<float, 4> Sample(const std::vector<float>& image, int w, int h, const Sampler& s, float u_in, float v_in,
+                            bool two_d, float lod) {
+  const int hh = two_d ? h : 1;
+  const auto texel = [&](int x, int y) {
+    std::array<float, 4> t;
+    for (int c = 0; c < 4; ++c) t[c] = image[(static_cast<size_t>(y) * w + x) * 4 + c];
+    return t;
+  };
+  const uint32_t filter = lod <= 0 ? s.mag_filter : s.min_filter;
+  if (filter == kNearest) {
+    return texel(Wrap(s.wrap_s, Index(u_in * w), w), two_d ? Wrap(s.wrap_t, Index(v_in * hh), hh) : 0);
+  }
+  const float u = u_in * w - 0.5f, v = two_d ? v_in * hh - 0.5f : 0.0f;
+  const int iu = Index(u), iv = Index(v);
+  const float tu = std::isnan(u) ? 0 : std::min(std::max(u - iu, 0.0f), 1.0f);
+  const float tv = !two_d || std::isnan(v) ? 0 : std::min(std::max(v - iv, 0.0f), 1.0f);
+  const int x0 = Wrap(s.wrap_s, iu, w), x1 = Wrap(s.wrap_s, iu + 1, w);
+  const int y0 = two_d ? Wrap(s.wrap_t, iv, hh) : 0, y1 = two_d ? Wrap(s.wrap_t, iv + 1, hh) : 0;
+  std::array<float, 4> r;
+  for (int c = 0; c < 4; ++c) {
+    const float top = texel(x0, y0)[c] + (texel(x1, y0)[c] - texel(x0, y0)[c]) * tu;
+    const float bottom = texel(x0, y1)[c] + (texel(x1, y1)[c] - texel(x0, y1)[c]) * tu;
+    r[c] = top + (bottom - top) * tv;
+  }
+  return r;
+}
+}  // namespace sampler_ref
+
+class Samplers : public RandomStreams {};
+
+TEST_P(Samplers, EveryWrapModeAndFilterMatchesTheReference) {
+  using namespace sampler_ref;
+  KilnScript* script = Script("sampler");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  const int w = 7, h = 5;
+  std::vector<float> texels(static_cast<size_t>(w) * h * 4);
+  std::vector<uint8_t> pixels(texels.size());
+  for (size_t i = 0; i < texels.size(); ++i) {
+    pixels[i] = static_cast<uint8_t>((i * 37 + 11) % 256);
+    texels[i] = static_cast<float>(i % 13) - 3.5f + 0.25f * static_cast<float>(i % 3);
+  }
+  KilnTensor* float_image = Tensor(kKilnFloat32, {h, w, 4});
+  KilnTensor* uchar_image = Tensor(kKilnUInt8, {h, w, 4});
+  KilnTensorCopyFromBuffer(float_image, texels.data(), texels.size() * sizeof(float));
+  KilnTensorCopyFromBuffer(uchar_image, pixels.data(), pixels.size());
+  std::vector<float> uv;
+  for (float u : {0.0f, 0.05f, 0.5f, 0.93f, 1.0f, -0.3f, 1.7f, -2.45f, 3.3f, 1e6f, -1e9f, NAN}) {
+    for (float v : {0.0f, 0.31f, 0.999f, -0.6f, 2.2f, NAN}) {
+      uv.push_back(u);
+      uv.push_back(v);
+    }
+  }
+  const int n = static_cast<int>(uv.size() / 2);
+  KilnTensor* coords = Tensor(kKilnFloat32, {n, 2});
+  KilnTensorCopyFromBuffer(coords, uv.data(), uv.size() * sizeof(float));
+  KilnTensor* out = Tensor(kKilnFloat32, {n, 4});
+  int checked = 0;
+  for (const bool bytes : {false, true}) {
+    if (bytes) {
+      ASSERT_EQ(KilnScriptBindAllocation(script, "gImage", uchar_image), kKilnOk) << messages_.All();
+    } else {
+      ASSERT_EQ(KilnScriptBindAllocationWithElement(script, "gImage", float_image, 4), kKilnOk) << messages_.All();
+    }
+    std::vector<float> image = texels;
+    if (bytes) {
+      for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<float>(pixels[i]) * (1.0f / 255.0f);
+    }
+    for (uint32_t mag : {kNearest, kLinear}) {
+      for (uint32_t min : {kNearest, kLinear, kLinearMipNearest, kLinearMipLinear}) {
+        for (uint32_t wrap_s : {kClamp, kWrap, kMirrored}) {
+          for (uint32_t wrap_t : {kClamp, kWrap, kMirrored}) {
+            const Sampler s{min, mag, wrap_s, wrap_t, kClamp, 1.0f};
+            ASSERT_EQ(KilnScriptSetGlobal(script, "gSampler", &s, sizeof(s)), kKilnOk) << messages_.All();
+            for (const char* kernel : {"sample_2d", "sample_2d_lod", "sample_1d"}) {
+              const bool two_d = std::string(kernel) != "sample_1d";
+              const float lod = std::string(kernel) == "sample_2d_lod" ? 2.0f : 0.0f;
+              ASSERT_EQ(KilnScriptForEach(script, kernel, &coords, 1, out, nullptr), kKilnOk) << messages_.All();
+              std::vector<float> got(static_cast<size_t>(n) * 4);
+              KilnTensorCopyToBuffer(out, got.data(), got.size() * sizeof(float));
+              for (int i = 0; i < n; ++i) {
+                const auto want = Sample(image, w, h, s, uv[2 * i], uv[2 * i + 1], two_d, lod);
+                for (int c = 0; c < 4; ++c) {
+                  ASSERT_NEAR(got[4 * i + c], want[c], 1e-5f)
+                      << kernel << (bytes ? " uchar4" : " float4") << " min " << min << " mag " << mag << " wrap "
+                      << wrap_s << "/" << wrap_t << " at (" << uv[2 * i] << ", " << uv[2 * i + 1] << ") lane " << c;
+                }
+                ++checked;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * 2 * 4 * 3 * 3 * 3 * n);
+  // rsSamplerGet*: on the GPU with the GPU policy.
+  const Sampler s{kLinearMipNearest, kLinear, kMirrored, kWrap, kClamp, 2.0f};
+  ASSERT_EQ(KilnScriptSetGlobal(script, "gSampler", &s, sizeof(s)), kKilnOk) << messages_.All();
+  KilnTensor* fields = Tensor(kKilnUInt32, {3, 4});
+  ASSERT_EQ(KilnScriptForEach(script, "sampler_fields", nullptr, 0, fields, nullptr), kKilnOk) << messages_.All();
+  std::vector<uint32_t> f(12);
+  KilnTensorCopyToBuffer(fields, f.data(), f.size() * sizeof(uint32_t));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(f[4 * i], kLinearMipNearest);
+    EXPECT_EQ(f[4 * i + 1], kLinear);
+    EXPECT_EQ(f[4 * i + 2], kMirrored);
+    EXPECT_EQ(f[4 * i + 3], kWrap + 100);
+  }
+  if (OnGpu()) {
+    const std::string log = Decisions();
+    EXPECT_NE(log.find("kernel sampler_fields (sampler.kmod) runs on kiln-vulkan"), std::string::npos) << log;
+    EXPECT_NE(log.find("'rsSample', which has no GPU form yet"), std::string::npos) << log;
+  }
+  // A sampler of the wrong size is refused; sampling an image of scalars fails the launch with the access.
+  EXPECT_NE(KilnScriptSetGlobal(script, "gSampler", &s, 8), kKilnOk);
+  KilnTensor* scalars = Tensor(kKilnFloat32, {h, w});
+  ASSERT_EQ(KilnScriptBindAllocation(script, "gImage", scalars), kKilnOk) << messages_.All();
+  messages_.lines.clear();
+  EXPECT_NE(KilnScriptForEach(script, "sample_2d", &coords, 1, out, nullptr), kKilnOk);
+  EXPECT_NE(messages_.All().find("of 16-byte elements outside an allocation of 7x5x0 4-byte elements"),
+            std::string::npos)
+      << messages_.All();
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Samplers,
                          ::testing::Values(std::string("cpu")
 #ifdef KILN_VULKAN_DRIVER
                                                ,
