@@ -466,6 +466,25 @@ const LibraryEntry kLibrary[] = {
      "  return isinf(x) ? uintBitsToFloat(0x7fc00000u) : v;\n}\n"},
 };
 
+// ---- rsSample (see KernelLowering::SampleCall): the index and wrap rules of the prelude's __kiln_sample ----
+const LibraryEntry kSamplerLibrary = {"kiln_sampler", "",
+                                      "int kiln_sampler_index(float v) {\n"
+                                      "  v = isnan(v) ? 0.0 : v;\n"
+                                      "  v = v < -16777216.0 ? -16777216.0 : (v > 16777216.0 ? 16777216.0 : v);\n"
+                                      "  return int(floor(v));\n}\n"
+                                      "int kiln_sampler_wrap(uint mode, int i, int n) {\n"
+                                      "  if (mode == 3u) {\n"
+                                      "    int m = i - n * (i / n);\n"
+                                      "    return m < 0 ? m + n : m;\n"
+                                      "  }\n"
+                                      "  if (mode == 6u) {\n"
+                                      "    int period = 2 * n;\n"
+                                      "    int m = i - period * (i / period);\n"
+                                      "    m = m < 0 ? m + period : m;\n"
+                                      "    return m < n ? m : period - 1 - m;\n"
+                                      "  }\n"
+                                      "  return i < 0 ? 0 : (i >= n ? n - 1 : i);\n}\n"};
+
 // ---- rsRand (see KernelLowering::Call) ----
 const LibraryEntry kRandLibrary = {
     "kiln_rand", "",
@@ -607,6 +626,7 @@ bool IsNativeOrHalf(const std::string& name) {
 
 const LibraryEntry* FindLibrary(const std::string& name) {
   if (name == kRandLibrary.name) return &kRandLibrary;
+  if (name == kSamplerLibrary.name) return &kSamplerLibrary;
   for (const LibraryEntry& e : kLibrary) {
     if (name == e.name) return &e;
   }
@@ -640,6 +660,109 @@ std::string VectorOverloads(const std::string& name, int arity) {
     out += "); }\n";
   }
   return out;
+}
+
+// rsSample(a, s, location[, lod]) on the GPU: the prelude's rules (rs_core.rsh, __kiln_sample) with the texels
+// read as 32-bit words, so that one form serves float4 allocations (four words) and uchar4 ones (one word, c /
+// 255), chosen by the bound allocation's element size as on the CPU. The allocation's unit is then 4 bytes, so
+// a kernel of the same script that reads it with rsGetElementAt_float4 stays on the CPU (and the reverse).
+std::string KernelLowering::SampleCall(const clang::CallExpr* e) {
+  const clang::SourceLocation loc = e->getBeginLoc();
+  GlobalSlot* slot = nullptr;
+  Allocation(e->getArg(0), loc, &slot);
+  const auto* ref = llvm::cast<clang::DeclRefExpr>(e->getArg(0)->IgnoreParenImpCasts());
+  const std::string var = llvm::cast<clang::VarDecl>(ref->getDecl())->getNameAsString();
+  std::string why;
+  if (!script_->ClaimAllocationUnit(*slot, 4, &why)) Fail(loc, why);
+  AllocationUse& use = allocations_[slot->allocation_index];
+  if (!use.storage_type.empty() && use.storage_type != "uint") {
+    Fail(loc, "allocation '" + var + "' read as two different element types in one kernel (rsSample reads words)");
+  }
+  use.storage_type = "uint";
+  Use("kiln_unpack_u8");
+  Use("kiln_sampler");
+  needs_fault_ = true;
+  (void)Type(e->getArg(1)->getType(), loc);  // declares the rs_sampler struct
+  const std::string k = std::to_string(slot->allocation_index);
+  const std::string info = slot->read;
+  const std::string buffer = "a" + k;
+  std::string suffix;
+  for (char c : var) suffix += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  const std::string texel = "kiln_texel_" + suffix;
+  const std::string sample = "kiln_sample_" + suffix;
+  if (!accessors_.count(texel)) {
+    accessors_[texel] = "vec4 " + texel +
+                        "(int x, int y) {\n"
+                        "  uint es = " +
+                        info +
+                        ".element_size;\n"
+                        "  if ((es != 16u && es != 4u) || uint(x) >= " +
+                        info + ".dim_x || uint(y) >= max(" + info +
+                        ".dim_y, 1u)) {\n"
+                        "    kiln_fault_report(1u, " +
+                        k +
+                        "u, uint(x), uint(y), 0u, 16u);\n"
+                        "    return vec4(0.0);\n"
+                        "  }\n"
+                        "  uint i = " +
+                        info + ".offset + uint(x) * (es / 4u) + uint(y) * " + info +
+                        ".stride_y;\n"
+                        "  if (es == 4u) return vec4(kiln_unpack_u8(" +
+                        buffer +
+                        "[i])) * (1.0 / 255.0);\n"
+                        "  return vec4(uintBitsToFloat(" +
+                        buffer + "[i]), uintBitsToFloat(" + buffer + "[i + 1u]), uintBitsToFloat(" + buffer +
+                        "[i + 2u]), uintBitsToFloat(" + buffer + "[i + 3u]));\n}\n";
+    accessor_order_.push_back(texel);
+    accessors_[sample] =
+        "vec4 " + sample +
+        "(uvec4 m, float u_in, float v_in, bool two_d, float lod) {\n"
+        "  int w = int(clamp(" +
+        info +
+        ".dim_x, 1u, 0x40000000u));\n"
+        "  int h = two_d ? int(clamp(" +
+        info +
+        ".dim_y, 1u, 0x40000000u)) : 1;\n"
+        "  uint mode = lod <= 0.0 ? m.y : m.x;\n"
+        "  if (mode == 0u) {\n"
+        "    int x = kiln_sampler_wrap(m.z, kiln_sampler_index(u_in * float(w)), w);\n"
+        "    int y = two_d ? kiln_sampler_wrap(m.w, kiln_sampler_index(v_in * float(h)), h) : 0;\n"
+        "    return " +
+        texel +
+        "(x, y);\n"
+        "  }\n"
+        "  precise float u = u_in * float(w) - 0.5;\n"
+        "  precise float v = two_d ? v_in * float(h) - 0.5 : 0.0;\n"
+        "  int iu = kiln_sampler_index(u), iv = kiln_sampler_index(v);\n"
+        "  precise float tu = isnan(u) ? 0.0 : u - float(iu);\n"
+        "  precise float tv = (two_d && !isnan(v)) ? v - float(iv) : 0.0;\n"
+        "  tu = tu < 0.0 ? 0.0 : (tu > 1.0 ? 1.0 : tu);\n"
+        "  tv = tv < 0.0 ? 0.0 : (tv > 1.0 ? 1.0 : tv);\n"
+        "  int x0 = kiln_sampler_wrap(m.z, iu, w), x1 = kiln_sampler_wrap(m.z, iu + 1, w);\n"
+        "  int y0 = two_d ? kiln_sampler_wrap(m.w, iv, h) : 0, y1 = two_d ? kiln_sampler_wrap(m.w, iv + 1, h) : 0;\n"
+        "  vec4 p00 = " +
+        texel + "(x0, y0), p10 = " + texel +
+        "(x1, y0);\n"
+        "  vec4 p01 = " +
+        texel + "(x0, y1), p11 = " + texel +
+        "(x1, y1);\n"
+        "  precise vec4 top = p00 + (p10 - p00) * tu;\n"
+        "  precise vec4 bottom = p01 + (p11 - p01) * tu;\n"
+        "  precise vec4 r = top + (bottom - top) * tv;\n"
+        "  return r;\n}\n"
+        "vec4 " +
+        sample + "_2d(uvec4 m, vec2 uv, float lod) { return " + sample + "(m, uv.x, uv.y, true, lod); }\n";
+    accessor_order_.push_back(sample);
+  }
+  const std::string sampler = "(" + Expr(e->getArg(1)) + ")";
+  const std::string modes = "uvec4(" + sampler + ".f_min_filter, " + sampler + ".f_mag_filter, " + sampler +
+                            ".f_wrap_s, " + sampler + ".f_wrap_t)";
+  const clang::Expr* location = e->getArg(2);
+  const bool two_d = location->getType()->isVectorType();
+  const std::string at = Expr(location);
+  const std::string lod = e->getNumArgs() == 4 ? "float(" + Expr(e->getArg(3)) + ")" : "0.0";
+  if (two_d) return sample + "_2d(" + modes + ", " + at + ", " + lod + ")";
+  return sample + "(" + modes + ", float(" + at + "), 0.0, false, " + lod + ")";
 }
 
 // A read of an rs_matrix2x2/3x3/4x4 through `&matrix`: the matrix's `m` array (column-major, element (col, row)
@@ -783,11 +906,7 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
     for (unsigned i = 0; i < n; ++i) out += std::string(i ? ", " : "") + (is_float ? "float(" : "int(") + arg(i) + ")";
     return out + ")";
   }
-  if (name == "rsSample") {
-    Fail(loc,
-         "a call to 'rsSample', which has no GPU form yet (it reads float4 or uchar4 texels, chosen by the "
-         "bound allocation's element size at run time; a GPU form fixes one element type per allocation)");
-  }
+  if (name == "rsSample" && (n == 3 || n == 4)) return SampleCall(e);
   // Runtime functions that need the CPU driver (kiln/kernel_abi.h services, script state, pointers).
   static const std::pair<const char*, const char*> kCpuOnly[] = {
       {"rsAtomic", "atomics"},

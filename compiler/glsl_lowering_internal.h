@@ -93,6 +93,7 @@ class KernelLowering {
   std::string ValueLiteral(const clang::APValue& value, clang::QualType type, clang::SourceLocation loc);
   std::string Wrap(const std::string& text, clang::QualType type);
   std::string MatrixCall(const clang::CallExpr* e, bool get);
+  std::string SampleCall(const clang::CallExpr* e);
   std::string Convert(const std::string& text, clang::QualType from, clang::QualType to,
                       clang::SourceLocation loc);
   std::string ToBool(const std::string& text, clang::QualType type, clang::SourceLocation loc);

@@ -429,7 +429,7 @@ KILN_RS_INLINE int __kiln_sampler_wrap(uint32_t mode, int i, int n) {
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 KILN_RS_INLINE float4 __kiln_sampler_texel(rs_allocation a, int x, int y) {
-  if (a.p && a.p->element_size == 4u && a.p->vector_size == 4u) { /* uchar4 pixels */
+  if (a.p && a.p->element_size == 4u) { /* uchar4 pixels (RGBA_8888), as the GPU form reads any 4-byte element */
     uchar4 c = rsGetElementAt_uchar4(a, (uint32_t)x, (uint32_t)y);
     return __builtin_convertvector(c, float4) * (1.0f / 255.0f);
   }
