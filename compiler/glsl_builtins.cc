@@ -291,7 +291,230 @@ const LibraryEntry kLibrary[] = {
     {"kiln_asinpi", "kiln_asin", "float kiln_asinpi(float x) { return kiln_asin(x) * 0.318309873; }\n"},
     {"kiln_acospi", "kiln_acos", "float kiln_acospi(float x) { return kiln_acos(x) * 0.318309873; }\n"},
     {"kiln_atan2pi", "kiln_atan2", "float kiln_atan2pi(float y, float x) { return kiln_atan2(y, x) * 0.318309873; }\n"},
+    // sinh/cosh: rslib's double algorithm (compiler/rslib/math_hyp.c with the double kernels of
+    // rslib_internal.h), so small arguments keep full relative accuracy (GLSL's sinh is (e^x - e^-x) / 2, which
+    // cancels: 2.98e-8 for sinh(1e-8)). Double arithmetic: the kernel needs the FLOAT64 device feature.
+    {"kiln_exp_d", "",
+     "double kiln_pow2d(int n) { return packDouble2x32(uvec2(0u, uint(n + 1023) << 20)); }\n"
+     "double kiln_exp_d(double x) {\n"
+     "  precise double xc = x < -800.0lf ? -800.0lf : (x > 800.0lf ? 800.0lf : x);\n"
+     "  precise double t = xc * 1.4426950408889634lf + 6755399441055744.0lf;\n"
+     "  precise double n = t - 6755399441055744.0lf;\n"
+     "  int ni = isnan(x) ? 0 : int(unpackDouble2x32(t).x);\n"
+     "  precise double r = (xc - n * 0.6931471803691238lf) - n * 1.9082149292705877e-10lf;\n"
+     "  precise double p = 2.08767569878681e-09lf;\n"
+     "  p = p * r + 2.505210838544172e-08lf;\n"
+     "  p = p * r + 2.755731922398589e-07lf;\n"
+     "  p = p * r + 2.7557319223985893e-06lf;\n"
+     "  p = p * r + 2.48015873015873e-05lf;\n"
+     "  p = p * r + 0.0001984126984126984lf;\n"
+     "  p = p * r + 0.001388888888888889lf;\n"
+     "  p = p * r + 0.008333333333333333lf;\n"
+     "  p = p * r + 0.041666666666666664lf;\n"
+     "  p = p * r + 0.16666666666666666lf;\n"
+     "  p = p * r + 0.5lf;\n"
+     "  p = 1.0lf + (r + r * r * p);\n"
+     "  int n1 = ni >> 1;\n"
+     "  precise double v = p * kiln_pow2d(n1) * kiln_pow2d(ni - n1);\n"
+     "  return v;\n}\n"
+     "double kiln_expm1_d(double x) {\n"
+     "  precise double p = 1.6059043836821613e-10lf;\n"
+     "  p = p * x + 2.08767569878681e-09lf;\n"
+     "  p = p * x + 2.505210838544172e-08lf;\n"
+     "  p = p * x + 2.755731922398589e-07lf;\n"
+     "  p = p * x + 2.7557319223985893e-06lf;\n"
+     "  p = p * x + 2.48015873015873e-05lf;\n"
+     "  p = p * x + 0.0001984126984126984lf;\n"
+     "  p = p * x + 0.001388888888888889lf;\n"
+     "  p = p * x + 0.008333333333333333lf;\n"
+     "  p = p * x + 0.041666666666666664lf;\n"
+     "  p = p * x + 0.16666666666666666lf;\n"
+     "  p = p * x + 0.5lf;\n"
+     "  precise double small_r = x + x * x * p;\n"
+     "  precise double large_r = kiln_exp_d(x) - 1.0lf;\n"
+     "  return abs(x) < 0.35lf ? small_r : large_r;\n}\n"},
+    {"kiln_sinh", "kiln_exp_d kiln_copysign",
+     "float kiln_sinh(float x) {\n"
+     "  double a = abs(double(x));\n"
+     "  a = a < 100.0lf ? a : 100.0lf;\n"
+     "  double e = kiln_expm1_d(a);\n"
+     "  precise double v = 0.5lf * (e + e / (e + 1.0lf));\n"
+     "  float r = float(v);\n"
+     "  r = isinf(x) ? uintBitsToFloat(0x7f800000u) : r;\n"
+     "  r = kiln_copysign(r, x);\n"
+     "  return isnan(x) ? x : r;\n}\n"},
+    {"kiln_cosh", "kiln_exp_d",
+     "float kiln_cosh(float x) {\n"
+     "  double a = abs(double(x));\n"
+     "  a = a < 100.0lf ? a : 100.0lf;\n"
+     "  double e = kiln_exp_d(a);\n"
+     "  precise double v = 0.5lf * (e + 1.0lf / e);\n"
+     "  return isnan(x) ? x : float(v);\n}\n"},
+    // tanh: rslib's float algorithm (an odd polynomial below 0.55, 1 - 2 / (e^2a + 1) above).
+    {"kiln_tanh", "kiln_exp kiln_copysign",
+     "float kiln_tanh(float x) {\n"
+     "  float a = abs(x);\n"
+     "  precise float z = a * a;\n"
+     "  precise float p = 2.395819831e-03;\n"
+     "  p = p * z - 8.413955228e-03;\n"
+     "  p = p * z + 2.178282504e-02;\n"
+     "  p = p * z - 5.395965015e-02;\n"
+     "  p = p * z + 1.333329370e-01;\n"
+     "  p = p * z - 3.333333272e-01;\n"
+     "  precise float small_r = a + a * z * p;\n"
+     "  float e = kiln_exp(2.0 * a);\n"
+     "  precise float large_r = 1.0 - 2.0 / (e + 1.0);\n"
+     "  float r = a < 0.55 ? small_r : large_r;\n"
+     "  r = kiln_copysign(r, x);\n"
+     "  return isnan(x) ? x : r;\n}\n"},
+    // native_exp2/exp/exp10/powr and native_sin/cos/tan: rslib's native algorithms (compiler/rslib/
+    // math_native.c), pure float, so both drivers meet the native bounds of docs/kernel-math.md over every
+    // binade (GLSL's builtins are bounded only in absolute error, or only on [-pi, pi]).
+    {"kiln_native_exp2", "kiln_exp_parts",
+     "float kiln_native_exp2(float x) {\n"
+     "  precise float xc = kiln_clamp_nan(x, -127.0, 128.0);\n"
+     "  precise float t = xc + 12582912.0;\n"
+     "  precise float n = t - 12582912.0;\n"
+     "  int ni = isnan(x) ? 0 : int(floatBitsToUint(t) - floatBitsToUint(12582912.0));\n"
+     "  precise float r = xc - n;\n"
+     "  precise float q = 9.582850681e-03;\n"
+     "  q = q * r + 5.590642825e-02;\n"
+     "  q = q * r + 2.402409868e-01;\n"
+     "  q = q * r + 6.931241928e-01;\n"
+     "  precise float p = 1.0 + r * q;\n"
+     "  int n1 = ni >> 1;\n"
+     "  precise float res = p * kiln_pow2(n1) * kiln_pow2(ni - n1);\n"
+     "  res = xc >= 128.0 ? uintBitsToFloat(0x7f800000u) : res;\n"
+     "  return xc <= -127.0 ? 0.0 : res;\n}\n"},
+    {"kiln_native_exp", "kiln_native_exp2",
+     "float kiln_native_exp(float x) { precise float y = x * 1.44269502; return kiln_native_exp2(y); }\n"},
+    {"kiln_native_log2", "",
+     "float kiln_native_log2(float x) {\n"
+     "  uint t = floatBitsToUint(x) - 0x3f3504f3u;\n"
+     "  int e = int(t) >> 23;\n"
+     "  precise float f = uintBitsToFloat((t & 0x007fffffu) + 0x3f3504f3u) - 1.0;\n"
+     "  precise float q = -2.061885340e-01;\n"
+     "  q = q * f + 3.181991335e-01;\n"
+     "  q = q * f - 3.664920031e-01;\n"
+     "  q = q * f + 4.798119226e-01;\n"
+     "  q = q * f - 7.212063818e-01;\n"
+     "  q = q * f + 1.442701617e+00;\n"
+     "  precise float r = float(e) + f * q;\n"
+     "  r = (isinf(x) && x > 0.0) ? x : r;\n"
+     "  r = x < 1.17549435e-38 ? uintBitsToFloat(0xff800000u) : r;\n"
+     "  r = x < 0.0 ? uintBitsToFloat(0x7fc00000u) : r;\n"
+     "  return isnan(x) ? x : r;\n}\n"},
+    {"kiln_native_powr", "kiln_native_exp2 kiln_native_log2",
+     "float kiln_native_powr(float x, float y) {\n"
+     "  precise float l = y * kiln_native_log2(x);\n"
+     "  float r = kiln_native_exp2(l);\n"
+     "  return x < 0.0 ? uintBitsToFloat(0x7fc00000u) : r;\n}\n"},
+    // pow under rs_fp_imprecise: native_powr of |x|, with C's sign rule for a negative base and an integer
+    // exponent, pow(x, 0) = pow(1, y) = 1 (the bound is native_powr's; docs/kernel-math.md).
+    {"kiln_pow_imprecise", "kiln_native_powr",
+     "float kiln_pow_imprecise(float x, float y) {\n"
+     "  float r = kiln_native_powr(abs(x), y);\n"
+     "  bool y_int = y == trunc(y);\n"
+     "  bool y_odd = y_int && abs(mod(y, 2.0)) == 1.0;\n"
+     "  r = x < 0.0 ? (y_int ? (y_odd ? -r : r) : uintBitsToFloat(0x7fc00000u)) : r;\n"
+     "  return (y == 0.0 || x == 1.0) ? 1.0 : r;\n}\n"},
+    {"kiln_native_trig", "kiln_exp_parts",
+     "float kiln_native_reduce(float x, out int q) {\n"
+     "  precise float xc = kiln_clamp_nan(x, -4194304.0, 4194304.0);\n"
+     "  precise float t = xc * 0.636619747 + 12582912.0;\n"
+     "  precise float n = t - 12582912.0;\n"
+     "  q = int((floatBitsToUint(t) - floatBitsToUint(12582912.0)) & 3u);\n"
+     "  precise float r = ((xc - n * 1.57080078) - n * -4.45358455e-06) - n * -8.70551575e-10;\n"
+     "  return r;\n}\n"
+     "float kiln_native_sin_poly(float r, float z) {\n"
+     "  precise float s = -1.951528210e-04;\n"
+     "  s = s * z + 8.332160752e-03;\n"
+     "  s = s * z - 1.666665461e-01;\n"
+     "  precise float v = r + r * z * s;\n"
+     "  return v;\n}\n"
+     "float kiln_native_cos_poly(float z) {\n"
+     "  precise float c = 2.443315513e-05;\n"
+     "  c = c * z - 1.388731623e-03;\n"
+     "  c = c * z + 4.166664568e-02;\n"
+     "  precise float v = 1.0 - 0.5 * z + z * z * c;\n"
+     "  return v;\n}\n"},
+    {"kiln_native_sin", "kiln_native_trig",
+     "float kiln_native_sin(float x) {\n"
+     "  int q;\n"
+     "  float r = kiln_native_reduce(x, q);\n"
+     "  precise float z = r * r;\n"
+     "  float v = (q & 1) != 0 ? kiln_native_cos_poly(z) : kiln_native_sin_poly(r, z);\n"
+     "  v = (q & 2) != 0 ? -v : v;\n"
+     "  v = x == 0.0 ? x : v;\n"
+     "  return isinf(x) ? uintBitsToFloat(0x7fc00000u) : v;\n}\n"},
+    {"kiln_native_cos", "kiln_native_trig",
+     "float kiln_native_cos(float x) {\n"
+     "  int q;\n"
+     "  float r = kiln_native_reduce(x, q);\n"
+     "  precise float z = r * r;\n"
+     "  float v = (q & 1) != 0 ? kiln_native_sin_poly(r, z) : kiln_native_cos_poly(z);\n"
+     "  v = ((q + 1) & 2) != 0 ? -v : v;\n"
+     "  return isinf(x) ? uintBitsToFloat(0x7fc00000u) : v;\n}\n"},
+    {"kiln_native_tan", "kiln_native_trig",
+     "float kiln_native_tan(float x) {\n"
+     "  int q;\n"
+     "  float r = kiln_native_reduce(x, q);\n"
+     "  precise float z = r * r;\n"
+     "  float s = kiln_native_sin_poly(r, z), c = kiln_native_cos_poly(z);\n"
+     "  precise float v = (q & 1) != 0 ? -c / s : s / c;\n"
+     "  v = x == 0.0 ? x : v;\n"
+     "  return isinf(x) ? uintBitsToFloat(0x7fc00000u) : v;\n}\n"},
 };
+
+// ---- rsSample (see KernelLowering::SampleCall): the index and wrap rules of the prelude's __kiln_sample ----
+const LibraryEntry kSamplerLibrary = {"kiln_sampler", "",
+                                      "int kiln_sampler_index(float v) {\n"
+                                      "  v = isnan(v) ? 0.0 : v;\n"
+                                      "  v = v < -16777216.0 ? -16777216.0 : (v > 16777216.0 ? 16777216.0 : v);\n"
+                                      "  return int(floor(v));\n}\n"
+                                      "int kiln_sampler_wrap(uint mode, int i, int n) {\n"
+                                      "  if (mode == 3u) {\n"
+                                      "    int m = i - n * (i / n);\n"
+                                      "    return m < 0 ? m + n : m;\n"
+                                      "  }\n"
+                                      "  if (mode == 6u) {\n"
+                                      "    int period = 2 * n;\n"
+                                      "    int m = i - period * (i / period);\n"
+                                      "    m = m < 0 ? m + period : m;\n"
+                                      "    return m < n ? m : period - 1 - m;\n"
+                                      "  }\n"
+                                      "  return i < 0 ? 0 : (i >= n ? n - 1 : i);\n}\n"};
+
+// ---- rsRand (see KernelLowering::Call) ----
+const LibraryEntry kRandLibrary = {
+    "kiln_rand", "",
+    "uint kiln_rand_calls = 0u;\n"
+    "uint kiln_rand_next() {\n"
+    "  uvec4 c = uvec4(gl_GlobalInvocationID + kiln.origin.xyz, kiln_rand_calls);\n"
+    "  kiln_rand_calls += 1u;\n"
+    "  uvec2 k = uvec2(kiln.dim.w, 0x4b494c4eu);\n"
+    "  for (int i = 0; i < 10; ++i) {\n"
+    "    uint hi0, lo0, hi1, lo1;\n"
+    "    umulExtended(0xd2511f53u, c.x, hi0, lo0);\n"
+    "    umulExtended(0xcd9e8d57u, c.z, hi1, lo1);\n"
+    "    c = uvec4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);\n"
+    "    k += uvec2(0x9e3779b9u, 0xbb67ae85u);\n"
+    "  }\n"
+    "  return c.x;\n}\n"
+    "float kiln_rand_unit() { return float(kiln_rand_next() >> 8) * 5.96046448e-08; }\n"
+    "int kiln_rand_int(int max_value) {\n"
+    "  uint hi, lo;\n"
+    "  umulExtended(kiln_rand_next(), uint(max(max_value, 0)), hi, lo);\n"
+    "  return int(hi);\n}\n"
+    "int kiln_rand_int(int min_value, int max_value) {\n"
+    "  uint r = kiln_rand_next();\n"
+    "  uint hi, lo;\n"
+    "  umulExtended(r, uint(max_value) - uint(min_value), hi, lo);\n"
+    "  return max_value <= min_value ? min_value : int(uint(min_value) + hi);\n}\n"
+    "float kiln_rand_float(float max_value) { precise float v = kiln_rand_unit() * max_value; return v; }\n"
+    "float kiln_rand_float(float min_value, float max_value) {\n"
+    "  precise float v = min_value + kiln_rand_unit() * (max_value - min_value);\n"
+    "  return v;\n}\n"};
 
 // ---- Math functions of the kernel library without a body in the prelude ----
 
@@ -344,24 +567,24 @@ const MathEntry kMath[] = {
     {"native_normalize", "normalize", MathKind::kBuiltin, 1},
     {"fast_distance", "distance", MathKind::kBuiltin, 2},
     {"fast_normalize", "normalize", MathKind::kBuiltin, 1},
-    {"native_sin", "sin", MathKind::kImprecise, 1},
-    {"native_cos", "cos", MathKind::kImprecise, 1},
-    {"native_tan", "tan", MathKind::kImprecise, 1},
-    {"native_exp", "exp", MathKind::kImprecise, 1},
-    {"native_exp2", "exp2", MathKind::kImprecise, 1},
+    {"native_sin", "kiln_native_sin", MathKind::kHelper, 1},
+    {"native_cos", "kiln_native_cos", MathKind::kHelper, 1},
+    {"native_tan", "kiln_native_tan", MathKind::kHelper, 1},
+    {"native_exp", "kiln_native_exp", MathKind::kHelper, 1},
+    {"native_exp2", "kiln_native_exp2", MathKind::kHelper, 1},
     // Vulkan bounds GLSL's log/log2 only by an absolute error near 1 (relative error unbounded there), which
     // breaks even the relaxed ULP bounds: the log family always uses the ported helpers.
     {"native_log", "kiln_log", MathKind::kHelper, 1},
     {"native_log2", "kiln_log2", MathKind::kHelper, 1},
-    {"native_powr", "pow", MathKind::kImprecise, 2},
-    {"half_sin", "sin", MathKind::kImprecise, 1},
-    {"half_cos", "cos", MathKind::kImprecise, 1},
-    {"half_tan", "tan", MathKind::kImprecise, 1},
-    {"half_exp", "exp", MathKind::kImprecise, 1},
-    {"half_exp2", "exp2", MathKind::kImprecise, 1},
+    {"native_powr", "kiln_native_powr", MathKind::kHelper, 2},
+    {"half_sin", "kiln_sin", MathKind::kHelper, 1},
+    {"half_cos", "kiln_cos", MathKind::kHelper, 1},
+    {"half_tan", "kiln_tan", MathKind::kHelper, 1},
+    {"half_exp", "kiln_native_exp", MathKind::kHelper, 1},
+    {"half_exp2", "kiln_native_exp2", MathKind::kHelper, 1},
     {"half_log", "kiln_log", MathKind::kHelper, 1},
     {"half_log2", "kiln_log2", MathKind::kHelper, 1},
-    {"half_powr", "pow", MathKind::kImprecise, 2},
+    {"half_powr", "kiln_native_powr", MathKind::kHelper, 2},
     // sin/cos/tan: the ported helpers above. Full-precision functions whose GLSL builtins do not meet
     // OpenCL's bounds and that have no helper yet: only in rs_fp_imprecise.
     {"sin", "kiln_sin", MathKind::kHelper, 1},
@@ -375,9 +598,12 @@ const MathEntry kMath[] = {
     {"native_acos", "kiln_acos", MathKind::kHelper, 1},
     {"native_asinpi", "kiln_asinpi", MathKind::kHelper, 1},
     {"native_acospi", "kiln_acospi", MathKind::kHelper, 1},
-    {"sinh", "sinh", MathKind::kImprecise, 1},
-    {"cosh", "cosh", MathKind::kImprecise, 1},
-    {"tanh", "tanh", MathKind::kImprecise, 1},
+    {"sinh", "kiln_sinh", MathKind::kHelper, 1},
+    {"native_sinh", "kiln_sinh", MathKind::kHelper, 1},
+    {"cosh", "kiln_cosh", MathKind::kHelper, 1},
+    {"native_cosh", "kiln_cosh", MathKind::kHelper, 1},
+    {"tanh", "kiln_tanh", MathKind::kHelper, 1},
+    {"native_tanh", "kiln_tanh", MathKind::kHelper, 1},
     {"exp", "kiln_exp", MathKind::kHelper, 1},
     {"exp2", "kiln_exp2", MathKind::kHelper, 1},
     {"exp10", "kiln_exp10", MathKind::kHelper, 1},
@@ -388,8 +614,8 @@ const MathEntry kMath[] = {
     {"native_log10", "kiln_log10", MathKind::kHelper, 1},
     {"half_exp10", "kiln_exp10", MathKind::kHelper, 1},
     {"half_log10", "kiln_log10", MathKind::kHelper, 1},
-    {"pow", "pow", MathKind::kImprecise, 2},
-    {"powr", "pow", MathKind::kImprecise, 2},
+    {"pow", "kiln_pow_imprecise", MathKind::kImprecise, 2},
+    {"powr", "kiln_native_powr", MathKind::kImprecise, 2},
 };
 
 bool IsNativeOrHalf(const std::string& name) {
@@ -399,6 +625,8 @@ bool IsNativeOrHalf(const std::string& name) {
 }  // namespace
 
 const LibraryEntry* FindLibrary(const std::string& name) {
+  if (name == kRandLibrary.name) return &kRandLibrary;
+  if (name == kSamplerLibrary.name) return &kSamplerLibrary;
   for (const LibraryEntry& e : kLibrary) {
     if (name == e.name) return &e;
   }
@@ -406,10 +634,13 @@ const LibraryEntry* FindLibrary(const std::string& name) {
 }
 
 const std::set<std::string> kComponentwise = {
-    "kiln_copysign", "kiln_fmin",  "kiln_fmax",    "kiln_round", "kiln_fract", "kiln_atan",
-    "kiln_atanpi",   "kiln_atan2", "kiln_atan2pi", "kiln_exp",   "kiln_exp2",  "kiln_exp10",
-    "kiln_log",      "kiln_log2",  "kiln_log10",   "kiln_asin",  "kiln_acos",  "kiln_asinpi",
-    "kiln_acospi",   "kiln_fdim",  "kiln_sin",     "kiln_cos",   "kiln_tan"};
+    "kiln_copysign",   "kiln_fmin",       "kiln_fmax",        "kiln_round",       "kiln_fract",
+    "kiln_atan",       "kiln_atanpi",     "kiln_atan2",       "kiln_atan2pi",     "kiln_exp",
+    "kiln_exp2",       "kiln_exp10",      "kiln_log",         "kiln_log2",        "kiln_log10",
+    "kiln_asin",       "kiln_acos",       "kiln_asinpi",      "kiln_acospi",      "kiln_fdim",
+    "kiln_sin",        "kiln_cos",        "kiln_tan",         "kiln_sinh",        "kiln_cosh",
+    "kiln_tanh",       "kiln_native_exp", "kiln_native_exp2", "kiln_native_powr", "kiln_pow_imprecise",
+    "kiln_native_sin", "kiln_native_cos", "kiln_native_tan"};
 
 std::string VectorOverloads(const std::string& name, int arity) {
   std::string out;
@@ -429,6 +660,109 @@ std::string VectorOverloads(const std::string& name, int arity) {
     out += "); }\n";
   }
   return out;
+}
+
+// rsSample(a, s, location[, lod]) on the GPU: the prelude's rules (rs_core.rsh, __kiln_sample) with the texels
+// read as 32-bit words, so that one form serves float4 allocations (four words) and uchar4 ones (one word, c /
+// 255), chosen by the bound allocation's element size as on the CPU. The allocation's unit is then 4 bytes, so
+// a kernel of the same script that reads it with rsGetElementAt_float4 stays on the CPU (and the reverse).
+std::string KernelLowering::SampleCall(const clang::CallExpr* e) {
+  const clang::SourceLocation loc = e->getBeginLoc();
+  GlobalSlot* slot = nullptr;
+  Allocation(e->getArg(0), loc, &slot);
+  const auto* ref = llvm::cast<clang::DeclRefExpr>(e->getArg(0)->IgnoreParenImpCasts());
+  const std::string var = llvm::cast<clang::VarDecl>(ref->getDecl())->getNameAsString();
+  std::string why;
+  if (!script_->ClaimAllocationUnit(*slot, 4, &why)) Fail(loc, why);
+  AllocationUse& use = allocations_[slot->allocation_index];
+  if (!use.storage_type.empty() && use.storage_type != "uint") {
+    Fail(loc, "allocation '" + var + "' read as two different element types in one kernel (rsSample reads words)");
+  }
+  use.storage_type = "uint";
+  Use("kiln_unpack_u8");
+  Use("kiln_sampler");
+  needs_fault_ = true;
+  (void)Type(e->getArg(1)->getType(), loc);  // declares the rs_sampler struct
+  const std::string k = std::to_string(slot->allocation_index);
+  const std::string info = slot->read;
+  const std::string buffer = "a" + k;
+  std::string suffix;
+  for (char c : var) suffix += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  const std::string texel = "kiln_texel_" + suffix;
+  const std::string sample = "kiln_sample_" + suffix;
+  if (!accessors_.count(texel)) {
+    accessors_[texel] = "vec4 " + texel +
+                        "(int x, int y) {\n"
+                        "  uint es = " +
+                        info +
+                        ".element_size;\n"
+                        "  if ((es != 16u && es != 4u) || uint(x) >= " +
+                        info + ".dim_x || uint(y) >= max(" + info +
+                        ".dim_y, 1u)) {\n"
+                        "    kiln_fault_report(1u, " +
+                        k +
+                        "u, uint(x), uint(y), 0u, 16u);\n"
+                        "    return vec4(0.0);\n"
+                        "  }\n"
+                        "  uint i = " +
+                        info + ".offset + uint(x) * (es / 4u) + uint(y) * " + info +
+                        ".stride_y;\n"
+                        "  if (es == 4u) return vec4(kiln_unpack_u8(" +
+                        buffer +
+                        "[i])) * (1.0 / 255.0);\n"
+                        "  return vec4(uintBitsToFloat(" +
+                        buffer + "[i]), uintBitsToFloat(" + buffer + "[i + 1u]), uintBitsToFloat(" + buffer +
+                        "[i + 2u]), uintBitsToFloat(" + buffer + "[i + 3u]));\n}\n";
+    accessor_order_.push_back(texel);
+    accessors_[sample] =
+        "vec4 " + sample +
+        "(uvec4 m, float u_in, float v_in, bool two_d, float lod) {\n"
+        "  int w = int(clamp(" +
+        info +
+        ".dim_x, 1u, 0x40000000u));\n"
+        "  int h = two_d ? int(clamp(" +
+        info +
+        ".dim_y, 1u, 0x40000000u)) : 1;\n"
+        "  uint mode = lod <= 0.0 ? m.y : m.x;\n"
+        "  if (mode == 0u) {\n"
+        "    int x = kiln_sampler_wrap(m.z, kiln_sampler_index(u_in * float(w)), w);\n"
+        "    int y = two_d ? kiln_sampler_wrap(m.w, kiln_sampler_index(v_in * float(h)), h) : 0;\n"
+        "    return " +
+        texel +
+        "(x, y);\n"
+        "  }\n"
+        "  precise float u = u_in * float(w) - 0.5;\n"
+        "  precise float v = two_d ? v_in * float(h) - 0.5 : 0.0;\n"
+        "  int iu = kiln_sampler_index(u), iv = kiln_sampler_index(v);\n"
+        "  precise float tu = isnan(u) ? 0.0 : u - float(iu);\n"
+        "  precise float tv = (two_d && !isnan(v)) ? v - float(iv) : 0.0;\n"
+        "  tu = tu < 0.0 ? 0.0 : (tu > 1.0 ? 1.0 : tu);\n"
+        "  tv = tv < 0.0 ? 0.0 : (tv > 1.0 ? 1.0 : tv);\n"
+        "  int x0 = kiln_sampler_wrap(m.z, iu, w), x1 = kiln_sampler_wrap(m.z, iu + 1, w);\n"
+        "  int y0 = two_d ? kiln_sampler_wrap(m.w, iv, h) : 0, y1 = two_d ? kiln_sampler_wrap(m.w, iv + 1, h) : 0;\n"
+        "  vec4 p00 = " +
+        texel + "(x0, y0), p10 = " + texel +
+        "(x1, y0);\n"
+        "  vec4 p01 = " +
+        texel + "(x0, y1), p11 = " + texel +
+        "(x1, y1);\n"
+        "  precise vec4 top = p00 + (p10 - p00) * tu;\n"
+        "  precise vec4 bottom = p01 + (p11 - p01) * tu;\n"
+        "  precise vec4 r = top + (bottom - top) * tv;\n"
+        "  return r;\n}\n"
+        "vec4 " +
+        sample + "_2d(uvec4 m, vec2 uv, float lod) { return " + sample + "(m, uv.x, uv.y, true, lod); }\n";
+    accessor_order_.push_back(sample);
+  }
+  const std::string sampler = "(" + Expr(e->getArg(1)) + ")";
+  const std::string modes = "uvec4(" + sampler + ".f_min_filter, " + sampler + ".f_mag_filter, " + sampler +
+                            ".f_wrap_s, " + sampler + ".f_wrap_t)";
+  const clang::Expr* location = e->getArg(2);
+  const bool two_d = location->getType()->isVectorType();
+  const std::string at = Expr(location);
+  const std::string lod = e->getNumArgs() == 4 ? "float(" + Expr(e->getArg(3)) + ")" : "0.0";
+  if (two_d) return sample + "_2d(" + modes + ", " + at + ", " + lod + ")";
+  return sample + "(" + modes + ", float(" + at + "), 0.0, false, " + lod + ")";
 }
 
 // A read of an rs_matrix2x2/3x3/4x4 through `&matrix`: the matrix's `m` array (column-major, element (col, row)
@@ -561,13 +895,24 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
   if (kAbsentDims.count(name)) return "0u";
   if (name == "rsGetFace") return "0";  // RS_ALLOCATION_CUBEMAP_FACE_POSITIVE_X (an enum: int)
   if (name == "rsGetDimHasFaces") return "false";
+  // rsRand on the GPU: a counter-based generator (Philox4x32-10) keyed by the launch's seed (kiln.dim.w, which
+  // the driver advances per launch of the script) and counting over (cell, call number in the invocation), with
+  // the CPU library's mapping of the random bits to the ranges (docs/kernel-math.md, "Random numbers").
+  if (name == "rsRand" && (n == 1 || n == 2)) {
+    if (reduction_) Fail(loc, "a call to 'rsRand' in a reduction, which has no GPU form (no per-launch seed)");
+    const bool is_float = callee->getParamDecl(0)->getType()->isRealFloatingType();
+    Use("kiln_rand");
+    std::string out = is_float ? "kiln_rand_float(" : "kiln_rand_int(";
+    for (unsigned i = 0; i < n; ++i) out += std::string(i ? ", " : "") + (is_float ? "float(" : "int(") + arg(i) + ")";
+    return out + ")";
+  }
+  if (name == "rsSample" && (n == 3 || n == 4)) return SampleCall(e);
   // Runtime functions that need the CPU driver (kiln/kernel_abi.h services, script state, pointers).
   static const std::pair<const char*, const char*> kCpuOnly[] = {
       {"rsAtomic", "atomics"},
       {"rsDebug", "debug output to the host"},
       {"rsSendToClient", "messages to the host"},
       {"rsForEach", "launching kernels"},
-      {"rsRand", "the script's random stream"},
       {"rsMatrix", "rs_matrix functions"},
       {"rsGetElementAtYuv", "YUV allocation access"},
       {"rsAllocationCopy", "allocation copies"},
@@ -603,19 +948,17 @@ std::string KernelLowering::Call(const clang::CallExpr* e) {
         float_args = float_args && lane.ok && lane.is_float && lane.bits == 32;
       }
       if (!float_args) break;
-      // Vulkan bounds GLSL's sin/cos/tan only on [-pi, pi], while the half_ forms promise their bound up to
-      // |x| = 2^16: without a range-reducing helper they stay on the CPU too.
-      const bool half_trig = name == "half_sin" || name == "half_cos" || name == "half_tan";
-      if (m.kind == MathKind::kImprecise && (!IsNativeOrHalf(name) || half_trig) &&
+      if (m.kind == MathKind::kImprecise && !IsNativeOrHalf(name) &&
           script_->precision() != KernelPrecision::kImprecise) {
         bool has_native = false;
         for (const MathEntry& other : kMath) has_native = has_native || "native_" + name == other.name;
-        Fail(loc, "'" + name + "': GLSL's " + m.glsl +
-                      " does not meet the CPU's precision bound and kilnc has no GPU helper for it yet "
+        Fail(loc, "'" + name + "': the GPU form (" + m.glsl +
+                      ", native_powr's algorithm) does not meet the CPU's precision bound and kilnc has no "
+                      "full-precision GPU helper for it yet "
                       "(under rs_fp_imprecise" +
                       (has_native ? ", or as native_" + name + "," : "") + " it would run on the GPU)");
       }
-      if (m.kind == MathKind::kHelper) {
+      if (m.kind == MathKind::kHelper || std::string(m.glsl).rfind("kiln_", 0) == 0) {
         Use(m.glsl);
         if (kComponentwise.count(m.glsl)) Use(std::string(m.glsl) + "#vec");
       }

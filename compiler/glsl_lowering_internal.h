@@ -93,6 +93,7 @@ class KernelLowering {
   std::string ValueLiteral(const clang::APValue& value, clang::QualType type, clang::SourceLocation loc);
   std::string Wrap(const std::string& text, clang::QualType type);
   std::string MatrixCall(const clang::CallExpr* e, bool get);
+  std::string SampleCall(const clang::CallExpr* e);
   std::string Convert(const std::string& text, clang::QualType from, clang::QualType to,
                       clang::SourceLocation loc);
   std::string ToBool(const std::string& text, clang::QualType type, clang::SourceLocation loc);
@@ -127,6 +128,7 @@ class KernelLowering {
   bool needs_8bit_ = false;
   bool needs_16bit_ = false;
   bool needs_allocation_info_ = false;
+  bool reduction_ = false;    // lowering a reduction (dim.w is its group count, not a random seed)
   bool needs_fault_ = false;  // an allocation access can fault: declare the fault record (binding 27)
   std::set<const clang::VarDecl*> pointer_params_;  // pointer parameters lowered to in/inout parameters
   // The GLSL name of a pointer parameter that `e` names, or "" when `e` is not one.

@@ -94,6 +94,7 @@ bool KernelLowering::LowerReduction(const ReductionDesc& desc, const ReductionIn
                                     const ReductionFunctions& fns, GpuReductionLowering* out) {
   const clang::FunctionDecl* accumulator = fns.accumulator;
   kernel_ = accumulator;
+  reduction_ = true;
   try {
     const clang::SourceLocation loc = accumulator->getLocation();
     if (accumulator->getNumParams() != info.accumulator_args.size() + 1)

@@ -266,7 +266,7 @@ std::string KernelLowering::Type(clang::QualType type, clang::SourceLocation loc
   if (const auto* record = t->getAs<clang::RecordType>()) {
     const std::string name = record->getDecl()->getName().str();
     if (name == "rs_allocation" || name == "rs_element" || name == "rs_type" || name == "rs_script" ||
-        name == "rs_sampler" || name == "rs_tm") {
+        name == "rs_tm") {
       Fail(loc, "a value of type '" + name + "' (only script globals can be used as allocations on the GPU)");
     }
     return StructName(record->getDecl(), loc);

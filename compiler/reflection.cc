@@ -61,7 +61,7 @@ bool IsRecordNamed(clang::QualType type, llvm::StringRef name) {
 
 bool IsObjectHandle(clang::QualType type) {
   return IsRecordNamed(type, "rs_element") || IsRecordNamed(type, "rs_type") ||
-         IsRecordNamed(type, "rs_script") || IsRecordNamed(type, "rs_sampler");
+         IsRecordNamed(type, "rs_script");  // rs_sampler is plain data in Kiln (rs_core.rsh)
 }
 
 }  // namespace

@@ -92,6 +92,9 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
   push[0] = desc.dim_x;
   push[1] = desc.dim_y;
   push[2] = desc.dim_z;
+  // dim.w: the launch's rsRand seed (kiln/spirv_abi.h), a per-script count, so each script instance has its own
+  // deterministic sequence of streams.
+  push[3] = script->launches.fetch_add(1, std::memory_order_relaxed) * 0x9e3779b9u + 0x2545f491u;
   out->buffers.assign(kernel.bindings.size(), VK_NULL_HANDLE);
   const uint32_t num_views = desc.num_inputs + (kernel.has_output ? 1 : 0);
   for (uint32_t i = 0; i < num_views; ++i) {

@@ -85,6 +85,7 @@ struct Script {
   std::vector<std::vector<uint8_t>> values;  // per global, the host's value
   std::vector<uint8_t> block;                // the GPU's image of the globals
   std::vector<Buffer*> allocations;          // per allocation binding, NULL when unbound
+  std::atomic<uint32_t> launches{0};         // for-each launches recorded: each one's rsRand seed (dim.w)
   Instance* instance() const { return module->device->instance; }
 };
 

@@ -114,8 +114,26 @@ typedef struct rs_type {
 typedef struct rs_script {
   const void* p;
 } rs_script;
+/* rs_sampler_value: RenderScript's filter and wrap modes. */
+typedef enum {
+  RS_SAMPLER_NEAREST = 0,
+  RS_SAMPLER_LINEAR = 1,
+  RS_SAMPLER_LINEAR_MIP_LINEAR = 2,
+  RS_SAMPLER_WRAP = 3,
+  RS_SAMPLER_CLAMP = 4,
+  RS_SAMPLER_LINEAR_MIP_NEAREST = 5,
+  RS_SAMPLER_MIRRORED_REPEAT = 6,
+  RS_SAMPLER_INVALID = 100
+} rs_sampler_value;
+/* A sampler is a value in Kiln (24 bytes of plain data; docs/c-api.md): the host sets an rs_sampler global with
+ * KilnScriptSetGlobal, as RenderScript's Sampler.Builder set its fields. */
 typedef struct rs_sampler {
-  const void* p;
+  uint32_t min_filter; /* rs_sampler_value */
+  uint32_t mag_filter;
+  uint32_t wrap_s;
+  uint32_t wrap_t;
+  uint32_t wrap_r;
+  float anisotropy;
 } rs_sampler;
 
 typedef enum {
@@ -377,6 +395,86 @@ KILN_DEFINE_ELEMENT_ACCESS_VECTORS(double)
 #ifdef KILN_HAS_HALF
 KILN_DEFINE_ELEMENT_ACCESS_VECTORS(half)
 #endif
+
+/* ---- Samplers: rsSample over a single-LOD 1D or 2D allocation of float4 or uchar4 elements (uchar4 read as
+ * c / 255). Kiln's rules (docs/kernel-language.md, "Samplers"): the magnification filter applies at lod <= 0
+ * (rsSample without lod), the minification filter above; NEAREST takes the texel floor(u * dim); every other
+ * filter (LINEAR and, on one level of detail, LINEAR_MIP_NEAREST / LINEAR_MIP_LINEAR) blends the 2x2 texels
+ * around u * dim - 0.5 bilinearly. Texel indices are wrapped per axis: WRAP repeats, MIRRORED_REPEAT mirrors
+ * every other period, anything else clamps to the edge. ---- */
+
+KILN_RS_INLINE rs_sampler_value rsSamplerGetMinification(rs_sampler s) { return (rs_sampler_value)s.min_filter; }
+KILN_RS_INLINE rs_sampler_value rsSamplerGetMagnification(rs_sampler s) { return (rs_sampler_value)s.mag_filter; }
+KILN_RS_INLINE rs_sampler_value rsSamplerGetWrapS(rs_sampler s) { return (rs_sampler_value)s.wrap_s; }
+KILN_RS_INLINE rs_sampler_value rsSamplerGetWrapT(rs_sampler s) { return (rs_sampler_value)s.wrap_t; }
+KILN_RS_INLINE float rsSamplerGetAnisotropy(rs_sampler s) { return s.anisotropy; }
+
+/* floor(v) as an index, for any float (NaN reads as 0; far values are clamped before the conversion). */
+KILN_RS_INLINE int __kiln_sampler_index(float v) {
+  v = v == v ? v : 0.0f;
+  v = v < -16777216.0f ? -16777216.0f : (v > 16777216.0f ? 16777216.0f : v);
+  return (int)floor(v);
+}
+KILN_RS_INLINE int __kiln_sampler_wrap(uint32_t mode, int i, int n) {
+  if (mode == RS_SAMPLER_WRAP) {
+    int m = i % n;
+    return m < 0 ? m + n : m;
+  }
+  if (mode == RS_SAMPLER_MIRRORED_REPEAT) {
+    int period = 2 * n;
+    int m = i % period;
+    m = m < 0 ? m + period : m;
+    return m < n ? m : period - 1 - m;
+  }
+  return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
+KILN_RS_INLINE float4 __kiln_sampler_texel(rs_allocation a, int x, int y) {
+  if (a.p && a.p->element_size == 4u) { /* uchar4 pixels (RGBA_8888), as the GPU form reads any 4-byte element */
+    uchar4 c = rsGetElementAt_uchar4(a, (uint32_t)x, (uint32_t)y);
+    return __builtin_convertvector(c, float4) * (1.0f / 255.0f);
+  }
+  return rsGetElementAt_float4(a, (uint32_t)x, (uint32_t)y);
+}
+KILN_RS_INLINE int __kiln_sampler_extent(uint32_t d) {
+  return (int)(d < 1u ? 1u : (d > 0x40000000u ? 0x40000000u : d));
+}
+KILN_RS_INLINE float4 __kiln_sample(rs_allocation a, rs_sampler s, float u_in, float v_in, bool two_d, float lod) {
+  const int w = __kiln_sampler_extent(rsAllocationGetDimX(a));
+  const int h = two_d ? __kiln_sampler_extent(rsAllocationGetDimY(a)) : 1;
+  const uint32_t filter = lod <= 0.0f ? s.mag_filter : s.min_filter;
+  if (filter == RS_SAMPLER_NEAREST) {
+    const int x = __kiln_sampler_wrap(s.wrap_s, __kiln_sampler_index(u_in * (float)w), w);
+    const int y = two_d ? __kiln_sampler_wrap(s.wrap_t, __kiln_sampler_index(v_in * (float)h), h) : 0;
+    return __kiln_sampler_texel(a, x, y);
+  }
+  const float u = u_in * (float)w - 0.5f;
+  const float v = two_d ? v_in * (float)h - 0.5f : 0.0f;
+  const int iu = __kiln_sampler_index(u), iv = __kiln_sampler_index(v);
+  const float tu = u == u ? u - (float)iu : 0.0f;
+  const float tv = two_d && v == v ? v - (float)iv : 0.0f;
+  const float ftu = tu < 0.0f ? 0.0f : (tu > 1.0f ? 1.0f : tu);
+  const float ftv = tv < 0.0f ? 0.0f : (tv > 1.0f ? 1.0f : tv);
+  const int x0 = __kiln_sampler_wrap(s.wrap_s, iu, w), x1 = __kiln_sampler_wrap(s.wrap_s, iu + 1, w);
+  const int y0 = two_d ? __kiln_sampler_wrap(s.wrap_t, iv, h) : 0;
+  const int y1 = two_d ? __kiln_sampler_wrap(s.wrap_t, iv + 1, h) : 0;
+  const float4 p00 = __kiln_sampler_texel(a, x0, y0), p10 = __kiln_sampler_texel(a, x1, y0);
+  const float4 p01 = __kiln_sampler_texel(a, x0, y1), p11 = __kiln_sampler_texel(a, x1, y1);
+  const float4 top = p00 + (p10 - p00) * ftu;
+  const float4 bottom = p01 + (p11 - p01) * ftu;
+  return top + (bottom - top) * ftv;
+}
+KILN_RS_OVERLOAD float4 rsSample(rs_allocation a, rs_sampler s, float location) {
+  return __kiln_sample(a, s, location, 0.0f, false, 0.0f);
+}
+KILN_RS_OVERLOAD float4 rsSample(rs_allocation a, rs_sampler s, float location, float lod) {
+  return __kiln_sample(a, s, location, 0.0f, false, lod);
+}
+KILN_RS_OVERLOAD float4 rsSample(rs_allocation a, rs_sampler s, float2 location) {
+  return __kiln_sample(a, s, location.x, location.y, true, 0.0f);
+}
+KILN_RS_OVERLOAD float4 rsSample(rs_allocation a, rs_sampler s, float2 location, float lod) {
+  return __kiln_sample(a, s, location.x, location.y, true, lod);
+}
 
 /* rsAllocationVLoadX_<T><N> / rsAllocationVStoreX_<T><N>: N consecutive elements of a scalar allocation,
  * starting at (x, y, z), as one vector. */

@@ -16,7 +16,8 @@
  *   Launch geometry: one push-constant block, std430, exactly this layout (N = inputs + 1 when the kernel has
  *   an output, else inputs):
  *     layout(push_constant, std430) uniform KilnLaunch {
- *       uvec4 dim;      // dim_x, dim_y, dim_z of the whole launch, 0
+ *       uvec4 dim;      // dim_x, dim_y, dim_z of the whole launch; w: kernels, the launch's rsRand seed
+ *                       // (the driver changes it with each launch of a script); reductions, see below
  *       uvec4 origin;   // the cell of this dispatch's invocation (0,0,0): a driver may split a launch
  *       uvec4 view[N];  // per input i (in order), then the output: offset, stride_x, stride_y, stride_z
  *     } kiln;

@@ -445,7 +445,7 @@ float RS_KERNEL writes(float in) {
   gCount = 1;
   return in;
 }
-float RS_KERNEL sine(float in) { return sinh(in); }
+float RS_KERNEL sine(float in) { return pow(in, 2.5f); }
 half RS_KERNEL halves(half in) { return in; }
 void root(const float* in, float* out) { *out = *in * 2.0f; }
 float RS_KERNEL fine(float in) { return native_exp(in) * gScale; }
@@ -457,7 +457,9 @@ float RS_KERNEL fine(float in) { return native_exp(in) * gScale; }
             "spirv: a call to 'rsAtomicInc', which has no GPU form (atomics) (reasons.rs:11:3)");
   EXPECT_NE(CpuOnlyReason(result, "writes").find("a write to script global 'gCount'"), std::string::npos);
   EXPECT_NE(CpuOnlyReason(result, "writes").find("(reasons.rs:14:"), std::string::npos);
-  EXPECT_NE(CpuOnlyReason(result, "sine").find("'sinh': GLSL's sinh does not meet the CPU's precision bound"),
+  EXPECT_NE(CpuOnlyReason(result, "sine")
+                .find("'pow': the GPU form (kiln_pow_imprecise, native_powr's algorithm) does not meet the CPU's "
+                      "precision bound"),
             std::string::npos);
   EXPECT_NE(CpuOnlyReason(result, "halves").find("half"), std::string::npos);
   EXPECT_EQ(CpuOnlyReason(result, "root"), "");  // root(in, out): `in`/`inout` parameters
@@ -676,6 +678,28 @@ static void noisyCombine(int* a, const int* b) { *a += *b; }
   ASSERT_TRUE(ReadKernelModule(result.kmod.data(), result.kmod.size(), &reread, &error)) << error;
   ASSERT_EQ(reread.reductions.size(), 1u);
   EXPECT_EQ(reread.reductions[0].cpu_only_reasons, result.module.reductions[0].cpu_only_reasons);
+}
+
+// rsRand: a kernel gets a GPU form (Philox keyed by the launch's seed in kiln.dim.w); a reduction that calls it
+// stays on the CPU with the reason (its dim.w is the group count).
+TEST(GpuLoweringTest, RsRandHasAGpuFormInKernelsNotInReductions) {
+  const CompileResult result = Compile(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+#pragma rs reduce(noise) accumulator(noiseAccum)
+int RS_KERNEL dice(uint32_t x) { return rsRand(1, 7) + (int)rsRand(2.0f) + rsRand(3) + (int)rsRand(1.0f, 2.0f); }
+static void noiseAccum(int* a, int v) { *a += v + rsRand(3); }
+)");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  EXPECT_EQ(CpuOnlyReason(result, "dice"), "");
+  const std::string glsl = Glsl(result, "dice");
+  EXPECT_NE(glsl.find("kiln_rand_int(int(1), int(7))"), std::string::npos) << glsl;
+  EXPECT_NE(glsl.find("kiln.dim.w"), std::string::npos) << glsl;
+  ASSERT_EQ(result.module.reductions.size(), 1u);
+  ASSERT_EQ(result.module.reductions[0].cpu_only_reasons.size(), 1u);
+  EXPECT_NE(result.module.reductions[0].cpu_only_reasons[0].find("a call to 'rsRand' in a reduction"),
+            std::string::npos)
+      << result.module.reductions[0].cpu_only_reasons[0];
 }
 
 }  // namespace

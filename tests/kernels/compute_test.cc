@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -722,6 +723,303 @@ TEST_P(OneMemory, HostMemoryTensorsAreTheCallersArrays) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, OneMemory,
+                         ::testing::Values(std::string("cpu")
+#ifdef KILN_VULKAN_DRIVER
+                                               ,
+                                           std::string("vulkan")
+#endif
+                                               ),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// rsRand on the CPU driver and on the Vulkan driver (issue #12): every form stays in its range, the values of a
+// launch are roughly uniform, two calls in one cell differ, and each launch draws a new stream.
+class RandomStreams : public BindingLifetime {
+ protected:
+  template <typename T>
+  std::vector<T> Run(KilnScript* script, const char* kernel, std::vector<int> dims, KilnType type) {
+    KilnTensor* out = Tensor(type, dims);
+    std::vector<T> v;
+    if (out == nullptr || KilnScriptForEach(script, kernel, nullptr, 0, out, nullptr) != kKilnOk) {
+      ADD_FAILURE() << kernel << ": " << messages_.All();
+      return v;
+    }
+    v.resize(KilnTensorByteSize(out) / sizeof(T));
+    KilnTensorCopyToBuffer(out, v.data(), v.size() * sizeof(T));
+    if (OnGpu()) {
+      EXPECT_NE(Decisions().find(std::string("kernel ") + kernel + " (random_streams.kmod) runs on kiln-vulkan"),
+                std::string::npos)
+          << Decisions();
+    }
+    return v;
+  }
+};
+
+TEST_P(RandomStreams, RangesUniformityAndFreshStreams) {
+  KilnScript* script = Script("random_streams");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  const int n = 1 << 16;
+  const std::vector<float> first = Run<float>(script, "two_units", {n, 2}, kKilnFloat32);
+  const std::vector<float> second = Run<float>(script, "two_units", {n, 2}, kKilnFloat32);
+  ASSERT_EQ(first.size(), 2u * n);
+  ASSERT_EQ(second.size(), 2u * n);
+  std::vector<double> hist(16);
+  double sum = 0;
+  int same_cell = 0, same_launch = 0, bad = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int l = 0; l < 2; ++l) {
+      const float v = first[2 * i + l];
+      if (!(v >= 0.0f && v < 1.0f)) {
+        if (bad++ < 5) ADD_FAILURE() << "rsRand(1.0f) = " << v;
+        continue;
+      }
+      ++hist[static_cast<int>(v * 16)];
+      sum += v;
+    }
+    same_cell += first[2 * i] == first[2 * i + 1];
+    same_launch += first[2 * i] == second[2 * i];
+  }
+  // 24-bit values: among 2^16 pairs a few equal ones are chance (expected about 0.004 each).
+  EXPECT_LE(same_cell, 4) << "two calls in one cell repeat";
+  EXPECT_LE(same_launch, 4) << "the second launch repeats the first";
+  double chi2 = 0;
+  const double expect = 2.0 * n / hist.size();
+  for (double h : hist) chi2 += (h - expect) * (h - expect) / expect;
+  EXPECT_LT(chi2, 60.0) << "15 degrees of freedom: far beyond p = 1e-6";
+  EXPECT_NEAR(sum / (2.0 * n), 0.5, 6 * std::sqrt(1.0 / 12.0 / (2.0 * n)));
+
+  const std::vector<int32_t> ints = Run<int32_t>(script, "ints", {n}, kKilnInt32);
+  ASSERT_EQ(ints.size(), static_cast<size_t>(n));
+  int low = 0, high = 0;
+  for (int32_t v : ints) {
+    if (v < -7 || v >= 1000) {
+      if (bad++ < 5) ADD_FAILURE() << "rsRand(-7, 1000) = " << v;
+    }
+    low += v == -7;
+    high += v == 999;
+  }
+  EXPECT_GT(low, 0);  // both ends are reached (about 65 each)
+  EXPECT_GT(high, 0);
+  for (int32_t v : Run<int32_t>(script, "empty_ranges", {100}, kKilnInt32)) ASSERT_EQ(v, 95);
+  int negative = 0;
+  for (int32_t v : Run<int32_t>(script, "whole_range", {4096}, kKilnInt32)) negative += v < 0;
+  EXPECT_GT(negative, 1700);  // about half of 4096
+  EXPECT_LT(negative, 2400);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, RandomStreams,
+                         ::testing::Values(std::string("cpu")
+#ifdef KILN_VULKAN_DRIVER
+                                               ,
+                                           std::string("vulkan")
+#endif
+                                               ),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// Math through the compute API on the CPU driver and on the Vulkan driver (issue #12 item 5): under
+// rs_fp_imprecise small arguments keep their relative accuracy (docs/kernel-math.md, "GPU forms and precision
+// pragmas"; the full sweep over every binade is GpuLoweringVulkanTest in tests/gpu_lowering).
+class MathOnEveryDevice : public RandomStreams {};
+
+TEST_P(MathOnEveryDevice, ImpreciseHyperbolicsOfSmallArgumentsAreAccurate) {
+  KilnScript* script = Script("math_pragmas");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  const std::vector<float> in = {1e-8f, -1e-30f, 1e-4f, -0.001f, 0.3f, -2.0f, 10.0f, 0x1p-100f};
+  KilnTensor* t = Floats(in);
+  ASSERT_NE(t, nullptr);
+  const int n = static_cast<int>(in.size());
+  KilnTensor* out = Tensor(kKilnFloat32, {n});
+  KilnTensor* out4 = Tensor(kKilnFloat32, {n, 4});
+  ASSERT_EQ(KilnScriptForEach(script, "imprecise_sinh", &t, 1, out, nullptr), kKilnOk) << messages_.All();
+  ASSERT_EQ(KilnScriptForEach(script, "imprecise_mix", &t, 1, out4, nullptr), kKilnOk) << messages_.All();
+  if (OnGpu()) {
+    for (const char* kernel : {"imprecise_sinh", "imprecise_mix"}) {
+      EXPECT_NE(Decisions().find(std::string("kernel ") + kernel + " (math_pragmas.kmod) runs on kiln-vulkan"),
+                std::string::npos)
+          << Decisions();
+    }
+  }
+  std::vector<float> s(n), m(4 * n);
+  KilnTensorCopyToBuffer(out, s.data(), s.size() * sizeof(float));
+  KilnTensorCopyToBuffer(out4, m.data(), m.size() * sizeof(float));
+  // Error in ulps of the exact (long double) result.
+  const auto ulps = [](float got, long double exact) {
+    int e = 0;
+    std::frexp(std::fabs(exact), &e);
+    return static_cast<double>(std::fabs(got - exact) / std::ldexp(1.0L, std::max(e - 24, -149)));
+  };
+  for (int i = 0; i < n; ++i) {
+    const long double x = in[i];
+    EXPECT_LE(ulps(s[i], std::sinh(x)), 4.0) << "sinh(" << in[i] << ") = " << s[i];
+    EXPECT_LE(ulps(m[4 * i], std::cosh(x)), 4.0) << "cosh(" << in[i] << ") = " << m[4 * i];
+    EXPECT_LE(ulps(m[4 * i + 1], std::tanh(x)), 5.0) << "tanh(" << in[i] << ") = " << m[4 * i + 1];
+    EXPECT_LE(ulps(m[4 * i + 2], std::sin(x)), 256.0) << "native_sin(" << in[i] << ") = " << m[4 * i + 2];
+    if (std::fabs(x) >= 0x1p-20L) {  // pow: native_powr's domain on the GPU
+      EXPECT_LE(ulps(m[4 * i + 3], x * x * x), 8192.0) << "pow(" << in[i] << ", 3) = " << m[4 * i + 3];
+    }
+  }
+  EXPECT_EQ(s[0], 1e-8f);    // the issue's example: 2.98e-8 before
+  EXPECT_EQ(s[1], -1e-30f);  // and -2.98e-8
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, MathOnEveryDevice,
+                         ::testing::Values(std::string("cpu")
+#ifdef KILN_VULKAN_DRIVER
+                                               ,
+                                           std::string("vulkan")
+#endif
+                                               ),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// rsSample (issue #12): every wrap mode and filter, 1D and 2D, float4 and uchar4 images, coordinates inside,
+// outside and far outside [0, 1] (and NaN), against a plain C++ reference of docs/kernel-language.md's sampling
+// rules, on the CPU driver and with the GPU policy on Vulkan (where every kernel of sampler.rs runs).
+namespace sampler_ref {
+constexpr uint32_t kNearest = 0, kLinear = 1, kLinearMipLinear = 2, kWrap = 3, kClamp = 4, kLinearMipNearest = 5,
+                   kMirrored = 6;
+struct Sampler {  // rs_sampler's 24 bytes
+  uint32_t min_filter, mag_filter, wrap_s, wrap_t, wrap_r;
+  float anisotropy;
+};
+int Index(float v) {
+  if (std::isnan(v)) v = 0;
+  v = std::min(std::max(v, -16777216.0f), 16777216.0f);
+  return static_cast<int>(std::floor(v));
+}
+int Wrap(uint32_t mode, int i, int n) {
+  if (mode == kWrap) return ((i % n) + n) % n;
+  if (mode == kMirrored) {
+    const int m = ((i % (2 * n)) + 2 * n) % (2 * n);
+    return m < n ? m : 2 * n - 1 - m;
+  }
+  return std::min(std::max(i, 0), n - 1);
+}
+// image: w x h texels of 4 floats (already divided by 255 for uchar4 images).
+std::array<float, 4> Sample(const std::vector<float>& image, int w, int h, const Sampler& s, float u_in, float v_in,
+                            bool two_d, float lod) {
+  const int hh = two_d ? h : 1;
+  const auto texel = [&](int x, int y) {
+    std::array<float, 4> t;
+    for (int c = 0; c < 4; ++c) t[c] = image[(static_cast<size_t>(y) * w + x) * 4 + c];
+    return t;
+  };
+  const uint32_t filter = lod <= 0 ? s.mag_filter : s.min_filter;
+  if (filter == kNearest) {
+    return texel(Wrap(s.wrap_s, Index(u_in * w), w), two_d ? Wrap(s.wrap_t, Index(v_in * hh), hh) : 0);
+  }
+  const float u = u_in * w - 0.5f, v = two_d ? v_in * hh - 0.5f : 0.0f;
+  const int iu = Index(u), iv = Index(v);
+  const float tu = std::isnan(u) ? 0 : std::min(std::max(u - iu, 0.0f), 1.0f);
+  const float tv = !two_d || std::isnan(v) ? 0 : std::min(std::max(v - iv, 0.0f), 1.0f);
+  const int x0 = Wrap(s.wrap_s, iu, w), x1 = Wrap(s.wrap_s, iu + 1, w);
+  const int y0 = two_d ? Wrap(s.wrap_t, iv, hh) : 0, y1 = two_d ? Wrap(s.wrap_t, iv + 1, hh) : 0;
+  std::array<float, 4> r;
+  for (int c = 0; c < 4; ++c) {
+    const float top = texel(x0, y0)[c] + (texel(x1, y0)[c] - texel(x0, y0)[c]) * tu;
+    const float bottom = texel(x0, y1)[c] + (texel(x1, y1)[c] - texel(x0, y1)[c]) * tu;
+    r[c] = top + (bottom - top) * tv;
+  }
+  return r;
+}
+}  // namespace sampler_ref
+
+class Samplers : public RandomStreams {};
+
+TEST_P(Samplers, EveryWrapModeAndFilterMatchesTheReference) {
+  using namespace sampler_ref;
+  KilnScript* script = Script("sampler");
+  ASSERT_NE(script, nullptr) << messages_.All();
+  const int w = 7, h = 5;
+  std::vector<float> texels(static_cast<size_t>(w) * h * 4);
+  std::vector<uint8_t> pixels(texels.size());
+  for (size_t i = 0; i < texels.size(); ++i) {
+    pixels[i] = static_cast<uint8_t>((i * 37 + 11) % 256);
+    texels[i] = static_cast<float>(i % 13) - 3.5f + 0.25f * static_cast<float>(i % 3);
+  }
+  KilnTensor* float_image = Tensor(kKilnFloat32, {h, w, 4});
+  KilnTensor* uchar_image = Tensor(kKilnUInt8, {h, w, 4});
+  KilnTensorCopyFromBuffer(float_image, texels.data(), texels.size() * sizeof(float));
+  KilnTensorCopyFromBuffer(uchar_image, pixels.data(), pixels.size());
+  std::vector<float> uv;
+  for (float u : {0.0f, 0.05f, 0.5f, 0.93f, 1.0f, -0.3f, 1.7f, -2.45f, 3.3f, 1e6f, -1e9f, NAN}) {
+    for (float v : {0.0f, 0.31f, 0.999f, -0.6f, 2.2f, NAN}) {
+      uv.push_back(u);
+      uv.push_back(v);
+    }
+  }
+  const int n = static_cast<int>(uv.size() / 2);
+  KilnTensor* coords = Tensor(kKilnFloat32, {n, 2});
+  KilnTensorCopyFromBuffer(coords, uv.data(), uv.size() * sizeof(float));
+  KilnTensor* out = Tensor(kKilnFloat32, {n, 4});
+  int checked = 0;
+  for (const bool bytes : {false, true}) {
+    if (bytes) {
+      ASSERT_EQ(KilnScriptBindAllocation(script, "gImage", uchar_image), kKilnOk) << messages_.All();
+    } else {
+      ASSERT_EQ(KilnScriptBindAllocationWithElement(script, "gImage", float_image, 4), kKilnOk) << messages_.All();
+    }
+    std::vector<float> image = texels;
+    if (bytes) {
+      for (size_t i = 0; i < image.size(); ++i) image[i] = static_cast<float>(pixels[i]) * (1.0f / 255.0f);
+    }
+    for (uint32_t mag : {kNearest, kLinear}) {
+      for (uint32_t min : {kNearest, kLinear, kLinearMipNearest, kLinearMipLinear}) {
+        for (uint32_t wrap_s : {kClamp, kWrap, kMirrored}) {
+          for (uint32_t wrap_t : {kClamp, kWrap, kMirrored}) {
+            const Sampler s{min, mag, wrap_s, wrap_t, kClamp, 1.0f};
+            ASSERT_EQ(KilnScriptSetGlobal(script, "gSampler", &s, sizeof(s)), kKilnOk) << messages_.All();
+            for (const char* kernel : {"sample_2d", "sample_2d_lod", "sample_1d"}) {
+              const bool two_d = std::string(kernel) != "sample_1d";
+              const float lod = std::string(kernel) == "sample_2d_lod" ? 2.0f : 0.0f;
+              ASSERT_EQ(KilnScriptForEach(script, kernel, &coords, 1, out, nullptr), kKilnOk) << messages_.All();
+              std::vector<float> got(static_cast<size_t>(n) * 4);
+              KilnTensorCopyToBuffer(out, got.data(), got.size() * sizeof(float));
+              for (int i = 0; i < n; ++i) {
+                const auto want = Sample(image, w, h, s, uv[2 * i], uv[2 * i + 1], two_d, lod);
+                for (int c = 0; c < 4; ++c) {
+                  ASSERT_NEAR(got[4 * i + c], want[c], 1e-5f)
+                      << kernel << (bytes ? " uchar4" : " float4") << " min " << min << " mag " << mag << " wrap "
+                      << wrap_s << "/" << wrap_t << " at (" << uv[2 * i] << ", " << uv[2 * i + 1] << ") lane " << c;
+                }
+                ++checked;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * 2 * 4 * 3 * 3 * 3 * n);
+  // rsSamplerGet*: on the GPU with the GPU policy.
+  const Sampler s{kLinearMipNearest, kLinear, kMirrored, kWrap, kClamp, 2.0f};
+  ASSERT_EQ(KilnScriptSetGlobal(script, "gSampler", &s, sizeof(s)), kKilnOk) << messages_.All();
+  KilnTensor* fields = Tensor(kKilnUInt32, {3, 4});
+  ASSERT_EQ(KilnScriptForEach(script, "sampler_fields", nullptr, 0, fields, nullptr), kKilnOk) << messages_.All();
+  std::vector<uint32_t> f(12);
+  KilnTensorCopyToBuffer(fields, f.data(), f.size() * sizeof(uint32_t));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(f[4 * i], kLinearMipNearest);
+    EXPECT_EQ(f[4 * i + 1], kLinear);
+    EXPECT_EQ(f[4 * i + 2], kMirrored);
+    EXPECT_EQ(f[4 * i + 3], kWrap + 100);
+  }
+  if (OnGpu()) {
+    const std::string log = Decisions();
+    for (const char* kernel : {"sample_2d", "sample_2d_lod", "sample_1d", "sampler_fields"}) {
+      EXPECT_NE(log.find(std::string("kernel ") + kernel + " (sampler.kmod) runs on kiln-vulkan"), std::string::npos)
+          << log;
+    }
+  }
+  // A sampler of the wrong size is refused; sampling an image of float2 elements (neither float4 nor 4-byte
+  // pixels) fails the launch on every device.
+  EXPECT_NE(KilnScriptSetGlobal(script, "gSampler", &s, 8), kKilnOk);
+  KilnTensor* pairs = Tensor(kKilnFloat32, {h, w, 2});
+  ASSERT_EQ(KilnScriptBindAllocationWithElement(script, "gImage", pairs, 2), kKilnOk) << messages_.All();
+  messages_.lines.clear();
+  EXPECT_NE(KilnScriptForEach(script, "sample_2d", &coords, 1, out, nullptr), kKilnOk);
+  EXPECT_NE(messages_.All().find("16-byte"), std::string::npos) << messages_.All();
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Samplers,
                          ::testing::Values(std::string("cpu")
 #ifdef KILN_VULKAN_DRIVER
                                                ,
