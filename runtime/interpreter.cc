@@ -538,8 +538,10 @@ void Interpreter::PlanHostPartitions() {
     const int index = static_cast<int>(host_partitions_.size());
     for (size_t n = start; n <= end; ++n) {
       if (folded_[n]) continue;
+      const std::string kernel = run != nullptr ? run->KernelOf(static_cast<int>(n)) : std::string();
       host_placement_[n] =
-          run != nullptr ? std::string(engine->name()) + ", in host run " + std::to_string(index)
+          run != nullptr ? std::string(engine->name()) + ", in host run " + std::to_string(index) +
+                               (kernel.empty() ? "" : ", on " + kernel)
                          : "reference kernel (" + std::string(engine->name()) + " could not build nodes " +
                                std::to_string(start) + " to " + std::to_string(end) + ": " + error + ")";
     }
