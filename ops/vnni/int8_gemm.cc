@@ -43,9 +43,9 @@ PackedInt8Gemm PackInt8Gemm(const int8_t* weights, int64_t n, int64_t k, const i
   p.bias.assign(static_cast<size_t>(padded_n), 0);
   p.multiplier.assign(static_cast<size_t>(padded_n), 0);
   p.left_shift.assign(static_cast<size_t>(padded_n), 0);
-  p.right_shift.assign(static_cast<size_t>(padded_n), 0);
-  p.round_mask.assign(static_cast<size_t>(padded_n), 0);
-  p.round_half.assign(static_cast<size_t>(padded_n), 0);
+  p.rounding.assign(static_cast<size_t>(padded_n), int64_t{1} << 30);
+  p.negative.assign(static_cast<size_t>(padded_n), 0);
+  p.total_shift.assign(static_cast<size_t>(padded_n), 31);
   p.output_zero_point = output_zero_point;
   p.activation_min = activation_min;
   p.activation_max = activation_max;
@@ -67,9 +67,12 @@ PackedInt8Gemm PackInt8Gemm(const int8_t* weights, int64_t n, int64_t k, const i
     p.multiplier[static_cast<size_t>(c)] = m.multiplier;
     const int right = m.shift > 0 ? 0 : -m.shift;
     p.left_shift[static_cast<size_t>(c)] = m.shift > 0 ? m.shift : 0;
-    p.right_shift[static_cast<size_t>(c)] = right;
-    p.round_mask[static_cast<size_t>(c)] = static_cast<int32_t>((int64_t{1} << right) - 1);
-    p.round_half[static_cast<size_t>(c)] = static_cast<int32_t>(((int64_t{1} << right) - 1) >> 1);
+    p.any_left_shift = p.any_left_shift || m.shift > 0;
+    // Even channels of the block at 0..7, odd ones at 8..15.
+    const size_t at = static_cast<size_t>(block * kLanes + (lane % 2) * (kLanes / 2) + lane / 2);
+    p.rounding[at] = (int64_t{1} << 30) + (right >= 1 ? int64_t{1} << (30 + right) : 0);
+    p.negative[at] = right >= 1 ? int64_t{1} << 31 : 0;
+    p.total_shift[at] = 31 + right;
   }
   return p;
 }
@@ -81,12 +84,12 @@ PackedInt8Gemm PackInt8Gemm(const int8_t* weights, int64_t n, int64_t k, const i
 namespace {
 
 // The requantization of one block of 16 lanes, per lane as the reference's
-// MultiplyByQuantizedMultiplierDoubleRounding: x << left (wrapping), gemmlowp's saturating rounding doubling high
-// multiply, which for a multiplier in [0, 2^31) is (x * m + 2^30) >> 31 in 64 bits (its nudge and truncating
-// division give exactly that), then the rounding divide by 2^right (ties away from zero); plus the output zero
-// point (wrapping) and the clamp.
+// MultiplyByQuantizedMultiplierDoubleRounding: x << left (wrapping), then both roundings in one 64-bit shift
+// (int8_gemm.h), the even and odd int32 lanes in separate 64-bit halves; plus the output zero point (wrapping)
+// and the clamp.
 struct Requant {
-  __m512i multiplier, multiplier_odd, left, right, mask, half;
+  __m512i multiplier, multiplier_odd, left;
+  __m512i rounding[2], negative[2], shift[2];  // even, odd
 };
 
 KILN_VNNI_TARGET inline Requant LoadRequant(const PackedInt8Gemm& p, int64_t block) {
@@ -95,27 +98,28 @@ KILN_VNNI_TARGET inline Requant LoadRequant(const PackedInt8Gemm& p, int64_t blo
   r.multiplier = _mm512_loadu_si512(p.multiplier.data() + at);
   r.multiplier_odd = _mm512_srli_epi64(r.multiplier, 32);
   r.left = _mm512_loadu_si512(p.left_shift.data() + at);
-  r.right = _mm512_loadu_si512(p.right_shift.data() + at);
-  r.mask = _mm512_loadu_si512(p.round_mask.data() + at);
-  r.half = _mm512_loadu_si512(p.round_half.data() + at);
+  for (int h = 0; h < 2; ++h) {
+    r.rounding[h] = _mm512_loadu_si512(p.rounding.data() + at + h * 8);
+    r.negative[h] = _mm512_loadu_si512(p.negative.data() + at + h * 8);
+    r.shift[h] = _mm512_loadu_si512(p.total_shift.data() + at + h * 8);
+  }
   return r;
 }
 
+KILN_VNNI_TARGET inline __m512i Round64(__m512i product, const Requant& r, int h) {
+  const __mmask8 below = _mm512_cmplt_epi64_mask(product, _mm512_set1_epi64(-(int64_t{1} << 30)));
+  __m512i v = _mm512_add_epi64(product, r.rounding[h]);
+  v = _mm512_mask_sub_epi64(v, below, v, r.negative[h]);
+  return _mm512_srav_epi64(v, r.shift[h]);
+}
+
+template <bool kLeftShift>
 KILN_VNNI_TARGET inline __m128i Requantize(__m512i acc, const Requant& r, __m512i zero_point, __m512i lo,
                                            __m512i hi) {
-  const __m512i x = _mm512_sllv_epi32(acc, r.left);
-  const __m512i round = _mm512_set1_epi64(int64_t{1} << 30);
-  const __m512i even = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, r.multiplier), round), 31);
-  const __m512i odd = _mm512_srai_epi64(
-      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.multiplier_odd), round), 31);
-  const __m512i high = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-  // Rounding divide: (high >> right) + (remainder > half + (high < 0)).
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i remainder = _mm512_and_si512(high, r.mask);
-  const __m512i threshold =
-      _mm512_mask_add_epi32(r.half, _mm512_cmplt_epi32_mask(high, _mm512_setzero_si512()), r.half, one);
-  __m512i out = _mm512_srav_epi32(high, r.right);
-  out = _mm512_mask_add_epi32(out, _mm512_cmpgt_epi32_mask(remainder, threshold), out, one);
+  const __m512i x = kLeftShift ? _mm512_sllv_epi32(acc, r.left) : acc;
+  const __m512i even = Round64(_mm512_mul_epi32(x, r.multiplier), r, 0);
+  const __m512i odd = Round64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.multiplier_odd), r, 1);
+  __m512i out = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
   out = _mm512_add_epi32(out, zero_point);
   out = _mm512_min_epi32(_mm512_max_epi32(out, lo), hi);
   return _mm512_cvtepi32_epi8(out);
@@ -151,7 +155,8 @@ KILN_VNNI_TARGET void MicroKernel(const PackedInt8Gemm& p, const uint8_t* a, int
     const bool partial = j == NB - 1 && last_lanes < kLanes;
     const __mmask16 store = partial ? static_cast<__mmask16>((1u << last_lanes) - 1) : static_cast<__mmask16>(0xFFFF);
     for (int r = 0; r < MR; ++r) {
-      const __m128i out = Requantize(acc[r][j], rq, zero_point, lo, hi);
+      const __m128i out = p.any_left_shift ? Requantize<true>(acc[r][j], rq, zero_point, lo, hi)
+                                           : Requantize<false>(acc[r][j], rq, zero_point, lo, hi);
       _mm_mask_storeu_epi8(c + r * ldc + j * kLanes, store, out);
     }
   }

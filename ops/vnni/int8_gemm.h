@@ -13,8 +13,13 @@
 //   64 bytes, lane j holding W[16 b + j][4 g .. 4 g + 3]; blocks one after another, each ceil(K / 4) * 64 bytes;
 // - vpdpbusd multiplies unsigned bytes by signed ones, so the activations are made unsigned by + 128 (a xor of
 //   0x80) and the correction -(input_zero_point + 128) * sum_k W[n][k] is folded into the int32 bias once;
-// - per lane, the requantization: the multiplier, its left shift (shift > 0) and right shift (shift < 0), the
-//   right shift's mask and half-mask (the rounding divide's threshold).
+// - per output channel, the requantization: the multiplier and its left shift (shift > 0), and, for the right
+//   shift e = max(-shift, 0), the two roundings in one: the reference's (x * m + 2^30) >> 31 (gemmlowp's rounding
+//   doubling high multiply for m >= 0) followed by the divide by 2^e rounding half away from zero is exactly
+//   (x * m + 2^30 + c * 2^31) >> (31 + e) in 64 bits, with c = 2^(e - 1) - (1 if x * m < -2^30) for e >= 1 and
+//   c = 0 for e = 0 (floor((floor(a) + c) / n) = floor((a + c) / n)). The int64 constants are stored per block
+//   with the even channels' 8 first and the odd channels' 8 after (the even and odd int32 lanes of a zmm are
+//   multiplied separately, in 64-bit lanes).
 #ifndef KILN_OPS_VNNI_INT8_GEMM_H_
 #define KILN_OPS_VNNI_INT8_GEMM_H_
 
@@ -42,11 +47,13 @@ struct PackedInt8Gemm {
   std::vector<int8_t> weights;  // blocks * k_groups * 64 bytes, the layout above
   // Per padded output channel (blocks * 16 entries):
   std::vector<int32_t> bias;         // bias[n] - (input_zero_point + 128) * sum_k W[n][k], wrapping
-  std::vector<int32_t> multiplier;   // the fixed-point significand (>= 0)
-  std::vector<int32_t> left_shift;   // max(shift, 0)
-  std::vector<int32_t> right_shift;  // max(-shift, 0)
-  std::vector<int32_t> round_mask;   // 2^right_shift - 1
-  std::vector<int32_t> round_half;   // round_mask >> 1
+  std::vector<int32_t> multiplier;  // the fixed-point significand (>= 0)
+  std::vector<int32_t> left_shift;  // max(shift, 0)
+  bool any_left_shift = false;
+  // Even channels first, then odd, per block (see above):
+  std::vector<int64_t> rounding;     // 2^30 + (e >= 1 ? 2^(30 + e) : 0)
+  std::vector<int64_t> negative;     // subtracted when x * m < -2^30: e >= 1 ? 2^31 : 0
+  std::vector<int64_t> total_shift;  // 31 + e
   int32_t output_zero_point = 0;
   int32_t activation_min = -128, activation_max = 127;
 };

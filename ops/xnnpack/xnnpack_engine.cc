@@ -24,6 +24,7 @@
 #include "kiln/builtin_ops.h"
 #include "ops/reference/quantized.h"
 #include "ops/vnni/int8_gemm.h"
+#include "runtime/arena_planner.h"
 #include "runtime/interpreter.h"
 
 namespace kiln {
@@ -1098,13 +1099,23 @@ class MixedRun : public HostRun {
   MixedRun(pthreadpool_t pool, bool alone) : pool_(pool), flags_(alone ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS) {}
 
   std::vector<Step>& steps() { return steps_; }
-  // Memory for internal tensor `t` of `bytes` bytes, with XNNPACK's reading slack after it.
-  void AddBuffer(int t, size_t bytes) { buffers_[t].assign(bytes + XNN_EXTRA_BYTES + 64, 0); }
+  // Memory for internal tensor `t` of `bytes` bytes from step `first` to step `last` (inclusive): tensors whose
+  // steps do not overlap share it, as the interpreter's arena does (a smaller working set stays in cache).
+  void AddBuffer(int t, size_t bytes, int first, int last) {
+    buffer_tensors_.push_back(t);
+    buffer_requests_.push_back({bytes + XNN_EXTRA_BYTES, first, last});  // XNNPACK may read past an input's end
+  }
+  void PlanBuffers() {
+    const ArenaPlan plan = PlanArena(buffer_requests_, 64);
+    memory_.assign(plan.arena_bytes + 64, 0);
+    uint8_t* base = memory_.data() + (64 - reinterpret_cast<uintptr_t>(memory_.data()) % 64) % 64;
+    for (size_t i = 0; i < buffer_tensors_.size(); ++i) buffers_[buffer_tensors_[i]] = base + plan.offsets[i];
+  }
 
   bool Bind(Interpreter* interpreter, std::string* error) override {
     auto data = [this, interpreter](int t) -> void* {
       auto it = buffers_.find(t);
-      return it != buffers_.end() ? static_cast<void*>(it->second.data()) : interpreter->tensor(t)->data;
+      return it != buffers_.end() ? static_cast<void*>(it->second) : interpreter->tensor(t)->data;
     };
     for (Step& step : steps_) {
       if (step.xnnpack != nullptr && !step.xnnpack->BindWith(data, error)) return false;
@@ -1135,7 +1146,10 @@ class MixedRun : public HostRun {
   pthreadpool_t pool_;
   uint32_t flags_;
   std::vector<Step> steps_;
-  std::map<int, std::vector<int8_t>> buffers_;
+  std::vector<int> buffer_tensors_;
+  std::vector<ArenaRequest> buffer_requests_;
+  std::vector<uint8_t> memory_;
+  std::map<int, uint8_t*> buffers_;  // tensor -> its memory in memory_
 };
 
 class XnnpackEngine : public HostEngine {
@@ -1196,10 +1210,12 @@ class XnnpackEngine : public HostEngine {
       const std::set<int>& readers = reader_steps[t];
       if (produced != producer_step.end() && readers.size() == 1 && *readers.begin() == produced->second) {
         step_internal[static_cast<size_t>(produced->second)].push_back(t);
-      } else {
-        run->AddBuffer(t, interpreter->tensor(t)->bytes);
+      } else if (produced != producer_step.end()) {
+        run->AddBuffer(t, interpreter->tensor(t)->bytes, produced->second,
+                       readers.empty() ? produced->second : std::max(produced->second, *readers.rbegin()));
       }
     }
+    run->PlanBuffers();
     for (size_t i = 0; i < stretches.size(); ++i) {
       MixedRun::Step step;
       if (is_vnni[i]) {

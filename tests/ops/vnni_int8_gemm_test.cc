@@ -196,9 +196,10 @@ TEST(VnniInt8GemmPackTest, PackedFormat) {
       sum += w[static_cast<size_t>(c * k + i)];
     }
     EXPECT_EQ(p.bias[static_cast<size_t>(c)], 1000 - (2 + 128) * sum);
-    EXPECT_EQ(p.right_shift[static_cast<size_t>(c)], 3);
-    EXPECT_EQ(p.round_mask[static_cast<size_t>(c)], 7);
-    EXPECT_EQ(p.round_half[static_cast<size_t>(c)], 3);
+    const size_t at = static_cast<size_t>((c / 16) * 16 + (c % 2) * 8 + (c % 16) / 2);  // even channels first
+    EXPECT_EQ(p.rounding[at], (int64_t{1} << 30) + (int64_t{1} << 33));
+    EXPECT_EQ(p.negative[at], int64_t{1} << 31);
+    EXPECT_EQ(p.total_shift[at], 34);
   }
   EXPECT_EQ(p.weights[static_cast<size_t>(((0 * 2 + 1) * 16 + 0) * 4 + 1)], 0);  // K padding is zero
   EXPECT_EQ(p.bias[17], 0);                                                       // N padding too
