@@ -113,16 +113,28 @@ KILN_VNNI_TARGET inline __m512i Round64(__m512i product, const Requant& r, int h
   return _mm512_srav_epi64(v, r.shift[h]);
 }
 
+// Returns the int32 values, each within [lo, hi] (a subset of int8's range).
 template <bool kLeftShift>
-KILN_VNNI_TARGET inline __m128i Requantize(__m512i acc, const Requant& r, __m512i zero_point, __m512i lo,
+KILN_VNNI_TARGET inline __m512i Requantize(__m512i acc, const Requant& r, __m512i zero_point, __m512i lo,
                                            __m512i hi) {
   const __m512i x = kLeftShift ? _mm512_sllv_epi32(acc, r.left) : acc;
   const __m512i even = Round64(_mm512_mul_epi32(x, r.multiplier), r, 0);
   const __m512i odd = Round64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.multiplier_odd), r, 1);
   __m512i out = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
   out = _mm512_add_epi32(out, zero_point);
-  out = _mm512_min_epi32(_mm512_max_epi32(out, lo), hi);
-  return _mm512_cvtepi32_epi8(out);
+  return _mm512_min_epi32(_mm512_max_epi32(out, lo), hi);
+}
+
+KILN_VNNI_TARGET inline __m512i RequantizeAny(const PackedInt8Gemm& p, __m512i zero_point, __m512i lo, __m512i hi,
+                                              __m512i acc, const Requant& r) {
+  return p.any_left_shift ? Requantize<true>(acc, r, zero_point, lo, hi) : Requantize<false>(acc, r, zero_point, lo, hi);
+}
+
+// Four vectors of 16 int32 values in int8's range to 64 bytes, in the order a, b, c, d (the packs work within
+// 128-bit lanes: lane L holds a's, b's, c's and d's values 4L..4L+3; the permutation gathers them).
+KILN_VNNI_TARGET inline __m512i PackBytes(__m512i a, __m512i b, __m512i c, __m512i d) {
+  const __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(a, b), _mm512_packs_epi32(c, d));
+  return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
 }
 
 // MR rows (of the unsigned copy `a`, rows `lda` bytes apart, K padded to whole groups) times NB blocks of 16
@@ -150,14 +162,31 @@ KILN_VNNI_TARGET void MicroKernel(const PackedInt8Gemm& p, const uint8_t* a, int
   const __m512i zero_point = _mm512_set1_epi32(p.output_zero_point);
   const __m512i lo = _mm512_set1_epi32(p.activation_min);
   const __m512i hi = _mm512_set1_epi32(p.activation_max);
-  for (int j = 0; j < NB; ++j) {
-    const Requant rq = LoadRequant(p, block + j);
-    const bool partial = j == NB - 1 && last_lanes < kLanes;
-    const __mmask16 store = partial ? static_cast<__mmask16>((1u << last_lanes) - 1) : static_cast<__mmask16>(0xFFFF);
-    for (int r = 0; r < MR; ++r) {
-      const __m128i out = p.any_left_shift ? Requantize<true>(acc[r][j], rq, zero_point, lo, hi)
-                                           : Requantize<false>(acc[r][j], rq, zero_point, lo, hi);
-      _mm_mask_storeu_epi8(c + r * ldc + j * kLanes, store, out);
+  const Requant rq0 = LoadRequant(p, block);
+  if constexpr (NB == 2) {
+    // Two rows of 32 channels per 64-byte pack; stores of 32 bytes, the last block's padding masked off.
+    const Requant rq1 = LoadRequant(p, block + 1);
+    const __mmask32 store = static_cast<__mmask32>(0xFFFFu | (((1u << last_lanes) - 1u) << 16));
+    for (int r = 0; r < MR; r += 2) {
+      const __m512i a0 = RequantizeAny(p, zero_point, lo, hi, acc[r][0], rq0), a1 = RequantizeAny(p, zero_point, lo, hi, acc[r][1], rq1);
+      const bool pair = r + 1 < MR;
+      const __m512i b0 = pair ? RequantizeAny(p, zero_point, lo, hi, acc[r + 1 < MR ? r + 1 : r][0], rq0) : a0;
+      const __m512i b1 = pair ? RequantizeAny(p, zero_point, lo, hi, acc[r + 1 < MR ? r + 1 : r][1], rq1) : a1;
+      const __m512i bytes = PackBytes(a0, a1, b0, b1);
+      _mm256_mask_storeu_epi8(c + r * ldc, store, _mm512_castsi512_si256(bytes));
+      if (pair) _mm256_mask_storeu_epi8(c + (r + 1) * ldc, store, _mm512_extracti64x4_epi64(bytes, 1));
+    }
+  } else {
+    // Four rows of 16 channels per pack.
+    const __mmask16 store = static_cast<__mmask16>((1u << last_lanes) - 1u);
+    for (int r = 0; r < MR; r += 4) {
+      __m512i v[4];
+      for (int i = 0; i < 4; ++i) v[i] = r + i < MR ? RequantizeAny(p, zero_point, lo, hi, acc[r + i < MR ? r + i : r][0], rq0) : v[0];
+      const __m512i bytes = PackBytes(v[0], v[1], v[2], v[3]);
+      _mm_mask_storeu_epi8(c + r * ldc, store, _mm512_castsi512_si128(bytes));
+      if (r + 1 < MR) _mm_mask_storeu_epi8(c + (r + 1) * ldc, store, _mm512_extracti32x4_epi32(bytes, 1));
+      if (r + 2 < MR) _mm_mask_storeu_epi8(c + (r + 2) * ldc, store, _mm512_extracti32x4_epi32(bytes, 2));
+      if (r + 3 < MR) _mm_mask_storeu_epi8(c + (r + 3) * ldc, store, _mm512_extracti32x4_epi32(bytes, 3));
     }
   }
 }
