@@ -1,6 +1,8 @@
 // An int8 1x1 convolution (a GEMM: M = H * W pixels, K input channels, N output channels; the shapes of
 // tm_mobilenet_v2_int8_224's pointwise layers) through (a) XNNPACK's per-channel qc8 convolution, as Kiln's
-// XNNPACK engine defines it, and (b) Kiln's own AVX-512 VNNI kernel (ops/vnni/int8_gemm.h). One thread.
+// XNNPACK engine defines it, and (b) Kiln's own AVX-512 VNNI kernel (ops/vnni/int8_gemm.h), with XNNPACK's float
+// requantization (the default) and with LiteRT's fixed-point one (KILN_VNNI_EXACT=1). One thread; compare the CPU
+// column on a busy machine.
 //   build/release/bench/int8_gemm_bench
 #include <benchmark/benchmark.h>
 #include <xnnpack.h>
@@ -70,7 +72,8 @@ void BM_XnnpackQc8(benchmark::State& state) {
   SetLabel(state, p);
 }
 
-void BM_KilnVnni(benchmark::State& state) {
+// `float_requantization`: XNNPACK's (the fast path's default); else LiteRT's fixed point (KILN_VNNI_EXACT=1).
+void KilnVnni(benchmark::State& state, bool float_requantization) {
   if (!kiln::ops::vnni::Available()) {
     state.SkipWithError("this CPU has no AVX-512 VNNI");
     return;
@@ -78,8 +81,11 @@ void BM_KilnVnni(benchmark::State& state) {
   Problem p(state.range(0), state.range(1), state.range(2));
   const auto multipliers =
       kiln::ops::reference::PerChannelMultipliers(p.input_scale, p.scales, p.output_scale, p.n);
-  const auto packed = kiln::ops::vnni::PackInt8Gemm(p.weights.data(), p.n, p.k, p.bias.data(), p.input_zero_point,
-                                                    multipliers, p.output_zero_point, -128, 127);
+  auto packed = kiln::ops::vnni::PackInt8Gemm(p.weights.data(), p.n, p.k, p.bias.data(), p.input_zero_point,
+                                              multipliers, p.output_zero_point, -128, 127);
+  if (float_requantization) {
+    kiln::ops::vnni::UseFloatRequantization(&packed, p.input_scale, p.scales, p.output_scale);
+  }
   for (auto _ : state) {
     kiln::ops::vnni::Int8Gemm(packed, p.input.data(), p.k, p.output.data(), p.n, 0, p.m);
     benchmark::DoNotOptimize(p.output.data());
@@ -104,7 +110,11 @@ void Shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_XnnpackQc8)->Apply(Shapes);
-BENCHMARK(BM_KilnVnni)->Apply(Shapes);
+void BM_KilnVnniFloat(benchmark::State& state) { KilnVnni(state, true); }
+void BM_KilnVnniExact(benchmark::State& state) { KilnVnni(state, false); }
+
+BENCHMARK(BM_KilnVnniFloat)->Apply(Shapes);
+BENCHMARK(BM_KilnVnniExact)->Apply(Shapes);
 
 }  // namespace
 

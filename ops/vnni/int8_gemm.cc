@@ -77,6 +77,16 @@ PackedInt8Gemm PackInt8Gemm(const int8_t* weights, int64_t n, int64_t k, const i
   return p;
 }
 
+void UseFloatRequantization(PackedInt8Gemm* packed, float input_scale, const std::vector<float>& filter_scales,
+                            float output_scale) {
+  packed->float_requantization = true;
+  packed->scale.assign(static_cast<size_t>(packed->blocks * kLanes), 0.0f);
+  for (int64_t c = 0; c < packed->n; ++c) {
+    const float filter_scale = filter_scales[filter_scales.size() == 1 ? 0 : static_cast<size_t>(c)];
+    packed->scale[static_cast<size_t>(c)] = input_scale * filter_scale / output_scale;
+  }
+}
+
 #if KILN_VNNI_BUILD
 
 #define KILN_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -90,6 +100,7 @@ namespace {
 struct Requant {
   __m512i multiplier, multiplier_odd, left;
   __m512i rounding[2], negative[2], shift[2];  // even, odd
+  __m512 scale, float_lo, float_hi;            // float_requantization
 };
 
 KILN_VNNI_TARGET inline Requant LoadRequant(const PackedInt8Gemm& p, int64_t block) {
@@ -102,6 +113,11 @@ KILN_VNNI_TARGET inline Requant LoadRequant(const PackedInt8Gemm& p, int64_t blo
     r.rounding[h] = _mm512_loadu_si512(p.rounding.data() + at + h * 8);
     r.negative[h] = _mm512_loadu_si512(p.negative.data() + at + h * 8);
     r.shift[h] = _mm512_loadu_si512(p.total_shift.data() + at + h * 8);
+  }
+  if (p.float_requantization) {
+    r.scale = _mm512_loadu_ps(p.scale.data() + at);
+    r.float_lo = _mm512_set1_ps(static_cast<float>(p.activation_min - p.output_zero_point));
+    r.float_hi = _mm512_set1_ps(static_cast<float>(p.activation_max - p.output_zero_point));
   }
   return r;
 }
@@ -127,6 +143,14 @@ KILN_VNNI_TARGET inline __m512i Requantize(__m512i acc, const Requant& r, __m512
 
 KILN_VNNI_TARGET inline __m512i RequantizeAny(const PackedInt8Gemm& p, __m512i zero_point, __m512i lo, __m512i hi,
                                               __m512i acc, const Requant& r) {
+  if (p.float_requantization) {
+    // XNNPACK's: float product, clamped in float to the range less the zero point, rounded to nearest even
+    // (cvtps2dq under the default MXCSR), plus the zero point. Clamping below in float too keeps the conversion
+    // in range; it gives the same bytes as XNNPACK's clamp after its saturating packs.
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), r.scale);
+    v = _mm512_min_ps(_mm512_max_ps(v, r.float_lo), r.float_hi);
+    return _mm512_add_epi32(_mm512_cvtps_epi32(v), zero_point);
+  }
   return p.any_left_shift ? Requantize<true>(acc, r, zero_point, lo, hi) : Requantize<false>(acc, r, zero_point, lo, hi);
 }
 

@@ -56,6 +56,10 @@ struct PackedInt8Gemm {
   std::vector<int64_t> total_shift;  // 31 + e
   int32_t output_zero_point = 0;
   int32_t activation_min = -128, activation_max = 127;
+  // XNNPACK's requantization instead (UseFloatRequantization): out = clamp(rne(min(max(float(acc) * scale[n],
+  // activation_min - zero point), activation_max - zero point)) + zero point), in float32.
+  bool float_requantization = false;
+  std::vector<float> scale;  // per padded output channel
 };
 
 // Packs weights W [n][k] (row-major, symmetric int8), the int32 bias [n] (or null) and one multiplier per output
@@ -63,6 +67,12 @@ struct PackedInt8Gemm {
 PackedInt8Gemm PackInt8Gemm(const int8_t* weights, int64_t n, int64_t k, const int32_t* bias,
                             int32_t input_zero_point, const std::vector<reference::QuantizedMultiplier>& multipliers,
                             int32_t output_zero_point, int32_t activation_min, int32_t activation_max);
+
+// Makes `packed` requantize as XNNPACK's qs8/qc8 convolutions do (and so LiteRT's default XNNPACK delegate):
+// scale[n] = input_scale * filter_scale[n] / output_scale in float32, the product of the int32 sum and the scale
+// rounded to nearest even. Within one step of the fixed-point form; equal to XNNPACK's operator byte for byte.
+void UseFloatRequantization(PackedInt8Gemm* packed, float input_scale, const std::vector<float>& filter_scales,
+                            float output_scale);
 
 // Rows [row_begin, row_end) of C = A * W^T: A is [rows][k] int8 with rows `lda` bytes apart, C [rows][n] int8
 // with rows `ldc` bytes apart. Only when Available().

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -587,13 +588,34 @@ bool VnniConv(const Interpreter& interpreter, const Node& node) {
       return false;
     }
   }
-  int32_t lo = 0, hi = 0;
+  // XNNPACK's own limits, so that the node runs where XNNPACK's convolution would (and LiteRT's delegate's): an
+  // output range of two steps at least, requantization scales below 256.
+  float lo = 0.0f, hi = 0.0f;
+  if (!OutputRange(output, params->activation, &lo, &hi)) return false;
+  for (float s : filter->scales) {
+    if (!(ScaleOf(input) * s / ScaleOf(output) < 256.0f)) return false;
+  }
+  int32_t qlo = 0, qhi = 0;
   return reference::QuantizedActivationRange(static_cast<int>(params->activation), ScaleOf(output),
-                                             ZeroPointOf(output), &lo, &hi);
+                                             ZeroPointOf(output), &qlo, &qhi);
 }
 
-// Packs a VnniConv node's filter, bias and requantization, as the reference int8 CONV_2D derives them.
-vnni::PackedInt8Gemm PackVnniConv(const Interpreter& interpreter, const Node& node) {
+// KILN_VNNI_EXACT=1: the VNNI nodes requantize with LiteRT's fixed-point arithmetic (byte-exact with the reference
+// kernels) instead of XNNPACK's float one (byte-exact with XNNPACK's convolution and LiteRT's default delegate).
+bool VnniExact() {
+  const char* exact = std::getenv("KILN_VNNI_EXACT");
+  return exact != nullptr && exact[0] != '\0' && exact[0] != '0';
+}
+
+// An output bound in real units as XNNPACK's subgraph quantizes it (xnn_qs8_quantize's formula).
+int32_t XnnpackQuantizedBound(float value, const KilnTensor* output) {
+  return static_cast<int32_t>(std::lrintf(
+      std::fmin(std::fmax(value / ScaleOf(output) + static_cast<float>(ZeroPointOf(output)), -128.0f), 127.0f)));
+}
+
+// Packs a VnniConv node's filter, bias and requantization: the reference int8 CONV_2D's fixed-point form (`exact`) or
+// XNNPACK's float one.
+vnni::PackedInt8Gemm PackVnniConv(const Interpreter& interpreter, const Node& node, bool exact) {
   const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
   const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
@@ -604,11 +626,20 @@ vnni::PackedInt8Gemm PackVnniConv(const Interpreter& interpreter, const Node& no
   const int64_t n = filter->dims[0], k = filter->dims[3];
   const std::vector<reference::QuantizedMultiplier> multipliers =
       reference::PerChannelMultipliers(ScaleOf(input), filter->scales, ScaleOf(output), n);
+  const KilnFusedActivation activation = ParamsOf<KilnConvParams>(node)->activation;
   int32_t lo = -128, hi = 127;
-  reference::QuantizedActivationRange(static_cast<int>(ParamsOf<KilnConvParams>(node)->activation), ScaleOf(output),
-                                      ZeroPointOf(output), &lo, &hi);
-  return vnni::PackInt8Gemm(static_cast<const int8_t*>(filter->data), n, k, bias, ZeroPointOf(input), multipliers,
-                            ZeroPointOf(output), lo, hi);
+  if (exact) {  // the reference kernel's clamp
+    reference::QuantizedActivationRange(static_cast<int>(activation), ScaleOf(output), ZeroPointOf(output), &lo, &hi);
+  } else {  // XNNPACK's
+    float real_lo = 0.0f, real_hi = 0.0f;
+    OutputRange(output, activation, &real_lo, &real_hi);
+    lo = XnnpackQuantizedBound(real_lo, output);
+    hi = XnnpackQuantizedBound(real_hi, output);
+  }
+  vnni::PackedInt8Gemm packed = vnni::PackInt8Gemm(static_cast<const int8_t*>(filter->data), n, k, bias,
+                                                   ZeroPointOf(input), multipliers, ZeroPointOf(output), lo, hi);
+  if (!exact) vnni::UseFloatRequantization(&packed, ScaleOf(input), filter->scales, ScaleOf(output));
+  return packed;
 }
 
 std::string StatusName(xnn_status status) {
@@ -1200,6 +1231,7 @@ class XnnpackEngine : public HostEngine {
       step_of[static_cast<size_t>(n - first)] = static_cast<int>(stretches.size()) - 1;
     }
     if (!any_vnni) return BuildXnnpack(interpreter, first, last, internal, pool_, alone, error);
+    const bool exact = VnniExact();
 
     // An internal tensor stays inside its step when every reader is in the producer's step; otherwise it passes
     // between steps and the run gives it memory.
@@ -1234,7 +1266,7 @@ class XnnpackEngine : public HostEngine {
         vnni->output = node.outputs[0];
         const KilnTensor* input = interpreter->tensor(node.inputs[0]);
         vnni->rows = static_cast<int64_t>(input->dims[0]) * input->dims[1] * input->dims[2];
-        vnni->packed = PackVnniConv(*interpreter, node);
+        vnni->packed = PackVnniConv(*interpreter, node, exact);
         step.vnni = std::move(vnni);
       } else {
         step.xnnpack = BuildXnnpack(interpreter, stretches[i].first, stretches[i].second, step_internal[i], pool_,

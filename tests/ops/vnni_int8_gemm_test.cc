@@ -8,6 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#if KILN_TEST_WITH_XNNPACK
+#include <xnnpack.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -177,6 +183,77 @@ TEST_F(VnniInt8GemmTest, ActivationClampsAndStrides) {
     Check(c, seed++);
   }
 }
+
+#if KILN_TEST_WITH_XNNPACK
+// The float requantization (UseFloatRequantization) against XNNPACK's own 1x1 convolution, byte for byte: qc8
+// (per-channel scales) and qs8 (one scale), zero points at the limits, clamps, scales from tiny to above 1.
+TEST_F(VnniInt8GemmTest, FloatRequantizationEqualsXnnpack) {
+  ASSERT_EQ(xnn_initialize(nullptr), xnn_status_success);
+  std::mt19937 rng(99);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  auto log_uniform = [&rng](float lo, float hi) {
+    return std::exp(std::uniform_real_distribution<float>(std::log(lo), std::log(hi))(rng));
+  };
+  int compared = 0;
+  for (int c = 0; c < 60; ++c) {
+    const int64_t m = std::uniform_int_distribution<int64_t>(1, 40)(rng);
+    const int64_t k = std::uniform_int_distribution<int64_t>(1, 100)(rng);
+    const int64_t n = std::uniform_int_distribution<int64_t>(1, 70)(rng);
+    const bool per_channel = c % 2 == 0;
+    const int32_t in_zp = c % 5 == 0 ? -128 : c % 5 == 1 ? 127 : byte(rng);
+    const int32_t out_zp = c % 7 == 0 ? -128 : c % 7 == 1 ? 127 : byte(rng);
+    int32_t lo = c % 3 == 0 ? out_zp : -128, hi = c % 4 == 0 ? std::min(127, out_zp + 50) : 127;
+    if (lo > hi) lo = hi;
+    std::vector<int8_t> input(static_cast<size_t>(m * k)), weights(static_cast<size_t>(n * k));
+    for (auto& v : input) v = static_cast<int8_t>(byte(rng));
+    for (auto& v : weights) v = static_cast<int8_t>(std::max(-127, byte(rng)));
+    std::vector<int32_t> bias(static_cast<size_t>(n));
+    for (auto& b : bias) b = std::uniform_int_distribution<int32_t>(-30000, 30000)(rng);
+    const float in_scale = log_uniform(1e-3f, 1.0f);
+    std::vector<float> scales(per_channel ? static_cast<size_t>(n) : 1);
+    for (auto& s : scales) s = log_uniform(1e-3f, 0.1f);
+    const float out_scale = in_scale * scales[0] * std::sqrt(static_cast<float>(k)) * log_uniform(0.5f, 500.0f);
+    SCOPED_TRACE("case " + std::to_string(c) + ": M=" + std::to_string(m) + " K=" + std::to_string(k) +
+                 " N=" + std::to_string(n) + (per_channel ? " qc8" : " qs8"));
+
+    xnn_operator_t op = nullptr;
+    const size_t kk = static_cast<size_t>(k), nn = static_cast<size_t>(n);
+    const xnn_status created =
+        per_channel
+            ? xnn_create_convolution2d_nhwc_qc8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, kk, nn, kk, nn,
+                                                static_cast<int8_t>(in_zp), in_scale, scales.data(), weights.data(),
+                                                bias.data(), static_cast<int8_t>(out_zp), out_scale,
+                                                static_cast<int8_t>(lo), static_cast<int8_t>(hi), 0, &op)
+            : xnn_create_convolution2d_nhwc_qs8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, kk, nn, kk, nn,
+                                                static_cast<int8_t>(in_zp), in_scale, scales[0], weights.data(),
+                                                bias.data(), static_cast<int8_t>(out_zp), out_scale,
+                                                static_cast<int8_t>(lo), static_cast<int8_t>(hi), 0, &op);
+    if (created != xnn_status_success) continue;  // a scale XNNPACK refuses (the engine would not map it either)
+    std::vector<int8_t> expected(static_cast<size_t>(m * n));
+    ASSERT_EQ(per_channel ? xnn_setup_convolution2d_nhwc_qc8(op, 1, static_cast<size_t>(m), 1, input.data(),
+                                                             expected.data(), nullptr)
+                          : xnn_setup_convolution2d_nhwc_qs8(op, 1, static_cast<size_t>(m), 1, input.data(),
+                                                             expected.data(), nullptr),
+              xnn_status_success);
+    ASSERT_EQ(xnn_run_operator(op, nullptr), xnn_status_success);
+    xnn_delete_operator(op);
+
+    PackedInt8Gemm packed = PackInt8Gemm(weights.data(), n, k, bias.data(), in_zp, {{1 << 30, -1}}, out_zp, lo, hi);
+    UseFloatRequantization(&packed, in_scale, scales, out_scale);
+    std::vector<int8_t> output(static_cast<size_t>(m * n));
+    Int8Gemm(packed, input.data(), k, output.data(), n, 0, m);
+    int mismatches = 0;
+    for (size_t i = 0; i < output.size(); ++i) {
+      if (output[i] != expected[i] && ++mismatches <= 5) {
+        ADD_FAILURE() << "element " << i << ": got " << int{output[i]} << ", XNNPACK " << int{expected[i]};
+      }
+    }
+    EXPECT_EQ(mismatches, 0);
+    ++compared;
+  }
+  EXPECT_GE(compared, 50) << "XNNPACK refused too many cases";
+}
+#endif
 
 TEST(VnniInt8GemmPackTest, PackedFormat) {
   // Runs everywhere: the layout the header documents.
