@@ -59,8 +59,8 @@ void BM_XnnpackQc8(benchmark::State& state) {
                                         static_cast<int8_t>(p.input_zero_point), p.input_scale, p.scales.data(),
                                         p.weights.data(), p.bias.data(), static_cast<int8_t>(p.output_zero_point),
                                         p.output_scale, -128, 127, 0, &op) != xnn_status_success ||
-      xnn_setup_convolution2d_nhwc_qc8(op, 1, static_cast<size_t>(p.m), 1, p.input.data(), p.output.data(),
-                                       nullptr) != xnn_status_success) {
+      xnn_setup_convolution2d_nhwc_qc8(op, 1, static_cast<size_t>(p.m), 1, p.input.data(), p.output.data(), nullptr) !=
+          xnn_status_success) {
     state.SkipWithError("XNNPACK refused the convolution");
     return;
   }
@@ -79,8 +79,7 @@ void KilnVnni(benchmark::State& state, bool float_requantization) {
     return;
   }
   Problem p(state.range(0), state.range(1), state.range(2));
-  const auto multipliers =
-      kiln::ops::reference::PerChannelMultipliers(p.input_scale, p.scales, p.output_scale, p.n);
+  const auto multipliers = kiln::ops::reference::PerChannelMultipliers(p.input_scale, p.scales, p.output_scale, p.n);
   auto packed = kiln::ops::vnni::PackInt8Gemm(p.weights.data(), p.n, p.k, p.bias.data(), p.input_zero_point,
                                               multipliers, p.output_zero_point, -128, 127);
   if (float_requantization) {
@@ -96,15 +95,15 @@ void KilnVnni(benchmark::State& state, bool float_requantization) {
 void Shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "K", "N"});
   for (const auto& s : std::vector<std::vector<int64_t>>{{12544, 16, 96},
-                                                          {12544, 32, 16},
-                                                          {3136, 24, 144},
-                                                          {3136, 144, 24},
-                                                          {784, 32, 192},
-                                                          {784, 192, 32},
-                                                          {196, 64, 384},
-                                                          {196, 384, 64},
-                                                          {49, 960, 160},
-                                                          {49, 320, 1280}}) {
+                                                         {12544, 32, 16},
+                                                         {3136, 24, 144},
+                                                         {3136, 144, 24},
+                                                         {784, 32, 192},
+                                                         {784, 192, 32},
+                                                         {196, 64, 384},
+                                                         {196, 384, 64},
+                                                         {49, 960, 160},
+                                                         {49, 320, 1280}}) {
     b->Args(s);
   }
 }

@@ -30,9 +30,9 @@ bool Available() {
 #endif
 }
 
-PackedInt8Gemm PackInt8Gemm(const int8_t* weights, int64_t n, int64_t k, const int32_t* bias,
-                            int32_t input_zero_point, const std::vector<reference::QuantizedMultiplier>& multipliers,
-                            int32_t output_zero_point, int32_t activation_min, int32_t activation_max) {
+PackedInt8Gemm PackInt8Gemm(const int8_t* weights, int64_t n, int64_t k, const int32_t* bias, int32_t input_zero_point,
+                            const std::vector<reference::QuantizedMultiplier>& multipliers, int32_t output_zero_point,
+                            int32_t activation_min, int32_t activation_max) {
   PackedInt8Gemm p;
   p.k = k;
   p.n = n;
@@ -131,8 +131,7 @@ KILN_VNNI_TARGET inline __m512i Round64(__m512i product, const Requant& r, int h
 
 // Returns the int32 values, each within [lo, hi] (a subset of int8's range).
 template <bool kLeftShift>
-KILN_VNNI_TARGET inline __m512i Requantize(__m512i acc, const Requant& r, __m512i zero_point, __m512i lo,
-                                           __m512i hi) {
+KILN_VNNI_TARGET inline __m512i Requantize(__m512i acc, const Requant& r, __m512i zero_point, __m512i lo, __m512i hi) {
   const __m512i x = kLeftShift ? _mm512_sllv_epi32(acc, r.left) : acc;
   const __m512i even = Round64(_mm512_mul_epi32(x, r.multiplier), r, 0);
   const __m512i odd = Round64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.multiplier_odd), r, 1);
@@ -151,7 +150,8 @@ KILN_VNNI_TARGET inline __m512i RequantizeAny(const PackedInt8Gemm& p, __m512i z
     v = _mm512_min_ps(_mm512_max_ps(v, r.float_lo), r.float_hi);
     return _mm512_add_epi32(_mm512_cvtps_epi32(v), zero_point);
   }
-  return p.any_left_shift ? Requantize<true>(acc, r, zero_point, lo, hi) : Requantize<false>(acc, r, zero_point, lo, hi);
+  return p.any_left_shift ? Requantize<true>(acc, r, zero_point, lo, hi)
+                          : Requantize<false>(acc, r, zero_point, lo, hi);
 }
 
 // Four vectors of 16 int32 values in int8's range to 64 bytes, in the order a, b, c, d (the packs work within
@@ -164,8 +164,8 @@ KILN_VNNI_TARGET inline __m512i PackBytes(__m512i a, __m512i b, __m512i c, __m51
 // MR rows (of the unsigned copy `a`, rows `lda` bytes apart, K padded to whole groups) times NB blocks of 16
 // output channels starting at `block`; `last_lanes` output channels of the last block are real.
 template <int MR, int NB>
-KILN_VNNI_TARGET void MicroKernel(const PackedInt8Gemm& p, const uint8_t* a, int64_t lda, int64_t block,
-                                  int8_t* c, int64_t ldc, int last_lanes) {
+KILN_VNNI_TARGET void MicroKernel(const PackedInt8Gemm& p, const uint8_t* a, int64_t lda, int64_t block, int8_t* c,
+                                  int64_t ldc, int last_lanes) {
   __m512i acc[MR][NB];
   for (int j = 0; j < NB; ++j) {
     const __m512i bias = _mm512_loadu_si512(p.bias.data() + (block + j) * kLanes);
@@ -192,7 +192,8 @@ KILN_VNNI_TARGET void MicroKernel(const PackedInt8Gemm& p, const uint8_t* a, int
     const Requant rq1 = LoadRequant(p, block + 1);
     const __mmask32 store = static_cast<__mmask32>(0xFFFFu | (((1u << last_lanes) - 1u) << 16));
     for (int r = 0; r < MR; r += 2) {
-      const __m512i a0 = RequantizeAny(p, zero_point, lo, hi, acc[r][0], rq0), a1 = RequantizeAny(p, zero_point, lo, hi, acc[r][1], rq1);
+      const __m512i a0 = RequantizeAny(p, zero_point, lo, hi, acc[r][0], rq0),
+                    a1 = RequantizeAny(p, zero_point, lo, hi, acc[r][1], rq1);
       const bool pair = r + 1 < MR;
       const __m512i b0 = pair ? RequantizeAny(p, zero_point, lo, hi, acc[r + 1 < MR ? r + 1 : r][0], rq0) : a0;
       const __m512i b1 = pair ? RequantizeAny(p, zero_point, lo, hi, acc[r + 1 < MR ? r + 1 : r][1], rq1) : a1;
@@ -205,7 +206,8 @@ KILN_VNNI_TARGET void MicroKernel(const PackedInt8Gemm& p, const uint8_t* a, int
     const __mmask16 store = static_cast<__mmask16>((1u << last_lanes) - 1u);
     for (int r = 0; r < MR; r += 4) {
       __m512i v[4];
-      for (int i = 0; i < 4; ++i) v[i] = r + i < MR ? RequantizeAny(p, zero_point, lo, hi, acc[r + i < MR ? r + i : r][0], rq0) : v[0];
+      for (int i = 0; i < 4; ++i)
+        v[i] = r + i < MR ? RequantizeAny(p, zero_point, lo, hi, acc[r + i < MR ? r + i : r][0], rq0) : v[0];
       const __m512i bytes = PackBytes(v[0], v[1], v[2], v[3]);
       _mm_mask_storeu_epi8(c + r * ldc, store, _mm512_castsi512_si128(bytes));
       if (r + 1 < MR) _mm_mask_storeu_epi8(c + (r + 1) * ldc, store, _mm512_extracti32x4_epi32(bytes, 1));
@@ -230,8 +232,7 @@ KILN_VNNI_TARGET void Rows(const PackedInt8Gemm& p, const uint8_t* a, int64_t ld
 }
 
 // Copies `rows` rows of A into `out` (rows `padded` bytes apart) as unsigned bytes (a + 128), the padding zero.
-KILN_VNNI_TARGET void ToUnsigned(const int8_t* a, int64_t lda, int64_t rows, int64_t k, int64_t padded,
-                                 uint8_t* out) {
+KILN_VNNI_TARGET void ToUnsigned(const int8_t* a, int64_t lda, int64_t rows, int64_t k, int64_t padded, uint8_t* out) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t r = 0; r < rows; ++r) {
     const int8_t* src = a + r * lda;

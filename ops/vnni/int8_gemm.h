@@ -40,13 +40,13 @@ constexpr int kGroupBytes = 4;  // consecutive K bytes per int32 lane
 
 // The weights, bias and requantization of one int8 GEMM (a 1x1 CONV_2D), packed for Int8Gemm.
 struct PackedInt8Gemm {
-  int64_t k = 0;         // input channels
-  int64_t n = 0;         // output channels
-  int64_t k_groups = 0;  // ceil(k / 4)
-  int64_t blocks = 0;    // ceil(n / 16)
+  int64_t k = 0;                // input channels
+  int64_t n = 0;                // output channels
+  int64_t k_groups = 0;         // ceil(k / 4)
+  int64_t blocks = 0;           // ceil(n / 16)
   std::vector<int8_t> weights;  // blocks * k_groups * 64 bytes, the layout above
   // Per padded output channel (blocks * 16 entries):
-  std::vector<int32_t> bias;         // bias[n] - (input_zero_point + 128) * sum_k W[n][k], wrapping
+  std::vector<int32_t> bias;        // bias[n] - (input_zero_point + 128) * sum_k W[n][k], wrapping
   std::vector<int32_t> multiplier;  // the fixed-point significand (>= 0)
   std::vector<int32_t> left_shift;  // max(shift, 0)
   bool any_left_shift = false;
@@ -64,9 +64,9 @@ struct PackedInt8Gemm {
 
 // Packs weights W [n][k] (row-major, symmetric int8), the int32 bias [n] (or null) and one multiplier per output
 // channel (`multipliers.size()` == n, or 1 for all). Shifts must be in [-31, 30].
-PackedInt8Gemm PackInt8Gemm(const int8_t* weights, int64_t n, int64_t k, const int32_t* bias,
-                            int32_t input_zero_point, const std::vector<reference::QuantizedMultiplier>& multipliers,
-                            int32_t output_zero_point, int32_t activation_min, int32_t activation_max);
+PackedInt8Gemm PackInt8Gemm(const int8_t* weights, int64_t n, int64_t k, const int32_t* bias, int32_t input_zero_point,
+                            const std::vector<reference::QuantizedMultiplier>& multipliers, int32_t output_zero_point,
+                            int32_t activation_min, int32_t activation_max);
 
 // Makes `packed` requantize as XNNPACK's qs8/qc8 convolutions do (and so LiteRT's default XNNPACK delegate):
 // scale[n] = input_scale * filter_scale[n] / output_scale in float32, the product of the int32 sum and the scale

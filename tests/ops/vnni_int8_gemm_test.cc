@@ -4,9 +4,9 @@
 // multipliers from the smallest to shifts of 30 left (where the int32 left shift wraps), zero points at the
 // limits, biases that make the int32 sums wrap, activation clamps, row strides and row ranges. Skipped on a CPU
 // without VNNI.
-#include "ops/vnni/int8_gemm.h"
-
 #include <gtest/gtest.h>
+
+#include "ops/vnni/int8_gemm.h"
 
 #if KILN_TEST_WITH_XNNPACK
 #include <xnnpack.h>
@@ -155,8 +155,8 @@ TEST_F(VnniInt8GemmTest, ZeroPointsAtTheLimits) {
 TEST_F(VnniInt8GemmTest, ExtremeMultipliersAndBiases) {
   uint32_t seed = 300;
   // Shifts from -31 (everything rounds to 0 or +-1) to 30 (the int32 left shift wraps, as the reference's).
-  for (const auto& range : std::vector<std::pair<int, int>>{{-31, -31}, {-31, -20}, {-3, 3}, {0, 0}, {1, 8},
-                                                            {20, 30}, {-31, 30}}) {
+  for (const auto& range :
+       std::vector<std::pair<int, int>>{{-31, -31}, {-31, -20}, {-3, 3}, {0, 0}, {1, 8}, {20, 30}, {-31, 30}}) {
     for (bool extreme : {false, true}) {
       Case c{23, 45, 37};
       c.min_shift = range.first;
@@ -219,15 +219,14 @@ TEST_F(VnniInt8GemmTest, FloatRequantizationEqualsXnnpack) {
     xnn_operator_t op = nullptr;
     const size_t kk = static_cast<size_t>(k), nn = static_cast<size_t>(n);
     const xnn_status created =
-        per_channel
-            ? xnn_create_convolution2d_nhwc_qc8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, kk, nn, kk, nn,
-                                                static_cast<int8_t>(in_zp), in_scale, scales.data(), weights.data(),
-                                                bias.data(), static_cast<int8_t>(out_zp), out_scale,
-                                                static_cast<int8_t>(lo), static_cast<int8_t>(hi), 0, &op)
-            : xnn_create_convolution2d_nhwc_qs8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, kk, nn, kk, nn,
-                                                static_cast<int8_t>(in_zp), in_scale, scales[0], weights.data(),
-                                                bias.data(), static_cast<int8_t>(out_zp), out_scale,
-                                                static_cast<int8_t>(lo), static_cast<int8_t>(hi), 0, &op);
+        per_channel ? xnn_create_convolution2d_nhwc_qc8(
+                          0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, kk, nn, kk, nn, static_cast<int8_t>(in_zp), in_scale,
+                          scales.data(), weights.data(), bias.data(), static_cast<int8_t>(out_zp), out_scale,
+                          static_cast<int8_t>(lo), static_cast<int8_t>(hi), 0, &op)
+                    : xnn_create_convolution2d_nhwc_qs8(0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, kk, nn, kk, nn,
+                                                        static_cast<int8_t>(in_zp), in_scale, scales[0], weights.data(),
+                                                        bias.data(), static_cast<int8_t>(out_zp), out_scale,
+                                                        static_cast<int8_t>(lo), static_cast<int8_t>(hi), 0, &op);
     if (created != xnn_status_success) continue;  // a scale XNNPACK refuses (the engine would not map it either)
     std::vector<int8_t> expected(static_cast<size_t>(m * n));
     ASSERT_EQ(per_channel ? xnn_setup_convolution2d_nhwc_qc8(op, 1, static_cast<size_t>(m), 1, input.data(),
@@ -279,7 +278,7 @@ TEST(VnniInt8GemmPackTest, PackedFormat) {
     EXPECT_EQ(p.total_shift[at], 34);
   }
   EXPECT_EQ(p.weights[static_cast<size_t>(((0 * 2 + 1) * 16 + 0) * 4 + 1)], 0);  // K padding is zero
-  EXPECT_EQ(p.bias[17], 0);                                                       // N padding too
+  EXPECT_EQ(p.bias[17], 0);                                                      // N padding too
 }
 
 }  // namespace
