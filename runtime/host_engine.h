@@ -32,6 +32,9 @@ class HostRun {
     (void)node;
     return std::string();
   }
+  // The engine name the op profile gives this run's time when it is not the engine's own (a run mixing kernels:
+  // "xnnpack+kiln-vnni"); null for the engine's name.
+  virtual const char* ProfileEngine() const { return nullptr; }
 };
 
 // One engine instance serves one interpreter (it holds that interpreter's worker threads).

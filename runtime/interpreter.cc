@@ -654,7 +654,11 @@ KilnStatus Interpreter::Invoke() {
       const HostPartition& p = host_partitions_[host_partition_of_node_[i]];
       std::string error;
       const bool ok = p.run->Invoke(&error);
-      if (ok) record(start, p.first, p.last, GroupName(p.first, p.last), host_engine()->name());
+      if (ok) {
+        const char* profile_engine = p.run->ProfileEngine();
+        record(start, p.first, p.last, GroupName(p.first, p.last),
+               profile_engine != nullptr ? profile_engine : host_engine()->name());
+      }
       if (!ok) {
         ReportError("Nodes %d to %d (host run %d on %s) failed to invoke: %s", p.first, p.last,
                     host_partition_of_node_[i], host_engine()->name(), error.c_str());

@@ -1174,6 +1174,8 @@ class MixedRun : public HostRun {
     return true;
   }
 
+  const char* ProfileEngine() const override { return "xnnpack+kiln-vnni"; }
+
   std::string KernelOf(int node) const override {
     for (const Step& step : steps_) {
       if (step.vnni != nullptr && step.vnni->node == node) return kVnniKernel;
