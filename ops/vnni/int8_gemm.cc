@@ -6,6 +6,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() (a variable initialised with itself), which its
+// -Wuninitialized and -Wmaybe-uninitialized report once they are inlined here.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KILN_VNNI_BUILD 1
 #include <immintrin.h>
