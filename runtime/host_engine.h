@@ -26,6 +26,15 @@ class HostRun {
   // (their data pointers stay put until the next AllocateTensors).
   virtual bool Bind(Interpreter* interpreter, std::string* error) = 0;
   virtual bool Invoke(std::string* error) = 0;
+  // The kernel that runs node `node` of the run when it is not the engine's usual one (the xnnpack engine's
+  // "kiln-vnni int8 gemm"); empty otherwise. The placement text names it.
+  virtual std::string KernelOf(int node) const {
+    (void)node;
+    return std::string();
+  }
+  // The engine name the op profile gives this run's time when it is not the engine's own (a run mixing kernels:
+  // "xnnpack+kiln-vnni"); null for the engine's name.
+  virtual const char* ProfileEngine() const { return nullptr; }
 };
 
 // One engine instance serves one interpreter (it holds that interpreter's worker threads).

@@ -539,8 +539,10 @@ void Interpreter::PlanHostPartitions() {
     const int index = static_cast<int>(host_partitions_.size());
     for (size_t n = start; n <= end; ++n) {
       if (folded_[n]) continue;
+      const std::string kernel = run != nullptr ? run->KernelOf(static_cast<int>(n)) : std::string();
       host_placement_[n] =
-          run != nullptr ? std::string(engine->name()) + ", in host run " + std::to_string(index)
+          run != nullptr ? std::string(engine->name()) + ", in host run " + std::to_string(index) +
+                               (kernel.empty() ? "" : ", on " + kernel)
                          : "reference kernel (" + std::string(engine->name()) + " could not build nodes " +
                                std::to_string(start) + " to " + std::to_string(end) + ": " + error + ")";
     }
@@ -658,7 +660,11 @@ KilnStatus Interpreter::Invoke() {
       const HostPartition& p = host_partitions_[host_partition_of_node_[i]];
       std::string error;
       const bool ok = p.run->Invoke(&error);
-      if (ok) record(start, p.first, p.last, GroupName(p.first, p.last), host_engine()->name());
+      if (ok) {
+        const char* profile_engine = p.run->ProfileEngine();
+        record(start, p.first, p.last, GroupName(p.first, p.last),
+               profile_engine != nullptr ? profile_engine : host_engine()->name());
+      }
       if (!ok) {
         ReportError("Nodes %d to %d (host run %d on %s) failed to invoke: %s", p.first, p.last,
                     host_partition_of_node_[i], host_engine()->name(), error.c_str());

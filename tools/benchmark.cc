@@ -330,12 +330,12 @@ int Benchmark(int argc, char** argv) {
     double total = 0;
     for (const auto& entry : units) total += entry.second.total_ms;
     std::printf("\nOperator profile (timed runs; a group of nodes run as one is one row):\n");
-    std::printf("%-9s  %-10s  %10s  %7s  %6s  %s\n", "node(s)", "engine", "avg ms", "%", "count", "op");
+    std::printf("%-9s  %-17s  %10s  %7s  %6s  %s\n", "node(s)", "engine", "avg ms", "%", "count", "op");
     for (const auto& entry : units) {
       const UnitProfile& u = entry.second;
       const std::string nodes = u.first == u.last ? std::to_string(u.first)
                                                   : std::to_string(u.first) + "-" + std::to_string(u.last);
-      std::printf("%-9s  %-10s  %10.4f  %6.2f%%  %6d  %s\n", nodes.c_str(), u.engine.c_str(),
+      std::printf("%-9s  %-17s  %10.4f  %6.2f%%  %6d  %s\n", nodes.c_str(), u.engine.c_str(),
                   u.total_ms / u.count, total > 0 ? 100 * u.total_ms / total : 0.0, u.count,
                   Printable(u.op.c_str()).c_str());
     }

@@ -10,16 +10,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <list>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "kiln/builtin_op_data.h"
 #include "kiln/builtin_ops.h"
+#include "ops/reference/quantized.h"
+#include "ops/vnni/int8_gemm.h"
+#include "runtime/arena_planner.h"
 #include "runtime/interpreter.h"
 
 namespace kiln {
@@ -542,6 +548,106 @@ bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string*
   return true;
 }
 
+// The name the placement text gives the nodes Kiln's own VNNI kernel runs inside an xnnpack host run.
+constexpr const char* kVnniKernel = "kiln-vnni int8 gemm";
+
+// An int8 CONV_2D that Kiln's own AVX-512 VNNI GEMM (ops/vnni/int8_gemm.h) runs instead of XNNPACK, on a CPU
+// with VNNI: a 1x1 filter with stride 1 (a GEMM of the pixels by the channels), per-tensor int8 input and output,
+// a constant symmetric int8 filter (one scale, or one per output channel), a constant int32 bias or none, no
+// fused activation or RELU, RELU6, RELU_N1_TO_1. Its result equals the reference kernel's byte for byte.
+bool VnniConv(const Interpreter& interpreter, const Node& node) {
+  if (!vnni::Available() || node.desc->builtin_code != kKilnBuiltinConv2d || !IsInt8Node(interpreter, node) ||
+      node.inputs.size() < 2 || node.outputs.size() != 1 || node.inputs[1] < 0 || node.outputs[0] < 0) {
+    return false;
+  }
+  const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
+  const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+  const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
+  const auto* params = ParamsOf<KilnConvParams>(node);
+  if (params == nullptr || params->stride_height != 1 || params->stride_width != 1 ||
+      params->activation > kKilnActRelu6 || params->activation < kKilnActNone) {
+    return false;
+  }
+  if (!PerTensorInt8(input) || !PerTensorInt8(output) || input->dims.size() != 4 || output->dims.size() != 4) {
+    return false;
+  }
+  if (!IsConstant(filter) || filter->type != kKilnInt8 || filter->dims.size() != 4 || filter->dims[1] != 1 ||
+      filter->dims[2] != 1 || filter->dims[3] != input->dims[3] || filter->dims[0] < 1 || input->dims[3] < 1) {
+    return false;
+  }
+  const int channels = filter->dims[0];
+  const size_t scales = filter->scales.size();
+  if (!(scales == 1 || (scales == static_cast<size_t>(channels) && filter->quantized_dimension == 0))) return false;
+  for (float s : filter->scales) {
+    if (!(s > 0.0f) || !std::isfinite(s)) return false;
+  }
+  for (int32_t z : filter->zero_points) {
+    if (z != 0) return false;
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (output->dims[d] != input->dims[d]) return false;
+  }
+  if (output->dims[3] != channels) return false;
+  if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
+    const KilnTensor* bias = TensorAt(interpreter, node.inputs[2]);
+    if (!IsConstant(bias) || bias->type != kKilnInt32 || bias->bytes != static_cast<size_t>(channels) * 4) {
+      return false;
+    }
+  }
+  // XNNPACK's own limits, so that the node runs where XNNPACK's convolution would (and LiteRT's delegate's): an
+  // output range of two steps at least, requantization scales below 256.
+  float lo = 0.0f, hi = 0.0f;
+  if (!OutputRange(output, params->activation, &lo, &hi)) return false;
+  for (float s : filter->scales) {
+    if (!(ScaleOf(input) * s / ScaleOf(output) < 256.0f)) return false;
+  }
+  int32_t qlo = 0, qhi = 0;
+  return reference::QuantizedActivationRange(static_cast<int>(params->activation), ScaleOf(output),
+                                             ZeroPointOf(output), &qlo, &qhi);
+}
+
+// KILN_VNNI_EXACT=1: the VNNI nodes requantize with LiteRT's fixed-point arithmetic (byte-exact with the reference
+// kernels) instead of XNNPACK's float one (byte-exact with XNNPACK's convolution and LiteRT's default delegate).
+bool VnniExact() {
+  const char* exact = std::getenv("KILN_VNNI_EXACT");
+  return exact != nullptr && exact[0] != '\0' && exact[0] != '0';
+}
+
+// An output bound in real units as XNNPACK's subgraph quantizes it (xnn_qs8_quantize's formula).
+int32_t XnnpackQuantizedBound(float value, const KilnTensor* output) {
+  return static_cast<int32_t>(std::lrintf(
+      std::fmin(std::fmax(value / ScaleOf(output) + static_cast<float>(ZeroPointOf(output)), -128.0f), 127.0f)));
+}
+
+// Packs a VnniConv node's filter, bias and requantization: the reference int8 CONV_2D's fixed-point form (`exact`) or
+// XNNPACK's float one.
+vnni::PackedInt8Gemm PackVnniConv(const Interpreter& interpreter, const Node& node, bool exact) {
+  const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
+  const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+  const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
+  const int32_t* bias = nullptr;
+  if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
+    bias = static_cast<const int32_t*>(TensorAt(interpreter, node.inputs[2])->data);
+  }
+  const int64_t n = filter->dims[0], k = filter->dims[3];
+  const std::vector<reference::QuantizedMultiplier> multipliers =
+      reference::PerChannelMultipliers(ScaleOf(input), filter->scales, ScaleOf(output), n);
+  const KilnFusedActivation activation = ParamsOf<KilnConvParams>(node)->activation;
+  int32_t lo = -128, hi = 127;
+  if (exact) {  // the reference kernel's clamp
+    reference::QuantizedActivationRange(static_cast<int>(activation), ScaleOf(output), ZeroPointOf(output), &lo, &hi);
+  } else {  // XNNPACK's
+    float real_lo = 0.0f, real_hi = 0.0f;
+    OutputRange(output, activation, &real_lo, &real_hi);
+    lo = XnnpackQuantizedBound(real_lo, output);
+    hi = XnnpackQuantizedBound(real_hi, output);
+  }
+  vnni::PackedInt8Gemm packed = vnni::PackInt8Gemm(static_cast<const int8_t*>(filter->data), n, k, bias,
+                                                   ZeroPointOf(input), multipliers, ZeroPointOf(output), lo, hi);
+  if (!exact) vnni::UseFloatRequantization(&packed, ScaleOf(input), filter->scales, ScaleOf(output));
+  return packed;
+}
+
 std::string StatusName(xnn_status status) {
   switch (status) {
     case xnn_status_success:
@@ -570,8 +676,13 @@ class XnnpackRun : public HostRun {
   ~XnnpackRun() override { xnn_delete_runtime(runtime_); }
 
   bool Bind(Interpreter* interpreter, std::string* error) override {
+    return BindWith([interpreter](int t) { return interpreter->tensor(t)->data; }, error);
+  }
+
+  // Binds each external tensor to the memory `data` gives for it.
+  bool BindWith(const std::function<void*(int)>& data, std::string* error) {
     std::vector<xnn_external_value> values;
-    for (int t : externals_) values.push_back({static_cast<uint32_t>(t), interpreter->tensor(t)->data});
+    for (int t : externals_) values.push_back({static_cast<uint32_t>(t), data(t)});
     const xnn_status status = xnn_setup_runtime(runtime_, values.size(), values.data());
     if (status != xnn_status_success) {
       *error = "xnn_setup_runtime: " + StatusName(status);
@@ -956,6 +1067,138 @@ std::vector<const Node*> FusablePads(const Interpreter& interpreter, int first, 
   return pads;
 }
 
+// Builds nodes [first, last] (`internal`: the tensors produced and read only among them) as one XNNPACK runtime.
+std::unique_ptr<XnnpackRun> BuildXnnpack(Interpreter* interpreter, int first, int last,
+                                         const std::vector<int>& internal, pthreadpool_t pool, bool alone,
+                                         std::string* error) {
+  xnn_subgraph_t subgraph = nullptr;
+  xnn_status status = xnn_create_subgraph(static_cast<uint32_t>(interpreter->tensor_count()), 0, &subgraph);
+  if (status != xnn_status_success) {
+    *error = "xnn_create_subgraph: " + StatusName(status);
+    return nullptr;
+  }
+  std::unique_ptr<xnn_subgraph, xnn_status (*)(xnn_subgraph_t)> owner(subgraph, xnn_delete_subgraph);
+  SubgraphBuilder builder(interpreter, subgraph, internal);
+  for (int n = first; n <= last; ++n) builder.Produces(interpreter->nodes()[n]);
+  for (const Node* pad : FusablePads(*interpreter, first, last, internal)) builder.FusePad(pad);
+  for (int n = first; n <= last; ++n) {
+    if (interpreter->folded(n)) continue;  // computed at AllocateTensors: its output is a constant now
+    if (!builder.Define(interpreter->nodes()[n], error)) return nullptr;
+  }
+  xnn_runtime_t runtime = nullptr;
+  status = xnn_create_runtime_v2(subgraph, pool, alone ? 0 : XNN_FLAG_YIELD_WORKERS, &runtime);
+  if (status != xnn_status_success) {
+    *error = "xnn_create_runtime_v2: " + StatusName(status);
+    return nullptr;
+  }
+  return std::make_unique<XnnpackRun>(runtime, builder.externals(), builder.TakeWeights());
+}
+
+// One int8 1x1 CONV_2D on Kiln's VNNI GEMM: the rows (pixels) split across the engine's threads.
+struct VnniStep {
+  int node = 0;
+  int input = 0, output = 0;  // tensor indices
+  int64_t rows = 0;
+  vnni::PackedInt8Gemm packed;
+  const int8_t* a = nullptr;  // bound
+  int8_t* c = nullptr;
+
+  static void Tile(void* context, size_t start, size_t count) {
+    const auto* step = static_cast<const VnniStep*>(context);
+    vnni::Int8Gemm(step->packed, step->a, step->packed.k, step->c, step->packed.n, static_cast<int64_t>(start),
+                   static_cast<int64_t>(start + count));
+  }
+
+  void Run(pthreadpool_t pool, uint32_t flags) const {
+    const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
+    // A small product (mt_kws_dscnn_int8's 125 x 64 x 64: about 10 us on one core) costs less than waking the
+    // workers, and far less than waiting for one the scheduler has put aside on a busy machine.
+    constexpr int64_t kParallelMultiplyAdds = int64_t{4} << 20;
+    if (threads <= 1 || rows < 16 || rows * packed.k * packed.n < kParallelMultiplyAdds) {
+      vnni::Int8Gemm(packed, a, packed.k, c, packed.n, 0, rows);
+      return;
+    }
+    // About four tiles per thread (a busy core's share moves to the others), whole blocks of 8 rows.
+    const int64_t per = (rows + static_cast<int64_t>(threads) * 4 - 1) / (static_cast<int64_t>(threads) * 4);
+    const size_t tile = static_cast<size_t>(std::max<int64_t>(8, (per + 7) / 8 * 8));
+    pthreadpool_parallelize_1d_tile_1d(pool, &VnniStep::Tile, const_cast<VnniStep*>(this),
+                                       static_cast<size_t>(rows), tile, flags);
+  }
+};
+
+// A host run whose int8 1x1 convolutions run on Kiln's VNNI GEMM and whose other nodes run on XNNPACK: the steps
+// in node order, each an XNNPACK runtime (a stretch of nodes) or one VnniStep. A tensor internal to the run that
+// passes from one step to another gets memory of the run's own (the interpreter gives internal tensors none).
+class MixedRun : public HostRun {
+ public:
+  struct Step {
+    std::unique_ptr<XnnpackRun> xnnpack;  // or
+    std::unique_ptr<VnniStep> vnni;
+  };
+
+  // `alone`: the run is the whole graph. Otherwise the workers yield after the last step (the reference kernels
+  // run next), but keep spinning between the steps, as inside one XNNPACK runtime (yielding there made the workers
+  // miss most hand-overs on a busy machine: mt_kws_dscnn_int8 at 2 threads went from 0.04 to 12 ms).
+  MixedRun(pthreadpool_t pool, bool alone) : pool_(pool), alone_(alone) {}
+
+  std::vector<Step>& steps() { return steps_; }
+  // Memory for internal tensor `t` of `bytes` bytes from step `first` to step `last` (inclusive): tensors whose
+  // steps do not overlap share it, as the interpreter's arena does (a smaller working set stays in cache).
+  void AddBuffer(int t, size_t bytes, int first, int last) {
+    buffer_tensors_.push_back(t);
+    buffer_requests_.push_back({bytes + XNN_EXTRA_BYTES, first, last});  // XNNPACK may read past an input's end
+  }
+  void PlanBuffers() {
+    const ArenaPlan plan = PlanArena(buffer_requests_, 64);
+    memory_.assign(plan.arena_bytes + 64, 0);
+    uint8_t* base = memory_.data() + (64 - reinterpret_cast<uintptr_t>(memory_.data()) % 64) % 64;
+    for (size_t i = 0; i < buffer_tensors_.size(); ++i) buffers_[buffer_tensors_[i]] = base + plan.offsets[i];
+  }
+
+  bool Bind(Interpreter* interpreter, std::string* error) override {
+    auto data = [this, interpreter](int t) -> void* {
+      auto it = buffers_.find(t);
+      return it != buffers_.end() ? static_cast<void*>(it->second) : interpreter->tensor(t)->data;
+    };
+    for (Step& step : steps_) {
+      if (step.xnnpack != nullptr && !step.xnnpack->BindWith(data, error)) return false;
+      if (step.vnni != nullptr) {
+        step.vnni->a = static_cast<const int8_t*>(data(step.vnni->input));
+        step.vnni->c = static_cast<int8_t*>(data(step.vnni->output));
+      }
+    }
+    return true;
+  }
+
+  bool Invoke(std::string* error) override {
+    for (const Step& step : steps_) {
+      if (step.xnnpack != nullptr && !step.xnnpack->Invoke(error)) return false;
+      if (step.vnni != nullptr) {
+        step.vnni->Run(pool_, alone_ || &step != &steps_.back() ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS);
+      }
+    }
+    return true;
+  }
+
+  const char* ProfileEngine() const override { return "xnnpack+kiln-vnni"; }
+
+  std::string KernelOf(int node) const override {
+    for (const Step& step : steps_) {
+      if (step.vnni != nullptr && step.vnni->node == node) return kVnniKernel;
+    }
+    return std::string();
+  }
+
+ private:
+  pthreadpool_t pool_;
+  bool alone_;
+  std::vector<Step> steps_;
+  std::vector<int> buffer_tensors_;
+  std::vector<ArenaRequest> buffer_requests_;
+  std::vector<uint8_t> memory_;
+  std::map<int, uint8_t*> buffers_;  // tensor -> its memory in memory_
+};
+
 class XnnpackEngine : public HostEngine {
  public:
   explicit XnnpackEngine(int num_threads)
@@ -967,38 +1210,80 @@ class XnnpackEngine : public HostEngine {
   const char* name() const override { return "xnnpack"; }
 
   bool Supports(const Interpreter& interpreter, const Node& node, std::string* reason) const override {
-    return SupportsNode(interpreter, node, reason);
+    return VnniConv(interpreter, node) || SupportsNode(interpreter, node, reason);
   }
 
   std::unique_ptr<HostRun> Build(Interpreter* interpreter, int first, int last,
                                  const std::vector<int>& internal, std::string* error) override {
-    xnn_subgraph_t subgraph = nullptr;
-    xnn_status status = xnn_create_subgraph(static_cast<uint32_t>(interpreter->tensor_count()), 0, &subgraph);
-    if (status != xnn_status_success) {
-      *error = "xnn_create_subgraph: " + StatusName(status);
-      return nullptr;
-    }
-    std::unique_ptr<xnn_subgraph, xnn_status (*)(xnn_subgraph_t)> owner(subgraph, xnn_delete_subgraph);
-    SubgraphBuilder builder(interpreter, subgraph, internal);
-    for (int n = first; n <= last; ++n) builder.Produces(interpreter->nodes()[n]);
-    for (const Node* pad : FusablePads(*interpreter, first, last, internal)) builder.FusePad(pad);
-    for (int n = first; n <= last; ++n) {
-      if (interpreter->folded(n)) continue;  // computed at AllocateTensors: its output is a constant now
-      if (!builder.Define(interpreter->nodes()[n], error)) return nullptr;
-    }
-    xnn_runtime_t runtime = nullptr;
     // When other nodes run between this run's invocations (the reference kernels, another run), the workers
     // go back to the scheduler after each one instead of spinning on cores that work needs.
     bool alone = true;
     for (int n = 0; n < static_cast<int>(interpreter->nodes().size()); ++n) {
       if ((n < first || n > last) && !interpreter->folded(n)) alone = false;
     }
-    status = xnn_create_runtime_v2(subgraph, pool_, alone ? 0 : XNN_FLAG_YIELD_WORKERS, &runtime);
-    if (status != xnn_status_success) {
-      *error = "xnn_create_runtime_v2: " + StatusName(status);
-      return nullptr;
+    // Each node's step: the VNNI convolutions one each, the stretches between them one XNNPACK runtime each.
+    std::vector<int> step_of(static_cast<size_t>(last - first + 1), -1);
+    std::vector<std::pair<int, int>> stretches;  // [first, last] per step; first == last and vnni for a VnniStep
+    std::vector<bool> is_vnni;
+    bool any_vnni = false;
+    for (int n = first; n <= last; ++n) {
+      if (interpreter->folded(n)) continue;
+      const bool vnni = VnniConv(*interpreter, interpreter->nodes()[n]);
+      any_vnni = any_vnni || vnni;
+      if (vnni || stretches.empty() || is_vnni.back()) {
+        stretches.push_back({n, n});
+        is_vnni.push_back(vnni);
+      } else {
+        stretches.back().second = n;
+      }
+      step_of[static_cast<size_t>(n - first)] = static_cast<int>(stretches.size()) - 1;
     }
-    return std::make_unique<XnnpackRun>(runtime, builder.externals(), builder.TakeWeights());
+    if (!any_vnni) return BuildXnnpack(interpreter, first, last, internal, pool_, alone, error);
+    const bool exact = VnniExact();
+
+    // An internal tensor stays inside its step when every reader is in the producer's step; otherwise it passes
+    // between steps and the run gives it memory.
+    std::map<int, int> producer_step;
+    std::map<int, std::set<int>> reader_steps;
+    for (int n = first; n <= last; ++n) {
+      const int step = step_of[static_cast<size_t>(n - first)];
+      if (step < 0) continue;
+      for (int t : interpreter->nodes()[n].outputs) producer_step[t] = step;
+      for (int t : interpreter->nodes()[n].inputs) reader_steps[t].insert(step);
+    }
+    std::vector<std::vector<int>> step_internal(stretches.size());
+    auto run = std::make_unique<MixedRun>(pool_, alone);
+    for (int t : internal) {
+      auto produced = producer_step.find(t);
+      const std::set<int>& readers = reader_steps[t];
+      if (produced != producer_step.end() && readers.size() == 1 && *readers.begin() == produced->second) {
+        step_internal[static_cast<size_t>(produced->second)].push_back(t);
+      } else if (produced != producer_step.end()) {
+        run->AddBuffer(t, interpreter->tensor(t)->bytes, produced->second,
+                       readers.empty() ? produced->second : std::max(produced->second, *readers.rbegin()));
+      }
+    }
+    run->PlanBuffers();
+    for (size_t i = 0; i < stretches.size(); ++i) {
+      MixedRun::Step step;
+      if (is_vnni[i]) {
+        const Node& node = interpreter->nodes()[stretches[i].first];
+        auto vnni = std::make_unique<VnniStep>();
+        vnni->node = node.index;
+        vnni->input = node.inputs[0];
+        vnni->output = node.outputs[0];
+        const KilnTensor* input = interpreter->tensor(node.inputs[0]);
+        vnni->rows = static_cast<int64_t>(input->dims[0]) * input->dims[1] * input->dims[2];
+        vnni->packed = PackVnniConv(*interpreter, node, exact);
+        step.vnni = std::move(vnni);
+      } else {
+        step.xnnpack = BuildXnnpack(interpreter, stretches[i].first, stretches[i].second, step_internal[i], pool_,
+                                    alone || i + 1 < stretches.size(), error);
+        if (step.xnnpack == nullptr) return nullptr;
+      }
+      run->steps().push_back(std::move(step));
+    }
+    return run;
   }
 
  private:

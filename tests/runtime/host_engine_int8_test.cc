@@ -375,6 +375,153 @@ TEST(HostEngineInt8, PadFoldedIntoConvolutionWithinOneStep) {
   }
 }
 
+// Whether the fast path runs int8 1x1 convolutions on Kiln's own VNNI GEMM here (ops/vnni/int8_gemm.h): a CPU
+// with AVX-512 VNNI, and KILN_DISABLE_VNNI not set.
+bool VnniExpected() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  const char* disable = std::getenv("KILN_DISABLE_VNNI");
+  if (disable != nullptr && disable[0] != '\0' && disable[0] != '0') return false;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
+
+// A pointwise (1x1, stride 1) int8 CONV_2D of x [batch, h, w, in_c] into out_c channels, added to `m`.
+int AddPointwise(ModelWriter& m, std::mt19937& rng, int x, const std::vector<int>& x_dims, float in_scale, int out_c,
+                 bool per_channel, KilnFusedActivation activation, float* out_scale, const std::string& name,
+                 int* out_zero = nullptr) {
+  const int in_c = x_dims[3];
+  std::vector<int8_t> filter = RandomInt8(static_cast<size_t>(in_c * out_c), rng);
+  for (int8_t& f : filter) f = std::max<int8_t>(f, -127);
+  const int f = m.AddConstTensor(kKilnInt8, {out_c, 1, 1, in_c}, name + "_filter", filter);
+  std::vector<float> filter_scales(per_channel ? out_c : 1);
+  for (float& s : filter_scales) s = LogUniform(rng, 1e-3f, 0.1f);
+  std::vector<int32_t> bias(static_cast<size_t>(out_c));
+  for (int32_t& b : bias) b = std::uniform_int_distribution<int32_t>(-20000, 20000)(rng);
+  const int b = m.AddConstTensor(kKilnInt32, {out_c}, name + "_bias", bias);
+  *out_scale = in_scale * filter_scales[0] * std::sqrt(static_cast<float>(in_c)) * LogUniform(rng, 2.0f, 300.0f);
+  const int y = m.AddTensor(kKilnInt8, {x_dims[0], x_dims[1], x_dims[2], out_c}, name);
+  m.SetQuantization(f, filter_scales, std::vector<int64_t>(filter_scales.size(), 0), 0);
+  std::vector<float> bias_scales;
+  for (float s : filter_scales) bias_scales.push_back(in_scale * s);
+  m.SetQuantization(b, bias_scales, std::vector<int64_t>(bias_scales.size(), 0), 0);
+  const int zero = ZeroPoint(rng);
+  if (out_zero != nullptr) *out_zero = zero;
+  m.SetQuantization(y, {*out_scale}, {zero});
+  m.AddOp(kKilnBuiltinConv2d, {x, f, b}, {y},
+          KilnConvParams{std::uniform_int_distribution<int>(0, 1)(rng) ? kKilnPaddingSame : kKilnPaddingValid, 1, 1,
+                         1, 1, activation});
+  return y;
+}
+
+// Runs `model` on both paths: every node named in `vnni_nodes` must say it ran on Kiln's VNNI kernel (where the
+// CPU has it), and the outputs must be equal byte for byte (`exact`) or within one step.
+void ExpectVnni(const std::string& what, const std::vector<uint8_t>& model, const std::vector<int8_t>& input,
+                const std::vector<int>& vnni_nodes, bool exact) {
+  const Outcome reference = RunInt8(model, {input}, true);
+  const Outcome fast = RunInt8(model, {input}, false);
+  ASSERT_FALSE(reference.y.empty()) << what << ": " << reference.errors;
+  ASSERT_EQ(fast.y.size(), reference.y.size()) << what << ": " << fast.errors;
+  for (int n : vnni_nodes) {
+    ASSERT_LT(static_cast<size_t>(n), fast.nodes.size()) << what;
+    // As XNNPACK, the VNNI path refuses a fused activation that pins the output to (nearly) one value.
+    if (fast.nodes[n].find("the fused activation leaves the int8 output fewer than two steps") != std::string::npos) {
+      continue;
+    }
+    EXPECT_NE(fast.nodes[n].find("xnnpack, in host run 0, on kiln-vnni int8 gemm"), std::string::npos)
+        << what << ": " << fast.nodes[n];
+  }
+  for (size_t i = 0; i < fast.y.size(); ++i) {
+    const int diff = std::abs(fast.y[i] - reference.y[i]);
+    ASSERT_LE(diff, exact ? 0 : 1) << what << ", element " << i << ": " << int{fast.y[i]} << " vs reference "
+                                   << int{reference.y[i]};
+  }
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+// Pointwise convolutions run on Kiln's VNNI GEMM where the CPU has VNNI: by default with XNNPACK's float
+// requantization (within one step of the reference kernels; the kernel test holds it byte for byte to XNNPACK's
+// own convolution), and with KILN_VNNI_EXACT=1 equal to the reference kernels byte for byte. Batches, channel
+// counts on and off the kernel's blocks, per-tensor and per-channel filters, fused activations, zero points at
+// the limits.
+TEST(HostEngineInt8, PointwiseConvolutionsOnVnni) {
+  if (!VnniExpected()) GTEST_SKIP() << "this CPU has no AVX-512 VNNI (or KILN_DISABLE_VNNI is set)";
+  for (bool exact : {false, true}) {
+  ScopedEnv env("KILN_VNNI_EXACT", exact ? "1" : "0");
+  std::mt19937 rng(20261204);
+  for (int c = 0; c < 40; ++c) {
+    const int batch = std::uniform_int_distribution<int>(1, 3)(rng);
+    const int h = std::uniform_int_distribution<int>(1, 13)(rng), w = std::uniform_int_distribution<int>(1, 9)(rng);
+    const int in_c = c == 0 ? 1 : std::uniform_int_distribution<int>(1, 70)(rng);
+    const int out_c = std::uniform_int_distribution<int>(1, 50)(rng);
+    const float in_scale = LogUniform(rng, 1e-3f, 1.0f);
+    ModelWriter m;
+    const std::vector<int> dims = {batch, h, w, in_c};
+    const int x = m.AddTensor(kKilnInt8, dims, "x");
+    m.SetQuantization(x, {in_scale}, {ZeroPoint(rng)});
+    float out_scale = 0.0f;
+    const int y = AddPointwise(m, rng, x, dims, in_scale, out_c, c % 3 != 0, Activation(rng), &out_scale, "y");
+    m.SetInputs({x});
+    m.SetOutputs({y});
+    ExpectVnni(std::string(exact ? "exact" : "default") + " pointwise case " + std::to_string(c), m.Finish(),
+               RandomInt8(batch * h * w * in_c, rng), {0}, exact);
+  }
+  }
+}
+
+// A host run that mixes the two kernels: pointwise convolutions on VNNI, the nodes between them on XNNPACK, with
+// tensors passing from one to the other inside the run (memory of the run's own) and a graph input read by two
+// VNNI nodes. With KILN_VNNI_EXACT=1, and MAX_POOL_2D exact on XNNPACK, the whole run equals the reference; ADD
+// may be one step off.
+TEST(HostEngineInt8, VnniAndXnnpackStepsInOneRun) {
+  if (!VnniExpected()) GTEST_SKIP() << "this CPU has no AVX-512 VNNI (or KILN_DISABLE_VNNI is set)";
+  ScopedEnv env("KILN_VNNI_EXACT", "1");
+  std::mt19937 rng(5);
+  for (int c = 0; c < 12; ++c) {
+    const int h = std::uniform_int_distribution<int>(2, 12)(rng), in_c = std::uniform_int_distribution<int>(1, 40)(rng);
+    const int mid = std::uniform_int_distribution<int>(1, 40)(rng), out_c = std::uniform_int_distribution<int>(1, 40)(rng);
+    const bool with_add = c % 2 == 1;
+    const float in_scale = LogUniform(rng, 1e-2f, 1.0f);
+    ModelWriter m;
+    const std::vector<int> dims = {1, h, h, in_c};
+    const int x = m.AddTensor(kKilnInt8, dims, "x");
+    m.SetQuantization(x, {in_scale}, {ZeroPoint(rng)});
+    float s1 = 0.0f, s3 = 0.0f;
+    int z1 = 0;
+    const int y1 = AddPointwise(m, rng, x, dims, in_scale, mid, true, kKilnActRelu, &s1, "y1", &z1);  // node 0
+    // y2 = MAX_POOL_2D(y1), same quantization (node 1, on XNNPACK).
+    const int y2 = m.AddTensor(kKilnInt8, {1, h, h, mid}, "y2");
+    m.SetQuantization(y2, {s1}, {z1});
+    m.AddOp(kKilnBuiltinMaxPool2d, {y1}, {y2}, KilnPoolParams{kKilnPaddingSame, 1, 1, 2, 2, kKilnActNone});
+    const int y3 = AddPointwise(m, rng, y2, {1, h, h, mid}, s1, out_c, false, kKilnActNone, &s3, "y3");  // node 2
+    int out = y3;
+    std::vector<int> vnni = {0, 2};
+    if (with_add) {
+      float s4 = 0.0f;
+      const int y4 = AddPointwise(m, rng, x, dims, in_scale, out_c, true, kKilnActNone, &s4, "y4");  // node 3
+      out = m.AddTensor(kKilnInt8, {1, h, h, out_c}, "sum");
+      m.SetQuantization(out, {std::sqrt(s3 * s4) * 2.0f}, {ZeroPoint(rng)});  // within XNNPACK's add ratios
+      m.AddOp(kKilnBuiltinAdd, {y3, y4}, {out}, KilnAddParams{kKilnActNone, false});
+      vnni.push_back(3);
+    }
+    m.SetInputs({x});
+    m.SetOutputs({out});
+    ExpectVnni("mixed case " + std::to_string(c), m.Finish(), RandomInt8(h * h * in_c, rng), vnni, !with_add);
+  }
+}
+
 // A node XNNPACK has no int8 form of runs on its reference kernel, and the decision says why.
 TEST(HostEngineInt8, UnmappedInt8NodesSayWhy) {
   ModelWriter m;
