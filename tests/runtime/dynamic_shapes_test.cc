@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -231,7 +232,10 @@ void BuildPositives(ModelWriter& w) {
 }
 
 TEST(DynamicShapes, UserOpMakesItsOutputDynamic) {
-  KilnOperator* op = KilnOperatorCreate(kKilnBuiltinCustom, "Positives", 1);
+  // Declared first, so deleted after the interpreter (an operator must outlive the interpreters using it).
+  std::unique_ptr<KilnOperator, void (*)(KilnOperator*)> owned(KilnOperatorCreate(kKilnBuiltinCustom, "Positives", 1),
+                                                               KilnOperatorDelete);
+  KilnOperator* op = owned.get();
   KilnOperatorSetPrepare(op, DynamicPrepare);
   KilnOperatorSetInvoke(op, PositivesInvoke);
   ModelWriter w;
@@ -245,11 +249,12 @@ TEST(DynamicShapes, UserOpMakesItsOutputDynamic) {
   ASSERT_EQ(KilnInterpreterInvoke(r.interpreter), kKilnOk) << r.errors;
   EXPECT_EQ(r.Dims(0), std::vector<int>{1});
   EXPECT_EQ(r.Get<float>(0), (std::vector<float>{8}));
-  KilnOperatorDelete(op);
 }
 
 TEST(DynamicShapes, ResizingAnArenaTensorInInvokeFailsClearly) {
-  KilnOperator* op = KilnOperatorCreate(kKilnBuiltinCustom, "Positives", 1);
+  std::unique_ptr<KilnOperator, void (*)(KilnOperator*)> owned(KilnOperatorCreate(kKilnBuiltinCustom, "Positives", 1),
+                                                               KilnOperatorDelete);  // outlives the interpreter
+  KilnOperator* op = owned.get();
   KilnOperatorSetPrepare(op, SameShapePrepare);  // not dynamic: planned in the arena
   KilnOperatorSetInvoke(op, PositivesInvoke);
   ModelWriter w;
@@ -266,7 +271,6 @@ TEST(DynamicShapes, ResizingAnArenaTensorInInvokeFailsClearly) {
   EXPECT_NE(r.errors.find("Node number 0 (Positives) failed to invoke"), std::string::npos) << r.errors;
   // Constants and variables can never become dynamic.
   EXPECT_EQ(KilnOpaqueTensorSetAllocationTypeToDynamic(nullptr), kKilnInvalidArgument);
-  KilnOperatorDelete(op);
 }
 
 TEST(DynamicShapes, ALaterNodeThatFailsItsInvokeTimePrepareIsNamed) {
