@@ -24,7 +24,7 @@ RULES = [
     ("backends/sample/", ["kiln/"]),  # a vendor's template, built out of tree against the installed headers
     ("ops/", ["kiln/", "ops/"]),
     # The host engine plugs into the interpreter's engine interface and reads its prepared graph.
-    ("ops/xnnpack/", ["kiln/", "ops/", "runtime/host_engine.h", "runtime/interpreter.h"]),
+    ("ops/xnnpack/", ["kiln/", "ops/", "runtime/host_engine.h", "runtime/interpreter.h", "runtime/arena_planner.h"]),
     ("runtime/device/", ["kiln/", "formats/", "runtime/core.h", "runtime/model/", "runtime/device/",
                          "backends/cpu/cpu_driver.h"]),
     ("runtime/", ["kiln/", "formats/", "runtime/", "backends/cpu/cpu_driver.h"]),
