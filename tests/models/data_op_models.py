@@ -879,7 +879,7 @@ def stablehlo_models(out_dir):
 
 def complex_models(out_dir):
     """REAL, IMAG and COMPLEX_ABS of constant complex64 and complex128 tensors (litert_bench draws no complex
-    values), and RFFT2D (cropping, zero-padding, batches, fft lengths 1 to 16; width 1, where LiteRT is wrong, is
+    values), and RFFT2D (cropping, zero-padding, batches, fft lengths 1 to 128; width 1, where LiteRT is wrong, is
     refused) followed by REAL or IMAG, since the comparison reads float outputs."""
     rng = np.random.default_rng(13)
     for dtype, out_dtype in [(np.complex64, np.float32), (np.complex128, np.float64)]:
@@ -891,7 +891,8 @@ def complex_models(out_dir):
                 y = m.output(shape, out_dtype, "y")
                 m.write(out_dir, "%s_%s_%dd" % (op_name, np.dtype(dtype).name, len(shape)), code, 1, [x], [y])
     for tag, shape, fft in [("", [8, 8], [8, 8]), ("_padded", [3, 5], [4, 8]), ("_cropped", [2, 6, 9], [4, 4]),
-                            ("_wide", [4, 16], [2, 16]), ("_one_row", [3, 3], [1, 2])]:
+                            ("_wide", [4, 16], [2, 16]), ("_one_row", [3, 3], [1, 2]),
+                            ("_large", [4, 64, 128], [64, 128])]:
         for part, code in [("real", OPS.REAL), ("imag", OPS.IMAG)]:
             m = Model()
             x = m.tensor(shape, np.float32, "x")
