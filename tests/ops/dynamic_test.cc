@@ -244,7 +244,7 @@ TEST(BroadcastShapesTest, AgainstAPlainRule) {
       std::vector<int32_t> got;
       size_t bad = 0;
       ASSERT_EQ(BroadcastShapes(a, b, &got, &bad), ok);
-      if (ok) EXPECT_EQ(got, want);
+      if (ok) { EXPECT_EQ(got, want); }
     }
   }
   std::vector<int64_t> got;

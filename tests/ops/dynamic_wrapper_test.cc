@@ -303,7 +303,7 @@ TEST(NmsWrapperTest, ConstantAndRunTimeMaxOutputSize) {
       EXPECT_EQ(r.OutputAs<int32_t>(0), (std::vector<int32_t>{0, 2, 0, 0}));  // box 1 overlaps box 0 by 1/3
       EXPECT_EQ(r.OutputDims(v5 ? 2 : 1), std::vector<int>{});
       EXPECT_EQ(r.OutputAs<int32_t>(v5 ? 2 : 1), std::vector<int32_t>{2});
-      if (v5) EXPECT_EQ(r.Output(1), (std::vector<float>{0.9f, 0.7f, 0, 0}));
+      if (v5) { EXPECT_EQ(r.Output(1), (std::vector<float>{0.9f, 0.7f, 0, 0})); }
       if (runtime_max) {
         const int32_t one = 1;
         r.SetInput(2, &one, sizeof(one));

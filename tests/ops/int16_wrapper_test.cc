@@ -145,7 +145,7 @@ TEST(Int16SoftmaxWrapperTest, RunsRanksOneToFour) {
       p.outer = p.depth == 0 ? 0 : static_cast<int64_t>(n) / p.depth;
       reference::PrepareSoftmaxInt16(scale, 1.0f, &p);
       std::vector<int16_t> want(n);
-      if (n > 0) ASSERT_TRUE(reference::SoftmaxInt16(p, in.data(), want.data()));
+      if (n > 0) { ASSERT_TRUE(reference::SoftmaxInt16(p, in.data(), want.data())); }
       EXPECT_EQ(r.OutputAs<int16_t>(), want) << "scale " << scale << " rank " << dims.size();
     }
   }

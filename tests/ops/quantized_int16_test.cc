@@ -72,7 +72,7 @@ TEST(SigmoidTableTest, SamplesTheSigmoidAt24ths) {
   for (int i = 0; i < 256; ++i) {
     const double exact = 65536.0 / (1.0 + std::exp(-i / 24.0));
     EXPECT_NEAR(table[i], exact, 1.2) << i;
-    if (i > 0) EXPECT_GE(table[i], table[i - 1]) << i;
+    if (i > 0) { EXPECT_GE(table[i], table[i - 1]) << i; }
   }
 }
 
@@ -506,7 +506,7 @@ TEST(GeluInt16Test, TableInFloatAndLookup) {
           const double x = static_cast<double>(in[k]) * in_scale;
           const double exact =
               std::clamp<double>(std::round(Gelu(approximate, static_cast<float>(x)) / out_scale), -32768.0, 32767.0);
-          if (std::abs(exact) < 30000) ASSERT_LE(std::abs(out[k] - exact), 4.0) << in[k] << " scale " << in_scale;
+          if (std::abs(exact) < 30000) { ASSERT_LE(std::abs(out[k] - exact), 4.0) << in[k] << " scale " << in_scale; }
         }
       }
     }

@@ -181,7 +181,7 @@ TEST(DynamicShapes, MemoryStaysBoundedOverManyInvokes) {
     }
     r.Set(1, c);
     ASSERT_EQ(KilnInterpreterInvoke(r.interpreter), kKilnOk) << r.errors;
-    if (run % 97 == 0) EXPECT_EQ(r.Get<float>(0), Expected(x, c));
+    if (run % 97 == 0) { EXPECT_EQ(r.Get<float>(0), Expected(x, c)); }
   }
   EXPECT_EQ(r.impl()->arena_bytes(), arena);
   // Each dynamic tensor holds at most the largest shape it had (150 elements), never more.
