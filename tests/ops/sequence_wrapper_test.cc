@@ -657,9 +657,7 @@ TEST(SvdfWrapperTest, Errors) {
     ExpectErrorMentions(r, {"SVDF: state 'state' has 42 elements", "expected 40"});
   }
   {
-    SvdfCase bad = s;
-    bad.rank = 3;  // 4 filters written below are not divisible by rank 3
-    ModelWriter wr;
+    ModelWriter wr;  // rank 3: the 4 filters written below are not divisible by it
     const int x = wr.AddTensor(kKilnFloat32, {2, 3}, "x");
     const int f = wr.AddConstTensor(kKilnFloat32, {4, 3}, "weights_feature", wf);
     const int t = wr.AddConstTensor(kKilnFloat32, {4, 5}, "weights_time", wt);
