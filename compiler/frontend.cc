@@ -156,6 +156,10 @@ bool RunClang(const FrontendInput& input, const std::string& appended, bool code
                                    "-disable-llvm-passes",
                                    "-disable-O0-optnone",
                                    "-Wno-implicit-function-declaration",
+                                   // half arithmetic rounds after every operation, as on the GPU (kiln_h in
+                                   // the GLSL lowering) and on CPUs with native half arithmetic, not once per
+                                   // expression.
+                                   "-ffloat16-excess-precision=none",
                                    "-O" + std::to_string(std::clamp(options.opt_level, 0, 3)),
                                    "-I",
                                    kPreludeDir,

@@ -34,6 +34,20 @@ const LibraryEntry kLibrary[] = {
      "ivec2 kiln_unpack_i16(uint w) {\n"
      "  return ivec2(bitfieldExtract(int(w), 0, 16), bitfieldExtract(int(w), 16, 16));\n}\n"},
     {"kiln_pack_16", "", "uint kiln_pack_16(uvec2 v) { return (v.x & 65535u) | (v.y << 16); }\n"},
+    // A float rounded to the nearest half value, ties to even, as a float; with integer operations, so that the
+    // result does not depend on the device's float16 rounding (Vulkan leaves it open; lavapipe rounds ties away
+    // from zero). Overflow gives an infinity (from 65520 up, as in IEEE 754), below 2^-14 the steps of half's
+    // subnormals (2^-24), NaN and infinities stay.
+    {"kiln_h", "",
+     "float kiln_h(float x) {\n"
+     "  uint b = floatBitsToUint(x);\n"
+     "  uint a = b & 0x7fffffffu;\n"
+     "  if (a >= 0x7f800000u) return x;\n"
+     "  uint s = b & 0x80000000u;\n"
+     "  if (a >= 0x477ff000u) return uintBitsToFloat(s | 0x7f800000u);\n"
+     "  if (a < 0x38800000u) return uintBitsToFloat(s | floatBitsToUint(roundEven(uintBitsToFloat(a) * 16777216.0) "
+     "* 5.9604644775390625e-8));\n"
+     "  return uintBitsToFloat(s | ((a + 0xfffu + ((a >> 13) & 1u)) & 0xffffe000u));\n}\n"},
     // rsMatrixMultiply(&m, v): column-major m times a column vector, summed in the CPU library's order
     // (compiler/rslib/rs_util.c); `precise` keeps the products and sums from being fused.
     {"kiln_matmul4", "",
@@ -640,7 +654,7 @@ const std::set<std::string> kComponentwise = {
     "kiln_asin",       "kiln_acos",       "kiln_asinpi",      "kiln_acospi",      "kiln_fdim",
     "kiln_sin",        "kiln_cos",        "kiln_tan",         "kiln_sinh",        "kiln_cosh",
     "kiln_tanh",       "kiln_native_exp", "kiln_native_exp2", "kiln_native_powr", "kiln_pow_imprecise",
-    "kiln_native_sin", "kiln_native_cos", "kiln_native_tan"};
+    "kiln_native_sin", "kiln_native_cos", "kiln_native_tan", "kiln_h"};
 
 std::string VectorOverloads(const std::string& name, int arity) {
   std::string out;

@@ -173,7 +173,7 @@ std::string KernelLowering::Binary(const clang::BinaryOperator* e) {
     } else {
       value = "(" + left + " " + clang::BinaryOperator::getOpcodeStr(base).str() + " " + right + ")";
     }
-    value = Convert(value, compound->getComputationResultType(), lhs->getType(), loc);
+    value = Convert(Wrap(value, computation), compound->getComputationResultType(), lhs->getType(), loc);
     return "(" + target + " = " + value + ")";
   }
   const Lane lane = LaneOf(e->getType());
@@ -211,6 +211,12 @@ std::string KernelLowering::Unary(const clang::UnaryOperator* e) {
       CheckWritable(sub, loc);
       const std::string target = Expr(sub);
       const char* token = e->isIncrementOp() ? "++" : "--";
+      if (lane.is_half) {
+        // Rounded to half like any operation; the old value of a postfix form is not recoverable from the new.
+        if (!e->isPrefix()) Fail(loc, "a postfix '" + std::string(token) + "' on a half value (use the prefix form)");
+        if (sub->HasSideEffects(context_)) Fail(loc, "'++'/'--' on a half target with side effects");
+        return "(" + target + " = " + Wrap(target + (e->isIncrementOp() ? " + 1.0" : " - 1.0"), sub->getType()) + ")";
+      }
       if (lane.bits >= 32)
         return e->isPrefix() ? "(" + std::string(token) + target + ")" : "(" + target + token + ")";
       // 8/16-bit: wraps like C. The target is written twice, so it must be free of side effects; a postfix
@@ -293,10 +299,9 @@ std::string KernelLowering::Expr(const clang::Expr* e) {
   }
   if (const auto* literal = llvm::dyn_cast<clang::FloatingLiteral>(e)) {
     const Lane lane = LaneOf(e->getType());
-    if (lane.is_half) Fail(loc, "a half literal");
     const std::string text = FloatLiteral(literal->getValueAsApproximateDouble(), lane.bits == 64);
     if (text.empty()) Fail(loc, "an infinite double literal");
-    return text;
+    return text;  // a half literal is a float holding a half value
   }
   if (llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e) || llvm::isa<clang::OffsetOfExpr>(e)) {
     clang::Expr::EvalResult result;

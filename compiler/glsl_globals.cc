@@ -68,7 +68,7 @@ void ScriptLowering::LayOutGlobals() {
       uint32_t align = 4;
       if (element->getAs<clang::RecordType>()) {
         // handled below
-      } else if (!lane.ok || lane.is_half) {
+      } else if (!lane.ok) {
         slot.why_not = "its type '" + type.getAsString() + "' has no GPU layout";
       }
       const bool is_struct = element->getAs<clang::RecordType>() != nullptr;
@@ -88,31 +88,10 @@ void ScriptLowering::LayOutGlobals() {
       } else if (!dims.empty()) {
         slot.why_not = "it is an array of 8- or 16-bit values or of structs";
       } else {
-        // Packed into uint words and unpacked in the shader (bool, char, short and their vectors).
+        // Packed into uint words and unpacked in the shader (bool, char, short, half and their vectors).
         const uint32_t words = (g.size + 3) / 4;
         slot.member = "uint " + member + "[" + std::to_string(words) + "]";
-        std::vector<std::string> lanes;
-        const uint32_t bytes = lane.bits / 8;
-        for (uint32_t i = 0; i < lane.count; ++i) {
-          const uint32_t byte = i * bytes;
-          const std::string word = member + "[" + std::to_string(byte / 4) + "]";
-          const std::string shift = std::to_string((byte % 4) * 8);
-          const std::string bits = std::to_string(lane.bits);
-          if (lane.is_bool) {
-            lanes.push_back("(bitfieldExtract(" + word + ", " + shift + ", 8) != 0u)");
-          } else if (lane.is_signed) {
-            lanes.push_back("bitfieldExtract(int(" + word + "), " + shift + ", " + bits + ")");
-          } else {
-            lanes.push_back("bitfieldExtract(" + word + ", " + shift + ", " + bits + ")");
-          }
-        }
-        if (lane.count == 1) {
-          slot.read = lanes[0];
-        } else {
-          slot.read = RegisterType(lane) + "(";
-          for (size_t i = 0; i < lanes.size(); ++i) slot.read += (i ? ", " : "") + lanes[i];
-          slot.read += ")";
-        }
+        if (!WordRead(type, 0, member, &slot.read, &slot.why_not)) slot.read.clear();
       }
       if (slot.why_not.empty()) {
         cursor = (cursor + align - 1) / align * align;
@@ -182,7 +161,7 @@ bool ScriptLowering::WordRead(clang::QualType type, uint32_t offset, const std::
     return true;
   }
   const Lane lane = LaneOf(t);
-  if (!lane.ok || lane.is_half || lane.bits == 64) {
+  if (!lane.ok || lane.bits == 64) {
     *why = "it holds a '" + type.getAsString() + "' field (no word layout for it)";
     return false;
   }
@@ -195,6 +174,8 @@ bool ScriptLowering::WordRead(clang::QualType type, uint32_t offset, const std::
     if (lane.bits == 32) {
       lanes.push_back(lane.is_float ? "uintBitsToFloat(" + word + ")"
                                     : (lane.is_signed ? "int(" + word + ")" : word));
+    } else if (lane.is_half) {
+      lanes.push_back("unpackHalf2x16(" + word + " >> " + shift + "u).x");  // exact
     } else if (lane.is_bool) {
       lanes.push_back("(bitfieldExtract(" + word + ", " + shift + ", 8) != 0u)");
     } else if (lane.is_signed) {
@@ -230,7 +211,7 @@ bool ScriptLowering::TypeName(clang::QualType type, std::string* out, std::strin
     return true;
   }
   const Lane lane = LaneOf(t);
-  if (!lane.ok || lane.is_half) {
+  if (!lane.ok) {
     *why = "it holds a '" + type.getAsString() + "'";
     return false;
   }
@@ -333,8 +314,7 @@ std::string KernelLowering::AllocationAccessor(GlobalSlot* slot, const clang::Va
   Storage storage;
   std::string why;
   if (!StorageFor(element, context_, &storage, &why)) Fail(loc, "an allocation of " + why);
-  needs_8bit_ = needs_8bit_ || storage.needs_8bit;
-  needs_16bit_ = needs_16bit_ || storage.needs_16bit;
+  NoteStorage(storage);
   if (!script_->ClaimAllocationUnit(*slot, storage.unit, &why)) Fail(loc, why);
   AllocationUse& use = allocations_[slot->allocation_index];
   if (!use.storage_type.empty() && use.storage_type != storage.type) {
@@ -400,8 +380,7 @@ std::string KernelLowering::PointerRead(const clang::VarDecl* var, const clang::
   Storage storage;
   std::string why;
   if (!StorageFor(element, context_, &storage, &why)) Fail(loc, "a pointer global to " + why);
-  needs_8bit_ = needs_8bit_ || storage.needs_8bit;
-  needs_16bit_ = needs_16bit_ || storage.needs_16bit;
+  NoteStorage(storage);
   if (!script_->ClaimAllocationUnit(*slot, storage.unit, &why)) Fail(loc, why);
   AllocationUse& use = allocations_[slot->allocation_index];
   if (!use.storage_type.empty() && use.storage_type != storage.type) {

@@ -199,14 +199,18 @@ std::string KernelLowering::Assemble(const std::string& what, clang::SourceLocat
   return glsl + main;
 }
 
+void KernelLowering::NoteStorage(const Storage& storage) {
+  needs_8bit_ = needs_8bit_ || storage.needs_8bit;
+  needs_16bit_ = needs_16bit_ || storage.needs_16bit;
+}
+
 // How an input, output or result element of `type` sits in its buffer; `role` starts the reason when it has
 // no GPU layout.
 Storage KernelLowering::ElementStorage(clang::QualType type, const char* role, clang::SourceLocation loc) {
   Storage storage;
   std::string why;
   if (!StorageFor(type, context_, &storage, &why)) Fail(loc, role + why);
-  needs_8bit_ = needs_8bit_ || storage.needs_8bit;
-  needs_16bit_ = needs_16bit_ || storage.needs_16bit;
+  NoteStorage(storage);
   for (const char* helper : {"kiln_unpack_u8", "kiln_unpack_i8", "kiln_pack_8", "kiln_unpack_u16",
                              "kiln_unpack_i16", "kiln_pack_16"}) {
     if (storage.load.find(helper) != std::string::npos || storage.store.find(helper) != std::string::npos) {

@@ -77,6 +77,8 @@ class KernelLowering {
                        size_t views, const std::string& preamble, const std::string& bindings,
                        const std::string& main);
   Storage ElementStorage(clang::QualType type, const char* role, clang::SourceLocation loc);
+  // Records the extensions and device features a buffer of `storage` needs.
+  void NoteStorage(const Storage& storage);
   std::string Argument(ArgKind kind, const clang::ParmVarDecl* param,
                        const std::vector<clang::QualType>& input_types, const std::vector<Storage>& storages,
                        const std::string& pad, size_t* input, std::string* main);

@@ -136,10 +136,6 @@ bool StorageFor(clang::QualType type, const clang::ASTContext& context, Storage*
     *why = "element type '" + type.getAsString() + "' (only scalars and vectors have a GPU buffer layout)";
     return false;
   }
-  if (lane.is_half) {
-    *why = "element type '" + type.getAsString() + "' (half is not lowered to GLSL)";
-    return false;
-  }
   const uint32_t size = static_cast<uint32_t>(context.getTypeSizeInChars(type).getQuantity());
   const std::string reg = RegisterType(lane);
   if (lane.bits >= 32) {
@@ -155,6 +151,18 @@ bool StorageFor(clang::QualType type, const clang::ASTContext& context, Storage*
       s->type = reg;
       s->unit = size;
     }
+    return true;
+  }
+  if (lane.is_half) {
+    // 16-bit storage holds half vectors as they are (a half3 takes the room of a half4, as in C); registers
+    // are floats holding half values, so both conversions are exact.
+    s->needs_16bit = true;
+    s->unit = lane.count == 3 ? 8 : 2 * lane.count;
+    const std::string n = std::to_string(lane.count == 3 ? 4 : lane.count);
+    s->type = lane.count == 1 ? "float16_t" : "f16vec" + n;
+    const std::string wide = lane.count == 1 ? "float" : "vec" + n;
+    s->load = wide + "($)" + (lane.count == 3 ? ".xyz" : "");
+    s->store = lane.count == 3 ? "f16vec4(vec4($, 0.0))" : s->type + "($)";
     return true;
   }
   const bool sign = lane.is_signed;
@@ -273,7 +281,6 @@ std::string KernelLowering::Type(clang::QualType type, clang::SourceLocation loc
   }
   const Lane lane = LaneOf(t);
   if (!lane.ok) Fail(loc, "the type '" + type.getAsString() + "'");
-  if (lane.is_half) Fail(loc, "the type '" + type.getAsString() + "' (half is not lowered to GLSL)");
   if (lane.bits == 64 && !lane.is_float) needs_int64_ = true;
   return RegisterType(lane);
 }
@@ -341,7 +348,11 @@ std::string KernelLowering::ValueLiteral(const clang::APValue& value, clang::Qua
                         Lane{true, lane.is_bool, lane.is_float, lane.is_signed, false, lane.bits, 1});
     if (v.isFloat()) {
       const bool is_double = lane.bits == 64;
-      const double d = is_double ? v.getFloat().convertToDouble() : v.getFloat().convertToFloat();
+      // Half constants widen exactly to float; GLSL spells them as a converted float.
+      llvm::APFloat f = v.getFloat();
+      bool lost = false;
+      if (!is_double) f.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);
+      const double d = is_double ? f.convertToDouble() : f.convertToFloat();
       const std::string text = FloatLiteral(d, is_double);
       if (text.empty()) Fail(loc, "an infinite or NaN double constant");
       return text;
@@ -355,9 +366,16 @@ std::string KernelLowering::ValueLiteral(const clang::APValue& value, clang::Qua
   return out + ")";
 }
 
-// C truncates a value stored into an 8- or 16-bit integer; registers are 32-bit, so wrap explicitly.
+// C truncates a value stored into an 8- or 16-bit integer; registers are 32-bit, so wrap explicitly. A half
+// value lives in a float register: round it to half (kiln_h, round to nearest even with integer operations, the
+// same on every device).
 std::string KernelLowering::Wrap(const std::string& text, clang::QualType type) {
   const Lane lane = LaneOf(type);
+  if (lane.ok && lane.is_half) {
+    Use("kiln_h");
+    if (lane.count > 1) Use("kiln_h#vec");
+    return "kiln_h(" + text + ")";
+  }
   if (!lane.ok || lane.is_bool || lane.is_float || lane.bits >= 32) return text;
   const std::string bits = std::to_string(lane.bits);
   if (lane.is_signed) return "bitfieldExtract(" + text + ", 0, " + bits + ")";

@@ -25,7 +25,8 @@ struct Lane {
 
 Lane LaneOf(clang::QualType type);
 
-// The GLSL type that holds a value of `lane` in registers: 8- and 16-bit integers live in 32-bit ones.
+// The GLSL type that holds a value of `lane` in registers: 8- and 16-bit integers live in 32-bit ones, half
+// values in floats (KernelLowering::Wrap rounds each operation's result to half, as the CPU's code does).
 std::string RegisterType(const Lane& lane);
 
 // Zero of a register type.

@@ -407,6 +407,37 @@ TEST(GpuLoweringTest, RenderScriptApiTableMatchesTheCompiler) {
   }
 }
 
+TEST(GpuLoweringTest, HalfValuesAreStoredAsHalfAndRoundedAfterEachOperation) {
+  const CompileResult result = Compile(R"(
+#pragma version(1)
+#pragma rs java_package_name(t)
+half gScale = 2.0f;
+half RS_KERNEL scale(half in) { return in * gScale + (half)0.5f; }
+half3 RS_KERNEL widen(half3 in) { return in.zyx; }
+float2 RS_KERNEL to_float(half2 in) { return convert_float2(in); }
+)");
+  ASSERT_TRUE(result.ok) << result.diagnostics;
+  for (const char* kernel : {"scale", "widen", "to_float"}) EXPECT_EQ(CpuOnlyReason(result, kernel), "") << kernel;
+  // Stored as half, computed in float registers, each operation rounded to half by kiln_h (integer operations:
+  // no dependence on the device's float16 rounding, and no shaderFloat16 needed).
+  const std::string scale = Glsl(result, "scale");
+  EXPECT_NE(scale.find("float16_t b_in0[]"), std::string::npos) << scale;
+  EXPECT_NE(scale.find("kiln_h((kiln_h((l0_in * "), std::string::npos) << scale;
+  EXPECT_NE(scale.find("unpackHalf2x16"), std::string::npos) << scale;  // the global, from its word
+  EXPECT_EQ(scale.find("GL_EXT_shader_explicit_arithmetic_types_float16"), std::string::npos) << scale;
+  // A half3 takes the room of a half4, as in C.
+  EXPECT_NE(Glsl(result, "widen").find("f16vec4 b_out[]"), std::string::npos);
+  const spirv::SpirvPayload payload = Payload(result.module);
+  ASSERT_EQ(payload.kernels.size(), 3u);
+  for (const auto& kernel : payload.kernels) {
+    EXPECT_TRUE(kernel.required_features & KILN_SPIRV_FEATURE_STORAGE_16BIT);
+    EXPECT_FALSE(kernel.required_features & KILN_SPIRV_FEATURE_FLOAT16);
+  }
+  EXPECT_EQ(payload.kernels[0].unit_sizes[0], 2u);
+  EXPECT_EQ(payload.kernels[1].unit_sizes[0], 8u);
+  EXPECT_EQ(payload.kernels[2].unit_sizes[0], 4u);
+}
+
 TEST(GpuLoweringTest, SmallIntegerElementsUseEightAndSixteenBitStorage) {
   const CompileResult result = Compile(R"(
 #pragma version(1)
@@ -461,7 +492,7 @@ float RS_KERNEL fine(float in) { return native_exp(in) * gScale; }
                 .find("'pow': the GPU form (kiln_pow_imprecise, native_powr's algorithm) does not meet the CPU's "
                       "precision bound"),
             std::string::npos);
-  EXPECT_NE(CpuOnlyReason(result, "halves").find("half"), std::string::npos);
+  EXPECT_EQ(CpuOnlyReason(result, "halves"), "");  // half elements: 16-bit storage and float16_t
   EXPECT_EQ(CpuOnlyReason(result, "root"), "");  // root(in, out): `in`/`inout` parameters
   EXPECT_NE(Glsl(result, "root").find("(in float l0_in, inout float l1_out)"), std::string::npos);
   EXPECT_EQ(CpuOnlyReason(result, "fine"), "");

@@ -653,7 +653,10 @@ TEST_F(GpuLoweringVulkanTest, CorpusKernelsWithoutAllocationsMatchTheCpuDriver) 
                   : (type.element_type == kKilnFloat64 || type.element_type == kKilnInt64 ||
                              type.element_type == kKilnUInt64
                          ? 8
-                         : (type.element_type == kKilnInt16 || type.element_type == kKilnUInt16 ? 2 : 1));
+                         : (type.element_type == kKilnInt16 || type.element_type == kKilnUInt16 ||
+                                    type.element_type == kKilnFloat16
+                                ? 2
+                                : 1));
           std::vector<uint8_t> bytes(uint64_t{type.size} * launch.dim_x);
           for (uint32_t cell = 0; cell < launch.dim_x; ++cell) {
             for (uint32_t l = 0; l < type.vector_size; ++l) {
@@ -668,6 +671,9 @@ TEST_F(GpuLoweringVulkanTest, CorpusKernelsWithoutAllocationsMatchTheCpuDriver) 
               if (type.element_type == kKilnFloat32) {
                 const float f = static_cast<float>(float_value) * 0.37f + 0.125f;
                 std::memcpy(p, &f, 4);
+              } else if (type.element_type == kKilnFloat16) {
+                const _Float16 h = static_cast<_Float16>(static_cast<float>(float_value) * 0.37f + 0.125f);
+                std::memcpy(p, &h, 2);
               } else if (type.element_type == kKilnFloat64) {
                 const double d = static_cast<double>(float_value) * 0.37 + 0.125;
                 std::memcpy(p, &d, 8);
@@ -707,6 +713,17 @@ TEST_F(GpuLoweringVulkanTest, CorpusKernelsWithoutAllocationsMatchTheCpuDriver) 
               const bool close = UlpDistance(cf, gf) <= bound || std::fabs(cf - gf) <= 1e-6f;
               ASSERT_TRUE(close) << file << " " << kernel.name << " cell " << cell << " lane " << l
                                  << ": CPU " << cf << ", Vulkan " << gf;
+            }
+          } else if (out.element_type == kKilnFloat16 && out.kind == KernelTypeKind::kScalar) {
+            // half: each operation rounds to half on both drivers (docs/kernel-language.md), so bit for bit;
+            // a NaN is a NaN whatever its payload.
+            for (uint32_t l = 0; l < lanes; ++l) {
+              _Float16 ch, gh;
+              std::memcpy(&ch, c + l * 2, 2);
+              std::memcpy(&gh, g + l * 2, 2);
+              const bool same = (ch != ch && gh != gh) || std::memcmp(&ch, &gh, 2) == 0;
+              ASSERT_TRUE(same) << file << " " << kernel.name << " cell " << cell << " lane " << l << ": CPU "
+                                << static_cast<float>(ch) << ", Vulkan " << static_cast<float>(gh);
             }
           } else {
             const uint32_t bytes = out.vector_size == 3 ? out.size / 4 * 3 : out.size;

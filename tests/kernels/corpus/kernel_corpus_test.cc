@@ -20,7 +20,8 @@
 //   scalar_types.rs       mix_char..mix_ulong, is_multiple_of_3: char, uchar, short, ushort, int, uint, long, ulong,
 //                         bool
 //   float_double.rs       rational_float, square_exact, rational_double, narrow: float and double elements
-//   half_types.rs         half_add, to_half2, from_half4, half_twice: half, half2, half4 (convert_half2)
+//   half_types.rs         half_add, to_half2, from_half4, half_twice, half_chain, half3_affine, half_compare:
+//                         half, half2, half3, half4 (convert_half2), a half global, per-operation rounding
 //   vectors.rs            swizzle_float4/3/2, swizzle_int4, swizzle_uchar3, swizzle_short2, swizzle_ulong3,
 //                         rgba_to_bgra: 2/3/4-lane vectors, xyzw/rgba/sN swizzles, swizzle stores
 //   multi_input.rs        in1..in8: RS_KERNEL with 1..8 inputs by value, broadcasting
@@ -196,6 +197,34 @@ TEST_F(Corpus, HalfTypes) {
   });
   ExpectExact1<_Float16, _Float16>(s, "half_twice", 1, 1, 1, halves, [](const _Float16* in, _Float16* out) {
     *out = static_cast<_Float16>(static_cast<float>(*in) * 2.0f);
+  });
+
+  // Expressions of several operations: each one rounds to half (no excess precision), on every driver.
+  const auto h = [](float x) { return static_cast<_Float16>(x); };
+  const auto f = [](_Float16 x) { return static_cast<float>(x); };
+  const auto small_halves = [](size_t n, uint32_t seed) {
+    std::vector<float> v = RandomFloats(n, -200, 200, seed);
+    std::vector<_Float16> out(n);
+    for (size_t i = 0; i < n; ++i) out[i] = static_cast<_Float16>(i % 97 == 3 ? 0.0f : i % 5 == 0 ? v[i] / 512.0f : v[i]);
+    return out;
+  };
+  for (float bias : {0.5f, -1.25f}) {
+    SCOPED_TRACE("gBias " + std::to_string(bias));
+    const _Float16 hb = h(bias);
+    if (bias != 0.5f) {
+      ASSERT_EQ(KilnScriptSetGlobal(s, "gBias", &hb, sizeof(hb)), kKilnOk) << messages_.All();
+    }
+    ExpectExact1<_Float16, _Float16>(s, "half_chain", 1, 1, 1, small_halves, [&](const _Float16* in, _Float16* out) {
+      const _Float16 square = h(f(*in) * f(*in)), scaled = h(f(*in) * 0.75f);
+      *out = h(f(h(f(square) - f(scaled))) + f(hb));
+    });
+  }
+  ExpectExact1<_Float16, _Float16>(s, "half3_affine", 4, 4, 3, halves, [&](const _Float16* in, _Float16* out) {
+    const float add[3] = {1.0f, -2.0f, 3.5f};
+    for (int l = 0; l < 3; ++l) out[l] = h(f(h(f(in[l]) * 0.5f)) + add[l]);
+  });
+  ExpectExact1<_Float16, int32_t>(s, "half_compare", 1, 1, 1, small_halves, [&](const _Float16* in, int32_t* out) {
+    *out = f(*in) > 1.5f ? static_cast<int32_t>(f(*in)) : (f(*in) == 0.0f ? 7 : -1);
   });
 }
 
