@@ -599,11 +599,11 @@ class DriverPlacementCheck : public ::testing::Environment {
         Corpus::unique_on_driver_.size(), all,
         all ? 100.0 * static_cast<double>(Corpus::unique_on_driver_.size()) / static_cast<double>(all) : 0.0);
     EXPECT_GT(Corpus::total_on_driver_, 0) << "no corpus kernel ran on " << driver;
-    // The share, not just "some": 202 of the 246 distinct kernels and reductions (82%) reach lavapipe today
-    // (kernels of scripts with init(), kernels reading static globals an invokable writes, and rs_matrix reads
-    // included), the rest with a recorded CPU-only reason. A regression that sends a few of them back to the CPU
+    // The share, not just "some": 221 of the 250 distinct kernels and reductions (88%) reach lavapipe today
+    // (kernels of scripts with init(), kernels reading static globals an invokable writes, rs_matrix reads and
+    // half included), the rest with a recorded CPU-only reason. A regression that sends a few of them back to the CPU
     // fails here; raise the floor as the GPU lowering grows.
-    constexpr double kMinimumShareOnDriver = 0.80;
+    constexpr double kMinimumShareOnDriver = 0.85;
     EXPECT_GE(static_cast<double>(Corpus::unique_on_driver_.size()),
               kMinimumShareOnDriver * static_cast<double>(all))
         << "only " << Corpus::unique_on_driver_.size() << " of " << all << " corpus kernels ran on "
