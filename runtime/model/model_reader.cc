@@ -302,10 +302,11 @@ bool Reader::ReadBuffers() {
 
 bool Reader::Read() {
   if (!CheckHeaderAndVerify()) return false;
-  // The identifier fixes the layout; older writers (the converter's own test data among them) put
-  // smaller numbers into `version` for files of this layout, so only newer versions are refused.
-  if (model_->version() > kSchemaVersion) {
-    return Fail(Format("unsupported .tflite schema version %u (Kiln reads versions up to %u)",
+  // Version 3 only, as LiteRT ("Model provided is schema version N not equal to supported version 3"): the
+  // identifier fixes the layout, but what an older version's fields meant differs (the converter's old test
+  // data, e.g. a TRANSPOSE whose perm is a scalar), and a model LiteRT refuses should not run differently here.
+  if (model_->version() != kSchemaVersion) {
+    return Fail(Format("unsupported .tflite schema version %u (Kiln reads version %u, the only one LiteRT loads)",
                        model_->version(), kSchemaVersion));
   }
   out_->version = model_->version();

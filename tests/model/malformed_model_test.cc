@@ -153,9 +153,13 @@ TEST(MalformedModelTest, RandomByteFlipsNeverCrash) {
 }
 
 TEST(MalformedModelTest, UnsupportedSchemaVersion) {
-  SmallModel m;
-  m.w.OverrideSchemaVersion(4);
-  EXPECT_MODEL_ERROR(m.w.Finish(), "unsupported .tflite schema version 4 (Kiln reads versions up to 3)");
+  // Newer and older versions alike, as LiteRT refuses them (an absent version field reads as 0).
+  for (uint32_t version : {4u, 2u, 0u}) {
+    SmallModel m;
+    m.w.OverrideSchemaVersion(version);
+    EXPECT_MODEL_ERROR(m.w.Finish(), "unsupported .tflite schema version " + std::to_string(version) +
+                                         " (Kiln reads version 3, the only one LiteRT loads)");
+  }
 }
 
 TEST(MalformedModelTest, BufferIndexOutOfRange) {

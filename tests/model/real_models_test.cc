@@ -139,8 +139,15 @@ TEST(RealModelsTest, EveryModelReadsAndMatchesTheManifest) {
     ASSERT_EQ(bytes.size(), entry.bytes);
     ModelDesc model;
     std::string error;
+    if (entry.file == "lr_transpose.tflite") {
+      // Old converter test data in schema version 2, which LiteRT refuses at load ("Model provided is schema
+      // version 2 not equal to supported version 3"): so does Kiln, naming the version.
+      EXPECT_FALSE(ReadModel(bytes.data(), bytes.size(), &model, &error));
+      EXPECT_NE(error.find("unsupported .tflite schema version 2"), std::string::npos) << error;
+      continue;
+    }
     ASSERT_TRUE(ReadModel(bytes.data(), bytes.size(), &model, &error)) << error;
-    EXPECT_TRUE(model.version == 3u || model.version == 2u) << model.version;
+    EXPECT_EQ(model.version, 3u);
     ASSERT_FALSE(model.subgraphs.empty());
     const SubgraphDesc& main = model.subgraphs[0];
 
