@@ -348,7 +348,7 @@ std::string KernelLowering::ValueLiteral(const clang::APValue& value, clang::Qua
                         Lane{true, lane.is_bool, lane.is_float, lane.is_signed, false, lane.bits, 1});
     if (v.isFloat()) {
       const bool is_double = lane.bits == 64;
-      // Half constants widen exactly to float; GLSL spells them as a converted float.
+      // A half constant widens exactly to float, the register that holds half values.
       llvm::APFloat f = v.getFloat();
       bool lost = false;
       if (!is_double) f.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);

@@ -205,7 +205,9 @@ TEST_F(Corpus, HalfTypes) {
   const auto small_halves = [](size_t n, uint32_t seed) {
     std::vector<float> v = RandomFloats(n, -200, 200, seed);
     std::vector<_Float16> out(n);
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<_Float16>(i % 97 == 3 ? 0.0f : i % 5 == 0 ? v[i] / 512.0f : v[i]);
+    for (size_t i = 0; i < n; ++i) {
+      out[i] = static_cast<_Float16>(i % 97 == 3 ? 0.0f : i % 5 == 0 ? v[i] / 512.0f : v[i]);
+    }
     return out;
   };
   for (float bias : {0.5f, -1.25f}) {
