@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "clang/AST/RecordLayout.h"
 #include "compiler/glsl_lowering_internal.h"
 
 namespace kiln {
@@ -46,6 +47,7 @@ void KernelLowering::LowerFunction(const clang::FunctionDecl* fd) {
           pointer->getPointeeType()->getAs<clang::RecordType>()->getDecl()->getName() == "KilnKernelLaunch") {
         continue;  // rs_kernel_context: rsGetDim* read the push constants instead
       }
+      if (usr_params_.count(param)) continue;  // usrData: the null pointer (see usr_params_)
       // T* p (and root()'s in/out): a GLSL `in`/`inout` parameter; the body may use *p, p->f and p[0].
       const clang::QualType pointee = pointer->getPointeeType();
       if (pointee->isVoidType()) {
@@ -70,6 +72,8 @@ void KernelLowering::LowerFunction(const clang::FunctionDecl* fd) {
 
 std::string KernelLowering::Cond(const clang::Expr* e) {
   e = e->IgnoreParens();
+  std::string usr_test;
+  if (UsrNullTest(e, &usr_test)) return usr_test;
   if (const auto* cast = llvm::dyn_cast<clang::ImplicitCastExpr>(e)) {
     if (cast->getCastKind() == clang::CK_IntegralToBoolean ||
         cast->getCastKind() == clang::CK_FloatingToBoolean) {
@@ -91,14 +95,123 @@ std::string KernelLowering::Cond(const clang::Expr* e) {
   return ToBool(Expr(e), e->getType(), e->getExprLoc());
 }
 
+bool KernelLowering::IsUsrPointer(const clang::Expr* e) {
+  if (!e->getType()->isPointerType()) return false;
+  const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenCasts());
+  const auto* var = ref ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
+  return var && usr_params_.count(var) > 0;
+}
+
+bool KernelLowering::UsrPlaceOf(const clang::Expr* e, UsrPlace* place) {
+  if (usr_params_.empty()) return false;
+  e = e->IgnoreParens();
+  const clang::SourceLocation loc = e->getExprLoc();
+  if (const auto* op = llvm::dyn_cast<clang::UnaryOperator>(e)) {
+    if (op->getOpcode() != clang::UO_Deref || !IsUsrPointer(op->getSubExpr())) return false;
+    *place = UsrPlace();
+    return true;
+  }
+  if (const auto* subscript = llvm::dyn_cast<clang::ArraySubscriptExpr>(e)) {
+    const clang::Expr* base = subscript->getBase();
+    if (IsUsrPointer(base)) {
+      *place = UsrPlace();
+    } else if (!UsrPlaceOf(base->IgnoreParenImpCasts(), place)) {  // an array inside usrData's bytes
+      return false;
+    }
+    UsrIndex(subscript->getIdx(), e->getType(), place);
+    return true;
+  }
+  if (const auto* member = llvm::dyn_cast<clang::MemberExpr>(e)) {
+    if (member->isArrow() ? !IsUsrPointer(member->getBase()) : !UsrPlaceOf(member->getBase(), place)) {
+      return false;
+    }
+    if (member->isArrow()) *place = UsrPlace();
+    const auto* field = llvm::dyn_cast<clang::FieldDecl>(member->getMemberDecl());
+    if (!field || field->isBitField()) Fail(loc, "a bit-field read through usrData");
+    const clang::ASTRecordLayout& layout = context_.getASTRecordLayout(field->getParent());
+    place->offset += static_cast<uint32_t>(layout.getFieldOffset(field->getFieldIndex()) / 8);
+    return true;
+  }
+  return false;
+}
+
+// Steps `place` to element `index` of an array of `element`s that starts there.
+void KernelLowering::UsrIndex(const clang::Expr* index, clang::QualType element, UsrPlace* place) {
+  const clang::SourceLocation loc = index->getExprLoc();
+  const uint64_t size = static_cast<uint64_t>(context_.getTypeSizeInChars(element).getQuantity());
+  clang::Expr::EvalResult value;
+  if (index->EvaluateAsInt(value, context_)) {
+    const llvm::APSInt& i = value.Val.getInt();
+    if (i.isNegative() || i.getActiveBits() > 24 || size * i.getZExtValue() > (1u << 24)) {
+      Fail(loc, "an index into usrData outside 0..16 MiB");
+    }
+    place->offset += static_cast<uint32_t>(size * i.getZExtValue());
+    return;
+  }
+  // A run-time index moves whole words, so every lane's position within its word stays known.
+  if (size % 4 != 0) {
+    Fail(loc, "a run-time index into usrData over '" + element.getAsString() + "' (" + std::to_string(size) +
+                  " bytes; the GPU form indexes elements of a multiple of 4 bytes)");
+  }
+  const std::string step = "uint(" + Expr(index) + ") * " + std::to_string(size / 4) + "u";
+  place->base = place->base.empty() ? step : "(" + place->base + " + " + step + ")";
+}
+
+bool KernelLowering::UsrNullTest(const clang::Expr* e, std::string* value) {
+  if (usr_params_.empty()) return false;
+  const auto is_usr = [this](const clang::Expr* x) { return IsUsrPointer(x); };
+  e = e->IgnoreParens();
+  if (is_usr(e)) {
+    uses_usr_ = true;
+    *value = "(kiln_usr_size != 0u)";  // a condition: `if (usrData)`
+    return true;
+  }
+  if (const auto* cast = llvm::dyn_cast<clang::ImplicitCastExpr>(e)) {
+    if (cast->getCastKind() == clang::CK_PointerToBoolean && is_usr(cast->getSubExpr())) {
+      uses_usr_ = true;
+      *value = "(kiln_usr_size != 0u)";  // `if (usrData)`
+      return true;
+    }
+  }
+  if (const auto* op = llvm::dyn_cast<clang::UnaryOperator>(e)) {
+    if (op->getOpcode() == clang::UO_LNot && is_usr(op->getSubExpr())) {
+      uses_usr_ = true;
+      *value = "(kiln_usr_size == 0u)";  // `!usrData`
+      return true;
+    }
+  }
+  if (const auto* op = llvm::dyn_cast<clang::BinaryOperator>(e)) {
+    if (op->getOpcode() != clang::BO_EQ && op->getOpcode() != clang::BO_NE) return false;
+    const auto is_null = [this](const clang::Expr* x) {
+      return x->isNullPointerConstant(context_, clang::Expr::NPC_ValueDependentIsNotNull) !=
+             clang::Expr::NPCK_NotNull;
+    };
+    const bool usr_vs_null = (is_usr(op->getLHS()) && is_null(op->getRHS())) ||
+                             (is_usr(op->getRHS()) && is_null(op->getLHS()));
+    if (!usr_vs_null) return false;
+    uses_usr_ = true;
+    *value = op->getOpcode() == clang::BO_EQ ? "(kiln_usr_size == 0u)" : "(kiln_usr_size != 0u)";
+    return true;
+  }
+  return false;
+}
+
 std::string KernelLowering::Cast(const clang::CastExpr* e) {
   const clang::Expr* sub = e->getSubExpr();
   const clang::SourceLocation loc = e->getExprLoc();
   switch (e->getCastKind()) {
     case clang::CK_LValueToRValue:
     case clang::CK_NoOp:
-    case clang::CK_ToVoid:
+    case clang::CK_ToVoid: {
+      const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(sub->IgnoreParenImpCasts());
+      if (ref && usr_params_.count(llvm::dyn_cast<clang::VarDecl>(ref->getDecl()))) return "0";  // (void)usrData
       return Expr(sub);
+    }
+    case clang::CK_PointerToBoolean: {
+      std::string usr_test;
+      if (UsrNullTest(e, &usr_test)) return usr_test;
+      Fail(loc, "a pointer used as a truth value");
+    }
     case clang::CK_IntegralCast:
     case clang::CK_IntegralToFloating:
     case clang::CK_FloatingToIntegral:
@@ -144,6 +257,8 @@ std::string KernelLowering::Binary(const clang::BinaryOperator* e) {
   if (op == clang::BO_Comma) return "(" + Expr(lhs) + ", " + Expr(rhs) + ")";
   if (e->isLogicalOp()) return Convert("(" + Cond(e) + ")", context_.BoolTy, e->getType(), loc);
   if (e->isComparisonOp()) {
+    std::string usr_test;
+    if (UsrNullTest(e, &usr_test)) return Convert(usr_test, context_.BoolTy, e->getType(), loc);
     const Lane lane = LaneOf(lhs->getType());
     if (!lane.ok) Fail(loc, "a comparison of '" + lhs->getType().getAsString() + "' values");
     if (lane.count == 1) return Convert("(" + Cond(e) + ")", context_.BoolTy, e->getType(), loc);
@@ -287,6 +402,18 @@ std::string KernelLowering::InitList(const clang::InitListExpr* e, clang::QualTy
 
 std::string KernelLowering::Expr(const clang::Expr* e) {
   const clang::SourceLocation loc = e->getExprLoc();
+  if (!usr_params_.empty() && (llvm::isa<clang::UnaryOperator>(e) || llvm::isa<clang::ArraySubscriptExpr>(e) ||
+                               llvm::isa<clang::MemberExpr>(e))) {
+    UsrPlace place;
+    if (UsrPlaceOf(e, &place)) {
+      std::string value, why;
+      if (!script_->WordRead(e->getType(), place.offset, "kiln_usr_word", &value, &why, place.base, true)) {
+        Fail(loc, "reading usrData as '" + e->getType().getAsString() + "': " + why);
+      }
+      uses_usr_ = true;
+      return value;
+    }
+  }
   if (const auto* paren = llvm::dyn_cast<clang::ParenExpr>(e)) return Expr(paren->getSubExpr());
   if (const auto* constant = llvm::dyn_cast<clang::ConstantExpr>(e)) return Expr(constant->getSubExpr());
   if (const auto* literal = llvm::dyn_cast<clang::IntegerLiteral>(e)) {
@@ -315,6 +442,10 @@ std::string KernelLowering::Expr(const clang::Expr* e) {
     if (const auto* var = llvm::dyn_cast<clang::VarDecl>(ref->getDecl())) {
       if (pointer_params_.count(var))
         Fail(loc, "pointer parameter '" + var->getNameAsString() + "' used as a value");
+      if (usr_params_.count(var)) {
+        Fail(loc, "usrData used other than by reading through it or testing it against NULL (passed on, or "
+                  "pointer arithmetic)");
+      }
       if (var->getType()->isPointerType() && !var->hasGlobalStorage()) {
         const auto* record = var->getType()->getPointeeType()->getAs<clang::RecordType>();
         if (record && record->getDecl()->getName() == "KilnKernelLaunch") return "kiln";
@@ -397,6 +528,10 @@ void KernelLowering::VarDecl(const clang::VarDecl* var, int indent, std::string*
   const std::string pad(indent * 2, ' ');
   if (var->isStaticLocal())
     Fail(var->getLocation(), "static local variable '" + var->getNameAsString() + "'");
+  if (var->getType()->isPointerType() && var->getInit() && IsUsrPointer(var->getInit())) {
+    usr_params_.insert(var);  // `const P* p = (const P*)usrData;`: reads through p read usrData
+    return;
+  }
   std::string init;
   if (const clang::Expr* e = var->getInit()) {
     const auto* list = llvm::dyn_cast<clang::InitListExpr>(e->IgnoreParens());

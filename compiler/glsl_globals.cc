@@ -113,9 +113,8 @@ void ScriptLowering::LayOutGlobals() {
   block_size_ = cursor;
 }
 
-// The register value of `type` stored at `offset` bytes into the uint word array `words`.
 bool ScriptLowering::WordRead(clang::QualType type, uint32_t offset, const std::string& words,
-                              std::string* out, std::string* why) {
+                              std::string* out, std::string* why, const std::string& base, bool call) {
   const clang::QualType t = type.getCanonicalType().getUnqualifiedType();
   if (const auto* array = context_.getAsConstantArrayType(t)) {
     const uint64_t n = array->getSize().getZExtValue();
@@ -129,7 +128,8 @@ bool ScriptLowering::WordRead(clang::QualType type, uint32_t offset, const std::
     std::string parts;
     for (uint64_t i = 0; i < n; ++i) {
       std::string part;
-      if (!WordRead(array->getElementType(), offset + static_cast<uint32_t>(i) * stride, words, &part, why)) {
+      if (!WordRead(array->getElementType(), offset + static_cast<uint32_t>(i) * stride, words, &part, why, base,
+                    call)) {
         return false;
       }
       parts += (i ? ", " : "") + part;
@@ -154,7 +154,7 @@ bool ScriptLowering::WordRead(clang::QualType type, uint32_t offset, const std::
       std::string part;
       const uint32_t field_offset =
           offset + static_cast<uint32_t>(layout.getFieldOffset(field->getFieldIndex()) / 8);
-      if (!WordRead(field->getType(), field_offset, words, &part, why)) return false;
+      if (!WordRead(field->getType(), field_offset, words, &part, why, base, call)) return false;
       parts += (parts.empty() ? "" : ", ") + part;
     }
     *out = StructName(decl) + "(" + parts + ")";
@@ -169,7 +169,9 @@ bool ScriptLowering::WordRead(clang::QualType type, uint32_t offset, const std::
   const uint32_t bytes = lane.bits / 8;
   for (uint32_t i = 0; i < lane.count; ++i) {
     const uint32_t byte = offset + i * bytes;
-    const std::string word = words + "[" + std::to_string(byte / 4) + "]";
+    std::string index = std::to_string(byte / 4) + (call ? "u" : "");
+    if (!base.empty()) index = base + " + " + index;
+    const std::string word = words + (call ? "(" + index + ")" : "[" + index + "]");
     const std::string shift = std::to_string((byte % 4) * 8);
     if (lane.bits == 32) {
       lanes.push_back(lane.is_float ? "uintBitsToFloat(" + word + ")"
@@ -269,6 +271,8 @@ std::string KernelLowering::VarRef(const clang::VarDecl* var, clang::SourceLocat
 
 // GPU kernels see script globals read-only (kiln/spirv_abi.h: globals are snapshotted per launch).
 void KernelLowering::CheckWritable(const clang::Expr* target, clang::SourceLocation loc) {
+  UsrPlace place;
+  if (UsrPlaceOf(target, &place)) Fail(loc, "a write through usrData (the GPU form only reads it)");
   const clang::Expr* e = target;
   for (int depth = 0; e && depth < 64; ++depth) {
     e = e->IgnoreParenImpCasts();

@@ -16,9 +16,6 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
                            GpuKernelLowering* out) {
   kernel_ = kernel;
   try {
-    if (desc.signature & kKernelSigUsr) {
-      Fail(kernel->getLocation(), "root() with usrData (a host pointer the GPU cannot see)");
-    }
     const size_t num_inputs = desc.inputs.size();
     const bool has_output = desc.has_output();
     // The element types, from the parameters (info.args is parallel to them): by value for RS_KERNEL, the
@@ -35,6 +32,9 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
       if (info.args[i] == ArgKind::kOutputPtr) output_type = type->getPointeeType().getUnqualifiedType();
     }
     if (input_types.size() != num_inputs) Fail(kernel->getLocation(), "internal: kernel inputs disagree");
+    for (unsigned i = 0; i < kernel->getNumParams(); ++i) {
+      if (info.args[i] == ArgKind::kUsrData) usr_params_.insert(kernel->getParamDecl(i));
+    }
     std::vector<Storage> storages;
     std::vector<clang::QualType> element_types = input_types;
     if (has_output) element_types.push_back(output_type);
@@ -63,7 +63,7 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
     bool first = true;
     for (unsigned i = 0; i < kernel->getNumParams(); ++i) {
       const clang::ParmVarDecl* param = kernel->getParamDecl(i);
-      if (info.args[i] == ArgKind::kContext) continue;
+      if (info.args[i] == ArgKind::kContext || info.args[i] == ArgKind::kUsrData) continue;
       const std::string value =
           info.args[i] == ArgKind::kOutputPtr
               ? std::string("result")
@@ -85,6 +85,11 @@ bool KernelLowering::Lower(const clang::FunctionDecl* kernel, const KernelDesc& 
       bindings += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_OUTPUT_BINDING) + ", std430) " +
                   (desc.root_style ? "" : "writeonly ") + "buffer Out { " + storages.back().type +
                   " b_out[]; };\n";
+    }
+    if (uses_usr_) {
+      bindings += "layout(set = 0, binding = " + std::to_string(KILN_SPIRV_USR_BINDING) +
+                  ", std430) readonly buffer KilnUsr { uint kiln_usr_size; uint kiln_usr[]; };\n"
+                  "uint kiln_usr_word(uint i) { return i < (kiln_usr_size + 3u) / 4u ? kiln_usr[i] : 0u; }\n";
     }
     storages.resize(num_inputs);
     const std::string glsl = Assemble("kernel '" + desc.name + "'", kernel->getLocation(), storages,

@@ -133,6 +133,22 @@ class KernelLowering {
   bool reduction_ = false;    // lowering a reduction (dim.w is its group count, not a random seed)
   bool needs_fault_ = false;  // an allocation access can fault: declare the fault record (binding 27)
   std::set<const clang::VarDecl*> pointer_params_;  // pointer parameters lowered to in/inout parameters
+  // root()'s usrData and the local pointers initialized from it (`const P* p = (const P*)usrData;`). The
+  // launch's usrData bytes are a uint word array at binding 28 (kiln/spirv_abi.h), with their size: reads
+  // through it (*p, p->f, p[i], p[i].f[j]) become word reads, tests against NULL test the size.
+  std::set<const clang::VarDecl*> usr_params_;
+  bool uses_usr_ = false;  // declare binding 28
+  // Where an lvalue lies in usrData's bytes: `offset` bytes past word `base` (a uint expression, "" for 0).
+  struct UsrPlace {
+    std::string base;
+    uint32_t offset = 0;
+  };
+  bool IsUsrPointer(const clang::Expr* e);
+  bool UsrPlaceOf(const clang::Expr* e, UsrPlace* place);
+  void UsrIndex(const clang::Expr* index, clang::QualType element, UsrPlace* place);
+  // The value of `e` when it tests usrData (`usrData == NULL`, `usrData != 0`, `!usrData`, `usrData` as a
+  // condition); false when `e` is not such a test.
+  bool UsrNullTest(const clang::Expr* e, std::string* value);
   // The GLSL name of a pointer parameter that `e` names, or "" when `e` is not one.
   std::string PointerParam(const clang::Expr* e) {
     const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts());
@@ -182,12 +198,14 @@ class ScriptLowering {
   bool ClaimAllocationUnit(const GlobalSlot& slot, uint32_t unit, std::string* why);
   std::string StructName(const clang::RecordDecl* record);
   bool IsPrelude(clang::SourceLocation loc) const;
+  // The register value of `type` stored at `offset` bytes into a uint word array: `words[i]`, or `words(i)`
+  // when `call` (an accessor function), i being `base + offset / 4` when `base` (a uint word index) is given.
+  bool WordRead(clang::QualType type, uint32_t offset, const std::string& words, std::string* out,
+                std::string* why, const std::string& base = std::string(), bool call = false);
 
  private:
   void CollectDecls();
   void LayOutGlobals();
-  bool WordRead(clang::QualType type, uint32_t offset, const std::string& words, std::string* out,
-                std::string* why);
   bool TypeName(clang::QualType type, std::string* out, std::string* why);
 
   clang::ASTContext& context_;

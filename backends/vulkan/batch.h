@@ -38,6 +38,7 @@ struct Launch {
   std::vector<uint8_t> push;
   std::vector<VkBuffer> buffers;           // parallel to the program's bindings; VK_NULL_HANDLE for binding 0
   std::vector<uint8_t> globals;            // the global block as it was when recorded
+  std::vector<uint8_t> usr;                // programs that read usrData: its size word, then its bytes
   std::shared_ptr<ReduceScratch> scratch;  // reductions
   void* out_result = nullptr;              // reductions: where result_size bytes go when the work completes
   uint64_t result_size = 0;

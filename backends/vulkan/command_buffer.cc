@@ -44,9 +44,9 @@ KilnStatus RecordCommands(Batch* batch) {
     batch->descriptor_pool = VK_NULL_HANDLE;
     const uint32_t capacity = std::max(std::max(n, 1u), batch->descriptor_capacity * 2);
     // Per set at most: the globals, the inputs, the output or result, the allocations, a reduction's
-    // partials.
+    // partials, the fault record, the usrData.
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                              capacity * (4 + KILN_KERNEL_MAX_INPUTS + KILN_SPIRV_MAX_ALLOCATIONS)};
+                              capacity * (5 + KILN_KERNEL_MAX_INPUTS + KILN_SPIRV_MAX_ALLOCATIONS)};
     VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pool_info.maxSets = capacity;
     pool_info.poolSizeCount = 1;
@@ -60,14 +60,16 @@ KilnStatus RecordCommands(Batch* batch) {
   } else {
     vkResetDescriptorPool(device->device, batch->descriptor_pool, 0);
   }
-  // Global block snapshots, each at an offset the device can bind.
+  // Global block and usrData snapshots, each at an offset the device can bind.
   const VkDeviceSize align = std::max<VkDeviceSize>(device->limits().minStorageBufferOffsetAlignment, 16);
-  std::vector<VkDeviceSize> offsets(n);
+  std::vector<VkDeviceSize> offsets(n), usr_offsets(n);
   VkDeviceSize total = 0;
   for (uint32_t i = 0; i < n; ++i) {
     offsets[i] = total;
     if (!batch->launches[i].globals.empty())
       total += (batch->launches[i].globals.size() + align - 1) / align * align;
+    usr_offsets[i] = total;
+    total += (batch->launches[i].usr.size() + align - 1) / align * align;
   }
   if (total > batch->upload_capacity) {
     DestroyRawBuffer(device, &batch->upload, &batch->upload_memory);
@@ -84,6 +86,8 @@ KilnStatus RecordCommands(Batch* batch) {
   for (uint32_t i = 0; i < n; ++i) {
     const auto& globals = batch->launches[i].globals;
     if (!globals.empty()) memcpy(batch->upload_memory.mapped() + offsets[i], globals.data(), globals.size());
+    const auto& usr = batch->launches[i].usr;
+    if (!usr.empty()) memcpy(batch->upload_memory.mapped() + usr_offsets[i], usr.data(), usr.size());
   }
   // One fault record per launch that can fault, each at an offset the device can bind.
   std::vector<VkDeviceSize> fault_offsets(n, 0);
@@ -153,6 +157,8 @@ KilnStatus RecordCommands(Batch* batch) {
         }
       } else if (program.bindings[b] == KILN_SPIRV_FAULT_BINDING) {
         info = {batch->faults->buffer, fault_offsets[i], sizeof(KilnSpirvFault)};
+      } else if (program.bindings[b] == KILN_SPIRV_USR_BINDING) {
+        info = {batch->upload, usr_offsets[i], launch.usr.size()};
       } else {
         info = {launch.buffers[b], 0, VK_WHOLE_SIZE};
       }

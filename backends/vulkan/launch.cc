@@ -78,9 +78,21 @@ KilnStatus PrepareForEach(Script* script, const KilnHalForEachDesc* in_desc, Lau
       !kiln_hal_check_output(kernel.has_output, desc.output != nullptr, problem, sizeof(problem))) {
     return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
   }
-  if (desc.usr_size > 0) {
-    return instance->Fail(kKilnUnsupported,
-                          what + ": usrData (old-style root kernels) is not supported on Vulkan");
+  if (!kiln_hal_check_usr_data(desc.usr_data, desc.usr_size, problem, sizeof(problem))) {
+    return instance->Fail(kKilnInvalidArgument, what + ": " + problem);
+  }
+  if (kernel.reads_usr) {
+    // The snapshot binding 28 reads (kiln/spirv_abi.h "usrData"): the size word, then the bytes in whole words.
+    const uint64_t limit = std::min<uint64_t>(module->device->limits().maxStorageBufferRange, 1u << 30) - 8;
+    if (desc.usr_size > limit) {
+      return instance->Fail(kKilnUnsupported, what + ": " + std::to_string(desc.usr_size) +
+                                                  " bytes of usrData; the device binds at most " +
+                                                  std::to_string(limit));
+    }
+    out->usr.assign(4 + (desc.usr_size + 3) / 4 * 4, 0);
+    const uint32_t size_word = static_cast<uint32_t>(desc.usr_size);
+    memcpy(out->usr.data(), &size_word, 4);
+    if (desc.usr_size) memcpy(out->usr.data() + 4, desc.usr_data, desc.usr_size);
   }
   const uint32_t dims[3] = {desc.dim_x, desc.dim_y, desc.dim_z};
   out->module = module;

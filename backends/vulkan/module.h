@@ -33,6 +33,7 @@ struct ShaderProgram {
   std::vector<uint32_t> bindings;  // in the set layout's order
   std::string layout_description;  // for messages, e.g. "the kernel's: 2 inputs, an output, 1 allocations"
   bool reports_faults = false;     // declares the fault record (binding 27, kiln/spirv_abi.h "Faults")
+  bool reads_usr = false;          // declares the launch's usrData (binding 28, kiln/spirv_abi.h "usrData")
 };
 
 struct KernelInfo : ShaderProgram {

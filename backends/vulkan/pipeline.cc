@@ -213,6 +213,11 @@ bool CheckProgram(Device* device, Module* module, ShaderProgram* program, uint32
     program->reports_faults = true;
     program->bindings.push_back(KILN_SPIRV_FAULT_BINDING);
   }
+  if (interface.bindings.count({0u, KILN_SPIRV_USR_BINDING})) {
+    // An old-style root() that reads its usrData: the driver binds each launch's usrData snapshot.
+    program->reads_usr = true;
+    program->bindings.push_back(KILN_SPIRV_USR_BINDING);
+  }
   for (const auto& [set, binding] : interface.bindings) {
     if (set != 0 ||
         std::find(program->bindings.begin(), program->bindings.end(), binding) == program->bindings.end()) {

@@ -37,6 +37,7 @@
  *     binding 10 + k                     the k-th allocation global of the global table (in table order,
  *                                        counting only KILN_SPIRV_GLOBAL_ALLOCATION rows)
  *     binding 27                         the launch's fault record (see "Faults"), read-write
+ *     binding 28                         the launch's usrData (see "usrData"), readonly
  *   A shader declares only the bindings it uses. Each buffer is declared as a runtime array of its unit type,
  *   e.g. `layout(set = 0, binding = 1, std430) readonly buffer In0 { float in0[]; };`.
  *
@@ -64,6 +65,12 @@
  * fault declares the binding; the driver binds a zeroed record to each such launch and, when the batch has
  * run, fails the launch whose record is set, naming the allocation and the coordinates, as the CPU driver
  * fails a launch that accesses an allocation out of range.
+ *
+ *   usrData: a kernel with KILN_HAL_SIG_USR whose shader reads its usrData or tests it against NULL declares
+ * `readonly buffer KilnUsr { uint kiln_usr_size; uint kiln_usr[]; }` at binding 28 (KILN_SPIRV_USR_BINDING).
+ * The driver binds each launch a snapshot of the launch's KilnHalForEachDesc.usr_size (in the first word) and
+ * its usr_data bytes (from the second word, zero-padded to whole words): usr_size 0 stands for a NULL usrData.
+ * The shader reads usrData's C bytes as words, as it reads struct globals, and reads 0 past usr_size.
  *
  *   Small element types: elements of 4 bytes or more (uchar4, short2, float, int4, ...) are declared with a
  *   unit type of 4 bytes or more (uint for uchar4, unpacked with unpackUnorm4x8 or shifts; vec4 for float4),
@@ -130,6 +137,7 @@ extern "C" {
 #define KILN_SPIRV_RESULT_BINDING 9u    /* a reduction's result (the output binding of kernels) */
 #define KILN_SPIRV_PARTIALS_BINDING 26u /* a reduction's partial accumulators: after the allocations */
 #define KILN_SPIRV_FAULT_BINDING 27u    /* the launch's fault record (KilnSpirvFault), when the shader has one */
+#define KILN_SPIRV_USR_BINDING 28u      /* an old-style root()'s usrData (KilnHalForEachDesc.usr_data) */
 
 /* KilnSpirvFault.code */
 #define KILN_SPIRV_FAULT_NONE 0u

@@ -533,7 +533,56 @@ void root(const float* in, float* out, const void* usrData, uint32_t x) { *out =
   EXPECT_NE(Glsl(result, "mean2").find("(inout S_Acc l"), std::string::npos) << Glsl(result, "mean2");
   EXPECT_NE(CpuOnlyReason(result, "past").find("indexing a pointer parameter past its element"),
             std::string::npos);
-  EXPECT_NE(CpuOnlyReason(result, "root").find("root() with usrData"), std::string::npos);
+  EXPECT_EQ(CpuOnlyReason(result, "root"), "");  // usrData unused: the GPU form leaves it out
+}
+
+// usrData on the GPU: the launch's bytes at binding 28 with their size (kiln/spirv_abi.h "usrData"). Tests
+// against NULL test the size; reads through usrData or a local pointer made from it read the bytes as words;
+// anything else (passing it on, pointer arithmetic, a write, a run-time index over small elements) keeps the
+// kernel on the CPU with a reason.
+TEST(GpuLoweringTest, UsrDataReadsBecomeWordReads) {
+  const CompileResult result = Compile(R"(#pragma version(1)
+#pragma rs java_package_name(t)
+typedef struct Params { float gain; uchar bias; short shift; float table[4]; } Params;
+void tests(const float* in, float* out, const void* usrData, uint32_t x) {
+  (void)usrData;
+  float v = *in;
+  if (usrData) v += 1.0f;
+  if (!usrData) v += 2.0f;
+  v += usrData == NULL ? 4.0f : 8.0f;
+  v += (0 != usrData) ? 16.0f : 32.0f;
+  *out = v + (float)x;
+}
+void reads(const float* in, float* out, const void* usrData, uint32_t x) {
+  const Params* p = (const Params*)usrData;
+  *out = *in * p->gain + (float)p->bias + (float)p->shift + p->table[x & 3] +
+         ((const Params*)usrData)[0].table[1] + *(const float*)usrData;
+}
+static float helper(const Params* p) { return p->gain; }
+void passes_on(const float* in, float* out, const void* usrData) { *out = helper((const Params*)usrData); }
+void arithmetic(const float* in, float* out, const void* usrData) { *out = *((const float*)usrData + 1); }
+void small_index(const float* in, float* out, const void* usrData, uint32_t x) {
+  *out = (float)((const uchar*)usrData)[x];
+}
+)",
+                                       "usrdata.rs");
+  EXPECT_EQ(CpuOnlyReason(result, "tests"), "");
+  const std::string tests = Glsl(result, "tests");
+  EXPECT_NE(tests.find("if (kiln_usr_size != 0u)"), std::string::npos) << tests;
+  EXPECT_NE(tests.find("if (kiln_usr_size == 0u)"), std::string::npos) << tests;
+  EXPECT_NE(tests.find("binding = 28"), std::string::npos) << tests;
+  EXPECT_EQ(CpuOnlyReason(result, "reads"), "");
+  const std::string reads = Glsl(result, "reads");
+  EXPECT_NE(reads.find("uintBitsToFloat(kiln_usr_word(0u))"), std::string::npos) << reads;
+  EXPECT_NE(reads.find("bitfieldExtract(kiln_usr_word(1u), 0, 8)"), std::string::npos) << reads;  // bias
+  EXPECT_NE(reads.find("bitfieldExtract(int(kiln_usr_word(1u)), 16, 16)"), std::string::npos) << reads;
+  EXPECT_NE(reads.find("uintBitsToFloat(kiln_usr_word(3u))"), std::string::npos) << reads;  // table[1]
+  EXPECT_NE(CpuOnlyReason(result, "passes_on").find("a pointer argument other than &variable"), std::string::npos)
+      << CpuOnlyReason(result, "passes_on");
+  EXPECT_NE(CpuOnlyReason(result, "arithmetic").find("a pointer dereference"), std::string::npos)
+      << CpuOnlyReason(result, "arithmetic");
+  EXPECT_NE(CpuOnlyReason(result, "small_index").find("a run-time index into usrData"), std::string::npos)
+      << CpuOnlyReason(result, "small_index");
 }
 
 TEST(GpuLoweringTest, ImpreciseScriptsMayUseGlslTranscendentals) {

@@ -348,6 +348,13 @@ TEST_P(Launches, RootWithUsrData) {
   const uint32_t dims[3] = {40, 3, 1};
   const TypeCase type{"float", kKilnFloat32, 1, 4};
   const std::vector<uint8_t> in_bytes = MakeInput(type, 120, 9);
+  // The kernel's UsrParams, in the kernel language's C layout.
+  struct UsrParams {
+    float scale;
+    uint8_t pad;
+    int16_t offset;
+    float table[4];
+  } params{2.5f, 0xff, -7, {0.25f, -1.5f, 3.0f, 100.0f}};
   std::vector<std::vector<uint8_t>> results;
   for (const Side& side : {ref(), dut()}) {
     Script script(side, side.driver == &Reference() ? ref_module : dut_module);
@@ -356,9 +363,8 @@ TEST_P(Launches, RootWithUsrData) {
     ASSERT_TRUE(in.Write(in_bytes.data(), 480));
     const KilnHalBufferView input = DenseView(in, 4, 40, 3), output = DenseView(out, 4, 40, 3);
     KilnHalForEachDesc desc = ForEach(kernel, dims, &input, 1, &output);
-    float scale = 2.5f;
-    desc.usr_data = &scale;
-    desc.usr_size = sizeof(scale);
+    desc.usr_data = &params;
+    desc.usr_size = sizeof(params);
     CTS_ASSERT_OK(side, side.hal().launch_for_each(script.get(), &desc));
     results.push_back(out.Read());
   }
@@ -367,7 +373,8 @@ TEST_P(Launches, RootWithUsrData) {
     for (uint32_t x = 0; x < 40; ++x, ++cell) {
       float in;
       memcpy(&in, &in_bytes[cell * 4], 4);
-      float value = in * 2.5f + static_cast<float>(x + y);
+      float value = in * params.scale + params.table[x & 3] + static_cast<float>(params.offset) +
+                    static_cast<float>(x + y);
       memcpy(&expected[cell * 4], &value, 4);
     }
   }

@@ -16,7 +16,15 @@ void RS_KERNEL count_positive(int in) {
   if (in > 0) rsAtomicInc(&gPositives);
 }
 
-// An old-style root() with usrData: out = in * scale + x + y.
+// An old-style root() with usrData (a struct of mixed field sizes, read through a local pointer):
+// out = in * scale + table[x % 4] + offset + x + y.
+typedef struct UsrParams {
+  float scale;
+  uchar pad;
+  short offset;
+  float table[4];
+} UsrParams;
 void root(const float *in, float *out, const void *usrData, uint32_t x, uint32_t y) {
-  *out = *in * *(const float *)usrData + (float)(x + y);
+  const UsrParams *p = (const UsrParams *)usrData;
+  *out = *in * p->scale + p->table[x & 3] + (float)p->offset + (float)(x + y);
 }
