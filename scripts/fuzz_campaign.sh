@@ -3,8 +3,9 @@
 #
 #   scripts/fuzz_campaign.sh [--build DIR] [--seconds N] [--work DIR] [--models DIR] [--extra-seeds DIR]... [TARGET...]
 #
-# TARGETs default to interpreter_fuzzer and model_reader_fuzzer, built in DIR (default build/asan: the asan preset,
-# clang, libFuzzer with ASan+UBSan; `cmake --build build/asan --target interpreter_fuzzer model_reader_fuzzer`).
+# TARGETs default to interpreter_fuzzer and model_reader_fuzzer, built in DIR (default build/fuzz: the fuzz preset,
+# clang -O1 with asserts, libFuzzer with ASan+UBSan, several times the executions per second of the asan preset's
+# -O0 build; `cmake --preset fuzz && cmake --build --preset fuzz`).
 # Seeds: every .tflite under --models (default ../shared/models) and ../shared/repro, the op and quantized seeds the
 # build wrote (tests/fuzz/op_seeds, quantized_seeds), and each --extra-seeds folder (for instance the single-op
 # models of tests/models/data_op_models.py: `python tests/models/data_op_models.py DIR` in the LiteRT venv). Each
@@ -14,7 +15,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build/asan
+build=$root/build/fuzz
 seconds=600
 work=""
 models=$root/../shared/models
