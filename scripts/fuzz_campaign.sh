@@ -3,7 +3,8 @@
 #
 #   scripts/fuzz_campaign.sh [--build DIR] [--seconds N] [--work DIR] [--models DIR] [--extra-seeds DIR]... [TARGET...]
 #
-# TARGETs default to interpreter_fuzzer and model_reader_fuzzer, built in DIR (default build/fuzz: the fuzz preset,
+# TARGETs default to interpreter_fuzzer and model_reader_fuzzer (also: flex_fuzzer, module_reader_fuzzer,
+# vulkan_payload_fuzzer), built in DIR (default build/fuzz: the fuzz preset,
 # clang -O1 with asserts, libFuzzer with ASan+UBSan, several times the executions per second of the asan preset's
 # -O0 build; `cmake --preset fuzz && cmake --build --preset fuzz`).
 # Seeds: every .tflite under --models (default ../shared/models) and ../shared/repro, the op and quantized seeds the
@@ -53,9 +54,17 @@ for target in "${targets[@]}"; do
   fi
   mkdir -p "$work/$target/corpus" "$work/$target/findings"
   log=$work/$target/campaign.log
+  # The model seeds feed the model fuzzers; the others start from their built-in valid input (and a reproducer).
+  target_seeds=("$seeds")
+  case $target in
+    interpreter_fuzzer|model_reader_fuzzer) ;;
+    flex_fuzzer) target_seeds=("$work/$target/repro"); mkdir -p "${target_seeds[0]}"
+                 cp "$root/../shared/repro/"flex_*.bin "${target_seeds[0]}/" 2>/dev/null || true ;;
+    *) target_seeds=() ;;
+  esac
   "$binary" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -timeout=5 -rss_limit_mb=2048 \
     -max_len=300000 -max_total_time="$seconds" -artifact_prefix="$work/$target/findings/" \
-    "$work/$target/corpus" "$seeds" >"$log" 2>&1 || true
+    "$work/$target/corpus" ${target_seeds[@]+"${target_seeds[@]}"} >"$log" 2>&1 || true
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   runs=$(echo "$last" | sed -E 's/^#([0-9]+).*/\1/')
   counts=$(echo "$last" | grep -oE 'oom/timeout/crash: [0-9]+/[0-9]+/[0-9]+' || echo "oom/timeout/crash: ?")
