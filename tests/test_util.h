@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,30 @@
 #include <vector>
 
 namespace kiln::testing {
+
+// Kiln's float bound for a model output against a reference output, relative to the output's scale:
+// |got - ref| <= relative * (|ref| + max |ref| over the tensor) + absolute. The second term keeps elements near 0
+// (where summation order dominates) from failing on rounding alone. Counts the elements outside the bound and
+// reports the first `max_reported` with ADD_FAILURE, naming `what`; *worst gets the largest difference and *scale
+// the output's scale (max |ref|).
+inline size_t CountOutsideScaledBound(const float* got, const float* ref, size_t n, double relative,
+                                      double absolute, const std::string& what, double* worst, double* scale,
+                                      size_t max_reported = 3) {
+  double max_ref = 0, max_diff = 0;
+  for (size_t k = 0; k < n; ++k) max_ref = std::max(max_ref, std::fabs(static_cast<double>(ref[k])));
+  size_t bad = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const double diff = std::fabs(static_cast<double>(got[k]) - ref[k]);
+    max_diff = std::max(max_diff, diff);
+    if (!(diff <= relative * (std::fabs(static_cast<double>(ref[k])) + max_ref) + absolute) &&
+        bad++ < max_reported) {
+      ADD_FAILURE() << what << "[" << k << "]: " << got[k] << " vs reference " << ref[k];
+    }
+  }
+  if (worst) *worst = max_diff;
+  if (scale) *scale = max_ref;
+  return bad;
+}
 
 // The folder of real models (../shared/models), as configured at build time.
 inline std::string ModelsDir() { return KILN_MODELS_DIR; }

@@ -126,7 +126,8 @@ void ExpectInt8Close(const std::string& what, const std::vector<uint8_t>& got, c
     };
     // Only meaningful where the winner is clear: a tie within the drift may fall either way.
     std::vector<uint8_t> sorted(want);
-    std::sort(sorted.begin(), sorted.end(), [](uint8_t a, uint8_t b) { return static_cast<int8_t>(a) > static_cast<int8_t>(b); });
+    std::sort(sorted.begin(), sorted.end(),
+              [](uint8_t a, uint8_t b) { return static_cast<int8_t>(a) > static_cast<int8_t>(b); });
     if (static_cast<int8_t>(sorted[0]) - static_cast<int8_t>(sorted[1]) > 2 * worst) {
       EXPECT_EQ(top(got), top(want)) << what << ": another top value than the reference kernels'";
     }
@@ -151,16 +152,9 @@ void ExpectSame(const std::string& what, const Outputs& got, const Outputs& want
     std::vector<float> a(n), b(n);
     std::memcpy(a.data(), got.bytes[o].data(), n * 4);
     std::memcpy(b.data(), want.bytes[o].data(), n * 4);
-    size_t bad = 0;
     double worst = 0, scale = 0;
-    for (size_t k = 0; k < n; ++k) scale = std::max(scale, std::fabs(static_cast<double>(b[k])));
-    for (size_t k = 0; k < n; ++k) {
-      const double diff = std::fabs(static_cast<double>(a[k]) - b[k]);
-      worst = std::max(worst, diff);
-      if (!(diff <= 1e-4 * (std::fabs(b[k]) + scale) + 16.0 * want.int8_step) && bad++ < 3) {
-        ADD_FAILURE() << what << ", output " << o << "[" << k << "]: " << a[k] << " vs reference " << b[k];
-      }
-    }
+    const size_t bad = testing::CountOutsideScaledBound(a.data(), b.data(), n, 1e-4, 16.0 * want.int8_step,
+                                                        what + ", output " + std::to_string(o), &worst, &scale);
     EXPECT_EQ(bad, 0u) << what << ", output " << o << ": " << bad << " of " << n
                        << " elements outside the bound (largest difference " << worst << ", output scale "
                        << scale << ")";

@@ -1,9 +1,9 @@
 // Real models from ../shared/models through the public C API, against independent results:
 //   - oracle/<model>/: outputs of Arm NN's reference backend on seeded inputs (float: within 1e-4 relative to
-//     the output's scale, |got - ref| <= 1e-4 * (|ref| + max |ref|), the bound of fast_path_test.cc: XNNPACK's
-//     sums run in another order per CPU (AVX2 and AVX-512 kernels differ), and a value that is a small
-//     difference of large ones moves in its own relative terms, e.g. mt_ad01_fc_float's 0.0081192 vs 0.0081154
-//     with AVX2);
+//     the output's scale, |got - ref| <= 1e-4 * (|ref| + max |ref|): tests/test_util.h's CountOutsideScaledBound,
+//     as in fast_path_test.cc. XNNPACK's sums run in another order per CPU (AVX2 and AVX-512 kernels differ),
+//     and a value that is a small difference of large ones moves in its own relative terms, e.g.
+//     mt_ad01_fc_float's 0.0081192 vs 0.0081154 with AVX2);
 //   - the expected values that MANIFEST.md states (lr_add, hello_world_float);
 //   - lr_custom_sinh with a real sinh kernel, against libm.
 // tests/models/numpy_reference.py covers the float models without an oracle (a NumPy implementation).
@@ -96,16 +96,8 @@ TEST_P(OracleTest, MatchesArmNNReference) {
     if (want.type == kKilnFloat32) {
       const float* got = static_cast<const float*>(KilnTensorData(t));
       const float* ref = reinterpret_cast<const float*>(want.data.data());
-      size_t bad = 0;
-      float scale = 0;
-      for (size_t k = 0; k < want.data.size() / 4; ++k) scale = std::max(scale, std::fabs(ref[k]));
-      for (size_t k = 0; k < want.data.size() / 4; ++k) {
-        const float tolerance = 1e-4f * (std::fabs(ref[k]) + scale) + 1e-6f;
-        if (!(std::fabs(got[k] - ref[k]) <= tolerance) && bad++ < 5) {
-          ADD_FAILURE() << name << " output " << o << "[" << k << "] = " << got[k] << ", reference "
-                        << ref[k];
-        }
-      }
+      const size_t bad = testing::CountOutsideScaledBound(got, ref, want.data.size() / 4, 1e-4, 1e-6,
+                                                          name + " output " + std::to_string(o), nullptr, nullptr, 5);
       EXPECT_EQ(bad, 0u) << name << ": elements outside 1e-4 relative to the output's scale";
     } else {
       // Quantized outputs: Arm NN computes in float and rounds back, so allow 1 LSB.
