@@ -1,6 +1,6 @@
 // An int8 1x1 convolution (a GEMM: M = H * W pixels, K input channels, N output channels; the shapes of
 // tm_mobilenet_v2_int8_224's pointwise layers) through (a) XNNPACK's per-channel qc8 convolution, as Kiln's
-// XNNPACK engine defines it, and (b) Kiln's own AVX-512 VNNI kernel (ops/vnni/int8_gemm.h), with XNNPACK's float
+// XNNPACK engine defines it, and (b) Kiln's own AVX-512 VNNI kernel (ops/simd/int8_gemm.h), with XNNPACK's float
 // requantization (the default) and with LiteRT's fixed-point one (KILN_VNNI_EXACT=1). One thread; compare the CPU
 // column on a busy machine.
 //   build/release/bench/int8_gemm_bench
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ops/reference/quantized.h"
-#include "ops/vnni/int8_gemm.h"
+#include "ops/simd/int8_gemm.h"
 
 namespace {
 

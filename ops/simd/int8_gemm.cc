@@ -1,6 +1,6 @@
 // The AVX-512 VNNI int8 GEMM (int8_gemm.h). The vector code is compiled for its target with function attributes
 // only, so the rest of the build keeps its baseline; Available() decides at run time whether it may be called.
-#include "ops/vnni/int8_gemm.h"
+#include "ops/simd/int8_gemm.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -20,8 +20,8 @@
 //   c = 0 for e = 0 (floor((floor(a) + c) / n) = floor((a + c) / n)). The int64 constants are stored per block
 //   with the even channels' 8 first and the odd channels' 8 after (the even and odd int32 lanes of a zmm are
 //   multiplied separately, in 64-bit lanes).
-#ifndef KILN_OPS_VNNI_INT8_GEMM_H_
-#define KILN_OPS_VNNI_INT8_GEMM_H_
+#ifndef KILN_OPS_SIMD_INT8_GEMM_H_
+#define KILN_OPS_SIMD_INT8_GEMM_H_
 
 #include <cstdint>
 #include <vector>
@@ -81,4 +81,4 @@ void Int8Gemm(const PackedInt8Gemm& packed, const int8_t* a, int64_t lda, int8_t
 
 }  // namespace kiln::ops::vnni
 
-#endif  // KILN_OPS_VNNI_INT8_GEMM_H_
+#endif  // KILN_OPS_SIMD_INT8_GEMM_H_

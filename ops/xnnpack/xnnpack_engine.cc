@@ -24,7 +24,8 @@
 #include "kiln/builtin_op_data.h"
 #include "kiln/builtin_ops.h"
 #include "ops/reference/quantized.h"
-#include "ops/vnni/int8_gemm.h"
+#include "ops/simd/float_gemv.h"
+#include "ops/simd/int8_gemm.h"
 #include "runtime/arena_planner.h"
 #include "runtime/interpreter.h"
 
@@ -551,7 +552,7 @@ bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string*
 // The name the placement text gives the nodes Kiln's own VNNI kernel runs inside an xnnpack host run.
 constexpr const char* kVnniKernel = "kiln-vnni int8 gemm";
 
-// An int8 CONV_2D that Kiln's own AVX-512 VNNI GEMM (ops/vnni/int8_gemm.h) runs instead of XNNPACK, on a CPU
+// An int8 CONV_2D that Kiln's own AVX-512 VNNI GEMM (ops/simd/int8_gemm.h) runs instead of XNNPACK, on a CPU
 // with VNNI: a 1x1 filter with stride 1 (a GEMM of the pixels by the channels), per-tensor int8 input and output,
 // a constant symmetric int8 filter (one scale, or one per output channel), a constant int32 bias or none, no
 // fused activation or RELU, RELU6, RELU_N1_TO_1. Its result equals the reference kernel's byte for byte.
@@ -604,6 +605,57 @@ bool VnniConv(const Interpreter& interpreter, const Node& node) {
   int32_t qlo = 0, qhi = 0;
   return reference::QuantizedActivationRange(static_cast<int>(params->activation), ScaleOf(output),
                                              ZeroPointOf(output), &qlo, &qhi);
+}
+
+// The name the placement text gives the nodes Kiln's own float GEMV runs inside an xnnpack host run.
+constexpr const char* kGemvKernel = "kiln-gemv float";
+
+// A float FULLY_CONNECTED of 1 to 4 rows that Kiln's own AVX2/FMA GEMV (ops/simd/float_gemv.h) runs instead of
+// XNNPACK, on a CPU with AVX2 and FMA: constant 2-D weights (float32, or int8 of a hybrid model, dequantized once
+// as XNNPACK's path does), a constant float32 bias or none, and a fused activation that is a clamp.
+bool GemvFc(const Interpreter& interpreter, const Node& node) {
+  if (!gemv::Available() || node.desc->builtin_code != kKilnBuiltinFullyConnected || node.inputs.size() < 2 ||
+      node.outputs.size() != 1 || node.inputs[0] < 0 || node.inputs[1] < 0 || node.outputs[0] < 0) {
+    return false;
+  }
+  std::string reason;
+  if (!SupportsNode(interpreter, node, &reason)) return false;  // XNNPACK's own checks: the same nodes move
+  const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
+  const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+  const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
+  if (input->type != kKilnFloat32 || output->type != kKilnFloat32 || filter->dims.size() != 2) return false;
+  if (!(IsConstant(filter) && filter->type == kKilnFloat32) && !IsQuantizedWeights(filter)) return false;
+  if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
+    const KilnTensor* bias = TensorAt(interpreter, node.inputs[2]);
+    if (!IsConstant(bias) || bias->type != kKilnFloat32 ||
+        bias->bytes != static_cast<size_t>(filter->dims[0]) * sizeof(float)) {
+      return false;
+    }
+  }
+  float lo = 0.0f, hi = 0.0f;
+  if (!OutputRange(output, ParamsOf<KilnFullyConnectedParams>(node)->activation, &lo, &hi)) return false;
+  const int64_t k = filter->dims[1];
+  int64_t elements = 1;
+  for (int d : input->dims) elements *= d;
+  return k > 0 && elements % k == 0 && elements / k >= 1 && elements / k <= gemv::kMaxRows;
+}
+
+// Packs a GemvFc node's weights (dequantized when they are int8), bias and clamp.
+gemv::PackedGemv PackGemvFc(const Interpreter& interpreter, const Node& node) {
+  const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+  const float* bias = nullptr;
+  if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
+    bias = static_cast<const float*>(TensorAt(interpreter, node.inputs[2])->data);
+  }
+  float lo = 0.0f, hi = 0.0f;
+  OutputRange(TensorAt(interpreter, node.outputs[0]), ParamsOf<KilnFullyConnectedParams>(node)->activation, &lo,
+              &hi);
+  const int64_t n = filter->dims[0], k = filter->dims[1];
+  if (filter->type == kKilnFloat32) {
+    return gemv::PackGemv(static_cast<const float*>(filter->data), n, k, bias, lo, hi);
+  }
+  const std::vector<float> weights = DequantizeWeights(filter);
+  return gemv::PackGemv(weights.data(), n, k, bias, lo, hi);
 }
 
 // KILN_VNNI_EXACT=1: the VNNI nodes requantize with LiteRT's fixed-point arithmetic (byte-exact with the reference
@@ -1126,14 +1178,48 @@ struct VnniStep {
   }
 };
 
-// A host run whose int8 1x1 convolutions run on Kiln's VNNI GEMM and whose other nodes run on XNNPACK: the steps
-// in node order, each an XNNPACK runtime (a stretch of nodes) or one VnniStep. A tensor internal to the run that
+// One float FULLY_CONNECTED of 1 to 4 rows on Kiln's GEMV: blocks of 32 outputs split across the engine's threads
+// when the product is large.
+struct GemvStep {
+  int node = 0;
+  int input = 0, output = 0;  // tensor indices
+  int64_t rows = 0;
+  gemv::PackedGemv packed;
+  const float* x = nullptr;  // bound
+  float* y = nullptr;
+
+  static void Tile(void* context, size_t start, size_t count) {
+    const auto* step = static_cast<const GemvStep*>(context);
+    gemv::Gemv(step->packed, step->x, step->packed.k, step->y, step->packed.n, step->rows,
+               static_cast<int64_t>(start), static_cast<int64_t>(start + count));
+  }
+
+  void Run(pthreadpool_t pool, uint32_t flags) const {
+    const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
+    // Below about a million multiply-adds (mt_ad01_fc_float's 128 x 128 layers: about a microsecond on one core)
+    // waking the workers costs more than the work.
+    constexpr int64_t kParallelMultiplyAdds = int64_t{1} << 20;
+    if (threads <= 1 || packed.blocks < 2 || rows * packed.k * packed.n < kParallelMultiplyAdds) {
+      gemv::Gemv(packed, x, packed.k, y, packed.n, rows, 0, packed.blocks);
+      return;
+    }
+    pthreadpool_parallelize_1d(pool, &GemvStep::Tile1, const_cast<GemvStep*>(this),
+                               static_cast<size_t>(packed.blocks), flags);
+  }
+
+  static void Tile1(void* context, size_t block) { Tile(context, block, 1); }
+};
+
+// A host run whose int8 1x1 convolutions run on Kiln's VNNI GEMM, whose small float FULLY_CONNECTED nodes run on
+// Kiln's GEMV, and whose other nodes run on XNNPACK: the steps in node order, each an XNNPACK runtime (a stretch
+// of nodes), one VnniStep or one GemvStep. A tensor internal to the run that
 // passes from one step to another gets memory of the run's own (the interpreter gives internal tensors none).
 class MixedRun : public HostRun {
  public:
   struct Step {
     std::unique_ptr<XnnpackRun> xnnpack;  // or
-    std::unique_ptr<VnniStep> vnni;
+    std::unique_ptr<VnniStep> vnni;       // or
+    std::unique_ptr<GemvStep> gemv;
   };
 
   // `alone`: the run is the whole graph. Otherwise the workers yield after the last step (the reference kernels
@@ -1166,6 +1252,10 @@ class MixedRun : public HostRun {
         step.vnni->a = static_cast<const int8_t*>(data(step.vnni->input));
         step.vnni->c = static_cast<int8_t*>(data(step.vnni->output));
       }
+      if (step.gemv != nullptr) {
+        step.gemv->x = static_cast<const float*>(data(step.gemv->input));
+        step.gemv->y = static_cast<float*>(data(step.gemv->output));
+      }
     }
     return true;
   }
@@ -1173,18 +1263,19 @@ class MixedRun : public HostRun {
   bool Invoke(std::string* error) override {
     for (const Step& step : steps_) {
       if (step.xnnpack != nullptr && !step.xnnpack->Invoke(error)) return false;
-      if (step.vnni != nullptr) {
-        step.vnni->Run(pool_, alone_ || &step != &steps_.back() ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS);
-      }
+      const uint32_t flags = alone_ || &step != &steps_.back() ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS;
+      if (step.vnni != nullptr) step.vnni->Run(pool_, flags);
+      if (step.gemv != nullptr) step.gemv->Run(pool_, flags);
     }
     return true;
   }
 
-  const char* ProfileEngine() const override { return "xnnpack+kiln-vnni"; }
+  const char* ProfileEngine() const override { return "xnnpack+kiln"; }
 
   std::string KernelOf(int node) const override {
     for (const Step& step : steps_) {
       if (step.vnni != nullptr && step.vnni->node == node) return kVnniKernel;
+      if (step.gemv != nullptr && step.gemv->node == node) return kGemvKernel;
     }
     return std::string();
   }
@@ -1221,24 +1312,27 @@ class XnnpackEngine : public HostEngine {
     for (int n = 0; n < static_cast<int>(interpreter->nodes().size()); ++n) {
       if ((n < first || n > last) && !interpreter->folded(n)) alone = false;
     }
-    // Each node's step: the VNNI convolutions one each, the stretches between them one XNNPACK runtime each.
+    // Each node's step: the nodes on Kiln's own kernels one each, the stretches between them one XNNPACK runtime
+    // each.
+    enum Kind { kXnnpack, kVnni, kGemv };
     std::vector<int> step_of(static_cast<size_t>(last - first + 1), -1);
-    std::vector<std::pair<int, int>> stretches;  // [first, last] per step; first == last and vnni for a VnniStep
-    std::vector<bool> is_vnni;
-    bool any_vnni = false;
+    std::vector<std::pair<int, int>> stretches;  // [first, last] per step; first == last for Kiln's kernels
+    std::vector<Kind> kinds;
+    bool any_own = false;
     for (int n = first; n <= last; ++n) {
       if (interpreter->folded(n)) continue;
-      const bool vnni = VnniConv(*interpreter, interpreter->nodes()[n]);
-      any_vnni = any_vnni || vnni;
-      if (vnni || stretches.empty() || is_vnni.back()) {
+      const Node& node = interpreter->nodes()[n];
+      const Kind kind = VnniConv(*interpreter, node) ? kVnni : (GemvFc(*interpreter, node) ? kGemv : kXnnpack);
+      any_own = any_own || kind != kXnnpack;
+      if (kind != kXnnpack || stretches.empty() || kinds.back() != kXnnpack) {
         stretches.push_back({n, n});
-        is_vnni.push_back(vnni);
+        kinds.push_back(kind);
       } else {
         stretches.back().second = n;
       }
       step_of[static_cast<size_t>(n - first)] = static_cast<int>(stretches.size()) - 1;
     }
-    if (!any_vnni) return BuildXnnpack(interpreter, first, last, internal, pool_, alone, error);
+    if (!any_own) return BuildXnnpack(interpreter, first, last, internal, pool_, alone, error);
     const bool exact = VnniExact();
 
     // An internal tensor stays inside its step when every reader is in the producer's step; otherwise it passes
@@ -1266,7 +1360,18 @@ class XnnpackEngine : public HostEngine {
     run->PlanBuffers();
     for (size_t i = 0; i < stretches.size(); ++i) {
       MixedRun::Step step;
-      if (is_vnni[i]) {
+      if (kinds[i] == kGemv) {
+        const Node& node = interpreter->nodes()[stretches[i].first];
+        auto gemv = std::make_unique<GemvStep>();
+        gemv->node = node.index;
+        gemv->input = node.inputs[0];
+        gemv->output = node.outputs[0];
+        gemv->packed = PackGemvFc(*interpreter, node);
+        int64_t elements = 1;
+        for (int d : interpreter->tensor(node.inputs[0])->dims) elements *= d;
+        gemv->rows = elements / gemv->packed.k;
+        step.gemv = std::move(gemv);
+      } else if (kinds[i] == kVnni) {
         const Node& node = interpreter->nodes()[stretches[i].first];
         auto vnni = std::make_unique<VnniStep>();
         vnni->node = node.index;

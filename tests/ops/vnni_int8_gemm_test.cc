@@ -1,4 +1,4 @@
-// Kiln's AVX-512 VNNI int8 GEMM (ops/vnni/int8_gemm.h) against the reference int8 CONV_2D (a 1x1 convolution of
+// Kiln's AVX-512 VNNI int8 GEMM (ops/simd/int8_gemm.h) against the reference int8 CONV_2D (a 1x1 convolution of
 // M pixels, K input channels, N output channels), byte for byte: sizes that are and are not multiples of the
 // kernel's blocks (4 bytes of K, 16 output channels, 8 rows), K = 1, per-tensor and per-channel multipliers,
 // multipliers from the smallest to shifts of 30 left (where the int32 left shift wraps), zero points at the
@@ -6,7 +6,7 @@
 // without VNNI.
 #include <gtest/gtest.h>
 
-#include "ops/vnni/int8_gemm.h"
+#include "ops/simd/int8_gemm.h"
 
 #if KILN_TEST_WITH_XNNPACK
 #include <xnnpack.h>

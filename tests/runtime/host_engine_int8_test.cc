@@ -375,7 +375,7 @@ TEST(HostEngineInt8, PadFoldedIntoConvolutionWithinOneStep) {
   }
 }
 
-// Whether the fast path runs int8 1x1 convolutions on Kiln's own VNNI GEMM here (ops/vnni/int8_gemm.h): a CPU
+// Whether the fast path runs int8 1x1 convolutions on Kiln's own VNNI GEMM here (ops/simd/int8_gemm.h): a CPU
 // with AVX-512 VNNI, and KILN_DISABLE_VNNI not set.
 bool VnniExpected() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

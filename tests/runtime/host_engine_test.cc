@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <string>
@@ -308,6 +309,69 @@ namespace {
 
 // MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, HARD_SWISH and ELU on both paths: XNNPACK takes them, and its answers
 // match the reference kernels.
+// Whether the engine may use Kiln's float GEMV here (ops/simd/float_gemv.h's rule, read independently).
+bool GemvExpected() {
+#if defined(__x86_64__)
+  const char* disable = std::getenv("KILN_DISABLE_GEMV");
+  if (disable != nullptr && disable[0] != '\0' && disable[0] != '0') return false;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+// FULLY_CONNECTED nodes of 1 to 4 rows run on Kiln's own float GEMV (ops/simd/float_gemv.h) inside the XNNPACK
+// host run, beside nodes XNNPACK runs (the tensors between them get the run's own memory): x [2, 40] -> FC (37,
+// bias, RELU) -> ADD c -> FC (1100, no bias, RELU6: over a million multiply-adds, split across the threads) ->
+// FC (3, bias, int8 weights of a hybrid model) -> y. Equal to the reference kernels within the fast path's bound.
+TEST(HostEngine, SmallFullyConnectedRunsOnKilnsGemv) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 40}, "x");
+  const int w1 = w.AddConstTensor(kKilnFloat32, {37, 40}, "w1", Random(37 * 40, 11));
+  const int b1 = w.AddConstTensor(kKilnFloat32, {37}, "b1", Random(37, 12));
+  const int c = w.AddConstTensor(kKilnFloat32, {37}, "c", Random(37, 13));
+  const int w2 = w.AddConstTensor(kKilnFloat32, {1100, 37}, "w2", Random(1100 * 37, 14));
+  std::vector<int8_t> q3(3 * 1100);
+  std::mt19937 rng(15);
+  for (int8_t& v : q3) v = static_cast<int8_t>(std::uniform_int_distribution<int>(-127, 127)(rng));
+  const int w3 = w.AddConstTensor(kKilnInt8, {3, 1100}, "w3", q3);
+  w.SetQuantization(w3, {0.002f, 0.004f, 0.003f}, {0, 0, 0}, 0);
+  const int b3 = w.AddConstTensor(kKilnFloat32, {3}, "b3", Random(3, 16));
+  const int h1 = w.AddTensor(kKilnFloat32, {2, 37}, "h1");
+  const int h2 = w.AddTensor(kKilnFloat32, {2, 37}, "h2");
+  const int h3 = w.AddTensor(kKilnFloat32, {2, 1100}, "h3");
+  const int y = w.AddTensor(kKilnFloat32, {2, 3}, "y");
+  w.AddOp(kKilnBuiltinFullyConnected, {x, w1, b1}, {h1},
+          KilnFullyConnectedParams{kKilnActRelu, kKilnFullyConnectedWeightsFormatDefault, false, false});
+  w.AddOp(kKilnBuiltinAdd, {h1, c}, {h2}, KilnAddParams{kKilnActNone, false});
+  w.AddOp(kKilnBuiltinFullyConnected, {h2, w2, -1}, {h3},
+          KilnFullyConnectedParams{kKilnActRelu6, kKilnFullyConnectedWeightsFormatDefault, false, false});
+  w.AddOp(kKilnBuiltinFullyConnected, {h3, w3, b3}, {y},
+          KilnFullyConnectedParams{kKilnActNone, kKilnFullyConnectedWeightsFormatDefault, false, false});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  const std::vector<uint8_t> model = w.Finish();
+  ASSERT_FALSE(model.empty()) << w.error();
+  const std::vector<float> input = Random(80, 17);
+  const Result reference = RunModel(model, input, true);
+  ASSERT_EQ(reference.y.size(), 6u) << reference.errors;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    const Result fast = RunModel(model, input, false, threads);
+    ASSERT_EQ(fast.nodes.size(), 4u) << fast.errors;
+    if (HasEngine(fast) && GemvExpected()) {
+      for (int n : {0, 2, 3}) {
+        EXPECT_NE(fast.nodes[n].find("xnnpack, in host run 0, on kiln-gemv float"), std::string::npos)
+            << fast.nodes[n];
+      }
+      EXPECT_NE(fast.nodes[1].find("xnnpack, in host run 0"), std::string::npos) << fast.nodes[1];
+      EXPECT_EQ(fast.nodes[1].find("kiln-gemv"), std::string::npos) << fast.nodes[1];
+    }
+    ExpectClose(fast.y, reference.y);
+  }
+}
+
 TEST(HostEngine, NewerElementwiseOpsMatchTheReference) {
   ModelWriter w;
   const int x = w.AddTensor(kKilnFloat32, {2, 3, 5}, "x");

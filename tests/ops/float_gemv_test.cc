@@ -1,0 +1,138 @@
+// Kiln's AVX2/FMA float GEMV (ops/simd/float_gemv.h) against a plain double-precision FULLY_CONNECTED: sizes that
+// are and are not multiples of the kernel's vectors (8 outputs) and blocks (32 outputs), K = 1 and odd K (the
+// kernel splits k into even and odd sums), 1 to 4 rows with padded row strides, block ranges (as the host engine
+// splits a node across threads), no bias, the activation clamps, and NaN and infinity passing through. The bound
+// is the float error of a sum of K products in any order: |y - exact| <= 2 K eps sum_k |x w| (+ the bias's).
+// Skipped on a CPU without AVX2 and FMA.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/simd/float_gemv.h"
+
+namespace kiln::ops::gemv {
+namespace {
+
+struct Case {
+  int64_t rows, k, n;
+  bool bias = true;
+  float min = -std::numeric_limits<float>::infinity(), max = std::numeric_limits<float>::infinity();
+  int64_t ldx_pad = 0, ldy_pad = 0;
+};
+
+std::string Describe(const Case& c) {
+  return "rows=" + std::to_string(c.rows) + " K=" + std::to_string(c.k) + " N=" + std::to_string(c.n) +
+         (c.bias ? "" : " no bias") + " clamp=[" + std::to_string(c.min) + "," + std::to_string(c.max) + "]";
+}
+
+void Check(const Case& c, uint32_t seed) {
+  SCOPED_TRACE(Describe(c));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  const int64_t ldx = c.k + c.ldx_pad, ldy = c.n + c.ldy_pad;
+  std::vector<float> x(static_cast<size_t>(c.rows * ldx)), w(static_cast<size_t>(c.n * c.k)),
+      bias(static_cast<size_t>(c.n));
+  for (auto& v : x) v = value(rng);
+  for (auto& v : w) v = value(rng);
+  for (auto& v : bias) v = value(rng);
+  const PackedGemv packed = PackGemv(w.data(), c.n, c.k, c.bias ? bias.data() : nullptr, c.min, c.max);
+  constexpr float kSentinel = 12345.0f;  // the padding of y's rows stays untouched
+  std::vector<float> y(static_cast<size_t>(c.rows * ldy), kSentinel);
+  // In two block ranges, as two threads would run it.
+  const int64_t middle = packed.blocks / 2;
+  Gemv(packed, x.data(), ldx, y.data(), ldy, c.rows, 0, middle);
+  Gemv(packed, x.data(), ldx, y.data(), ldy, c.rows, middle, packed.blocks);
+  const double eps = std::numeric_limits<float>::epsilon();
+  int bad = 0;
+  for (int64_t r = 0; r < c.rows; ++r) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      double exact = c.bias ? bias[static_cast<size_t>(j)] : 0.0, magnitude = std::fabs(exact);
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        const double product = static_cast<double>(x[static_cast<size_t>(r * ldx + kk)]) *
+                               w[static_cast<size_t>(j * c.k + kk)];
+        exact += product;
+        magnitude += std::fabs(product);
+      }
+      const double want = std::fmin(std::fmax(exact, static_cast<double>(c.min)), static_cast<double>(c.max));
+      const float got = y[static_cast<size_t>(r * ldy + j)];
+      if (!(std::fabs(got - want) <= 2.0 * static_cast<double>(c.k + 2) * eps * magnitude) && bad++ < 5) {
+        ADD_FAILURE() << "y[" << r << "][" << j << "] = " << got << ", exact " << want;
+      }
+    }
+    for (int64_t j = c.n; j < ldy; ++j) {
+      EXPECT_EQ(y[static_cast<size_t>(r * ldy + j)], kSentinel) << "row " << r << " padding " << j;
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+class FloatGemvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Available()) GTEST_SKIP() << "this CPU has no AVX2 and FMA (or KILN_DISABLE_GEMV is set)";
+  }
+};
+
+TEST_F(FloatGemvTest, PackedLayout) {
+  // n = 11, k = 3: one block of 2 vectors (the second padded), k-major inside the block.
+  std::vector<float> w(33);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i + 1);
+  const PackedGemv p = PackGemv(w.data(), 11, 3, nullptr, 0.0f, 1.0f);
+  EXPECT_EQ(p.blocks, 1);
+  ASSERT_EQ(p.weights.size(), 3u * 16u);
+  for (int64_t kk = 0; kk < 3; ++kk) {
+    for (int64_t j = 0; j < 16; ++j) {
+      const float want = j < 11 ? w[static_cast<size_t>(j * 3 + kk)] : 0.0f;
+      EXPECT_EQ(p.weights[static_cast<size_t>(kk * 16 + j)], want) << "k " << kk << " output " << j;
+    }
+  }
+  EXPECT_EQ(p.bias, std::vector<float>(16, 0.0f));
+}
+
+TEST_F(FloatGemvTest, SizesAroundTheBlocks) {
+  uint32_t seed = 1;
+  for (int64_t n : {1, 7, 8, 9, 16, 24, 31, 32, 33, 40, 64, 65, 100, 128, 640}) {
+    for (int64_t k : {1, 2, 3, 8, 17, 128, 641}) Check({1, k, n}, seed++);
+  }
+}
+
+TEST_F(FloatGemvTest, RowsStridesAndBias) {
+  Check({2, 128, 128, true, -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(), 3, 5},
+        100);
+  Check({3, 33, 70, false}, 101);
+  Check({4, 640, 8, true, -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(), 1, 0},
+        102);
+}
+
+TEST_F(FloatGemvTest, ActivationClamps) {
+  Check({1, 64, 96, true, 0.0f, std::numeric_limits<float>::infinity()}, 200);  // RELU
+  Check({2, 64, 96, true, 0.0f, 6.0f}, 201);                                    // RELU6
+  Check({1, 65, 35, true, -1.0f, 1.0f}, 202);                                   // RELU_N1_TO_1
+}
+
+TEST_F(FloatGemvTest, NanAndInfinityPassThrough) {
+  const int64_t n = 9, k = 4;
+  std::vector<float> w(static_cast<size_t>(n * k), 1.0f), x = {1.0f, 2.0f, 3.0f, 4.0f};
+  w[0] = std::numeric_limits<float>::quiet_NaN();                 // output 0: NaN
+  w[static_cast<size_t>(k)] = std::numeric_limits<float>::infinity();  // output 1: +inf
+  const float inf = std::numeric_limits<float>::infinity();
+  const PackedGemv packed = PackGemv(w.data(), n, k, nullptr, -inf, inf);
+  std::vector<float> y(static_cast<size_t>(n));
+  Gemv(packed, x.data(), k, y.data(), n, 1, 0, packed.blocks);
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], inf);
+  for (int64_t j = 2; j < n; ++j) EXPECT_EQ(y[static_cast<size_t>(j)], 10.0f) << j;
+  // With RELU6, +inf clamps to 6.
+  const PackedGemv relu6 = PackGemv(w.data(), n, k, nullptr, 0.0f, 6.0f);
+  Gemv(relu6, x.data(), k, y.data(), n, 1, 0, relu6.blocks);
+  EXPECT_EQ(y[1], 6.0f);
+  EXPECT_EQ(y[2], 6.0f);
+}
+
+}  // namespace
+}  // namespace kiln::ops::gemv
