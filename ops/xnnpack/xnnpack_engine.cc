@@ -1146,14 +1146,29 @@ std::unique_ptr<XnnpackRun> BuildXnnpack(Interpreter* interpreter, int first, in
   return std::make_unique<XnnpackRun>(runtime, builder.externals(), builder.TakeWeights());
 }
 
-// One int8 1x1 CONV_2D on Kiln's VNNI GEMM: the rows (pixels) split across the engine's threads.
-struct VnniStep {
+// One node on one of Kiln's own kernels (ops/simd) inside a MixedRun: its input and output tensors, bound to
+// memory before a run, and the kernel's work over `rows` rows of the input.
+struct OwnStep {
   int node = 0;
   int input = 0, output = 0;  // tensor indices
   int64_t rows = 0;
+  virtual ~OwnStep() = default;
+  virtual const char* kernel() const = 0;  // its name in the placement text
+  virtual void Bind(void* in, void* out) = 0;
+  virtual void Run(pthreadpool_t pool, uint32_t flags) const = 0;
+};
+
+// One int8 1x1 CONV_2D on Kiln's VNNI GEMM: the rows (pixels) split across the engine's threads.
+struct VnniStep : OwnStep {
   vnni::PackedInt8Gemm packed;
   const int8_t* a = nullptr;  // bound
   int8_t* c = nullptr;
+
+  const char* kernel() const override { return kVnniKernel; }
+  void Bind(void* in, void* out) override {
+    a = static_cast<const int8_t*>(in);
+    c = static_cast<int8_t*>(out);
+  }
 
   static void Tile(void* context, size_t start, size_t count) {
     const auto* step = static_cast<const VnniStep*>(context);
@@ -1161,7 +1176,7 @@ struct VnniStep {
                    static_cast<int64_t>(start + count));
   }
 
-  void Run(pthreadpool_t pool, uint32_t flags) const {
+  void Run(pthreadpool_t pool, uint32_t flags) const override {
     const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
     // A small product (mt_kws_dscnn_int8's 125 x 64 x 64: about 10 us on one core) costs less than waking the
     // workers, and far less than waiting for one the scheduler has put aside on a busy machine.
@@ -1180,13 +1195,16 @@ struct VnniStep {
 
 // One float FULLY_CONNECTED of 1 to 4 rows on Kiln's GEMV: blocks of 32 outputs split across the engine's threads
 // when the product is large.
-struct GemvStep {
-  int node = 0;
-  int input = 0, output = 0;  // tensor indices
-  int64_t rows = 0;
+struct GemvStep : OwnStep {
   gemv::PackedGemv packed;
   const float* x = nullptr;  // bound
   float* y = nullptr;
+
+  const char* kernel() const override { return kGemvKernel; }
+  void Bind(void* in, void* out) override {
+    x = static_cast<const float*>(in);
+    y = static_cast<float*>(out);
+  }
 
   static void Tile(void* context, size_t start, size_t count) {
     const auto* step = static_cast<const GemvStep*>(context);
@@ -1194,7 +1212,7 @@ struct GemvStep {
                static_cast<int64_t>(start), static_cast<int64_t>(start + count));
   }
 
-  void Run(pthreadpool_t pool, uint32_t flags) const {
+  void Run(pthreadpool_t pool, uint32_t flags) const override {
     const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
     // Below about a million multiply-adds (mt_ad01_fc_float's 128 x 128 layers: about a microsecond on one core)
     // waking the workers costs more than the work.
@@ -1212,14 +1230,13 @@ struct GemvStep {
 
 // A host run whose int8 1x1 convolutions run on Kiln's VNNI GEMM, whose small float FULLY_CONNECTED nodes run on
 // Kiln's GEMV, and whose other nodes run on XNNPACK: the steps in node order, each an XNNPACK runtime (a stretch
-// of nodes), one VnniStep or one GemvStep. A tensor internal to the run that
+// of nodes) or one node on Kiln's own kernel (an OwnStep). A tensor internal to the run that
 // passes from one step to another gets memory of the run's own (the interpreter gives internal tensors none).
 class MixedRun : public HostRun {
  public:
   struct Step {
     std::unique_ptr<XnnpackRun> xnnpack;  // or
-    std::unique_ptr<VnniStep> vnni;       // or
-    std::unique_ptr<GemvStep> gemv;
+    std::unique_ptr<OwnStep> own;
   };
 
   // `alone`: the run is the whole graph. Otherwise the workers yield after the last step (the reference kernels
@@ -1248,14 +1265,7 @@ class MixedRun : public HostRun {
     };
     for (Step& step : steps_) {
       if (step.xnnpack != nullptr && !step.xnnpack->BindWith(data, error)) return false;
-      if (step.vnni != nullptr) {
-        step.vnni->a = static_cast<const int8_t*>(data(step.vnni->input));
-        step.vnni->c = static_cast<int8_t*>(data(step.vnni->output));
-      }
-      if (step.gemv != nullptr) {
-        step.gemv->x = static_cast<const float*>(data(step.gemv->input));
-        step.gemv->y = static_cast<float*>(data(step.gemv->output));
-      }
+      if (step.own != nullptr) step.own->Bind(data(step.own->input), data(step.own->output));
     }
     return true;
   }
@@ -1263,9 +1273,9 @@ class MixedRun : public HostRun {
   bool Invoke(std::string* error) override {
     for (const Step& step : steps_) {
       if (step.xnnpack != nullptr && !step.xnnpack->Invoke(error)) return false;
-      const uint32_t flags = alone_ || &step != &steps_.back() ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS;
-      if (step.vnni != nullptr) step.vnni->Run(pool_, flags);
-      if (step.gemv != nullptr) step.gemv->Run(pool_, flags);
+      if (step.own != nullptr) {
+        step.own->Run(pool_, alone_ || &step != &steps_.back() ? 0 : PTHREADPOOL_FLAG_YIELD_WORKERS);
+      }
     }
     return true;
   }
@@ -1274,8 +1284,7 @@ class MixedRun : public HostRun {
 
   std::string KernelOf(int node) const override {
     for (const Step& step : steps_) {
-      if (step.vnni != nullptr && step.vnni->node == node) return kVnniKernel;
-      if (step.gemv != nullptr && step.gemv->node == node) return kGemvKernel;
+      if (step.own != nullptr && step.own->node == node) return step.own->kernel();
     }
     return std::string();
   }
@@ -1360,27 +1369,25 @@ class XnnpackEngine : public HostEngine {
     run->PlanBuffers();
     for (size_t i = 0; i < stretches.size(); ++i) {
       MixedRun::Step step;
-      if (kinds[i] == kGemv) {
+      if (kinds[i] != kXnnpack) {
         const Node& node = interpreter->nodes()[stretches[i].first];
-        auto gemv = std::make_unique<GemvStep>();
-        gemv->node = node.index;
-        gemv->input = node.inputs[0];
-        gemv->output = node.outputs[0];
-        gemv->packed = PackGemvFc(*interpreter, node);
-        int64_t elements = 1;
-        for (int d : interpreter->tensor(node.inputs[0])->dims) elements *= d;
-        gemv->rows = elements / gemv->packed.k;
-        step.gemv = std::move(gemv);
-      } else if (kinds[i] == kVnni) {
-        const Node& node = interpreter->nodes()[stretches[i].first];
-        auto vnni = std::make_unique<VnniStep>();
-        vnni->node = node.index;
-        vnni->input = node.inputs[0];
-        vnni->output = node.outputs[0];
         const KilnTensor* input = interpreter->tensor(node.inputs[0]);
-        vnni->rows = static_cast<int64_t>(input->dims[0]) * input->dims[1] * input->dims[2];
-        vnni->packed = PackVnniConv(*interpreter, node, exact);
-        step.vnni = std::move(vnni);
+        if (kinds[i] == kGemv) {
+          auto gemv = std::make_unique<GemvStep>();
+          gemv->packed = PackGemvFc(*interpreter, node);
+          int64_t elements = 1;
+          for (int d : input->dims) elements *= d;
+          gemv->rows = elements / gemv->packed.k;
+          step.own = std::move(gemv);
+        } else {
+          auto vnni = std::make_unique<VnniStep>();
+          vnni->packed = PackVnniConv(*interpreter, node, exact);
+          vnni->rows = static_cast<int64_t>(input->dims[0]) * input->dims[1] * input->dims[2];
+          step.own = std::move(vnni);
+        }
+        step.own->node = node.index;
+        step.own->input = node.inputs[0];
+        step.own->output = node.outputs[0];
       } else {
         step.xnnpack = BuildXnnpack(interpreter, stretches[i].first, stretches[i].second, step_internal[i], pool_,
                                     alone || i + 1 < stretches.size(), error);
