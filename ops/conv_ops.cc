@@ -130,7 +130,8 @@ KilnStatus ConvPrepare(KilnOpaqueContext* context, KilnOpaqueNode* node) {
   const int64_t out_channels = t.filter_dims[0];
   const int64_t filter_in_channels = t.filter_dims[3];
   // Grouped convolution (CONV_2D version 6): the filter sees in_channels / groups channels.
-  if (filter_in_channels <= 0 || in_channels % filter_in_channels != 0 ||
+  // An input of 0 channels has no group count (0 / filter's channels): refused too, before a division by 0.
+  if (filter_in_channels <= 0 || in_channels < filter_in_channels || in_channels % filter_in_channels != 0 ||
       out_channels % (in_channels / filter_in_channels) != 0) {
     KilnOpaqueContextReportError(
         context,

@@ -76,6 +76,26 @@ TEST(HostileModelTest, HugePoolingWindowsFinishQuickly) {
   }
 }
 
+// A CONV_2D over an input of 0 channels (empty tensors are valid): no group count can be derived from it, and the
+// shape check used to divide by that 0 (SIGFPE: found by the interpreter fuzzer's campaign of 2026-12-05). Now
+// a clean refusal at Prepare, float and int8, on both paths.
+TEST(HostileModelTest, ConvolutionOverZeroChannelsIsRefused) {
+  for (bool reference : {false, true}) {
+    SCOPED_TRACE(reference ? "reference kernels" : "fast path");
+    ModelWriter w;
+    const int x = w.AddTensor(kKilnFloat32, {1, 2, 2, 0}, "x");
+    const int f = w.AddConstTensor(kKilnFloat32, {4, 1, 1, 2}, "filter", std::vector<float>(8, 1.0f));
+    const int y = w.AddTensor(kKilnFloat32, {1, 2, 2, 4}, "y");
+    w.AddOp(kKilnBuiltinConv2d, {x, f, -1}, {y}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+    w.SetInputs({x});
+    w.SetOutputs({y});
+    Runner r(w, reference);
+    EXPECT_NE(r.status(), kKilnOk);
+    EXPECT_NE(r.errors().find("CONV_2D: filter 'filter'"), std::string::npos) << r.errors();
+    EXPECT_NE(r.errors().find("does not fit input 'x' of shape [1, 2, 2, 0]"), std::string::npos) << r.errors();
+  }
+}
+
 // Outputs sized from constants that ask for absurd memory fail before anything is allocated, naming the op and
 // the tensor and the limit (MaxTensorBytes: 64 GiB by default).
 TEST(HostileModelTest, OutputsSizedFromConstantsAreCapped) {
