@@ -9,6 +9,7 @@
 
 #include "flatbuffers/flexbuffers.h"
 #include "kiln/kernel_abi.h"
+#include "runtime/model/flex_map.h"
 
 namespace kiln {
 
@@ -464,17 +465,13 @@ KilnStatus KernelScript::Reduce(int reduction_index, const KilnTensor* const* in
 
 KilnStatus KernelScript::SetGlobalsFromOptions(const uint8_t* data, size_t size, const std::string& what) {
   if (data == nullptr || size == 0) return kKilnOk;
-  std::vector<uint8_t> reuse;
-  if (!flexbuffers::VerifyBuffer(data, size, &reuse)) {
+  // The checks the FlexBuffers verifier leaves out too (keys end inside the buffer, as many keys as values).
+  flexbuffers::Map map = flexbuffers::Map::EmptyMap();
+  bool empty = false;
+  if (!OpenFlexMap(data, size, &map, &empty)) {
     reporter()->ReportError("%s: the custom options are not a valid FlexBuffers map", what.c_str());
     return kKilnInvalidArgument;
   }
-  const flexbuffers::Reference root = flexbuffers::GetRoot(data, size);
-  if (!root.IsMap()) {
-    reporter()->ReportError("%s: the custom options are not a FlexBuffers map", what.c_str());
-    return kKilnInvalidArgument;
-  }
-  const flexbuffers::Map map = root.AsMap();
   const flexbuffers::TypedVector keys = map.Keys();
   const flexbuffers::Vector values = map.Values();
   std::string names;

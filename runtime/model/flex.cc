@@ -11,12 +11,11 @@
 #include <vector>
 
 #include "flatbuffers/flexbuffers.h"
+#include "runtime/model/flex_map.h"
 
 namespace kiln {
-namespace {
 
-// Verifies `data` and finds its root map. An empty buffer reads as an empty map (an op without options).
-bool OpenMap(const void* data, size_t size, flexbuffers::Map* out, bool* empty) {
+bool OpenFlexMap(const void* data, size_t size, flexbuffers::Map* out, bool* empty) {
   *empty = false;
   if (size == 0) {
     *empty = true;
@@ -43,13 +42,15 @@ bool OpenMap(const void* data, size_t size, flexbuffers::Map* out, bool* empty) 
   return true;
 }
 
+namespace {
+
 // The value stored under `key`, found by a linear scan (maps are small, and a scan does not depend on the
 // keys being sorted, which the verifier does not check).
 bool Find(const void* data, size_t size, const char* key, flexbuffers::Reference* out) {
   if (key == nullptr) return false;
   flexbuffers::Map map = flexbuffers::Map::EmptyMap();
   bool empty = false;
-  if (!OpenMap(data, size, &map, &empty) || empty) return false;
+  if (!OpenFlexMap(data, size, &map, &empty) || empty) return false;
   flexbuffers::TypedVector keys = map.Keys();
   for (size_t i = 0; i < keys.size(); ++i) {
     if (std::strcmp(keys[i].AsKey(), key) == 0) {
@@ -129,8 +130,16 @@ KILN_CAPI_EXPORT KilnStatus KilnFlexMapGetString(const void* data, size_t size, 
   flexbuffers::Reference value;
   if (out == nullptr || !kiln::Find(data, size, key, &value) || !value.IsString())
     return kKilnInvalidArgument;
-  // The verifier checked that the string's terminator lies inside the buffer.
-  *out = value.AsString().c_str();
+  // The verifier checks that the string's bytes and one more lie inside the buffer, not that that byte is the
+  // terminator (found by flex_fuzzer's campaign: a string of length 33 with no NUL after it): handed out as a C
+  // string, it must end where its length says, inside the buffer.
+  const flexbuffers::String text = value.AsString();
+  const uint8_t* bytes = static_cast<const uint8_t*>(data);
+  const uint8_t* begin = reinterpret_cast<const uint8_t*>(text.c_str());
+  if (begin < bytes || text.length() >= static_cast<size_t>(bytes + size - begin) || begin[text.length()] != 0) {
+    return kKilnInvalidArgument;
+  }
+  *out = text.c_str();
   return kKilnOk;
 }
 
@@ -138,7 +147,7 @@ KILN_CAPI_EXPORT KilnStatus KilnFlexMapSize(const void* data, size_t size, int* 
   if (out_count == nullptr) return kKilnInvalidArgument;
   flexbuffers::Map map = flexbuffers::Map::EmptyMap();
   bool empty = false;
-  if (!kiln::OpenMap(data, size, &map, &empty)) return kKilnInvalidArgument;
+  if (!kiln::OpenFlexMap(data, size, &map, &empty)) return kKilnInvalidArgument;
   if (empty) {
     *out_count = 0;
     return kKilnOk;
@@ -153,7 +162,7 @@ KILN_CAPI_EXPORT KilnStatus KilnFlexMapEntry(const void* data, size_t size, int 
   if (out_key == nullptr || out_kind == nullptr || index < 0) return kKilnInvalidArgument;
   flexbuffers::Map map = flexbuffers::Map::EmptyMap();
   bool empty = false;
-  if (!kiln::OpenMap(data, size, &map, &empty) || empty) return kKilnInvalidArgument;
+  if (!kiln::OpenFlexMap(data, size, &map, &empty) || empty) return kKilnInvalidArgument;
   if (static_cast<size_t>(index) >= map.size()) return kKilnInvalidArgument;
   *out_key = map.Keys()[static_cast<size_t>(index)].AsKey();
   *out_kind = kiln::KindOf(map.Values()[static_cast<size_t>(index)]);

@@ -11,6 +11,7 @@
 #include "runtime/model/model_writer.h"
 #include "tests/kernels/bound_inputs_op.h"
 #include "tests/kernels/kernel_test_util.h"
+#include "tests/test_util.h"
 
 namespace kiln {
 namespace {
@@ -327,6 +328,28 @@ TEST(KernelOp, RawOptionsNeedTheOptionsLeftToPrepare) {
   // Options as globals (the default): 4 raw bytes are no FlexBuffers map.
   Messages messages;
   Interp run(testing::AddReversedModel({3}, 2.0f, {1, 2, 3}), op.op, &messages);
+  EXPECT_NE(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk);
+  EXPECT_TRUE(messages.Contains("not a valid FlexBuffers map")) << messages.All();
+}
+
+// Custom options whose map key has no terminator inside them (../shared/repro/flex_unterminated_key.bin): the
+// options-to-globals reader refuses them as the kiln/flex.h accessors do. It used to verify the bytes only with
+// the FlexBuffers verifier and read the key as a C string past the options' end.
+TEST(KernelOp, OptionsWithAnUnterminatedKeyAreRefused) {
+  const std::string path = std::string(KILN_REPRO_DIR) + "/flex_unterminated_key.bin";
+  const std::vector<uint8_t> options = testing::ReadFileBytes(path);
+  KILN_SKIP_WITHOUT_SHARED_DATA(options.empty(), path << " is absent (the shared repro folder is not there)");
+  KernelOp op("bound_inputs", "AddReversed", "add_reversed");
+  ASSERT_EQ(KilnOperatorSetKernelInputGlobal(op.op, 1, "gSrc"), kKilnOk);
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {3}, "x");
+  const int src = w.AddTensor(kKilnFloat32, {3}, "s");
+  const int y = w.AddTensor(kKilnFloat32, {3}, "y");
+  w.AddCustomOp("AddReversed", {x, src}, {y}, options);
+  w.SetInputs({x, src});
+  w.SetOutputs({y});
+  Messages messages;
+  Interp run(w.Finish(), op.op, &messages);
   EXPECT_NE(KilnInterpreterAllocateTensors(run.interpreter), kKilnOk);
   EXPECT_TRUE(messages.Contains("not a valid FlexBuffers map")) << messages.All();
 }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -201,6 +202,29 @@ TEST(FlexTest, MapWithAnUnterminatedKeyIsRefused) {
   EXPECT_EQ(key, nullptr);
   float f = 0;
   EXPECT_EQ(KilnFlexMapGetFloat(bytes.data(), bytes.size(), "a", &f), kKilnInvalidArgument);
+}
+
+// A string value whose terminator byte is not 0: the FlexBuffers verifier checks that the string's bytes and one
+// more lie inside the buffer, not that the byte is a NUL, so handing out c_str() let a reader run past the buffer
+// (found by flex_fuzzer's campaign of 2026-12-05: heap-buffer-overflow in strlen of the returned string). The
+// string is refused; the map's other values still read.
+TEST(FlexTest, StringWithoutItsTerminatorIsRefused) {
+  std::vector<uint8_t> m = FlexMap().String("mode", "fast").Int("n", 7).Finish();
+  const char* s = nullptr;
+  ASSERT_EQ(KilnFlexMapGetString(m.data(), m.size(), "mode", &s), kKilnOk);
+  EXPECT_STREQ(s, "fast");
+  const std::string fast = "fast";
+  auto at = std::search(m.begin(), m.end(), fast.begin(), fast.end());
+  ASSERT_NE(at, m.end());
+  ASSERT_LT(at + 4, m.end());
+  ASSERT_EQ(at[4], 0);
+  at[4] = 'X';  // the terminator
+  s = nullptr;
+  EXPECT_EQ(KilnFlexMapGetString(m.data(), m.size(), "mode", &s), kKilnInvalidArgument);
+  EXPECT_EQ(s, nullptr);
+  int64_t n = 0;
+  ASSERT_EQ(KilnFlexMapGetInt(m.data(), m.size(), "n", &n), kKilnOk);
+  EXPECT_EQ(n, 7);
 }
 
 }  // namespace
