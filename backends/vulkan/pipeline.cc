@@ -213,8 +213,10 @@ bool CheckProgram(Device* device, Module* module, ShaderProgram* program, uint32
     program->reports_faults = true;
     program->bindings.push_back(KILN_SPIRV_FAULT_BINDING);
   }
-  if (interface.bindings.count({0u, KILN_SPIRV_USR_BINDING})) {
-    // An old-style root() that reads its usrData: the driver binds each launch's usrData snapshot.
+  const bool reduction = std::find(spec_ids.begin(), spec_ids.end(), KILN_SPIRV_SPEC_REDUCE_PASS) != spec_ids.end();
+  if (!reduction && interface.bindings.count({0u, KILN_SPIRV_USR_BINDING})) {
+    // An old-style root() that reads its usrData: the driver binds each launch's usrData snapshot (kernels only;
+    // a reduction declaring binding 28 is refused below).
     program->reads_usr = true;
     program->bindings.push_back(KILN_SPIRV_USR_BINDING);
   }
