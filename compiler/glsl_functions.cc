@@ -47,7 +47,7 @@ void KernelLowering::LowerFunction(const clang::FunctionDecl* fd) {
           pointer->getPointeeType()->getAs<clang::RecordType>()->getDecl()->getName() == "KilnKernelLaunch") {
         continue;  // rs_kernel_context: rsGetDim* read the push constants instead
       }
-      if (usr_params_.count(param)) continue;  // usrData: the null pointer (see usr_params_)
+      if (usr_params_.count(param)) continue;  // usrData: read from binding 28 (see usr_params_)
       // T* p (and root()'s in/out): a GLSL `in`/`inout` parameter; the body may use *p, p->f and p[0].
       const clang::QualType pointee = pointer->getPointeeType();
       if (pointee->isVoidType()) {
@@ -159,22 +159,21 @@ void KernelLowering::UsrIndex(const clang::Expr* index, clang::QualType element,
 
 bool KernelLowering::UsrNullTest(const clang::Expr* e, std::string* value) {
   if (usr_params_.empty()) return false;
-  const auto is_usr = [this](const clang::Expr* x) { return IsUsrPointer(x); };
   e = e->IgnoreParens();
-  if (is_usr(e)) {
+  if (IsUsrPointer(e)) {
     uses_usr_ = true;
     *value = "(kiln_usr_size != 0u)";  // a condition: `if (usrData)`
     return true;
   }
   if (const auto* cast = llvm::dyn_cast<clang::ImplicitCastExpr>(e)) {
-    if (cast->getCastKind() == clang::CK_PointerToBoolean && is_usr(cast->getSubExpr())) {
+    if (cast->getCastKind() == clang::CK_PointerToBoolean && IsUsrPointer(cast->getSubExpr())) {
       uses_usr_ = true;
       *value = "(kiln_usr_size != 0u)";  // `if (usrData)`
       return true;
     }
   }
   if (const auto* op = llvm::dyn_cast<clang::UnaryOperator>(e)) {
-    if (op->getOpcode() == clang::UO_LNot && is_usr(op->getSubExpr())) {
+    if (op->getOpcode() == clang::UO_LNot && IsUsrPointer(op->getSubExpr())) {
       uses_usr_ = true;
       *value = "(kiln_usr_size == 0u)";  // `!usrData`
       return true;
@@ -186,8 +185,8 @@ bool KernelLowering::UsrNullTest(const clang::Expr* e, std::string* value) {
       return x->isNullPointerConstant(context_, clang::Expr::NPC_ValueDependentIsNotNull) !=
              clang::Expr::NPCK_NotNull;
     };
-    const bool usr_vs_null = (is_usr(op->getLHS()) && is_null(op->getRHS())) ||
-                             (is_usr(op->getRHS()) && is_null(op->getLHS()));
+    const bool usr_vs_null = (IsUsrPointer(op->getLHS()) && is_null(op->getRHS())) ||
+                             (IsUsrPointer(op->getRHS()) && is_null(op->getLHS()));
     if (!usr_vs_null) return false;
     uses_usr_ = true;
     *value = op->getOpcode() == clang::BO_EQ ? "(kiln_usr_size == 0u)" : "(kiln_usr_size != 0u)";
