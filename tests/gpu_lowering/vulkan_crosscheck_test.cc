@@ -62,6 +62,7 @@ struct Launch {
   uint32_t output_size = 0;
   std::vector<std::pair<std::string, std::vector<uint8_t>>> globals;
   std::vector<Binding> allocations;
+  std::vector<uint8_t> usr_data;  // an old-style root()'s usrData (none: NULL)
 };
 
 template <typename T>
@@ -139,6 +140,10 @@ std::vector<uint8_t> RunOn(Harness& harness, const KernelModule& module, const L
   desc.num_inputs = static_cast<uint32_t>(inputs.size());
   desc.inputs = inputs.data();
   desc.output = &output;
+  if (!launch.usr_data.empty()) {
+    desc.usr_data = launch.usr_data.data();
+    desc.usr_size = launch.usr_data.size();
+  }
   EXPECT_EQ(hal.launch_for_each(script, &desc), expect) << harness.LastError();
   out.resize(out_bytes);
   EXPECT_EQ(hal.buffer_read(output.buffer, 0, out_bytes, out.data()), kKilnOk);
@@ -689,6 +694,15 @@ TEST_F(GpuLoweringVulkanTest, CorpusKernelsWithoutAllocationsMatchTheCpuDriver) 
           launch.input_sizes.push_back(type.size);
         }
         launch.output_size = kernel.output.size;
+        if (kernel.signature & kKernelSigUsr) {
+          // A root() may read usrData without testing it (cts_shapes.rs): 64 bytes of 0.5f, finite whichever
+          // field types the kernel reads them as.
+          const float half = 0.5f;
+          for (int i = 0; i < 16; ++i) {
+            const uint8_t* b = reinterpret_cast<const uint8_t*>(&half);
+            launch.usr_data.insert(launch.usr_data.end(), b, b + 4);
+          }
+        }
         const std::vector<uint8_t> cpu = RunOn(*cpu_, *module, launch, on_cpu);
         const std::vector<uint8_t> gpu = RunOn(*vulkan_, *module, launch, on_vulkan);
         ASSERT_EQ(cpu.size(), gpu.size()) << file << " " << kernel.name;
