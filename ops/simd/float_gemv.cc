@@ -3,26 +3,19 @@
 #include "ops/simd/float_gemv.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define KILN_GEMV_BUILD 1
+#include "ops/simd/cpu.h"
+
+#if KILN_SIMD_X86_BUILD
 #include <immintrin.h>
-#else
-#define KILN_GEMV_BUILD 0
 #endif
 
 namespace kiln::ops::gemv {
 
 bool Available() {
-#if KILN_GEMV_BUILD
-  static const bool available = [] {
-    const char* disable = std::getenv("KILN_DISABLE_GEMV");
-    if (disable != nullptr && disable[0] != '\0' && disable[0] != '0') return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
+#if KILN_SIMD_X86_BUILD
+  static const bool available = !simd::DisabledByEnv("KILN_DISABLE_GEMV") && simd::HasAvx2Fma();
   return available;
 #else
   return false;
@@ -54,7 +47,7 @@ PackedGemv PackGemv(const float* weights, int64_t n, int64_t k, const float* bia
   return p;
 }
 
-#if KILN_GEMV_BUILD
+#if KILN_SIMD_X86_BUILD
 
 #define KILN_GEMV_TARGET __attribute__((target("avx2,fma")))
 

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ops/simd/cpu.h"
+
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() (a variable initialised with itself), which its
 // -Wuninitialized and -Wmaybe-uninitialized report once they are inlined here.
@@ -13,20 +15,16 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define KILN_VNNI_BUILD 1
+#if KILN_SIMD_X86_BUILD
 #include <immintrin.h>
-#else
-#define KILN_VNNI_BUILD 0
 #endif
 
 namespace kiln::ops::vnni {
 
 bool Available() {
-#if KILN_VNNI_BUILD
+#if KILN_SIMD_X86_BUILD
   static const bool available = [] {
-    const char* disable = std::getenv("KILN_DISABLE_VNNI");
-    if (disable != nullptr && disable[0] != '\0' && disable[0] != '0') return false;
+    if (simd::DisabledByEnv("KILN_DISABLE_VNNI")) return false;
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
@@ -94,7 +92,7 @@ void UseFloatRequantization(PackedInt8Gemm* packed, float input_scale, const std
   }
 }
 
-#if KILN_VNNI_BUILD
+#if KILN_SIMD_X86_BUILD
 
 #define KILN_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kiln/c_api.h"
+#include "ops/simd/cpu.h"
 #include "runtime/core.h"
 #include "runtime/interpreter.h"
 #include "runtime/model/model_writer.h"
@@ -62,6 +63,17 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) 
   for (size_t i = 0; i < got.size(); ++i) {
     ASSERT_NEAR(got[i], want[i], 1e-4f * std::fabs(want[i]) + 1e-6f) << "element " << i;
   }
+}
+
+// Whether Kiln's own AVX2/FMA float kernels (ops/simd) run here: an x86-64 CPU with AVX2 and FMA, and not turned off
+// through `disable_env`.
+bool Avx2KernelExpected(const char* disable_env) {
+#if KILN_SIMD_X86_BUILD
+  return !ops::simd::DisabledByEnv(disable_env) && ops::simd::HasAvx2Fma();
+#else
+  (void)disable_env;
+  return false;
+#endif
 }
 
 std::vector<float> Random(size_t n, uint32_t seed) {
@@ -135,7 +147,9 @@ TEST(HostEngine, RefusedNodeRunsOnItsReferenceKernelWithTheReason) {
   ASSERT_FALSE(fast.y.empty()) << fast.errors;
   if (!HasEngine(fast)) GTEST_SKIP() << "this build has no XNNPACK";
   ASSERT_EQ(fast.nodes.size(), 3u);
-  EXPECT_EQ(fast.nodes[0], "node 0 (CONV_2D) runs on the host: builtin op, xnnpack, in host run 0");
+  // Its 4 input channels make it Kiln's direct convolution's where the CPU has AVX2 and FMA.
+  const std::string conv_kernel = Avx2KernelExpected("KILN_DISABLE_CONV") ? ", on kiln-conv float" : "";
+  EXPECT_EQ(fast.nodes[0], "node 0 (CONV_2D) runs on the host: builtin op, xnnpack, in host run 0" + conv_kernel);
   EXPECT_EQ(
       fast.nodes[1],
       "node 1 (TANH) runs on the host: builtin op, reference kernel (xnnpack: XNNPACK has no TANH here)");
@@ -272,7 +286,10 @@ TEST(Profiling, OneEventPerUnitOfTheLastInvoke) {
       EXPECT_GE(event.start_ns, previous_end);
       previous_end = event.start_ns + event.duration_ns;
       const std::string engine = event.engine;
-      EXPECT_TRUE(i == 1 ? engine == "reference" : engine == "xnnpack" || engine == "reference") << engine;
+      // Host run 0's CONV_2D (4 input channels) runs on Kiln's direct convolution where the CPU has AVX2 and FMA.
+      EXPECT_TRUE(i == 1 ? engine == "reference"
+                         : engine == "xnnpack" || engine == "xnnpack+kiln" || engine == "reference")
+          << engine;
     }
     KilnProfileEvent event;
     event.struct_size = sizeof(event);
@@ -310,17 +327,6 @@ namespace {
 // MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, HARD_SWISH and ELU on both paths: XNNPACK takes them, and its answers
 // match the reference kernels.
 // Whether the engine may use Kiln's float GEMV here (ops/simd/float_gemv.h's rule, read independently).
-bool GemvExpected() {
-#if defined(__x86_64__)
-  const char* disable = std::getenv("KILN_DISABLE_GEMV");
-  if (disable != nullptr && disable[0] != '\0' && disable[0] != '0') return false;
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
-
 // FULLY_CONNECTED nodes of 1 to 4 rows run on Kiln's own float GEMV (ops/simd/float_gemv.h) inside the XNNPACK
 // host run, beside nodes XNNPACK runs (the tensors between them get the run's own memory): x [2, 40] -> FC (37,
 // bias, RELU) -> ADD c -> FC (1100, no bias, RELU6: over a million multiply-adds, split across the threads) ->
@@ -360,7 +366,7 @@ TEST(HostEngine, SmallFullyConnectedRunsOnKilnsGemv) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
     const Result fast = RunModel(model, input, false, threads);
     ASSERT_EQ(fast.nodes.size(), 4u) << fast.errors;
-    if (HasEngine(fast) && GemvExpected()) {
+    if (HasEngine(fast) && Avx2KernelExpected("KILN_DISABLE_GEMV")) {
       for (int n : {0, 2, 3}) {
         EXPECT_NE(fast.nodes[n].find("xnnpack, in host run 0, on kiln-gemv float"), std::string::npos)
             << fast.nodes[n];
@@ -369,6 +375,52 @@ TEST(HostEngine, SmallFullyConnectedRunsOnKilnsGemv) {
       EXPECT_EQ(fast.nodes[1].find("kiln-gemv"), std::string::npos) << fast.nodes[1];
     }
     ExpectClose(fast.y, reference.y);
+  }
+}
+
+// CONV_2D nodes over 1 to 4 input channels run on Kiln's own direct convolution (ops/simd/float_conv.h) inside the
+// XNNPACK host run, beside a convolution XNNPACK runs: x [2, 23, 30, 3] -> 3x3 stride 2 SAME, RELU6 (11 channels;
+// kiln-conv) -> 1x1 to 4 channels, no bias (xnnpack: 11 input channels) -> 5x3 strides (1, 2) VALID (9 channels;
+// kiln-conv). The answers match the reference kernels on 1 and 2 threads.
+TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsDirectConvolution) {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {2, 23, 30, 3}, "x");
+  const int w1 = w.AddConstTensor(kKilnFloat32, {11, 3, 3, 3}, "w1", Random(11 * 27, 21));
+  const int b1 = w.AddConstTensor(kKilnFloat32, {11}, "b1", Random(11, 22));
+  const int w2 = w.AddConstTensor(kKilnFloat32, {4, 1, 1, 11}, "w2", Random(44, 23));
+  const int w3 = w.AddConstTensor(kKilnFloat32, {9, 5, 3, 4}, "w3", Random(9 * 60, 24));
+  const int b3 = w.AddConstTensor(kKilnFloat32, {9}, "b3", Random(9, 25));
+  const int h1 = w.AddTensor(kKilnFloat32, {2, 12, 15, 11}, "h1");
+  const int h2 = w.AddTensor(kKilnFloat32, {2, 12, 15, 4}, "h2");
+  const int y = w.AddTensor(kKilnFloat32, {2, 8, 7, 9}, "y");
+  w.AddOp(kKilnBuiltinConv2d, {x, w1, b1}, {h1}, KilnConvParams{kKilnPaddingSame, 2, 2, 1, 1, kKilnActRelu6});
+  w.AddOp(kKilnBuiltinConv2d, {h1, w2, -1}, {h2}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+  w.AddOp(kKilnBuiltinConv2d, {h2, w3, b3}, {y}, KilnConvParams{kKilnPaddingValid, 2, 1, 1, 1, kKilnActNone});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  const std::vector<uint8_t> model = w.Finish();
+  ASSERT_FALSE(model.empty()) << w.error();
+  const std::vector<float> input = Random(2 * 23 * 30 * 3, 26);
+  const Result reference = RunModel(model, input, true);
+  ASSERT_EQ(reference.y.size(), 2u * 8 * 7 * 9) << reference.errors;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    const Result fast = RunModel(model, input, false, threads);
+    ASSERT_EQ(fast.nodes.size(), 3u) << fast.errors;
+    if (HasEngine(fast) && Avx2KernelExpected("KILN_DISABLE_CONV")) {
+      for (int n : {0, 2}) {
+        EXPECT_NE(fast.nodes[n].find("xnnpack, in host run 0, on kiln-conv float"), std::string::npos)
+            << fast.nodes[n];
+      }
+      EXPECT_NE(fast.nodes[1].find("xnnpack, in host run 0"), std::string::npos) << fast.nodes[1];
+      EXPECT_EQ(fast.nodes[1].find("kiln-conv"), std::string::npos) << fast.nodes[1];
+    }
+    // Sums of 27 to 60 products in another order: a bound relative to the output's scale (cancellation leaves
+    // some outputs far smaller than their terms).
+    double worst = 0, scale = 0;
+    EXPECT_EQ(testing::CountOutsideScaledBound(fast.y.data(), reference.y.data(), fast.y.size(), 1e-5, 0, "y",
+                                               &worst, &scale),
+              0u);
   }
 }
 

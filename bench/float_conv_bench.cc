@@ -1,0 +1,136 @@
+// A float CONV_2D over few input channels, SAME padding (the first layers of ts_mobilenet_v1_025_224_float, of
+// MobileNet at full width, and a 5x5 stem), through (a) XNNPACK's convolution2d_nhwc_f32 operator, as Kiln's XNNPACK
+// engine defines it, (b) Kiln's own AVX2/FMA direct convolution (ops/simd/float_conv.h), and (c) a plain C++ loop
+// (compiled with the build's flags). One thread; compare the CPU column on a busy machine. Items are
+// multiply-adds.
+//   build/ci/bench/float_conv_bench
+#include <benchmark/benchmark.h>
+#include <xnnpack.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "ops/simd/float_conv.h"
+
+namespace {
+
+using kiln::ops::conv::ConvShape;
+
+struct Problem {
+  ConvShape s;
+  std::vector<float> input, weights, bias, output;
+  // Args: input size (square), input channels, output channels, kernel size, stride.
+  explicit Problem(const benchmark::State& state) {
+    const int64_t size = state.range(0), stride = state.range(4);
+    s.in_h = s.in_w = size;
+    s.in_c = state.range(1);
+    s.out_c = state.range(2);
+    s.kernel_h = s.kernel_w = state.range(3);
+    s.stride_h = s.stride_w = stride;
+    s.out_h = s.out_w = (size + stride - 1) / stride;
+    s.pad_top = s.pad_left = std::max<int64_t>(0, (s.out_h - 1) * stride + s.kernel_h - size) / 2;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    input.resize(static_cast<size_t>(s.in_h * s.in_w * s.in_c));
+    weights.resize(static_cast<size_t>(s.out_c * s.kernel_h * s.kernel_w * s.in_c));
+    bias.resize(static_cast<size_t>(s.out_c));
+    output.resize(static_cast<size_t>(s.out_h * s.out_w * s.out_c));
+    for (auto& v : input) v = value(rng);
+    for (auto& v : weights) v = value(rng);
+    for (auto& v : bias) v = value(rng);
+  }
+  int64_t MultiplyAdds() const { return s.out_h * s.out_w * s.out_c * s.kernel_h * s.kernel_w * s.in_c; }
+};
+
+void BM_XnnpackConvolution(benchmark::State& state) {
+  Problem p(state);
+  static const xnn_status init = xnn_initialize(nullptr);
+  if (init != xnn_status_success) {
+    state.SkipWithError("xnn_initialize failed");
+    return;
+  }
+  const ConvShape& s = p.s;
+  const float inf = std::numeric_limits<float>::infinity();
+  xnn_operator_t op = nullptr;
+  if (xnn_create_convolution2d_nhwc_f32(0, 0, 0, 0, static_cast<uint32_t>(s.kernel_h), static_cast<uint32_t>(s.kernel_w),
+                                        static_cast<uint32_t>(s.stride_h), static_cast<uint32_t>(s.stride_w), 1, 1, 1,
+                                        static_cast<size_t>(s.in_c), static_cast<size_t>(s.out_c),
+                                        static_cast<size_t>(s.in_c), static_cast<size_t>(s.out_c), p.weights.data(),
+                                        p.bias.data(), -inf, inf, XNN_FLAG_TENSORFLOW_SAME_PADDING,
+                                        &op) != xnn_status_success ||
+      xnn_setup_convolution2d_nhwc_f32(op, 1, static_cast<size_t>(s.in_h), static_cast<size_t>(s.in_w),
+                                       p.input.data(), p.output.data(), nullptr) != xnn_status_success) {
+    state.SkipWithError("XNNPACK refused the convolution");
+    return;
+  }
+  for (auto _ : state) {
+    xnn_run_operator(op, nullptr);
+    benchmark::DoNotOptimize(p.output.data());
+  }
+  xnn_delete_operator(op);
+  state.SetItemsProcessed(state.iterations() * p.MultiplyAdds());
+}
+
+void BM_KilnDirectConv(benchmark::State& state) {
+  if (!kiln::ops::conv::Available()) {
+    state.SkipWithError("this CPU has no AVX2 and FMA");
+    return;
+  }
+  Problem p(state);
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto packed = kiln::ops::conv::PackConv(p.s, p.weights.data(), p.bias.data(), -inf, inf);
+  for (auto _ : state) {
+    kiln::ops::conv::Conv(packed, p.input.data(), p.output.data(), 0, p.s.out_h);
+    benchmark::DoNotOptimize(p.output.data());
+  }
+  state.SetItemsProcessed(state.iterations() * p.MultiplyAdds());
+}
+
+void BM_PlainLoop(benchmark::State& state) {
+  Problem p(state);
+  const ConvShape& s = p.s;
+  for (auto _ : state) {
+    for (int64_t y = 0; y < s.out_h; ++y) {
+      for (int64_t x = 0; x < s.out_w; ++x) {
+        float* out = p.output.data() + (y * s.out_w + x) * s.out_c;
+        for (int64_t o = 0; o < s.out_c; ++o) out[o] = p.bias[static_cast<size_t>(o)];
+        for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
+          const int64_t iy = y * s.stride_h - s.pad_top + ky;
+          if (iy < 0 || iy >= s.in_h) continue;
+          for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
+            const int64_t ix = x * s.stride_w - s.pad_left + kx;
+            if (ix < 0 || ix >= s.in_w) continue;
+            const float* in = p.input.data() + (iy * s.in_w + ix) * s.in_c;
+            for (int64_t o = 0; o < s.out_c; ++o) {
+              const float* w = p.weights.data() + ((o * s.kernel_h + ky) * s.kernel_w + kx) * s.in_c;
+              float sum = 0.0f;
+              for (int64_t c = 0; c < s.in_c; ++c) sum += in[c] * w[c];
+              out[o] += sum;
+            }
+          }
+        }
+      }
+    }
+    benchmark::DoNotOptimize(p.output.data());
+  }
+  state.SetItemsProcessed(state.iterations() * p.MultiplyAdds());
+}
+
+void Shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"size", "in_c", "out_c", "kernel", "stride"});
+  for (const auto& s : std::vector<std::vector<int64_t>>{
+           {224, 3, 8, 3, 2}, {224, 3, 32, 3, 2}, {128, 3, 24, 5, 2}, {192, 3, 16, 3, 2}, {64, 1, 8, 3, 1}}) {
+    b->Args(s);
+  }
+}
+
+BENCHMARK(BM_XnnpackConvolution)->Apply(Shapes);
+BENCHMARK(BM_KilnDirectConv)->Apply(Shapes);
+BENCHMARK(BM_PlainLoop)->Apply(Shapes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,32 @@
+// What Kiln's own SIMD kernels (ops/simd) ask before they run: whether the build has x86-64 vector code, and
+// whether the user turned a kernel off through the environment. Each kernel's Available() reads these once.
+#ifndef KILN_OPS_SIMD_CPU_H_
+#define KILN_OPS_SIMD_CPU_H_
+
+#include <cstdlib>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KILN_SIMD_X86_BUILD 1
+#else
+#define KILN_SIMD_X86_BUILD 0
+#endif
+
+namespace kiln::ops::simd {
+
+// Whether environment variable `name` (KILN_DISABLE_GEMV, ...) is set to something other than "" or "0".
+inline bool DisabledByEnv(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0' && value[0] != '0';
+}
+
+#if KILN_SIMD_X86_BUILD
+// Whether this CPU has AVX2 and FMA (the float kernels' instructions).
+inline bool HasAvx2Fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+}  // namespace kiln::ops::simd
+
+#endif  // KILN_OPS_SIMD_CPU_H_
