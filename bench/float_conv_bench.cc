@@ -1,8 +1,10 @@
-// A float CONV_2D over few input channels, SAME padding (the first layers of ts_mobilenet_v1_025_224_float, of
-// MobileNet at full width, and a 5x5 stem), through (a) XNNPACK's convolution2d_nhwc_f32 operator, as Kiln's XNNPACK
-// engine defines it, (b) Kiln's own AVX2/FMA direct convolution (ops/simd/float_conv.h), and (c) a plain C++ loop
-// (compiled with the build's flags). One thread; compare the CPU column on a busy machine. Items are
-// multiply-adds.
+// Kiln's own float convolutions beside XNNPACK's, one thread, SAME padding; items are multiply-adds; compare the
+// CPU column on a busy machine.
+// - CONV_2D over few input channels (the first layers of ts_mobilenet_v1_025_224_float, of MobileNet at full
+//   width, and a 5x5 stem): (a) XNNPACK's convolution2d_nhwc_f32 operator, as Kiln's XNNPACK engine defines it,
+//   (b) Kiln's direct convolution (ops/simd/float_conv.h), (c) a plain C++ loop (the build's flags).
+// - DEPTHWISE_CONV_2D (ts_mobilenet_v1_025_224_float's 3x3 layers of 8 to 256 channels, a 5x5 one): (a) XNNPACK's
+//   operator (groups = channels), (b) Kiln's depthwise convolution (ops/simd/float_depthwise.h).
 //   build/ci/bench/float_conv_bench
 #include <benchmark/benchmark.h>
 #include <xnnpack.h>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "ops/simd/float_conv.h"
+#include "ops/simd/float_depthwise.h"
 
 namespace {
 
@@ -23,7 +26,7 @@ struct Problem {
   ConvShape s;
   std::vector<float> input, weights, bias, output;
   // Args: input size (square), input channels, output channels, kernel size, stride.
-  explicit Problem(const benchmark::State& state) {
+  explicit Problem(const benchmark::State& state, bool depthwise = false) {
     const int64_t size = state.range(0), stride = state.range(4);
     s.in_h = s.in_w = size;
     s.in_c = state.range(1);
@@ -35,14 +38,17 @@ struct Problem {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> value(-1.0f, 1.0f);
     input.resize(static_cast<size_t>(s.in_h * s.in_w * s.in_c));
-    weights.resize(static_cast<size_t>(s.out_c * s.kernel_h * s.kernel_w * s.in_c));
+    if (depthwise) s.out_c = s.in_c;
+    weights.resize(static_cast<size_t>(s.out_c * s.kernel_h * s.kernel_w * (depthwise ? 1 : s.in_c)));
     bias.resize(static_cast<size_t>(s.out_c));
     output.resize(static_cast<size_t>(s.out_h * s.out_w * s.out_c));
     for (auto& v : input) v = value(rng);
     for (auto& v : weights) v = value(rng);
     for (auto& v : bias) v = value(rng);
   }
-  int64_t MultiplyAdds() const { return s.out_h * s.out_w * s.out_c * s.kernel_h * s.kernel_w * s.in_c; }
+  int64_t MultiplyAdds(bool depthwise = false) const {
+    return s.out_h * s.out_w * s.out_c * s.kernel_h * s.kernel_w * (depthwise ? 1 : s.in_c);
+  }
 };
 
 void BM_XnnpackConvolution(benchmark::State& state) {
@@ -127,6 +133,65 @@ void Shapes(benchmark::internal::Benchmark* b) {
   }
 }
 
+void BM_XnnpackDepthwise(benchmark::State& state) {
+  Problem p(state, true);
+  static const xnn_status init = xnn_initialize(nullptr);
+  if (init != xnn_status_success) {
+    state.SkipWithError("xnn_initialize failed");
+    return;
+  }
+  const ConvShape& s = p.s;
+  const float inf = std::numeric_limits<float>::infinity();
+  xnn_operator_t op = nullptr;
+  if (xnn_create_convolution2d_nhwc_f32(0, 0, 0, 0, static_cast<uint32_t>(s.kernel_h), static_cast<uint32_t>(s.kernel_w),
+                                        static_cast<uint32_t>(s.stride_h), static_cast<uint32_t>(s.stride_w), 1, 1,
+                                        static_cast<uint32_t>(s.in_c), 1, 1, static_cast<size_t>(s.in_c),
+                                        static_cast<size_t>(s.out_c), p.weights.data(), p.bias.data(), -inf, inf,
+                                        XNN_FLAG_TENSORFLOW_SAME_PADDING | XNN_FLAG_DEPTHWISE_CONVOLUTION,
+                                        &op) != xnn_status_success ||
+      xnn_setup_convolution2d_nhwc_f32(op, 1, static_cast<size_t>(s.in_h), static_cast<size_t>(s.in_w),
+                                       p.input.data(), p.output.data(), nullptr) != xnn_status_success) {
+    state.SkipWithError("XNNPACK refused the depthwise convolution");
+    return;
+  }
+  for (auto _ : state) {
+    xnn_run_operator(op, nullptr);
+    benchmark::DoNotOptimize(p.output.data());
+  }
+  xnn_delete_operator(op);
+  state.SetItemsProcessed(state.iterations() * p.MultiplyAdds(true));
+}
+
+void BM_KilnDepthwise(benchmark::State& state) {
+  if (!kiln::ops::depthwise::Available()) {
+    state.SkipWithError("this CPU has no AVX2 and FMA");
+    return;
+  }
+  Problem p(state, true);
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto packed = kiln::ops::depthwise::PackDepthwise(p.s, p.weights.data(), p.bias.data(), -inf, inf);
+  for (auto _ : state) {
+    kiln::ops::depthwise::Depthwise(packed, p.input.data(), p.output.data(), 0, p.s.out_h);
+    benchmark::DoNotOptimize(p.output.data());
+  }
+  state.SetItemsProcessed(state.iterations() * p.MultiplyAdds(true));
+}
+
+void DepthwiseShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"size", "channels", "unused", "kernel", "stride"});
+  for (const auto& s : std::vector<std::vector<int64_t>>{{112, 8, 0, 3, 1},
+                                                         {112, 16, 0, 3, 2},
+                                                         {56, 32, 0, 3, 1},
+                                                         {28, 64, 0, 3, 1},
+                                                         {14, 128, 0, 3, 1},
+                                                         {7, 256, 0, 3, 1},
+                                                         {32, 24, 0, 5, 1}}) {
+    b->Args(s);
+  }
+}
+
+BENCHMARK(BM_XnnpackDepthwise)->Apply(DepthwiseShapes);
+BENCHMARK(BM_KilnDepthwise)->Apply(DepthwiseShapes);
 BENCHMARK(BM_XnnpackConvolution)->Apply(Shapes);
 BENCHMARK(BM_KilnDirectConv)->Apply(Shapes);
 BENCHMARK(BM_PlainLoop)->Apply(Shapes);

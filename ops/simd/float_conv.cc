@@ -8,7 +8,7 @@
 #include "ops/simd/cpu.h"
 
 #if KILN_SIMD_X86_BUILD
-#include <immintrin.h>
+#include "ops/simd/avx2.h"
 #endif
 
 namespace kiln::ops::conv {
@@ -48,27 +48,14 @@ PackedConv PackConv(const ConvShape& shape, const float* weights, const float* b
 
 #if KILN_SIMD_X86_BUILD
 
-#define KILN_CONV_TARGET __attribute__((target("avx2,fma")))
-
 namespace {
-
-// Lanes [0, valid) of `v` to `out` (valid 1 to 8).
-KILN_CONV_TARGET inline void StorePartial(float* out, __m256 v, int64_t valid) {
-  if (valid >= 8) {
-    _mm256_storeu_ps(out, v);
-    return;
-  }
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(valid)), lane);
-  _mm256_maskstore_ps(out, mask, v);
-}
 
 // P output pixels of one row, one block of V vectors of output channels, C input channels. `in_row0` is the
 // image's first input row; x0 the first pixel's first input column (before adding kx), stepping `stride` pixels;
 // taps [ky_begin, ky_end) of the kernel's rows are inside the input. kChecked: columns outside [0, in_w) are
 // skipped (the row's end pixels), else every column is inside.
 template <int V, int P, int C, bool kChecked>
-KILN_CONV_TARGET void Pixels(const PackedConv& pc, const float* w, const float* bias, const float* in_image,
+KILN_AVX2_TARGET void Pixels(const PackedConv& pc, const float* w, const float* bias, const float* in_image,
                              int64_t iy0, int64_t ky_begin, int64_t ky_end, int64_t x0, float* out,
                              int64_t valid_channels) {
   const ConvShape& s = pc.shape;
@@ -97,18 +84,15 @@ KILN_CONV_TARGET void Pixels(const PackedConv& pc, const float* w, const float* 
   const __m256 lo = _mm256_set1_ps(pc.min), hi = _mm256_set1_ps(pc.max);
   for (int p = 0; p < P; ++p) {
     for (int v = 0; v < V; ++v) {
-      // max then min with the sum as the second operand: both return their second operand when either is NaN,
-      // so a NaN sum stays NaN, as in the reference kernel without an activation.
-      const __m256 y = _mm256_min_ps(hi, _mm256_max_ps(lo, acc[p][v]));
       const int64_t left = valid_channels - 8 * v;
-      if (left > 0) StorePartial(out + p * s.out_c + 8 * v, y, left);
+      if (left > 0) simd::StoreFirstLanes(out + p * s.out_c + 8 * v, simd::Clamp(acc[p][v], lo, hi), left);
     }
   }
 }
 
 // Output rows [row_begin, row_end) for C input channels and V vectors per block.
 template <int V, int C>
-KILN_CONV_TARGET void Rows(const PackedConv& pc, const float* in, float* out, int64_t row_begin, int64_t row_end) {
+KILN_AVX2_TARGET void Rows(const PackedConv& pc, const float* in, float* out, int64_t row_begin, int64_t row_end) {
   constexpr int P = V == 1 ? 8 : 4;  // pixels per step: 8 vectors of sums either way
   const ConvShape& s = pc.shape;
   const int64_t width = 8 * V;

@@ -25,6 +25,7 @@
 #include "kiln/builtin_ops.h"
 #include "ops/reference/quantized.h"
 #include "ops/simd/float_conv.h"
+#include "ops/simd/float_depthwise.h"
 #include "ops/simd/float_gemv.h"
 #include "ops/simd/int8_gemm.h"
 #include "runtime/arena_planner.h"
@@ -659,88 +660,103 @@ gemv::PackedGemv PackGemvFc(const Interpreter& interpreter, const Node& node) {
   return gemv::PackGemv(weights.data(), n, k, bias, lo, hi);
 }
 
-// The name the placement text gives the nodes Kiln's own direct convolution runs inside an xnnpack host run.
+// The names the placement text gives the nodes Kiln's own convolutions run inside an xnnpack host run.
 constexpr const char* kConvKernel = "kiln-conv float";
+constexpr const char* kDepthwiseKernel = "kiln-depthwise float";
 
-// The geometry of a float CONV_2D that Kiln's own AVX2/FMA direct convolution (ops/simd/float_conv.h) runs instead
-// of XNNPACK, or false: a CPU with AVX2 and FMA; 1 to 4 input channels; constant float32 weights and a constant
-// float32 bias or none; dilation 1; a fused activation that is a clamp; and an output of the size TensorFlow's
-// SAME or VALID padding gives.
-bool DirectConv(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape) {
-  if (!conv::Available() || node.desc->builtin_code != kKilnBuiltinConv2d || node.inputs.size() < 2 ||
-      node.outputs.size() != 1 || node.inputs[0] < 0 || node.inputs[1] < 0 || node.outputs[0] < 0) {
+// The geometry of a float CONV_2D or DEPTHWISE_CONV_2D node for Kiln's own kernels, or false: XNNPACK takes the
+// node, its input and output are float32 4-D, its weights constant float32 4-D (filter_channels per tap: the input
+// channels for CONV_2D, the output channels for DEPTHWISE_CONV_2D), the bias constant float32 or absent, dilation 1,
+// the fused activation a clamp (*lo, *hi), and the output of the size TensorFlow's SAME or VALID padding gives
+// (SAME: ceil(in / stride) outputs, the odd row or column of padding after).
+bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPadding padding, int stride_h,
+                       int stride_w, int dilation_h, int dilation_w, KilnFusedActivation activation,
+                       conv::ConvShape* shape, float* lo, float* hi) {
+  if (node.inputs.size() < 2 || node.outputs.size() != 1 || node.inputs[0] < 0 || node.inputs[1] < 0 ||
+      node.outputs[0] < 0 || dilation_h != 1 || dilation_w != 1 || stride_h < 1 || stride_w < 1) {
     return false;
   }
   std::string reason;
   if (!SupportsNode(interpreter, node, &reason)) return false;  // XNNPACK's own checks: the same nodes move
-  const auto* params = ParamsOf<KilnConvParams>(node);
-  if (params == nullptr || params->dilation_height_factor != 1 || params->dilation_width_factor != 1 ||
-      params->stride_height < 1 || params->stride_width < 1) {
-    return false;
-  }
   const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
   const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
   if (input->type != kKilnFloat32 || output->type != kKilnFloat32 || input->dims.size() != 4 ||
-      output->dims.size() != 4 || !IsConstant(filter) || filter->type != kKilnFloat32 || filter->dims.size() != 4) {
+      output->dims.size() != 4 || !IsConstant(filter) || filter->type != kKilnFloat32 || filter->dims.size() != 4 ||
+      filter->dims[1] < 1 || filter->dims[2] < 1 || output->dims[0] != input->dims[0]) {
     return false;
   }
-  const int64_t channels = input->dims[3];
-  if (channels < 1 || channels > conv::kMaxInputChannels || filter->dims[3] != channels ||
-      filter->dims[0] != output->dims[3] || output->dims[0] != input->dims[0] || filter->dims[1] < 1 ||
-      filter->dims[2] < 1) {
-    return false;
-  }
+  const int64_t out_c = output->dims[3];
   if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
     const KilnTensor* bias = TensorAt(interpreter, node.inputs[2]);
-    if (!IsConstant(bias) || bias->type != kKilnFloat32 ||
-        bias->bytes != static_cast<size_t>(filter->dims[0]) * sizeof(float)) {
+    if (!IsConstant(bias) || bias->type != kKilnFloat32 || bias->bytes != static_cast<size_t>(out_c) * sizeof(float)) {
       return false;
     }
   }
-  float lo = 0.0f, hi = 0.0f;
-  if (!OutputRange(output, params->activation, &lo, &hi)) return false;
-  conv::ConvShape s;
-  s.batch = input->dims[0];
-  s.in_h = input->dims[1];
-  s.in_w = input->dims[2];
-  s.in_c = channels;
-  s.out_h = output->dims[1];
-  s.out_w = output->dims[2];
-  s.out_c = output->dims[3];
-  s.kernel_h = filter->dims[1];
-  s.kernel_w = filter->dims[2];
-  s.stride_h = params->stride_height;
-  s.stride_w = params->stride_width;
-  // TensorFlow's padding: SAME gives ceil(in / stride) outputs, the odd row or column of padding after.
+  if (!OutputRange(output, activation, lo, hi)) return false;
+  conv::ConvShape g;
+  g.batch = input->dims[0];
+  g.in_h = input->dims[1];
+  g.in_w = input->dims[2];
+  g.in_c = input->dims[3];
+  g.out_h = output->dims[1];
+  g.out_w = output->dims[2];
+  g.out_c = out_c;
+  g.kernel_h = filter->dims[1];
+  g.kernel_w = filter->dims[2];
+  g.stride_h = stride_h;
+  g.stride_w = stride_w;
   auto side = [&](int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t* before) {
-    if (params->padding == kKilnPaddingSame) {
+    if (padding == kKilnPaddingSame) {
       *before = std::max<int64_t>(0, (out - 1) * stride + kernel - in) / 2;
       return out == (in + stride - 1) / stride;
     }
     *before = 0;
     return in >= kernel && out == (in - kernel) / stride + 1;
   };
-  if (s.batch < 1 || s.out_c < 1 || !side(s.in_h, s.out_h, s.kernel_h, s.stride_h, &s.pad_top) ||
-      !side(s.in_w, s.out_w, s.kernel_w, s.stride_w, &s.pad_left)) {
+  if (g.batch < 1 || g.in_c < 1 || g.out_c < 1 || !side(g.in_h, g.out_h, g.kernel_h, g.stride_h, &g.pad_top) ||
+      !side(g.in_w, g.out_w, g.kernel_w, g.stride_w, &g.pad_left)) {
     return false;
   }
-  if (shape != nullptr) *shape = s;
+  *shape = g;
   return true;
 }
 
-// Packs a DirectConv node's weights, bias and clamp.
-conv::PackedConv PackDirectConv(const Interpreter& interpreter, const Node& node) {
-  conv::ConvShape shape;
-  DirectConv(interpreter, node, &shape);
-  const float* bias = nullptr;
-  if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
-    bias = static_cast<const float*>(TensorAt(interpreter, node.inputs[2])->data);
+// A float CONV_2D over 1 to 4 input channels that Kiln's own AVX2/FMA direct convolution (ops/simd/float_conv.h)
+// runs instead of XNNPACK, on a CPU with AVX2 and FMA; its geometry and clamp.
+bool DirectConv(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo, float* hi) {
+  if (!conv::Available() || node.desc->builtin_code != kKilnBuiltinConv2d) return false;
+  const auto* p = ParamsOf<KilnConvParams>(node);
+  if (p == nullptr || !FloatConvGeometry(interpreter, node, p->padding, p->stride_height, p->stride_width,
+                                         p->dilation_height_factor, p->dilation_width_factor, p->activation, shape,
+                                         lo, hi)) {
+    return false;
   }
-  float lo = 0.0f, hi = 0.0f;
-  OutputRange(TensorAt(interpreter, node.outputs[0]), ParamsOf<KilnConvParams>(node)->activation, &lo, &hi);
-  return conv::PackConv(shape, static_cast<const float*>(TensorAt(interpreter, node.inputs[1])->data), bias, lo,
-                        hi);
+  const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+  return shape->in_c <= conv::kMaxInputChannels && filter->dims[3] == shape->in_c && filter->dims[0] == shape->out_c;
+}
+
+// A float DEPTHWISE_CONV_2D of depth multiplier 1 over at most depthwise::kMaxChannels channels that Kiln's own
+// AVX2/FMA depthwise convolution (ops/simd/float_depthwise.h) runs instead of XNNPACK, on a CPU with AVX2 and FMA;
+// its geometry and clamp.
+bool DirectDepthwise(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo,
+                     float* hi) {
+  if (!depthwise::Available() || node.desc->builtin_code != kKilnBuiltinDepthwiseConv2d) return false;
+  const auto* p = ParamsOf<KilnDepthwiseConvParams>(node);
+  if (p == nullptr || p->depth_multiplier != 1 ||
+      !FloatConvGeometry(interpreter, node, p->padding, p->stride_height, p->stride_width, p->dilation_height_factor,
+                         p->dilation_width_factor, p->activation, shape, lo, hi)) {
+    return false;
+  }
+  const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+  return shape->in_c == shape->out_c && shape->out_c <= depthwise::kMaxChannels && filter->dims[0] == 1 &&
+         filter->dims[3] == shape->out_c;
+}
+
+// The constant float32 bias of a convolution node, or null.
+const float* FloatBias(const Interpreter& interpreter, const Node& node) {
+  if (node.inputs.size() < 3 || node.inputs[2] < 0) return nullptr;
+  return static_cast<const float*>(TensorAt(interpreter, node.inputs[2])->data);
 }
 
 // KILN_VNNI_EXACT=1: the VNNI nodes requantize with LiteRT's fixed-point arithmetic (byte-exact with the reference
@@ -1313,31 +1329,43 @@ struct GemvStep : OwnStep {
   static void Tile1(void* context, size_t block) { Tile(context, block, 1); }
 };
 
-// One float CONV_2D over few input channels on Kiln's direct convolution: output rows split across the engine's
-// threads when the convolution is large.
+// One float CONV_2D over few input channels on Kiln's direct convolution, or one DEPTHWISE_CONV_2D on Kiln's
+// depthwise convolution: output rows split across the engine's threads when the convolution is large.
 struct ConvStep : OwnStep {
-  conv::PackedConv packed;
+  conv::ConvShape shape;
+  bool is_depthwise = false;
+  conv::PackedConv conv;             // or
+  depthwise::PackedDepthwise depthwise;
   const float* in = nullptr;  // bound
   float* out = nullptr;
 
-  const char* kernel() const override { return kConvKernel; }
+  const char* kernel() const override { return is_depthwise ? kDepthwiseKernel : kConvKernel; }
   void Bind(void* input, void* output) override {
     in = static_cast<const float*>(input);
     out = static_cast<float*>(output);
   }
 
+  void Rows(int64_t begin, int64_t end) const {
+    if (is_depthwise) {
+      depthwise::Depthwise(depthwise, in, out, begin, end);
+    } else {
+      conv::Conv(conv, in, out, begin, end);
+    }
+  }
+
   static void Tile(void* context, size_t start, size_t count) {
-    const auto* step = static_cast<const ConvStep*>(context);
-    conv::Conv(step->packed, step->in, step->out, static_cast<int64_t>(start), static_cast<int64_t>(start + count));
+    static_cast<const ConvStep*>(context)->Rows(static_cast<int64_t>(start), static_cast<int64_t>(start + count));
   }
 
   void Run(pthreadpool_t pool, uint32_t flags) const override {
     const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
-    const conv::ConvShape& s = packed.shape;
-    const int64_t multiply_adds = rows * s.out_w * s.out_c * s.kernel_h * s.kernel_w * s.in_c;
-    constexpr int64_t kParallelMultiplyAdds = int64_t{1} << 20;  // as the GEMV's: below it, waking costs more
+    const int64_t multiply_adds =
+        rows * shape.out_w * shape.out_c * shape.kernel_h * shape.kernel_w * (is_depthwise ? 1 : shape.in_c);
+    // Below about a million multiply-adds (ts_mobilenet_v1_025_224_float's smallest depthwise layer, 7 x 7 x 256:
+    // a tenth of that), waking the workers costs more than the work.
+    constexpr int64_t kParallelMultiplyAdds = int64_t{1} << 20;
     if (threads <= 1 || rows < 2 || multiply_adds < kParallelMultiplyAdds) {
-      conv::Conv(packed, in, out, 0, rows);
+      Rows(0, rows);
       return;
     }
     // About four tiles per thread, so that a busy core's share moves to the others.
@@ -1348,8 +1376,8 @@ struct ConvStep : OwnStep {
 };
 
 // A host run whose int8 1x1 convolutions run on Kiln's VNNI GEMM, whose small float FULLY_CONNECTED nodes run on
-// Kiln's GEMV, whose float convolutions over few channels run on Kiln's direct convolution, and whose other nodes
-// run on XNNPACK: the steps in node order, each an XNNPACK runtime (a stretch
+// Kiln's GEMV, whose float convolutions over few channels and depthwise convolutions of few channels run on Kiln's
+// own convolutions, and whose other nodes run on XNNPACK: the steps in node order, each an XNNPACK runtime (a stretch
 // of nodes) or one node on Kiln's own kernel (an OwnStep). A tensor internal to the run that
 // passes from one step to another gets memory of the run's own (the interpreter gives internal tensors none).
 class MixedRun : public HostRun {
@@ -1443,7 +1471,7 @@ class XnnpackEngine : public HostEngine {
     }
     // Each node's step: the nodes on Kiln's own kernels one each, the stretches between them one XNNPACK runtime
     // each.
-    enum Kind { kXnnpack, kVnni, kGemv, kConv };
+    enum Kind { kXnnpack, kVnni, kGemv, kConv, kDepthwise };
     std::vector<int> step_of(static_cast<size_t>(last - first + 1), -1);
     std::vector<std::pair<int, int>> stretches;  // [first, last] per step; first == last for Kiln's kernels
     std::vector<Kind> kinds;
@@ -1451,10 +1479,13 @@ class XnnpackEngine : public HostEngine {
     for (int n = first; n <= last; ++n) {
       if (interpreter->folded(n)) continue;
       const Node& node = interpreter->nodes()[n];
-      const Kind kind = VnniConv(*interpreter, node)                ? kVnni
-                        : GemvFc(*interpreter, node)                ? kGemv
-                        : DirectConv(*interpreter, node, nullptr) ? kConv
-                                                                    : kXnnpack;
+      conv::ConvShape shape;
+      float lo = 0.0f, hi = 0.0f;
+      const Kind kind = VnniConv(*interpreter, node)                            ? kVnni
+                        : GemvFc(*interpreter, node)                            ? kGemv
+                        : DirectConv(*interpreter, node, &shape, &lo, &hi)      ? kConv
+                        : DirectDepthwise(*interpreter, node, &shape, &lo, &hi) ? kDepthwise
+                                                                                : kXnnpack;
       any_own = any_own || kind != kXnnpack;
       if (kind != kXnnpack || stretches.empty() || kinds.back() != kXnnpack) {
         stretches.push_back({n, n});
@@ -1495,10 +1526,22 @@ class XnnpackEngine : public HostEngine {
       if (kinds[i] != kXnnpack) {
         const Node& node = interpreter->nodes()[stretches[i].first];
         const KilnTensor* input = interpreter->tensor(node.inputs[0]);
-        if (kinds[i] == kConv) {
+        if (kinds[i] == kConv || kinds[i] == kDepthwise) {
+          conv::ConvShape shape;
+          float lo = 0.0f, hi = 0.0f;
+          const float* weights = static_cast<const float*>(interpreter->tensor(node.inputs[1])->data);
+          const float* bias = FloatBias(*interpreter, node);
           auto direct = std::make_unique<ConvStep>();
-          direct->packed = PackDirectConv(*interpreter, node);
-          direct->rows = direct->packed.shape.batch * direct->packed.shape.out_h;
+          if (kinds[i] == kConv) {
+            DirectConv(*interpreter, node, &shape, &lo, &hi);
+            direct->conv = conv::PackConv(shape, weights, bias, lo, hi);
+          } else {
+            DirectDepthwise(*interpreter, node, &shape, &lo, &hi);
+            direct->depthwise = depthwise::PackDepthwise(shape, weights, bias, lo, hi);
+            direct->is_depthwise = true;
+          }
+          direct->shape = shape;
+          direct->rows = shape.batch * shape.out_h;
           step.own = std::move(direct);
         } else if (kinds[i] == kGemv) {
           auto gemv = std::make_unique<GemvStep>();

@@ -378,44 +378,60 @@ TEST(HostEngine, SmallFullyConnectedRunsOnKilnsGemv) {
   }
 }
 
-// CONV_2D nodes over 1 to 4 input channels run on Kiln's own direct convolution (ops/simd/float_conv.h) inside the
-// XNNPACK host run, beside a convolution XNNPACK runs: x [2, 23, 30, 3] -> 3x3 stride 2 SAME, RELU6 (11 channels;
-// kiln-conv) -> 1x1 to 4 channels, no bias (xnnpack: 11 input channels) -> 5x3 strides (1, 2) VALID (9 channels;
-// kiln-conv). The answers match the reference kernels on 1 and 2 threads.
-TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsDirectConvolution) {
+// CONV_2D nodes over 1 to 4 input channels run on Kiln's own direct convolution (ops/simd/float_conv.h), and
+// DEPTHWISE_CONV_2D nodes of up to 32 channels on its depthwise convolution (ops/simd/float_depthwise.h), inside the
+// XNNPACK host run beside convolutions XNNPACK runs: x [2, 23, 30, 3] -> 3x3 stride 2 SAME, RELU6 (11 channels;
+// kiln-conv) -> depthwise 3x3 SAME, RELU (kiln-depthwise) -> 1x1 to 40 channels, no bias (xnnpack: 11 input
+// channels) -> depthwise 5x5 strides (2, 1) VALID (xnnpack: 40 channels) -> 1x1 to 4 channels (xnnpack) -> 3x3
+// strides (1, 2) VALID (9 channels; kiln-conv). The answers match the reference kernels on 1 and 2 threads.
+TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
   ModelWriter w;
   const int x = w.AddTensor(kKilnFloat32, {2, 23, 30, 3}, "x");
   const int w1 = w.AddConstTensor(kKilnFloat32, {11, 3, 3, 3}, "w1", Random(11 * 27, 21));
   const int b1 = w.AddConstTensor(kKilnFloat32, {11}, "b1", Random(11, 22));
-  const int w2 = w.AddConstTensor(kKilnFloat32, {4, 1, 1, 11}, "w2", Random(44, 23));
-  const int w3 = w.AddConstTensor(kKilnFloat32, {9, 5, 3, 4}, "w3", Random(9 * 60, 24));
+  const int d1 = w.AddConstTensor(kKilnFloat32, {1, 3, 3, 11}, "d1", Random(99, 27));
+  const int db1 = w.AddConstTensor(kKilnFloat32, {11}, "db1", Random(11, 28));
+  const int w2 = w.AddConstTensor(kKilnFloat32, {40, 1, 1, 11}, "w2", Random(440, 23));
+  const int d2 = w.AddConstTensor(kKilnFloat32, {1, 5, 5, 40}, "d2", Random(1000, 29));
+  const int w4 = w.AddConstTensor(kKilnFloat32, {4, 1, 1, 40}, "w4", Random(160, 30));
+  const int w3 = w.AddConstTensor(kKilnFloat32, {9, 3, 3, 4}, "w3", Random(9 * 36, 24));
   const int b3 = w.AddConstTensor(kKilnFloat32, {9}, "b3", Random(9, 25));
   const int h1 = w.AddTensor(kKilnFloat32, {2, 12, 15, 11}, "h1");
-  const int h2 = w.AddTensor(kKilnFloat32, {2, 12, 15, 4}, "h2");
-  const int y = w.AddTensor(kKilnFloat32, {2, 8, 7, 9}, "y");
+  const int h2 = w.AddTensor(kKilnFloat32, {2, 12, 15, 11}, "h2");
+  const int h3 = w.AddTensor(kKilnFloat32, {2, 12, 15, 40}, "h3");
+  const int h4 = w.AddTensor(kKilnFloat32, {2, 4, 11, 40}, "h4");
+  const int h5 = w.AddTensor(kKilnFloat32, {2, 4, 11, 4}, "h5");
+  const int y = w.AddTensor(kKilnFloat32, {2, 2, 5, 9}, "y");
   w.AddOp(kKilnBuiltinConv2d, {x, w1, b1}, {h1}, KilnConvParams{kKilnPaddingSame, 2, 2, 1, 1, kKilnActRelu6});
-  w.AddOp(kKilnBuiltinConv2d, {h1, w2, -1}, {h2}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
-  w.AddOp(kKilnBuiltinConv2d, {h2, w3, b3}, {y}, KilnConvParams{kKilnPaddingValid, 2, 1, 1, 1, kKilnActNone});
+  w.AddOp(kKilnBuiltinDepthwiseConv2d, {h1, d1, db1}, {h2},
+          KilnDepthwiseConvParams{kKilnPaddingSame, 1, 1, 1, kKilnActRelu, 1, 1});
+  w.AddOp(kKilnBuiltinConv2d, {h2, w2, -1}, {h3}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+  w.AddOp(kKilnBuiltinDepthwiseConv2d, {h3, d2, -1}, {h4},
+          KilnDepthwiseConvParams{kKilnPaddingValid, 1, 2, 1, kKilnActNone, 1, 1});
+  w.AddOp(kKilnBuiltinConv2d, {h4, w4, -1}, {h5}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+  w.AddOp(kKilnBuiltinConv2d, {h5, w3, b3}, {y}, KilnConvParams{kKilnPaddingValid, 2, 1, 1, 1, kKilnActNone});
   w.SetInputs({x});
   w.SetOutputs({y});
   const std::vector<uint8_t> model = w.Finish();
   ASSERT_FALSE(model.empty()) << w.error();
   const std::vector<float> input = Random(2 * 23 * 30 * 3, 26);
   const Result reference = RunModel(model, input, true);
-  ASSERT_EQ(reference.y.size(), 2u * 8 * 7 * 9) << reference.errors;
+  ASSERT_EQ(reference.y.size(), 2u * 2 * 5 * 9) << reference.errors;
   for (int threads : {1, 2}) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
     const Result fast = RunModel(model, input, false, threads);
-    ASSERT_EQ(fast.nodes.size(), 3u) << fast.errors;
-    if (HasEngine(fast) && Avx2KernelExpected("KILN_DISABLE_CONV")) {
-      for (int n : {0, 2}) {
-        EXPECT_NE(fast.nodes[n].find("xnnpack, in host run 0, on kiln-conv float"), std::string::npos)
-            << fast.nodes[n];
+    ASSERT_EQ(fast.nodes.size(), 6u) << fast.errors;
+    if (HasEngine(fast)) {
+      const std::string conv = Avx2KernelExpected("KILN_DISABLE_CONV") ? ", on kiln-conv float" : "";
+      const std::string depthwise =
+          Avx2KernelExpected("KILN_DISABLE_DEPTHWISE") ? ", on kiln-depthwise float" : "";
+      const std::string kernels[6] = {conv, depthwise, "", "", "", conv};
+      for (int n = 0; n < 6; ++n) {
+        const std::string& node = fast.nodes[static_cast<size_t>(n)];
+        EXPECT_EQ(node.substr(node.find(": ") + 2), "builtin op, xnnpack, in host run 0" + kernels[n]) << node;
       }
-      EXPECT_NE(fast.nodes[1].find("xnnpack, in host run 0"), std::string::npos) << fast.nodes[1];
-      EXPECT_EQ(fast.nodes[1].find("kiln-conv"), std::string::npos) << fast.nodes[1];
     }
-    // Sums of 27 to 60 products in another order: a bound relative to the output's scale (cancellation leaves
+    // Sums of up to 40 products in another order: a bound relative to the output's scale (cancellation leaves
     // some outputs far smaller than their terms).
     double worst = 0, scale = 0;
     EXPECT_EQ(testing::CountOutsideScaledBound(fast.y.data(), reference.y.data(), fast.y.size(), 1e-5, 0, "y",

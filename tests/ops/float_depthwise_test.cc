@@ -1,0 +1,214 @@
+// Kiln's AVX2/FMA depthwise convolution (ops/simd/float_depthwise.h) against a plain double-precision
+// DEPTHWISE_CONV_2D written here: channel counts around the kernel's vectors (8), kernel sizes 1 to 7 (3x3 and 5x5
+// have their own compiled forms), strides 1 to 3, SAME and VALID padding (windows crossing every edge), widths
+// below, at and above a step of pixels, batches, row ranges (as the host engine splits a node across threads), no
+// bias, the activation clamps, and NaN and infinity passing through. The bound is the float error of a sum of K
+// products: |y - exact| <= 2 (K + 2) eps sum |x w| (+ the bias's). Skipped on a CPU without AVX2 and FMA.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/simd/float_depthwise.h"
+
+namespace kiln::ops::depthwise {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+struct Case {
+  int64_t batch, in_h, in_w, channels, kernel_h, kernel_w, stride_h, stride_w;
+  bool same = true;
+  bool bias = true;
+  float min = -kInf, max = kInf;
+};
+
+std::string Describe(const Case& c) {
+  return "batch=" + std::to_string(c.batch) + " in=" + std::to_string(c.in_h) + "x" + std::to_string(c.in_w) +
+         "x" + std::to_string(c.channels) + " kernel=" + std::to_string(c.kernel_h) + "x" +
+         std::to_string(c.kernel_w) + " stride=" + std::to_string(c.stride_h) + "x" + std::to_string(c.stride_w) +
+         (c.same ? " SAME" : " VALID") + (c.bias ? "" : " no bias");
+}
+
+conv::ConvShape ShapeOf(const Case& c) {
+  conv::ConvShape s;
+  s.batch = c.batch;
+  s.in_h = c.in_h;
+  s.in_w = c.in_w;
+  s.in_c = s.out_c = c.channels;
+  s.kernel_h = c.kernel_h;
+  s.kernel_w = c.kernel_w;
+  s.stride_h = c.stride_h;
+  s.stride_w = c.stride_w;
+  if (c.same) {  // TensorFlow's: ceil(in / stride) outputs, the odd padding after
+    s.out_h = (c.in_h + c.stride_h - 1) / c.stride_h;
+    s.out_w = (c.in_w + c.stride_w - 1) / c.stride_w;
+    s.pad_top = std::max<int64_t>(0, (s.out_h - 1) * c.stride_h + c.kernel_h - c.in_h) / 2;
+    s.pad_left = std::max<int64_t>(0, (s.out_w - 1) * c.stride_w + c.kernel_w - c.in_w) / 2;
+  } else {
+    s.out_h = (c.in_h - c.kernel_h) / c.stride_h + 1;
+    s.out_w = (c.in_w - c.kernel_w) / c.stride_w + 1;
+  }
+  return s;
+}
+
+void Check(const Case& c, uint32_t seed) {
+  SCOPED_TRACE(Describe(c));
+  const conv::ConvShape s = ShapeOf(c);
+  ASSERT_GT(s.out_h, 0);
+  ASSERT_GT(s.out_w, 0);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  // The input ends exactly at its last element (a tail vector that read past it would be caught by ASan).
+  std::vector<float> in(static_cast<size_t>(c.batch * c.in_h * c.in_w * c.channels)),
+      w(static_cast<size_t>(c.kernel_h * c.kernel_w * c.channels)), bias(static_cast<size_t>(c.channels));
+  for (auto& v : in) v = value(rng);
+  for (auto& v : w) v = value(rng);
+  for (auto& v : bias) v = value(rng);
+  const PackedDepthwise packed = PackDepthwise(s, w.data(), c.bias ? bias.data() : nullptr, c.min, c.max);
+  const int64_t rows = c.batch * s.out_h;
+  constexpr float kSentinel = 12345.0f;  // nothing past the output is written
+  std::vector<float> out(static_cast<size_t>(rows * s.out_w * c.channels + 8), kSentinel);
+  Depthwise(packed, in.data(), out.data(), 0, rows / 2);  // in two row ranges, as two threads would run it
+  Depthwise(packed, in.data(), out.data(), rows / 2, rows);
+  const double eps = std::numeric_limits<float>::epsilon();
+  const double k = static_cast<double>(c.kernel_h * c.kernel_w);
+  int bad = 0;
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t y = 0; y < s.out_h; ++y) {
+      for (int64_t x = 0; x < s.out_w; ++x) {
+        for (int64_t ch = 0; ch < c.channels; ++ch) {
+          double exact = c.bias ? bias[static_cast<size_t>(ch)] : 0.0, magnitude = std::fabs(exact);
+          for (int64_t ky = 0; ky < c.kernel_h; ++ky) {
+            for (int64_t kx = 0; kx < c.kernel_w; ++kx) {
+              const int64_t iy = y * c.stride_h - s.pad_top + ky, ix = x * c.stride_w - s.pad_left + kx;
+              if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) continue;
+              const double product =
+                  static_cast<double>(in[static_cast<size_t>(((b * c.in_h + iy) * c.in_w + ix) * c.channels + ch)]) *
+                  w[static_cast<size_t>((ky * c.kernel_w + kx) * c.channels + ch)];
+              exact += product;
+              magnitude += std::fabs(product);
+            }
+          }
+          const double want = std::fmin(std::fmax(exact, static_cast<double>(c.min)), static_cast<double>(c.max));
+          const float got = out[static_cast<size_t>(((b * s.out_h + y) * s.out_w + x) * c.channels + ch)];
+          if (!(std::fabs(got - want) <= 2.0 * (k + 2.0) * eps * magnitude) && bad++ < 5) {
+            ADD_FAILURE() << "out[" << b << "][" << y << "][" << x << "][" << ch << "] = " << got << ", exact "
+                          << want;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+  for (size_t i = static_cast<size_t>(rows * s.out_w * c.channels); i < out.size(); ++i) {
+    EXPECT_EQ(out[i], kSentinel) << "written past the output at " << i;
+  }
+}
+
+class FloatDepthwiseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Available()) GTEST_SKIP() << "this CPU has no AVX2 and FMA (or KILN_DISABLE_DEPTHWISE is set)";
+  }
+};
+
+TEST_F(FloatDepthwiseTest, PackedLayout) {
+  // 11 channels, 1x2 kernel: two vectors (the second padded), taps in order inside each.
+  conv::ConvShape s;
+  s.in_h = s.out_h = 1;
+  s.in_w = 2;
+  s.out_w = 1;
+  s.in_c = s.out_c = 11;
+  s.kernel_w = 2;
+  std::vector<float> w(22);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i + 1);
+  const PackedDepthwise p = PackDepthwise(s, w.data(), nullptr, -kInf, kInf);
+  EXPECT_EQ(p.vectors, 2);
+  ASSERT_EQ(p.weights.size(), 2u * 2u * 8u);
+  for (int64_t v = 0; v < 2; ++v) {
+    for (int64_t t = 0; t < 2; ++t) {
+      for (int64_t j = 0; j < 8; ++j) {
+        const int64_t c = v * 8 + j;
+        const float want = c < 11 ? w[static_cast<size_t>(t * 11 + c)] : 0.0f;
+        EXPECT_EQ(p.weights[static_cast<size_t>((v * 2 + t) * 8 + j)], want) << "vector " << v << " tap " << t;
+      }
+    }
+  }
+  EXPECT_EQ(p.bias, std::vector<float>(16, 0.0f));
+}
+
+TEST_F(FloatDepthwiseTest, MobileNetLayers) {
+  Check({1, 112, 112, 8, 3, 3, 1, 1}, 1);  // ts_mobilenet_v1_025_224_float's first and second
+  Check({1, 112, 112, 16, 3, 3, 2, 2}, 2);
+  Check({1, 14, 14, 128, 3, 3, 1, 1}, 3);
+  Check({1, 7, 7, 256, 3, 3, 1, 1}, 4);
+  Check({1, 32, 32, 24, 5, 5, 1, 1}, 5);  // a 5x5 layer (MediaPipe's models)
+}
+
+TEST_F(FloatDepthwiseTest, ChannelsKernelsStridesAndPadding) {
+  uint32_t seed = 100;
+  for (int64_t channels : {1, 3, 7, 8, 9, 16, 21}) {
+    for (int64_t kernel : {1, 2, 3, 5, 7}) {
+      for (int64_t stride : {1, 2, 3}) {
+        for (bool same : {true, false}) {
+          const int64_t size = 5 + static_cast<int64_t>(seed % 13);  // 5 to 17: below, at and above a step
+          if (!same && size < kernel) continue;
+          Check({1, size, size + 2, channels, kernel, kernel, stride, stride, same}, seed++);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(FloatDepthwiseTest, RectangularKernelsStridesAndBatches) {
+  Check({2, 9, 31, 12, 1, 3, 1, 2, true}, 300);
+  Check({3, 17, 10, 5, 3, 2, 3, 1, true}, 301);
+  Check({2, 12, 40, 20, 3, 5, 2, 3, false}, 302);
+  Check({1, 1, 1, 16, 3, 3, 1, 1, true}, 303);  // every tap but the centre in the padding
+  Check({1, 3, 3, 9, 3, 3, 2, 2, true, false}, 304);
+}
+
+TEST_F(FloatDepthwiseTest, ActivationClamps) {
+  Check({1, 20, 21, 16, 3, 3, 2, 2, true, true, 0.0f, kInf}, 400);    // RELU
+  Check({1, 20, 21, 8, 3, 3, 1, 1, true, true, 0.0f, 6.0f}, 401);     // RELU6
+  Check({1, 20, 21, 13, 3, 3, 2, 2, false, true, -1.0f, 1.0f}, 402);  // RELU_N1_TO_1
+}
+
+TEST_F(FloatDepthwiseTest, NanAndInfinityPassThrough) {
+  // A 1x1 depthwise convolution of 9 channels over 3 pixels: channel 0 of pixel 1 is NaN, channel 1's weight is
+  // infinite.
+  conv::ConvShape s;
+  s.in_h = s.out_h = 1;
+  s.in_w = s.out_w = 3;
+  s.in_c = s.out_c = 9;
+  std::vector<float> in(27, 1.0f), w(9, 2.0f);
+  in[9] = std::numeric_limits<float>::quiet_NaN();
+  w[1] = kInf;
+  const PackedDepthwise packed = PackDepthwise(s, w.data(), nullptr, -kInf, kInf);
+  std::vector<float> out(27);
+  Depthwise(packed, in.data(), out.data(), 0, 1);
+  for (int64_t p = 0; p < 3; ++p) {
+    for (int64_t c = 0; c < 9; ++c) {
+      const float got = out[static_cast<size_t>(p * 9 + c)];
+      if (p == 1 && c == 0) {
+        EXPECT_TRUE(std::isnan(got));
+      } else if (c == 1) {
+        EXPECT_EQ(got, kInf) << "pixel " << p;
+      } else {
+        EXPECT_EQ(got, 2.0f) << "pixel " << p << " channel " << c;
+      }
+    }
+  }
+  const PackedDepthwise relu6 = PackDepthwise(s, w.data(), nullptr, 0.0f, 6.0f);
+  Depthwise(relu6, in.data(), out.data(), 0, 1);
+  EXPECT_EQ(out[1], 6.0f);
+}
+
+}  // namespace
+}  // namespace kiln::ops::depthwise
