@@ -5,6 +5,8 @@
 //   (b) Kiln's direct convolution (ops/simd/float_conv.h), (c) a plain C++ loop (the build's flags).
 // - DEPTHWISE_CONV_2D (ts_mobilenet_v1_025_224_float's 3x3 layers of 8 to 256 channels, a 5x5 one): (a) XNNPACK's
 //   operator (groups = channels), (b) Kiln's depthwise convolution (ops/simd/float_depthwise.h).
+// - 1x1 CONV_2D (ts_mobilenet_v1_025_224_float's pointwise layers, 8 to 256 channels): (a) XNNPACK's operator,
+//   (b) Kiln's GEMM (ops/simd/float_gemm.h).
 //   build/ci/bench/float_conv_bench
 #include <benchmark/benchmark.h>
 #include <xnnpack.h>
@@ -17,6 +19,7 @@
 
 #include "ops/simd/float_conv.h"
 #include "ops/simd/float_depthwise.h"
+#include "ops/simd/float_gemm.h"
 
 namespace {
 
@@ -192,6 +195,43 @@ void DepthwiseShapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_XnnpackDepthwise)->Apply(DepthwiseShapes);
 BENCHMARK(BM_KilnDepthwise)->Apply(DepthwiseShapes);
+void BM_XnnpackPointwise(benchmark::State& state) {
+  BM_XnnpackConvolution(state);
+}
+
+void BM_KilnGemm(benchmark::State& state) {
+  if (!kiln::ops::gemm::Available()) {
+    state.SkipWithError("this CPU has no AVX2 and FMA");
+    return;
+  }
+  Problem p(state);
+  const ConvShape& s = p.s;
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto packed = kiln::ops::gemm::PackGemm(p.weights.data(), s.out_c, s.in_c, p.bias.data(), -inf, inf);
+  for (auto _ : state) {
+    kiln::ops::gemm::Gemm(packed, p.input.data(), s.in_c, p.output.data(), s.out_c, 0, s.out_h * s.out_w);
+    benchmark::DoNotOptimize(p.output.data());
+  }
+  state.SetItemsProcessed(state.iterations() * p.MultiplyAdds());
+}
+
+void PointwiseShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"size", "in_c", "out_c", "kernel", "stride"});
+  for (const auto& s : std::vector<std::vector<int64_t>>{{112, 8, 16, 1, 1},
+                                                         {56, 16, 32, 1, 1},
+                                                         {56, 32, 32, 1, 1},
+                                                         {28, 32, 64, 1, 1},
+                                                         {28, 64, 64, 1, 1},
+                                                         {14, 64, 128, 1, 1},
+                                                         {14, 128, 128, 1, 1},
+                                                         {7, 128, 256, 1, 1},
+                                                         {7, 256, 256, 1, 1}}) {
+    b->Args(s);
+  }
+}
+
+BENCHMARK(BM_XnnpackPointwise)->Apply(PointwiseShapes);
+BENCHMARK(BM_KilnGemm)->Apply(PointwiseShapes);
 BENCHMARK(BM_XnnpackConvolution)->Apply(Shapes);
 BENCHMARK(BM_KilnDirectConv)->Apply(Shapes);
 BENCHMARK(BM_PlainLoop)->Apply(Shapes);

@@ -26,6 +26,7 @@
 #include "ops/reference/quantized.h"
 #include "ops/simd/float_conv.h"
 #include "ops/simd/float_depthwise.h"
+#include "ops/simd/float_gemm.h"
 #include "ops/simd/float_gemv.h"
 #include "ops/simd/int8_gemm.h"
 #include "runtime/arena_planner.h"
@@ -663,6 +664,7 @@ gemv::PackedGemv PackGemvFc(const Interpreter& interpreter, const Node& node) {
 // The names the placement text gives the nodes Kiln's own convolutions run inside an xnnpack host run.
 constexpr const char* kConvKernel = "kiln-conv float";
 constexpr const char* kDepthwiseKernel = "kiln-depthwise float";
+constexpr const char* kGemmKernel = "kiln-gemm float";
 
 // The geometry of a float CONV_2D or DEPTHWISE_CONV_2D node for Kiln's own kernels, or false: XNNPACK takes the
 // node, its input and output are float32 4-D, its weights constant float32 4-D (filter_channels per tap: the input
@@ -751,6 +753,22 @@ bool DirectDepthwise(const Interpreter& interpreter, const Node& node, conv::Con
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
   return shape->in_c == shape->out_c && shape->out_c <= depthwise::kMaxChannels && filter->dims[0] == 1 &&
          filter->dims[3] == shape->out_c;
+}
+
+// A float 1x1 CONV_2D of stride 1 over more than conv::kMaxInputChannels channels that Kiln's own AVX2/FMA GEMM
+// (ops/simd/float_gemm.h) runs instead of XNNPACK, on a CPU with AVX2 and FMA; its geometry and clamp.
+bool PointwiseConv(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo, float* hi) {
+  if (!gemm::Available() || node.desc->builtin_code != kKilnBuiltinConv2d) return false;
+  const auto* p = ParamsOf<KilnConvParams>(node);
+  if (p == nullptr || p->stride_height != 1 || p->stride_width != 1 ||
+      !FloatConvGeometry(interpreter, node, p->padding, 1, 1, p->dilation_height_factor, p->dilation_width_factor,
+                         p->activation, shape, lo, hi)) {
+    return false;
+  }
+  const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+  return shape->kernel_h == 1 && shape->kernel_w == 1 && shape->in_c > conv::kMaxInputChannels &&
+         filter->dims[3] == shape->in_c && filter->dims[0] == shape->out_c && shape->out_h == shape->in_h &&
+         shape->out_w == shape->in_w;
 }
 
 // The constant float32 bias of a convolution node, or null.
@@ -1329,27 +1347,38 @@ struct GemvStep : OwnStep {
   static void Tile1(void* context, size_t block) { Tile(context, block, 1); }
 };
 
-// One float CONV_2D over few input channels on Kiln's direct convolution, or one DEPTHWISE_CONV_2D on Kiln's
-// depthwise convolution: output rows split across the engine's threads when the convolution is large.
+// One float convolution on one of Kiln's own kernels: a CONV_2D over few input channels on the direct convolution,
+// a DEPTHWISE_CONV_2D on the depthwise convolution, or a 1x1 CONV_2D on the GEMM. Its rows (output rows; pixels
+// for the GEMM) are split across the engine's threads when the convolution is large.
 struct ConvStep : OwnStep {
+  enum class Kernel { kDirect, kDepthwise, kGemm };
+  Kernel which = Kernel::kDirect;
   conv::ConvShape shape;
-  bool is_depthwise = false;
-  conv::PackedConv conv;             // or
+  conv::PackedConv direct;  // one of these, by `which`
   depthwise::PackedDepthwise depthwise;
+  gemm::PackedGemm gemm;
   const float* in = nullptr;  // bound
   float* out = nullptr;
 
-  const char* kernel() const override { return is_depthwise ? kDepthwiseKernel : kConvKernel; }
+  const char* kernel() const override {
+    return which == Kernel::kDirect ? kConvKernel : which == Kernel::kDepthwise ? kDepthwiseKernel : kGemmKernel;
+  }
   void Bind(void* input, void* output) override {
     in = static_cast<const float*>(input);
     out = static_cast<float*>(output);
   }
 
   void Rows(int64_t begin, int64_t end) const {
-    if (is_depthwise) {
-      depthwise::Depthwise(depthwise, in, out, begin, end);
-    } else {
-      conv::Conv(conv, in, out, begin, end);
+    switch (which) {
+      case Kernel::kDirect:
+        conv::Conv(direct, in, out, begin, end);
+        break;
+      case Kernel::kDepthwise:
+        depthwise::Depthwise(depthwise, in, out, begin, end);
+        break;
+      case Kernel::kGemm:
+        gemm::Gemm(gemm, in, shape.in_c, out, shape.out_c, begin, end);
+        break;
     }
   }
 
@@ -1359,8 +1388,8 @@ struct ConvStep : OwnStep {
 
   void Run(pthreadpool_t pool, uint32_t flags) const override {
     const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
-    const int64_t multiply_adds =
-        rows * shape.out_w * shape.out_c * shape.kernel_h * shape.kernel_w * (is_depthwise ? 1 : shape.in_c);
+    const int64_t multiply_adds = shape.batch * shape.out_h * shape.out_w * shape.out_c * shape.kernel_h *
+                                  shape.kernel_w * (which == Kernel::kDepthwise ? 1 : shape.in_c);
     // Below about a million multiply-adds (ts_mobilenet_v1_025_224_float's smallest depthwise layer, 7 x 7 x 256:
     // a tenth of that), waking the workers costs more than the work.
     constexpr int64_t kParallelMultiplyAdds = int64_t{1} << 20;
@@ -1368,16 +1397,18 @@ struct ConvStep : OwnStep {
       Rows(0, rows);
       return;
     }
-    // About four tiles per thread, so that a busy core's share moves to the others.
-    const size_t tile = static_cast<size_t>(std::max<int64_t>(1, rows / (static_cast<int64_t>(threads) * 4)));
+    // About four tiles per thread, so that a busy core's share moves to the others; the GEMM's in whole steps.
+    const int64_t step = which == Kernel::kGemm ? gemm::kRows : 1;
+    const int64_t per = (rows + static_cast<int64_t>(threads) * 4 - 1) / (static_cast<int64_t>(threads) * 4);
+    const size_t tile = static_cast<size_t>(std::max<int64_t>(step, (per + step - 1) / step * step));
     pthreadpool_parallelize_1d_tile_1d(pool, &ConvStep::Tile, const_cast<ConvStep*>(this),
                                        static_cast<size_t>(rows), tile, flags);
   }
 };
 
 // A host run whose int8 1x1 convolutions run on Kiln's VNNI GEMM, whose small float FULLY_CONNECTED nodes run on
-// Kiln's GEMV, whose float convolutions over few channels and depthwise convolutions of few channels run on Kiln's
-// own convolutions, and whose other nodes run on XNNPACK: the steps in node order, each an XNNPACK runtime (a stretch
+// Kiln's GEMV, whose float convolutions over few channels, depthwise convolutions of few channels and 1x1
+// convolutions run on Kiln's own convolutions, and whose other nodes run on XNNPACK: the steps in node order, each an XNNPACK runtime (a stretch
 // of nodes) or one node on Kiln's own kernel (an OwnStep). A tensor internal to the run that
 // passes from one step to another gets memory of the run's own (the interpreter gives internal tensors none).
 class MixedRun : public HostRun {
@@ -1471,7 +1502,7 @@ class XnnpackEngine : public HostEngine {
     }
     // Each node's step: the nodes on Kiln's own kernels one each, the stretches between them one XNNPACK runtime
     // each.
-    enum Kind { kXnnpack, kVnni, kGemv, kConv, kDepthwise };
+    enum Kind { kXnnpack, kVnni, kGemv, kConv, kDepthwise, kGemm };
     std::vector<int> step_of(static_cast<size_t>(last - first + 1), -1);
     std::vector<std::pair<int, int>> stretches;  // [first, last] per step; first == last for Kiln's kernels
     std::vector<Kind> kinds;
@@ -1485,6 +1516,7 @@ class XnnpackEngine : public HostEngine {
                         : GemvFc(*interpreter, node)                            ? kGemv
                         : DirectConv(*interpreter, node, &shape, &lo, &hi)      ? kConv
                         : DirectDepthwise(*interpreter, node, &shape, &lo, &hi) ? kDepthwise
+                        : PointwiseConv(*interpreter, node, &shape, &lo, &hi)   ? kGemm
                                                                                 : kXnnpack;
       any_own = any_own || kind != kXnnpack;
       if (kind != kXnnpack || stretches.empty() || kinds.back() != kXnnpack) {
@@ -1526,23 +1558,31 @@ class XnnpackEngine : public HostEngine {
       if (kinds[i] != kXnnpack) {
         const Node& node = interpreter->nodes()[stretches[i].first];
         const KilnTensor* input = interpreter->tensor(node.inputs[0]);
-        if (kinds[i] == kConv || kinds[i] == kDepthwise) {
+        if (kinds[i] == kConv || kinds[i] == kDepthwise || kinds[i] == kGemm) {
           conv::ConvShape shape;
           float lo = 0.0f, hi = 0.0f;
           const float* weights = static_cast<const float*>(interpreter->tensor(node.inputs[1])->data);
           const float* bias = FloatBias(*interpreter, node);
-          auto direct = std::make_unique<ConvStep>();
+          auto step_of_node = std::make_unique<ConvStep>();
+          ConvStep& own = *step_of_node;
           if (kinds[i] == kConv) {
             DirectConv(*interpreter, node, &shape, &lo, &hi);
-            direct->conv = conv::PackConv(shape, weights, bias, lo, hi);
-          } else {
+            own.which = ConvStep::Kernel::kDirect;
+            own.direct = conv::PackConv(shape, weights, bias, lo, hi);
+            own.rows = shape.batch * shape.out_h;
+          } else if (kinds[i] == kDepthwise) {
             DirectDepthwise(*interpreter, node, &shape, &lo, &hi);
-            direct->depthwise = depthwise::PackDepthwise(shape, weights, bias, lo, hi);
-            direct->is_depthwise = true;
+            own.which = ConvStep::Kernel::kDepthwise;
+            own.depthwise = depthwise::PackDepthwise(shape, weights, bias, lo, hi);
+            own.rows = shape.batch * shape.out_h;
+          } else {
+            PointwiseConv(*interpreter, node, &shape, &lo, &hi);
+            own.which = ConvStep::Kernel::kGemm;
+            own.gemm = gemm::PackGemm(weights, shape.out_c, shape.in_c, bias, lo, hi);
+            own.rows = shape.batch * shape.out_h * shape.out_w;
           }
-          direct->shape = shape;
-          direct->rows = shape.batch * shape.out_h;
-          step.own = std::move(direct);
+          own.shape = shape;
+          step.own = std::move(step_of_node);
         } else if (kinds[i] == kGemv) {
           auto gemv = std::make_unique<GemvStep>();
           gemv->packed = PackGemvFc(*interpreter, node);

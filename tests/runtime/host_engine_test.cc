@@ -378,12 +378,13 @@ TEST(HostEngine, SmallFullyConnectedRunsOnKilnsGemv) {
   }
 }
 
-// CONV_2D nodes over 1 to 4 input channels run on Kiln's own direct convolution (ops/simd/float_conv.h), and
-// DEPTHWISE_CONV_2D nodes of up to 32 channels on its depthwise convolution (ops/simd/float_depthwise.h), inside the
-// XNNPACK host run beside convolutions XNNPACK runs: x [2, 23, 30, 3] -> 3x3 stride 2 SAME, RELU6 (11 channels;
-// kiln-conv) -> depthwise 3x3 SAME, RELU (kiln-depthwise) -> 1x1 to 40 channels, no bias (xnnpack: 11 input
-// channels) -> depthwise 5x5 strides (2, 1) VALID (xnnpack: 40 channels) -> 1x1 to 4 channels (xnnpack) -> 3x3
-// strides (1, 2) VALID (9 channels; kiln-conv). The answers match the reference kernels on 1 and 2 threads.
+// Kiln's own convolutions inside the XNNPACK host run, beside convolutions XNNPACK runs: CONV_2D over 1 to 4 input
+// channels on the direct convolution (ops/simd/float_conv.h), DEPTHWISE_CONV_2D of up to 32 channels on the depthwise
+// convolution (float_depthwise.h), 1x1 stride-1 CONV_2D on the GEMM (float_gemm.h). x [2, 23, 30, 3] -> 3x3
+// stride 2 SAME, RELU6 (11 channels; kiln-conv) -> depthwise 3x3 SAME, RELU (kiln-depthwise) -> 1x1 to 40 channels,
+// no bias (kiln-gemm) -> depthwise 5x5 strides (2, 1) VALID (xnnpack: 40 channels) -> 1x1 stride 2 to 4 channels
+// (xnnpack) -> 1x3 strides (1, 2) VALID (9 channels; kiln-conv). The answers match the reference kernels on 1 and 2
+// threads.
 TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
   ModelWriter w;
   const int x = w.AddTensor(kKilnFloat32, {2, 23, 30, 3}, "x");
@@ -394,21 +395,21 @@ TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
   const int w2 = w.AddConstTensor(kKilnFloat32, {40, 1, 1, 11}, "w2", Random(440, 23));
   const int d2 = w.AddConstTensor(kKilnFloat32, {1, 5, 5, 40}, "d2", Random(1000, 29));
   const int w4 = w.AddConstTensor(kKilnFloat32, {4, 1, 1, 40}, "w4", Random(160, 30));
-  const int w3 = w.AddConstTensor(kKilnFloat32, {9, 3, 3, 4}, "w3", Random(9 * 36, 24));
+  const int w3 = w.AddConstTensor(kKilnFloat32, {9, 1, 3, 4}, "w3", Random(9 * 12, 24));
   const int b3 = w.AddConstTensor(kKilnFloat32, {9}, "b3", Random(9, 25));
   const int h1 = w.AddTensor(kKilnFloat32, {2, 12, 15, 11}, "h1");
   const int h2 = w.AddTensor(kKilnFloat32, {2, 12, 15, 11}, "h2");
   const int h3 = w.AddTensor(kKilnFloat32, {2, 12, 15, 40}, "h3");
   const int h4 = w.AddTensor(kKilnFloat32, {2, 4, 11, 40}, "h4");
-  const int h5 = w.AddTensor(kKilnFloat32, {2, 4, 11, 4}, "h5");
-  const int y = w.AddTensor(kKilnFloat32, {2, 2, 5, 9}, "y");
+  const int h5 = w.AddTensor(kKilnFloat32, {2, 2, 6, 4}, "h5");
+  const int y = w.AddTensor(kKilnFloat32, {2, 2, 2, 9}, "y");
   w.AddOp(kKilnBuiltinConv2d, {x, w1, b1}, {h1}, KilnConvParams{kKilnPaddingSame, 2, 2, 1, 1, kKilnActRelu6});
   w.AddOp(kKilnBuiltinDepthwiseConv2d, {h1, d1, db1}, {h2},
           KilnDepthwiseConvParams{kKilnPaddingSame, 1, 1, 1, kKilnActRelu, 1, 1});
   w.AddOp(kKilnBuiltinConv2d, {h2, w2, -1}, {h3}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
   w.AddOp(kKilnBuiltinDepthwiseConv2d, {h3, d2, -1}, {h4},
           KilnDepthwiseConvParams{kKilnPaddingValid, 1, 2, 1, kKilnActNone, 1, 1});
-  w.AddOp(kKilnBuiltinConv2d, {h4, w4, -1}, {h5}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+  w.AddOp(kKilnBuiltinConv2d, {h4, w4, -1}, {h5}, KilnConvParams{kKilnPaddingValid, 2, 2, 1, 1, kKilnActNone});
   w.AddOp(kKilnBuiltinConv2d, {h5, w3, b3}, {y}, KilnConvParams{kKilnPaddingValid, 2, 1, 1, 1, kKilnActNone});
   w.SetInputs({x});
   w.SetOutputs({y});
@@ -416,7 +417,7 @@ TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
   ASSERT_FALSE(model.empty()) << w.error();
   const std::vector<float> input = Random(2 * 23 * 30 * 3, 26);
   const Result reference = RunModel(model, input, true);
-  ASSERT_EQ(reference.y.size(), 2u * 2 * 5 * 9) << reference.errors;
+  ASSERT_EQ(reference.y.size(), 2u * 2 * 2 * 9) << reference.errors;
   for (int threads : {1, 2}) {
     SCOPED_TRACE(std::to_string(threads) + " threads");
     const Result fast = RunModel(model, input, false, threads);
@@ -425,7 +426,8 @@ TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
       const std::string conv = Avx2KernelExpected("KILN_DISABLE_CONV") ? ", on kiln-conv float" : "";
       const std::string depthwise =
           Avx2KernelExpected("KILN_DISABLE_DEPTHWISE") ? ", on kiln-depthwise float" : "";
-      const std::string kernels[6] = {conv, depthwise, "", "", "", conv};
+      const std::string gemm = Avx2KernelExpected("KILN_DISABLE_GEMM") ? ", on kiln-gemm float" : "";
+      const std::string kernels[6] = {conv, depthwise, gemm, "", "", conv};
       for (int n = 0; n < 6; ++n) {
         const std::string& node = fast.nodes[static_cast<size_t>(n)];
         EXPECT_EQ(node.substr(node.find(": ") + 2), "builtin op, xnnpack, in host run 0" + kernels[n]) << node;

@@ -1,0 +1,136 @@
+// Kiln's AVX2/FMA float GEMM of 1x1 convolutions (ops/simd/float_gemm.h) against a plain double-precision sum: rows
+// around the kernel's step (6) and output channels around its vectors and blocks (8, 16), K = 1 to 641, padded row
+// strides, row ranges (as the host engine splits a node across threads), no bias, the activation clamps, and NaN
+// and infinity passing through. The bound is the float error of a sum of K products: |c - exact| <= 2 (K + 2) eps
+// sum |a w| (+ the bias's). Skipped on a CPU without AVX2 and FMA.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/simd/float_gemm.h"
+
+namespace kiln::ops::gemm {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+struct Case {
+  int64_t rows, k, n;
+  bool bias = true;
+  float min = -kInf, max = kInf;
+  int64_t lda_pad = 0, ldc_pad = 0;
+};
+
+void Check(const Case& c, uint32_t seed) {
+  SCOPED_TRACE("rows=" + std::to_string(c.rows) + " K=" + std::to_string(c.k) + " N=" + std::to_string(c.n) +
+               (c.bias ? "" : " no bias"));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  const int64_t lda = c.k + c.lda_pad, ldc = c.n + c.ldc_pad;
+  // `a` ends exactly at its last element (a read past it would be caught by ASan).
+  std::vector<float> a(static_cast<size_t>((c.rows - 1) * lda + c.k)), w(static_cast<size_t>(c.n * c.k)),
+      bias(static_cast<size_t>(c.n));
+  for (auto& v : a) v = value(rng);
+  for (auto& v : w) v = value(rng);
+  for (auto& v : bias) v = value(rng);
+  const PackedGemm packed = PackGemm(w.data(), c.n, c.k, c.bias ? bias.data() : nullptr, c.min, c.max);
+  constexpr float kSentinel = 12345.0f;  // the padding of c's rows stays untouched
+  std::vector<float> out(static_cast<size_t>(c.rows * ldc), kSentinel);
+  const int64_t middle = c.rows / 2;  // in two row ranges, as two threads would run it
+  Gemm(packed, a.data(), lda, out.data(), ldc, 0, middle);
+  Gemm(packed, a.data(), lda, out.data(), ldc, middle, c.rows);
+  const double eps = std::numeric_limits<float>::epsilon();
+  int bad = 0;
+  for (int64_t r = 0; r < c.rows; ++r) {
+    for (int64_t j = 0; j < c.n; ++j) {
+      double exact = c.bias ? bias[static_cast<size_t>(j)] : 0.0, magnitude = std::fabs(exact);
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        const double product =
+            static_cast<double>(a[static_cast<size_t>(r * lda + kk)]) * w[static_cast<size_t>(j * c.k + kk)];
+        exact += product;
+        magnitude += std::fabs(product);
+      }
+      const double want = std::fmin(std::fmax(exact, static_cast<double>(c.min)), static_cast<double>(c.max));
+      const float got = out[static_cast<size_t>(r * ldc + j)];
+      if (!(std::fabs(got - want) <= 2.0 * static_cast<double>(c.k + 2) * eps * magnitude) && bad++ < 5) {
+        ADD_FAILURE() << "c[" << r << "][" << j << "] = " << got << ", exact " << want;
+      }
+    }
+    for (int64_t j = c.n; j < ldc; ++j) {
+      EXPECT_EQ(out[static_cast<size_t>(r * ldc + j)], kSentinel) << "row " << r << " padding " << j;
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+class FloatGemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Available()) GTEST_SKIP() << "this CPU has no AVX2 and FMA (or KILN_DISABLE_GEMM is set)";
+  }
+};
+
+TEST_F(FloatGemmTest, PackedLayout) {
+  // n = 11, k = 3: one block of 16 (5 padded), k-major inside the block.
+  std::vector<float> w(33);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i + 1);
+  const PackedGemm p = PackGemm(w.data(), 11, 3, nullptr, -kInf, kInf);
+  EXPECT_EQ(p.blocks, 1);
+  ASSERT_EQ(p.weights.size(), 3u * 16u);
+  for (int64_t kk = 0; kk < 3; ++kk) {
+    for (int64_t j = 0; j < 16; ++j) {
+      const float want = j < 11 ? w[static_cast<size_t>(j * 3 + kk)] : 0.0f;
+      EXPECT_EQ(p.weights[static_cast<size_t>(kk * 16 + j)], want) << "k " << kk << " output " << j;
+    }
+  }
+  EXPECT_EQ(p.bias, std::vector<float>(16, 0.0f));
+}
+
+TEST_F(FloatGemmTest, MobileNetLayers) {
+  Check({112 * 112, 8, 16}, 1);
+  Check({56 * 56, 16, 32}, 2);
+  Check({14 * 14, 128, 128}, 3);
+  Check({7 * 7, 256, 256}, 4);
+}
+
+TEST_F(FloatGemmTest, SizesAroundTheSteps) {
+  uint32_t seed = 10;
+  for (int64_t rows : {1, 2, 5, 6, 7, 12, 13, 35}) {
+    for (int64_t n : {1, 7, 8, 9, 16, 17, 24, 33}) {
+      for (int64_t k : {1, 5, 8, 17, 641}) Check({rows, k, n}, seed++);
+    }
+  }
+}
+
+TEST_F(FloatGemmTest, StridesBiasAndClamps) {
+  Check({20, 40, 24, false, -kInf, kInf, 3, 5}, 100);
+  Check({13, 33, 70, true, 0.0f, kInf}, 101);   // RELU
+  Check({9, 64, 20, true, 0.0f, 6.0f, 1, 0}, 102);  // RELU6
+  Check({8, 65, 35, true, -1.0f, 1.0f}, 103);   // RELU_N1_TO_1
+}
+
+TEST_F(FloatGemmTest, NanAndInfinityPassThrough) {
+  const int64_t n = 9, k = 4, rows = 7;
+  std::vector<float> w(static_cast<size_t>(n * k), 1.0f), a(static_cast<size_t>(rows * k), 1.0f);
+  w[0] = std::numeric_limits<float>::quiet_NaN();  // output 0: NaN
+  w[static_cast<size_t>(k)] = kInf;                // output 1: +inf
+  const PackedGemm packed = PackGemm(w.data(), n, k, nullptr, -kInf, kInf);
+  std::vector<float> c(static_cast<size_t>(rows * n));
+  Gemm(packed, a.data(), k, c.data(), n, 0, rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    EXPECT_TRUE(std::isnan(c[static_cast<size_t>(r * n)])) << r;
+    EXPECT_EQ(c[static_cast<size_t>(r * n + 1)], kInf) << r;
+    for (int64_t j = 2; j < n; ++j) EXPECT_EQ(c[static_cast<size_t>(r * n + j)], 4.0f) << r << " " << j;
+  }
+  const PackedGemm relu6 = PackGemm(w.data(), n, k, nullptr, 0.0f, 6.0f);
+  Gemm(relu6, a.data(), k, c.data(), n, 0, rows);
+  EXPECT_EQ(c[1], 6.0f);
+}
+
+}  // namespace
+}  // namespace kiln::ops::gemm
