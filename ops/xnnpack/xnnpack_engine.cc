@@ -1390,9 +1390,9 @@ struct ConvStep : OwnStep {
     const size_t threads = pool != nullptr ? pthreadpool_get_threads_count(pool) : 1;
     const int64_t multiply_adds = shape.batch * shape.out_h * shape.out_w * shape.out_c * shape.kernel_h *
                                   shape.kernel_w * (which == Kernel::kDepthwise ? 1 : shape.in_c);
-    // Below about a million multiply-adds (ts_mobilenet_v1_025_224_float's smallest depthwise layer, 7 x 7 x 256:
-    // a tenth of that), waking the workers costs more than the work.
-    constexpr int64_t kParallelMultiplyAdds = int64_t{1} << 20;
+    // Below about 130,000 multiply-adds (10 to 15 us on one core) handing work to the workers, which spin between
+    // the steps of a run, costs more than it saves; ts_mobilenet_v1_025_224_float's layers have 0.1 to 3 million.
+    constexpr int64_t kParallelMultiplyAdds = int64_t{1} << 17;
     if (threads <= 1 || rows < 2 || multiply_adds < kParallelMultiplyAdds) {
       Rows(0, rows);
       return;
