@@ -54,8 +54,10 @@ struct Problem {
   }
 };
 
-void BM_XnnpackConvolution(benchmark::State& state) {
-  Problem p(state);
+// Times XNNPACK's convolution2d_nhwc_f32 operator over the problem: a dense convolution, or a depthwise one (one
+// group per channel, TensorFlow's weight layout).
+void RunXnnpack(benchmark::State& state, bool depthwise) {
+  Problem p(state, depthwise);
   static const xnn_status init = xnn_initialize(nullptr);
   if (init != xnn_status_success) {
     state.SkipWithError("xnn_initialize failed");
@@ -63,12 +65,15 @@ void BM_XnnpackConvolution(benchmark::State& state) {
   }
   const ConvShape& s = p.s;
   const float inf = std::numeric_limits<float>::infinity();
+  const uint32_t groups = depthwise ? static_cast<uint32_t>(s.in_c) : 1;
+  const size_t group_in = depthwise ? 1 : static_cast<size_t>(s.in_c);
+  const size_t group_out = depthwise ? 1 : static_cast<size_t>(s.out_c);
+  const uint32_t flags = XNN_FLAG_TENSORFLOW_SAME_PADDING | (depthwise ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0);
   xnn_operator_t op = nullptr;
-  if (xnn_create_convolution2d_nhwc_f32(0, 0, 0, 0, static_cast<uint32_t>(s.kernel_h), static_cast<uint32_t>(s.kernel_w),
-                                        static_cast<uint32_t>(s.stride_h), static_cast<uint32_t>(s.stride_w), 1, 1, 1,
-                                        static_cast<size_t>(s.in_c), static_cast<size_t>(s.out_c),
-                                        static_cast<size_t>(s.in_c), static_cast<size_t>(s.out_c), p.weights.data(),
-                                        p.bias.data(), -inf, inf, XNN_FLAG_TENSORFLOW_SAME_PADDING,
+  const auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
+  if (xnn_create_convolution2d_nhwc_f32(0, 0, 0, 0, u32(s.kernel_h), u32(s.kernel_w), u32(s.stride_h), u32(s.stride_w),
+                                        1, 1, groups, group_in, group_out, static_cast<size_t>(s.in_c),
+                                        static_cast<size_t>(s.out_c), p.weights.data(), p.bias.data(), -inf, inf, flags,
                                         &op) != xnn_status_success ||
       xnn_setup_convolution2d_nhwc_f32(op, 1, static_cast<size_t>(s.in_h), static_cast<size_t>(s.in_w),
                                        p.input.data(), p.output.data(), nullptr) != xnn_status_success) {
@@ -80,8 +85,10 @@ void BM_XnnpackConvolution(benchmark::State& state) {
     benchmark::DoNotOptimize(p.output.data());
   }
   xnn_delete_operator(op);
-  state.SetItemsProcessed(state.iterations() * p.MultiplyAdds());
+  state.SetItemsProcessed(state.iterations() * p.MultiplyAdds(depthwise));
 }
+
+void BM_XnnpackConvolution(benchmark::State& state) { RunXnnpack(state, false); }
 
 void BM_KilnDirectConv(benchmark::State& state) {
   if (!kiln::ops::conv::Available()) {
@@ -136,34 +143,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
   }
 }
 
-void BM_XnnpackDepthwise(benchmark::State& state) {
-  Problem p(state, true);
-  static const xnn_status init = xnn_initialize(nullptr);
-  if (init != xnn_status_success) {
-    state.SkipWithError("xnn_initialize failed");
-    return;
-  }
-  const ConvShape& s = p.s;
-  const float inf = std::numeric_limits<float>::infinity();
-  xnn_operator_t op = nullptr;
-  if (xnn_create_convolution2d_nhwc_f32(0, 0, 0, 0, static_cast<uint32_t>(s.kernel_h), static_cast<uint32_t>(s.kernel_w),
-                                        static_cast<uint32_t>(s.stride_h), static_cast<uint32_t>(s.stride_w), 1, 1,
-                                        static_cast<uint32_t>(s.in_c), 1, 1, static_cast<size_t>(s.in_c),
-                                        static_cast<size_t>(s.out_c), p.weights.data(), p.bias.data(), -inf, inf,
-                                        XNN_FLAG_TENSORFLOW_SAME_PADDING | XNN_FLAG_DEPTHWISE_CONVOLUTION,
-                                        &op) != xnn_status_success ||
-      xnn_setup_convolution2d_nhwc_f32(op, 1, static_cast<size_t>(s.in_h), static_cast<size_t>(s.in_w),
-                                       p.input.data(), p.output.data(), nullptr) != xnn_status_success) {
-    state.SkipWithError("XNNPACK refused the depthwise convolution");
-    return;
-  }
-  for (auto _ : state) {
-    xnn_run_operator(op, nullptr);
-    benchmark::DoNotOptimize(p.output.data());
-  }
-  xnn_delete_operator(op);
-  state.SetItemsProcessed(state.iterations() * p.MultiplyAdds(true));
-}
+void BM_XnnpackDepthwise(benchmark::State& state) { RunXnnpack(state, true); }
 
 void BM_KilnDepthwise(benchmark::State& state) {
   if (!kiln::ops::depthwise::Available()) {
@@ -195,9 +175,7 @@ void DepthwiseShapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_XnnpackDepthwise)->Apply(DepthwiseShapes);
 BENCHMARK(BM_KilnDepthwise)->Apply(DepthwiseShapes);
-void BM_XnnpackPointwise(benchmark::State& state) {
-  BM_XnnpackConvolution(state);
-}
+void BM_XnnpackPointwise(benchmark::State& state) { RunXnnpack(state, false); }
 
 void BM_KilnGemm(benchmark::State& state) {
   if (!kiln::ops::gemm::Available()) {

@@ -25,6 +25,9 @@ inline bool HasAvx2Fma() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+
+// Whether an AVX2/FMA kernel may run: this CPU has the instructions and `disable_env` does not turn it off.
+inline bool Avx2FmaKernelEnabled(const char* disable_env) { return !DisabledByEnv(disable_env) && HasAvx2Fma(); }
 #endif
 
 }  // namespace kiln::ops::simd

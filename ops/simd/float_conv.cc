@@ -15,7 +15,7 @@ namespace kiln::ops::conv {
 
 bool Available() {
 #if KILN_SIMD_X86_BUILD
-  static const bool available = !simd::DisabledByEnv("KILN_DISABLE_CONV") && simd::HasAvx2Fma();
+  static const bool available = simd::Avx2FmaKernelEnabled("KILN_DISABLE_CONV");
   return available;
 #else
   return false;

@@ -15,7 +15,7 @@ namespace kiln::ops::gemv {
 
 bool Available() {
 #if KILN_SIMD_X86_BUILD
-  static const bool available = !simd::DisabledByEnv("KILN_DISABLE_GEMV") && simd::HasAvx2Fma();
+  static const bool available = simd::Avx2FmaKernelEnabled("KILN_DISABLE_GEMV");
   return available;
 #else
   return false;

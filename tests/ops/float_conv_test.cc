@@ -6,113 +6,26 @@
 // |y - exact| <= 2 (K + 2) eps sum |x w| (+ the bias's). Skipped on a CPU without AVX2 and FMA.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "ops/simd/float_conv.h"
+#include "tests/ops/simd_oracle.h"
 
 namespace kiln::ops::conv {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using simd_test::ConvCase;
+using simd_test::kInf;
 
-struct Case {
-  int64_t batch, in_h, in_w, in_c, out_c, kernel_h, kernel_w, stride_h, stride_w;
-  bool same = true;
-  bool bias = true;
-  float min = -kInf, max = kInf;
-};
-
-std::string Describe(const Case& c) {
-  return "batch=" + std::to_string(c.batch) + " in=" + std::to_string(c.in_h) + "x" + std::to_string(c.in_w) +
-         "x" + std::to_string(c.in_c) + " out_c=" + std::to_string(c.out_c) + " kernel=" +
-         std::to_string(c.kernel_h) + "x" + std::to_string(c.kernel_w) + " stride=" + std::to_string(c.stride_h) +
-         "x" + std::to_string(c.stride_w) + (c.same ? " SAME" : " VALID") + (c.bias ? "" : " no bias");
-}
-
-// The geometry as TensorFlow computes it: SAME gives ceil(in / stride) outputs and puts the odd padding after.
-ConvShape ShapeOf(const Case& c) {
-  ConvShape s;
-  s.batch = c.batch;
-  s.in_h = c.in_h;
-  s.in_w = c.in_w;
-  s.in_c = c.in_c;
-  s.out_c = c.out_c;
-  s.kernel_h = c.kernel_h;
-  s.kernel_w = c.kernel_w;
-  s.stride_h = c.stride_h;
-  s.stride_w = c.stride_w;
-  if (c.same) {
-    s.out_h = (c.in_h + c.stride_h - 1) / c.stride_h;
-    s.out_w = (c.in_w + c.stride_w - 1) / c.stride_w;
-    s.pad_top = std::max<int64_t>(0, (s.out_h - 1) * c.stride_h + c.kernel_h - c.in_h) / 2;
-    s.pad_left = std::max<int64_t>(0, (s.out_w - 1) * c.stride_w + c.kernel_w - c.in_w) / 2;
-  } else {
-    s.out_h = (c.in_h - c.kernel_h) / c.stride_h + 1;
-    s.out_w = (c.in_w - c.kernel_w) / c.stride_w + 1;
-  }
-  return s;
-}
-
-void Check(const Case& c, uint32_t seed) {
-  SCOPED_TRACE(Describe(c));
-  const ConvShape s = ShapeOf(c);
-  ASSERT_GT(s.out_h, 0);
-  ASSERT_GT(s.out_w, 0);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  std::vector<float> in(static_cast<size_t>(c.batch * c.in_h * c.in_w * c.in_c)),
-      w(static_cast<size_t>(c.out_c * c.kernel_h * c.kernel_w * c.in_c)), bias(static_cast<size_t>(c.out_c));
-  for (auto& v : in) v = value(rng);
-  for (auto& v : w) v = value(rng);
-  for (auto& v : bias) v = value(rng);
-  const PackedConv packed = PackConv(s, w.data(), c.bias ? bias.data() : nullptr, c.min, c.max);
-  const int64_t rows = c.batch * s.out_h;
-  constexpr float kSentinel = 12345.0f;  // nothing past the output is written
-  std::vector<float> out(static_cast<size_t>(rows * s.out_w * c.out_c + 8), kSentinel);
-  // In two row ranges, as two threads would run it.
-  Conv(packed, in.data(), out.data(), 0, rows / 2);
-  Conv(packed, in.data(), out.data(), rows / 2, rows);
-  const double eps = std::numeric_limits<float>::epsilon();
-  const double k = static_cast<double>(c.kernel_h * c.kernel_w * c.in_c);
-  int bad = 0;
-  for (int64_t b = 0; b < c.batch; ++b) {
-    for (int64_t y = 0; y < s.out_h; ++y) {
-      for (int64_t x = 0; x < s.out_w; ++x) {
-        for (int64_t o = 0; o < c.out_c; ++o) {
-          double exact = c.bias ? bias[static_cast<size_t>(o)] : 0.0, magnitude = std::fabs(exact);
-          for (int64_t ky = 0; ky < c.kernel_h; ++ky) {
-            for (int64_t kx = 0; kx < c.kernel_w; ++kx) {
-              const int64_t iy = y * c.stride_h - s.pad_top + ky, ix = x * c.stride_w - s.pad_left + kx;
-              if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) continue;
-              for (int64_t ci = 0; ci < c.in_c; ++ci) {
-                const double product =
-                    static_cast<double>(in[static_cast<size_t>(((b * c.in_h + iy) * c.in_w + ix) * c.in_c + ci)]) *
-                    w[static_cast<size_t>(((o * c.kernel_h + ky) * c.kernel_w + kx) * c.in_c + ci)];
-                exact += product;
-                magnitude += std::fabs(product);
-              }
-            }
-          }
-          const double want = std::fmin(std::fmax(exact, static_cast<double>(c.min)), static_cast<double>(c.max));
-          const float got = out[static_cast<size_t>(((b * s.out_h + y) * s.out_w + x) * c.out_c + o)];
-          if (!(std::fabs(got - want) <= 2.0 * (k + 2.0) * eps * magnitude) && bad++ < 5) {
-            ADD_FAILURE() << "out[" << b << "][" << y << "][" << x << "][" << o << "] = " << got << ", exact "
-                          << want;
-          }
-        }
-      }
-    }
-  }
-  EXPECT_EQ(bad, 0);
-  for (size_t i = static_cast<size_t>(rows * s.out_w * c.out_c); i < out.size(); ++i) {
-    EXPECT_EQ(out[i], kSentinel) << "written past the output at " << i;
-  }
+void Check(const ConvCase& c, uint32_t seed) {
+  simd_test::CheckConvolution(c, false, seed,
+                              [](const ConvShape& s, const float* in, const float* w, const float* bias, float min,
+                                 float max, float* out, int64_t begin, int64_t end) {
+                                Conv(PackConv(s, w, bias, min, max), in, out, begin, end);
+                              });
 }
 
 class FloatConvTest : public ::testing::Test {

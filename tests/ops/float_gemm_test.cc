@@ -8,64 +8,25 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "ops/simd/float_gemm.h"
+#include "tests/ops/simd_oracle.h"
 
 namespace kiln::ops::gemm {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using simd_test::kInf;
+using Case = simd_test::DenseCase;
 
-struct Case {
-  int64_t rows, k, n;
-  bool bias = true;
-  float min = -kInf, max = kInf;
-  int64_t lda_pad = 0, ldc_pad = 0;
-};
-
+// In two row ranges, as two threads would run it.
 void Check(const Case& c, uint32_t seed) {
-  SCOPED_TRACE("rows=" + std::to_string(c.rows) + " K=" + std::to_string(c.k) + " N=" + std::to_string(c.n) +
-               (c.bias ? "" : " no bias"));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  const int64_t lda = c.k + c.lda_pad, ldc = c.n + c.ldc_pad;
-  // `a` ends exactly at its last element (a read past it would be caught by ASan).
-  std::vector<float> a(static_cast<size_t>((c.rows - 1) * lda + c.k)), w(static_cast<size_t>(c.n * c.k)),
-      bias(static_cast<size_t>(c.n));
-  for (auto& v : a) v = value(rng);
-  for (auto& v : w) v = value(rng);
-  for (auto& v : bias) v = value(rng);
-  const PackedGemm packed = PackGemm(w.data(), c.n, c.k, c.bias ? bias.data() : nullptr, c.min, c.max);
-  constexpr float kSentinel = 12345.0f;  // the padding of c's rows stays untouched
-  std::vector<float> out(static_cast<size_t>(c.rows * ldc), kSentinel);
-  const int64_t middle = c.rows / 2;  // in two row ranges, as two threads would run it
-  Gemm(packed, a.data(), lda, out.data(), ldc, 0, middle);
-  Gemm(packed, a.data(), lda, out.data(), ldc, middle, c.rows);
-  const double eps = std::numeric_limits<float>::epsilon();
-  int bad = 0;
-  for (int64_t r = 0; r < c.rows; ++r) {
-    for (int64_t j = 0; j < c.n; ++j) {
-      double exact = c.bias ? bias[static_cast<size_t>(j)] : 0.0, magnitude = std::fabs(exact);
-      for (int64_t kk = 0; kk < c.k; ++kk) {
-        const double product =
-            static_cast<double>(a[static_cast<size_t>(r * lda + kk)]) * w[static_cast<size_t>(j * c.k + kk)];
-        exact += product;
-        magnitude += std::fabs(product);
-      }
-      const double want = std::fmin(std::fmax(exact, static_cast<double>(c.min)), static_cast<double>(c.max));
-      const float got = out[static_cast<size_t>(r * ldc + j)];
-      if (!(std::fabs(got - want) <= 2.0 * static_cast<double>(c.k + 2) * eps * magnitude) && bad++ < 5) {
-        ADD_FAILURE() << "c[" << r << "][" << j << "] = " << got << ", exact " << want;
-      }
-    }
-    for (int64_t j = c.n; j < ldc; ++j) {
-      EXPECT_EQ(out[static_cast<size_t>(r * ldc + j)], kSentinel) << "row " << r << " padding " << j;
-    }
-  }
-  EXPECT_EQ(bad, 0);
+  simd_test::CheckDense(c, seed, [&c](const float* a, int64_t lda, const float* w, const float* bias, float* out,
+                                      int64_t ldc) {
+    const PackedGemm packed = PackGemm(w, c.n, c.k, bias, c.min, c.max);
+    Gemm(packed, a, lda, out, ldc, 0, c.rows / 2);
+    Gemm(packed, a, lda, out, ldc, c.rows / 2, c.rows);
+  });
 }
 
 class FloatGemmTest : public ::testing::Test {

@@ -9,66 +9,25 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
-#include <string>
 #include <vector>
 
 #include "ops/simd/float_gemv.h"
+#include "tests/ops/simd_oracle.h"
 
 namespace kiln::ops::gemv {
 namespace {
 
-struct Case {
-  int64_t rows, k, n;
-  bool bias = true;
-  float min = -std::numeric_limits<float>::infinity(), max = std::numeric_limits<float>::infinity();
-  int64_t ldx_pad = 0, ldy_pad = 0;
-};
+using Case = simd_test::DenseCase;
 
-std::string Describe(const Case& c) {
-  return "rows=" + std::to_string(c.rows) + " K=" + std::to_string(c.k) + " N=" + std::to_string(c.n) +
-         (c.bias ? "" : " no bias") + " clamp=[" + std::to_string(c.min) + "," + std::to_string(c.max) + "]";
-}
-
+// In two block ranges, as two threads would run it.
 void Check(const Case& c, uint32_t seed) {
-  SCOPED_TRACE(Describe(c));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
-  const int64_t ldx = c.k + c.ldx_pad, ldy = c.n + c.ldy_pad;
-  std::vector<float> x(static_cast<size_t>(c.rows * ldx)), w(static_cast<size_t>(c.n * c.k)),
-      bias(static_cast<size_t>(c.n));
-  for (auto& v : x) v = value(rng);
-  for (auto& v : w) v = value(rng);
-  for (auto& v : bias) v = value(rng);
-  const PackedGemv packed = PackGemv(w.data(), c.n, c.k, c.bias ? bias.data() : nullptr, c.min, c.max);
-  constexpr float kSentinel = 12345.0f;  // the padding of y's rows stays untouched
-  std::vector<float> y(static_cast<size_t>(c.rows * ldy), kSentinel);
-  // In two block ranges, as two threads would run it.
-  const int64_t middle = packed.blocks / 2;
-  Gemv(packed, x.data(), ldx, y.data(), ldy, c.rows, 0, middle);
-  Gemv(packed, x.data(), ldx, y.data(), ldy, c.rows, middle, packed.blocks);
-  const double eps = std::numeric_limits<float>::epsilon();
-  int bad = 0;
-  for (int64_t r = 0; r < c.rows; ++r) {
-    for (int64_t j = 0; j < c.n; ++j) {
-      double exact = c.bias ? bias[static_cast<size_t>(j)] : 0.0, magnitude = std::fabs(exact);
-      for (int64_t kk = 0; kk < c.k; ++kk) {
-        const double product = static_cast<double>(x[static_cast<size_t>(r * ldx + kk)]) *
-                               w[static_cast<size_t>(j * c.k + kk)];
-        exact += product;
-        magnitude += std::fabs(product);
-      }
-      const double want = std::fmin(std::fmax(exact, static_cast<double>(c.min)), static_cast<double>(c.max));
-      const float got = y[static_cast<size_t>(r * ldy + j)];
-      if (!(std::fabs(got - want) <= 2.0 * static_cast<double>(c.k + 2) * eps * magnitude) && bad++ < 5) {
-        ADD_FAILURE() << "y[" << r << "][" << j << "] = " << got << ", exact " << want;
-      }
-    }
-    for (int64_t j = c.n; j < ldy; ++j) {
-      EXPECT_EQ(y[static_cast<size_t>(r * ldy + j)], kSentinel) << "row " << r << " padding " << j;
-    }
-  }
-  EXPECT_EQ(bad, 0);
+  simd_test::CheckDense(c, seed, [&c](const float* x, int64_t ldx, const float* w, const float* bias, float* y,
+                                      int64_t ldy) {
+    const PackedGemv packed = PackGemv(w, c.n, c.k, bias, c.min, c.max);
+    const int64_t middle = packed.blocks / 2;
+    Gemv(packed, x, ldx, y, ldy, c.rows, 0, middle);
+    Gemv(packed, x, ldx, y, ldy, c.rows, middle, packed.blocks);
+  });
 }
 
 class FloatGemvTest : public ::testing::Test {

@@ -69,7 +69,7 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) 
 // through `disable_env`.
 bool Avx2KernelExpected(const char* disable_env) {
 #if KILN_SIMD_X86_BUILD
-  return !ops::simd::DisabledByEnv(disable_env) && ops::simd::HasAvx2Fma();
+  return ops::simd::Avx2FmaKernelEnabled(disable_env);
 #else
   (void)disable_env;
   return false;
