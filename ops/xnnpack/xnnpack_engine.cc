@@ -610,6 +610,25 @@ bool VnniConv(const Interpreter& interpreter, const Node& node) {
                                              ZeroPointOf(output), &qlo, &qhi);
 }
 
+// Whether `node` may move from XNNPACK to one of Kiln's own kernels at all: an input and a weights tensor, one
+// output, and XNNPACK would take it (its own checks: the same nodes move, so a node Kiln's kernels refuse still runs
+// on XNNPACK).
+bool OwnKernelCandidate(const Interpreter& interpreter, const Node& node) {
+  if (node.inputs.size() < 2 || node.outputs.size() != 1 || node.inputs[0] < 0 || node.inputs[1] < 0 ||
+      node.outputs[0] < 0) {
+    return false;
+  }
+  std::string reason;
+  return SupportsNode(interpreter, node, &reason);
+}
+
+// Whether `node`'s bias (input 2) is absent or a constant float32 vector of n values.
+bool FloatBiasOrNone(const Interpreter& interpreter, const Node& node, int64_t n) {
+  if (node.inputs.size() < 3 || node.inputs[2] < 0) return true;
+  const KilnTensor* bias = TensorAt(interpreter, node.inputs[2]);
+  return IsConstant(bias) && bias->type == kKilnFloat32 && bias->bytes == static_cast<size_t>(n) * sizeof(float);
+}
+
 // The name the placement text gives the nodes Kiln's own float GEMV runs inside an xnnpack host run.
 constexpr const char* kGemvKernel = "kiln-gemv float";
 
@@ -617,24 +636,16 @@ constexpr const char* kGemvKernel = "kiln-gemv float";
 // XNNPACK, on a CPU with AVX2 and FMA: constant 2-D weights (float32, or int8 of a hybrid model, dequantized once
 // as XNNPACK's path does), a constant float32 bias or none, and a fused activation that is a clamp.
 bool GemvFc(const Interpreter& interpreter, const Node& node) {
-  if (!gemv::Available() || node.desc->builtin_code != kKilnBuiltinFullyConnected || node.inputs.size() < 2 ||
-      node.outputs.size() != 1 || node.inputs[0] < 0 || node.inputs[1] < 0 || node.outputs[0] < 0) {
+  if (!gemv::Available() || node.desc->builtin_code != kKilnBuiltinFullyConnected ||
+      !OwnKernelCandidate(interpreter, node)) {
     return false;
   }
-  std::string reason;
-  if (!SupportsNode(interpreter, node, &reason)) return false;  // XNNPACK's own checks: the same nodes move
   const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
   const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
   if (input->type != kKilnFloat32 || output->type != kKilnFloat32 || filter->dims.size() != 2) return false;
   if (!(IsConstant(filter) && filter->type == kKilnFloat32) && !IsQuantizedWeights(filter)) return false;
-  if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
-    const KilnTensor* bias = TensorAt(interpreter, node.inputs[2]);
-    if (!IsConstant(bias) || bias->type != kKilnFloat32 ||
-        bias->bytes != static_cast<size_t>(filter->dims[0]) * sizeof(float)) {
-      return false;
-    }
-  }
+  if (!FloatBiasOrNone(interpreter, node, filter->dims[0])) return false;
   float lo = 0.0f, hi = 0.0f;
   if (!OutputRange(output, ParamsOf<KilnFullyConnectedParams>(node)->activation, &lo, &hi)) return false;
   const int64_t k = filter->dims[1];
@@ -674,12 +685,9 @@ constexpr const char* kGemmKernel = "kiln-gemm float";
 bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPadding padding, int stride_h,
                        int stride_w, int dilation_h, int dilation_w, KilnFusedActivation activation,
                        conv::ConvShape* shape, float* lo, float* hi) {
-  if (node.inputs.size() < 2 || node.outputs.size() != 1 || node.inputs[0] < 0 || node.inputs[1] < 0 ||
-      node.outputs[0] < 0 || dilation_h != 1 || dilation_w != 1 || stride_h < 1 || stride_w < 1) {
+  if (dilation_h != 1 || dilation_w != 1 || stride_h < 1 || stride_w < 1 || !OwnKernelCandidate(interpreter, node)) {
     return false;
   }
-  std::string reason;
-  if (!SupportsNode(interpreter, node, &reason)) return false;  // XNNPACK's own checks: the same nodes move
   const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
   const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
@@ -689,13 +697,7 @@ bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPad
     return false;
   }
   const int64_t out_c = output->dims[3];
-  if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
-    const KilnTensor* bias = TensorAt(interpreter, node.inputs[2]);
-    if (!IsConstant(bias) || bias->type != kKilnFloat32 || bias->bytes != static_cast<size_t>(out_c) * sizeof(float)) {
-      return false;
-    }
-  }
-  if (!OutputRange(output, activation, lo, hi)) return false;
+  if (!FloatBiasOrNone(interpreter, node, out_c) || !OutputRange(output, activation, lo, hi)) return false;
   conv::ConvShape g;
   g.batch = input->dims[0];
   g.in_h = input->dims[1];
