@@ -28,6 +28,13 @@ inline bool HasAvx2Fma() {
 
 // Whether an AVX2/FMA kernel may run: this CPU has the instructions and `disable_env` does not turn it off.
 inline bool Avx2FmaKernelEnabled(const char* disable_env) { return !DisabledByEnv(disable_env) && HasAvx2Fma(); }
+
+// Whether this CPU has AVX-512F: XNNPACK then runs float convolutions with its 16-float kernels, which Kiln's AVX2
+// convolutions (8 floats per vector) were not measured against, so the host engine leaves those nodes to XNNPACK.
+inline bool HasAvx512f() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+}
 #endif
 
 }  // namespace kiln::ops::simd

@@ -24,6 +24,7 @@
 #include "kiln/builtin_op_data.h"
 #include "kiln/builtin_ops.h"
 #include "ops/reference/quantized.h"
+#include "ops/simd/cpu.h"
 #include "ops/simd/float_conv.h"
 #include "ops/simd/float_depthwise.h"
 #include "ops/simd/float_gemm.h"
@@ -677,6 +678,17 @@ constexpr const char* kConvKernel = "kiln-conv float";
 constexpr const char* kDepthwiseKernel = "kiln-depthwise float";
 constexpr const char* kGemmKernel = "kiln-gemm float";
 
+// Whether the host engine gives float convolutions to Kiln's own AVX2 kernels on this CPU: not where XNNPACK has
+// AVX-512 kernels (they were measured against XNNPACK's AVX2/FMA3 ones only; ops/simd/cpu.h).
+bool OwnConvolutionsPreferred() {
+#if KILN_SIMD_X86_BUILD
+  static const bool preferred = !simd::HasAvx512f();
+  return preferred;
+#else
+  return false;
+#endif
+}
+
 // The geometry of a float CONV_2D or DEPTHWISE_CONV_2D node for Kiln's own kernels, or false: XNNPACK takes the
 // node, its input and output are float32 4-D, its weights constant float32 4-D (filter_channels per tap: the input
 // channels for CONV_2D, the output channels for DEPTHWISE_CONV_2D), the bias constant float32 or absent, dilation 1,
@@ -685,7 +697,8 @@ constexpr const char* kGemmKernel = "kiln-gemm float";
 bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPadding padding, int stride_h,
                        int stride_w, int dilation_h, int dilation_w, KilnFusedActivation activation,
                        conv::ConvShape* shape, float* lo, float* hi) {
-  if (dilation_h != 1 || dilation_w != 1 || stride_h < 1 || stride_w < 1 || !OwnKernelCandidate(interpreter, node)) {
+  if (!OwnConvolutionsPreferred() || dilation_h != 1 || dilation_w != 1 || stride_h < 1 || stride_w < 1 ||
+      !OwnKernelCandidate(interpreter, node)) {
     return false;
   }
   const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
