@@ -671,7 +671,9 @@ TEST(GpuLoweringTest, CorporaCompileAndEveryGpuFormValidates) {
   }
   std::printf("GPU forms overall: %d of %d kernels (%.1f%%), %d of %d reductions\n", gpu, kernels,
               kernels ? 100.0 * gpu / kernels : 0, gpu_reductions, reductions);
-  EXPECT_GT(gpu, 0);
+  // Issue #12's bar: at least 80% of the corpora's kernels have a GPU form (258 of 288, 89.6%, on 2026-12-05),
+  // every other one a reason (checked above).
+  EXPECT_GE(gpu * 10, kernels * 8) << gpu << " of " << kernels << " kernels have a GPU form";
   EXPECT_GT(gpu_reductions, 0);
 }
 
