@@ -40,6 +40,7 @@ bool ReshapeOutputShape(const Dims& input, const std::vector<int32_t>& requested
   const int64_t input_count = NumElements(input);
   int stretch = -1;
   int64_t known_count = 1;
+  bool overflow = false;  // the known dimensions' product passed int64 (it is 0 all the same if one of them is 0)
   Dims result(requested.begin(), requested.end());
   for (size_t i = 0; i < requested.size(); ++i) {
     if (requested[i] == -1) {
@@ -51,9 +52,17 @@ bool ReshapeOutputShape(const Dims& input, const std::vector<int32_t>& requested
     } else if (requested[i] < 0) {
       *error = "dimension " + std::to_string(i) + " is " + std::to_string(requested[i]);
       return false;
-    } else {
-      known_count *= requested[i];
+    } else if (requested[i] == 0) {
+      known_count = 0;
+      overflow = false;
+    } else if (known_count != 0 && __builtin_mul_overflow(known_count, int64_t{requested[i]}, &known_count)) {
+      overflow = true;
     }
+  }
+  if (overflow) {
+    *error = "the shape " + DimsToString(Dims(requested.begin(), requested.end())) +
+             " has more elements than a 64-bit count holds";
+    return false;
   }
   if (stretch != -1) {
     if (known_count == 0) {
@@ -62,7 +71,9 @@ bool ReshapeOutputShape(const Dims& input, const std::vector<int32_t>& requested
     }
     result[stretch] = input_count / known_count;
   }
-  if (NumElements(result) != input_count) {
+  // The result's count without overflow: known_count is exact here, and the stretched dimension divides into it.
+  const int64_t result_count = stretch != -1 ? known_count * result[stretch] : known_count;
+  if (result_count != input_count) {
     *error = "cannot reshape " + DimsToString(input) + " (" + std::to_string(input_count) + " elements) to " +
              DimsToString(Dims(requested.begin(), requested.end()));
     return false;

@@ -47,6 +47,15 @@ TEST(ReshapeTest, Shapes) {
   EXPECT_FALSE(ReshapeOutputShape({2, 3}, {-1, 4}, &out, &error));  // 6 is not a multiple of 4
   EXPECT_FALSE(ReshapeOutputShape({2, 3}, {-2, -3}, &out, &error));
   EXPECT_FALSE(ReshapeOutputShape({0, 3}, {-1, 0}, &out, &error));  // nothing to infer from
+  // A shape whose element count passes int64 is refused, with or without a -1 (found by interpreter_fuzzer's
+  // campaign: the product overflowed, undefined behaviour), unless a 0 makes it empty.
+  const int32_t big = 2147483647;
+  EXPECT_FALSE(ReshapeOutputShape({2, 3}, {big, big, big, -1}, &out, &error));
+  EXPECT_NE(error.find("more elements than a 64-bit count holds"), std::string::npos) << error;
+  EXPECT_FALSE(ReshapeOutputShape({2, 3}, {big, big, big}, &out, &error));
+  EXPECT_NE(error.find("more elements than a 64-bit count holds"), std::string::npos) << error;
+  ASSERT_TRUE(ReshapeOutputShape({0}, {big, big, big, 0}, &out, &error)) << error;
+  EXPECT_EQ(out, (Dims{big, big, big, 0}));
 }
 
 TEST(SqueezeTest, Shapes) {
