@@ -47,9 +47,22 @@ struct HeapBytes : ModelBytes {
   std::vector<uint8_t> storage;
 };
 
+// A read-only private mapping of the model file: nothing ever writes it, so a page dropped with MADV_DONTNEED
+// holds the file's bytes again when it is next read.
 struct MappedBytes : ModelBytes {
   ~MappedBytes() override {
     if (data != nullptr && size > 0) munmap(const_cast<uint8_t*>(data), size);
+  }
+  size_t ReleasePages(const void* range, size_t bytes) const override {
+    const uintptr_t start = reinterpret_cast<uintptr_t>(range);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(data);
+    if (start < base || bytes > size || start - base > size - bytes) return 0;
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t first = (start + page - 1) / page * page;  // the whole pages inside the range
+    const uintptr_t last = (start + bytes) / page * page;
+    if (last <= first) return 0;
+    if (madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
+    return last - first;
   }
 };
 

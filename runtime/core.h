@@ -41,6 +41,15 @@ void* AlignedAlloc(size_t bytes);
 // Bytes a model file or buffer keeps alive for as long as any model or interpreter uses it.
 struct ModelBytes {
   virtual ~ModelBytes() = default;
+  // Tells the system that [data, data + bytes), a range inside these bytes, is not needed for now, so that
+  // its whole pages need not stay resident. Only a read-only file mapping does anything (the pages are read
+  // from the file again if anything touches them): a buffer the caller owns, or a heap copy, keeps its bytes.
+  // Returns the bytes released.
+  virtual size_t ReleasePages(const void* range, size_t bytes) const {
+    (void)range;
+    (void)bytes;
+    return 0;
+  }
   const uint8_t* data = nullptr;
   size_t size = 0;
 };

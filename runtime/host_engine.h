@@ -35,6 +35,16 @@ class HostRun {
   // The engine name the op profile gives this run's time when it is not the engine's own (a run mixing kernels:
   // "xnnpack+kiln-vnni"); null for the engine's name.
   virtual const char* ProfileEngine() const { return nullptr; }
+  // The constant tensors the run copied into packed forms of its own when it was built and never reads again
+  // (a convolution's filter and bias). The interpreter gives the model's pages that hold only such tensors
+  // back to the system (ModelBytes::ReleasePages: they read the same if touched again).
+  virtual std::vector<int> PackedConstants() const { return {}; }
+  // Those of them whose memory must stay valid all the same while the run lives (XNNPACK's contract for a
+  // value's static data, whatever it reads): a folded constant among them is not freed.
+  virtual std::vector<int> PinnedConstants() const { return {}; }
+  // Bytes of memory the run holds for tensors that pass between its own steps (not in the interpreter's arena;
+  // KilnInterpreterGetArenaStats counts them). What an engine's library plans inside itself is not counted.
+  virtual size_t WorkingBytes() const { return 0; }
 };
 
 // One engine instance serves one interpreter (it holds that interpreter's worker threads).

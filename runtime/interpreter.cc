@@ -343,6 +343,7 @@ KilnStatus Interpreter::AllocateTensors() {
     return kKilnError;
   }
   state_ = State::kNeedsPrepare;
+  RestoreReleasedFolds();
   if (KilnStatus s = ResolveCustomOps(); s != kKilnOk) return s;
 
   for (Node& node : nodes_) {
@@ -391,6 +392,7 @@ KilnStatus Interpreter::AllocateTensors() {
       return kKilnError;
     }
   }
+  ReleasePackedConstants();
   PlanDevicePartitions();
   state_ = State::kReady;
   ResetVariableTensors();  // as LiteRT: every AllocateTensors starts the state afresh
@@ -555,6 +557,79 @@ void Interpreter::PlanHostPartitions() {
       host_partitions_.push_back({static_cast<int>(start), static_cast<int>(end), std::move(run)});
     }
     start = next;
+  }
+}
+
+size_t Interpreter::arena_bytes() const {
+  size_t bytes = arena_bytes_;
+  for (const HostPartition& part : host_partitions_) bytes += part.run->WorkingBytes();
+  return bytes;
+}
+
+size_t Interpreter::naive_bytes() const {
+  size_t bytes = naive_bytes_;
+  for (size_t t = 0; t < engine_internal_.size(); ++t) {
+    if (engine_internal_[t]) bytes += tensors_[t]->bytes;  // a tensor inside a host run, one buffer each
+  }
+  return bytes;
+}
+
+void Interpreter::ReleasePackedConstants() {
+  released_model_bytes_ = 0;
+  released_folded_bytes_ = 0;
+  if (model_ == nullptr || model_->bytes == nullptr) return;
+  // What each node's host run packed (nothing for a node outside the runs).
+  std::vector<std::set<int>> packed(host_partitions_.size());
+  std::set<int> pinned;
+  std::vector<int> run_of(nodes_.size(), -1);
+  for (size_t p = 0; p < host_partitions_.size(); ++p) {
+    const std::vector<int> tensors = host_partitions_[p].run->PackedConstants();
+    packed[p].insert(tensors.begin(), tensors.end());
+    const std::vector<int> kept = host_partitions_[p].run->PinnedConstants();
+    pinned.insert(kept.begin(), kept.end());
+    for (int n = host_partitions_[p].first; n <= host_partitions_[p].last; ++n) run_of[n] = static_cast<int>(p);
+  }
+  // A constant whose every reader packed it, or is a folded node (done reading until the next
+  // AllocateTensors), is read no more.
+  std::map<int, bool> release;
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    for (int t : nodes_[n].inputs) {
+      if (t < 0) continue;
+      const bool done = folded_[n] || (run_of[n] >= 0 && packed[static_cast<size_t>(run_of[n])].count(t) > 0);
+      auto it = release.emplace(t, done).first;
+      it->second = it->second && done;
+    }
+  }
+  const std::set<int> graph_outputs(outputs_.begin(), outputs_.end());
+  std::map<int, int> folded_producer;  // a folded node's output -> the node
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    if (folded_[n]) folded_producer[nodes_[n].outputs[0]] = static_cast<int>(n);
+  }
+  for (const auto& [t, done] : release) {
+    KilnTensor* tensor = tensors_[static_cast<size_t>(t)].get();
+    if (!done || tensor->allocation != kKilnMmapRo || tensor->data == nullptr || graph_outputs.count(t)) continue;
+    if (auto it = folded_producer.find(t); it != folded_producer.end()) {
+      // A folded constant only packed copies read: its memory goes, unless a run must keep it valid, and the
+      // next AllocateTensors folds it again.
+      if (pinned.count(t) || tensor->owned == nullptr) continue;
+      released_folded_bytes_ += tensor->bytes;
+      tensor->owned.reset();
+      tensor->data = nullptr;
+      fold_released_[static_cast<size_t>(it->second)] = true;
+    } else {
+      released_model_bytes_ += model_->bytes->ReleasePages(tensor->data, tensor->bytes);
+    }
+  }
+}
+
+void Interpreter::RestoreReleasedFolds() {
+  fold_released_.resize(nodes_.size(), false);
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    if (!fold_released_[n]) continue;
+    // As before the first AllocateTensors: an arena tensor with no memory, its node not folded.
+    tensors_[static_cast<size_t>(nodes_[n].outputs[0])]->allocation = kKilnArenaRw;
+    folded_[n] = false;
+    fold_released_[n] = false;
   }
 }
 

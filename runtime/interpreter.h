@@ -75,8 +75,16 @@ class Interpreter {
   size_t tensor_count() const { return tensors_.size(); }
   const std::vector<Node>& nodes() const { return nodes_; }
   Node* node(int index) { return &nodes_[index]; }
-  size_t arena_bytes() const { return arena_bytes_; }
-  size_t naive_bytes() const { return naive_bytes_; }
+  // Memory for intermediate tensors: the arena plus what host runs hold for tensors passing between their
+  // steps; and what one buffer per tensor, inside the runs too, would take.
+  size_t arena_bytes() const;
+  size_t naive_bytes() const;
+  // Bytes of the model file's pages given back to the system after the last AllocateTensors: those holding
+  // only constants that host runs packed (ReleasePackedConstants).
+  size_t released_model_bytes() const { return released_model_bytes_; }
+  // Bytes of folded constants (a DEQUANTIZE of float16 weights) freed after the last AllocateTensors because
+  // only host runs' packed copies read them.
+  size_t released_folded_bytes() const { return released_folded_bytes_; }
   bool allocated() const { return state_ == State::kReady; }
 
   // The error reporter of this interpreter.
@@ -170,6 +178,11 @@ class Interpreter {
   KilnStatus PlanAndAllocate();
   // Groups the builtin nodes the host engine supports into runs and builds them; records where each runs.
   void PlanHostPartitions();
+  // Gives back the memory of constants no node reads any more: each reader is a host run that packed it or a
+  // folded node. The model file's pages that hold only such constants go back to the system; a folded
+  // constant's own memory is freed (RestoreReleasedFolds folds it again at the next AllocateTensors).
+  void ReleasePackedConstants();
+  void RestoreReleasedFolds();
   // The host engine (made on first use, from the factory; null without one). The root's: every subgraph of an
   // interpreter runs on one worker pool, one subgraph at a time.
   HostEngine* host_engine();
@@ -202,6 +215,8 @@ class Interpreter {
   std::unique_ptr<void, void (*)(void*)> arena_{nullptr, std::free};
   size_t arena_bytes_ = 0;
   size_t naive_bytes_ = 0;
+  size_t released_model_bytes_ = 0;
+  size_t released_folded_bytes_ = 0;
   State state_ = State::kNeedsPrepare;
   DecisionLog decisions_;  // before devices_, which records into it until destroyed
   std::unique_ptr<DeviceSet> devices_;
@@ -213,6 +228,7 @@ class Interpreter {
   std::vector<std::string> host_placement_;
   std::vector<bool> engine_internal_;
   std::vector<bool> folded_;  // per node: computed once by FoldConstants
+  std::vector<bool> fold_released_;  // per node: folded, its output's memory freed since no reader needs it
   std::vector<std::string> dynamic_reason_;  // per node: why it is prepared at Invoke (empty: it is not)
   std::vector<ProfileEvent> profile_;
   // Names a group of nodes for its profile event: "31 nodes: CONV_2D x14, DEPTHWISE_CONV_2D x13, ...".

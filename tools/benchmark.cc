@@ -37,24 +37,61 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// The process's resident memory now and at its peak, in bytes (Linux's /proc/self/status).
-void ResidentMemory(size_t* now, size_t* peak) {
-  *now = *peak = 0;
+// The process's resident memory, in bytes (Linux's /proc/self/status): in all, at its peak, and split into
+// anonymous pages (heap, stacks, what was allocated) and file-backed ones (mapped files: the model, the
+// libraries' code).
+struct Resident {
+  size_t now = 0, peak = 0, anon = 0, file = 0;
+};
+
+Resident ResidentMemory() {
+  Resident r;
   std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return;
+  if (f == nullptr) return r;
   char line[256];
   while (std::fgets(line, sizeof line, f)) {
     unsigned long kb = 0;
-    if (std::sscanf(line, "VmRSS: %lu kB", &kb) == 1) *now = kb * 1024;
-    if (std::sscanf(line, "VmHWM: %lu kB", &kb) == 1) *peak = kb * 1024;
+    if (std::sscanf(line, "VmRSS: %lu kB", &kb) == 1) r.now = kb * 1024;
+    if (std::sscanf(line, "VmHWM: %lu kB", &kb) == 1) r.peak = kb * 1024;
+    if (std::sscanf(line, "RssAnon: %lu kB", &kb) == 1) r.anon = kb * 1024;
+    if (std::sscanf(line, "RssFile: %lu kB", &kb) == 1) r.file = kb * 1024;
   }
   std::fclose(f);
+  return r;
 }
 
 // Bytes malloc has handed out and not had back, counting the large blocks it maps on their own.
 size_t HeapInUse() {
   const struct mallinfo2 info = mallinfo2();
   return info.uordblks + info.hblkhd;
+}
+
+// Resident bytes of the process's mappings of file `path` (/proc/self/smaps): the model file's pages.
+size_t ResidentOfFile(const std::string& path) {
+  char* real = realpath(path.c_str(), nullptr);
+  if (real == nullptr) return 0;
+  const std::string want = real;
+  std::free(real);
+  std::FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (f == nullptr) return 0;
+  size_t total = 0;
+  bool in_file = false;
+  char line[4096];
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long long begin = 0, end = 0;
+    int name_at = 0;
+    // A mapping's header: "begin-end perms offset dev inode   pathname".
+    if (std::sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &begin, &end, &name_at) == 2 && name_at > 0) {
+      std::string name = line + name_at;
+      while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+      in_file = name == want;
+      continue;
+    }
+    unsigned long kb = 0;
+    if (in_file && std::sscanf(line, "Rss: %lu kB", &kb) == 1) total += kb * 1024;
+  }
+  std::fclose(f);
+  return total;
 }
 
 size_t FileSize(const std::string& path) {
@@ -231,16 +268,15 @@ int Benchmark(int argc, char** argv) {
   }
   options.profiling = op_profiling || !trace_path.empty();
 
-  size_t rss_start = 0, peak_start = 0;
-  ResidentMemory(&rss_start, &peak_start);
+  const Resident rss_start = ResidentMemory();
   const size_t heap_start = HeapInUse();
   const Clock::time_point init_start = Clock::now();
   std::unique_ptr<Session> session = Session::Open(graph, options);
   if (session == nullptr || !session->SetInputs(inputs, seed, false)) return 1;
   const double init_ms = MsSince(init_start);
   KilnInterpreter* interpreter = session->interpreter();
-  size_t rss_init = 0, peak_init = 0;
-  ResidentMemory(&rss_init, &peak_init);
+  const Resident rss_init = ResidentMemory();
+  const size_t model_resident_init = ResidentOfFile(graph);
   const size_t heap_init = HeapInUse();
 
   std::printf("Graph: [%s]\n", Printable(graph.c_str()).c_str());
@@ -349,8 +385,7 @@ int Benchmark(int argc, char** argv) {
   }
 
   if (report_memory) {
-    size_t rss_end = 0, peak_end = 0;
-    ResidentMemory(&rss_end, &peak_end);
+    const Resident rss_end = ResidentMemory();
     size_t arena = 0, naive = 0;
     KilnInterpreterGetArenaStats(interpreter, &arena, &naive);
     std::printf("\nMemory footprint: model file %.3f MB, arena %.3f MB\n", FileSize(graph) / 1e6,
@@ -359,9 +394,20 @@ int Benchmark(int argc, char** argv) {
     // own structures; resident memory adds the code and tables of the libraries init paged in.
     std::printf("Heap held after init: %.3f MB (model file plus arena: %.3f MB)\n",
                 (heap_init - std::min(heap_init, heap_start)) / 1e6, (FileSize(graph) + arena) / 1e6);
-    std::printf("Resident memory: at start %.3f MB, after init %.3f MB (+%.3f MB), peak %.3f MB\n",
-                rss_start / 1e6, rss_init / 1e6, (rss_init - std::min(rss_init, rss_start)) / 1e6,
-                peak_end / 1e6);
+    auto growth = [](size_t from, size_t to) { return to - std::min(to, from); };
+    const size_t file_growth = growth(rss_start.file, rss_init.file);
+    std::printf("Resident memory: at start %.3f MB, after init %.3f MB (+%.3f MB: anonymous +%.3f MB, the model "
+                "file's pages %.3f MB, libraries' pages +%.3f MB), peak %.3f MB\n",
+                rss_start.now / 1e6, rss_init.now / 1e6, growth(rss_start.now, rss_init.now) / 1e6,
+                growth(rss_start.anon, rss_init.anon) / 1e6, model_resident_init / 1e6,
+                (file_growth - std::min(file_growth, model_resident_init)) / 1e6, rss_end.peak / 1e6);
+    // What the model itself keeps resident: the memory init allocated and the model file's pages (the pages of
+    // weights packed at init are given back); the libraries' code is the process's, shared by every model.
+    std::printf("Resident for the model: after init %.3f MB, after the runs %.3f MB (twice the model file plus "
+                "the arena: %.3f MB)\n",
+                (growth(rss_start.anon, rss_init.anon) + model_resident_init) / 1e6,
+                (growth(rss_start.anon, rss_end.anon) + ResidentOfFile(graph)) / 1e6,
+                (2 * FileSize(graph) + arena) / 1e6);
   }
 
   if (!trace_path.empty()) {

@@ -264,8 +264,10 @@ KILN_CAPI_EXPORT const KilnTensor* KilnSignatureRunnerGetOutputTensor(const Kiln
 /* NULL is a no-op. The subgraph it ran stays prepared in the interpreter. */
 KILN_CAPI_EXPORT void KilnSignatureRunnerDelete(KilnSignatureRunner* signature_runner);
 
-/* Memory used for intermediate tensors: the planned arena, and what one buffer per tensor would take.
- * Valid after a successful KilnInterpreterAllocateTensors. Either out pointer may be NULL. */
+/* Memory used for intermediate tensors: the planned arena (with the memory the fast path plans for tensors that
+ * pass between its own kernels; what XNNPACK plans inside one of its runtimes is not counted), and what one
+ * buffer per tensor would take. Valid after a successful KilnInterpreterAllocateTensors. Either out pointer may
+ * be NULL. */
 KILN_CAPI_EXPORT KilnStatus KilnInterpreterGetArenaStats(const KilnInterpreter* interpreter,
                                                          size_t* out_arena_bytes, size_t* out_naive_bytes);
 

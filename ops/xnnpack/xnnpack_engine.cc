@@ -857,8 +857,9 @@ std::string StatusName(xnn_status status) {
 
 class XnnpackRun : public HostRun {
  public:
-  XnnpackRun(xnn_runtime_t runtime, std::vector<int> externals, std::list<std::vector<float>> weights)
-      : runtime_(runtime), externals_(std::move(externals)), weights_(std::move(weights)) {}
+  XnnpackRun(xnn_runtime_t runtime, std::vector<int> externals, std::list<std::vector<float>> weights,
+             std::vector<int> packed)
+      : runtime_(runtime), externals_(std::move(externals)), weights_(std::move(weights)), packed_(std::move(packed)) {}
   ~XnnpackRun() override { xnn_delete_runtime(runtime_); }
 
   bool Bind(Interpreter* interpreter, std::string* error) override {
@@ -886,11 +887,39 @@ class XnnpackRun : public HostRun {
     return true;
   }
 
+  std::vector<int> PackedConstants() const override { return packed_; }
+  // xnn_define_tensor_value: static data must outlive the subgraph and every runtime created from it.
+  std::vector<int> PinnedConstants() const override { return packed_; }
+
  private:
   xnn_runtime_t runtime_;
   std::vector<int> externals_;  // tensor indices, which are also their XNNPACK external ids
   std::list<std::vector<float>> weights_;
+  std::vector<int> packed_;
 };
+
+// The filter and bias of the nodes among [first, last] whose XNNPACK operators copy them into packed weights
+// when the runtime is created (convolutions, fully connected): read then, never again.
+std::vector<int> WeightsPackedByXnnpack(const Interpreter& interpreter, int first, int last) {
+  std::vector<int> packed;
+  for (int n = first; n <= last; ++n) {
+    if (interpreter.folded(n)) continue;
+    const Node& node = interpreter.nodes()[n];
+    const int code = node.desc->builtin_code;
+    std::vector<int> weights;
+    if (code == kKilnBuiltinConv2d || code == kKilnBuiltinDepthwiseConv2d || code == kKilnBuiltinFullyConnected) {
+      weights = {1, 2};
+    } else if (code == kKilnBuiltinTransposeConv) {
+      weights = {1, 3};
+    }
+    for (size_t i : weights) {
+      if (i < node.inputs.size() && node.inputs[i] >= 0 && IsConstant(interpreter.tensor(node.inputs[i]))) {
+        packed.push_back(node.inputs[i]);
+      }
+    }
+  }
+  return packed;
+}
 
 // Builds one subgraph: values for the tensors the run touches, then one definition per node.
 class SubgraphBuilder {
@@ -1277,7 +1306,8 @@ std::unique_ptr<XnnpackRun> BuildXnnpack(Interpreter* interpreter, int first, in
     *error = "xnn_create_runtime_v2: " + StatusName(status);
     return nullptr;
   }
-  return std::make_unique<XnnpackRun>(runtime, builder.externals(), builder.TakeWeights());
+  return std::make_unique<XnnpackRun>(runtime, builder.externals(), builder.TakeWeights(),
+                                      WeightsPackedByXnnpack(*interpreter, first, last));
 }
 
 // One node on one of Kiln's own kernels (ops/simd) inside a MixedRun: its input and output tensors, bound to
@@ -1285,6 +1315,7 @@ std::unique_ptr<XnnpackRun> BuildXnnpack(Interpreter* interpreter, int first, in
 struct OwnStep {
   int node = 0;
   int input = 0, output = 0;  // tensor indices
+  std::vector<int> packed;    // the constant tensors (filter, bias) it copied into its packed form
   int64_t rows = 0;
   virtual ~OwnStep() = default;
   virtual const char* kernel() const = 0;  // its name in the placement text
@@ -1483,6 +1514,29 @@ class MixedRun : public HostRun {
     return std::string();
   }
 
+  // Kiln's own kernels pack their filter and bias when the run is built, as XNNPACK's operators do.
+  std::vector<int> PackedConstants() const override {
+    std::vector<int> packed;
+    for (const Step& step : steps_) {
+      const std::vector<int> tensors =
+          step.xnnpack != nullptr ? step.xnnpack->PackedConstants() : step.own->packed;
+      packed.insert(packed.end(), tensors.begin(), tensors.end());
+    }
+    return packed;
+  }
+
+  std::vector<int> PinnedConstants() const override {
+    std::vector<int> pinned;
+    for (const Step& step : steps_) {
+      if (step.xnnpack == nullptr) continue;
+      const std::vector<int> tensors = step.xnnpack->PinnedConstants();
+      pinned.insert(pinned.end(), tensors.begin(), tensors.end());
+    }
+    return pinned;
+  }
+
+  size_t WorkingBytes() const override { return memory_.size(); }
+
  private:
   pthreadpool_t pool_;
   bool alone_;
@@ -1614,6 +1668,11 @@ class XnnpackEngine : public HostEngine {
         step.own->node = node.index;
         step.own->input = node.inputs[0];
         step.own->output = node.outputs[0];
+        for (size_t w = 1; w < node.inputs.size() && w <= 2; ++w) {
+          if (node.inputs[w] >= 0 && IsConstant(interpreter->tensor(node.inputs[w]))) {
+            step.own->packed.push_back(node.inputs[w]);
+          }
+        }
       } else {
         step.xnnpack = BuildXnnpack(interpreter, stretches[i].first, stretches[i].second, step_internal[i], pool_,
                                     alone || i + 1 < stretches.size(), error);

@@ -453,6 +453,141 @@ TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
   }
 }
 
+// x[1,16,16,64] -> CONV_2D 1x1 (a 32 KiB filter) -> TANH -> ADD c (a 64 KiB constant): the filter is packed when
+// the run is built, the ADD's constant is read at every Invoke.
+std::vector<uint8_t> ConvTanhAddConstant() {
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {1, 16, 16, 64}, "x");
+  const int filter = w.AddConstTensor(kKilnFloat32, {128, 1, 1, 64}, "filter", Random(128 * 64, 41));
+  const int bias = w.AddConstTensor(kKilnFloat32, {128}, "bias", Random(128, 42));
+  const int c = w.AddConstTensor(kKilnFloat32, {1, 16, 16, 128}, "c", Random(16 * 16 * 128, 43));
+  const int h = w.AddTensor(kKilnFloat32, {1, 16, 16, 128}, "h");
+  const int t = w.AddTensor(kKilnFloat32, {1, 16, 16, 128}, "t");
+  const int y = w.AddTensor(kKilnFloat32, {1, 16, 16, 128}, "y");
+  w.AddOp(kKilnBuiltinConv2d, {x, filter, bias}, {h}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+  w.AddOp(kKilnBuiltinTanh, {h}, {t});
+  w.AddOp(kKilnBuiltinAdd, {t, c}, {y}, KilnAddParams{kKilnActNone, false});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  return w.Finish();
+}
+
+// Invokes twice with `x`; the output of the second Invoke.
+std::vector<float> InvokeTwice(KilnInterpreter* interpreter, const std::vector<float>& x) {
+  std::vector<float> y;
+  for (int i = 0; i < 2; ++i) {
+    if (KilnTensorCopyFromBuffer(KilnInterpreterGetInputTensor(interpreter, 0), x.data(), x.size() * 4) !=
+            kKilnOk ||
+        KilnInterpreterInvoke(interpreter) != kKilnOk) {
+      return {};
+    }
+    const KilnTensor* out = KilnInterpreterGetOutputTensor(interpreter, 0);
+    const float* data = static_cast<const float*>(KilnTensorData(out));
+    y.assign(data, data + KilnTensorByteSize(out) / 4);
+  }
+  return y;
+}
+
+TEST(HostEngine, PackedWeightsGiveTheirModelPagesBack) {
+  const std::vector<uint8_t> bytes = ConvTanhAddConstant();
+  ASSERT_FALSE(bytes.empty());
+  const std::vector<float> x = Random(16 * 16 * 64, 44);
+  const Result reference = RunModel(bytes, x, true);
+  ASSERT_EQ(reference.y.size(), 16u * 16 * 128) << reference.errors;
+  if (!HasEngine(RunModel(bytes, x, false))) GTEST_SKIP() << "no host engine in this build";
+
+  const std::string path = ::testing::TempDir() + "/kiln_packed_weights.tflite";
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+  std::fclose(f);
+
+  // From the file: the filter's whole pages are given back, the ADD's constant stays, and both Invokes (the
+  // second after the first read everything again) give the reference's answer.
+  KilnModel* model = KilnModelCreateFromFile(path.c_str());
+  ASSERT_NE(model, nullptr);
+  KilnInterpreter* interpreter = KilnInterpreterCreate(model, nullptr);
+  ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk);
+  const size_t filter_bytes = 128 * 64 * 4, bias_bytes = 128 * 4;
+  const size_t released = interpreter->impl->released_model_bytes();
+  EXPECT_GE(released, filter_bytes - 2 * 4096) << "the filter's pages stay resident";
+  EXPECT_LE(released, filter_bytes + bias_bytes) << "pages of a constant read at Invoke were given back";
+  ExpectClose(InvokeTwice(interpreter, x), reference.y);
+  // A second AllocateTensors packs again from the file's pages, read back in.
+  ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk);
+  ExpectClose(InvokeTwice(interpreter, x), reference.y);
+  KilnInterpreterDelete(interpreter);
+  KilnModelDelete(model);
+  std::remove(path.c_str());
+
+  // From a buffer the caller owns: nothing is given back, and the buffer keeps every byte.
+  const std::vector<uint8_t> copy = bytes;
+  model = KilnModelCreate(copy.data(), copy.size());
+  interpreter = KilnInterpreterCreate(model, nullptr);
+  ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk);
+  EXPECT_EQ(interpreter->impl->released_model_bytes(), 0u);
+  ExpectClose(InvokeTwice(interpreter, x), reference.y);
+  EXPECT_EQ(copy, bytes);
+  KilnInterpreterDelete(interpreter);
+  KilnModelDelete(model);
+}
+
+// x[1,16,16,64] -> CONV_2D 1x1 whose filter is a DEQUANTIZE of float16 weights (as converters write float16
+// models): the DEQUANTIZE is folded at AllocateTensors, and only the convolution's packed copy reads the result.
+std::vector<uint8_t> HalfWeightsConv() {
+  std::mt19937 rng(45);
+  std::vector<uint16_t> half(128 * 64);
+  for (uint16_t& h : half) {  // sign, an exponent for [1/8, 1), a mantissa: exact float16 values
+    h = static_cast<uint16_t>((rng() & 1) << 15 | (12 + rng() % 3) << 10 | (rng() & 0x3ff));
+  }
+  ModelWriter w;
+  const int x = w.AddTensor(kKilnFloat32, {1, 16, 16, 64}, "x");
+  const int filter16 = w.AddConstTensor<uint16_t>(kKilnFloat16, {128, 1, 1, 64}, "filter16", half);
+  const int filter = w.AddTensor(kKilnFloat32, {128, 1, 1, 64}, "filter");
+  const int y = w.AddTensor(kKilnFloat32, {1, 16, 16, 128}, "y");
+  w.AddOp(kKilnBuiltinDequantize, {filter16}, {filter});
+  w.AddOp(kKilnBuiltinConv2d, {x, filter, -1}, {y}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  return w.Finish();
+}
+
+TEST(HostEngine, FoldedWeightsAreFreedOncePackedAndFoldedAgain) {
+  const std::vector<uint8_t> bytes = HalfWeightsConv();
+  ASSERT_FALSE(bytes.empty());
+  const std::vector<float> x = Random(16 * 16 * 64, 46);
+  const Result reference = RunModel(bytes, x, true);
+  ASSERT_EQ(reference.y.size(), 16u * 16 * 128) << reference.errors;
+  if (!HasEngine(RunModel(bytes, x, false))) GTEST_SKIP() << "no host engine in this build";
+  const std::string path = ::testing::TempDir() + "/kiln_folded_weights.tflite";
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+  std::fclose(f);
+  KilnModel* model = KilnModelCreateFromFile(path.c_str());
+  ASSERT_NE(model, nullptr);
+  KilnInterpreter* interpreter = KilnInterpreterCreate(model, nullptr);
+  const int dims[4] = {1, 16, 16, 64};
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "first AllocateTensors" : "after a resize: folded again");
+    if (round == 1) ASSERT_EQ(KilnInterpreterResizeInputTensor(interpreter, 0, dims, 4), kKilnOk);
+    ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk);
+    EXPECT_GE(interpreter->impl->released_model_bytes(), 128u * 64 * 2 - 2 * 4096)
+        << "the float16 filter's pages stay resident";
+    if (OwnConvolutionExpected("KILN_DISABLE_GEMM")) {  // Kiln's GEMM packed the folded filter: it is freed
+      EXPECT_EQ(interpreter->impl->released_folded_bytes(), 128u * 64 * 4) << "the folded float filter is kept";
+      EXPECT_EQ(interpreter->impl->tensor(2)->data, nullptr) << "the folded filter still holds memory";
+    } else {  // XNNPACK's contract keeps a static value's data valid while its runtime lives
+      EXPECT_EQ(interpreter->impl->released_folded_bytes(), 0u) << "freed the static data of an XNNPACK value";
+      EXPECT_NE(interpreter->impl->tensor(2)->data, nullptr);
+    }
+    ExpectClose(InvokeTwice(interpreter, x), reference.y);
+  }
+  KilnInterpreterDelete(interpreter);
+  KilnModelDelete(model);
+  std::remove(path.c_str());
+}
+
 TEST(HostEngine, NewerElementwiseOpsMatchTheReference) {
   ModelWriter w;
   const int x = w.AddTensor(kKilnFloat32, {2, 3, 5}, "x");

@@ -5,10 +5,13 @@ Runs the CLI with --enable_op_profiling and --trace, then checks that
   - the report has init, warm-up and inference lines with min <= median <= max;
   - the profile's rows cover every node that runs (folded constants aside), each with the count of timed runs;
   - the trace is valid JSON in Chrome's trace-event format, with one "Invoke" slice per timed run and, per
-    run, one slice per profile row, each on the track of its engine, inside that run's Invoke slice.
+    run, one slice per profile row, each on the track of its engine, inside that run's Invoke slice;
+  - the memory report splits resident memory into what init allocated, the model file's pages and the
+    libraries' pages; with --model-pages-below=F, the model file's pages resident after init are under that
+    fraction of the file (the pages of weights packed at init were given back).
 Exits 77 (skipped) when the model is absent.
 
-Usage: check_benchmark.py KILN MODEL WORK_DIR [extra kiln benchmark flags...]
+Usage: check_benchmark.py KILN MODEL WORK_DIR [--model-pages-below=F] [extra kiln benchmark flags...]
 """
 import json
 import os
@@ -25,6 +28,11 @@ def fail(message):
 def main():
     kiln, model, work = sys.argv[1], sys.argv[2], sys.argv[3]
     extra = sys.argv[4:]
+    pages_below = None
+    for arg in list(extra):
+        if arg.startswith("--model-pages-below="):
+            pages_below = float(arg.split("=", 1)[1])
+            extra.remove(arg)
     if not os.path.exists(model):
         if os.environ.get("KILN_REQUIRE_SHARED_DATA", "0") not in ("", "0"):
             fail("%s is absent, and KILN_REQUIRE_SHARED_DATA says the shared models must be there" % model)
@@ -50,6 +58,18 @@ def main():
                    "Resident memory:"):
         if needle not in out:
             fail("no '%s' line" % needle)
+    m = re.search(r"anonymous \+([\d.]+) MB, the model file's pages ([\d.]+) MB, libraries' pages \+([\d.]+) MB", out)
+    size = re.search(r"Memory footprint: model file ([\d.]+) MB", out)
+    if not m or not size:
+        fail("no split of resident memory (anonymous, model file's pages, libraries' pages)")
+    model_pages, file_mb = float(m.group(2)), float(size.group(1))
+    if model_pages > file_mb + 0.01:
+        fail("the model file's resident pages (%.3f MB) pass the file's size (%.3f MB)" % (model_pages, file_mb))
+    if pages_below is not None and model_pages > pages_below * file_mb:
+        fail("the model file's pages resident after init, %.3f MB, are over %.0f%% of the file (%.3f MB): the "
+             "pages of the weights packed at init were not given back" % (model_pages, 100 * pages_below, file_mb))
+    if not re.search(r"Resident for the model: after init [\d.]+ MB, after the runs [\d.]+ MB", out):
+        fail("no 'Resident for the model' line")
 
     rows = re.findall(r"^(\d+)(?:-(\d+))?\s+(\S+)\s+([\d.]+)\s+([\d.]+)%\s+(\d+)\s+(.+)$", out, re.M)
     if not rows:
