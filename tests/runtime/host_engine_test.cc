@@ -472,6 +472,15 @@ std::vector<uint8_t> ConvTanhAddConstant() {
   return w.Finish();
 }
 
+// Writes `bytes` to file `name` in the test's temporary folder (a model Kiln maps): its path, or "" on failure.
+std::string WriteModelFile(const std::string& name, const std::vector<uint8_t>& bytes) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return std::string();
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return std::fclose(f) == 0 && written ? path : std::string();
+}
+
 // Invokes twice with `x`; the output of the second Invoke.
 std::vector<float> InvokeTwice(KilnInterpreter* interpreter, const std::vector<float>& x) {
   std::vector<float> y;
@@ -496,11 +505,8 @@ TEST(HostEngine, PackedWeightsGiveTheirModelPagesBack) {
   ASSERT_EQ(reference.y.size(), 16u * 16 * 128) << reference.errors;
   if (!HasEngine(RunModel(bytes, x, false))) GTEST_SKIP() << "no host engine in this build";
 
-  const std::string path = ::testing::TempDir() + "/kiln_packed_weights.tflite";
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr) << path;
-  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
-  std::fclose(f);
+  const std::string path = WriteModelFile("kiln_packed_weights.tflite", bytes);
+  ASSERT_FALSE(path.empty());
 
   // From the file: the filter's whole pages are given back, the ADD's constant stays, and both Invokes (the
   // second after the first read everything again) give the reference's answer.
@@ -559,11 +565,8 @@ TEST(HostEngine, FoldedWeightsAreFreedOncePackedAndFoldedAgain) {
   const Result reference = RunModel(bytes, x, true);
   ASSERT_EQ(reference.y.size(), 16u * 16 * 128) << reference.errors;
   if (!HasEngine(RunModel(bytes, x, false))) GTEST_SKIP() << "no host engine in this build";
-  const std::string path = ::testing::TempDir() + "/kiln_folded_weights.tflite";
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr) << path;
-  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
-  std::fclose(f);
+  const std::string path = WriteModelFile("kiln_folded_weights.tflite", bytes);
+  ASSERT_FALSE(path.empty());
   KilnModel* model = KilnModelCreateFromFile(path.c_str());
   ASSERT_NE(model, nullptr);
   KilnInterpreter* interpreter = KilnInterpreterCreate(model, nullptr);
