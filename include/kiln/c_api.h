@@ -322,7 +322,9 @@ KILN_CAPI_EXPORT int32_t KilnTensorNumDims(const KilnTensor* tensor);
 /* Returns -1 if `dim_index` is out of range. */
 KILN_CAPI_EXPORT int32_t KilnTensorDim(const KilnTensor* tensor, int32_t dim_index);
 KILN_CAPI_EXPORT size_t KilnTensorByteSize(const KilnTensor* tensor);
-/* The tensor's memory, or NULL before allocation. */
+/* The tensor's memory, or NULL before allocation. Also NULL after allocation for a tensor whose values never
+ * leave the fast path (produced and read inside one host run) and for a folded constant (a DEQUANTIZE of constant
+ * float16 weights) that only packed copies read: neither holds memory of its own. */
 KILN_CAPI_EXPORT void* KilnTensorData(const KilnTensor* tensor);
 /* The name stored in the model ("" if none). Valid for the tensor's lifetime. */
 KILN_CAPI_EXPORT const char* KilnTensorName(const KilnTensor* tensor);
