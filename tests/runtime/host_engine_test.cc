@@ -573,7 +573,9 @@ TEST(HostEngine, FoldedWeightsAreFreedOncePackedAndFoldedAgain) {
   const int dims[4] = {1, 16, 16, 64};
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round == 0 ? "first AllocateTensors" : "after a resize: folded again");
-    if (round == 1) ASSERT_EQ(KilnInterpreterResizeInputTensor(interpreter, 0, dims, 4), kKilnOk);
+    if (round == 1) {
+      ASSERT_EQ(KilnInterpreterResizeInputTensor(interpreter, 0, dims, 4), kKilnOk);
+    }
     ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk);
     EXPECT_GE(interpreter->impl->released_model_bytes(), 128u * 64 * 2 - 2 * 4096)
         << "the float16 filter's pages stay resident";
