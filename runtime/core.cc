@@ -15,14 +15,22 @@ namespace kiln {
 std::string Printable(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
+  auto escape = [&out](unsigned char u) {
+    char hex[5];
+    std::snprintf(hex, sizeof hex, "\\x%02x", u);
+    out += hex;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char u = static_cast<unsigned char>(text[i]);
+    const unsigned char next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
     if (u < 0x20 || u == 0x7f) {
-      char hex[5];
-      std::snprintf(hex, sizeof hex, "\\x%02x", u);
-      out += hex;
+      escape(u);
+    } else if (u == 0xc2 && next >= 0x80 && next <= 0x9f) {  // a C1 control in UTF-8
+      escape(u);
+      escape(next);
+      ++i;
     } else {
-      out += c;
+      out += text[i];
     }
   }
   return out;

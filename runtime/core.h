@@ -24,8 +24,10 @@ void Report(KilnErrorReporter reporter, void* user_data, const char* format, ...
     __attribute__((format(printf, 3, 4)));
 void ReportV(KilnErrorReporter reporter, void* user_data, const char* format, va_list args);
 
-// `text` safe to print on a terminal: control characters (below 0x20, and DEL) become \xNN, so a name read
-// from a crafted file cannot send escape sequences. Bytes from 0x80 up (UTF-8) are kept.
+// `text` safe to print on a terminal: control characters (below 0x20, DEL, and the C1 controls U+0080-U+009F,
+// which UTF-8 writes as 0xC2 0x80-0x9F and a terminal may take as ESC sequences: U+009B is CSI) become \xNN per
+// byte, so a name read from a crafted file cannot send escape sequences. Other bytes from 0x80 up (UTF-8) are
+// kept.
 std::string Printable(const std::string& text);
 
 // Number of elements of `dims`, or -1 if a dimension is negative or the product overflows int64.

@@ -250,7 +250,7 @@ int Inspect(const std::string& path, const DeviceFlags& flags) {
       int32_t num_dims = 0;
       const int32_t* dims = nullptr;
       KilnModelGetTensor(model, index, &name, &type, &num_dims, &dims);
-      std::printf("  %d: '%s' %s%s (tensor %d)\n", i, name, KilnTypeGetName(type),
+      std::printf("  %d: '%s' %s%s (tensor %d)\n", i, Printable(name).c_str(), KilnTypeGetName(type),
                   ShapeString(std::vector<int64_t>(dims, dims + num_dims)).c_str(), index);
     }
   };

@@ -327,6 +327,8 @@ TEST(Printable, ControlCharactersAreEscaped) {
   EXPECT_EQ(Printable("\x1b[2J\x1b]0;owned\x07"), "\\x1b[2J\\x1b]0;owned\\x07");
   EXPECT_EQ(Printable("line\nbreak\ttab\x7f"), "line\\x0abreak\\x09tab\\x7f");
   EXPECT_EQ(Printable("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 stays readable
+  EXPECT_EQ(Printable("a\xc2\x9b" "31mb"), "a\\xc2\\x9b31mb");  // U+009B, CSI in C1 form
+  EXPECT_EQ(Printable("\xc2\xa0\xc2"), "\xc2\xa0\xc2");       // U+00A0 and a cut-off sequence are no controls
 }
 
 }  // namespace
