@@ -161,9 +161,14 @@ struct RunState {
   std::atomic<bool> failed{false};
   std::mutex mutex;
   std::string message;
-  void Fail(const std::string& text) {
+  // kKilnInvalidArgument for the kernel's own bad access (kiln/hal.h, "Launches"), kKilnError otherwise.
+  KilnStatus status = kKilnError;
+  void Fail(const std::string& text, KilnStatus why = kKilnError) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!failed.load()) message = text;
+    if (!failed.load()) {
+      message = text;
+      status = why;
+    }
     failed.store(true);
   }
 };

@@ -129,7 +129,7 @@ KilnStatus RunPrepared(PreparedLaunch& p) {
     });
     if (state.failed) {
       return instance->Fail(
-          kKilnError, "script " + script->module->name + ", kernel " + kernel.name + ": " + state.message);
+          state.status, "script " + script->module->name + ", kernel " + kernel.name + ": " + state.message);
     }
     return kKilnOk;
   }
@@ -174,7 +174,7 @@ KilnStatus RunPrepared(PreparedLaunch& p) {
     CallOut(out, p.result, base + (first < 0 ? 0 : first) * stride);
   }
   if (state.failed) {
-    return instance->Fail(kKilnError, "script " + script->module->name + ", reduction " + reduction.name +
+    return instance->Fail(state.status, "script " + script->module->name + ", reduction " + reduction.name +
                                           ": " + state.message);
   }
   return kKilnOk;

@@ -191,7 +191,7 @@ extern "C" void KilnRtElementAccessError(const KilnKernelAllocation* allocation,
   } else {
     text += " through a NULL allocation";
   }
-  if (t_run_state) t_run_state->Fail(text);
+  if (t_run_state) t_run_state->Fail(text, kKilnInvalidArgument);  // the kernel's access, not the device
 }
 
 extern "C" KilnKernelAllocation* KilnRtCreateAllocation(uint32_t element_type, uint32_t vector_size,

@@ -33,7 +33,7 @@ KilnStatus RunInvoke(Script* script, InvokeFn fn, const void* args, const std::s
   }
   if (state.failed) {
     return script->instance()->Fail(
-        kKilnError, "script " + script->module->name + ", invokable " + name + ": " + state.message);
+        state.status, "script " + script->module->name + ", invokable " + name + ": " + state.message);
   }
   return kKilnOk;
 }

@@ -36,7 +36,8 @@ KilnStatus CheckFaults(Submission* submission) {
     } else {
       text += " outside allocation " + std::to_string(fault.allocation);
     }
-    return submission->device->instance->Fail(kKilnError, text);
+    // The kernel's own access was wrong, not the device: kKilnInvalidArgument (kiln/hal.h, "Launches").
+    return submission->device->instance->Fail(kKilnInvalidArgument, text);
   }
   return kKilnOk;
 }

@@ -374,7 +374,12 @@ typedef struct KilnHalDriver {
   KilnStatus (*script_invoke)(KilnHalScript* script, uint32_t invokable_index, const void* args,
                               uint64_t args_size);
 
-  /* -- Launches (synchronous: the work is done when the call returns) -- */
+  /* -- Launches (synchronous: the work is done when the call returns) --
+   * A launch that fails because of its own accesses (an allocation element read or written out of range, or
+   * through an allocation global with nothing bound) should return kKilnInvalidArgument: the kernel is at
+   * fault, not the device. The runtime then redoes it on the CPU driver, which reports the same access, and does
+   * not count it against the device (docs/hal.md, "Run-time failure and the fallback"). Any other failing status
+   * is a device fault. The same holds for a batch's status (fence_wait). */
   KilnStatus (*launch_for_each)(KilnHalScript* script, const KilnHalForEachDesc* desc);
   /* May be NULL. Writes the reduction's `result_size` bytes to out_result. */
   KilnStatus (*launch_reduce)(KilnHalScript* script, const KilnHalReduceDesc* desc, uint64_t result_size,

@@ -264,6 +264,17 @@ const ModulePlacement& DeviceSet::Place(const std::shared_ptr<const KernelModule
 
 void DeviceSet::Fault(const std::string& what, KilnStatus status, const std::string& errors,
                       const std::string& quarantined, bool hung) {
+  if (status == kKilnInvalidArgument && !hung) {
+    // A launch's own accesses failed (out of range, or through an allocation global with nothing bound:
+    // kiln/hal.h, "Launches"). The CPU redoes the work and reports the same access. The device is not at
+    // fault: nothing is quarantined and no device fault is counted.
+    const std::string message = accelerator_->label() + " failed " + what + " (" + StatusName(status) + ")" +
+                                (errors.empty() ? "" : ": " + errors) + "; redone on " + cpu_->label() +
+                                " (the kernel's own access failed, not the device: nothing moves off it)";
+    log_->Add(kKilnDecisionFallback, what, message);
+    Report(options_.reporter, options_.reporter_user_data, "%s", message.c_str());
+    return;
+  }
   const int fault = faults_.fetch_add(1) + 1;
   const bool give_up = hung || fault >= kDeviceFaultLimit;
   const bool first = give_up && !accelerator_failed_.exchange(true);
@@ -286,6 +297,7 @@ void DeviceSet::Fault(const std::string& what, KilnStatus status, const std::str
 void DeviceSet::KernelFailed(const KernelModule* module, bool reduction, int index, const std::string& what,
                              KilnStatus status, const std::string& errors) {
   if (accelerator_ == nullptr) return;
+  if (status == kKilnInvalidArgument) return Fault(what, status, errors, "", /*hung=*/false);  // not the device's
   std::string quarantined;
   {
     std::lock_guard<std::mutex> lock(mutex_);

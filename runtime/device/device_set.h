@@ -59,7 +59,9 @@ class DeviceSet {
   //  - a failure no single kernel owns (a buffer, the globals, a batch: AcceleratorFailed) quarantines nothing
   //    by itself;
   //  - every fault counts against the device, which is given up (all later work of the set on the CPU) at its
-  //    kDeviceFaultLimit-th fault, or at once when a batch hung past the deadline (`hung`).
+  //    kDeviceFaultLimit-th fault, or at once when a batch hung past the deadline (`hung`);
+  //  - but a failure with kKilnInvalidArgument is the launch's own (an access out of range or through an
+  //    unbound allocation: kiln/hal.h, "Launches"): redone on the CPU, it quarantines and counts nothing.
   // Each step is a decision (fallback). `errors` are the driver's messages.
   static constexpr int kDeviceFaultLimit = 3;
   // Faults so far: a change means placements may have changed.

@@ -364,8 +364,9 @@ TEST_F(CpuDriverTest, InvokablesAndRuntimeServices) {
   EXPECT_NE(harness_->LastError().find("takes 4 bytes"), std::string::npos) << harness_->LastError();
   EXPECT_EQ(hal().script_invoke(script, 99, nullptr, 0), kKilnInvalidArgument);
 
-  // An out-of-range element access fails the invocation with the script's name and the coordinates.
-  EXPECT_EQ(hal().script_invoke(script, kBadAccess, nullptr, 0), kKilnError);
+  // An out-of-range element access fails the invocation with the script's name and the coordinates, as the
+  // script's own fault (kKilnInvalidArgument: kiln/hal.h, "Launches").
+  EXPECT_EQ(hal().script_invoke(script, kBadAccess, nullptr, 0), kKilnInvalidArgument);
   EXPECT_NE(harness_->LastError().find("arith.rs, invokable bad_access: element access (5, 6, 0)"),
             std::string::npos)
       << harness_->LastError();
