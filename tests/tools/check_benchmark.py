@@ -19,10 +19,7 @@ import re
 import subprocess
 import sys
 
-
-def fail(message):
-    print("FAILED: " + message)
-    sys.exit(1)
+from tool_checks import fail
 
 
 def main():

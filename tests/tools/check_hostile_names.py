@@ -19,6 +19,8 @@ import re
 import subprocess
 import sys
 
+from tool_checks import fail, write_model
+
 RESHAPE, RELU, CUSTOM = 22, 19, 32
 CLEAR = "\x1b[2J\x1b]0;owned\x07"  # clear the screen, set the window title
 NAMES = {
@@ -29,19 +31,6 @@ NAMES = {
     "key": "serve\x1b[5m",
     "custom": "Evil\x1b[31mRed",
 }
-
-
-def fail(message):
-    print("FAILED: " + message)
-    sys.exit(1)
-
-
-def write_model(flatc, schema, work, name, model):
-    path = os.path.join(work, name + ".json")
-    with open(path, "w") as f:
-        json.dump(model, f)
-    subprocess.run([flatc, "-b", "-o", work, schema, path], check=True)
-    return os.path.join(work, name + ".tflite")
 
 
 def tensor(name, shape):

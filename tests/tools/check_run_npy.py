@@ -27,17 +27,14 @@ import sys
 
 import numpy as np
 
+from tool_checks import fail, write_model
+
 TYPES = {"INT8": np.int8, "UINT8": np.uint8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
          "BOOL": np.bool_, "FLOAT32": np.float32}
 RESHAPE = 22
 # The int8 model's output quantization: two channels along dimension 1 of [3, 2].
 SCALES = [0.5, 0.125]
 ZERO_POINTS = [-3, 7]
-
-
-def fail(message):
-    print("FAILED: " + message)
-    sys.exit(1)
 
 
 def run(cmd):
@@ -65,11 +62,7 @@ def reshape_model(flatc, schema, work, type_name):
         }],
         "buffers": [{}],
     }
-    json_path = os.path.join(work, "reshape_%s.json" % type_name.lower())
-    with open(json_path, "w") as f:
-        json.dump(model, f)
-    subprocess.run([flatc, "-b", "-o", work, schema, json_path], check=True)
-    return os.path.join(work, "reshape_%s.tflite" % type_name.lower())
+    return write_model(flatc, schema, work, "reshape_%s" % type_name.lower(), model)
 
 
 def check_types(kiln, flatc, schema, work):
@@ -124,14 +117,11 @@ def check_empty_input(kiln, flatc, schema, work):
         }],
         "buffers": [{}],
     }
-    json_path = os.path.join(work, "abs_empty.json")
-    with open(json_path, "w") as f:
-        json.dump(model, f)
-    subprocess.run([flatc, "-b", "-o", work, schema, json_path], check=True)
+    model_path = write_model(flatc, schema, work, "abs_empty", model)
     x_path = os.path.join(work, "x_empty.npy")
     np.save(x_path, np.zeros((0, 3), np.float32))
     out_dir = os.path.join(work, "out_empty")
-    run([kiln, "run", os.path.join(work, "abs_empty.tflite"), "--input", "x=" + x_path, "--output-dir", out_dir])
+    run([kiln, "run", model_path, "--input", "x=" + x_path, "--output-dir", out_dir])
     y = np.load(os.path.join(out_dir, "output_0.npy"))
     if y.dtype != np.float32 or y.shape != (0, 3):
         fail("empty input: output_0.npy is %s%s, expected float32 (0, 3)" % (y.dtype, y.shape))
@@ -157,11 +147,7 @@ def check_signatures(kiln, flatc, schema, work):
             {"signature_key": "unflat", "subgraph_index": 1, "inputs": [{"name": "row_in", "tensor_index": 0}],
              "outputs": [{"name": "pairs", "tensor_index": 1}]}],
     }
-    json_path = os.path.join(work, "two_signatures.json")
-    with open(json_path, "w") as f:
-        json.dump(model, f)
-    subprocess.run([flatc, "-b", "-o", work, schema, json_path], check=True)
-    path = os.path.join(work, "two_signatures.tflite")
+    path = write_model(flatc, schema, work, "two_signatures", model)
     x = np.arange(6, dtype=np.float32) * 1.5
     x_path = os.path.join(work, "row.npy")
     np.save(x_path, x)
