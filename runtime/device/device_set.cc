@@ -18,6 +18,11 @@ const char* PolicyName(DevicePolicy policy) {
 
 namespace {
 
+// A failure the launch caused itself: an allocation access out of range, or through a global with nothing bound
+// (kiln/hal.h, "Launches"). The CPU redoes it and reports the same access; the device is not at fault, so
+// nothing is quarantined and no device fault is counted. A hung batch is never that.
+bool LaunchsOwnFault(KilnStatus status, bool hung) { return status == kKilnInvalidArgument && !hung; }
+
 const char* DeviceTypeName(uint32_t type) {
   switch (type) {
     case kKilnHalDeviceCpu: return "cpu";
@@ -264,31 +269,24 @@ const ModulePlacement& DeviceSet::Place(const std::shared_ptr<const KernelModule
 
 void DeviceSet::Fault(const std::string& what, KilnStatus status, const std::string& errors,
                       const std::string& quarantined, bool hung) {
-  if (status == kKilnInvalidArgument && !hung) {
-    // A launch's own accesses failed (out of range, or through an allocation global with nothing bound:
-    // kiln/hal.h, "Launches"). The CPU redoes the work and reports the same access. The device is not at
-    // fault: nothing is quarantined and no device fault is counted.
-    const std::string message = accelerator_->label() + " failed " + what + " (" + StatusName(status) + ")" +
-                                (errors.empty() ? "" : ": " + errors) + "; redone on " + cpu_->label() +
-                                " (the kernel's own access failed, not the device: nothing moves off it)";
-    log_->Add(kKilnDecisionFallback, what, message);
-    Report(options_.reporter, options_.reporter_user_data, "%s", message.c_str());
-    return;
-  }
-  const int fault = faults_.fetch_add(1) + 1;
-  const bool give_up = hung || fault >= kDeviceFaultLimit;
-  const bool first = give_up && !accelerator_failed_.exchange(true);
   std::string message = accelerator_->label() + " failed " + what + " (" + StatusName(status) + ")" +
                         (errors.empty() ? "" : ": " + errors) + "; redone on " + cpu_->label();
-  if (first) {
-    message += ", and all later work of this interpreter or context runs there (" +
-               (hung ? std::string("a hung device is given up at once")
-                     : "fault " + std::to_string(fault) + " of " + std::to_string(kDeviceFaultLimit) +
-                           " gives the device up") +
-               ")";
-  } else if (!give_up) {
-    message += (quarantined.empty() ? "" : "; " + quarantined + " runs there from now on") + " (device fault " +
-               std::to_string(fault) + " of " + std::to_string(kDeviceFaultLimit) + ")";
+  if (LaunchsOwnFault(status, hung)) {
+    message += " (the kernel's own access failed, not the device: nothing moves off it)";
+  } else {
+    const int fault = faults_.fetch_add(1) + 1;
+    const bool give_up = hung || fault >= kDeviceFaultLimit;
+    const bool first = give_up && !accelerator_failed_.exchange(true);
+    if (first) {
+      message += ", and all later work of this interpreter or context runs there (" +
+                 (hung ? std::string("a hung device is given up at once")
+                       : "fault " + std::to_string(fault) + " of " + std::to_string(kDeviceFaultLimit) +
+                             " gives the device up") +
+                 ")";
+    } else if (!give_up) {
+      message += (quarantined.empty() ? "" : "; " + quarantined + " runs there from now on") + " (device fault " +
+                 std::to_string(fault) + " of " + std::to_string(kDeviceFaultLimit) + ")";
+    }
   }
   log_->Add(kKilnDecisionFallback, what, message);
   Report(options_.reporter, options_.reporter_user_data, "%s", message.c_str());
@@ -297,9 +295,8 @@ void DeviceSet::Fault(const std::string& what, KilnStatus status, const std::str
 void DeviceSet::KernelFailed(const KernelModule* module, bool reduction, int index, const std::string& what,
                              KilnStatus status, const std::string& errors) {
   if (accelerator_ == nullptr) return;
-  if (status == kKilnInvalidArgument) return Fault(what, status, errors, "", /*hung=*/false);  // not the device's
   std::string quarantined;
-  {
+  if (!LaunchsOwnFault(status, /*hung=*/false)) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = placements_.find(module);
     if (it != placements_.end()) {
