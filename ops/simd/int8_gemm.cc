@@ -236,34 +236,65 @@ KILN_VNNI_TARGET void Rows(const PackedInt8Gemm& p, const uint8_t* a, int64_t ld
   }
 }
 
-// Copies `rows` rows of A into `out` (rows `padded` bytes apart) as unsigned bytes (a + 128), the padding zero.
-KILN_VNNI_TARGET void ToUnsigned(const int8_t* a, int64_t lda, int64_t rows, int64_t k, int64_t padded, uint8_t* out) {
+// The unsigned form of `n` bytes (v + 128: a xor of 0x80) from `src` to `dst`.
+KILN_VNNI_TARGET inline void FlipCopy(const int8_t* src, int64_t n, uint8_t* dst) {
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  for (int64_t r = 0; r < rows; ++r) {
-    const int8_t* src = a + r * lda;
-    uint8_t* dst = out + r * padded;
-    int64_t i = 0;
-    for (; i + 64 <= k; i += 64) {
-      _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
-    }
-    if (i < k) {
-      const __mmask64 m = k - i >= 64 ? ~__mmask64{0} : ((__mmask64{1} << (k - i)) - 1);
-      _mm512_mask_storeu_epi8(dst + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), flip));
-    }
-    for (i = k; i < padded; ++i) dst[i] = 0;
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
+  if (i < n) {
+    const __mmask64 m = (__mmask64{1} << (n - i)) - 1;
+    _mm512_mask_storeu_epi8(dst + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), flip));
   }
 }
 
-}  // namespace
+// Copies `rows` rows of A into `out` (rows `padded` bytes apart) as unsigned bytes (a + 128), the padding zero.
+KILN_VNNI_TARGET void ToUnsigned(const int8_t* a, int64_t lda, int64_t row, int64_t rows, int64_t k,
+                                 int64_t padded, uint8_t* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* dst = out + r * padded;
+    FlipCopy(a + (row + r) * lda, k, dst);
+    std::memset(dst + k, 0, static_cast<size_t>(padded - k));
+  }
+}
 
-KILN_VNNI_TARGET void Int8Gemm(const PackedInt8Gemm& p, const int8_t* a, int64_t lda, int8_t* c, int64_t ldc,
-                               int64_t row_begin, int64_t row_end) {
+// Gathers the K values of output pixels [row, row + rows) of a CONV_2D into `out` (rows `padded` bytes apart) as
+// unsigned bytes: for each tap (ky, kx) the pixel's input channels, or the input zero point where the tap falls in
+// the padding; the bytes past K zero.
+KILN_VNNI_TARGET void GatherUnsigned(const reference::ConvParams& s, int32_t input_zero_point, const int8_t* in,
+                                     int64_t row, int64_t rows, int64_t padded, uint8_t* out) {
+  const uint8_t zero = static_cast<uint8_t>(static_cast<uint8_t>(input_zero_point) ^ 0x80u);
+  const int64_t c = s.input_channels, k = s.filter_height * s.filter_width * c;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t pixel = row + r, image = pixel / (s.output_height * s.output_width);
+    const int64_t oy = pixel / s.output_width % s.output_height, ox = pixel % s.output_width;
+    const int8_t* in_image = in + image * s.input_height * s.input_width * c;
+    uint8_t* dst = out + r * padded;
+    for (int64_t ky = 0; ky < s.filter_height; ++ky) {
+      const int64_t iy = oy * s.stride_height - s.pad_top + ky * s.dilation_height;
+      for (int64_t kx = 0; kx < s.filter_width; ++kx, dst += c) {
+        const int64_t ix = ox * s.stride_width - s.pad_left + kx * s.dilation_width;
+        if (iy < 0 || iy >= s.input_height || ix < 0 || ix >= s.input_width) {
+          std::memset(dst, zero, static_cast<size_t>(c));
+        } else {
+          FlipCopy(in_image + (iy * s.input_width + ix) * c, c, dst);
+        }
+      }
+    }
+    std::memset(dst, 0, static_cast<size_t>(padded - k));
+  }
+}
+
+// Rows [row_begin, row_end) of the product, in tiles of kMaxRows: `fill(row, rows, scratch, padded)` writes a tile's
+// unsigned rows of A into the thread's scratch, and the micro-kernels multiply them.
+template <typename Fill>
+KILN_VNNI_TARGET void Tiles(const PackedInt8Gemm& p, int8_t* c, int64_t ldc, int64_t row_begin, int64_t row_end,
+                            const Fill& fill) {
   const int64_t padded = p.k_groups * kGroupBytes;
   thread_local std::vector<uint8_t> scratch;
   if (scratch.size() < static_cast<size_t>(kMaxRows * padded)) scratch.resize(static_cast<size_t>(kMaxRows * padded));
   for (int64_t row = row_begin; row < row_end; row += kMaxRows) {
     const int64_t rows = std::min<int64_t>(kMaxRows, row_end - row);
-    ToUnsigned(a + row * lda, lda, rows, p.k, padded, scratch.data());
+    fill(row, rows, scratch.data(), padded);
     int8_t* out = c + row * ldc;
     switch (rows) {
       case 8: Rows<8>(p, scratch.data(), padded, out, ldc); break;
@@ -278,9 +309,27 @@ KILN_VNNI_TARGET void Int8Gemm(const PackedInt8Gemm& p, const int8_t* a, int64_t
   }
 }
 
+}  // namespace
+
+KILN_VNNI_TARGET void Int8Gemm(const PackedInt8Gemm& p, const int8_t* a, int64_t lda, int8_t* c, int64_t ldc,
+                               int64_t row_begin, int64_t row_end) {
+  Tiles(p, c, ldc, row_begin, row_end, [&](int64_t row, int64_t rows, uint8_t* scratch, int64_t padded) {
+    ToUnsigned(a, lda, row, rows, p.k, padded, scratch);
+  });
+}
+
+KILN_VNNI_TARGET void Int8Conv(const PackedInt8Gemm& p, const reference::ConvParams& shape, int32_t input_zero_point,
+                               const int8_t* input, int8_t* output, int64_t row_begin, int64_t row_end) {
+  Tiles(p, output, p.n, row_begin, row_end, [&](int64_t row, int64_t rows, uint8_t* scratch, int64_t padded) {
+    GatherUnsigned(shape, input_zero_point, input, row, rows, padded, scratch);
+  });
+}
+
 #else
 
 void Int8Gemm(const PackedInt8Gemm&, const int8_t*, int64_t, int8_t*, int64_t, int64_t, int64_t) {}
+void Int8Conv(const PackedInt8Gemm&, const reference::ConvParams&, int32_t, const int8_t*, int8_t*, int64_t,
+              int64_t) {}
 
 #endif
 

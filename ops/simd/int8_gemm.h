@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/reference/conv.h"
 #include "ops/reference/quantized.h"
 
 namespace kiln::ops::vnni {
@@ -78,6 +79,17 @@ void UseFloatRequantization(PackedInt8Gemm* packed, float input_scale, const std
 // with rows `ldc` bytes apart. Only when Available().
 void Int8Gemm(const PackedInt8Gemm& packed, const int8_t* a, int64_t lda, int8_t* c, int64_t ldc, int64_t row_begin,
               int64_t row_end);
+
+// Rows [row_begin, row_end) of a CONV_2D of any filter size, stride, dilation and padding through the same GEMM:
+// row r is output pixel r (images one after another, NHWC), and its K = filter_height * filter_width *
+// input_channels values, gathered from the dense NHWC int8 `input` in the filter's order (ky, kx, channel: a
+// CONV_2D filter [n][ky][kx][c] is the GEMM's W [n][k] as it is stored), are copied tile by tile into the kernel's
+// scratch rows; taps in the padding read `input_zero_point`, so they add nothing, as in the reference. `packed` was
+// made from the whole filter (k == filter_height * filter_width * input_channels) with the same input zero point;
+// `output` is dense NHWC ([rows][n]). Byte-exact with ConvQuantized on `shape` (or with XNNPACK's float
+// requantization, as for Int8Gemm). Only when Available().
+void Int8Conv(const PackedInt8Gemm& packed, const reference::ConvParams& shape, int32_t input_zero_point,
+              const int8_t* input, int8_t* output, int64_t row_begin, int64_t row_end);
 
 }  // namespace kiln::ops::vnni
 

@@ -553,14 +553,28 @@ bool SupportsNode(const Interpreter& interpreter, const Node& node, std::string*
   return true;
 }
 
+// Whether a convolution's output extent `out` along one side is what TensorFlow's SAME or VALID padding gives for
+// input extent `in`, a filter spanning `extent` inputs (dilation counted) and `stride` (SAME: ceil(in / stride)
+// outputs, the odd row or column of padding after); *before is the padding before the first input.
+bool PaddedSide(KilnPadding padding, int64_t in, int64_t out, int64_t extent, int64_t stride, int64_t* before) {
+  if (padding == kKilnPaddingSame) {
+    *before = std::max<int64_t>(0, (out - 1) * stride + extent - in) / 2;
+    return out == (in + stride - 1) / stride;
+  }
+  *before = 0;
+  return in >= extent && out == (in - extent) / stride + 1;
+}
+
 // The name the placement text gives the nodes Kiln's own VNNI kernel runs inside an xnnpack host run.
 constexpr const char* kVnniKernel = "kiln-vnni int8 gemm";
 
 // An int8 CONV_2D that Kiln's own AVX-512 VNNI GEMM (ops/simd/int8_gemm.h) runs instead of XNNPACK, on a CPU
-// with VNNI: a 1x1 filter with stride 1 (a GEMM of the pixels by the channels), per-tensor int8 input and output,
-// a constant symmetric int8 filter (one scale, or one per output channel), a constant int32 bias or none, no
-// fused activation or RELU, RELU6, RELU_N1_TO_1. Its result equals the reference kernel's byte for byte.
-bool VnniConv(const Interpreter& interpreter, const Node& node) {
+// with VNNI, and its geometry: per-tensor int8 input and output, 4-D; a constant symmetric int8 filter (one scale,
+// or one per output channel); a constant int32 bias or none; no fused activation or RELU, RELU6, RELU_N1_TO_1;
+// SAME or VALID padding. A 1x1 filter of stride 1 is a GEMM of the pixels by the channels (Int8Gemm); any other
+// filter, stride or dilation gathers each pixel's taps first (Int8Conv). Its result equals the reference kernel's
+// byte for byte.
+bool VnniConv(const Interpreter& interpreter, const Node& node, reference::ConvParams* shape = nullptr) {
   if (!vnni::Available() || node.desc->builtin_code != kKilnBuiltinConv2d || !IsInt8Node(interpreter, node) ||
       node.inputs.size() < 2 || node.outputs.size() != 1 || node.inputs[1] < 0 || node.outputs[0] < 0) {
     return false;
@@ -569,15 +583,16 @@ bool VnniConv(const Interpreter& interpreter, const Node& node) {
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
   const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
   const auto* params = ParamsOf<KilnConvParams>(node);
-  if (params == nullptr || params->stride_height != 1 || params->stride_width != 1 ||
+  if (params == nullptr || params->stride_height < 1 || params->stride_width < 1 ||
+      params->dilation_height_factor < 1 || params->dilation_width_factor < 1 ||
       params->activation > kKilnActRelu6 || params->activation < kKilnActNone) {
     return false;
   }
   if (!PerTensorInt8(input) || !PerTensorInt8(output) || input->dims.size() != 4 || output->dims.size() != 4) {
     return false;
   }
-  if (!IsConstant(filter) || filter->type != kKilnInt8 || filter->dims.size() != 4 || filter->dims[1] != 1 ||
-      filter->dims[2] != 1 || filter->dims[3] != input->dims[3] || filter->dims[0] < 1 || input->dims[3] < 1) {
+  if (!IsConstant(filter) || filter->type != kKilnInt8 || filter->dims.size() != 4 || filter->dims[1] < 1 ||
+      filter->dims[2] < 1 || filter->dims[3] != input->dims[3] || filter->dims[0] < 1 || input->dims[3] < 1) {
     return false;
   }
   const int channels = filter->dims[0];
@@ -589,10 +604,28 @@ bool VnniConv(const Interpreter& interpreter, const Node& node) {
   for (int32_t z : filter->zero_points) {
     if (z != 0) return false;
   }
-  for (int d = 0; d < 3; ++d) {
-    if (output->dims[d] != input->dims[d]) return false;
+  if (output->dims[0] != input->dims[0] || output->dims[3] != channels) return false;
+  reference::ConvParams g;
+  g.batch = input->dims[0];
+  g.input_height = input->dims[1];
+  g.input_width = input->dims[2];
+  g.input_channels = input->dims[3];
+  g.output_height = output->dims[1];
+  g.output_width = output->dims[2];
+  g.output_channels = channels;
+  g.filter_height = filter->dims[1];
+  g.filter_width = filter->dims[2];
+  g.stride_height = params->stride_height;
+  g.stride_width = params->stride_width;
+  g.dilation_height = params->dilation_height_factor;
+  g.dilation_width = params->dilation_width_factor;
+  if (g.batch < 1 || g.output_height < 1 || g.output_width < 1 ||
+      !PaddedSide(params->padding, g.input_height, g.output_height, (g.filter_height - 1) * g.dilation_height + 1,
+                  g.stride_height, &g.pad_top) ||
+      !PaddedSide(params->padding, g.input_width, g.output_width, (g.filter_width - 1) * g.dilation_width + 1,
+                  g.stride_width, &g.pad_left)) {
+    return false;
   }
-  if (output->dims[3] != channels) return false;
   if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
     const KilnTensor* bias = TensorAt(interpreter, node.inputs[2]);
     if (!IsConstant(bias) || bias->type != kKilnInt32 || bias->bytes != static_cast<size_t>(channels) * 4) {
@@ -607,8 +640,18 @@ bool VnniConv(const Interpreter& interpreter, const Node& node) {
     if (!(ScaleOf(input) * s / ScaleOf(output) < 256.0f)) return false;
   }
   int32_t qlo = 0, qhi = 0;
-  return reference::QuantizedActivationRange(static_cast<int>(params->activation), ScaleOf(output),
-                                             ZeroPointOf(output), &qlo, &qhi);
+  if (!reference::QuantizedActivationRange(static_cast<int>(params->activation), ScaleOf(output),
+                                           ZeroPointOf(output), &qlo, &qhi)) {
+    return false;
+  }
+  if (shape != nullptr) *shape = g;
+  return true;
+}
+
+// Whether a VnniConv geometry is a plain GEMM of the pixels by the channels (1x1, stride 1, no padding).
+bool IsPointwise(const reference::ConvParams& g) {
+  return g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
+         g.output_height == g.input_height && g.output_width == g.input_width;
 }
 
 // Whether `node` may move from XNNPACK to one of Kiln's own kernels at all: an input and a weights tensor, one
@@ -723,16 +766,9 @@ bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPad
   g.kernel_w = filter->dims[2];
   g.stride_h = stride_h;
   g.stride_w = stride_w;
-  auto side = [&](int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t* before) {
-    if (padding == kKilnPaddingSame) {
-      *before = std::max<int64_t>(0, (out - 1) * stride + kernel - in) / 2;
-      return out == (in + stride - 1) / stride;
-    }
-    *before = 0;
-    return in >= kernel && out == (in - kernel) / stride + 1;
-  };
-  if (g.batch < 1 || g.in_c < 1 || g.out_c < 1 || !side(g.in_h, g.out_h, g.kernel_h, g.stride_h, &g.pad_top) ||
-      !side(g.in_w, g.out_w, g.kernel_w, g.stride_w, &g.pad_left)) {
+  if (g.batch < 1 || g.in_c < 1 || g.out_c < 1 ||
+      !PaddedSide(padding, g.in_h, g.out_h, g.kernel_h, g.stride_h, &g.pad_top) ||
+      !PaddedSide(padding, g.in_w, g.out_w, g.kernel_w, g.stride_w, &g.pad_left)) {
     return false;
   }
   *shape = g;
@@ -815,7 +851,8 @@ vnni::PackedInt8Gemm PackVnniConv(const Interpreter& interpreter, const Node& no
   if (node.inputs.size() >= 3 && node.inputs[2] >= 0) {
     bias = static_cast<const int32_t*>(TensorAt(interpreter, node.inputs[2])->data);
   }
-  const int64_t n = filter->dims[0], k = filter->dims[3];
+  // A CONV_2D filter [n][ky][kx][c] is the GEMM's [n][k] as it is stored.
+  const int64_t n = filter->dims[0], k = int64_t{filter->dims[1]} * filter->dims[2] * filter->dims[3];
   const std::vector<reference::QuantizedMultiplier> multipliers =
       reference::PerChannelMultipliers(ScaleOf(input), filter->scales, ScaleOf(output), n);
   const KilnFusedActivation activation = ParamsOf<KilnConvParams>(node)->activation;
@@ -1323,9 +1360,13 @@ struct OwnStep {
   virtual void Run(pthreadpool_t pool, uint32_t flags) const = 0;
 };
 
-// One int8 1x1 CONV_2D on Kiln's VNNI GEMM: the rows (pixels) split across the engine's threads.
+// One int8 CONV_2D on Kiln's VNNI GEMM: the rows (output pixels) split across the engine's threads. A 1x1
+// convolution of stride 1 multiplies the input in place; any other gathers each tile's taps first.
 struct VnniStep : OwnStep {
   vnni::PackedInt8Gemm packed;
+  reference::ConvParams shape;
+  bool pointwise = true;
+  int32_t input_zero_point = 0;
   const int8_t* a = nullptr;  // bound
   int8_t* c = nullptr;
 
@@ -1335,10 +1376,16 @@ struct VnniStep : OwnStep {
     c = static_cast<int8_t*>(out);
   }
 
+  void Rows(int64_t begin, int64_t end) const {
+    if (pointwise) {
+      vnni::Int8Gemm(packed, a, packed.k, c, packed.n, begin, end);
+    } else {
+      vnni::Int8Conv(packed, shape, input_zero_point, a, c, begin, end);
+    }
+  }
+
   static void Tile(void* context, size_t start, size_t count) {
-    const auto* step = static_cast<const VnniStep*>(context);
-    vnni::Int8Gemm(step->packed, step->a, step->packed.k, step->c, step->packed.n, static_cast<int64_t>(start),
-                   static_cast<int64_t>(start + count));
+    static_cast<const VnniStep*>(context)->Rows(static_cast<int64_t>(start), static_cast<int64_t>(start + count));
   }
 
   void Run(pthreadpool_t pool, uint32_t flags) const override {
@@ -1347,7 +1394,7 @@ struct VnniStep : OwnStep {
     // workers, and far less than waiting for one the scheduler has put aside on a busy machine.
     constexpr int64_t kParallelMultiplyAdds = int64_t{4} << 20;
     if (threads <= 1 || rows < 16 || rows * packed.k * packed.n < kParallelMultiplyAdds) {
-      vnni::Int8Gemm(packed, a, packed.k, c, packed.n, 0, rows);
+      Rows(0, rows);
       return;
     }
     // About four tiles per thread (a busy core's share moves to the others), whole blocks of 8 rows.
@@ -1661,8 +1708,11 @@ class XnnpackEngine : public HostEngine {
           step.own = std::move(gemv);
         } else {
           auto vnni = std::make_unique<VnniStep>();
+          VnniConv(*interpreter, node, &vnni->shape);
           vnni->packed = PackVnniConv(*interpreter, node, exact);
-          vnni->rows = static_cast<int64_t>(input->dims[0]) * input->dims[1] * input->dims[2];
+          vnni->pointwise = IsPointwise(vnni->shape);
+          vnni->input_zero_point = ZeroPointOf(input);
+          vnni->rows = vnni->shape.batch * vnni->shape.output_height * vnni->shape.output_width;
           step.own = std::move(vnni);
         }
         step.own->node = node.index;

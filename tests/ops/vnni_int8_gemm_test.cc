@@ -3,7 +3,8 @@
 // kernel's blocks (4 bytes of K, 16 output channels, 8 rows), K = 1, per-tensor and per-channel multipliers,
 // multipliers from the smallest to shifts of 30 left (where the int32 left shift wraps), zero points at the
 // limits, biases that make the int32 sums wrap, activation clamps, row strides and row ranges. Skipped on a CPU
-// without VNNI.
+// without VNNI. Int8Conv (the same GEMM over each pixel's gathered taps) against the reference int8 CONV_2D of the
+// same geometry: filters, strides, dilations, SAME and VALID padding, input zero points at the limits.
 #include <gtest/gtest.h>
 
 #include "ops/simd/int8_gemm.h"
@@ -181,6 +182,102 @@ TEST_F(VnniInt8GemmTest, ActivationClampsAndStrides) {
     c.lda_pad = 3;  // rows further apart than K (a strided view), and output rows wider than N
     c.ldc_pad = 5;
     Check(c, seed++);
+  }
+}
+
+// Int8Conv: a CONV_2D of any filter, stride, dilation and padding, its taps gathered into the GEMM's rows, against
+// the reference int8 CONV_2D on the same geometry, byte for byte.
+struct ConvCase {
+  int64_t batch, in_h, in_w, in_c, out_c, kernel_h, kernel_w, stride, dilation;
+  bool same = true;  // SAME padding (else VALID)
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  bool per_channel = true;
+};
+
+void CheckConv(const ConvCase& c, uint32_t seed) {
+  reference::ConvParams g;
+  g.batch = c.batch;
+  g.input_height = c.in_h;
+  g.input_width = c.in_w;
+  g.input_channels = c.in_c;
+  g.output_channels = c.out_c;
+  g.filter_height = c.kernel_h;
+  g.filter_width = c.kernel_w;
+  g.stride_height = g.stride_width = c.stride;
+  g.dilation_height = g.dilation_width = c.dilation;
+  auto side = [&](int64_t in, int64_t kernel, int64_t* out, int64_t* before) {
+    const int64_t extent = (kernel - 1) * c.dilation + 1;
+    *out = c.same ? (in + c.stride - 1) / c.stride : (in - extent) / c.stride + 1;
+    *before = c.same ? std::max<int64_t>(0, (*out - 1) * c.stride + extent - in) / 2 : 0;
+  };
+  side(c.in_h, c.kernel_h, &g.output_height, &g.pad_top);
+  side(c.in_w, c.kernel_w, &g.output_width, &g.pad_left);
+  const std::string what = "batch=" + std::to_string(c.batch) + " in=" + std::to_string(c.in_h) + "x" +
+                           std::to_string(c.in_w) + "x" + std::to_string(c.in_c) + " out_c=" + std::to_string(c.out_c) +
+                           " filter=" + std::to_string(c.kernel_h) + "x" + std::to_string(c.kernel_w) +
+                           " stride=" + std::to_string(c.stride) + " dilation=" + std::to_string(c.dilation) +
+                           (c.same ? " SAME" : " VALID") + " in_zp=" + std::to_string(c.input_zero_point) +
+                           " out_zp=" + std::to_string(c.output_zero_point);
+  SCOPED_TRACE(what);
+  ASSERT_GE(g.output_height, 1);
+  ASSERT_GE(g.output_width, 1);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  const int64_t k = c.kernel_h * c.kernel_w * c.in_c;
+  std::vector<int8_t> input(static_cast<size_t>(c.batch * c.in_h * c.in_w * c.in_c)),
+      filter(static_cast<size_t>(c.out_c * k));
+  for (auto& v : input) v = static_cast<int8_t>(byte(rng));
+  for (auto& v : filter) v = static_cast<int8_t>(byte(rng));
+  std::vector<int32_t> bias(static_cast<size_t>(c.out_c));
+  for (auto& b : bias) b = std::uniform_int_distribution<int32_t>(-100000, 100000)(rng);
+  std::uniform_int_distribution<int32_t> significand(1 << 30, std::numeric_limits<int32_t>::max());
+  std::uniform_int_distribution<int> shift(-12, -4);
+  std::vector<reference::QuantizedMultiplier> multipliers(c.per_channel ? static_cast<size_t>(c.out_c) : 1);
+  for (auto& m : multipliers) m = {significand(rng), shift(rng)};
+
+  reference::WeightedQuantParams quant;
+  quant.input_zero_point = c.input_zero_point;
+  quant.output_zero_point = c.output_zero_point;
+  quant.rounding = reference::Rounding::kDouble;
+  for (int64_t ch = 0; ch < c.out_c; ++ch) quant.multipliers.push_back(multipliers[c.per_channel ? ch : 0]);
+  const int64_t rows = c.batch * g.output_height * g.output_width;
+  std::vector<int8_t> expected(static_cast<size_t>(rows * c.out_c));
+  reference::ConvInt8(g, quant, input.data(), filter.data(), bias.data(), expected.data());
+
+  const PackedInt8Gemm packed = PackInt8Gemm(filter.data(), c.out_c, k, bias.data(), c.input_zero_point,
+                                             multipliers, c.output_zero_point, -128, 127);
+  std::vector<int8_t> output(static_cast<size_t>(rows * c.out_c), 0x5A);
+  const int64_t split = rows / 3;  // two row ranges, as two threads would split it
+  Int8Conv(packed, g, c.input_zero_point, input.data(), output.data(), 0, split);
+  Int8Conv(packed, g, c.input_zero_point, input.data(), output.data(), split, rows);
+  int mismatches = 0;
+  for (size_t i = 0; i < output.size(); ++i) {
+    if (output[i] != expected[i] && ++mismatches <= 5) {
+      ADD_FAILURE() << "pixel " << i / static_cast<size_t>(c.out_c) << " channel " << i % static_cast<size_t>(c.out_c)
+                    << ": got " << int{output[i]} << ", expected " << int{expected[i]};
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST_F(VnniInt8GemmTest, ConvolutionsGatherTheirTaps) {
+  uint32_t seed = 500;
+  // mt_kws_dscnn_int8's first layer (10x4 over one channel, stride 2), tm_mobilenet_v2_int8_224's (3x3x3, stride
+  // 2), and odd ones: 1x1 of stride 2, dilation, VALID, batches, channel counts around the kernel's blocks.
+  const std::vector<ConvCase> cases = {
+      {1, 49, 10, 1, 64, 10, 4, 2, 1},     {1, 32, 32, 3, 32, 3, 3, 2, 1},   {1, 9, 7, 5, 17, 3, 3, 1, 1},
+      {2, 8, 8, 16, 33, 1, 1, 2, 1},       {1, 11, 13, 3, 8, 3, 3, 1, 2},    {1, 10, 10, 7, 31, 5, 5, 3, 1},
+      {3, 6, 5, 2, 16, 2, 3, 1, 1, false}, {1, 7, 7, 65, 15, 3, 3, 2, 1, false}, {1, 1, 1, 4, 5, 3, 3, 1, 1},
+      {1, 5, 40, 1, 1, 1, 7, 1, 1},
+  };
+  for (const ConvCase& base : cases) {
+    for (int32_t in_zp : {0, -128, 127}) {
+      ConvCase c = base;
+      c.input_zero_point = in_zp;
+      c.output_zero_point = static_cast<int32_t>(seed % 23) - 11;
+      c.per_channel = seed % 2 == 0;
+      CheckConv(c, seed++);
+    }
   }
 }
 
