@@ -269,11 +269,28 @@ KILN_VNNI_TARGET void GatherUnsigned(const reference::ConvParams& s, int32_t inp
     const int64_t oy = pixel / s.output_width % s.output_height, ox = pixel % s.output_width;
     const int8_t* in_image = in + image * s.input_height * s.input_width * c;
     uint8_t* dst = out + r * padded;
+    const int64_t ix0 = ox * s.stride_width - s.pad_left;
     for (int64_t ky = 0; ky < s.filter_height; ++ky) {
       const int64_t iy = oy * s.stride_height - s.pad_top + ky * s.dilation_height;
+      if (iy < 0 || iy >= s.input_height) {
+        std::memset(dst, zero, static_cast<size_t>(s.filter_width * c));
+        dst += s.filter_width * c;
+        continue;
+      }
+      if (s.dilation_width == 1) {  // the row's taps are one run of the input row: one copy, the edges padding
+        const int64_t begin = std::max<int64_t>(0, -ix0), end = std::min(s.filter_width, s.input_width - ix0);
+        if (begin > 0) std::memset(dst, zero, static_cast<size_t>(std::min(begin, s.filter_width) * c));
+        if (end > begin) FlipCopy(in_image + (iy * s.input_width + ix0 + begin) * c, (end - begin) * c, dst + begin * c);
+        if (end < s.filter_width) {
+          const int64_t from = std::max(end, begin);
+          std::memset(dst + from * c, zero, static_cast<size_t>((s.filter_width - from) * c));
+        }
+        dst += s.filter_width * c;
+        continue;
+      }
       for (int64_t kx = 0; kx < s.filter_width; ++kx, dst += c) {
-        const int64_t ix = ox * s.stride_width - s.pad_left + kx * s.dilation_width;
-        if (iy < 0 || iy >= s.input_height || ix < 0 || ix >= s.input_width) {
+        const int64_t ix = ix0 + kx * s.dilation_width;
+        if (ix < 0 || ix >= s.input_width) {
           std::memset(dst, zero, static_cast<size_t>(c));
         } else {
           FlipCopy(in_image + (iy * s.input_width + ix) * c, c, dst);
