@@ -568,11 +568,21 @@ bool PaddedSide(KilnPadding padding, int64_t in, int64_t out, int64_t extent, in
 // The name the placement text gives the nodes Kiln's own VNNI kernel runs inside an xnnpack host run.
 constexpr const char* kVnniKernel = "kiln-vnni int8 gemm";
 
+// Whether a VnniConv geometry is a plain GEMM of the pixels by the channels (1x1, stride 1, no padding).
+bool IsPointwise(const reference::ConvParams& g) {
+  return g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
+         g.output_height == g.input_height && g.output_width == g.input_width;
+}
+
+// The most input channels of a CONV_2D other than a 1x1 of stride 1 that VnniConv takes (below).
+constexpr int64_t kMaxGatheredChannels = 2;
+
 // An int8 CONV_2D that Kiln's own AVX-512 VNNI GEMM (ops/simd/int8_gemm.h) runs instead of XNNPACK, on a CPU
 // with VNNI, and its geometry: per-tensor int8 input and output, 4-D; a constant symmetric int8 filter (one scale,
 // or one per output channel); a constant int32 bias or none; no fused activation or RELU, RELU6, RELU_N1_TO_1;
 // SAME or VALID padding. A 1x1 filter of stride 1 is a GEMM of the pixels by the channels (Int8Gemm); any other
-// filter, stride or dilation gathers each pixel's taps first (Int8Conv). Its result equals the reference kernel's
+// filter, stride or dilation over at most kMaxGatheredChannels input channels gathers each pixel's taps first
+// (Int8Conv). Its result equals the reference kernel's
 // byte for byte.
 bool VnniConv(const Interpreter& interpreter, const Node& node, reference::ConvParams* shape = nullptr) {
   if (!vnni::Available() || node.desc->builtin_code != kKilnBuiltinConv2d || !IsInt8Node(interpreter, node) ||
@@ -644,14 +654,13 @@ bool VnniConv(const Interpreter& interpreter, const Node& node, reference::ConvP
                                            ZeroPointOf(output), &qlo, &qhi)) {
     return false;
   }
+  // Other than a GEMM, only over one or two input channels: XNNPACK's qs8 IGEMM here (4x16c8, in perf) rounds each
+  // tap's channels up to 8 bytes, so there it does 4 to 8 times the work (mt_kws_dscnn_int8's 10x4 first layer over one channel: the
+  // model 0.091 -> 0.047 ms on this kernel, one thread, Intel Xeon with AVX-512 VNNI); over three channels
+  // (tm_mobilenet_v2_int8_224's 3x3 first layer) XNNPACK's took 0.3 ms less than the gathered GEMM.
+  if (!IsPointwise(g) && g.input_channels > kMaxGatheredChannels) return false;
   if (shape != nullptr) *shape = g;
   return true;
-}
-
-// Whether a VnniConv geometry is a plain GEMM of the pixels by the channels (1x1, stride 1, no padding).
-bool IsPointwise(const reference::ConvParams& g) {
-  return g.filter_height == 1 && g.filter_width == 1 && g.stride_height == 1 && g.stride_width == 1 &&
-         g.output_height == g.input_height && g.output_width == g.input_width;
 }
 
 // Whether `node` may move from XNNPACK to one of Kiln's own kernels at all: an input and a weights tensor, one
