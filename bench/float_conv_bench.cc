@@ -6,7 +6,8 @@
 // - DEPTHWISE_CONV_2D (ts_mobilenet_v1_025_224_float's 3x3 layers of 8 to 256 channels, a 5x5 one): (a) XNNPACK's
 //   operator (groups = channels), (b) Kiln's depthwise convolution (ops/simd/float_depthwise.h).
 // - 1x1 CONV_2D (ts_mobilenet_v1_025_224_float's pointwise layers, 8 to 256 channels): (a) XNNPACK's operator,
-//   (b) Kiln's GEMM (ops/simd/float_gemm.h).
+//   (b) Kiln's GEMM (ops/simd/float_gemm.h), its AVX2 form (BM_KilnGemm) and its AVX-512 form
+//   (BM_KilnGemmAvx512, skipped on a CPU without AVX-512F).
 //   build/ci/bench/float_conv_bench
 #include <benchmark/benchmark.h>
 #include <xnnpack.h>
@@ -177,21 +178,26 @@ BENCHMARK(BM_XnnpackDepthwise)->Apply(DepthwiseShapes);
 BENCHMARK(BM_KilnDepthwise)->Apply(DepthwiseShapes);
 void BM_XnnpackPointwise(benchmark::State& state) { RunXnnpack(state, false); }
 
-void BM_KilnGemm(benchmark::State& state) {
-  if (!kiln::ops::gemm::Available()) {
-    state.SkipWithError("this CPU has no AVX2 and FMA");
+// Kiln's GEMM at one width (ops/simd/float_gemm.h).
+void RunKilnGemm(benchmark::State& state, kiln::ops::gemm::Width width) {
+  if (!kiln::ops::gemm::Available(width)) {
+    state.SkipWithError(width == kiln::ops::gemm::Width::kAvx512 ? "this CPU has no AVX-512F"
+                                                                  : "this CPU has no AVX2 and FMA");
     return;
   }
   Problem p(state);
   const ConvShape& s = p.s;
   const float inf = std::numeric_limits<float>::infinity();
-  const auto packed = kiln::ops::gemm::PackGemm(p.weights.data(), s.out_c, s.in_c, p.bias.data(), -inf, inf);
+  const auto packed = kiln::ops::gemm::PackGemm(p.weights.data(), s.out_c, s.in_c, p.bias.data(), -inf, inf, width);
   for (auto _ : state) {
     kiln::ops::gemm::Gemm(packed, p.input.data(), s.in_c, p.output.data(), s.out_c, 0, s.out_h * s.out_w);
     benchmark::DoNotOptimize(p.output.data());
   }
   state.SetItemsProcessed(state.iterations() * p.MultiplyAdds());
 }
+
+void BM_KilnGemm(benchmark::State& state) { RunKilnGemm(state, kiln::ops::gemm::Width::kAvx2); }
+void BM_KilnGemmAvx512(benchmark::State& state) { RunKilnGemm(state, kiln::ops::gemm::Width::kAvx512); }
 
 void PointwiseShapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"size", "in_c", "out_c", "kernel", "stride"});
@@ -210,6 +216,7 @@ void PointwiseShapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_XnnpackPointwise)->Apply(PointwiseShapes);
 BENCHMARK(BM_KilnGemm)->Apply(PointwiseShapes);
+BENCHMARK(BM_KilnGemmAvx512)->Apply(PointwiseShapes);
 BENCHMARK(BM_XnnpackConvolution)->Apply(Shapes);
 BENCHMARK(BM_KilnDirectConv)->Apply(Shapes);
 BENCHMARK(BM_PlainLoop)->Apply(Shapes);

@@ -1,6 +1,6 @@
-// The AVX2/FMA float GEMM of 1x1 convolutions (float_gemm.h). The vector code is compiled for its target with
-// function attributes only, so the rest of the build keeps its baseline; Available() decides at run time whether it
-// may be called.
+// The AVX2/FMA and AVX-512F float GEMM of 1x1 convolutions (float_gemm.h). The vector code is compiled for its
+// target with function attributes only, so the rest of the build keeps its baseline; Available(width) decides at run
+// time whether a form may be called.
 #include "ops/simd/float_gemm.h"
 
 #include <algorithm>
@@ -8,35 +8,43 @@
 #include "ops/simd/cpu.h"
 
 #if KILN_SIMD_X86_BUILD
-#include "ops/simd/avx2.h"
+#include "ops/simd/vec.h"
 #endif
 
 namespace kiln::ops::gemm {
 
-bool Available() {
+bool Available() { return Available(Width::kAvx2); }
+
+bool Available(Width width) {
 #if KILN_SIMD_X86_BUILD
-  static const bool available = simd::Avx2FmaKernelEnabled("KILN_DISABLE_GEMM");
-  return available;
+  static const bool avx2 = simd::Avx2FmaKernelEnabled("KILN_DISABLE_GEMM");
+  static const bool avx512 = avx2 && simd::HasAvx512f();
+  return width == Width::kAvx512 ? avx512 : avx2;
 #else
+  (void)width;
   return false;
 #endif
 }
 
-PackedGemm PackGemm(const float* weights, int64_t n, int64_t k, const float* bias, float min, float max) {
+PackedGemm PackGemm(const float* weights, int64_t n, int64_t k, const float* bias, float min, float max,
+                    Width width) {
   PackedGemm p;
+  p.width = width;
+  p.rows = width == Width::kAvx512 ? kRows512 : kRows;
+  p.columns = width == Width::kAvx512 ? kColumns512 : kColumns;
   p.k = k;
   p.n = n;
   p.min = min;
   p.max = max;
-  p.blocks = (n + kColumns - 1) / kColumns;
-  p.weights.assign(static_cast<size_t>(p.blocks * k * kColumns), 0.0f);
-  p.bias.assign(static_cast<size_t>(p.blocks * kColumns), 0.0f);
+  p.blocks = (n + p.columns - 1) / p.columns;
+  p.weights.assign(static_cast<size_t>(p.blocks * k * p.columns), 0.0f);
+  p.bias.assign(static_cast<size_t>(p.blocks * p.columns), 0.0f);
   if (bias != nullptr) std::copy(bias, bias + n, p.bias.begin());
   float* out = p.weights.data();
   for (int64_t b = 0; b < p.blocks; ++b) {
     for (int64_t kk = 0; kk < k; ++kk) {
-      for (int64_t j = 0; j < kColumns; ++j) {
-        const int64_t o = b * kColumns + j;
+      for (int64_t j = 0; j < p.columns; ++j) {
+        const int64_t o = b * p.columns + j;
         *out++ = o < n ? weights[o * k + kk] : 0.0f;
       }
     }
@@ -46,76 +54,28 @@ PackedGemm PackGemm(const float* weights, int64_t n, int64_t k, const float* bia
 
 #if KILN_SIMD_X86_BUILD
 
-namespace {
+namespace avx2 {
+using Vec = simd::Avx2F32;
+constexpr int kStepRows = kRows;
+#define KILN_VEC_TARGET KILN_AVX2_TARGET
+#include "ops/simd/float_gemm_kernel.inc"
+#undef KILN_VEC_TARGET
+}  // namespace avx2
 
-// R rows (1 to kRows) of one block of V vectors (1 or 2) of output channels; `valid` of the block's channels are
-// stored (the rest are padding).
-template <int R, int V>
-KILN_AVX2_TARGET inline void Tile(const float* a, int64_t lda, int64_t k, const float* w, const float* bias,
-                                  __m256 lo, __m256 hi, float* c, int64_t ldc, int64_t valid) {
-  __m256 acc[R][V];
-  for (int v = 0; v < V; ++v) {
-    const __m256 b = _mm256_loadu_ps(bias + 8 * v);
-    for (int r = 0; r < R; ++r) acc[r][v] = b;
-  }
-  const float* rows[R];
-  for (int r = 0; r < R; ++r) rows[r] = a + r * lda;
-  for (int64_t kk = 0; kk < k; ++kk, w += kColumns) {
-    __m256 wv[V];
-    for (int v = 0; v < V; ++v) wv[v] = _mm256_loadu_ps(w + 8 * v);
-    for (int r = 0; r < R; ++r) {
-      const __m256 x = _mm256_broadcast_ss(rows[r] + kk);
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(x, wv[v], acc[r][v]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int v = 0; v < V; ++v) {
-      const int64_t left = valid - 8 * v;
-      if (left > 0) simd::StoreFirstLanes(c + r * ldc + 8 * v, simd::Clamp(acc[r][v], lo, hi), left);
-    }
-  }
-}
-
-// R rows, every block of output channels.
-template <int R>
-KILN_AVX2_TARGET void Rows(const PackedGemm& p, const float* a, int64_t lda, float* c, int64_t ldc) {
-  const __m256 lo = _mm256_set1_ps(p.min), hi = _mm256_set1_ps(p.max);
-  for (int64_t b = 0; b < p.blocks; ++b) {
-    const float* w = p.weights.data() + b * p.k * kColumns;
-    const float* bias = p.bias.data() + b * kColumns;
-    const int64_t valid = std::min<int64_t>(kColumns, p.n - b * kColumns);
-    if (valid > 8) {
-      Tile<R, 2>(a, lda, p.k, w, bias, lo, hi, c + b * kColumns, ldc, valid);
-    } else {  // the last block's second vector is all padding: skip its multiply-adds
-      Tile<R, 1>(a, lda, p.k, w, bias, lo, hi, c + b * kColumns, ldc, valid);
-    }
-  }
-}
-
-}  // namespace
+namespace avx512 {
+using Vec = simd::Avx512F32;
+constexpr int kStepRows = kRows512;
+#define KILN_VEC_TARGET KILN_AVX512_TARGET
+#include "ops/simd/float_gemm_kernel.inc"
+#undef KILN_VEC_TARGET
+}  // namespace avx512
 
 void Gemm(const PackedGemm& packed, const float* a, int64_t lda, float* c, int64_t ldc, int64_t row_begin,
           int64_t row_end) {
-  int64_t m = row_begin;
-  for (; m + kRows <= row_end; m += kRows) Rows<kRows>(packed, a + m * lda, lda, c + m * ldc, ldc);
-  switch (row_end - m) {
-    case 5:
-      Rows<5>(packed, a + m * lda, lda, c + m * ldc, ldc);
-      break;
-    case 4:
-      Rows<4>(packed, a + m * lda, lda, c + m * ldc, ldc);
-      break;
-    case 3:
-      Rows<3>(packed, a + m * lda, lda, c + m * ldc, ldc);
-      break;
-    case 2:
-      Rows<2>(packed, a + m * lda, lda, c + m * ldc, ldc);
-      break;
-    case 1:
-      Rows<1>(packed, a + m * lda, lda, c + m * ldc, ldc);
-      break;
-    default:
-      break;
+  if (packed.width == Width::kAvx512) {
+    avx512::GemmRows(packed, a, lda, c, ldc, row_begin, row_end);
+  } else {
+    avx2::GemmRows(packed, a, lda, c, ldc, row_begin, row_end);
   }
 }
 
