@@ -1,7 +1,8 @@
 // A float FULLY_CONNECTED of one row (y = x W^T + b: K inputs, N outputs; the shapes of mt_ad01_fc_float, of
 // mt_kws_dscnn_float's classifier and of a 1024 x 1000 image-classifier head) through (a) XNNPACK's
-// fully_connected_nc_f32 operator, as Kiln's XNNPACK engine used it, (b) Kiln's own AVX2/FMA GEMV
-// (ops/simd/float_gemv.h), and (c) a plain C++ loop (one dot product per output, compiled with the build's flags).
+// fully_connected_nc_f32 operator, as Kiln's XNNPACK engine used it, (b) Kiln's own GEMV (ops/simd/float_gemv.h)
+// in its AVX2/FMA form and its AVX-512F one, and (c) a plain C++ loop (one dot product per output, compiled with
+// the build's flags).
 // One thread; compare the CPU column on a busy machine. Items are multiply-adds.
 //   build/ci/bench/float_gemv_bench
 #include <benchmark/benchmark.h>
@@ -63,20 +64,24 @@ void BM_XnnpackFullyConnected(benchmark::State& state) {
   SetLabel(state, p);
 }
 
-void BM_KilnGemv(benchmark::State& state) {
-  if (!kiln::ops::gemv::Available()) {
-    state.SkipWithError("this CPU has no AVX2 and FMA");
+// Kiln's GEMV in the form of `width` (its AVX2 one, or its AVX-512F one).
+void RunKilnGemv(benchmark::State& state, kiln::ops::gemv::Width width) {
+  if (!kiln::ops::gemv::Available(width)) {
+    state.SkipWithError("this CPU lacks the form's instructions");
     return;
   }
   Problem p(state.range(0), state.range(1));
   const float inf = std::numeric_limits<float>::infinity();
-  const auto packed = kiln::ops::gemv::PackGemv(p.weights.data(), p.n, p.k, p.bias.data(), -inf, inf);
+  const auto packed = kiln::ops::gemv::PackGemv(p.weights.data(), p.n, p.k, p.bias.data(), -inf, inf, width);
   for (auto _ : state) {
     kiln::ops::gemv::Gemv(packed, p.input.data(), p.k, p.output.data(), p.n, 1, 0, packed.blocks);
     benchmark::DoNotOptimize(p.output.data());
   }
   SetLabel(state, p);
 }
+
+void BM_KilnGemv(benchmark::State& state) { RunKilnGemv(state, kiln::ops::gemv::Width::kAvx2); }
+void BM_KilnGemvAvx512(benchmark::State& state) { RunKilnGemv(state, kiln::ops::gemv::Width::kAvx512); }
 
 void BM_PlainLoop(benchmark::State& state) {
   Problem p(state.range(0), state.range(1));
@@ -102,6 +107,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_XnnpackFullyConnected)->Apply(Shapes);
 BENCHMARK(BM_KilnGemv)->Apply(Shapes);
+BENCHMARK(BM_KilnGemvAvx512)->Apply(Shapes);
 BENCHMARK(BM_PlainLoop)->Apply(Shapes);
 
 }  // namespace

@@ -13,6 +13,10 @@
 
 namespace kiln::ops::simd {
 
+// The vector width a float kernel's packed form runs at (ops/simd/vec.h): 8 floats with AVX2 and FMA, or 16 with
+// AVX-512F. Chosen when the weights are packed, so one node sums in one order on every run.
+enum class Width { kAvx2, kAvx512 };
+
 // Whether environment variable `name` (KILN_DISABLE_GEMV, ...) is set to something other than "" or "0".
 inline bool DisabledByEnv(const char* name) {
   const char* value = std::getenv(name);

@@ -1,4 +1,4 @@
-// The AVX2/FMA float GEMV (float_gemv.h). The vector code is compiled for its target with function attributes
+// The float GEMV (float_gemv.h), AVX2/FMA and AVX-512F. The vector code is compiled for its target with function attributes
 // only, so the rest of the build keeps its baseline; Available() decides at run time whether it may be called.
 #include "ops/simd/float_gemv.h"
 
@@ -8,7 +8,7 @@
 #include "ops/simd/cpu.h"
 
 #if KILN_SIMD_X86_BUILD
-#include <immintrin.h>
+#include "ops/simd/vec.h"
 #endif
 
 namespace kiln::ops::gemv {
@@ -22,8 +22,19 @@ bool Available() {
 #endif
 }
 
-PackedGemv PackGemv(const float* weights, int64_t n, int64_t k, const float* bias, float min, float max) {
+bool Available(Width width) {
+#if KILN_SIMD_X86_BUILD
+  static const bool avx512 = Available() && simd::HasAvx512f();
+  return width == Width::kAvx512 ? avx512 : Available();
+#else
+  return false;
+#endif
+}
+
+PackedGemv PackGemv(const float* weights, int64_t n, int64_t k, const float* bias, float min, float max,
+                    Width width) {
   PackedGemv p;
+  p.width = width;
   p.k = k;
   p.n = n;
   p.min = min;
@@ -49,58 +60,26 @@ PackedGemv PackGemv(const float* weights, int64_t n, int64_t k, const float* bia
 
 #if KILN_SIMD_X86_BUILD
 
-#define KILN_GEMV_TARGET __attribute__((target("avx2,fma")))
+namespace avx2 {
+using Vec = simd::Avx2F32;
+constexpr int kPhases = 2;
+#define KILN_VEC_TARGET KILN_AVX2_TARGET
+#include "ops/simd/float_gemv_kernel.inc"
+#undef KILN_VEC_TARGET
+}  // namespace avx2
 
-namespace {
-
-// One block of W vectors for one row: the sums over even k and odd k in separate accumulators (2 W independent
-// chains of fused multiply-adds), added at the end with the bias, clamped, stored (the padded lanes of the last
-// vector to a scratch row).
-template <int W>
-KILN_GEMV_TARGET void Block(const float* w, const float* x, int64_t k, const float* bias, float lo, float hi,
-                            float* y, int64_t valid) {
-  __m256 even[W], odd[W];
-  for (int v = 0; v < W; ++v) {
-    even[v] = _mm256_setzero_ps();
-    odd[v] = _mm256_setzero_ps();
-  }
-  int64_t kk = 0;
-  for (; kk + 2 <= k; kk += 2) {
-    const __m256 x0 = _mm256_broadcast_ss(x + kk);
-    const __m256 x1 = _mm256_broadcast_ss(x + kk + 1);
-    const float* w0 = w + kk * W * kVector;
-    for (int v = 0; v < W; ++v) {
-      even[v] = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + v * kVector), x0, even[v]);
-      odd[v] = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + (W + v) * kVector), x1, odd[v]);
-    }
-  }
-  if (kk < k) {
-    const __m256 x0 = _mm256_broadcast_ss(x + kk);
-    const float* w0 = w + kk * W * kVector;
-    for (int v = 0; v < W; ++v) even[v] = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + v * kVector), x0, even[v]);
-  }
-  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  for (int v = 0; v < W; ++v) {
-    __m256 sum = _mm256_add_ps(_mm256_add_ps(even[v], odd[v]), _mm256_loadu_ps(bias + v * kVector));
-    // max then min with the sum as the second operand: both return their second operand when either is NaN, so
-    // a NaN sum stays NaN, as in the reference kernel without an activation.
-    sum = _mm256_min_ps(vhi, _mm256_max_ps(vlo, sum));
-    const int64_t left = valid - v * kVector;
-    if (left >= kVector) {
-      _mm256_storeu_ps(y + v * kVector, sum);
-    } else if (left > 0) {
-      alignas(32) float lanes[kVector];
-      _mm256_store_ps(lanes, sum);
-      std::memcpy(y + v * kVector, lanes, static_cast<size_t>(left) * sizeof(float));
-    }
-  }
-}
-
-}  // namespace
+namespace avx512 {
+using Vec = simd::Avx512F32;
+constexpr int kPhases = 4;
+#define KILN_VEC_TARGET KILN_AVX512_TARGET
+#include "ops/simd/float_gemv_kernel.inc"
+#undef KILN_VEC_TARGET
+}  // namespace avx512
 
 void Gemv(const PackedGemv& packed, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
           int64_t block_begin, int64_t block_end) {
   const int64_t vectors = (packed.n + kVector - 1) / kVector;
+  const bool avx512 = packed.width == Width::kAvx512;
   for (int64_t b = block_begin; b < block_end; ++b) {
     const int64_t first_vector = b * kBlockVectors;
     const int width = static_cast<int>(std::min<int64_t>(kBlockVectors, vectors - first_vector));
@@ -111,18 +90,28 @@ void Gemv(const PackedGemv& packed, const float* x, int64_t ldx, float* y, int64
     for (int64_t r = 0; r < rows; ++r) {
       const float* xr = x + r * ldx;
       float* yr = y + r * ldy + first;
+      // The AVX-512 form takes the blocks of 2 or 4 vectors of 8 (1 or 2 of 16: each k's weights are the same
+      // floats either way); blocks of 1 or 3 take the AVX2 one.
       switch (width) {
         case 4:
-          Block<4>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
+          if (avx512) {
+            avx512::Block<2>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
+          } else {
+            avx2::Block<4>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
+          }
           break;
         case 3:
-          Block<3>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
+          avx2::Block<3>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
           break;
         case 2:
-          Block<2>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
+          if (avx512) {
+            avx512::Block<1>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
+          } else {
+            avx2::Block<2>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
+          }
           break;
         default:
-          Block<1>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
+          avx2::Block<1>(w, xr, packed.k, bias, packed.min, packed.max, yr, valid);
           break;
       }
     }

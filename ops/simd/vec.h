@@ -25,6 +25,7 @@ struct Avx2F32 {
   KILN_AVX2_TARGET static V Set1(float x) { return _mm256_set1_ps(x); }
   KILN_AVX2_TARGET static V Broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   KILN_AVX2_TARGET static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  KILN_AVX2_TARGET static V Add(V a, V b) { return _mm256_add_ps(a, b); }
   KILN_AVX2_TARGET static V Clamp(V v, V lo, V hi) { return simd::Clamp(v, lo, hi); }
   // Lanes [0, valid) of v (valid 1 to 8; 8 or more: all); nothing past them is written.
   KILN_AVX2_TARGET static void StoreFirst(float* out, V v, int64_t valid) { StoreFirstLanes(out, v, valid); }
@@ -38,6 +39,7 @@ struct Avx512F32 {
   KILN_AVX512_TARGET static V Set1(float x) { return _mm512_set1_ps(x); }
   KILN_AVX512_TARGET static V Broadcast(const float* p) { return _mm512_set1_ps(*p); }
   KILN_AVX512_TARGET static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  KILN_AVX512_TARGET static V Add(V a, V b) { return _mm512_add_ps(a, b); }
   // max then min with v as the second operand, as simd::Clamp: a NaN stays NaN. The zero-masked forms with every
   // lane kept: GCC 12's _mm512_max_ps starts from _mm512_undefined_ps, which -Wmaybe-uninitialized reports.
   KILN_AVX512_TARGET static V Clamp(V v, V lo, V hi) {

@@ -3,12 +3,13 @@
 // kernel splits k into even and odd sums), 1 to 4 rows with padded row strides, block ranges (as the host engine
 // splits a node across threads), no bias, the activation clamps, and NaN and infinity passing through. The bound
 // is the float error of a sum of K products in any order: |y - exact| <= 2 K eps sum_k |x w| (+ the bias's).
-// Skipped on a CPU without AVX2 and FMA.
+// Each case runs on both forms (AVX2, AVX-512F), each skipped on a CPU without its instructions.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "ops/simd/float_gemv.h"
@@ -20,28 +21,32 @@ namespace {
 using Case = simd_test::DenseCase;
 
 // In two block ranges, as two threads would run it.
-void Check(const Case& c, uint32_t seed) {
-  simd_test::CheckDense(c, seed, [&c](const float* x, int64_t ldx, const float* w, const float* bias, float* y,
-                                      int64_t ldy) {
-    const PackedGemv packed = PackGemv(w, c.n, c.k, bias, c.min, c.max);
+void Check(const Case& c, uint32_t seed, Width width) {
+  simd_test::CheckDense(c, seed, [&c, width](const float* x, int64_t ldx, const float* w, const float* bias,
+                                             float* y, int64_t ldy) {
+    const PackedGemv packed = PackGemv(w, c.n, c.k, bias, c.min, c.max, width);
     const int64_t middle = packed.blocks / 2;
     Gemv(packed, x, ldx, y, ldy, c.rows, 0, middle);
     Gemv(packed, x, ldx, y, ldy, c.rows, middle, packed.blocks);
   });
 }
 
-class FloatGemvTest : public ::testing::Test {
+class FloatGemvTest : public ::testing::TestWithParam<Width> {
  protected:
   void SetUp() override {
-    if (!Available()) GTEST_SKIP() << "this CPU has no AVX2 and FMA (or KILN_DISABLE_GEMV is set)";
+    if (!Available(GetParam())) {
+      GTEST_SKIP() << (GetParam() == Width::kAvx512 ? "this CPU has no AVX-512F" : "this CPU has no AVX2 and FMA")
+                   << " (or KILN_DISABLE_GEMV is set)";
+    }
   }
+  void Check(const Case& c, uint32_t seed) const { gemv::Check(c, seed, GetParam()); }
 };
 
-TEST_F(FloatGemvTest, PackedLayout) {
+TEST_P(FloatGemvTest, PackedLayout) {
   // n = 11, k = 3: one block of 2 vectors (the second padded), k-major inside the block.
   std::vector<float> w(33);
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i + 1);
-  const PackedGemv p = PackGemv(w.data(), 11, 3, nullptr, 0.0f, 1.0f);
+  const PackedGemv p = PackGemv(w.data(), 11, 3, nullptr, 0.0f, 1.0f, GetParam());
   EXPECT_EQ(p.blocks, 1);
   ASSERT_EQ(p.weights.size(), 3u * 16u);
   for (int64_t kk = 0; kk < 3; ++kk) {
@@ -53,14 +58,14 @@ TEST_F(FloatGemvTest, PackedLayout) {
   EXPECT_EQ(p.bias, std::vector<float>(16, 0.0f));
 }
 
-TEST_F(FloatGemvTest, SizesAroundTheBlocks) {
+TEST_P(FloatGemvTest, SizesAroundTheBlocks) {
   uint32_t seed = 1;
   for (int64_t n : {1, 7, 8, 9, 16, 24, 31, 32, 33, 40, 64, 65, 100, 128, 640}) {
     for (int64_t k : {1, 2, 3, 8, 17, 128, 641}) Check({1, k, n}, seed++);
   }
 }
 
-TEST_F(FloatGemvTest, RowsStridesAndBias) {
+TEST_P(FloatGemvTest, RowsStridesAndBias) {
   Check({2, 128, 128, true, -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(), 3, 5},
         100);
   Check({3, 33, 70, false}, 101);
@@ -68,30 +73,35 @@ TEST_F(FloatGemvTest, RowsStridesAndBias) {
         102);
 }
 
-TEST_F(FloatGemvTest, ActivationClamps) {
+TEST_P(FloatGemvTest, ActivationClamps) {
   Check({1, 64, 96, true, 0.0f, std::numeric_limits<float>::infinity()}, 200);  // RELU
   Check({2, 64, 96, true, 0.0f, 6.0f}, 201);                                    // RELU6
   Check({1, 65, 35, true, -1.0f, 1.0f}, 202);                                   // RELU_N1_TO_1
 }
 
-TEST_F(FloatGemvTest, NanAndInfinityPassThrough) {
+TEST_P(FloatGemvTest, NanAndInfinityPassThrough) {
   const int64_t n = 9, k = 4;
   std::vector<float> w(static_cast<size_t>(n * k), 1.0f), x = {1.0f, 2.0f, 3.0f, 4.0f};
   w[0] = std::numeric_limits<float>::quiet_NaN();                 // output 0: NaN
   w[static_cast<size_t>(k)] = std::numeric_limits<float>::infinity();  // output 1: +inf
   const float inf = std::numeric_limits<float>::infinity();
-  const PackedGemv packed = PackGemv(w.data(), n, k, nullptr, -inf, inf);
+  const PackedGemv packed = PackGemv(w.data(), n, k, nullptr, -inf, inf, GetParam());
   std::vector<float> y(static_cast<size_t>(n));
   Gemv(packed, x.data(), k, y.data(), n, 1, 0, packed.blocks);
   EXPECT_TRUE(std::isnan(y[0]));
   EXPECT_EQ(y[1], inf);
   for (int64_t j = 2; j < n; ++j) EXPECT_EQ(y[static_cast<size_t>(j)], 10.0f) << j;
   // With RELU6, +inf clamps to 6.
-  const PackedGemv relu6 = PackGemv(w.data(), n, k, nullptr, 0.0f, 6.0f);
+  const PackedGemv relu6 = PackGemv(w.data(), n, k, nullptr, 0.0f, 6.0f, GetParam());
   Gemv(relu6, x.data(), k, y.data(), n, 1, 0, relu6.blocks);
   EXPECT_EQ(y[1], 6.0f);
   EXPECT_EQ(y[2], 6.0f);
 }
+
+INSTANTIATE_TEST_SUITE_P(Widths, FloatGemvTest, ::testing::Values(Width::kAvx2, Width::kAvx512),
+                         [](const ::testing::TestParamInfo<Width>& info) {
+                           return std::string(info.param == Width::kAvx512 ? "Avx512" : "Avx2");
+                         });
 
 }  // namespace
 }  // namespace kiln::ops::gemv
