@@ -742,9 +742,9 @@ bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPad
 // A float CONV_2D over 1 to 4 input channels that Kiln's own AVX2/FMA direct convolution (ops/simd/float_conv.h)
 // runs instead of XNNPACK, on a CPU with AVX2 and FMA; its geometry and clamp. On an AVX-512 CPU only where it was
 // measured faster than XNNPACK's AVX-512 convolution: at most 8 output channels or one input channel
-// (bench/float_conv_bench, one thread, G multiply-adds/s, Kiln vs XNNPACK: 224x224x3 3x3/2 to 8 channels
-// DIRECT_8; 64x64x1 3x3 to 8 DIRECT_1), not to more channels (to 16 DIRECT_16; to 32 DIRECT_32; 5x5/2 to 24
-// DIRECT_24).
+// (bench/float_conv_bench, one thread, G multiply-adds/s, Kiln vs XNNPACK: 224x224x3 3x3/2 to 8 channels 31.3 vs
+// 19.3; 64x64x1 3x3 to 8 20.5 vs 10.0), not to more channels (3x3/2 to 16 33.5 vs 39.0, to 32 31.8 vs 41.3; 5x5/2
+// to 24 28.0 vs 34.2).
 bool DirectConv(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo, float* hi) {
   if (!conv::Available() || node.desc->builtin_code != kKilnBuiltinConv2d) return false;
   const auto* p = ParamsOf<KilnConvParams>(node);
@@ -762,8 +762,8 @@ bool DirectConv(const Interpreter& interpreter, const Node& node, conv::ConvShap
 // AVX2/FMA depthwise convolution (ops/simd/float_depthwise.h) runs instead of XNNPACK, on a CPU with AVX2 and FMA;
 // its geometry and clamp. On an AVX-512 CPU only where it was measured faster than XNNPACK's AVX-512 kernels: at
 // most 16 channels, or a kernel of more than 9 taps over at most 24 channels (bench/float_conv_bench, one thread, G
-// multiply-adds/s, Kiln vs XNNPACK, 3x3: 112x112x8 DW_8, 112x112x16 stride 2 DW_16, 56x56x32 DW_32; 5x5:
-// 32x32x24 DW_5X5).
+// multiply-adds/s, Kiln vs XNNPACK, 3x3: 112x112x8 12.9 vs 5.3, 112x112x16 stride 2 12.1 vs 9.5; 56x56x32 14.5 vs
+// 14.0, a tie, and 14 to 15 vs 17 to 27 from 64 channels up; 5x5: 32x32x24 21.8 vs 12.4).
 bool DirectDepthwise(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo,
                      float* hi) {
   if (!depthwise::Available() || node.desc->builtin_code != kKilnBuiltinDepthwiseConv2d) return false;
@@ -785,7 +785,10 @@ bool DirectDepthwise(const Interpreter& interpreter, const Node& node, conv::Con
 // (ops/simd/float_gemm.h) runs instead of XNNPACK, on a CPU with AVX2 and FMA; its geometry and clamp. On an AVX-512
 // CPU its AVX-512 form (GemmWidth), which was measured faster than XNNPACK's AVX-512 kernels on every pointwise layer
 // of ts_mobilenet_v1_025_224_float (bench/float_conv_bench, one thread, G multiply-adds/s, Kiln AVX-512 vs XNNPACK
-// vs Kiln AVX2: GEMM_TABLE), where the AVX2 form was not.
+// vs Kiln AVX2: 112x112 8 to 16 channels 40.0 vs 28.2 vs 30.7; 56x56 16 to 32 59.1 vs 58.3 vs 35.0; 32 to 32
+// 71.8 vs 66.0 vs 39.6; 28x28 32 to 64 72.1 vs 66.8 vs 38.9; 64 to 64 78.4 vs 67.6 vs 41.0; 14x14 64 to 128 80.1
+// vs 67.2 vs 40.9; 128 to 128 73.8 vs 67.1 vs 41.4; 7x7 128 to 256 69.2 vs 67.5 vs 40.5; 256 to 256 69.7 vs 68.5
+// vs 37.7), where the AVX2 form was not.
 bool PointwiseConv(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo, float* hi) {
   if (!gemm::Available() || node.desc->builtin_code != kKilnBuiltinConv2d) return false;
   const auto* p = ParamsOf<KilnConvParams>(node);
