@@ -13,6 +13,9 @@
 
 namespace kiln::ops::simd {
 
+// The vector width a packed kernel runs at: 8 floats (AVX2 and FMA) or 16 (AVX-512F).
+enum class Width { kAvx2, kAvx512 };
+
 // Whether environment variable `name` (KILN_DISABLE_GEMV, ...) is set to something other than "" or "0".
 inline bool DisabledByEnv(const char* name) {
   const char* value = std::getenv(name);

@@ -21,10 +21,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/simd/cpu.h"
+
 namespace kiln::ops::gemm {
 
 // The vector width a packed GEMM runs at.
-enum class Width { kAvx2, kAvx512 };
+using Width = simd::Width;
 
 // Whether this CPU runs the AVX2 form (AVX2 and FMA) and this build has it (x86-64 with GCC or clang). Read once;
 // KILN_DISABLE_GEMM=1 in the environment turns the kernel off, both forms (to compare with XNNPACK's).
