@@ -4,7 +4,8 @@
 //   width, and a 5x5 stem): (a) XNNPACK's convolution2d_nhwc_f32 operator, as Kiln's XNNPACK engine defines it,
 //   (b) Kiln's direct convolution (ops/simd/float_conv.h), (c) a plain C++ loop (the build's flags).
 // - DEPTHWISE_CONV_2D (ts_mobilenet_v1_025_224_float's 3x3 layers of 8 to 256 channels, a 5x5 one): (a) XNNPACK's
-//   operator (groups = channels), (b) Kiln's depthwise convolution (ops/simd/float_depthwise.h).
+//   operator (groups = channels), (b) Kiln's depthwise convolution (ops/simd/float_depthwise.h), its AVX2 form
+//   (BM_KilnDepthwise) and its AVX-512 form (BM_KilnDepthwiseAvx512, skipped on a CPU without AVX-512F).
 // - 1x1 CONV_2D (ts_mobilenet_v1_025_224_float's pointwise layers, 8 to 256 channels): (a) XNNPACK's operator,
 //   (b) Kiln's GEMM (ops/simd/float_gemm.h), its AVX2 form (BM_KilnGemm) and its AVX-512 form
 //   (BM_KilnGemmAvx512, skipped on a CPU without AVX-512F).
@@ -146,20 +147,25 @@ void Shapes(benchmark::internal::Benchmark* b) {
 
 void BM_XnnpackDepthwise(benchmark::State& state) { RunXnnpack(state, true); }
 
-void BM_KilnDepthwise(benchmark::State& state) {
-  if (!kiln::ops::depthwise::Available()) {
-    state.SkipWithError("this CPU has no AVX2 and FMA");
+// Kiln's depthwise convolution at one width (ops/simd/float_depthwise.h).
+void RunKilnDepthwise(benchmark::State& state, kiln::ops::simd::Width width) {
+  if (!kiln::ops::depthwise::Available(width)) {
+    state.SkipWithError(width == kiln::ops::simd::Width::kAvx512 ? "this CPU has no AVX-512F"
+                                                                  : "this CPU has no AVX2 and FMA");
     return;
   }
   Problem p(state, true);
   const float inf = std::numeric_limits<float>::infinity();
-  const auto packed = kiln::ops::depthwise::PackDepthwise(p.s, p.weights.data(), p.bias.data(), -inf, inf);
+  const auto packed = kiln::ops::depthwise::PackDepthwise(p.s, p.weights.data(), p.bias.data(), -inf, inf, width);
   for (auto _ : state) {
     kiln::ops::depthwise::Depthwise(packed, p.input.data(), p.output.data(), 0, p.s.out_h);
     benchmark::DoNotOptimize(p.output.data());
   }
   state.SetItemsProcessed(state.iterations() * p.MultiplyAdds(true));
 }
+
+void BM_KilnDepthwise(benchmark::State& state) { RunKilnDepthwise(state, kiln::ops::simd::Width::kAvx2); }
+void BM_KilnDepthwiseAvx512(benchmark::State& state) { RunKilnDepthwise(state, kiln::ops::simd::Width::kAvx512); }
 
 void DepthwiseShapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"size", "channels", "unused", "kernel", "stride"});
@@ -176,6 +182,7 @@ void DepthwiseShapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_XnnpackDepthwise)->Apply(DepthwiseShapes);
 BENCHMARK(BM_KilnDepthwise)->Apply(DepthwiseShapes);
+BENCHMARK(BM_KilnDepthwiseAvx512)->Apply(DepthwiseShapes);
 void BM_XnnpackPointwise(benchmark::State& state) { RunXnnpack(state, false); }
 
 // Kiln's GEMM at one width (ops/simd/float_gemm.h).

@@ -33,8 +33,10 @@ inline bool HasAvx2Fma() {
 // Whether an AVX2/FMA kernel may run: this CPU has the instructions and `disable_env` does not turn it off.
 inline bool Avx2FmaKernelEnabled(const char* disable_env) { return !DisabledByEnv(disable_env) && HasAvx2Fma(); }
 
-// Whether this CPU has AVX-512F: XNNPACK then runs float convolutions with its 16-float kernels, which Kiln's AVX2
-// convolutions (8 floats per vector) were not measured against, so the host engine leaves those nodes to XNNPACK.
+// Whether this CPU has AVX-512F: Kiln's GEMM then has its AVX-512 form (ops/simd/float_gemm.h), and XNNPACK runs
+// float convolutions with its 16-float kernels, so the host engine gives each of Kiln's own convolutions only the
+// nodes where it was measured faster than those (ops/xnnpack/xnnpack_engine.cc: DirectConv, DirectDepthwise,
+// PointwiseConv).
 inline bool HasAvx512f() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f");

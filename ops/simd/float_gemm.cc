@@ -54,21 +54,8 @@ PackedGemm PackGemm(const float* weights, int64_t n, int64_t k, const float* bia
 
 #if KILN_SIMD_X86_BUILD
 
-namespace avx2 {
-using Vec = simd::Avx2F32;
-constexpr int kStepRows = kRows;
-#define KILN_VEC_TARGET KILN_AVX2_TARGET
-#include "ops/simd/float_gemm_kernel.inc"
-#undef KILN_VEC_TARGET
-}  // namespace avx2
-
-namespace avx512 {
-using Vec = simd::Avx512F32;
-constexpr int kStepRows = kRows512;
-#define KILN_VEC_TARGET KILN_AVX512_TARGET
-#include "ops/simd/float_gemm_kernel.inc"
-#undef KILN_VEC_TARGET
-}  // namespace avx512
+#define KILN_KERNEL_BODY "ops/simd/float_gemm_kernel.inc"
+#include "ops/simd/each_width.inc"
 
 void Gemm(const PackedGemm& packed, const float* a, int64_t lda, float* c, int64_t ldc, int64_t row_begin,
           int64_t row_end) {

@@ -60,21 +60,8 @@ PackedGemv PackGemv(const float* weights, int64_t n, int64_t k, const float* bia
 
 #if KILN_SIMD_X86_BUILD
 
-namespace avx2 {
-using Vec = simd::Avx2F32;
-constexpr int kPhases = 2;
-#define KILN_VEC_TARGET KILN_AVX2_TARGET
-#include "ops/simd/float_gemv_kernel.inc"
-#undef KILN_VEC_TARGET
-}  // namespace avx2
-
-namespace avx512 {
-using Vec = simd::Avx512F32;
-constexpr int kPhases = 4;
-#define KILN_VEC_TARGET KILN_AVX512_TARGET
-#include "ops/simd/float_gemv_kernel.inc"
-#undef KILN_VEC_TARGET
-}  // namespace avx512
+#define KILN_KERNEL_BODY "ops/simd/float_gemv_kernel.inc"
+#include "ops/simd/each_width.inc"
 
 void Gemv(const PackedGemv& packed, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t rows,
           int64_t block_begin, int64_t block_end) {

@@ -24,6 +24,8 @@ struct Avx2F32 {
   KILN_AVX2_TARGET static V Load(const float* p) { return _mm256_loadu_ps(p); }
   KILN_AVX2_TARGET static V Set1(float x) { return _mm256_set1_ps(x); }
   KILN_AVX2_TARGET static V Broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  // Lanes [0, valid) of p (valid 1 to 8; 8 or more: all), the others 0; nothing past them is read.
+  KILN_AVX2_TARGET static V LoadFirst(const float* p, int64_t valid) { return LoadFirstLanes(p, valid); }
   KILN_AVX2_TARGET static V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   KILN_AVX2_TARGET static V Add(V a, V b) { return _mm256_add_ps(a, b); }
   KILN_AVX2_TARGET static V Clamp(V v, V lo, V hi) { return simd::Clamp(v, lo, hi); }
@@ -38,6 +40,11 @@ struct Avx512F32 {
   KILN_AVX512_TARGET static V Load(const float* p) { return _mm512_loadu_ps(p); }
   KILN_AVX512_TARGET static V Set1(float x) { return _mm512_set1_ps(x); }
   KILN_AVX512_TARGET static V Broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  // Lanes [0, valid) of p (valid 1 to 16; 16 or more: all), the others 0; nothing past them is read.
+  KILN_AVX512_TARGET static V LoadFirst(const float* p, int64_t valid) {
+    if (valid >= 16) return _mm512_loadu_ps(p);
+    return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << valid) - 1u), p);
+  }
   KILN_AVX512_TARGET static V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   KILN_AVX512_TARGET static V Add(V a, V b) { return _mm512_add_ps(a, b); }
   // max then min with v as the second operand, as simd::Clamp: a NaN stays NaN. The zero-masked forms with every

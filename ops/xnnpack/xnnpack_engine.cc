@@ -733,13 +733,14 @@ gemv::PackedGemv PackGemvFc(const Interpreter& interpreter, const Node& node) {
 constexpr const char* kConvKernel = "kiln-conv float";
 constexpr const char* kDepthwiseKernel = "kiln-depthwise float";
 constexpr const char* kGemmKernel = "kiln-gemm float";
+constexpr const char* kGemmKernelAvx512 = "kiln-gemm float avx512";
 
-// Whether the host engine gives float convolutions to Kiln's own AVX2 kernels on this CPU: not where XNNPACK has
-// AVX-512 kernels (they were measured against XNNPACK's AVX2/FMA3 ones only; ops/simd/cpu.h).
-bool OwnConvolutionsPreferred() {
+// Whether this CPU has AVX-512F, where XNNPACK runs float convolutions with its 16-float kernels: each of Kiln's own
+// convolutions then takes only the nodes where it was measured faster than them (the rules below; ops/simd/cpu.h).
+bool XnnpackHasAvx512() {
 #if KILN_SIMD_X86_BUILD
-  static const bool preferred = !simd::HasAvx512f();
-  return preferred;
+  static const bool avx512 = simd::HasAvx512f();
+  return avx512;
 #else
   return false;
 #endif
@@ -753,8 +754,7 @@ bool OwnConvolutionsPreferred() {
 bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPadding padding, int stride_h,
                        int stride_w, int dilation_h, int dilation_w, KilnFusedActivation activation,
                        conv::ConvShape* shape, float* lo, float* hi) {
-  if (!OwnConvolutionsPreferred() || dilation_h != 1 || dilation_w != 1 || stride_h < 1 || stride_w < 1 ||
-      !OwnKernelCandidate(interpreter, node)) {
+  if (dilation_h != 1 || dilation_w != 1 || stride_h < 1 || stride_w < 1 || !OwnKernelCandidate(interpreter, node)) {
     return false;
   }
   const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
@@ -789,7 +789,11 @@ bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPad
 }
 
 // A float CONV_2D over 1 to 4 input channels that Kiln's own AVX2/FMA direct convolution (ops/simd/float_conv.h)
-// runs instead of XNNPACK, on a CPU with AVX2 and FMA; its geometry and clamp.
+// runs instead of XNNPACK, on a CPU with AVX2 and FMA; its geometry and clamp. On an AVX-512 CPU only where it was
+// measured faster than XNNPACK's AVX-512 convolution: at most 8 output channels or one input channel
+// (bench/float_conv_bench, one thread, G multiply-adds/s, Kiln vs XNNPACK: 224x224x3 3x3/2 to 8 channels 31.3 vs
+// 19.3; 64x64x1 3x3 to 8 20.5 vs 10.0), not to more channels (3x3/2 to 16 33.5 vs 39.0, to 32 31.8 vs 41.3; 5x5/2
+// to 24 28.0 vs 34.2).
 bool DirectConv(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo, float* hi) {
   if (!conv::Available() || node.desc->builtin_code != kKilnBuiltinConv2d) return false;
   const auto* p = ParamsOf<KilnConvParams>(node);
@@ -799,12 +803,16 @@ bool DirectConv(const Interpreter& interpreter, const Node& node, conv::ConvShap
     return false;
   }
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+  if (XnnpackHasAvx512() && shape->out_c > 8 && shape->in_c != 1) return false;
   return shape->in_c <= conv::kMaxInputChannels && filter->dims[3] == shape->in_c && filter->dims[0] == shape->out_c;
 }
 
 // A float DEPTHWISE_CONV_2D of depth multiplier 1 over at most depthwise::kMaxChannels channels that Kiln's own
 // AVX2/FMA depthwise convolution (ops/simd/float_depthwise.h) runs instead of XNNPACK, on a CPU with AVX2 and FMA;
-// its geometry and clamp.
+// its geometry and clamp. On an AVX-512 CPU only where it was measured faster than XNNPACK's AVX-512 kernels: at
+// most 16 channels, or a kernel of more than 9 taps over at most 24 channels (bench/float_conv_bench, one thread, G
+// multiply-adds/s, Kiln vs XNNPACK, 3x3: 112x112x8 12.9 vs 5.3, 112x112x16 stride 2 12.1 vs 9.5; 56x56x32 14.5 vs
+// 14.0, a tie, and 14 to 15 vs 17 to 27 from 64 channels up; 5x5: 32x32x24 21.8 vs 12.4).
 bool DirectDepthwise(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo,
                      float* hi) {
   if (!depthwise::Available() || node.desc->builtin_code != kKilnBuiltinDepthwiseConv2d) return false;
@@ -815,12 +823,21 @@ bool DirectDepthwise(const Interpreter& interpreter, const Node& node, conv::Con
     return false;
   }
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
+  if (XnnpackHasAvx512() && shape->out_c > 16 && (shape->kernel_h * shape->kernel_w <= 9 || shape->out_c > 24)) {
+    return false;
+  }
   return shape->in_c == shape->out_c && shape->out_c <= depthwise::kMaxChannels && filter->dims[0] == 1 &&
          filter->dims[3] == shape->out_c;
 }
 
-// A float 1x1 CONV_2D of stride 1 over more than conv::kMaxInputChannels channels that Kiln's own AVX2/FMA GEMM
-// (ops/simd/float_gemm.h) runs instead of XNNPACK, on a CPU with AVX2 and FMA; its geometry and clamp.
+// A float 1x1 CONV_2D of stride 1 over more than conv::kMaxInputChannels channels that Kiln's own GEMM
+// (ops/simd/float_gemm.h) runs instead of XNNPACK, on a CPU with AVX2 and FMA; its geometry and clamp. On an AVX-512
+// CPU its AVX-512 form (GemmWidth), which was measured faster than XNNPACK's AVX-512 kernels on every pointwise layer
+// of ts_mobilenet_v1_025_224_float (bench/float_conv_bench, one thread, G multiply-adds/s, Kiln AVX-512 vs XNNPACK
+// vs Kiln AVX2: 112x112 8 to 16 channels 40.0 vs 28.2 vs 30.7; 56x56 16 to 32 59.1 vs 58.3 vs 35.0; 32 to 32
+// 71.8 vs 66.0 vs 39.6; 28x28 32 to 64 72.1 vs 66.8 vs 38.9; 64 to 64 78.4 vs 67.6 vs 41.0; 14x14 64 to 128 80.1
+// vs 67.2 vs 40.9; 128 to 128 73.8 vs 67.1 vs 41.4; 7x7 128 to 256 69.2 vs 67.5 vs 40.5; 256 to 256 69.7 vs 68.5
+// vs 37.7), where the AVX2 form was not.
 bool PointwiseConv(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo, float* hi) {
   if (!gemm::Available() || node.desc->builtin_code != kKilnBuiltinConv2d) return false;
   const auto* p = ParamsOf<KilnConvParams>(node);
@@ -833,6 +850,11 @@ bool PointwiseConv(const Interpreter& interpreter, const Node& node, conv::ConvS
   return shape->kernel_h == 1 && shape->kernel_w == 1 && shape->in_c > conv::kMaxInputChannels &&
          filter->dims[3] == shape->in_c && filter->dims[0] == shape->out_c && shape->out_h == shape->in_h &&
          shape->out_w == shape->in_w;
+}
+
+// The form of Kiln's GEMM the host engine packs 1x1 convolutions for on this CPU (PointwiseConv).
+gemm::Width GemmWidth() {
+  return XnnpackHasAvx512() && gemm::Available(gemm::Width::kAvx512) ? gemm::Width::kAvx512 : gemm::Width::kAvx2;
 }
 
 // The constant float32 bias of a convolution node, or null.
@@ -1467,7 +1489,8 @@ struct ConvStep : OwnStep {
   float* out = nullptr;
 
   const char* kernel() const override {
-    return which == Kernel::kDirect ? kConvKernel : which == Kernel::kDepthwise ? kDepthwiseKernel : kGemmKernel;
+    if (which == Kernel::kGemm) return gemm.width == gemm::Width::kAvx512 ? kGemmKernelAvx512 : kGemmKernel;
+    return which == Kernel::kDirect ? kConvKernel : kDepthwiseKernel;
   }
   void Bind(void* input, void* output) override {
     in = static_cast<const float*>(input);
@@ -1504,7 +1527,7 @@ struct ConvStep : OwnStep {
       return;
     }
     // About four tiles per thread, so that a busy core's share moves to the others; the GEMM's in whole steps.
-    const int64_t step = which == Kernel::kGemm ? gemm::kRows : 1;
+    const int64_t step = which == Kernel::kGemm ? gemm.rows : 1;
     const int64_t per = (rows + static_cast<int64_t>(threads) * 4 - 1) / (static_cast<int64_t>(threads) * 4);
     const size_t tile = static_cast<size_t>(std::max<int64_t>(step, (per + step - 1) / step * step));
     pthreadpool_parallelize_1d_tile_1d(pool, &ConvStep::Tile, const_cast<ConvStep*>(this),
@@ -1707,7 +1730,7 @@ class XnnpackEngine : public HostEngine {
           } else {
             PointwiseConv(*interpreter, node, &shape, &lo, &hi);
             own.which = ConvStep::Kernel::kGemm;
-            own.gemm = gemm::PackGemm(weights, shape.out_c, shape.in_c, bias, lo, hi);
+            own.gemm = gemm::PackGemm(weights, shape.out_c, shape.in_c, bias, lo, hi, GemmWidth());
             own.rows = shape.batch * shape.out_h * shape.out_w;
           }
           own.shape = shape;

@@ -76,15 +76,36 @@ bool Avx2KernelExpected(const char* disable_env) {
 #endif
 }
 
-// Whether the host engine gives float convolutions to Kiln's own AVX2 kernels here: as above, and not on a CPU
-// with AVX-512 (XNNPACK's AVX-512 kernels keep them; ops/simd/cpu.h).
-bool OwnConvolutionExpected(const char* disable_env) {
+// Whether this CPU has AVX-512F: the host engine then gives each of Kiln's own float convolutions only the nodes
+// where it was measured faster than XNNPACK's AVX-512 kernels (ops/xnnpack/xnnpack_engine.cc's rules, mirrored
+// below), and runs the GEMM's AVX-512 form.
+bool Avx512() {
 #if KILN_SIMD_X86_BUILD
-  return Avx2KernelExpected(disable_env) && !ops::simd::HasAvx512f();
+  return ops::simd::HasAvx512f();
 #else
-  (void)disable_env;
   return false;
 #endif
+}
+
+// The --explain suffix of a float CONV_2D over few input channels: Kiln's direct convolution, but on an AVX-512 CPU
+// only to at most 8 output channels or from one input channel.
+std::string DirectConvKernel(int64_t in_c, int64_t out_c) {
+  const bool own = Avx2KernelExpected("KILN_DISABLE_CONV") && (!Avx512() || out_c <= 8 || in_c == 1);
+  return own ? ", on kiln-conv float" : "";
+}
+
+// A depthwise convolution's: Kiln's, but on an AVX-512 CPU only over at most 16 channels (or more than 9 taps over
+// at most 24).
+std::string DepthwiseKernel(int64_t channels, int64_t taps) {
+  const bool own = Avx2KernelExpected("KILN_DISABLE_DEPTHWISE") &&
+                   (!Avx512() || channels <= 16 || (taps > 9 && channels <= 24));
+  return own ? ", on kiln-depthwise float" : "";
+}
+
+// A 1x1 convolution's: Kiln's GEMM, its AVX-512 form on an AVX-512 CPU.
+std::string GemmKernel() {
+  if (!Avx2KernelExpected("KILN_DISABLE_GEMM")) return "";
+  return Avx512() ? ", on kiln-gemm float avx512" : ", on kiln-gemm float";
 }
 
 std::vector<float> Random(size_t n, uint32_t seed) {
@@ -159,7 +180,7 @@ TEST(HostEngine, RefusedNodeRunsOnItsReferenceKernelWithTheReason) {
   if (!HasEngine(fast)) GTEST_SKIP() << "this build has no XNNPACK";
   ASSERT_EQ(fast.nodes.size(), 3u);
   // Its 4 input channels make it Kiln's direct convolution's where the CPU has AVX2 and FMA.
-  const std::string conv_kernel = OwnConvolutionExpected("KILN_DISABLE_CONV") ? ", on kiln-conv float" : "";
+  const std::string conv_kernel = DirectConvKernel(4, 4);
   EXPECT_EQ(fast.nodes[0], "node 0 (CONV_2D) runs on the host: builtin op, xnnpack, in host run 0" + conv_kernel);
   EXPECT_EQ(
       fast.nodes[1],
@@ -394,10 +415,10 @@ TEST(HostEngine, SmallFullyConnectedRunsOnKilnsGemv) {
 // Kiln's own convolutions inside the XNNPACK host run, beside convolutions XNNPACK runs: CONV_2D over 1 to 4 input
 // channels on the direct convolution (ops/simd/float_conv.h), DEPTHWISE_CONV_2D of up to 32 channels on the depthwise
 // convolution (float_depthwise.h), 1x1 stride-1 CONV_2D on the GEMM (float_gemm.h). x [2, 23, 30, 3] -> 3x3
-// stride 2 SAME, RELU6 (11 channels; kiln-conv) -> depthwise 3x3 SAME, RELU (kiln-depthwise) -> 1x1 to 40 channels,
-// no bias (kiln-gemm) -> depthwise 5x5 strides (2, 1) VALID (xnnpack: 40 channels) -> 1x1 stride 2 to 4 channels
-// (xnnpack) -> 1x3 strides (1, 2) VALID (9 channels; kiln-conv). The answers match the reference kernels on 1 and 2
-// threads.
+// stride 2 SAME, RELU6 (11 channels; kiln-conv, xnnpack on AVX-512) -> depthwise 3x3 SAME, RELU (kiln-depthwise)
+// -> 1x1 to 40 channels, no bias (kiln-gemm; its AVX-512 form on AVX-512) -> depthwise 5x5 strides (2, 1) VALID
+// (xnnpack: 40 channels) -> 1x1 stride 2 to 4 channels (xnnpack) -> 1x3 strides (1, 2) VALID (9 channels; kiln-conv,
+// xnnpack on AVX-512). The answers match the reference kernels on 1 and 2 threads.
 TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
   ModelWriter w;
   const int x = w.AddTensor(kKilnFloat32, {2, 23, 30, 3}, "x");
@@ -436,11 +457,8 @@ TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
     const Result fast = RunModel(model, input, false, threads);
     ASSERT_EQ(fast.nodes.size(), 6u) << fast.errors;
     if (HasEngine(fast)) {
-      const std::string conv = OwnConvolutionExpected("KILN_DISABLE_CONV") ? ", on kiln-conv float" : "";
-      const std::string depthwise =
-          OwnConvolutionExpected("KILN_DISABLE_DEPTHWISE") ? ", on kiln-depthwise float" : "";
-      const std::string gemm = OwnConvolutionExpected("KILN_DISABLE_GEMM") ? ", on kiln-gemm float" : "";
-      const std::string kernels[6] = {conv, depthwise, gemm, "", "", conv};
+      const std::string kernels[6] = {DirectConvKernel(3, 11), DepthwiseKernel(11, 9), GemmKernel(), "", "",
+                                      DirectConvKernel(4, 9)};
       for (int n = 0; n < 6; ++n) {
         const std::string& node = fast.nodes[static_cast<size_t>(n)];
         EXPECT_EQ(node.substr(node.find(": ") + 2), "builtin op, xnnpack, in host run 0" + kernels[n]) << node;
@@ -581,7 +599,7 @@ TEST(HostEngine, FoldedWeightsAreFreedOncePackedAndFoldedAgain) {
     ASSERT_EQ(KilnInterpreterAllocateTensors(interpreter), kKilnOk);
     EXPECT_GE(interpreter->impl->released_model_bytes(), 128u * 64 * 2 - 2 * 4096)
         << "the float16 filter's pages stay resident";
-    if (OwnConvolutionExpected("KILN_DISABLE_GEMM")) {  // Kiln's GEMM packed the folded filter: it is freed
+    if (!GemmKernel().empty()) {  // Kiln's GEMM packed the folded filter: it is freed
       EXPECT_EQ(interpreter->impl->released_folded_bytes(), 128u * 64 * 4) << "the folded float filter is kept";
       EXPECT_EQ(interpreter->impl->tensor(2)->data, nullptr) << "the folded filter still holds memory";
     } else {  // XNNPACK's contract keeps a static value's data valid while its runtime lives
