@@ -732,6 +732,7 @@ gemv::PackedGemv PackGemvFc(const Interpreter& interpreter, const Node& node) {
 // The names the placement text gives the nodes Kiln's own convolutions run inside an xnnpack host run.
 constexpr const char* kConvKernel = "kiln-conv float";
 constexpr const char* kDepthwiseKernel = "kiln-depthwise float";
+constexpr const char* kDepthwiseKernelAvx512 = "kiln-depthwise float avx512";
 constexpr const char* kGemmKernel = "kiln-gemm float";
 constexpr const char* kGemmKernelAvx512 = "kiln-gemm float avx512";
 
@@ -807,12 +808,25 @@ bool DirectConv(const Interpreter& interpreter, const Node& node, conv::ConvShap
   return shape->in_c <= conv::kMaxInputChannels && filter->dims[3] == shape->in_c && filter->dims[0] == shape->out_c;
 }
 
+// The form of Kiln's depthwise convolution the host engine packs a depthwise node of `shape` for on this CPU, or
+// false: XNNPACK keeps it. Without AVX-512 the AVX2 form. On an AVX-512 CPU (bench/float_conv_bench, one thread, G
+// multiply-adds/s, Kiln AVX2 vs Kiln AVX-512 vs XNNPACK): the AVX2 form over at most 8 channels (3x3 112x112x8: 11.2
+// vs 7.8 vs 5.3) and for more than 9 taps over at most 24 (5x5 32x32x24: 19.0 vs 16.0 vs 11.8); the AVX-512 form for
+// 3x3 over 9 to 32 channels (112x112x16 stride 2: 12.7 vs 19.4 vs 9.6; 56x56x32: 13.0 vs 17.1 vs 14.3); XNNPACK the
+// rest (from 64 channels, above kMaxChannels anyway: 28x28x64 13.3 vs 18.8 vs 17.7, a tie; 14x14x128 13.2 vs 17.7
+// vs 20.0; 7x7x256 12.5 vs 16.5 vs 21.8).
+bool DepthwiseWidth(const conv::ConvShape& shape, depthwise::Width* width) {
+  const int64_t channels = shape.out_c, taps = shape.kernel_h * shape.kernel_w;
+  *width = depthwise::Width::kAvx2;
+  if (!XnnpackHasAvx512() || channels <= 8 || (taps > 9 && channels <= 24)) return true;
+  *width = depthwise::Width::kAvx512;
+  return taps <= 9 && depthwise::Available(depthwise::Width::kAvx512);
+}
+
 // A float DEPTHWISE_CONV_2D of depth multiplier 1 over at most depthwise::kMaxChannels channels that Kiln's own
 // AVX2/FMA depthwise convolution (ops/simd/float_depthwise.h) runs instead of XNNPACK, on a CPU with AVX2 and FMA;
-// its geometry and clamp. On an AVX-512 CPU only where it was measured faster than XNNPACK's AVX-512 kernels: at
-// most 16 channels, or a kernel of more than 9 taps over at most 24 channels (bench/float_conv_bench, one thread, G
-// multiply-adds/s, Kiln vs XNNPACK, 3x3: 112x112x8 12.9 vs 5.3, 112x112x16 stride 2 12.1 vs 9.5; 56x56x32 14.5 vs
-// 14.0, a tie, and 14 to 15 vs 17 to 27 from 64 channels up; 5x5: 32x32x24 21.8 vs 12.4).
+// its geometry and clamp. On an AVX-512 CPU only where a form of it was measured faster than XNNPACK's AVX-512
+// kernels (DepthwiseWidth).
 bool DirectDepthwise(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo,
                      float* hi) {
   if (!depthwise::Available() || node.desc->builtin_code != kKilnBuiltinDepthwiseConv2d) return false;
@@ -823,9 +837,8 @@ bool DirectDepthwise(const Interpreter& interpreter, const Node& node, conv::Con
     return false;
   }
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
-  if (XnnpackHasAvx512() && shape->out_c > 16 && (shape->kernel_h * shape->kernel_w <= 9 || shape->out_c > 24)) {
-    return false;
-  }
+  depthwise::Width width;
+  if (!DepthwiseWidth(*shape, &width)) return false;
   return shape->in_c == shape->out_c && shape->out_c <= depthwise::kMaxChannels && filter->dims[0] == 1 &&
          filter->dims[3] == shape->out_c;
 }
@@ -1490,7 +1503,10 @@ struct ConvStep : OwnStep {
 
   const char* kernel() const override {
     if (which == Kernel::kGemm) return gemm.width == gemm::Width::kAvx512 ? kGemmKernelAvx512 : kGemmKernel;
-    return which == Kernel::kDirect ? kConvKernel : kDepthwiseKernel;
+    if (which == Kernel::kDepthwise) {
+      return depthwise.width == depthwise::Width::kAvx512 ? kDepthwiseKernelAvx512 : kDepthwiseKernel;
+    }
+    return kConvKernel;
   }
   void Bind(void* input, void* output) override {
     in = static_cast<const float*>(input);
@@ -1725,7 +1741,9 @@ class XnnpackEngine : public HostEngine {
           } else if (kinds[i] == kDepthwise) {
             DirectDepthwise(*interpreter, node, &shape, &lo, &hi);
             own.which = ConvStep::Kernel::kDepthwise;
-            own.depthwise = depthwise::PackDepthwise(shape, weights, bias, lo, hi);
+            depthwise::Width width = depthwise::Width::kAvx2;
+            DepthwiseWidth(shape, &width);
+            own.depthwise = depthwise::PackDepthwise(shape, weights, bias, lo, hi, width);
             own.rows = shape.batch * shape.out_h;
           } else {
             PointwiseConv(*interpreter, node, &shape, &lo, &hi);

@@ -2,9 +2,9 @@
 // double-precision DEPTHWISE_CONV_2D written here: channel counts around the form's vectors (8; 16), kernel sizes
 // 1 to 7 (3x3 and 5x5 have their own compiled forms), strides 1 to 3, SAME and VALID padding (windows crossing
 // every edge), widths below, at and above a step of pixels, batches, row ranges (as the host engine splits a node
-// across threads), no bias, the activation clamps, and NaN and infinity passing through. The bound is the float error of a sum of K
-// products: |y - exact| <= 2 (K + 2) eps sum |x w| (+ the bias's). A form is skipped on a CPU without its
-// instructions.
+// across threads), no bias, the activation clamps, and NaN and infinity passing through. The bound is the float
+// error of a sum of K products: |y - exact| <= 2 (K + 2) eps sum |x w| (+ the bias's). A form is skipped on a CPU
+// without its instructions.
 #include <gtest/gtest.h>
 
 #include <cmath>

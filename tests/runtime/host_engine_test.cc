@@ -94,12 +94,12 @@ std::string DirectConvKernel(int64_t in_c, int64_t out_c) {
   return own ? ", on kiln-conv float" : "";
 }
 
-// A depthwise convolution's: Kiln's, but on an AVX-512 CPU only over at most 16 channels (or more than 9 taps over
-// at most 24).
+// A depthwise convolution's: Kiln's; on an AVX-512 CPU its AVX2 form over at most 8 channels (or more than 9 taps
+// over at most 24), its AVX-512 form for at most 9 taps over more, XNNPACK the rest.
 std::string DepthwiseKernel(int64_t channels, int64_t taps) {
-  const bool own = Avx2KernelExpected("KILN_DISABLE_DEPTHWISE") &&
-                   (!Avx512() || channels <= 16 || (taps > 9 && channels <= 24));
-  return own ? ", on kiln-depthwise float" : "";
+  if (!Avx2KernelExpected("KILN_DISABLE_DEPTHWISE")) return "";
+  if (!Avx512() || channels <= 8 || (taps > 9 && channels <= 24)) return ", on kiln-depthwise float";
+  return taps <= 9 ? ", on kiln-depthwise float avx512" : "";
 }
 
 // A 1x1 convolution's: Kiln's GEMM, its AVX-512 form on an AVX-512 CPU.
@@ -415,10 +415,11 @@ TEST(HostEngine, SmallFullyConnectedRunsOnKilnsGemv) {
 // Kiln's own convolutions inside the XNNPACK host run, beside convolutions XNNPACK runs: CONV_2D over 1 to 4 input
 // channels on the direct convolution (ops/simd/float_conv.h), DEPTHWISE_CONV_2D of up to 32 channels on the depthwise
 // convolution (float_depthwise.h), 1x1 stride-1 CONV_2D on the GEMM (float_gemm.h). x [2, 23, 30, 3] -> 3x3
-// stride 2 SAME, RELU6 (11 channels; kiln-conv, xnnpack on AVX-512) -> depthwise 3x3 SAME, RELU (kiln-depthwise)
-// -> 1x1 to 40 channels, no bias (kiln-gemm; its AVX-512 form on AVX-512) -> depthwise 5x5 strides (2, 1) VALID
-// (xnnpack: 40 channels) -> 1x1 stride 2 to 4 channels (xnnpack) -> 1x3 strides (1, 2) VALID (9 channels; kiln-conv,
-// xnnpack on AVX-512). The answers match the reference kernels on 1 and 2 threads.
+// stride 2 SAME, RELU6 (11 channels; kiln-conv, xnnpack on AVX-512) -> depthwise 3x3 SAME, RELU (kiln-depthwise;
+// its AVX-512 form on AVX-512) -> 1x1 to 40 channels, no bias (kiln-gemm; its AVX-512 form on AVX-512) ->
+// depthwise 5x5 strides (2, 1) VALID (xnnpack: 40 channels) -> 1x1 stride 2 to 4 channels (xnnpack) -> 1x3 strides
+// (1, 2) VALID (9 channels; kiln-conv, xnnpack on AVX-512). The answers match the reference kernels on 1 and 2
+// threads.
 TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
   ModelWriter w;
   const int x = w.AddTensor(kKilnFloat32, {2, 23, 30, 3}, "x");
