@@ -442,6 +442,23 @@ int AddPointwise(ModelWriter& m, std::mt19937& rng, int x, const std::vector<int
   return AddConv(m, rng, x, x_dims, in_scale, out_c, per_channel, activation, out_scale, name, out_zero);
 }
 
+// A model of one int8 CONV_2D (AddConv, a random fused activation) of x `dims` into out_c channels, and a random
+// input for it in *input.
+std::vector<uint8_t> OneConvModel(std::mt19937& rng, const std::vector<int>& dims, int out_c, bool per_channel,
+                                  Geometry geometry, std::vector<int8_t>* input) {
+  const float in_scale = LogUniform(rng, 1e-3f, 1.0f);
+  ModelWriter m;
+  const int x = m.AddTensor(kKilnInt8, dims, "x");
+  m.SetQuantization(x, {in_scale}, {ZeroPoint(rng)});
+  float out_scale = 0.0f;
+  const int y =
+      AddConv(m, rng, x, dims, in_scale, out_c, per_channel, Activation(rng), &out_scale, "y", nullptr, geometry);
+  m.SetInputs({x});
+  m.SetOutputs({y});
+  *input = RandomInt8(static_cast<size_t>(dims[0]) * dims[1] * dims[2] * dims[3], rng);
+  return m.Finish();
+}
+
 // Runs `model` on both paths: every node named in `vnni_nodes` must say it ran on Kiln's VNNI kernel (where the
 // CPU has it), and the outputs must be equal byte for byte (`exact`) or within one step.
 void ExpectVnni(const std::string& what, const std::vector<uint8_t>& model, const std::vector<int8_t>& input,
@@ -491,17 +508,10 @@ TEST(HostEngineInt8, PointwiseConvolutionsOnVnni) {
     const int h = std::uniform_int_distribution<int>(1, 13)(rng), w = std::uniform_int_distribution<int>(1, 9)(rng);
     const int in_c = c == 0 ? 1 : std::uniform_int_distribution<int>(1, 70)(rng);
     const int out_c = std::uniform_int_distribution<int>(1, 50)(rng);
-    const float in_scale = LogUniform(rng, 1e-3f, 1.0f);
-    ModelWriter m;
-    const std::vector<int> dims = {batch, h, w, in_c};
-    const int x = m.AddTensor(kKilnInt8, dims, "x");
-    m.SetQuantization(x, {in_scale}, {ZeroPoint(rng)});
-    float out_scale = 0.0f;
-    const int y = AddPointwise(m, rng, x, dims, in_scale, out_c, c % 3 != 0, Activation(rng), &out_scale, "y");
-    m.SetInputs({x});
-    m.SetOutputs({y});
-    ExpectVnni(std::string(exact ? "exact" : "default") + " pointwise case " + std::to_string(c), m.Finish(),
-               RandomInt8(batch * h * w * in_c, rng), {0}, exact);
+    std::vector<int8_t> input;
+    const std::vector<uint8_t> model = OneConvModel(rng, {batch, h, w, in_c}, out_c, c % 3 != 0, {}, &input);
+    ExpectVnni(std::string(exact ? "exact" : "default") + " pointwise case " + std::to_string(c), model, input, {0},
+               exact);
   }
   }
 }
@@ -525,18 +535,9 @@ TEST(HostEngineInt8, ConvolutionsOnVnniGatherTheirTaps) {
       const bool gathered = c % 3 != 2;
       const int in_c = gathered ? 1 + c % 2 : std::uniform_int_distribution<int>(3, 40)(rng);
       const int out_c = std::uniform_int_distribution<int>(1, 70)(rng);
-      const float in_scale = LogUniform(rng, 1e-3f, 1.0f);
-      ModelWriter m;
-      const std::vector<int> dims = {batch, h, w, in_c};
-      const int x = m.AddTensor(kKilnInt8, dims, "x");
-      m.SetQuantization(x, {in_scale}, {ZeroPoint(rng)});
-      float out_scale = 0.0f;
-      const int y = AddConv(m, rng, x, dims, in_scale, out_c, c % 3 != 0, Activation(rng), &out_scale, "y", nullptr, g);
-      m.SetInputs({x});
-      m.SetOutputs({y});
+      std::vector<int8_t> input;
+      const std::vector<uint8_t> model = OneConvModel(rng, {batch, h, w, in_c}, out_c, c % 3 != 0, g, &input);
       const std::string what = std::string(exact ? "exact" : "default") + " convolution case " + std::to_string(c);
-      const std::vector<uint8_t> model = m.Finish();
-      const std::vector<int8_t> input = RandomInt8(batch * h * w * in_c, rng);
       if (gathered) {
         ExpectVnni(what, model, input, {0}, exact);
         continue;
