@@ -278,13 +278,11 @@ KILN_VNNI_TARGET void GatherUnsigned(const reference::ConvParams& s, int32_t inp
         continue;
       }
       if (s.dilation_width == 1) {  // the row's taps are one run of the input row: one copy, the edges padding
-        const int64_t begin = std::max<int64_t>(0, -ix0), end = std::min(s.filter_width, s.input_width - ix0);
-        if (begin > 0) std::memset(dst, zero, static_cast<size_t>(std::min(begin, s.filter_width) * c));
+        const int64_t begin = std::min(std::max<int64_t>(0, -ix0), s.filter_width);
+        const int64_t end = std::max(begin, std::min(s.filter_width, s.input_width - ix0));
+        std::memset(dst, zero, static_cast<size_t>(begin * c));
         if (end > begin) FlipCopy(in_image + (iy * s.input_width + ix0 + begin) * c, (end - begin) * c, dst + begin * c);
-        if (end < s.filter_width) {
-          const int64_t from = std::max(end, begin);
-          std::memset(dst + from * c, zero, static_cast<size_t>((s.filter_width - from) * c));
-        }
+        std::memset(dst + end * c, zero, static_cast<size_t>((s.filter_width - end) * c));
         dst += s.filter_width * c;
         continue;
       }
