@@ -281,7 +281,9 @@ KILN_VNNI_TARGET void GatherUnsigned(const reference::ConvParams& s, int32_t inp
         const int64_t begin = std::min(std::max<int64_t>(0, -ix0), s.filter_width);
         const int64_t end = std::max(begin, std::min(s.filter_width, s.input_width - ix0));
         std::memset(dst, zero, static_cast<size_t>(begin * c));
-        if (end > begin) FlipCopy(in_image + (iy * s.input_width + ix0 + begin) * c, (end - begin) * c, dst + begin * c);
+        if (end > begin) {
+          FlipCopy(in_image + (iy * s.input_width + ix0 + begin) * c, (end - begin) * c, dst + begin * c);
+        }
         std::memset(dst + end * c, zero, static_cast<size_t>((s.filter_width - end) * c));
         dst += s.filter_width * c;
         continue;
