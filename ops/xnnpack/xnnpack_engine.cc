@@ -582,8 +582,7 @@ constexpr int64_t kMaxGatheredChannels = 2;
 // or one per output channel); a constant int32 bias or none; no fused activation or RELU, RELU6, RELU_N1_TO_1;
 // SAME or VALID padding. A 1x1 filter of stride 1 is a GEMM of the pixels by the channels (Int8Gemm); any other
 // filter, stride or dilation over at most kMaxGatheredChannels input channels gathers each pixel's taps first
-// (Int8Conv). Its result equals the reference kernel's
-// byte for byte.
+// (Int8Conv). Its result equals the reference kernel's byte for byte.
 bool VnniConv(const Interpreter& interpreter, const Node& node, reference::ConvParams* shape = nullptr) {
   if (!vnni::Available() || node.desc->builtin_code != kKilnBuiltinConv2d || !IsInt8Node(interpreter, node) ||
       node.inputs.size() < 2 || node.outputs.size() != 1 || node.inputs[1] < 0 || node.outputs[0] < 0) {
