@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/simd/cpu.h"
+
 namespace kiln::ops::conv {
 
 // Whether this CPU runs the kernel (AVX2 and FMA) and this build has it (x86-64 with GCC or clang). Read once;
@@ -48,8 +50,8 @@ struct PackedConv {
   ConvShape shape;
   int vectors = 1;     // V: vectors of 8 output channels per block (1 or 2)
   int64_t blocks = 0;  // ceil(out_c / (8 V))
-  std::vector<float> weights;  // the layout above
-  std::vector<float> bias;     // blocks * 8 V
+  simd::AlignedVector<float> weights;  // the layout above
+  simd::AlignedVector<float> bias;     // blocks * 8 V
   float min = 0.0f, max = 0.0f;  // the fused activation's clamp (-inf, +inf for none)
 };
 

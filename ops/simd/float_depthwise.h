@@ -48,8 +48,8 @@ struct PackedDepthwise {
   int64_t lanes = 8;            // channels per vector: 8 (AVX2) or 16 (AVX-512)
   conv::ConvShape shape;
   int64_t vectors = 0;          // ceil(channels / lanes)
-  std::vector<float> weights;   // the layout above
-  std::vector<float> bias;      // vectors * lanes
+  simd::AlignedVector<float> weights;   // the layout above
+  simd::AlignedVector<float> bias;      // vectors * lanes
   float min = 0.0f, max = 0.0f;  // the fused activation's clamp (-inf, +inf for none)
 };
 

@@ -47,8 +47,8 @@ struct PackedGemm {
   int64_t k = 0;       // input channels
   int64_t n = 0;       // output channels
   int64_t blocks = 0;  // ceil(n / columns)
-  std::vector<float> weights;  // the layout above
-  std::vector<float> bias;     // blocks * columns
+  simd::AlignedVector<float> weights;  // the layout above
+  simd::AlignedVector<float> bias;     // blocks * columns
   float min = 0.0f, max = 0.0f;  // the fused activation's clamp (-inf, +inf for none)
 };
 

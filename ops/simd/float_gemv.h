@@ -46,8 +46,8 @@ struct PackedGemv {
   int64_t k = 0;        // input features
   int64_t n = 0;        // output features
   int64_t blocks = 0;   // ceil(n / 32)
-  std::vector<float> weights;  // the layout above
-  std::vector<float> bias;     // ceil(n / 8) * 8
+  simd::AlignedVector<float> weights;  // the layout above
+  simd::AlignedVector<float> bias;     // ceil(n / 8) * 8
   float min = 0.0f, max = 0.0f;  // the fused activation's clamp (-inf, +inf for none)
 };
 

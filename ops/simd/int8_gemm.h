@@ -28,6 +28,7 @@
 
 #include "ops/reference/conv.h"
 #include "ops/reference/quantized.h"
+#include "ops/simd/cpu.h"
 
 namespace kiln::ops::vnni {
 
@@ -45,7 +46,7 @@ struct PackedInt8Gemm {
   int64_t n = 0;                // output channels
   int64_t k_groups = 0;         // ceil(k / 4)
   int64_t blocks = 0;           // ceil(n / 16)
-  std::vector<int8_t> weights;  // blocks * k_groups * 64 bytes, the layout above
+  simd::AlignedVector<int8_t> weights;  // blocks * k_groups * 64 bytes, the layout above
   // Per padded output channel (blocks * 16 entries):
   std::vector<int32_t> bias;        // bias[n] - (input_zero_point + 128) * sum_k W[n][k], wrapping
   std::vector<int32_t> multiplier;  // the fixed-point significand (>= 0)

@@ -57,7 +57,7 @@ TEST_F(FloatConvTest, PackedLayout) {
       EXPECT_EQ(p.weights[static_cast<size_t>(t * 16 + j)], want) << "tap " << t << " output " << j;
     }
   }
-  EXPECT_EQ(p.bias, std::vector<float>(16, 0.0f));
+  EXPECT_EQ(p.bias, simd::AlignedVector<float>(16, 0.0f));
 }
 
 TEST_F(FloatConvTest, FirstLayersOfImageModels) {

@@ -74,7 +74,7 @@ TEST_P(FloatDepthwiseTest, PackedLayout) {
       }
     }
   }
-  EXPECT_EQ(p.bias, std::vector<float>(static_cast<size_t>(vectors * lanes), 0.0f));
+  EXPECT_EQ(p.bias, simd::AlignedVector<float>(static_cast<size_t>(vectors * lanes), 0.0f));
 }
 
 TEST_P(FloatDepthwiseTest, MobileNetLayers) {

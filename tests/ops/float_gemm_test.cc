@@ -60,7 +60,7 @@ TEST_P(FloatGemmTest, PackedLayout) {
       EXPECT_EQ(p.weights[static_cast<size_t>(kk * block + j)], want) << "k " << kk << " output " << j;
     }
   }
-  EXPECT_EQ(p.bias, std::vector<float>(static_cast<size_t>(block), 0.0f));
+  EXPECT_EQ(p.bias, simd::AlignedVector<float>(static_cast<size_t>(block), 0.0f));
 }
 
 TEST_P(FloatGemmTest, MobileNetLayers) {

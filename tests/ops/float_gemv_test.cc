@@ -55,7 +55,7 @@ TEST_P(FloatGemvTest, PackedLayout) {
       EXPECT_EQ(p.weights[static_cast<size_t>(kk * 16 + j)], want) << "k " << kk << " output " << j;
     }
   }
-  EXPECT_EQ(p.bias, std::vector<float>(16, 0.0f));
+  EXPECT_EQ(p.bias, simd::AlignedVector<float>(16, 0.0f));
 }
 
 TEST_P(FloatGemvTest, SizesAroundTheBlocks) {
