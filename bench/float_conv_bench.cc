@@ -140,7 +140,8 @@ void BM_PlainLoop(benchmark::State& state) {
 void Shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"size", "in_c", "out_c", "kernel", "stride"});
   for (const auto& s : std::vector<std::vector<int64_t>>{
-           {224, 3, 8, 3, 2}, {224, 3, 32, 3, 2}, {128, 3, 24, 5, 2}, {192, 3, 16, 3, 2}, {64, 1, 8, 3, 1}}) {
+           {224, 3, 8, 3, 2}, {224, 3, 32, 3, 2}, {128, 3, 24, 5, 2}, {192, 3, 16, 3, 2}, {64, 1, 8, 3, 1},
+           {32, 1, 64, 5, 2}}) {
     b->Args(s);
   }
 }

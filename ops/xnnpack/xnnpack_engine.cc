@@ -747,10 +747,11 @@ bool XnnpackHasAvx512() {
 }
 
 // The geometry of a float CONV_2D or DEPTHWISE_CONV_2D node for Kiln's own kernels, or false: XNNPACK takes the
-// node, its input and output are float32 4-D, its weights constant float32 4-D (filter_channels per tap: the input
-// channels for CONV_2D, the output channels for DEPTHWISE_CONV_2D), the bias constant float32 or absent, dilation 1,
-// the fused activation a clamp (*lo, *hi), and the output of the size TensorFlow's SAME or VALID padding gives
-// (SAME: ceil(in / stride) outputs, the odd row or column of padding after).
+// node, its input and output are float32 4-D, its weights constant 4-D, float32 or the int8 of a hybrid model
+// (IsQuantizedWeights: the engine dequantizes them once; filter_channels per tap: the input channels for CONV_2D,
+// the output channels for DEPTHWISE_CONV_2D), the bias constant float32 or absent, dilation 1, the fused activation
+// a clamp (*lo, *hi), and the output of the size TensorFlow's SAME or VALID padding gives (SAME: ceil(in / stride)
+// outputs, the odd row or column of padding after).
 bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPadding padding, int stride_h,
                        int stride_w, int dilation_h, int dilation_w, KilnFusedActivation activation,
                        conv::ConvShape* shape, float* lo, float* hi) {
@@ -760,8 +761,9 @@ bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPad
   const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
   const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
+  const bool float_weights = IsConstant(filter) && filter->type == kKilnFloat32;
   if (input->type != kKilnFloat32 || output->type != kKilnFloat32 || input->dims.size() != 4 ||
-      output->dims.size() != 4 || !IsConstant(filter) || filter->type != kKilnFloat32 || filter->dims.size() != 4 ||
+      output->dims.size() != 4 || !(float_weights || IsQuantizedWeights(filter)) || filter->dims.size() != 4 ||
       filter->dims[1] < 1 || filter->dims[2] < 1 || output->dims[0] != input->dims[0]) {
     return false;
   }
@@ -790,10 +792,11 @@ bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPad
 
 // A float CONV_2D over 1 to 4 input channels that Kiln's own AVX2/FMA direct convolution (ops/simd/float_conv.h)
 // runs instead of XNNPACK, on a CPU with AVX2 and FMA; its geometry and clamp. On an AVX-512 CPU only where it was
-// measured faster than XNNPACK's AVX-512 convolution: at most 8 output channels or one input channel
-// (bench/float_conv_bench, one thread, G multiply-adds/s, Kiln vs XNNPACK: 224x224x3 3x3/2 to 8 channels 31.3 vs
-// 19.3; 64x64x1 3x3 to 8 20.5 vs 10.0), not to more channels (3x3/2 to 16 33.5 vs 39.0, to 32 31.8 vs 41.3; 5x5/2
-// to 24 28.0 vs 34.2).
+// measured faster than XNNPACK's AVX-512 convolution: to at most 8 output channels (bench/float_conv_bench, one
+// thread, G multiply-adds/s, Kiln vs XNNPACK: 224x224x3 3x3/2 to 8 channels 32.1 vs 19.6; 64x64x1 3x3 to 8 20.6 vs
+// 9.9), not to more (3x3/2 to 16 33.5 vs 39.2, to 32 33.3 vs 41.4; 5x5/2 to 24 28.1 vs 34.6). One input channel to
+// 64 ties on a square image (32x32x1 5x5/2: 28.4 vs 26.9) but not on mt_kws_dscnn_float's narrow one (49x10x1,
+// 10x4/2 to 64: 30% of the model's time in Kiln's kernel; the model 0.056 -> 0.051 ms on XNNPACK's).
 bool DirectConv(const Interpreter& interpreter, const Node& node, conv::ConvShape* shape, float* lo, float* hi) {
   if (!conv::Available() || node.desc->builtin_code != kKilnBuiltinConv2d) return false;
   const auto* p = ParamsOf<KilnConvParams>(node);
@@ -803,7 +806,7 @@ bool DirectConv(const Interpreter& interpreter, const Node& node, conv::ConvShap
     return false;
   }
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
-  if (XnnpackHasAvx512() && shape->out_c > 8 && shape->in_c != 1) return false;
+  if (XnnpackHasAvx512() && shape->out_c > 8) return false;
   return shape->in_c <= conv::kMaxInputChannels && filter->dims[3] == shape->in_c && filter->dims[0] == shape->out_c;
 }
 
@@ -1576,9 +1579,8 @@ class MixedRun : public HostRun {
   }
   void PlanBuffers() {
     const ArenaPlan plan = PlanArena(buffer_requests_, 64);
-    memory_.assign(plan.arena_bytes + 64, 0);
-    uint8_t* base = memory_.data() + (64 - reinterpret_cast<uintptr_t>(memory_.data()) % 64) % 64;
-    for (size_t i = 0; i < buffer_tensors_.size(); ++i) buffers_[buffer_tensors_[i]] = base + plan.offsets[i];
+    memory_.assign(plan.arena_bytes, 0);
+    for (size_t i = 0; i < buffer_tensors_.size(); ++i) buffers_[buffer_tensors_[i]] = memory_.data() + plan.offsets[i];
   }
 
   bool Bind(Interpreter* interpreter, std::string* error) override {
@@ -1641,7 +1643,7 @@ class MixedRun : public HostRun {
   std::vector<Step> steps_;
   std::vector<int> buffer_tensors_;
   std::vector<ArenaRequest> buffer_requests_;
-  std::vector<uint8_t> memory_;
+  simd::AlignedVector<uint8_t> memory_;  // on a cache line, as each offset in it is
   std::map<int, uint8_t*> buffers_;  // tensor -> its memory in memory_
 };
 
@@ -1728,7 +1730,12 @@ class XnnpackEngine : public HostEngine {
         if (kinds[i] == kConv || kinds[i] == kDepthwise || kinds[i] == kGemm) {
           conv::ConvShape shape;
           float lo = 0.0f, hi = 0.0f;
-          const float* weights = static_cast<const float*>(interpreter->tensor(node.inputs[1])->data);
+          // Int8 weights of a hybrid model are dequantized once, as XNNPACK's path does, and packed like float ones.
+          const KilnTensor* filter = interpreter->tensor(node.inputs[1]);
+          std::vector<float> dequantized;
+          if (filter->type != kKilnFloat32) dequantized = DequantizeWeights(filter);
+          const float* weights =
+              dequantized.empty() ? static_cast<const float*>(filter->data) : dequantized.data();
           const float* bias = FloatBias(*interpreter, node);
           auto step_of_node = std::make_unique<ConvStep>();
           ConvStep& own = *step_of_node;

@@ -88,9 +88,9 @@ bool Avx512() {
 }
 
 // The --explain suffix of a float CONV_2D over few input channels: Kiln's direct convolution, but on an AVX-512 CPU
-// only to at most 8 output channels or from one input channel.
+// only to at most 8 output channels.
 std::string DirectConvKernel(int64_t in_c, int64_t out_c) {
-  const bool own = Avx2KernelExpected("KILN_DISABLE_CONV") && (!Avx512() || out_c <= 8 || in_c == 1);
+  const bool own = Avx2KernelExpected("KILN_DISABLE_CONV") && (!Avx512() || out_c <= 8);
   return own ? ", on kiln-conv float" : "";
 }
 
@@ -467,6 +467,63 @@ TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
     }
     // Sums of up to 40 products in another order: a bound relative to the output's scale (cancellation leaves
     // some outputs far smaller than their terms).
+    double worst = 0, scale = 0;
+    EXPECT_EQ(testing::CountOutsideScaledBound(fast.y.data(), reference.y.data(), fast.y.size(), 1e-5, 0, "y",
+                                               &worst, &scale),
+              0u);
+  }
+}
+
+// Int8 weights of a hybrid model (float activations, per-channel scales) on Kiln's own convolutions: dequantized
+// once and packed like float ones. x [2, 9, 7, 3] -> 3x3 SAME to 8 channels, RELU (kiln-conv) -> depthwise 3x3 SAME
+// (kiln-depthwise) -> 1x1 to 24 channels (kiln-gemm). The answers match the reference kernels, which dequantize
+// each weight as they read it.
+TEST(HostEngine, HybridConvolutionsRunOnKilnsOwnKernels) {
+  ModelWriter w;
+  auto int8_weights = [&w](std::vector<int> dims, const char* name, int axis, uint32_t seed) {
+    size_t count = 1;
+    for (int d : dims) count *= static_cast<size_t>(d);
+    std::vector<int8_t> q(count);
+    std::mt19937 rng(seed);
+    for (int8_t& v : q) v = static_cast<int8_t>(std::uniform_int_distribution<int>(-127, 127)(rng));
+    const int t = w.AddConstTensor(kKilnInt8, dims, name, q);
+    std::vector<float> scales;
+    for (int c = 0; c < dims[static_cast<size_t>(axis)]; ++c) {
+      scales.push_back(0.004f + 0.001f * static_cast<float>(c % 5));
+    }
+    w.SetQuantization(t, scales, std::vector<int64_t>(scales.size(), 0), axis);
+    return t;
+  };
+  const int x = w.AddTensor(kKilnFloat32, {2, 9, 7, 3}, "x");
+  const int w1 = int8_weights({8, 3, 3, 3}, "w1", 0, 51);
+  const int b1 = w.AddConstTensor(kKilnFloat32, {8}, "b1", Random(8, 52));
+  const int d1 = int8_weights({1, 3, 3, 8}, "d1", 3, 53);
+  const int w2 = int8_weights({24, 1, 1, 8}, "w2", 0, 54);
+  const int h1 = w.AddTensor(kKilnFloat32, {2, 9, 7, 8}, "h1");
+  const int h2 = w.AddTensor(kKilnFloat32, {2, 9, 7, 8}, "h2");
+  const int y = w.AddTensor(kKilnFloat32, {2, 9, 7, 24}, "y");
+  w.AddOp(kKilnBuiltinConv2d, {x, w1, b1}, {h1}, KilnConvParams{kKilnPaddingSame, 1, 1, 1, 1, kKilnActRelu});
+  w.AddOp(kKilnBuiltinDepthwiseConv2d, {h1, d1, -1}, {h2},
+          KilnDepthwiseConvParams{kKilnPaddingSame, 1, 1, 1, kKilnActNone, 1, 1});
+  w.AddOp(kKilnBuiltinConv2d, {h2, w2, -1}, {y}, KilnConvParams{kKilnPaddingValid, 1, 1, 1, 1, kKilnActNone});
+  w.SetInputs({x});
+  w.SetOutputs({y});
+  const std::vector<uint8_t> model = w.Finish();
+  ASSERT_FALSE(model.empty()) << w.error();
+  const std::vector<float> input = Random(2 * 9 * 7 * 3, 55);
+  const Result reference = RunModel(model, input, true);
+  ASSERT_EQ(reference.y.size(), 2u * 9 * 7 * 24) << reference.errors;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    const Result fast = RunModel(model, input, false, threads);
+    ASSERT_EQ(fast.nodes.size(), 3u) << fast.errors;
+    if (HasEngine(fast)) {
+      const std::string kernels[3] = {DirectConvKernel(3, 8), DepthwiseKernel(8, 9), GemmKernel()};
+      for (int n = 0; n < 3; ++n) {
+        const std::string& node = fast.nodes[static_cast<size_t>(n)];
+        EXPECT_EQ(node.substr(node.find(": ") + 2), "builtin op, xnnpack, in host run 0" + kernels[n]) << node;
+      }
+    }
     double worst = 0, scale = 0;
     EXPECT_EQ(testing::CountOutsideScaledBound(fast.y.data(), reference.y.data(), fast.y.size(), 1e-5, 0, "y",
                                                &worst, &scale),
