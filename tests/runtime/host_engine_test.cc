@@ -412,6 +412,31 @@ TEST(HostEngine, SmallFullyConnectedRunsOnKilnsGemv) {
   }
 }
 
+// Runs `model` (one input, one output of `outputs` floats) on the reference kernels and on the fast path at 1 and 2
+// threads: each node's --explain text names the kernel in `kernels` (the suffix after "in host run 0"), and the
+// answers match the reference kernels. Sums of up to 40 products in another order: a bound relative to the
+// output's scale (cancellation leaves some outputs far smaller than their terms).
+void ExpectOwnConvolutions(const std::vector<uint8_t>& model, const std::vector<float>& input, size_t outputs,
+                           const std::vector<std::string>& kernels) {
+  const Result reference = RunModel(model, input, true);
+  ASSERT_EQ(reference.y.size(), outputs) << reference.errors;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    const Result fast = RunModel(model, input, false, threads);
+    ASSERT_EQ(fast.nodes.size(), kernels.size()) << fast.errors;
+    if (HasEngine(fast)) {
+      for (size_t n = 0; n < kernels.size(); ++n) {
+        const std::string& node = fast.nodes[n];
+        EXPECT_EQ(node.substr(node.find(": ") + 2), "builtin op, xnnpack, in host run 0" + kernels[n]) << node;
+      }
+    }
+    double worst = 0, scale = 0;
+    EXPECT_EQ(testing::CountOutsideScaledBound(fast.y.data(), reference.y.data(), fast.y.size(), 1e-5, 0, "y",
+                                               &worst, &scale),
+              0u);
+  }
+}
+
 // Kiln's own convolutions inside the XNNPACK host run, beside convolutions XNNPACK runs: CONV_2D over 1 to 4 input
 // channels on the direct convolution (ops/simd/float_conv.h), DEPTHWISE_CONV_2D of up to 32 channels on the depthwise
 // convolution (float_depthwise.h), 1x1 stride-1 CONV_2D on the GEMM (float_gemm.h). x [2, 23, 30, 3] -> 3x3
@@ -450,29 +475,11 @@ TEST(HostEngine, ConvolutionsOverFewChannelsRunOnKilnsOwnKernels) {
   w.SetOutputs({y});
   const std::vector<uint8_t> model = w.Finish();
   ASSERT_FALSE(model.empty()) << w.error();
-  const std::vector<float> input = Random(2 * 23 * 30 * 3, 26);
-  const Result reference = RunModel(model, input, true);
-  ASSERT_EQ(reference.y.size(), 2u * 2 * 2 * 9) << reference.errors;
-  for (int threads : {1, 2}) {
-    SCOPED_TRACE(std::to_string(threads) + " threads");
-    const Result fast = RunModel(model, input, false, threads);
-    ASSERT_EQ(fast.nodes.size(), 6u) << fast.errors;
-    if (HasEngine(fast)) {
-      const std::string kernels[6] = {DirectConvKernel(3, 11), DepthwiseKernel(11, 9), GemmKernel(), "", "",
-                                      DirectConvKernel(4, 9)};
-      for (int n = 0; n < 6; ++n) {
-        const std::string& node = fast.nodes[static_cast<size_t>(n)];
-        EXPECT_EQ(node.substr(node.find(": ") + 2), "builtin op, xnnpack, in host run 0" + kernels[n]) << node;
-      }
-    }
-    // Sums of up to 40 products in another order: a bound relative to the output's scale (cancellation leaves
-    // some outputs far smaller than their terms).
-    double worst = 0, scale = 0;
-    EXPECT_EQ(testing::CountOutsideScaledBound(fast.y.data(), reference.y.data(), fast.y.size(), 1e-5, 0, "y",
-                                               &worst, &scale),
-              0u);
-  }
+  ExpectOwnConvolutions(model, Random(2 * 23 * 30 * 3, 26), 2u * 2 * 2 * 9,
+                        {DirectConvKernel(3, 11), DepthwiseKernel(11, 9), GemmKernel(), "", "",
+                         DirectConvKernel(4, 9)});
 }
+
 
 // Int8 weights of a hybrid model (float activations, per-channel scales) on Kiln's own convolutions: dequantized
 // once and packed like float ones. x [2, 9, 7, 3] -> 3x3 SAME to 8 channels, RELU (kiln-conv) -> depthwise 3x3 SAME
@@ -510,26 +517,10 @@ TEST(HostEngine, HybridConvolutionsRunOnKilnsOwnKernels) {
   w.SetOutputs({y});
   const std::vector<uint8_t> model = w.Finish();
   ASSERT_FALSE(model.empty()) << w.error();
-  const std::vector<float> input = Random(2 * 9 * 7 * 3, 55);
-  const Result reference = RunModel(model, input, true);
-  ASSERT_EQ(reference.y.size(), 2u * 9 * 7 * 24) << reference.errors;
-  for (int threads : {1, 2}) {
-    SCOPED_TRACE(std::to_string(threads) + " threads");
-    const Result fast = RunModel(model, input, false, threads);
-    ASSERT_EQ(fast.nodes.size(), 3u) << fast.errors;
-    if (HasEngine(fast)) {
-      const std::string kernels[3] = {DirectConvKernel(3, 8), DepthwiseKernel(8, 9), GemmKernel()};
-      for (int n = 0; n < 3; ++n) {
-        const std::string& node = fast.nodes[static_cast<size_t>(n)];
-        EXPECT_EQ(node.substr(node.find(": ") + 2), "builtin op, xnnpack, in host run 0" + kernels[n]) << node;
-      }
-    }
-    double worst = 0, scale = 0;
-    EXPECT_EQ(testing::CountOutsideScaledBound(fast.y.data(), reference.y.data(), fast.y.size(), 1e-5, 0, "y",
-                                               &worst, &scale),
-              0u);
-  }
+  ExpectOwnConvolutions(model, Random(2 * 9 * 7 * 3, 55), 2u * 9 * 7 * 24,
+                        {DirectConvKernel(3, 8), DepthwiseKernel(8, 9), GemmKernel()});
 }
+
 
 // x[1,16,16,64] -> CONV_2D 1x1 (a 32 KiB filter) -> TANH -> ADD c (a 64 KiB constant): the filter is packed when
 // the run is built, the ADD's constant is read at every Invoke.
