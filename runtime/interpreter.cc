@@ -735,7 +735,7 @@ KilnStatus Interpreter::Invoke() {
       const HostPartition& p = host_partitions_[host_partition_of_node_[i]];
       std::string error;
       const bool ok = p.run->Invoke(&error);
-      if (ok) {
+      if (ok && options_.profiling) {  // the group's name is only built for the profile
         const char* profile_engine = p.run->ProfileEngine();
         record(start, p.first, p.last, GroupName(p.first, p.last),
                profile_engine != nullptr ? profile_engine : host_engine()->name());
@@ -752,7 +752,7 @@ KilnStatus Interpreter::Invoke() {
     if (partition_of_node_[i] >= 0) {
       const Partition& p = partitions_[partition_of_node_[i]];
       const bool ok = InvokePartition(this, p) == kKilnOk;
-      if (ok) record(start, p.first, p.last, GroupName(p.first, p.last), "partition");
+      if (ok && options_.profiling) record(start, p.first, p.last, GroupName(p.first, p.last), "partition");
       if (!ok) {
         ReportError("Nodes %d to %d (kernel partition %d) failed to invoke.", p.first, p.last,
                     partition_of_node_[i]);
