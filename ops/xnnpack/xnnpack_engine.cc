@@ -1397,6 +1397,27 @@ std::unique_ptr<XnnpackRun> BuildXnnpack(Interpreter* interpreter, int first, in
                                       WeightsPackedByXnnpack(*interpreter, first, last));
 }
 
+// Under ThreadSanitizer: Debian's pthreadpool is not instrumented, so ThreadSanitizer cannot see it hand a tile to
+// a worker or wait for the workers, and would report the step's fields and the tiles' output as races. The own
+// steps say it themselves (OwnStep::Parallelize): the caller's writes before a parallel run happen before every
+// tile, and every tile's writes before the caller goes on. Races inside Kiln's kernels stay visible.
+#if defined(__SANITIZE_THREAD__)
+#define KILN_TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_TSAN_BUILD 1
+#endif
+#endif
+#ifdef KILN_TSAN_BUILD
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+void TsanAcquire(const void* p) { __tsan_acquire(const_cast<void*>(p)); }
+void TsanRelease(const void* p) { __tsan_release(const_cast<void*>(p)); }
+#else
+void TsanAcquire(const void*) {}
+void TsanRelease(const void*) {}
+#endif
+
 // One node on one of Kiln's own kernels (ops/simd) inside a MixedRun: its input and output tensors, bound to
 // memory before a run, and the kernel's work over `rows` rows of the input.
 struct OwnStep {
@@ -1408,6 +1429,26 @@ struct OwnStep {
   virtual const char* kernel() const = 0;  // its name in the placement text
   virtual void Bind(void* in, void* out) = 0;
   virtual void Run(pthreadpool_t pool, uint32_t flags) const = 0;
+
+  // Calls tile(this, start, count) over [0, range) in tiles of `tile_size` on the pool's threads (and this one).
+  void Parallelize(pthreadpool_t pool, void (*tile)(const OwnStep*, size_t, size_t), size_t range, size_t tile_size,
+                   uint32_t flags) const {
+    struct Task {
+      const OwnStep* step;
+      void (*tile)(const OwnStep*, size_t, size_t);
+    } task{this, tile};
+    TsanRelease(&task);
+    pthreadpool_parallelize_1d_tile_1d(
+        pool,
+        [](void* context, size_t start, size_t count) {
+          const Task* t = static_cast<const Task*>(context);
+          TsanAcquire(t);
+          t->tile(t->step, start, count);
+          TsanRelease(t);
+        },
+        &task, range, tile_size, flags);
+    TsanAcquire(&task);
+  }
 };
 
 // One int8 CONV_2D on Kiln's VNNI GEMM: the rows (output pixels) split across the engine's threads. A 1x1
@@ -1434,8 +1475,8 @@ struct VnniStep : OwnStep {
     }
   }
 
-  static void Tile(void* context, size_t start, size_t count) {
-    static_cast<const VnniStep*>(context)->Rows(static_cast<int64_t>(start), static_cast<int64_t>(start + count));
+  static void Tile(const OwnStep* step, size_t start, size_t count) {
+    static_cast<const VnniStep*>(step)->Rows(static_cast<int64_t>(start), static_cast<int64_t>(start + count));
   }
 
   void Run(pthreadpool_t pool, uint32_t flags) const override {
@@ -1450,8 +1491,7 @@ struct VnniStep : OwnStep {
     // About four tiles per thread (a busy core's share moves to the others), whole blocks of 8 rows.
     const int64_t per = (rows + static_cast<int64_t>(threads) * 4 - 1) / (static_cast<int64_t>(threads) * 4);
     const size_t tile = static_cast<size_t>(std::max<int64_t>(8, (per + 7) / 8 * 8));
-    pthreadpool_parallelize_1d_tile_1d(pool, &VnniStep::Tile, const_cast<VnniStep*>(this),
-                                       static_cast<size_t>(rows), tile, flags);
+    Parallelize(pool, &VnniStep::Tile, static_cast<size_t>(rows), tile, flags);
   }
 };
 
@@ -1468,8 +1508,8 @@ struct GemvStep : OwnStep {
     y = static_cast<float*>(out);
   }
 
-  static void Tile(void* context, size_t start, size_t count) {
-    const auto* step = static_cast<const GemvStep*>(context);
+  static void Tile(const OwnStep* own, size_t start, size_t count) {
+    const auto* step = static_cast<const GemvStep*>(own);
     gemv::Gemv(step->packed, step->x, step->packed.k, step->y, step->packed.n, step->rows,
                static_cast<int64_t>(start), static_cast<int64_t>(start + count));
   }
@@ -1483,11 +1523,8 @@ struct GemvStep : OwnStep {
       gemv::Gemv(packed, x, packed.k, y, packed.n, rows, 0, packed.blocks);
       return;
     }
-    pthreadpool_parallelize_1d(pool, &GemvStep::Tile1, const_cast<GemvStep*>(this),
-                               static_cast<size_t>(packed.blocks), flags);
+    Parallelize(pool, &GemvStep::Tile, static_cast<size_t>(packed.blocks), 1, flags);
   }
-
-  static void Tile1(void* context, size_t block) { Tile(context, block, 1); }
 };
 
 // One float convolution on one of Kiln's own kernels: a CONV_2D over few input channels on the direct convolution,
@@ -1529,8 +1566,8 @@ struct ConvStep : OwnStep {
     }
   }
 
-  static void Tile(void* context, size_t start, size_t count) {
-    static_cast<const ConvStep*>(context)->Rows(static_cast<int64_t>(start), static_cast<int64_t>(start + count));
+  static void Tile(const OwnStep* step, size_t start, size_t count) {
+    static_cast<const ConvStep*>(step)->Rows(static_cast<int64_t>(start), static_cast<int64_t>(start + count));
   }
 
   void Run(pthreadpool_t pool, uint32_t flags) const override {
@@ -1548,8 +1585,7 @@ struct ConvStep : OwnStep {
     const int64_t step = which == Kernel::kGemm ? gemm.rows : 1;
     const int64_t per = (rows + static_cast<int64_t>(threads) * 4 - 1) / (static_cast<int64_t>(threads) * 4);
     const size_t tile = static_cast<size_t>(std::max<int64_t>(step, (per + step - 1) / step * step));
-    pthreadpool_parallelize_1d_tile_1d(pool, &ConvStep::Tile, const_cast<ConvStep*>(this),
-                                       static_cast<size_t>(rows), tile, flags);
+    Parallelize(pool, &ConvStep::Tile, static_cast<size_t>(rows), tile, flags);
   }
 };
 
