@@ -20,9 +20,10 @@ namespace kiln::ops::simd {
 // AVX-512F. Chosen when the weights are packed, so one node sums in one order on every run.
 enum class Width { kAvx2, kAvx512 };
 
-// An allocator whose blocks start on a 64-byte cache line. The kernels' packed weights live in these: a vector load
-// from a std::vector's usual 16-byte alignment straddles two cache lines one time in four (AVX2) or every time
-// (AVX-512), which costs the GEMV a third of its speed where the weights stream from L2 (mt_ad01_fc_float).
+// An allocator whose blocks start on a 64-byte cache line. The kernels' packed weights live in these: from a large
+// std::vector's 16-byte alignment (glibc puts such blocks 16 bytes past a page) half of the AVX2 loads and every
+// AVX-512 load straddle two cache lines, which cost the GEMV a third of its speed where the weights stream from L2
+// (mt_ad01_fc_float).
 template <typename T>
 struct CacheLineAllocator {
   using value_type = T;
