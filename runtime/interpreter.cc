@@ -706,9 +706,8 @@ KilnStatus Interpreter::Invoke() {
   profile_.clear();
   using Clock = std::chrono::steady_clock;
   const Clock::time_point invoke_start = Clock::now();
-  // With profiling on, records the unit of work that started at `start`.
+  // Records the unit of work that started at `start`; called only with profiling on (its name costs a string).
   auto record = [&](Clock::time_point start, int first, int last, std::string op, const char* engine) {
-    if (!options_.profiling) return;
     const Clock::time_point end = Clock::now();
     profile_.push_back(
         {first, last, std::move(op), engine,

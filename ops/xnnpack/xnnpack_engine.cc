@@ -72,6 +72,19 @@ std::vector<float> DequantizeWeights(const KilnTensor* t) {
   return out;
 }
 
+// Constant weights Kiln's own float kernels take: float32, or the int8 of a hybrid model (IsQuantizedWeights).
+bool FloatOrHybridWeights(const KilnTensor* t) {
+  return (IsConstant(t) && t->type == kKilnFloat32) || IsQuantizedWeights(t);
+}
+
+// The float32 values of FloatOrHybridWeights `t` for packing: its own data, or its int8 values dequantized into
+// *dequantized (which the caller keeps until it has packed them).
+const float* FloatWeights(const KilnTensor* t, std::vector<float>* dequantized) {
+  if (t->type == kKilnFloat32) return static_cast<const float*>(t->data);
+  *dequantized = DequantizeWeights(t);
+  return dequantized->data();
+}
+
 // An int8 tensor with one finite positive scale and one zero point in range: what XNNPACK's qint8 values hold.
 bool PerTensorInt8(const KilnTensor* t) {
   if (t == nullptr || t->type != kKilnInt8 || t->scales.size() != 1 || t->zero_points.size() > 1) return false;
@@ -696,7 +709,7 @@ bool GemvFc(const Interpreter& interpreter, const Node& node) {
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
   const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
   if (input->type != kKilnFloat32 || output->type != kKilnFloat32 || filter->dims.size() != 2) return false;
-  if (!(IsConstant(filter) && filter->type == kKilnFloat32) && !IsQuantizedWeights(filter)) return false;
+  if (!FloatOrHybridWeights(filter)) return false;
   if (!FloatBiasOrNone(interpreter, node, filter->dims[0])) return false;
   float lo = 0.0f, hi = 0.0f;
   if (!OutputRange(output, ParamsOf<KilnFullyConnectedParams>(node)->activation, &lo, &hi)) return false;
@@ -721,11 +734,8 @@ gemv::PackedGemv PackGemvFc(const Interpreter& interpreter, const Node& node) {
   // form on mt_ad01_fc_float's layers (128 x 640: 27.1 against 22.9 G multiply-adds/s; 640 x 128 about equal:
   // both read the weights at the L2 cache's bandwidth).
   const gemv::Width width = gemv::Available(gemv::Width::kAvx512) ? gemv::Width::kAvx512 : gemv::Width::kAvx2;
-  if (filter->type == kKilnFloat32) {
-    return gemv::PackGemv(static_cast<const float*>(filter->data), n, k, bias, lo, hi, width);
-  }
-  const std::vector<float> weights = DequantizeWeights(filter);
-  return gemv::PackGemv(weights.data(), n, k, bias, lo, hi, width);
+  std::vector<float> dequantized;
+  return gemv::PackGemv(FloatWeights(filter, &dequantized), n, k, bias, lo, hi, width);
 }
 
 // The names the placement text gives the nodes Kiln's own convolutions run inside an xnnpack host run.
@@ -747,11 +757,11 @@ bool XnnpackHasAvx512() {
 }
 
 // The geometry of a float CONV_2D or DEPTHWISE_CONV_2D node for Kiln's own kernels, or false: XNNPACK takes the
-// node, its input and output are float32 4-D, its weights constant 4-D, float32 or the int8 of a hybrid model
-// (IsQuantizedWeights: the engine dequantizes them once; filter_channels per tap: the input channels for CONV_2D,
-// the output channels for DEPTHWISE_CONV_2D), the bias constant float32 or absent, dilation 1, the fused activation
-// a clamp (*lo, *hi), and the output of the size TensorFlow's SAME or VALID padding gives (SAME: ceil(in / stride)
-// outputs, the odd row or column of padding after).
+// node, its input and output are float32 4-D, its weights 4-D FloatOrHybridWeights (the engine dequantizes int8
+// ones once; filter_channels per tap: the input channels for CONV_2D, the output channels for DEPTHWISE_CONV_2D),
+// the bias constant float32 or absent, dilation 1, the fused activation a clamp (*lo, *hi), and the output of the
+// size TensorFlow's SAME or VALID padding gives (SAME: ceil(in / stride) outputs, the odd row or column of padding
+// after).
 bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPadding padding, int stride_h,
                        int stride_w, int dilation_h, int dilation_w, KilnFusedActivation activation,
                        conv::ConvShape* shape, float* lo, float* hi) {
@@ -761,9 +771,8 @@ bool FloatConvGeometry(const Interpreter& interpreter, const Node& node, KilnPad
   const KilnTensor* input = TensorAt(interpreter, node.inputs[0]);
   const KilnTensor* filter = TensorAt(interpreter, node.inputs[1]);
   const KilnTensor* output = TensorAt(interpreter, node.outputs[0]);
-  const bool float_weights = IsConstant(filter) && filter->type == kKilnFloat32;
   if (input->type != kKilnFloat32 || output->type != kKilnFloat32 || input->dims.size() != 4 ||
-      output->dims.size() != 4 || !(float_weights || IsQuantizedWeights(filter)) || filter->dims.size() != 4 ||
+      output->dims.size() != 4 || !FloatOrHybridWeights(filter) || filter->dims.size() != 4 ||
       filter->dims[1] < 1 || filter->dims[2] < 1 || output->dims[0] != input->dims[0]) {
     return false;
   }
@@ -1767,11 +1776,8 @@ class XnnpackEngine : public HostEngine {
           conv::ConvShape shape;
           float lo = 0.0f, hi = 0.0f;
           // Int8 weights of a hybrid model are dequantized once, as XNNPACK's path does, and packed like float ones.
-          const KilnTensor* filter = interpreter->tensor(node.inputs[1]);
           std::vector<float> dequantized;
-          if (filter->type != kKilnFloat32) dequantized = DequantizeWeights(filter);
-          const float* weights =
-              dequantized.empty() ? static_cast<const float*>(filter->data) : dequantized.data();
+          const float* weights = FloatWeights(interpreter->tensor(node.inputs[1]), &dequantized);
           const float* bias = FloatBias(*interpreter, node);
           auto step_of_node = std::make_unique<ConvStep>();
           ConvStep& own = *step_of_node;
